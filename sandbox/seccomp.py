@@ -1,0 +1,142 @@
+"""A seccomp-BPF syscall filter for the learner's child process, built with ctypes alone.
+
+Denied (EPERM): sockets, ptrace and cross-process memory access, namespaces and mounts,
+new programs and processes (clone is allowed only for threads), io_uring, bpf, keyrings,
+userfaultfd, memfd, and signals to any process but the child itself. ``clone3`` answers
+ENOSYS so glibc falls back to ``clone``, whose flags a classic BPF filter can inspect.
+A wrong architecture, or the x32 ABI, kills the process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import platform
+import struct
+
+# BPF opcodes (linux/filter.h, linux/bpf_common.h)
+_LD_W_ABS = 0x20
+_JEQ_K = 0x15
+_JGE_K = 0x35
+_JSET_K = 0x45
+_RET_K = 0x06
+
+_RET_KILL_PROCESS = 0x80000000
+_RET_ERRNO = 0x00050000
+_RET_ALLOW = 0x7FFF0000
+
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_CLONE_THREAD = 0x00010000
+
+# offsets in struct seccomp_data
+_NR = 0
+_ARCH = 4
+_ARG0_LO = 16  # little-endian: the low 32 bits of args[0]
+
+_ARCHES = {
+    "x86_64": (
+        0xC000003E,
+        {
+            "socket": 41, "socketpair": 53, "connect": 42, "bind": 49, "listen": 50,
+            "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
+            "mount": 165, "umount2": 166, "unshare": 272, "setns": 308, "chroot": 161,
+            "pivot_root": 155, "bpf": 321, "perf_event_open": 298, "keyctl": 250,
+            "add_key": 248, "request_key": 249, "userfaultfd": 323, "fork": 57, "vfork": 58,
+            "execve": 59, "execveat": 322, "io_uring_setup": 425, "io_uring_enter": 426,
+            "io_uring_register": 427, "memfd_create": 319, "personality": 135,
+            "pidfd_open": 434, "pidfd_getfd": 438, "pidfd_send_signal": 424, "tkill": 200,
+            "kexec_load": 246, "init_module": 175, "finit_module": 313, "acct": 163,
+            "swapon": 167, "reboot": 169, "open_by_handle_at": 304, "name_to_handle_at": 303,
+            "fsopen": 430, "fsmount": 432, "move_mount": 429, "open_tree": 428,
+        },
+        {"clone": 56, "clone3": 435, "kill": 62, "tgkill": 234,
+         "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297},
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "socket": 198, "socketpair": 199, "connect": 203, "bind": 200, "listen": 201,
+            "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
+            "mount": 40, "umount2": 39, "unshare": 97, "setns": 268, "chroot": 51,
+            "pivot_root": 41, "bpf": 280, "perf_event_open": 241, "keyctl": 219,
+            "add_key": 217, "request_key": 218, "userfaultfd": 282, "execve": 221,
+            "execveat": 281, "io_uring_setup": 425, "io_uring_enter": 426,
+            "io_uring_register": 427, "memfd_create": 279, "personality": 92,
+            "pidfd_open": 434, "pidfd_getfd": 438, "pidfd_send_signal": 424, "tkill": 130,
+            "kexec_load": 104, "init_module": 105, "finit_module": 273, "acct": 89,
+            "swapon": 224, "reboot": 142, "open_by_handle_at": 265, "name_to_handle_at": 264,
+            "fsopen": 430, "fsmount": 432, "move_mount": 429, "open_tree": 428,
+        },
+        {"clone": 220, "clone3": 435, "kill": 129, "tgkill": 131,
+         "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240},
+    ),
+}
+
+
+def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
+    return struct.pack("=HBBI", code, jt, jf, k & 0xFFFFFFFF)
+
+
+def _ret(value: int) -> bytes:
+    return _insn(_RET_K, 0, 0, value)
+
+
+def build_filter(own_pid: int, machine: str | None = None) -> bytes:
+    """Return the BPF program (raw ``sock_filter`` array) for a child whose pid is ``own_pid``.
+
+    ``own_pid`` is the pid as the child sees it: signals to it, to its own process group
+    (``-own_pid``) or to ``0`` are allowed; any other target answers EPERM.
+    """
+    machine = machine or platform.machine()
+    if machine not in _ARCHES:
+        raise OSError(f"no seccomp syscall table for {machine}")
+    audit_arch, denied, special = _ARCHES[machine]
+    eperm = _ret(_RET_ERRNO | errno.EPERM)
+    prog = [
+        _insn(_LD_W_ABS, 0, 0, _ARCH),
+        _insn(_JEQ_K, 1, 0, audit_arch),
+        _ret(_RET_KILL_PROCESS),
+        _insn(_LD_W_ABS, 0, 0, _NR),
+    ]
+    if machine == "x86_64":  # the x32 ABI numbers syscalls from 0x40000000: refuse it whole
+        prog += [_insn(_JGE_K, 0, 1, 0x40000000), _ret(_RET_KILL_PROCESS)]
+    for nr in sorted(denied.values()):
+        prog += [_insn(_JEQ_K, 0, 1, nr), eperm]
+    prog += [_insn(_JEQ_K, 0, 1, special["clone3"]), _ret(_RET_ERRNO | errno.ENOSYS)]
+    # clone: threads only. After the load A holds the flags; both branches return.
+    prog += [
+        _insn(_JEQ_K, 0, 4, special["clone"]),
+        _insn(_LD_W_ABS, 0, 0, _ARG0_LO),
+        _insn(_JSET_K, 0, 1, _CLONE_THREAD),
+        _ret(_RET_ALLOW),
+        eperm,
+    ]
+    # Signals: only to the child itself. kill(pid), tgkill(tgid, ...), rt_sigqueueinfo(tgid, ...)
+    targets = [own_pid, 0, -own_pid]
+    for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+        block = [_insn(_LD_W_ABS, 0, 0, _ARG0_LO)]
+        for i, pid in enumerate(targets):
+            # jump over the remaining compares and the EPERM to the ALLOW
+            block.append(_insn(_JEQ_K, len(targets) - i, 0, pid))
+        block += [eperm, _ret(_RET_ALLOW)]
+        prog += [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), special[name])] + block
+    prog.append(_ret(_RET_ALLOW))
+    return b"".join(prog)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install(own_pid: int) -> None:
+    """Set no-new-privileges and install the filter on the calling process (irreversible)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    program = build_filter(own_pid)
+    buf = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
