@@ -1,0 +1,165 @@
+"""The app factory: lifespan (engine, migrations, judge, workers), routers, error handlers."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from http import HTTPStatus
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from server import __version__
+from server.catalog.router import router as catalog_router
+from server.config import Settings
+from server.db import make_engine, make_session_factory, transaction
+from server.errors import GraderError
+from server.grading.grader import GradeFunction, build_judge, grade_submission
+from server.grading.queue import InProcessQueue
+from server.grading.worker import WorkerPool
+from server.health.router import router as health_router
+from server.migrations import upgrade_to_head
+from server.state import AppState
+from server.submissions.router import router as submissions_router
+from server.users.router import router as users_router
+from server.users.service import ensure_first_instructor
+
+log = logging.getLogger(__name__)
+
+API_PREFIX = "/api/v1"
+
+#: Builds the grading function and returns it with a close() for shutdown. Tests pass a
+#: fake; the default starts the real judge.
+GraderFactory = Callable[[Settings], tuple[GradeFunction, Callable[[], None]]]
+
+
+def real_grader(settings: Settings) -> tuple[GradeFunction, Callable[[], None]]:
+    """The production grader: one ``exercises.judge.Judge`` for the app's lifetime."""
+    judge = build_judge(settings)
+    return functools.partial(grade_submission, judge=judge), judge.close
+
+
+def create_app(settings: Settings | None = None, grader_factory: GraderFactory | None = None) -> FastAPI:
+    """Build the API. Nothing touches the database or starts threads until the lifespan."""
+    settings = settings or Settings()
+    make_grader = grader_factory or real_grader
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state, close_grader = await run_in_threadpool(_start, settings, make_grader)
+        app.state.grader = state
+        try:
+            yield
+        finally:
+            await run_in_threadpool(_stop, state, close_grader)
+
+    app = FastAPI(
+        title="ppo-grader",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=f"{API_PREFIX}/docs",
+        openapi_url=f"{API_PREFIX}/openapi.json",
+    )
+    for router in (health_router, users_router, catalog_router, submissions_router):
+        app.include_router(router, prefix=API_PREFIX)
+    _install_error_handlers(app)
+    return app
+
+
+def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Callable[[], None]]:
+    engine = make_engine(settings.DATABASE_URL)
+    try:
+        upgrade_to_head(engine)
+        session_factory = make_session_factory(engine)
+        with transaction(session_factory) as session:
+            first = ensure_first_instructor(session, settings.secret_bytes)
+        if first is not None:
+            _print_first_token(first.user.name, first.token)
+        grade, close_grader = make_grader(settings)
+    except BaseException:
+        engine.dispose()
+        raise
+    queue = InProcessQueue()
+    workers = WorkerPool(
+        session_factory, queue, grade, workers=settings.WORKERS, output_cap=settings.OUTPUT_BYTES
+    )
+    workers.recover()  # before start(): re-queued rows go first, in id order
+    workers.start()
+    state = AppState(settings, engine, session_factory, queue, workers)
+    return state, close_grader
+
+
+def _stop(state: AppState, close_grader: Callable[[], None]) -> None:
+    # Workers first (they use the judge), then the judge, then the engine.
+    state.workers.stop(timeout=state.settings.WALL_SECONDS + 5)
+    try:
+        close_grader()
+    finally:
+        state.engine.dispose()
+
+
+def _print_first_token(name: str, token: str) -> None:
+    # stdout, not the log: the operator must see it once, and log shippers should not keep it.
+    line = "=" * 72
+    print(
+        f"\n{line}\n"
+        f"  First start: created the instructor account {name!r}.\n"
+        f"  Instructor token (shown once): {token}\n"
+        f"  Store it now (e.g. `ppo-submit login --token ...`); it is stored only hashed.\n"
+        f"{line}\n",
+        flush=True,
+    )
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    """Every error leaves as ``{"error": Name, "detail": text}``."""
+
+    @app.exception_handler(GraderError)
+    async def grader_error(_request: Request, exc: GraderError) -> JSONResponse:
+        return JSONResponse(exc.to_wire(), status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [_plain_error(e) for e in exc.errors()]
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+        return JSONResponse(
+            {"error": "ValidationError", "detail": detail or "Invalid request.", "errors": errors},
+            status_code=422,
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Routing errors (unknown path, wrong method) get the same shape, e.g. "NotFound".
+        name = "".join(word.capitalize() for word in _reason(exc.status_code).split())
+        return JSONResponse(
+            {"error": name or "HTTPError", "detail": str(exc.detail)},
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        # The traceback goes to the log only; the client learns nothing about internals.
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return JSONResponse(
+            {"error": "InternalError", "detail": "The server failed to handle this request."},
+            status_code=500,
+        )
+
+
+def _plain_error(error: Any) -> dict[str, Any]:
+    # Pydantic's "ctx"/"input" may hold exceptions or the whole (large) source; keep it small.
+    return {"loc": list(error.get("loc", ())), "msg": str(error.get("msg", "")), "type": str(error.get("type", ""))}
+
+
+def _reason(status_code: int) -> str:
+    try:
+        return HTTPStatus(status_code).phrase
+    except ValueError:
+        return ""

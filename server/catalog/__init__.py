@@ -1,0 +1,1 @@
+"""The exercise catalog, read from ``exercises.registry``."""

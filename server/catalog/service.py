@@ -1,0 +1,48 @@
+"""Exercise lookups, translating the registry's errors into API errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from exercises.registry import UnknownExercise, all_exercises, get_exercise
+
+from server.catalog.schemas import CheckInfo, ExerciseDetail, ExerciseSummary
+from server.errors import ExerciseNotFound
+
+
+def find_exercise(slug: str) -> Any:
+    """The registry's exercise for ``slug``; 404 ``ExerciseNotFound`` otherwise."""
+    try:
+        return get_exercise(slug)
+    except UnknownExercise:
+        raise ExerciseNotFound(f"No exercise is called {slug!r}; `GET /api/v1/exercises` lists them.") from None
+
+
+def list_exercises() -> list[ExerciseSummary]:
+    """Every exercise, in course order."""
+    return sorted((_summary(e) for e in all_exercises()), key=lambda s: (s.order, s.slug))
+
+
+def exercise_detail(slug: str) -> ExerciseDetail:
+    """One exercise with its description, starter and check names."""
+    exercise = find_exercise(slug)
+    return ExerciseDetail(
+        slug=exercise.slug,
+        title=exercise.title,
+        function=exercise.function_name,
+        summary=exercise.summary,
+        description=exercise.description,
+        starter=exercise.starter,
+        # Hidden checks are listed too (name and weight only) so the weights add up to 100.
+        checks=[CheckInfo(name=c.name, weight=c.weight) for c in exercise.checks],
+    )
+
+
+def _summary(exercise: Any) -> ExerciseSummary:
+    return ExerciseSummary(
+        slug=exercise.slug,
+        title=exercise.title,
+        function=exercise.function_name,
+        summary=exercise.summary,
+        order=exercise.order,
+    )

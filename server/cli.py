@@ -1,0 +1,129 @@
+"""``ppo-grader``: serve the API, manage users, list exercises.
+
+Errors are caught once, at the edge, and printed as one red line with exit code 2.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated, ParamSpec, TypeVar
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy.exc import SQLAlchemyError
+
+from server.config import Settings
+from server.db import make_engine, make_session_factory, transaction
+from server.errors import GraderError
+from server.migrations import upgrade_to_head
+from server.models import Role
+
+app = typer.Typer(help="ppo-grader: the autograder service.", no_args_is_help=True, add_completion=False)
+users_app = typer.Typer(help="Manage users and their tokens.", no_args_is_help=True)
+exercises_app = typer.Typer(help="Inspect the exercise catalog.", no_args_is_help=True)
+app.add_typer(users_app, name="users")
+app.add_typer(exercises_app, name="exercises")
+
+out = Console()
+err = Console(stderr=True)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _edge(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn expected failures into one red line and exit code 2, without a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except GraderError as exc:
+            _fail(exc.detail)
+        except ValidationError as exc:
+            # Settings refused (e.g. the default secret in production): show pydantic's messages.
+            _fail("invalid settings: " + "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()))
+        except SQLAlchemyError as exc:
+            _fail(f"database error: {exc.__class__.__name__}: {str(exc).splitlines()[0]}")
+        except OSError as exc:
+            _fail(str(exc))
+
+    return wrapper
+
+
+def _fail(message: str) -> None:
+    err.print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
+    raise typer.Exit(code=2)
+
+
+def _session_factory(settings: Settings):  # type: ignore[no-untyped-def]
+    engine = make_engine(settings.DATABASE_URL)
+    upgrade_to_head(engine)  # so `users add` works before the first `serve`
+    return make_session_factory(engine)
+
+
+@app.command()
+@_edge
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.", envvar="PPO_GRADER_HOST")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", envvar="PPO_GRADER_PORT")] = 8000,
+) -> None:
+    """Start the API and the in-process grading workers (migrations are applied first)."""
+    import uvicorn
+
+    from server.app import create_app
+
+    settings = Settings()
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+
+
+@users_app.command("add")
+@_edge
+def users_add(
+    name: Annotated[str, typer.Argument(help="Login name (a-z, 0-9, . _ -).")],
+    role: Annotated[Role, typer.Option(help="learner, instructor or admin.")] = Role.LEARNER,
+    display_name: Annotated[str | None, typer.Option(help="Shown in listings; defaults to NAME.")] = None,
+) -> None:
+    """Create a user and print their API token (shown once; stored only hashed)."""
+    from server.users.service import create_user
+
+    settings = Settings()
+    with transaction(_session_factory(settings)) as session:
+        created = create_user(session, name, role, settings.secret_bytes, display_name)
+        token = created.token
+    err.print(f"Created {role.value} {name!r}. Token (shown once):", highlight=False)
+    # The token alone on stdout, so `TOKEN=$(ppo-grader users add bob)` works.
+    print(token)
+
+
+@users_app.command("list")
+@_edge
+def users_list() -> None:
+    """List users (never tokens)."""
+    from server.users.service import list_users
+
+    settings = Settings()
+    with transaction(_session_factory(settings)) as session:
+        table = Table("id", "name", "display name", "role", "created")
+        for user in list_users(session):
+            table.add_row(str(user.id), user.name, user.display_name, user.role, f"{user.created_at:%Y-%m-%d %H:%M}")
+    out.print(table)
+
+
+@exercises_app.command("list")
+@_edge
+def exercises_list() -> None:
+    """List the exercises this server grades."""
+    from server.catalog.service import list_exercises
+
+    table = Table("order", "slug", "function", "title")
+    for exercise in list_exercises():
+        table.add_row(str(exercise.order), exercise.slug, exercise.function, exercise.title)
+    out.print(table)
+
+
+if __name__ == "__main__":
+    app()

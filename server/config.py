@@ -1,0 +1,52 @@
+"""Typed settings read from the environment (prefix ``PPO_GRADER_``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# A development-only secret: good enough on a laptop, refused in production (see below).
+DEFAULT_SECRET_KEY = "dev-insecure-change-me"
+MIN_PRODUCTION_SECRET_LENGTH = 32
+
+
+class Settings(BaseSettings):
+    """Everything the server reads from its environment.
+
+    The secret key is both the token pepper and the seed secret mixed into case seeds, so
+    changing it invalidates every issued token.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="PPO_GRADER_", extra="ignore", frozen=True)
+
+    DATABASE_URL: str = "sqlite:///./data/ppo-grader.db"
+    SECRET_KEY: SecretStr = SecretStr(DEFAULT_SECRET_KEY)
+    ENVIRONMENT: Literal["development", "production"] = "development"
+    WORKERS: int = Field(default=2, ge=1, le=64)
+    QUEUE: Literal["inprocess"] = "inprocess"
+    MAX_SOURCE_BYTES: int = Field(default=64 * 1024, gt=0)
+    # Jail limits, passed through to the sandbox by the judge factory.
+    CPU_SECONDS: float = Field(default=10, gt=0)
+    WALL_SECONDS: float = Field(default=20, gt=0)
+    MEMORY_BYTES: int = Field(default=2 * 1024**3, gt=0)
+    OUTPUT_BYTES: int = Field(default=1024**2, gt=0)
+
+    @model_validator(mode="after")
+    def _refuse_weak_secret_in_production(self) -> Settings:
+        secret = self.SECRET_KEY.get_secret_value()
+        if self.ENVIRONMENT == "production" and (
+            secret == DEFAULT_SECRET_KEY or len(secret) < MIN_PRODUCTION_SECRET_LENGTH
+        ):
+            raise ValueError(
+                "PPO_GRADER_SECRET_KEY must be set to a random value of at least "
+                f"{MIN_PRODUCTION_SECRET_LENGTH} characters when ENVIRONMENT=production "
+                '(e.g. python -c "import secrets; print(secrets.token_urlsafe(48))")'
+            )
+        return self
+
+    @property
+    def secret_bytes(self) -> bytes:
+        """The secret key as bytes, for HMAC peppers and seed mixing."""
+        return self.SECRET_KEY.get_secret_value().encode()

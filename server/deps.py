@@ -1,0 +1,76 @@
+"""FastAPI dependencies as named types, so route signatures read like prose.
+
+Authorization lives here once: ``CurrentUser`` rejects missing or bad tokens with 401,
+``InstructorUser`` additionally requires an instructor or admin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session
+
+from server.config import Settings
+from server.errors import NotAllowed, NotAuthenticated
+from server.models import Role, User
+from server.state import AppState
+from server.users.service import user_for_token
+
+
+def get_state(request: Request) -> AppState:
+    """What the lifespan built: settings, engine, queue, workers."""
+    state: AppState = request.app.state.grader
+    return state
+
+
+StateDep = Annotated[AppState, Depends(get_state)]
+
+
+def get_settings(state: StateDep) -> Settings:
+    """The running app's settings."""
+    return state.settings
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def get_db(state: StateDep) -> Iterator[Session]:
+    """One session per request; services decide when to commit."""
+    with state.session_factory() as session:
+        yield session
+
+
+SessionDep = Annotated[Session, Depends(get_db)]
+
+# auto_error=False: we answer a missing header with our own 401 shape, not Starlette's 403.
+_bearer = HTTPBearer(auto_error=False, description="An API token from `ppo-grader users add`.")
+
+
+def get_current_user(
+    session: SessionDep,
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User:
+    """The owner of the bearer token; 401 ``NotAuthenticated`` otherwise."""
+    if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
+        raise NotAuthenticated()
+    user = user_for_token(session, credentials.credentials, settings.secret_bytes)
+    if user is None:
+        raise NotAuthenticated("The API token is unknown or revoked.")
+    return user
+
+
+CurrentUser = Annotated[User, Depends(get_current_user)]
+
+
+def get_instructor(user: CurrentUser) -> User:
+    """The current user, if they are an instructor or admin; 403 otherwise."""
+    if not Role(user.role).reads_everything:
+        raise NotAllowed("This needs an instructor or admin account.")
+    return user
+
+
+InstructorUser = Annotated[User, Depends(get_instructor)]

@@ -1,0 +1,104 @@
+"""Errors the API may answer with, all on one wire shape: ``{"error": Name, "detail": text}``.
+
+Tree::
+
+    GraderError (status_code, error_name, detail)
+    ├── NotAuthenticated          401  missing, unknown or revoked token
+    ├── NotAllowed                403  an authenticated user lacking the role for an action
+    ├── ExerciseNotFound          404
+    ├── SubmissionNotFound        404  also what a learner gets for someone else's submission
+    ├── UserAlreadyExists         409
+    ├── IdempotencyKeyConflict    409  same key reused with a different exercise or source
+    ├── SourceTooLarge            413
+    ├── EmptySource               422
+    └── InvalidSource             422  NUL bytes or text that is not valid UTF-8
+
+Framework errors are mapped by ``server.app`` onto the same shape: ``ValidationError`` (422),
+``NotFound``/``MethodNotAllowed``/... for Starlette's HTTP errors, ``InternalError`` (500).
+"""
+
+from __future__ import annotations
+
+
+class GraderError(Exception):
+    """Base for every error whose ``detail`` is safe to show to the caller."""
+
+    status_code: int = 500
+    error_name: str = "InternalError"
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        status_code: int | None = None,
+        error_name: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        if status_code is not None:
+            self.status_code = status_code
+        # Default the wire name to the class name so subclasses need no boilerplate.
+        self.error_name = error_name or type(self).__name__
+        self.headers = headers
+
+    def to_wire(self) -> dict[str, str]:
+        """The JSON body sent to clients."""
+        return {"error": self.error_name, "detail": self.detail}
+
+
+class NotAuthenticated(GraderError):
+    """No token, or a token that is unknown or revoked."""
+
+    status_code = 401
+
+    def __init__(self, detail: str = "A valid API token is required (Authorization: Bearer <token>).") -> None:
+        super().__init__(detail, headers={"WWW-Authenticate": "Bearer"})
+
+
+class NotAllowed(GraderError):
+    """The caller is authenticated but lacks the role this action needs."""
+
+    status_code = 403
+
+
+class ExerciseNotFound(GraderError):
+    """No exercise has this slug."""
+
+    status_code = 404
+
+
+class SubmissionNotFound(GraderError):
+    """No submission with this id that the caller may read."""
+
+    status_code = 404
+
+
+class UserAlreadyExists(GraderError):
+    """A user with this name exists already."""
+
+    status_code = 409
+
+
+class IdempotencyKeyConflict(GraderError):
+    """An idempotency key was reused for a different submission body."""
+
+    status_code = 409
+
+
+class SourceTooLarge(GraderError):
+    """The source (or the raw request body) is over the configured limit."""
+
+    status_code = 413
+
+
+class EmptySource(GraderError):
+    """The source is empty or only whitespace."""
+
+    status_code = 422
+
+
+class InvalidSource(GraderError):
+    """The source contains NUL bytes or is not valid UTF-8."""
+
+    status_code = 422

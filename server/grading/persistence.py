@@ -1,0 +1,167 @@
+"""State changes of a submission row: claim, store a report, store an internal error,
+recover after a crash. Each is one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from server.models import CheckResult, Status, Submission, Verdict, utcnow
+
+# A submission that has taken down this many workers is not tried again (poison pill).
+MAX_ATTEMPTS = 3
+
+INTERNAL_ERROR_MESSAGE = (
+    "The grader failed on its side while grading this submission. This is not your "
+    "fault and does not count against you; please submit again later."
+)
+
+
+class CheckLike(Protocol):
+    """The fields of the judge's ``CheckOutcome`` that we store."""
+
+    name: str
+    weight: float
+    passed: bool
+    message: str
+    misconception: str | None
+
+
+class ReportLike(Protocol):
+    """The fields of the judge's ``GradeReport`` that we store."""
+
+    verdict: str
+    score: float | None
+    message: str
+    checks: Sequence[CheckLike]
+    stdout: str
+    stderr: str
+    timings: Mapping[str, float]
+    peak_memory_bytes: int | None
+    cpu_seconds: float | None
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """What a worker needs to grade a row it now owns."""
+
+    id: int
+    exercise: str
+    source: str
+    attempts: int
+    created_at: datetime
+    started_at: datetime
+
+
+def claim(session: Session, submission_id: int) -> Claimed | None:
+    """Atomically move one row from ``queued`` to ``running``; None if someone else has it.
+
+    A compare-and-set by id (``UPDATE ... WHERE id = :id AND status = 'queued'``) works the
+    same on SQLite and PostgreSQL, and two workers can never both win.
+    """
+    started = utcnow()
+    result = session.execute(
+        update(Submission)
+        .where(Submission.id == submission_id, Submission.status == Status.QUEUED)
+        .values(status=Status.RUNNING, attempts=Submission.attempts + 1, started_at=started)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        return None
+    row = session.execute(
+        select(Submission.exercise, Submission.source, Submission.attempts, Submission.created_at)
+        .where(Submission.id == submission_id)
+    ).one()
+    return Claimed(submission_id, row.exercise, row.source, row.attempts, row.created_at, started)
+
+
+def cap_text(text: str, limit: int) -> str:
+    """Keep at most ``limit`` UTF-8 bytes of ``text`` and say how much was cut.
+
+    The judge truncates already; this is the storage guarantee in case it did not.
+    """
+    data = text.encode("utf-8", errors="replace")
+    if len(data) <= limit:
+        return text
+    kept = data[:limit].decode("utf-8", errors="ignore")
+    return f"{kept}\n[... {len(data) - limit} more bytes not stored]"
+
+
+def store_report(
+    session: Session,
+    submission_id: int,
+    report: ReportLike,
+    *,
+    output_cap: int,
+    extra_timings: Mapping[str, float] | None = None,
+) -> bool:
+    """Store the verdict, score, checks and measurements and mark the row ``done``.
+
+    Returns False (and stores nothing) if the row is no longer ``running`` in our hands,
+    e.g. a restart re-queued it meanwhile. Raises ``ValueError`` on a verdict outside the
+    closed list, so the caller can record an internal error instead.
+    """
+    verdict = Verdict(report.verdict)
+    submission = session.get(Submission, submission_id)
+    if submission is None or submission.status != Status.RUNNING:
+        return False
+    submission.checks.clear()  # a re-graded row (after a crash) must not keep old results
+    session.flush()
+    for position, check in enumerate(report.checks):
+        submission.checks.append(
+            CheckResult(
+                name=check.name,
+                weight=float(check.weight),
+                passed=bool(check.passed),
+                message=check.message or "",
+                misconception=check.misconception,
+                position=position,
+            )
+        )
+    submission.verdict = verdict.value
+    submission.score = None if report.score is None else float(report.score)
+    submission.message = report.message or ""
+    submission.stdout = cap_text(report.stdout or "", output_cap)
+    submission.stderr = cap_text(report.stderr or "", output_cap)
+    submission.timings = {**dict(report.timings or {}), **dict(extra_timings or {})}
+    submission.peak_memory_bytes = report.peak_memory_bytes
+    submission.cpu_seconds = report.cpu_seconds
+    submission.status = Status.DONE
+    submission.finished_at = utcnow()
+    return True
+
+
+def store_internal_error(session: Session, submission_id: int, message: str = INTERNAL_ERROR_MESSAGE) -> None:
+    """Finish a row with verdict ``internal_error``: the grader's fault, never counted."""
+    submission = session.get(Submission, submission_id)
+    if submission is None:
+        return
+    submission.checks.clear()
+    submission.verdict = Verdict.INTERNAL_ERROR.value
+    submission.score = None
+    submission.message = message
+    submission.status = Status.DONE
+    submission.finished_at = utcnow()
+
+
+def requeue_unfinished(session: Session) -> list[int]:
+    """After a crash or restart: rows left ``running`` go back to ``queued``.
+
+    Returns every ``queued`` id, oldest first, for the caller to enqueue (none is lost).
+    """
+    session.execute(
+        update(Submission)
+        .where(Submission.status == Status.RUNNING)
+        .values(status=Status.QUEUED, started_at=None)
+        .execution_options(synchronize_session=False)
+    )
+    return list(
+        session.scalars(
+            select(Submission.id).where(Submission.status == Status.QUEUED).order_by(Submission.id)
+        )
+    )

@@ -1,0 +1,1 @@
+"""Liveness and queue depth, no authentication."""

@@ -1,0 +1,17 @@
+"""All tables; importing this module registers them on ``Base.metadata``."""
+
+from server.models.base import Base, utcnow
+from server.models.submission import CheckResult, Status, Submission, Verdict
+from server.models.user import ApiToken, Role, User
+
+__all__ = [
+    "ApiToken",
+    "Base",
+    "CheckResult",
+    "Role",
+    "Status",
+    "Submission",
+    "User",
+    "Verdict",
+    "utcnow",
+]

@@ -1,0 +1,108 @@
+"""Submissions and their per-check results."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from server.models.base import Base, UTCDateTime, utcnow
+
+if TYPE_CHECKING:  # resolved by name through the mapper registry at run time
+    from server.models.user import User
+
+
+class Status(StrEnum):
+    """Closed list of submission states."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+
+
+class Verdict(StrEnum):
+    """Closed list of verdicts; ``INTERNAL_ERROR`` is the grader's fault and never counts."""
+
+    GRADED = "graded"
+    SYNTAX_ERROR = "syntax_error"
+    MISSING_FUNCTION = "missing_function"
+    RUNTIME_ERROR = "runtime_error"
+    TIME_LIMIT = "time_limit"
+    MEMORY_LIMIT = "memory_limit"
+    OUTPUT_LIMIT = "output_limit"
+    CRASHED = "crashed"
+    INTERNAL_ERROR = "internal_error"
+
+
+class Submission(Base):
+    """One learner file sent for one exercise, and what the judge said about it."""
+
+    __tablename__ = "submissions"
+    __table_args__ = (
+        CheckConstraint("status IN ('queued', 'running', 'done')", name="status"),
+        UniqueConstraint("user_id", "idempotency_key"),
+        # Workers and queue_position scan queued rows in id order.
+        Index("ix_submissions_status_id", "status", "id"),
+        # A learner's history per exercise, newest first.
+        Index("ix_submissions_user_id_exercise_created_at", "user_id", "exercise", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    exercise: Mapped[str] = mapped_column(String(64))
+    source: Mapped[str] = mapped_column(Text)
+    source_sha256: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default=Status.QUEUED)
+    verdict: Mapped[str | None] = mapped_column(String(32))
+    score: Mapped[float | None] = mapped_column(Float)
+    message: Mapped[str] = mapped_column(Text, default="")
+    stdout: Mapped[str] = mapped_column(Text, default="")
+    stderr: Mapped[str] = mapped_column(Text, default="")
+    timings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    peak_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    cpu_seconds: Mapped[float | None] = mapped_column(Float)
+    attempts: Mapped[int] = mapped_column(default=0)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    user: Mapped[User] = relationship()
+    checks: Mapped[list[CheckResult]] = relationship(
+        back_populates="submission",
+        order_by="CheckResult.position",
+        cascade="all, delete-orphan",
+    )
+
+
+class CheckResult(Base):
+    """The outcome of one named check of one submission."""
+
+    __tablename__ = "check_results"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(128))
+    weight: Mapped[float] = mapped_column(Float)
+    passed: Mapped[bool]
+    message: Mapped[str] = mapped_column(Text, default="")
+    misconception: Mapped[str | None] = mapped_column(Text)
+    position: Mapped[int]
+
+    submission: Mapped[Submission] = relationship(back_populates="checks")
+

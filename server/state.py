@@ -1,0 +1,23 @@
+"""What the app's lifespan builds and the dependencies hand to routes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from server.config import Settings
+from server.db import SessionFactory
+from server.grading.queue import SubmissionQueue
+from server.grading.worker import WorkerPool
+
+
+@dataclass
+class AppState:
+    """Per-app runtime objects (never module globals, so tests can build many apps)."""
+
+    settings: Settings
+    engine: Engine
+    session_factory: SessionFactory
+    queue: SubmissionQueue
+    workers: WorkerPool

@@ -1,0 +1,1 @@
+"""Submissions: accept a learner's file, hand its id to the queue, report the verdict."""

@@ -1,0 +1,114 @@
+"""``/submissions``: create (202), read one, list own."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
+from server.deps import CurrentUser, SessionDep, SettingsDep, StateDep
+from server.errors import SourceTooLarge
+from server.submissions import service
+from server.submissions.schemas import SubmissionCreate, SubmissionPublic, SubmissionSummary
+
+router = APIRouter(prefix="/submissions", tags=["submissions"])
+
+# JSON may spell one source byte as up to six ("\u0000"), plus a little envelope.
+_JSON_EXPANSION = 6
+_ENVELOPE_BYTES = 16 * 1024
+
+
+async def read_submission_body(request: Request, settings: SettingsDep) -> SubmissionCreate:
+    """Read and parse the body ourselves, refusing oversized bodies before parsing.
+
+    FastAPI would buffer and parse any body size; here a 50 MB body is refused from its
+    Content-Length, or after at most the limit when it is streamed without one.
+    """
+    limit = settings.MAX_SOURCE_BYTES * _JSON_EXPANSION + _ENVELOPE_BYTES
+    too_large = SourceTooLarge(
+        f"The request body is over {limit} bytes; sources are limited to "
+        f"{settings.MAX_SOURCE_BYTES} bytes ({settings.MAX_SOURCE_BYTES // 1024} KiB)."
+    )
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise too_large
+    chunks: list[bytes] = []
+    received = 0
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > limit:
+            raise too_large
+        chunks.append(chunk)
+    try:
+        return SubmissionCreate.model_validate_json(b"".join(chunks))
+    except ValidationError as exc:
+        # Same wire shape as FastAPI's own body validation (locations start with "body").
+        raise RequestValidationError(
+            [{**error, "loc": ("body", *error["loc"])} for error in exc.errors(include_url=False)]
+        ) from None
+
+
+SubmissionBody = Annotated[SubmissionCreate, Depends(read_submission_body)]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(alias="Idempotency-Key", max_length=255, description="Retries with the same key return the first submission."),
+]
+
+_CREATE_BODY_DOC = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": SubmissionCreate.model_json_schema()}},
+    }
+}
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=SubmissionPublic,
+    openapi_extra=_CREATE_BODY_DOC,
+    responses={200: {"model": SubmissionPublic, "description": "Replay of an Idempotency-Key"}},
+)
+def create_submission(
+    user: CurrentUser,  # first: an anonymous caller gets 401 before its body is read
+    payload: SubmissionBody,
+    session: SessionDep,
+    state: StateDep,
+    response: Response,
+    idempotency_key: IdempotencyKey = None,
+) -> SubmissionPublic:
+    """Queue a submission for grading: 202 when created, 200 when replaying a key."""
+    submission, created = service.create_submission(
+        session,
+        state.queue,
+        user,
+        payload,
+        max_source_bytes=state.settings.MAX_SOURCE_BYTES,
+        idempotency_key=idempotency_key,
+    )
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return service.to_public(session, submission)
+
+
+@router.get("/{submission_id}", response_model=SubmissionPublic)
+def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
+    """One submission; 404 ``SubmissionNotFound`` if it is not the caller's (learners)."""
+    return service.to_public(session, service.get_submission(session, user, submission_id))
+
+
+@router.get("", response_model=list[SubmissionSummary])
+def list_submissions(
+    user: CurrentUser,
+    session: SessionDep,
+    exercise: str | None = None,
+    user_name: Annotated[str | None, Query(alias="user", description="Instructors: whose submissions.")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> list[SubmissionSummary]:
+    """The caller's submissions, newest first (instructors: ``user=`` for someone else's)."""
+    return service.list_submissions(
+        session, user, exercise=exercise, user_name=user_name, limit=limit, offset=offset
+    )

@@ -1,0 +1,200 @@
+"""Submission rules: validation, idempotent creation, who may read what, queue position."""
+
+from __future__ import annotations
+
+import hashlib
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from server.catalog.service import find_exercise
+from server.errors import (
+    EmptySource,
+    IdempotencyKeyConflict,
+    InvalidSource,
+    NotAllowed,
+    SourceTooLarge,
+    SubmissionNotFound,
+)
+from server.grading.queue import SubmissionQueue
+from server.models import Role, Status, Submission, User
+from server.submissions.schemas import (
+    CheckPublic,
+    SubmissionCreate,
+    SubmissionPublic,
+    SubmissionSummary,
+)
+
+
+def validate_source(source: str, max_bytes: int) -> bytes:
+    """Return the UTF-8 bytes of an acceptable source, or raise the matching error."""
+    try:
+        data = source.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates smuggled in through JSON escapes
+        raise InvalidSource("The source is not valid UTF-8 text.") from None
+    if len(data) > max_bytes:
+        raise SourceTooLarge(
+            f"The source is {len(data)} bytes; the limit is {max_bytes} bytes ({max_bytes // 1024} KiB)."
+        )
+    if "\x00" in source:
+        raise InvalidSource("The source contains NUL bytes; send a plain Python text file.")
+    if not source.strip():
+        raise EmptySource("The source is empty.")
+    return data
+
+
+def create_submission(
+    session: Session,
+    queue: SubmissionQueue,
+    user: User,
+    payload: SubmissionCreate,
+    *,
+    max_source_bytes: int,
+    idempotency_key: str | None,
+) -> tuple[Submission, bool]:
+    """Store a ``queued`` row, commit, enqueue its id. Returns (row, created).
+
+    With an idempotency key already used by this user, returns the earlier row and
+    ``created=False`` instead of adding a second one.
+    """
+    data = validate_source(payload.source, max_source_bytes)
+    find_exercise(payload.exercise)
+    digest = hashlib.sha256(data).hexdigest()
+
+    if idempotency_key is not None:
+        existing = _by_idempotency_key(session, user.id, idempotency_key)
+        if existing is not None:
+            return _check_replay(existing, payload.exercise, digest), False
+
+    submission = Submission(
+        user_id=user.id,
+        exercise=payload.exercise,
+        source=payload.source,
+        source_sha256=digest,
+        status=Status.QUEUED.value,
+        idempotency_key=idempotency_key,
+    )
+    session.add(submission)
+    try:
+        session.commit()
+    except IntegrityError:
+        # A concurrent request with the same key won the insert; answer with its row.
+        session.rollback()
+        existing = _by_idempotency_key(session, user.id, idempotency_key) if idempotency_key else None
+        if existing is None:
+            raise
+        return _check_replay(existing, payload.exercise, digest), False
+    # Only after the commit: a worker must never see an id whose row is not visible yet.
+    queue.enqueue(submission.id)
+    return submission, True
+
+
+def _by_idempotency_key(session: Session, user_id: int, key: str) -> Submission | None:
+    return session.scalar(
+        select(Submission).where(Submission.user_id == user_id, Submission.idempotency_key == key)
+    )
+
+
+def _check_replay(existing: Submission, exercise: str, digest: str) -> Submission:
+    # A retry must carry the same body; a different one under the same key is a client bug
+    # that would otherwise silently return the wrong submission.
+    if existing.exercise != exercise or existing.source_sha256 != digest:
+        raise IdempotencyKeyConflict(
+            "This Idempotency-Key was already used for a different submission; use a new key."
+        )
+    return existing
+
+
+def get_submission(session: Session, reader: User, submission_id: int) -> Submission:
+    """A submission the reader may see. Others' rows answer 404, not 403, so that a
+    learner cannot probe which ids exist."""
+    submission = session.get(Submission, submission_id)
+    if submission is None or (
+        submission.user_id != reader.id and not Role(reader.role).reads_everything
+    ):
+        raise SubmissionNotFound(f"No submission {submission_id} that you can read.")
+    return submission
+
+
+def queue_position(session: Session, submission: Submission) -> int | None:
+    """How many queued submissions are ahead of this one (FIFO by id); None unless queued."""
+    if submission.status != Status.QUEUED:
+        return None
+    return session.scalar(
+        select(func.count())
+        .select_from(Submission)
+        .where(Submission.status == Status.QUEUED, Submission.id < submission.id)
+    )
+
+
+def to_public(session: Session, submission: Submission) -> SubmissionPublic:
+    """The wire form of one submission."""
+    return SubmissionPublic(
+        id=submission.id,
+        exercise=submission.exercise,
+        user=submission.user.name,
+        status=Status(submission.status),
+        verdict=submission.verdict,  # type: ignore[arg-type]  # validated into Verdict
+        score=submission.score,
+        message=submission.message,
+        checks=[
+            CheckPublic(
+                name=c.name,
+                weight=c.weight,
+                passed=c.passed,
+                message=c.message,
+                misconception=c.misconception,
+            )
+            for c in submission.checks
+        ],
+        stdout=submission.stdout,
+        stderr=submission.stderr,
+        timings=dict(submission.timings or {}),
+        peak_memory_bytes=submission.peak_memory_bytes,
+        cpu_seconds=submission.cpu_seconds,
+        created_at=submission.created_at,
+        started_at=submission.started_at,
+        finished_at=submission.finished_at,
+        queue_position=queue_position(session, submission),
+    )
+
+
+def list_submissions(
+    session: Session,
+    reader: User,
+    *,
+    exercise: str | None,
+    user_name: str | None,
+    limit: int,
+    offset: int,
+) -> list[SubmissionSummary]:
+    """The reader's own submissions, newest first; instructors may name another user."""
+    owner_name = user_name or reader.name
+    if owner_name != reader.name and not Role(reader.role).reads_everything:
+        raise NotAllowed("Only instructors and admins may list other users' submissions.")
+    query = (
+        select(Submission, User.name)
+        .join(User, User.id == Submission.user_id)
+        .where(User.name == owner_name)
+        .order_by(Submission.created_at.desc(), Submission.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    if exercise:
+        query = query.where(Submission.exercise == exercise)
+    return [
+        SubmissionSummary(
+            id=s.id,
+            exercise=s.exercise,
+            user=name,
+            status=Status(s.status),
+            verdict=s.verdict,  # type: ignore[arg-type]
+            score=s.score,
+            message=s.message,
+            created_at=s.created_at,
+            started_at=s.started_at,
+            finished_at=s.finished_at,
+        )
+        for s, name in session.execute(query).tuples()
+    ]

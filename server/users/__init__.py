@@ -1,0 +1,1 @@
+"""Users and tokens: who may call the API, and with which role."""

@@ -1,0 +1,87 @@
+"""Server fixtures: a fresh SQLite file per test, an app with a controllable grader, and
+users with tokens."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from server.app import GraderFactory, create_app
+from server.config import Settings
+from server.db import transaction
+from server.models import Role
+from server.state import AppState
+from server.users.service import create_user
+from tests.server.fakes import FakeGrader
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Development settings on a temporary SQLite file, one worker."""
+    return Settings(DATABASE_URL=f"sqlite:///{tmp_path / 'db' / 'grader.db'}", WORKERS=1)
+
+
+@pytest.fixture
+def grader() -> FakeGrader:
+    """A fake grader that answers immediately with a 75-point report."""
+    return FakeGrader()
+
+
+@dataclass
+class Api:
+    """A started app, its client, and helpers to make users."""
+
+    client: TestClient
+    state: AppState
+
+    def user(self, name: str, role: Role = Role.LEARNER) -> dict[str, str]:
+        """Create a user; return the Authorization header for their token."""
+        with transaction(self.state.session_factory) as session:
+            token = create_user(session, name, role, self.state.settings.secret_bytes).token
+        return {"Authorization": f"Bearer {token}"}
+
+    def submit(self, headers: dict[str, str], source: str = "def f():\n    return 1\n", **extra: Any) -> Any:
+        """POST a submission for the ``actor-loss`` exercise."""
+        body = {"exercise": "actor-loss", "source": source, **extra}
+        return self.client.post("/api/v1/submissions", json=body, headers=headers)
+
+    def wait_done(self, headers: dict[str, str], submission_id: int, timeout: float = 60) -> dict[str, Any]:
+        """Poll until the submission is ``done``; fail the test on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            body = self.client.get(f"/api/v1/submissions/{submission_id}", headers=headers).json()
+            if body["status"] == "done":
+                return body
+            time.sleep(0.05)
+        raise AssertionError(f"submission {submission_id} not done after {timeout}s: {body}")
+
+
+StartApi = Callable[..., Api]
+
+
+@pytest.fixture
+def start_api(settings: Settings, grader: FakeGrader) -> Iterator[StartApi]:
+    """Start apps (lifespan included); every one started is shut down after the test."""
+    clients: list[TestClient] = []
+
+    def start(settings: Settings = settings, grader_factory: GraderFactory | None = None) -> Api:
+        client = TestClient(create_app(settings, grader_factory or grader.factory), raise_server_exceptions=False)
+        client.__enter__()
+        clients.append(client)
+        return Api(client, client.app.state.grader)  # type: ignore[attr-defined]
+
+    yield start
+    for client in reversed(clients):
+        client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def api(start_api: StartApi) -> Api:
+    """One started app with the fake grader."""
+    return start_api()

@@ -1,0 +1,69 @@
+"""The ``ppo-grader`` command line (serve is covered by the end-to-end tests)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from server.cli import app
+from server.config import Settings
+from server.db import make_engine, make_session_factory
+from server.security import hash_token
+from server.users.service import user_for_token
+
+
+@pytest.fixture
+def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    monkeypatch.setenv("PPO_GRADER_DATABASE_URL", settings.DATABASE_URL)
+    monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
+    monkeypatch.delenv("PPO_GRADER_SECRET_KEY", raising=False)
+    return settings
+
+
+def test_users_add_prints_a_token_stored_hashed(env: Settings) -> None:
+    result = CliRunner().invoke(app, ["users", "add", "alice", "--role", "instructor", "--display-name", "Alice A."])
+    assert result.exit_code == 0, result.output
+    token = result.stdout.strip().splitlines()[-1]
+    assert token.startswith("ppg_")
+    engine = make_engine(env.DATABASE_URL)
+    with make_session_factory(engine)() as session:
+        user = user_for_token(session, token, env.secret_bytes)
+        assert user is not None and (user.name, user.role, user.display_name) == ("alice", "instructor", "Alice A.")
+    with engine.connect() as connection:
+        hashes = connection.exec_driver_sql("SELECT token_hash FROM api_tokens").scalars().all()
+    engine.dispose()
+    assert hashes == [hash_token(token, env.secret_bytes)]
+
+    listing = CliRunner().invoke(app, ["users", "list"])
+    assert listing.exit_code == 0
+    assert "alice" in listing.stdout and "instructor" in listing.stdout
+    assert token not in listing.stdout
+
+
+def test_duplicate_user_is_one_red_line_exit_2(env: Settings) -> None:
+    assert CliRunner().invoke(app, ["users", "add", "bob"]).exit_code == 0
+    result = CliRunner().invoke(app, ["users", "add", "bob"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: A user named 'bob' exists already."
+    assert "Traceback" not in result.output
+
+
+def test_bad_role_is_a_usage_error(env: Settings) -> None:
+    result = CliRunner().invoke(app, ["users", "add", "carol", "--role", "superuser"])
+    assert result.exit_code == 2
+
+
+def test_production_with_default_secret_refuses_to_start(env: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PPO_GRADER_ENVIRONMENT", "production")
+    for command in (["serve"], ["users", "list"]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 2
+        assert "SECRET_KEY" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in result.output
+
+
+def test_exercises_list(env: Settings) -> None:
+    result = CliRunner().invoke(app, ["exercises", "list"])
+    assert result.exit_code == 0
+    assert "actor-loss" in result.stdout
