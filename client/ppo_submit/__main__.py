@@ -1,0 +1,5 @@
+"""``python -m ppo_submit`` runs the CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,416 @@
+"""HTTP access to the ppo-grader API (``/api/v1``) and the errors the client reports.
+
+Every failure the client knows how to explain is a ``ClientError``. The CLI catches it once,
+at its edge, prints ``message`` as one red line on stderr and exits with ``exit_code``::
+
+    ClientError (message, exit_code=2)
+    ├── UsageError            the command line, the file or the config cannot be used as given
+    ├── NotLoggedIn           no server or no token configured
+    ├── ConnectionFailed      the server could not be reached, even after retries
+    ├── WaitTimedOut          gave up polling a submission that is still queued or running
+    ├── Interrupted           Ctrl-C while waiting (exit 130; the submission goes on)
+    └── ApiError              the server answered with an error (status, error, detail)
+        ├── AuthError         401 or 403: the token is missing, unknown or lacks the role
+        ├── RateLimited       429, after honouring ``Retry-After`` once
+        └── ServerError       5xx after retries, or a response that is not the API's
+
+Responses are returned as the server's JSON, unchanged (``--json`` passes them through);
+the ``TypedDict`` s below only document the fields the client reads.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, TypedDict, cast
+from urllib.parse import quote
+
+import httpx
+
+from . import __version__
+
+#: Retries after the first attempt, on connection errors and 5xx answers.
+MAX_RETRIES = 3
+#: Longest ``Retry-After`` (seconds) the client is willing to sleep through.
+MAX_RETRY_AFTER = 60.0
+#: Polling interval while a submission is queued or running: starts here...
+POLL_FIRST = 0.2
+#: ...grows by this factor...
+POLL_GROWTH = 1.5
+#: ...up to this.
+POLL_MAX = 1.0
+
+Sleep = Callable[[float], None]
+Clock = Callable[[], float]
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class ClientError(Exception):
+    """An error with a one-line message fit for the user, and the exit code it maps to."""
+
+    exit_code: int = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UsageError(ClientError):
+    """The command line, the file or the config cannot be used as given."""
+
+
+class NotLoggedIn(ClientError):
+    """No server URL or no token is configured."""
+
+
+class ConnectionFailed(ClientError):
+    """The server could not be reached (refused, DNS, timeout), even after retries."""
+
+
+class WaitTimedOut(ClientError):
+    """The submission was still queued or running when ``--timeout`` ran out."""
+
+
+class Interrupted(ClientError):
+    """The user pressed Ctrl-C while waiting; the submission is still graded server-side."""
+
+    exit_code = 130
+
+
+class ApiError(ClientError):
+    """The server answered with an error in its wire shape ``{"error", "detail"}``."""
+
+    def __init__(self, status: int, error: str, detail: str, message: str | None = None) -> None:
+        super().__init__(message or f"{detail} ({error}, HTTP {status})")
+        self.status = status
+        self.error = error
+        self.detail = detail
+
+
+class AuthError(ApiError):
+    """401 (no valid token) or 403 (the user lacks the role)."""
+
+
+class RateLimited(ApiError):
+    """429, still refused after honouring ``Retry-After`` once."""
+
+
+class ServerError(ApiError):
+    """5xx after retries, or an answer that is not the API's JSON."""
+
+
+# --------------------------------------------------------------------------- wire types
+
+
+class User(TypedDict, total=False):
+    """``GET /me``."""
+
+    id: int | str
+    name: str
+    display_name: str
+    role: str
+
+
+class ExerciseSummary(TypedDict, total=False):
+    """An item of ``GET /exercises``."""
+
+    slug: str
+    title: str
+    function: str
+    summary: str
+    order: int
+
+
+class Exercise(ExerciseSummary, total=False):
+    """``GET /exercises/{slug}``."""
+
+    description: str
+    starter: str
+    checks: list[dict[str, Any]]
+
+
+class CheckResult(TypedDict, total=False):
+    """One check of a graded submission."""
+
+    name: str
+    weight: float
+    passed: bool
+    message: str
+    misconception: str | None
+
+
+class Submission(TypedDict, total=False):
+    """``GET /submissions/{id}``; the list endpoint has the same shape."""
+
+    id: int | str
+    exercise: str
+    user: Any
+    status: str  # queued | running | done
+    verdict: str | None
+    score: float | None
+    message: str | None
+    checks: list[CheckResult]
+    stdout: str | None
+    stderr: str | None
+    timings: dict[str, float] | None
+    peak_memory_bytes: int | None
+    cpu_seconds: float | None
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    queue_position: int | None
+
+
+# --------------------------------------------------------------------------- client
+
+
+def normalise_server(url: str) -> str:
+    """Return ``url`` without trailing slashes, with ``http://`` added when it has no scheme.
+
+    Raises ``UsageError`` for a scheme other than http(s).
+    """
+    url = url.strip().rstrip("/")
+    if not url:
+        raise UsageError("the server URL is empty")
+    if "://" not in url:
+        url = f"http://{url}"
+    scheme = url.split("://", 1)[0].lower()
+    if scheme not in ("http", "https"):
+        raise UsageError(f"the server URL must start with http:// or https://, not {scheme}://")
+    return url
+
+
+class Client:
+    """A small synchronous client for the grader's API.
+
+    ``transport`` is passed to ``httpx.Client`` (tests give an ``httpx.MockTransport``);
+    ``sleep`` and ``clock`` are injectable so that retries and polling run instantly in tests.
+    Use as a context manager, or call ``close()``.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        token: str | None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Sleep = time.sleep,
+        clock: Clock = time.monotonic,
+        timeout: float = 30.0,
+        retries: int = MAX_RETRIES,
+    ) -> None:
+        self.server = normalise_server(server)
+        headers = {"User-Agent": f"ppo-submit/{__version__}", "Accept": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._http = httpx.Client(
+            base_url=f"{self.server}/api/v1",
+            headers=headers,
+            transport=transport,
+            timeout=timeout,
+        )
+        self._sleep = sleep
+        self._clock = clock
+        self._retries = retries
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the underlying connection pool."""
+        self._http.close()
+
+    # -- endpoints -------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        """``GET /health``."""
+        return cast(dict[str, Any], self._request("GET", "/health"))
+
+    def me(self) -> User:
+        """``GET /me``: who the token belongs to."""
+        return cast(User, self._request("GET", "/me"))
+
+    def exercises(self) -> list[ExerciseSummary]:
+        """``GET /exercises``."""
+        return cast(list[ExerciseSummary], self._request("GET", "/exercises"))
+
+    def exercise(self, slug: str) -> Exercise:
+        """``GET /exercises/{slug}``, with the starter template."""
+        return cast(Exercise, self._request("GET", f"/exercises/{quote(slug, safe='')}"))
+
+    def submit(self, exercise: str, source: str, *, idempotency_key: str | None = None) -> Submission:
+        """``POST /submissions``.
+
+        One idempotency key (a fresh uuid4 unless given) is sent with every retry, so a
+        retried request never creates a second submission.
+        """
+        key = idempotency_key or str(uuid.uuid4())
+        body = {"exercise": exercise, "source": source}
+        answer = self._request("POST", "/submissions", json=body, headers={"Idempotency-Key": key})
+        return self._submission(answer)
+
+    def submission(self, submission_id: int | str) -> Submission:
+        """``GET /submissions/{id}``."""
+        return self._submission(self._request("GET", f"/submissions/{quote(str(submission_id), safe='')}"))
+
+    def submissions(
+        self, *, exercise: str | None = None, limit: int | None = None, offset: int | None = None
+    ) -> list[Submission]:
+        """``GET /submissions``: the caller's own submissions, newest first as the server orders them."""
+        params = {
+            key: value
+            for key, value in (("exercise", exercise), ("limit", limit), ("offset", offset))
+            if value is not None
+        }
+        return cast(list[Submission], self._request("GET", "/submissions", params=params))
+
+    def wait(
+        self,
+        submission: Submission,
+        *,
+        timeout: float | None = None,
+        on_update: Callable[[Submission, float], None] | None = None,
+    ) -> Submission:
+        """Poll ``submission`` until its status is ``done`` and return the final state.
+
+        The interval grows from ``POLL_FIRST`` to ``POLL_MAX``. ``on_update(submission,
+        elapsed_seconds)`` is called after every poll. Raises ``WaitTimedOut`` after
+        ``timeout`` seconds.
+        """
+        start = self._clock()
+        delay = POLL_FIRST
+        current = submission
+        while current.get("status") != "done":
+            elapsed = self._clock() - start
+            if on_update is not None:
+                on_update(current, elapsed)
+            if timeout is not None and elapsed >= timeout:
+                raise WaitTimedOut(
+                    f"gave up after {timeout:g} s: submission {current.get('id')} is still "
+                    f"{current.get('status', 'pending')}; see `ppo-submit show {current.get('id')}` later"
+                )
+            self._sleep(delay)
+            delay = min(POLL_MAX, delay * POLL_GROWTH)
+            current = self.submission(submission["id"])
+        return current
+
+    def _submission(self, answer: Any) -> Submission:
+        """``answer`` as a ``Submission``, if it looks like one (an object with an ``id``)."""
+        if not isinstance(answer, dict) or "id" not in answer:
+            raise ServerError(200, "InvalidResponse", "", f"the server at {self.server} sent no submission id")
+        return cast(Submission, answer)
+
+    # -- transport -------------------------------------------------------------------
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        """Send one request, retrying connection errors and 5xx, honouring 429 once.
+
+        Returns the decoded JSON body of a 2xx answer; raises a ``ClientError`` otherwise.
+        """
+        attempt = 0
+        honoured_retry_after = False
+        while True:
+            try:
+                response = self._http.request(method, path, json=json, params=params, headers=headers)
+            except httpx.UnsupportedProtocol as exc:
+                raise UsageError(f"cannot use the server URL {self.server}: {exc}") from exc
+            except httpx.TransportError as exc:
+                if attempt < self._retries:
+                    self._sleep(_backoff(attempt))
+                    attempt += 1
+                    continue
+                reason = _one_line(str(exc)) or type(exc).__name__
+                raise ConnectionFailed(f"cannot reach the grader at {self.server}: {reason}") from exc
+
+            status = response.status_code
+            if status >= 500 and attempt < self._retries:
+                self._sleep(_backoff(attempt))
+                attempt += 1
+                continue
+            if status == 429 and not honoured_retry_after:
+                wait = _retry_after(response)
+                if wait is not None and wait <= MAX_RETRY_AFTER:
+                    self._sleep(wait)
+                    honoured_retry_after = True
+                    continue
+            if response.is_success:
+                try:
+                    return response.json()
+                except ValueError as exc:
+                    raise ServerError(
+                        status, "InvalidResponse", "", f"the server at {self.server} did not answer with JSON"
+                    ) from exc
+            raise _error_from(response, self.server)
+
+
+def _backoff(attempt: int) -> float:
+    """Seconds to wait before retry number ``attempt + 1``: 0.25, 0.5, 1.0, ..."""
+    return 0.25 * 2.0**attempt
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """The ``Retry-After`` header in seconds, if it is a number (HTTP dates are ignored)."""
+    value = response.headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _one_line(text: str) -> str:
+    """Collapse ``text`` onto one line."""
+    return " ".join(text.split())
+
+
+def _error_from(response: httpx.Response, server: str) -> ApiError:
+    """Turn a non-2xx answer into the matching ``ApiError``, with a message for the user."""
+    status = response.status_code
+    error, detail = f"HTTP{status}", ""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "error" in body:
+        error = str(body.get("error"))
+        detail = _one_line(str(body.get("detail") or ""))
+    else:
+        detail = _one_line(response.text)[:200] or response.reason_phrase
+    if status == 401:
+        return AuthError(
+            status,
+            error,
+            detail,
+            f"the server rejected the token ({detail or error}); "
+            "run `ppo-submit login --server URL --token TOKEN` or set PPO_GRADER_TOKEN",
+        )
+    if status == 403:
+        return AuthError(status, error, detail, f"not allowed: {detail or error}")
+    if status == 429:
+        wait = _retry_after(response)
+        hint = f"; try again in {wait:g} s" if wait is not None else "; try again in a little while"
+        return RateLimited(status, error, detail, f"too many requests to the grader{hint}")
+    if status >= 500:
+        return ServerError(status, error, detail, f"the grader at {server} failed: {detail or error} (HTTP {status})")
+    return ApiError(status, error, detail or response.reason_phrase)

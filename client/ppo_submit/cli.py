@@ -1,0 +1,303 @@
+"""The ``ppo-submit`` commands.
+
+``ppo-submit FILE ...`` is short for ``ppo-submit submit FILE ...``: ``main()`` rewrites the
+arguments (see ``route``) before Typer parses them.
+
+Exit codes: 0 when the score is 100 (or a ``--no-wait`` submit was accepted); 1 when graded
+below 100 or for any other verdict but ``internal_error``; 2 for ``internal_error`` (the
+grader's fault) and for usage, connection, auth and server errors, which print one red line
+on stderr. ``ClientError`` and click's usage errors are caught once, in ``_Edge``.
+"""
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import httpx
+import typer
+from typer.core import TyperGroup
+
+from . import __version__, config, render
+from .api import Client, ClientError, Interrupted, Submission, UsageError, normalise_server
+from .source import match_exercise, read_source
+
+try:  # Typer >= 0.20 vendors click
+    from typer._click.exceptions import UsageError as _ClickUsageError
+except ImportError:  # pragma: no cover - older Typer on the real click
+    from click.exceptions import UsageError as _ClickUsageError  # type: ignore[no-redef]
+
+GRADER_FAULT = (
+    "the grader failed on its side (internal_error): this is not your code's fault "
+    "and does not count against you; try again later or tell your instructor"
+)
+
+
+@dataclass
+class Runtime:
+    """What commands share: injectable collaborators (tests pass one as ``obj=``) and the
+    global ``--server`` / ``--token`` values."""
+
+    transport: httpx.BaseTransport | None = None
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    server: str | None = field(default=None, init=False)
+    token: str | None = field(default=None, init=False)
+
+    def client(self, server: str | None = None, token: str | None = None) -> Client:
+        """A client for the given server and token, or for the configured ones."""
+        if server is None or token is None:
+            creds = config.resolve(self.server, self.token)
+            server, token = server or creds.server, token or creds.token
+        assert server is not None
+        return Client(server, token, transport=self.transport, sleep=self.sleep, clock=self.clock)
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    """Print ``message`` as one red line on stderr and exit with ``code``."""
+    render.error_line(message)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """Turn the client's errors and click's usage errors into one red line and an exit code."""
+    try:
+        yield
+    except ClientError as exc:
+        _fail(exc.message, exc.exit_code)
+    except _ClickUsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # help was printed already
+            raise
+        where = exc.ctx.command_path if exc.ctx is not None else "ppo-submit"
+        _fail(f"{exc.format_message()} (see `{where} --help`)", exc.exit_code)
+
+
+class _Edge(TyperGroup):
+    """The root group: the one place where errors become a red line and an exit code."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        with _one_line_errors():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _one_line_errors():
+            return super().invoke(ctx)
+
+
+app = typer.Typer(
+    cls=_Edge,
+    name="ppo-submit",
+    help="Submit solutions to a ppo-grader server and read their per-check feedback.\n\n"
+    "`ppo-submit FILE` is short for `ppo-submit submit FILE`.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ppo-submit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    server: Annotated[
+        str | None,
+        typer.Option("--server", envvar="PPO_GRADER_URL", help="Grader URL; overrides the stored login."),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option("--token", envvar="PPO_GRADER_TOKEN", help="API token; overrides the stored login.", show_envvar=True),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    runtime = ctx.ensure_object(Runtime)
+    runtime.server, runtime.token = server, token
+
+
+def _runtime(ctx: typer.Context) -> Runtime:
+    return ctx.ensure_object(Runtime)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@app.command()
+def login(
+    ctx: typer.Context,
+    server: Annotated[str | None, typer.Option("--server", help="Grader URL, e.g. http://localhost:8000.")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="Your API token (asked for when omitted).")] = None,
+) -> None:
+    """Check a server URL and token with the grader and store them for later commands."""
+    runtime = _runtime(ctx)
+    server = server or runtime.server
+    if not server:
+        raise UsageError("pass --server URL (the grader's address, e.g. http://localhost:8000)")
+    token = token or runtime.token or typer.prompt("Token", hide_input=True, err=True)
+    server = normalise_server(server)
+    with runtime.client(server, token) as client:
+        me = client.me()
+    path = config.save(config.Credentials(server=server, token=token))
+    who = me.get("display_name") or me.get("name") or "?"
+    render.stdout_console().print(
+        f"Logged in to {server} as {who} ({me.get('name', '?')}, {me.get('role', '?')}); saved to {path}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+@app.command()
+def exercises(ctx: typer.Context) -> None:
+    """List the exercises: slug, function to write, title."""
+    with _runtime(ctx).client() as client:
+        items = client.exercises()
+    render.stdout_console().print(render.exercises_table(items))
+
+
+@app.command()
+def starter(
+    ctx: typer.Context,
+    slug: Annotated[str, typer.Argument(help="Exercise slug, e.g. actor-loss.")],
+) -> None:
+    """Print an exercise's starter file, and nothing else, to stdout (`> file.py`)."""
+    with _runtime(ctx).client() as client:
+        text = str(client.exercise(slug).get("starter") or "")
+    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+
+
+@app.command()
+def submit(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The Python file to grade.", show_default=False)],
+    exercise: Annotated[
+        str | None,
+        typer.Option("--exercise", "-e", help="Exercise slug; found from the functions FILE defines when omitted."),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object on stdout, and nothing else.")
+    ] = False,
+    no_wait: Annotated[bool, typer.Option("--no-wait", help="Print the submission id and exit at once.")] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1, help="Seconds to wait for the verdict before giving up.")
+    ] = 600.0,
+) -> None:
+    """Submit FILE for grading, wait for the verdict and show the checks."""
+    source = read_source(file, commands=_command_names())
+    with _runtime(ctx).client() as client:
+        slug = exercise or match_exercise(source, client.exercises(), filename=str(file))
+        created = client.submit(slug, source)
+        if no_wait:
+            typer.echo(_to_json(created) if json_output else str(created.get("id")))
+            return
+        try:
+            with render.live_status(enabled=not json_output) as status:
+                final = client.wait(created, timeout=timeout, on_update=status.update)
+        except KeyboardInterrupt:
+            sub_id = created.get("id")
+            raise Interrupted(
+                f"stopped waiting; submission {sub_id} is still graded: see `ppo-submit show {sub_id}`"
+            ) from None
+    _report(final, json_output)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    submission_id: Annotated[str, typer.Argument(metavar="ID", help="Submission id.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Show one of your submissions, as `ppo-submit FILE` does (same exit codes)."""
+    with _runtime(ctx).client() as client:
+        sub = client.submission(submission_id)
+    _report(sub, json_output)
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    exercise: Annotated[str | None, typer.Option("--exercise", "-e", help="Only this exercise.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many submissions.")] = 20,
+) -> None:
+    """List your submissions."""
+    with _runtime(ctx).client() as client:
+        items = client.submissions(exercise=exercise, limit=limit)
+    render.stdout_console().print(render.history_table(items))
+
+
+# --------------------------------------------------------------------------- results
+
+
+def exit_code(sub: Submission) -> int:
+    """0 for a full score (or a submission not finished yet), 2 for ``internal_error``, else 1."""
+    if sub.get("status") != "done":
+        return 0
+    verdict = sub.get("verdict")
+    if verdict == "internal_error":
+        return 2
+    score = sub.get("score")
+    if verdict == "graded" and score is not None and float(score) >= 100 - 1e-9:
+        return 0
+    return 1
+
+
+def _to_json(sub: Submission) -> str:
+    return json.dumps(sub, indent=2)
+
+
+def _report(sub: Submission, json_output: bool) -> None:
+    """Show ``sub`` (JSON or tables) and exit with its code."""
+    if json_output:
+        typer.echo(_to_json(sub))
+    else:
+        render.stdout_console().print(render.submission_result(sub))
+    code = exit_code(sub)
+    if sub.get("verdict") == "internal_error":
+        render.error_line(GRADER_FAULT)
+    raise typer.Exit(code)
+
+
+# --------------------------------------------------------------------------- entry point
+
+#: Root options that take a value, skipped when looking for the first positional argument.
+_GLOBAL_VALUE_OPTIONS = ("--server", "--token")
+
+
+def _command_names() -> list[str]:
+    """The subcommands' names, as Typer registers them."""
+    return [info.name or info.callback.__name__ for info in app.registered_commands if info.callback]
+
+
+def route(args: Sequence[str]) -> list[str]:
+    """Make ``submit`` the default command: ``[opts] FILE ...`` -> ``[opts] submit FILE ...``.
+
+    Global options (``--server URL``, ``--token=T``) are skipped; if the next argument is
+    neither an option nor a known subcommand, ``submit`` is inserted before it.
+    """
+    args = list(args)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in _GLOBAL_VALUE_OPTIONS:
+            i += 2
+        elif arg.startswith(tuple(f"{opt}=" for opt in _GLOBAL_VALUE_OPTIONS)):
+            i += 1
+        else:
+            break
+    if i < len(args) and not args[i].startswith("-") and args[i] not in _command_names():
+        args.insert(i, "submit")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    app(args=route(sys.argv[1:] if argv is None else argv), prog_name="ppo-submit")

@@ -1,0 +1,206 @@
+"""What the CLI shows: tables, a submission's result, the live status line and error lines.
+
+Server text is always wrapped in ``rich.text.Text`` so that brackets in a learner's output
+or a check message are never read as Rich markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.status import Status
+from rich.table import Table
+from rich.text import Text
+
+from .api import CheckResult, ExerciseSummary, Submission
+
+#: Captured learner output shown at most this many lines / characters per stream.
+OUTPUT_MAX_LINES = 20
+OUTPUT_MAX_CHARS = 2000
+
+_VERDICT_STYLE = {"graded": "bold", "internal_error": "bold magenta"}
+
+
+def stdout_console() -> Console:
+    """A console on the current ``sys.stdout`` (made per call so tests' redirections apply)."""
+    return Console(highlight=False)
+
+
+def stderr_console() -> Console:
+    """A console on the current ``sys.stderr``."""
+    return Console(stderr=True, highlight=False)
+
+
+def error_line(message: str) -> None:
+    """Print ``message`` on stderr as one red line (never wrapped)."""
+    text = Text.assemble(("error: ", "bold red"), (" ".join(message.split()), "red"))
+    stderr_console().print(text, soft_wrap=True)
+
+
+def number(value: float | int | None) -> str:
+    """``12.0`` -> ``12``, ``12.345`` -> ``12.35``, ``None`` -> ``-``."""
+    if value is None:
+        return "-"
+    return f"{float(value):.2f}".rstrip("0").rstrip(".")
+
+
+def memory(n_bytes: int | None) -> str:
+    """Bytes in the largest binary unit that keeps the number >= 1."""
+    if n_bytes is None:
+        return "-"
+    value = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def truncate(text: str, max_lines: int = OUTPUT_MAX_LINES, max_chars: int = OUTPUT_MAX_CHARS) -> str:
+    """Keep the first ``max_lines`` lines and ``max_chars`` characters, saying how much was cut."""
+    lines = text.rstrip("\n").splitlines()
+    kept = "\n".join(lines[:max_lines])
+    if len(kept) > max_chars:
+        kept = kept[:max_chars]
+    cut_chars = len(text.rstrip("\n")) - len(kept)
+    if cut_chars <= 0:
+        return kept
+    cut_lines = max(0, len(lines) - len(kept.splitlines()))
+    return f"{kept}\n… ({cut_lines} more lines, {cut_chars} more characters cut)"
+
+
+def exercises_table(exercises: Sequence[ExerciseSummary]) -> Table:
+    """Slug, function and title of each exercise, in the server's ``order``."""
+    table = Table("Slug", "Function", "Title", title="Exercises", title_justify="left")
+    for ex in sorted(exercises, key=lambda e: (e.get("order", 0), str(e.get("slug", "")))):
+        table.add_row(Text(str(ex.get("slug", ""))), Text(str(ex.get("function", ""))), Text(str(ex.get("title", ""))))
+    return table
+
+
+def history_table(submissions: Sequence[Submission]) -> Table:
+    """One row per submission: id, exercise, when, status, verdict, score."""
+    table = Table("Id", "Exercise", "Submitted", "Status", "Verdict", "Score", title="Submissions", title_justify="left")
+    for sub in submissions:
+        table.add_row(
+            Text(str(sub.get("id", ""))),
+            Text(str(sub.get("exercise", ""))),
+            Text(str(sub.get("created_at") or "-")),
+            Text(str(sub.get("status", ""))),
+            Text(str(sub.get("verdict") or "-")),
+            Text(number(sub.get("score")), justify="right"),
+        )
+    return table
+
+
+def checks_table(checks: Sequence[CheckResult]) -> Table:
+    """Pass/fail mark, name, weight, message and likely misconception of each check."""
+    with_misconception = any(check.get("misconception") for check in checks)
+    table = Table("", "Check", "Weight", "Message", title="Checks", title_justify="left")
+    if with_misconception:
+        table.add_column("Likely misconception")
+    for check in checks:
+        passed = bool(check.get("passed"))
+        row: list[RenderableType] = [
+            Text("✓", style="green") if passed else Text("✗", style="bold red"),
+            Text(str(check.get("name", ""))),
+            Text(number(check.get("weight")), justify="right"),
+            Text(str(check.get("message") or ""), style="" if passed else "red"),
+        ]
+        if with_misconception:
+            row.append(Text(str(check.get("misconception") or ""), style="yellow"))
+        table.add_row(*row)
+    return table
+
+
+def _timings(timings: dict[str, Any]) -> str:
+    """``{"queue_seconds": 0.1, "checks": 1.2}`` -> ``queue 0.1 s · checks 1.2 s``."""
+    parts = []
+    for key, value in timings.items():
+        label = key.removesuffix("_seconds").removesuffix("_s")
+        parts.append(f"{label} {number(value)} s" if isinstance(value, int | float) else f"{label} {value}")
+    return " · ".join(parts)
+
+
+def submission_result(sub: Submission) -> RenderableType:
+    """A submission as the CLI shows it: checks, verdict, message, score, resources, output."""
+    parts: list[RenderableType] = []
+    header = Text.assemble(
+        ("Submission ", "bold"),
+        (str(sub.get("id", "?")), "bold"),
+        f" · {sub.get('exercise', '?')} · {sub.get('status', '?')}",
+    )
+    parts.append(header)
+    if sub.get("status") != "done":
+        parts.append(Text(status_text(sub), style="dim"))
+        return Group(*parts)
+
+    checks = sub.get("checks") or []
+    if checks:
+        parts.append(checks_table(checks))
+    verdict = str(sub.get("verdict") or "-")
+    parts.append(Text.assemble(("Verdict: ", "bold"), (verdict, _VERDICT_STYLE.get(verdict, "bold red"))))
+    if sub.get("message"):
+        parts.append(Text(str(sub["message"])))
+    score = sub.get("score")
+    if score is not None:
+        style = "bold green" if float(score) >= 100 else "bold yellow"
+        parts.append(Text.assemble(("Score: ", "bold"), (f"{number(score)} / 100", style)))
+
+    resources = []
+    if sub.get("timings"):
+        resources.append(f"time: {_timings(sub['timings'] or {})}")
+    if sub.get("cpu_seconds") is not None:
+        resources.append(f"cpu {number(sub.get('cpu_seconds'))} s")
+    if sub.get("peak_memory_bytes") is not None:
+        resources.append(f"peak memory {memory(sub.get('peak_memory_bytes'))}")
+    if resources:
+        parts.append(Text(" · ".join(resources), style="dim"))
+
+    for stream in ("stdout", "stderr"):
+        captured = sub.get(stream)
+        if isinstance(captured, str) and captured.strip():
+            parts.append(Text(f"captured {stream}:", style="dim bold"))
+            parts.append(Text(truncate(captured), style="dim"))
+    return Group(*parts)
+
+
+def status_text(sub: Submission, elapsed: float | None = None) -> str:
+    """The live status line: ``queued (2 ahead) · 3 s`` or ``running… · 5 s``.
+
+    ``queue_position`` is read as the number of submissions ahead of this one.
+    """
+    status = str(sub.get("status") or "submitted")
+    if status == "queued":
+        ahead = sub.get("queue_position")
+        text = "queued" if ahead is None else ("queued (next)" if ahead == 0 else f"queued ({ahead} ahead)")
+    elif status == "running":
+        text = "running…"
+    else:
+        text = status
+    return text if elapsed is None else f"{text} · {elapsed:.0f} s"
+
+
+class StatusLine:
+    """A live, self-erasing status line on stderr; a no-op when disabled."""
+
+    def __init__(self, status: Status | None) -> None:
+        self._status = status
+
+    def update(self, sub: Submission, elapsed: float) -> None:
+        """Show the current state of ``sub``."""
+        if self._status is not None:
+            self._status.update(Text(f"Submission {sub.get('id', '?')}: {status_text(sub, elapsed)}"))
+
+
+@contextmanager
+def live_status(enabled: bool) -> Iterator[StatusLine]:
+    """A ``StatusLine`` shown while the block runs, only if ``enabled`` and stderr is a terminal."""
+    console = stderr_console()
+    if not enabled or not console.is_terminal:
+        yield StatusLine(None)
+        return
+    with console.status("submitted…") as status:
+        yield StatusLine(status)

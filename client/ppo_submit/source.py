@@ -1,0 +1,76 @@
+"""Reading a learner's file and finding which exercise it answers, without executing it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from .api import ExerciseSummary, UsageError
+
+#: Fallback for files ``ast`` cannot parse: top-level ``def`` lines.
+_DEF_LINE = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+
+
+def read_source(path: Path, *, commands: Iterable[str] = ()) -> str:
+    """Return the text of ``path``; raise ``UsageError`` when it cannot be submitted.
+
+    ``commands`` are the CLI's subcommand names, used to hint at a mistyped command when
+    ``path`` does not exist (``ppo-submit exercize`` is dispatched as a file).
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        hint = ""
+        if path.suffix == "" and len(path.parts) == 1:
+            hint = f" (and not a command: {', '.join(sorted(commands))})" if commands else ""
+        raise UsageError(f"no such file: {path}{hint}") from exc
+    except IsADirectoryError as exc:
+        raise UsageError(f"{path} is a directory; pass the Python file to submit") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not UTF-8 text") from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def defined_functions(source: str) -> tuple[list[str], int | None]:
+    """Names of the top-level functions ``source`` defines, in order, without duplicates.
+
+    Returns ``(names, syntax_error_line)``: when ``ast`` cannot parse the source the names
+    come from a regex over ``def`` lines at column 0 and the line of the error is given.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        names = _DEF_LINE.findall(source)
+        return list(dict.fromkeys(names)), exc.lineno or 0
+    except ValueError:  # e.g. NUL bytes
+        return list(dict.fromkeys(_DEF_LINE.findall(source))), 0
+    names = [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return list(dict.fromkeys(names)), None
+
+
+def match_exercise(source: str, exercises: Sequence[ExerciseSummary], *, filename: str = "the file") -> str:
+    """The slug of the one exercise whose ``function`` ``source`` defines.
+
+    Raises ``UsageError`` (telling the user to pass ``--exercise``) when none or several match.
+    """
+    names, error_line = defined_functions(source)
+    defined = set(names)
+    matches = [ex for ex in exercises if ex.get("function") in defined]
+    if len(matches) == 1:
+        return str(matches[0]["slug"])
+    if matches:
+        listed = ", ".join(f"{ex.get('slug')} ({ex.get('function')})" for ex in matches)
+        raise UsageError(f"{filename} defines functions of several exercises: {listed}; pass --exercise SLUG")
+    if error_line is not None and not names:
+        raise UsageError(
+            f"{filename} has a syntax error (line {error_line}) and no top-level def to recognise; "
+            "pass --exercise SLUG to submit it anyway"
+        )
+    wanted = ", ".join(sorted(str(ex.get("function")) for ex in exercises)) or "none"
+    raise UsageError(
+        f"{filename} defines none of the exercise functions ({wanted}); "
+        "pass --exercise SLUG (see `ppo-submit exercises`)"
+    )

@@ -1,0 +1,62 @@
+"""Finding the exercise from the functions a file defines, without running it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ppo_submit.api import UsageError
+from ppo_submit.source import defined_functions, match_exercise, read_source
+
+from .fakes import EXERCISES
+
+
+def test_one_matching_function_names_the_exercise() -> None:
+    source = "import torch\n\ndef helper(x):\n    return x\n\ndef compute_actor_loss(a, b, c):\n    return helper(a)\n"
+    assert match_exercise(source, EXERCISES) == "actor-loss"
+
+
+def test_only_top_level_functions_count() -> None:
+    source = "class Loss:\n    def compute_actor_loss(self):\n        pass\n\ndef main():\n    def compute_value_loss():\n        pass\n"
+    assert defined_functions(source) == (["main"], None)
+    with pytest.raises(UsageError, match="defines none of the exercise functions"):
+        match_exercise(source, EXERCISES)
+
+
+def test_no_matching_function_asks_for_exercise() -> None:
+    with pytest.raises(UsageError, match="--exercise"):
+        match_exercise("def something_else():\n    pass\n", EXERCISES, filename="x.py")
+
+
+def test_two_matching_functions_ask_for_exercise() -> None:
+    source = "def compute_actor_loss():\n    pass\n\nasync def compute_value_loss():\n    pass\n"
+    with pytest.raises(UsageError, match=r"several exercises.*--exercise"):
+        match_exercise(source, EXERCISES)
+
+
+def test_syntax_error_falls_back_to_def_lines() -> None:
+    source = "def compute_actor_loss(a, b, c):\n    return (a +\n"
+    names, error_line = defined_functions(source)
+    assert names == ["compute_actor_loss"]
+    assert error_line is not None
+    assert match_exercise(source, EXERCISES) == "actor-loss"
+
+
+def test_syntax_error_without_any_def_asks_for_exercise() -> None:
+    with pytest.raises(UsageError, match=r"syntax error \(line \d+\).*--exercise"):
+        match_exercise("x = (\n", EXERCISES)
+
+
+def test_the_file_is_never_executed(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    source = f"open({str(marker)!r}, 'w').close()\n\ndef compute_actor_loss():\n    pass\n"
+    assert match_exercise(source, EXERCISES) == "actor-loss"
+    assert not marker.exists()
+
+
+def test_missing_file_hints_at_commands(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such file: exercize .*not a command"):
+        read_source(Path("exercize"), commands=["exercises"])
+    with pytest.raises(UsageError, match="is a directory"):
+        read_source(tmp_path)
