@@ -219,9 +219,20 @@ def run_job(job_dir: str) -> int:
         defined = sorted(k for k, v in module.__dict__.items() if isinstance(v, types.FunctionType))
         return finish("missing_function", EXIT_MISSING, defined=defined[:20],
                       found_type=None if fn is None else type(fn).__name__)
-    out = _Outputs()
-    for call in request.warmup_calls:
-        _run_call(fn, call, inputs, out, filename, record=False)
-    calls = [_run_call(fn, call, inputs, out, filename, record=True) for call in request.calls]
-    save_file(out.tensors, os.path.join(job_dir, "outputs.safetensors"))
+    calls, tensors = execute_calls(fn, request.calls, inputs, filename, request.warmup_calls)
+    save_file(tensors, os.path.join(job_dir, "outputs.safetensors"))
     return finish("ok", EXIT_OK, calls=calls)
+
+
+def execute_calls(fn: Any, calls: list[Call], inputs: dict[str, torch.Tensor], filename: str,
+                  warmup_calls: list[Call] | None = None) -> tuple[list[dict[str, Any]], dict[str, torch.Tensor]]:
+    """Call ``fn`` once per :class:`Call`; return the per-call records and the tensors they name.
+
+    The jail runs learner code through this; the judge runs its reference and mutants through
+    the very same function in its own process, so all three produce identical structures.
+    """
+    out = _Outputs()
+    for call in warmup_calls or []:
+        _run_call(fn, call, inputs, out, filename, record=False)
+    records = [_run_call(fn, call, inputs, out, filename, record=True) for call in calls]
+    return records, out.tensors

@@ -123,6 +123,7 @@ def bwrap_command(tmp_bytes: int, gpu: bool = False) -> list[str]:
         "--setenv", "PPO_JAIL_TMP", "/tmp",
         "--setenv", "LANG", "C.UTF-8",
         "--setenv", "OMP_NUM_THREADS", "1",
+        "--setenv", "MALLOC_MMAP_THRESHOLD_", "131072",
     ]
     roots: list[str] = []
     for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):

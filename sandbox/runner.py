@@ -46,6 +46,9 @@ HOST_START_SECONDS = 60.0
 #: How long the host may take to report a child that has ended or been killed.
 HOST_REPORT_GRACE_SECONDS = 10.0
 _MAX_RESULT_JSON = 4 << 20
+#: A fixed mmap threshold stops glibc from adapting it to history, so a large tensor is
+#: always mapped and unmapped and peak memory readings repeat from run to run.
+_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072"}
 
 
 class HostFailure(RuntimeError):
@@ -122,6 +125,43 @@ def _find_descendant(root: int, ns_pid: int, depth: int = 4) -> int | None:
     return None
 
 
+class _Spawner:
+    """Starts every jail host from one long-lived thread.
+
+    bubblewrap's ``--die-with-parent`` uses ``PR_SET_PDEATHSIG``, which fires when the
+    *thread* that forked it exits: a host started from a short-lived thread would be killed
+    with it. Hosts started here die with the process, as intended, and never before.
+    """
+
+    def __init__(self) -> None:
+        self._requests: queue.Queue[tuple[tuple[Any, ...], dict[str, Any], queue.Queue[Any]]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _serve(self) -> None:
+        while True:
+            args, kwargs, reply = self._requests.get()
+            try:
+                reply.put(subprocess.Popen(*args, **kwargs))
+            except BaseException as exc:  # handed to the caller
+                reply.put(exc)
+
+    def popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="jail-spawner", daemon=True)
+                self._thread.start()
+        reply: queue.Queue[Any] = queue.Queue()
+        self._requests.put((args, kwargs, reply))
+        result = reply.get()
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+
+_SPAWNER = _Spawner()
+
+
 class JailHost:
     """One jail host process and the protocol to run jobs on it."""
 
@@ -143,10 +183,10 @@ class JailHost:
             cmd.append("--once")
         if not self.config.jailed:
             cmd.append("--no-seccomp")
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", **_MALLOC_ENV}
         if not self.config.jailed:
             env["PPO_JAIL_TMP"] = _unjailed_tmp()
-        self.proc = subprocess.Popen(
+        self.proc = _SPAWNER.popen(
             cmd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -1,0 +1,1 @@
+"""Exercises: data plus trusted judging code. Each subpackage is one exercise."""

@@ -1,0 +1,124 @@
+"""Check bodies that every exercise's contract shares (EXERCISES.md, "Every function...").
+
+Values against the reference, gradients, ValueError on mismatched shapes, no in-place edits,
+the inputs' dtype and device, and peak memory within a budget of the reference's. An
+exercise's ``checks.py`` calls these with its own cases; each raises ``CheckFailed`` with a
+message that says what was expected, what came back, and on which input.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from exercises.compare import assert_close, assert_output_close, pick, require_no_error, require_tensor, where
+from exercises.framework import Case, CheckContext, CheckFailed
+
+MiB = 1 << 20
+
+
+def expect_values(ctx: CheckContext, cases: list[Case], path: tuple[int | str, ...] = (),
+                  what: str = "the result", rtol: float | None = None, atol: float | None = None,
+                  hidden: bool = False) -> None:
+    """Every case's output (at ``path``) matches the reference's."""
+    for case in cases:
+        assert_output_close(ctx, case, path, what, rtol, atol, hidden)
+
+
+def expect_grads(ctx: CheckContext, cases: list[Case], arg: str = "0", name: str = "the first argument",
+                 rtol: float | None = None, atol: float | None = None, hidden: bool = False) -> None:
+    """The gradient reaching argument ``arg`` matches the reference's (and exists)."""
+    for case in cases:
+        got = ctx.got(case)
+        require_no_error(got, case, hidden)
+        want = ctx.want(case).grads.get(arg)
+        have = got.grads.get(arg)
+        if have is None:
+            raise CheckFailed(
+                f"No gradient reached {name} {where(case, hidden)}: the result must stay connected to the "
+                "autograd graph (no .detach(), .item(), .data, torch.no_grad() or numpy round-trips).")
+        assert want is not None
+        assert_close(have, want, case, f"gradient with respect to {name}", rtol, atol, hidden)
+
+
+def expect_detached(ctx: CheckContext, cases: list[Case], paths: list[tuple[int | str, ...]],
+                    names: list[str]) -> None:
+    """Outputs at ``paths`` do not require grad, even though an input does."""
+    for case in cases:
+        got = ctx.got(case)
+        require_no_error(got, case)
+        for path, name in zip(paths, names):
+            require_tensor(got, case, path, name)
+            meta = got.meta.get(".".join(str(p) for p in path), {})
+            if meta.get("requires_grad"):
+                raise CheckFailed(
+                    f"{name} still requires grad {where(case)}: it must be detached (the contract says "
+                    "no gradient flows through it; use .detach() or compute it under torch.no_grad()).")
+
+
+def expect_value_error(ctx: CheckContext, cases: list[Case]) -> None:
+    """Each case has mismatched shapes and must raise ValueError naming the offending argument."""
+    for case in cases:
+        got = ctx.got(case)
+        if got.missing:
+            raise CheckFailed(f"No result came back {where(case)}.")
+        if got.error is None:
+            raise CheckFailed(
+                f"Expected ValueError for mismatched shapes {where(case)}, but the call returned normally "
+                "(broadcasting is not accepted: shapes must be equal).")
+        if not got.raised("ValueError"):
+            raise CheckFailed(
+                f"Expected ValueError for mismatched shapes {where(case)}, got {got.error.type}: "
+                f"{got.error.message}")
+
+
+def expect_inputs_unchanged(ctx: CheckContext, cases: list[Case]) -> None:
+    """No tensor argument was modified in place."""
+    for case in cases:
+        got = ctx.got(case)
+        require_no_error(got, case)
+        for key, after in got.inputs_after.items():
+            before = case.kwargs[key] if key in case.kwargs else case.args[int(key)]
+            if not isinstance(before, torch.Tensor):
+                continue
+            same = after.shape == before.shape and torch.equal(after.to(before.dtype), before)
+            if not same:
+                label = key if key in case.kwargs else f"argument {int(key) + 1}"
+                raise CheckFailed(
+                    f"Your function modified {label} in place {where(case)}: callers' tensors must not "
+                    "change (avoid in-place ops such as sub_(), mul_(), x[...] = ..., or +=).")
+
+
+def expect_dtype_device(ctx: CheckContext, cases: list[Case], path: tuple[int | str, ...] = (),
+                        what: str = "the result", zero_dim: bool = False, values: bool = True) -> None:
+    """Output in the inputs' floating dtype and on their device (and 0-dim when asked)."""
+    for case in cases:
+        got = ctx.got(case)
+        tensor = require_tensor(got, case, path, what)
+        meta = got.meta.get(".".join(str(p) for p in path), {})
+        want = pick(ctx.want(case).output, path)
+        dtype = next(a.dtype for a in case.args if isinstance(a, torch.Tensor) and a.is_floating_point())
+        if tensor.dtype != dtype:
+            raise CheckFailed(f"Expected {what} in dtype {dtype} (the inputs' dtype), got {tensor.dtype} {where(case)}.")
+        if meta.get("device") != ctx.device:
+            raise CheckFailed(f"Expected {what} on device {ctx.device} (the inputs' device), got {meta.get('device')} {where(case)}.")
+        if zero_dim and tensor.dim() != 0:
+            raise CheckFailed(f"Expected {what} to be a 0-dim tensor, got shape {list(tensor.shape)} {where(case)}.")
+        if values and isinstance(want, torch.Tensor):
+            assert_close(tensor, want, case, what)
+
+
+def expect_memory_within_budget(ctx: CheckContext, case: Case, ratio: float = 1.5, slack: int = 16 * MiB) -> None:
+    """Peak memory of the measured case is at most max(ratio x reference, reference + slack)."""
+    reading = ctx.memory(case)
+    if reading.learner_bytes is None:
+        raise CheckFailed(f"The memory measurement {where(case)} did not complete: {reading.learner_message}")
+    if reading.reference_bytes is None:
+        raise CheckFailed("The reference's memory could not be measured; this check is the grader's fault.")
+    ref = reading.reference_bytes
+    budget = max(int(ratio * ref), ref + slack)
+    used = reading.learner_bytes
+    if used > budget:
+        raise CheckFailed(
+            f"Peak memory {used / MiB:.1f} MiB {where(case)} is over the budget of {budget / MiB:.1f} MiB "
+            f"(max({ratio:g} x the reference's {ref / MiB:.1f} MiB, reference + {slack / MiB:.0f} MiB); "
+            f"measured by {reading.source}). Avoid materialising large intermediate tensors.")

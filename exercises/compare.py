@@ -1,0 +1,127 @@
+"""Comparisons that explain themselves: what was expected, what came back, and where.
+
+Every helper raises :class:`~exercises.framework.CheckFailed` with a message a learner can
+act on ("3 of 4096 elements differ; first at [0, 5]: expected -1.2, got -2.0; worst at
+[2, 17] ...") and returns quietly when the values agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from exercises.framework import Case, CheckFailed, Outcome
+
+#: Default tolerances per dtype: (rtol, atol).
+TOLERANCES = {
+    torch.float64: (1e-7, 1e-9),
+    torch.float32: (1e-4, 1e-5),
+    torch.bfloat16: (2e-2, 2e-2),
+    torch.float16: (5e-3, 5e-3),
+}
+
+
+def tolerance(dtype: torch.dtype) -> tuple[float, float]:
+    return TOLERANCES.get(dtype, (1e-4, 1e-5))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _index(flat: int, shape: torch.Size) -> list[int]:
+    idx = []
+    for dim in reversed(shape):
+        idx.append(flat % dim)
+        flat //= dim
+    return list(reversed(idx))
+
+
+def where(case: Case, hidden: bool = False) -> str:
+    """'on input ...' for messages (hidden checks name the case without its contents)."""
+    return f"on hidden case {case.id}" if hidden else f"on input {case.describe()}"
+
+
+def explain_mismatch(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> str | None:
+    """None when close; otherwise a sentence locating the first and worst mismatches."""
+    if got.shape != want.shape:
+        return f"expected shape {list(want.shape)}, got shape {list(got.shape)}"
+    g = got.detach().to(torch.float64).cpu()
+    w = want.detach().to(torch.float64).cpu()
+    if g.numel() == 0:
+        return None
+    both_nan = torch.isnan(g) & torch.isnan(w)
+    same_inf = torch.isinf(w) & (g == w)
+    diff = (g - w).abs()
+    bad = ~((diff <= atol + rtol * w.abs()) | both_nan | same_inf)
+    bad |= torch.isnan(g) & ~torch.isnan(w)
+    count = int(bad.sum())
+    if count == 0:
+        return None
+    if g.dim() == 0:
+        return f"expected {_fmt(float(w))}, got {_fmt(float(g))}"
+    flat_bad = bad.flatten().nonzero().flatten()
+    first = int(flat_bad[0])
+    d = torch.where(bad, torch.nan_to_num(diff, nan=float("inf")), torch.zeros_like(diff)).flatten()
+    worst = int(d.argmax())
+    gf, wf = g.flatten(), w.flatten()
+    text = (
+        f"{count} of {g.numel()} elements differ; first at {_index(first, g.shape)}: expected "
+        f"{_fmt(float(wf[first]))}, got {_fmt(float(gf[first]))}"
+    )
+    if worst != first:
+        text += f"; worst at {_index(worst, g.shape)}: expected {_fmt(float(wf[worst]))}, got {_fmt(float(gf[worst]))}"
+    return text
+
+
+def require_no_error(got: Outcome, case: Case, hidden: bool = False) -> None:
+    """Fail with the learner's exception when the call raised."""
+    if got.missing:
+        raise CheckFailed(f"No result came back {where(case, hidden)}.")
+    if got.error is not None:
+        tb = f"\n{got.error.traceback}" if got.error.traceback else ""
+        phase = "during backward()" if got.error.phase == "backward" else ""
+        raise CheckFailed(f"Raised {got.error.type}{' ' + phase if phase else ''}: {got.error.message} {where(case, hidden)}{tb}")
+
+
+def pick(value: Any, path: list[int | str] | tuple[int | str, ...]) -> Any:
+    """Follow a path into a returned structure; None when it does not exist."""
+    for key in path:
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
+def require_tensor(got: Outcome, case: Case, path: tuple[int | str, ...] = (), what: str = "the result",
+                   hidden: bool = False) -> torch.Tensor:
+    """The tensor at ``path`` in the learner's output, or a failure saying what came instead."""
+    require_no_error(got, case, hidden)
+    value = pick(got.output, path)
+    if not isinstance(value, torch.Tensor):
+        meta = got.meta.get(".".join(str(p) for p in path), {})
+        kind = meta.get("type") or type(value).__name__
+        if kind == "tensor":
+            kind = f"a {meta.get('layout', 'non-strided')} tensor"
+        raise CheckFailed(f"Expected {what} to be a torch.Tensor, got {kind} {where(case, hidden)}.")
+    return value
+
+
+def assert_close(got: torch.Tensor, want: torch.Tensor, case: Case, what: str = "the result",
+                 rtol: float | None = None, atol: float | None = None, hidden: bool = False) -> None:
+    """Fail unless ``got`` matches ``want`` within the tolerance of ``want``'s dtype."""
+    drtol, datol = tolerance(want.dtype)
+    message = explain_mismatch(got, want, drtol if rtol is None else rtol, datol if atol is None else atol)
+    if message is not None:
+        raise CheckFailed(f"Wrong {what} {where(case, hidden)}: {message}.")
+
+
+def assert_output_close(ctx: Any, case: Case, path: tuple[int | str, ...] = (), what: str = "the result",
+                        rtol: float | None = None, atol: float | None = None, hidden: bool = False) -> None:
+    """Compare the learner's output at ``path`` with the reference's, for one case."""
+    got = require_tensor(ctx.got(case), case, path, what, hidden)
+    want = pick(ctx.want(case).output, path)
+    assert isinstance(want, torch.Tensor), f"reference returned no tensor for case {case.id}"
+    assert_close(got, want, case, what, rtol, atol, hidden)

@@ -1,0 +1,306 @@
+"""The parts every exercise is made of: cases, checks, mutants, and the spec that binds them.
+
+An exercise folder ``exercises/<name>/`` holds ``spec.py`` (an :class:`ExerciseSpec` called
+``SPEC``), ``starter.py`` (the learner's template), ``reference.py`` (the hidden solution),
+``checks.py`` (a ``cases(gen)`` function and ``@check`` functions) and ``mutants.py``
+(``@mutant`` functions, each a known-wrong solution naming its misconception).
+
+A check reads what came back through a :class:`CheckContext` and calls :meth:`CheckContext.fail`
+(or a helper from :mod:`exercises.compare`) with a message for the learner. Which cases a
+check looked at is recorded, so the judge can tell whether a failing learner matches a
+mutant on exactly those cases and name the misconception.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import textwrap
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable
+
+import torch
+
+
+class CheckFailed(Exception):
+    """Raised inside a check: the message is shown to the learner as is."""
+
+
+@dataclass
+class Case:
+    """One call of the function under test, with its inputs built by the trusted judge.
+
+    ``args`` and ``kwargs`` hold tensors or plain JSON values. ``grad`` names the arguments
+    (by position as a string, or keyword) that get ``requires_grad``; ``backward`` asks for a
+    backward pass from the output at that path (``[]``: the object itself); ``weights``
+    reduces a non-scalar output before it. ``memory`` cases are measured in a visit of their
+    own, after ``warmup``. ``about`` describes the case in failure messages.
+    """
+
+    id: str
+    args: list[Any]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    grad: tuple[str, ...] = ()
+    backward: list[int | str] | None = None
+    weights: torch.Tensor | None = None
+    return_inputs: bool = False
+    memory: bool = False
+    warmup: "Case | None" = None
+    about: str = ""
+
+    def describe(self) -> str:
+        """Shapes, dtypes and hyper-parameters, for messages."""
+        parts = []
+        for i, a in enumerate(self.args):
+            parts.append(_short_value(a, f"arg{i}"))
+        for k, v in self.kwargs.items():
+            parts.append(f"{k}={_short_value(v, k)}")
+        text = ", ".join(parts)
+        return f"{self.about + ': ' if self.about else ''}({text})"
+
+
+def _short_value(v: Any, name: str) -> str:
+    if isinstance(v, torch.Tensor):
+        dtype = str(v.dtype).removeprefix("torch.")
+        return f"{dtype}{list(v.shape)}"
+    return repr(v)
+
+
+@dataclass
+class Outcome:
+    """What one call produced, decoded: the same structure for learner, reference and mutant."""
+
+    output: Any = None
+    #: Metadata the harness recorded for each tensor in the output, by path ("" for the root).
+    meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error: Any = None  # sandbox.protocol.CallError
+    grads: dict[str, torch.Tensor | None] = field(default_factory=dict)
+    inputs_after: dict[str, torch.Tensor] = field(default_factory=dict)
+    seconds: float | None = None
+    missing: bool = False
+
+    def raised(self, name: str) -> bool:
+        """Whether the call raised an exception of class ``name`` (or a subclass)."""
+        return self.error is not None and name in self.error.classes
+
+
+@dataclass
+class MemoryReading:
+    """Peak memory of a measured case: the learner's and the reference's, same harness."""
+
+    learner_bytes: int | None
+    reference_bytes: int | None
+    source: str | None
+    learner_status: str
+    learner_message: str = ""
+
+
+class CheckContext:
+    """A check's view of one grading run. Records which cases the check reads."""
+
+    def __init__(self, cases: dict[str, Case], got: dict[str, Outcome], want: dict[str, Outcome],
+                 memory: dict[str, MemoryReading] | None = None, device: str = "cpu") -> None:
+        self._cases = cases
+        self._got = got
+        self._want = want
+        self._memory = memory or {}
+        self.device = device
+        self.read: set[str] = set()
+
+    def cases(self, *tags: str) -> list[Case]:
+        """Cases carrying every one of ``tags``, in the order they were built."""
+        return [c for c in self._cases.values() if all(t in c.tags for t in tags)]
+
+    def case(self, case_id: str) -> Case:
+        return self._cases[case_id]
+
+    def got(self, case: Case) -> Outcome:
+        """The submission's outcome for a case."""
+        self.read.add(case.id)
+        return self._got.get(case.id) or Outcome(missing=True)
+
+    def want(self, case: Case) -> Outcome:
+        """The reference's outcome for a case."""
+        return self._want[case.id]
+
+    def memory(self, case: Case) -> MemoryReading:
+        self.read.add(case.id)
+        return self._memory[case.id]
+
+    @staticmethod
+    def fail(message: str) -> None:
+        raise CheckFailed(message)
+
+    def with_outcomes(self, got: dict[str, Outcome]) -> "CheckContext":
+        """The same run seen with other outcomes (a mutant's), for misconception matching."""
+        return CheckContext(self._cases, got, self._want, self._memory, self.device)
+
+
+@dataclass
+class Check:
+    """A weighted check. ``hidden`` checks do not reveal their inputs in messages."""
+
+    name: str
+    weight: float
+    fn: Callable[[CheckContext], None]
+    hidden: bool = False
+    needs_memory: bool = False
+
+
+@dataclass
+class Mutant:
+    """A known-wrong solution and the misconception it embodies."""
+
+    name: str
+    misconception: str
+    fn: Callable[..., Any]
+
+    def source(self, function_name: str) -> str:
+        """A submittable module whose ``function_name`` is this mutant."""
+        return mutant_source(self.fn, function_name)
+
+
+_IMPORTS = "import math\nimport torch\nimport torch.nn.functional as F\n\n"
+
+
+def mutant_source(fn: Callable[..., Any], function_name: str) -> str:
+    """Source of a self-contained function, renamed, with its decorators dropped."""
+    lines = textwrap.dedent(inspect.getsource(fn)).splitlines()
+    while lines and lines[0].lstrip().startswith("@"):
+        lines.pop(0)
+        # a decorator spanning several lines ends with a line that closes its parenthesis
+        while lines and not lines[0].lstrip().startswith("def "):
+            lines.pop(0)
+    first = lines[0]
+    lines[0] = first.replace(f"def {fn.__name__}(", f"def {function_name}(", 1)
+    return _IMPORTS + "\n".join(lines) + "\n"
+
+
+def check(name: str, weight: float, *, hidden: bool = False, memory: bool = False) -> Callable[[Callable[[CheckContext], None]], Check]:
+    """Declare a check function with its name and weight (weights of an exercise sum to 100)."""
+
+    def wrap(fn: Callable[[CheckContext], None]) -> Check:
+        return Check(name=name, weight=weight, fn=fn, hidden=hidden, needs_memory=memory)
+
+    return wrap
+
+
+def mutant(misconception: str) -> Callable[[Callable[..., Any]], Mutant]:
+    """Declare a known-wrong solution; ``misconception`` is what feedback will name."""
+
+    def wrap(fn: Callable[..., Any]) -> Mutant:
+        return Mutant(name=fn.__name__, misconception=misconception, fn=fn)
+
+    return wrap
+
+
+@dataclass
+class ExerciseSpec:
+    """Everything about one exercise that is not code to run."""
+
+    slug: str
+    title: str
+    function_name: str
+    summary: str
+    description: str
+    order: int
+    #: The reference's run time and memory are a budget: a check may allow a multiple of them.
+    memory_budget_ratio: float = 1.5
+    memory_budget_slack_bytes: int = 16 << 20
+
+
+@dataclass
+class Exercise:
+    """A loaded exercise: its spec, sources, reference, cases, checks and mutants."""
+
+    spec: ExerciseSpec
+    starter: str
+    reference_source: str
+    reference: Callable[..., Any]
+    build_cases: Callable[["CaseGen"], list[Case]]
+    checks: list[Check]
+    mutants: list[Mutant]
+    folder: str = ""
+
+    # flat attributes the server reads
+    @property
+    def slug(self) -> str:
+        return self.spec.slug
+
+    @property
+    def title(self) -> str:
+        return self.spec.title
+
+    @property
+    def function_name(self) -> str:
+        return self.spec.function_name
+
+    @property
+    def summary(self) -> str:
+        return self.spec.summary
+
+    @property
+    def description(self) -> str:
+        return self.spec.description
+
+    @property
+    def order(self) -> int:
+        return self.spec.order
+
+    @staticmethod
+    def from_modules(folder: str, spec_mod: ModuleType, checks_mod: ModuleType, mutants_mod: ModuleType,
+                     reference_mod: ModuleType, starter: str, reference_source: str) -> "Exercise":
+        spec: ExerciseSpec = spec_mod.SPEC
+        checks = [v for v in vars(checks_mod).values() if isinstance(v, Check)]
+        mutants = [v for v in vars(mutants_mod).values() if isinstance(v, Mutant)]
+        total = sum(c.weight for c in checks)
+        if not math.isclose(total, 100.0):
+            raise ValueError(f"{spec.slug}: check weights sum to {total}, not 100")
+        return Exercise(
+            spec=spec,
+            starter=starter,
+            reference_source=reference_source,
+            reference=getattr(reference_mod, spec.function_name),
+            build_cases=checks_mod.cases,
+            checks=checks,
+            mutants=mutants,
+            folder=folder,
+        )
+
+
+class CaseGen:
+    """Seeded input factory for one grading run; the seed mixes the server secret."""
+
+    def __init__(self, seed: int, device: str = "cpu") -> None:
+        self.seed = seed
+        self.device = device
+        self.generator = torch.Generator().manual_seed(seed)
+        self._next = 0
+
+    def next_id(self) -> str:
+        self._next += 1
+        return str(self._next)
+
+    def randn(self, *shape: int, dtype: torch.dtype = torch.float32, scale: float = 1.0) -> torch.Tensor:
+        return (torch.randn(*shape, generator=self.generator, dtype=torch.float64) * scale).to(dtype)
+
+    def uniform(self, *shape: int, low: float = 0.0, high: float = 1.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        u = torch.rand(*shape, generator=self.generator, dtype=torch.float64)
+        return (low + (high - low) * u).to(dtype)
+
+    def randint(self, low: int, high: int) -> int:
+        return int(torch.randint(low, high, (1,), generator=self.generator).item())
+
+    def right_padded_mask(self, batch: int, length: int, *, min_len: int = 1, lengths: list[int] | None = None,
+                          dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """A [B, T] mask of ones then zeros; ``lengths`` fixes the valid length per row."""
+        if lengths is None:
+            lengths = [self.randint(min_len, length + 1) for _ in range(batch)]
+        idx = torch.arange(length).unsqueeze(0)
+        return (idx < torch.tensor(lengths).unsqueeze(1)).to(dtype)
+
+    def case(self, *args: Any, **fields: Any) -> Case:
+        """A :class:`Case` with a fresh id (keyword fields as in :class:`Case`, ``kwargs=`` for the call)."""
+        return Case(id=self.next_id(), args=list(args), **fields)

@@ -1,0 +1,356 @@
+"""The trusted judge: build cases, ask the jail, compare, and name misconceptions.
+
+``Judge.grade(slug, source, seed)`` builds the exercise's cases from a seed mixed with the
+server secret, computes the expected outcomes with the hidden reference *in this process*,
+sends only the inputs and the learner's source to the jail, and evaluates each weighted
+check on what came back. When a check fails and the learner's outcomes on the cases that
+check read match a known mutant's, the feedback names that mutant's misconception.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, Exercise, MemoryReading, Outcome
+from exercises.registry import get_exercise
+from sandbox.harness import execute_calls
+from sandbox.protocol import Arg, Backward, Call, CallError, JobRequest, JobResult, JobStatus, SandboxLimits
+from sandbox.runner import JailConfig, SandboxPool
+
+log = logging.getLogger(__name__)
+
+VERDICTS = (
+    "graded", "syntax_error", "missing_function", "runtime_error", "time_limit",
+    "memory_limit", "output_limit", "crashed", "internal_error",
+)
+_OUTPUT_CAP = 8 << 10
+
+
+@dataclass
+class CheckOutcome:
+    """One check's result, as stored and shown."""
+
+    name: str
+    weight: float
+    passed: bool
+    message: str = ""
+    misconception: str | None = None
+    hidden: bool = False
+
+
+@dataclass
+class GradeReport:
+    """The judge's verdict on one submission."""
+
+    verdict: str
+    score: float | None
+    message: str
+    checks: list[CheckOutcome] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    peak_memory_bytes: int | None = None
+    cpu_seconds: float | None = None
+    line: int | None = None
+
+
+def mix_seed(secret: bytes, slug: str, seed: int | str) -> int:
+    """A case seed that a learner cannot predict without the server secret."""
+    digest = hmac.new(secret, f"{slug}:{seed}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+
+
+# -- cases to protocol -----------------------------------------------------------------------
+
+def _arg(value: Any, name: str, tensors: dict[str, torch.Tensor], grad: bool) -> Arg:
+    if isinstance(value, torch.Tensor):
+        tensors[name] = value
+        return Arg.of_tensor(name, requires_grad=grad)
+    return Arg.of_value(value)
+
+
+def to_call(case: Case, tensors: dict[str, torch.Tensor], device: str) -> Call:
+    """The protocol form of a case; its tensors are added to ``tensors``."""
+    args = [_arg(v, f"{case.id}.a{i}", tensors, str(i) in case.grad) for i, v in enumerate(case.args)]
+    kwargs = {k: _arg(v, f"{case.id}.k.{k}", tensors, k in case.grad) for k, v in case.kwargs.items()}
+    backward = None
+    if case.backward is not None:
+        weights = None
+        if case.weights is not None:
+            weights = f"{case.id}.w"
+            tensors[weights] = case.weights
+        backward = Backward(output=list(case.backward), weights=weights)
+    return Call(id=case.id, args=args, kwargs=kwargs, backward=backward, return_inputs=case.return_inputs, device=device)
+
+
+# -- protocol to outcomes --------------------------------------------------------------------
+
+class Opaque:
+    """A returned object the harness could not describe as data (shown by its class name)."""
+
+    def __init__(self, cls: str) -> None:
+        self.cls = cls
+
+    def __repr__(self) -> str:
+        return f"<{self.cls} object>"
+
+
+def _decode_tree(node: Any, tensors: dict[str, torch.Tensor], meta: dict[str, dict[str, Any]], path: str) -> Any:
+    if not isinstance(node, dict):
+        return Opaque(type(node).__name__)
+    kind = node.get("type")
+    if kind == "tensor":
+        meta[path] = node
+        t = tensors.get(str(node.get("name")))
+        if t is None or list(t.shape) != list(node.get("shape", [])):
+            return Opaque("tensor (not transferable)") if t is None else t
+        return t
+    if kind in ("int", "float", "bool", "str"):
+        value = node.get("value")
+        if kind == "float" and isinstance(value, str):
+            return float(value)  # 'nan', 'inf'
+        if kind == "int" and isinstance(value, str):
+            return int(value)
+        return value
+    if kind == "none":
+        return None
+    if kind in ("tuple", "list"):
+        items = [_decode_tree(v, tensors, meta, f"{path}.{i}".lstrip(".")) for i, v in enumerate(node.get("items", []))]
+        return tuple(items) if kind == "tuple" else items
+    if kind == "dict":
+        return {k: _decode_tree(v, tensors, meta, f"{path}.{k}".lstrip(".")) for k, v in node.get("items", {}).items()}
+    return Opaque(str(node.get("class", "object")))
+
+
+def outcomes_from(records: list[Any], tensors: dict[str, torch.Tensor]) -> dict[str, Outcome]:
+    """Decode per-call records (from the jail or from an in-process run) into outcomes."""
+    result: dict[str, Outcome] = {}
+    for rec in records:
+        rec = rec if isinstance(rec, dict) else rec.__dict__
+        err = rec.get("error")
+        if isinstance(err, dict):
+            err = CallError(**err)
+        meta: dict[str, dict[str, Any]] = {}
+        output = _decode_tree(rec["output"], tensors, meta, "") if rec.get("output") is not None else None
+        grads = {k: (tensors.get(v) if v else None) for k, v in (rec.get("grads") or {}).items()}
+        after = {k: tensors[v] for k, v in (rec.get("inputs_after") or {}).items() if v in tensors}
+        result[str(rec["id"])] = Outcome(output=output, meta=meta, error=err, grads=grads, inputs_after=after,
+                                         seconds=rec.get("seconds"))
+    return result
+
+
+def run_in_process(fn: Any, cases: list[Case], filename: str) -> dict[str, Outcome]:
+    """Run trusted code (the reference or a mutant) through the harness's own call logic."""
+    tensors: dict[str, torch.Tensor] = {}
+    calls = [to_call(c, tensors, "cpu") for c in cases]
+    records, out = execute_calls(fn, calls, tensors, filename)
+    return outcomes_from(records, out)
+
+
+# -- misconception matching ------------------------------------------------------------------
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape:
+            return False
+        rtol, atol = 1e-3, 1e-4
+        return bool(torch.allclose(a.detach().double().cpu(), b.detach().double().cpu(), rtol=rtol, atol=atol, equal_nan=True))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, Opaque) or isinstance(b, Opaque):
+        return False
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-6 * max(1.0, abs(b))
+    return a == b
+
+
+def outcomes_match(a: Outcome, b: Outcome) -> bool:
+    """Whether two outcomes are the same behaviour (errors by class, values within tolerance)."""
+    if a.missing or b.missing or (a.error is None) != (b.error is None):
+        return False
+    if a.error is not None:
+        if a.error.type != b.error.type or a.error.phase != b.error.phase:
+            return False
+        if a.error.phase == "call":
+            return True
+    if not _same(a.output, b.output):
+        return False
+    for key in set(a.grads) & set(b.grads):
+        if (a.grads[key] is None) != (b.grads[key] is None):
+            return False
+        if a.grads[key] is not None and not _same(a.grads[key], b.grads[key]):
+            return False
+    for key in set(a.inputs_after) & set(b.inputs_after):
+        if not _same(a.inputs_after[key], b.inputs_after[key]):
+            return False
+    return True
+
+
+# -- the judge -------------------------------------------------------------------------------
+
+def _truncate(text: str) -> str:
+    return text if len(text) <= _OUTPUT_CAP else text[:_OUTPUT_CAP] + f"\n[{len(text) - _OUTPUT_CAP} characters cut]"
+
+
+class Judge:
+    """Grades submissions. Thread-safe; owns the jail pools.
+
+    ``device`` is "cpu" or "cuda": on a GPU worker the learner's calls run on CUDA tensors
+    (expected values are still computed on the CPU by the reference).
+    """
+
+    def __init__(self, secret: bytes, limits: SandboxLimits | None = None, pool_size: int = 1,
+                 device: str = "cpu", *, jailed: bool = True, reuse: bool = True) -> None:
+        self.secret = secret
+        self.device = device
+        config = JailConfig(limits=limits or SandboxLimits(), jailed=jailed, reuse=reuse, gpu=device == "cuda")
+        self.pool = SandboxPool(pool_size, config)
+        self._reference_config = config
+        self._reference_pool: SandboxPool | None = None
+        self._reference_memory: dict[tuple[str, str], JobResult] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.pool.close()
+        if self._reference_pool is not None:
+            self._reference_pool.close()
+
+    # The reference's memory is measured in a host of its own: never in a learner's jail.
+    def _measure_reference(self, exercise: Exercise, case: Case) -> JobResult:
+        key = (exercise.slug, case.describe())
+        with self._lock:
+            if key in self._reference_memory:
+                return self._reference_memory[key]
+            if self._reference_pool is None:
+                self._reference_pool = SandboxPool(1, self._reference_config)
+        result = self._run_memory_case(self._reference_pool, exercise, exercise.reference_source, case)
+        if result.status == JobStatus.OK:
+            with self._lock:
+                self._reference_memory[key] = result
+        return result
+
+    def _run_memory_case(self, pool: SandboxPool, exercise: Exercise, source: str, case: Case) -> JobResult:
+        tensors: dict[str, torch.Tensor] = {}
+        calls = [to_call(case, tensors, self.device)]
+        warmup = [to_call(case.warmup, tensors, self.device)] if case.warmup else []
+        request = JobRequest(source=source, function=exercise.function_name, calls=calls, warmup_calls=warmup)
+        return pool.run(request, tensors)
+
+    def grade(self, slug: str, source: str, seed: int | str) -> GradeReport:
+        """Grade ``source`` for exercise ``slug``; never raises for anything the learner did."""
+        t0 = time.monotonic()
+        exercise = get_exercise(slug)
+        gen = CaseGen(mix_seed(self.secret, slug, seed), self.device)
+        cases = exercise.build_cases(gen)
+        regular = [c for c in cases if not c.memory]
+        measured = [c for c in cases if c.memory]
+        want = run_in_process(exercise.reference, regular, "reference.py")
+        tensors: dict[str, torch.Tensor] = {}
+        calls = [to_call(c, tensors, self.device) for c in regular]
+        t_cases = time.monotonic()
+        job = self.pool.run(JobRequest(source=source, function=exercise.function_name, calls=calls), tensors)
+        t_jail = time.monotonic()
+        timings = {"build_cases": t_cases - t0, **{f"jail_{k}": v for k, v in job.timings.items()}}
+        report = GradeReport(verdict="graded", score=None, message="", stdout=_truncate(job.stdout),
+                             stderr=_truncate(job.stderr), peak_memory_bytes=job.peak_memory_bytes,
+                             cpu_seconds=job.cpu_seconds, line=job.line)
+        if job.status != JobStatus.OK:
+            report.verdict = job.status.value
+            report.score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
+            report.message = self._message_for(job, exercise)
+            report.timings = {**timings, "total": time.monotonic() - t0}
+            return report
+        got = outcomes_from(job.calls, job.tensors)
+        memory: dict[str, MemoryReading] = {}
+        for case in measured:
+            mine = self._run_memory_case(self.pool, exercise, source, case)
+            ref = self._measure_reference(exercise, case)
+            memory[case.id] = MemoryReading(
+                learner_bytes=mine.peak_memory_bytes if mine.status == JobStatus.OK else None,
+                reference_bytes=ref.peak_memory_bytes if ref.status == JobStatus.OK else None,
+                source=mine.memory_source, learner_status=mine.status.value, learner_message=mine.message)
+            if mine.status == JobStatus.OK and mine.cpu_seconds is not None:
+                report.cpu_seconds = mine.cpu_seconds  # the measured case is the speed figure
+                report.peak_memory_bytes = mine.peak_memory_bytes
+        t_memory = time.monotonic()
+        ctx = CheckContext({c.id: c for c in cases}, got, want, memory, self.device)
+        report.checks = self._evaluate(exercise, ctx, regular)
+        total = sum(c.weight for c in report.checks if c.passed)
+        report.score = round(total, 2)
+        passed = sum(c.passed for c in report.checks)
+        report.message = (f"All {len(report.checks)} checks passed." if passed == len(report.checks)
+                          else f"{passed} of {len(report.checks)} checks passed.")
+        t_end = time.monotonic()
+        report.timings = {**timings, "learner_jail": t_jail - t_cases, "memory_cases": t_memory - t_jail,
+                          "checks": t_end - t_memory, "total": t_end - t0}
+        return report
+
+    def _evaluate(self, exercise: Exercise, ctx: CheckContext, regular: list[Case]) -> list[CheckOutcome]:
+        outcomes: list[CheckOutcome] = []
+        mutant_outcomes: dict[str, dict[str, Outcome]] | None = None
+        for chk in exercise.checks:
+            ctx.read = set()
+            passed, message = _run_check(chk.fn, ctx)
+            outcome = CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message, hidden=chk.hidden)
+            if not passed and not chk.needs_memory and ctx.read:
+                if mutant_outcomes is None:
+                    mutant_outcomes = {m.name: run_in_process(m.fn, regular, "mutant.py") for m in exercise.mutants}
+                outcome.misconception = self._name_misconception(exercise, chk, ctx, mutant_outcomes)
+                if outcome.misconception:
+                    outcome.message += f" This matches a known mistake: {outcome.misconception}"
+            outcomes.append(outcome)
+        return outcomes
+
+    @staticmethod
+    def _name_misconception(exercise: Exercise, chk: Any, ctx: CheckContext,
+                            mutant_outcomes: dict[str, dict[str, Outcome]]) -> str | None:
+        """The misconception of the mutant that behaves like the learner where this check looks.
+
+        The evidence is every case the check reads when it passes (run on the reference's
+        outcomes), not only the case where the learner's run stopped. Among the mutants that
+        fail the check and match there, the one agreeing with the learner on the most cases
+        overall wins, so a learner who only skipped the shape check is not told they used max.
+        """
+        probe = ctx.with_outcomes(ctx._want)
+        _run_check(chk.fn, probe)
+        evidence = sorted(probe.read | ctx.read)
+        best: tuple[int, str] | None = None
+        for m in exercise.mutants:
+            outs = mutant_outcomes[m.name]
+            mutant_passed, _ = _run_check(chk.fn, ctx.with_outcomes(outs))
+            if mutant_passed:
+                continue
+            if not all(outcomes_match(ctx.got(ctx.case(cid)), outs.get(cid, Outcome(missing=True))) for cid in evidence):
+                continue
+            agreement = sum(outcomes_match(ctx._got.get(cid, Outcome(missing=True)), o) for cid, o in outs.items())
+            if best is None or agreement > best[0]:
+                best = (agreement, m.misconception)
+        return best[1] if best else None
+
+    @staticmethod
+    def _message_for(job: JobResult, exercise: Exercise) -> str:
+        if job.status == JobStatus.MISSING_FUNCTION:
+            return (f"Your file does not define a function named {exercise.function_name}() "
+                    f"({job.message}). Check the name and the signature against the exercise.")
+        return job.message
+
+
+def _run_check(fn: Any, ctx: CheckContext) -> tuple[bool, str]:
+    try:
+        fn(ctx)
+        return True, "ok"
+    except CheckFailed as exc:
+        return False, str(exc)
+    except Exception as exc:  # a check that breaks on odd output is a failed check, not a crash
+        log.exception("check raised")
+        return False, f"Your result could not be checked ({type(exc).__name__}: {str(exc)[:200]})."

@@ -1,0 +1,70 @@
+"""Discovers exercises: every package ``exercises/<name>/`` with a ``spec.py`` is one.
+
+Adding an exercise means adding its folder; nothing else is registered by hand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+from pathlib import Path
+
+from exercises.framework import Exercise
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_lock = threading.Lock()
+_cache: dict[str, Exercise] | None = None
+
+
+class UnknownExercise(KeyError):
+    """No exercise has this slug."""
+
+    def __str__(self) -> str:
+        return f"no exercise named {self.args[0]!r}"
+
+
+def load_exercise(package: str) -> Exercise:
+    """Import one exercise package (e.g. ``exercises.actor_loss``) and assemble it."""
+    folder = _PACKAGE_DIR / package.rsplit(".", 1)[-1]
+    spec_mod = importlib.import_module(f"{package}.spec")
+    checks_mod = importlib.import_module(f"{package}.checks")
+    mutants_mod = importlib.import_module(f"{package}.mutants")
+    reference_mod = importlib.import_module(f"{package}.reference")
+    return Exercise.from_modules(
+        str(folder), spec_mod, checks_mod, mutants_mod, reference_mod,
+        starter=(folder / "starter.py").read_text(encoding="utf-8"),
+        reference_source=(folder / "reference.py").read_text(encoding="utf-8"),
+    )
+
+
+def _discover() -> dict[str, Exercise]:
+    found: dict[str, Exercise] = {}
+    for info in pkgutil.iter_modules([str(_PACKAGE_DIR)]):
+        if info.ispkg and (_PACKAGE_DIR / info.name / "spec.py").exists():
+            ex = load_exercise(f"exercises.{info.name}")
+            if ex.slug in found:
+                raise ValueError(f"two exercises share the slug {ex.slug!r}")
+            found[ex.slug] = ex
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
+
+
+def _exercises() -> dict[str, Exercise]:
+    global _cache
+    with _lock:
+        if _cache is None:
+            _cache = _discover()
+        return _cache
+
+
+def all_exercises() -> list[Exercise]:
+    """Every exercise, in catalogue order."""
+    return list(_exercises().values())
+
+
+def get_exercise(slug: str) -> Exercise:
+    """The exercise with this slug, or :class:`UnknownExercise`."""
+    try:
+        return _exercises()[slug]
+    except KeyError:
+        raise UnknownExercise(slug) from None
