@@ -72,11 +72,15 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.", envvar="PPO_GRADER_PORT")] = 8000,
 ) -> None:
     """Start the API and the in-process grading workers (migrations are applied first)."""
+    import logging
+
     import uvicorn
 
     from server.app import create_app
 
     settings = Settings()
+    # Our loggers (workers, grading failures) print next to uvicorn's at INFO.
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
 
 
