@@ -275,10 +275,17 @@ class Judge:
         for case in measured:
             mine = self._run_memory_case(self.pool, exercise, source, case)
             ref = self._measure_reference(exercise, case)
-            memory[case.id] = MemoryReading(
+            reading = MemoryReading(
                 learner_bytes=mine.peak_memory_bytes if mine.status == JobStatus.OK else None,
                 reference_bytes=ref.peak_memory_bytes if ref.status == JobStatus.OK else None,
                 source=mine.memory_source, learner_status=mine.status.value, learner_message=mine.message)
+            call = mine.call(case.id)
+            if mine.status == JobStatus.OK and (call is None or call.error is not None):
+                # A call that raised allocates little: its peak says nothing about the solution.
+                reading.learner_bytes = None
+                reading.learner_message = (f"your function raised {call.error.type}: {call.error.message}"
+                                           if call and call.error else "no result came back")
+            memory[case.id] = reading
             if mine.status == JobStatus.OK and mine.cpu_seconds is not None:
                 report.cpu_seconds = mine.cpu_seconds  # the measured case is the speed figure
                 report.peak_memory_bytes = mine.peak_memory_bytes
