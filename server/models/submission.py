@@ -58,6 +58,13 @@ class Submission(Base):
         Index("ix_submissions_status_id", "status", "id"),
         # A learner's history per exercise, newest first.
         Index("ix_submissions_user_id_exercise_created_at", "user_id", "exercise", "created_at"),
+        # Leaderboard, stats, gradebook: one exercise's rows grouped by learner (covering).
+        Index(
+            "ix_submissions_exercise_user_id_verdict_score_created_at",
+            "exercise", "user_id", "verdict", "score", "created_at",
+        ),
+        # The per-learner cap on queued submissions.
+        Index("ix_submissions_user_id_status", "user_id", "status"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -92,6 +99,8 @@ class CheckResult(Base):
     """The outcome of one named check of one submission."""
 
     __tablename__ = "check_results"
+    # Per-check failure rates for one exercise's submissions, from the index alone.
+    __table_args__ = (Index("ix_check_results_submission_id_name_passed", "submission_id", "name", "passed"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     submission_id: Mapped[int] = mapped_column(
