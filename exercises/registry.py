@@ -24,9 +24,20 @@ class UnknownExercise(KeyError):
         return f"no exercise named {self.args[0]!r}"
 
 
+#: The files every exercise folder holds (see :mod:`exercises.framework`).
+ROLE_FILES = ("spec.py", "starter.py", "reference.py", "checks.py", "mutants.py")
+
+
+class BrokenExercise(RuntimeError):
+    """An exercise folder is incomplete or fails to load."""
+
+
 def load_exercise(package: str) -> Exercise:
     """Import one exercise package (e.g. ``exercises.actor_loss``) and assemble it."""
     folder = _PACKAGE_DIR / package.rsplit(".", 1)[-1]
+    missing = [f for f in ROLE_FILES if not (folder / f).exists()]
+    if missing:
+        raise BrokenExercise(f"exercise folder {folder.name}/ lacks {', '.join(missing)}")
     spec_mod = importlib.import_module(f"{package}.spec")
     checks_mod = importlib.import_module(f"{package}.checks")
     mutants_mod = importlib.import_module(f"{package}.mutants")

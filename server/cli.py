@@ -129,5 +129,47 @@ def exercises_list() -> None:
     out.print(table)
 
 
+@exercises_app.command("verify")
+@_edge
+def exercises_verify(
+    slug: Annotated[str | None, typer.Argument(help="Only this exercise (default: all).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every mutant.")] = False,
+) -> None:
+    """Grade each exercise's reference, starter and mutants in the real jail; print the table."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from exercises.judge import Judge
+    from exercises.registry import all_exercises, get_exercise
+    from exercises.verify import verify_exercise
+    from server.grading.grader import sandbox_limits
+
+    settings = Settings()
+    exercises = [get_exercise(slug)] if slug else all_exercises()
+    judge = Judge(secret=settings.secret_bytes(), limits=sandbox_limits(settings), pool_size=1)
+    table = Table(title="Exercise verification")
+    for col in ("exercise", "checks", "reference", "starter", "mutants killed / total", "named", "ok"):
+        table.add_column(col)
+    all_ok = True
+    console = Console()
+    try:
+        for ex in exercises:
+            row = verify_exercise(judge, ex)
+            all_ok &= row.ok
+            named = sum(m.named for m in row.mutants)
+            table.add_row(row.slug, str(row.checks), f"{row.reference_score}", f"{row.starter_score}",
+                          f"{row.killed} / {len(row.mutants)}", f"{named} / {len(row.mutants)}",
+                          "[green]yes[/green]" if row.ok else "[red]NO[/red]")
+            if verbose:
+                for m in row.mutants:
+                    mark = "killed" if m.killed else "SURVIVED"
+                    console.print(f"  {row.slug}:{m.name}: {mark}, score {m.score}, named={m.named}")
+    finally:
+        judge.close()
+    console.print(table)
+    if not all_ok:
+        raise typer.Exit(1)
+
+
 if __name__ == "__main__":
     app()
