@@ -24,6 +24,8 @@ from server.grading.grader import GradeFunction, build_judge, grade_submission
 from server.grading.queue import InProcessQueue
 from server.grading.worker import WorkerPool
 from server.health.router import router as health_router
+from server.metrics import router as metrics_router
+from server.leaderboard.router import router as leaderboard_router
 from server.migrations import upgrade_to_head
 from server.state import AppState
 from server.submissions.router import router as submissions_router
@@ -66,8 +68,9 @@ def create_app(settings: Settings | None = None, grader_factory: GraderFactory |
         docs_url=f"{API_PREFIX}/docs",
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
-    for router in (health_router, users_router, catalog_router, submissions_router):
+    for router in (health_router, users_router, catalog_router, submissions_router, leaderboard_router):
         app.include_router(router, prefix=API_PREFIX)
+    app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     _install_error_handlers(app)
     return app
 
@@ -81,6 +84,9 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
             first = ensure_first_instructor(session, settings.secret_bytes)
         if first is not None:
             _print_first_token(first.user.name, first.token)
+        if settings.QUEUE == "procrastinate":
+            # Workers are other processes (`ppo-grader worker`); the API only defers jobs.
+            return _start_procrastinate(settings, engine, session_factory)
         grade, close_grader = make_grader(settings)
     except BaseException:
         engine.dispose()
@@ -93,6 +99,15 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     workers.start()
     state = AppState(settings, engine, session_factory, queue, workers)
     return state, close_grader
+
+
+def _start_procrastinate(settings: Settings, engine: Any, session_factory: Any) -> tuple[AppState, Callable[[], None]]:
+    from server.grading.procrastinate_backend import ProcrastinateQueue, RemoteWorkers, conninfo
+
+    conninfo(settings.DATABASE_URL)  # refuses a non-PostgreSQL database early
+    workers = RemoteWorkers(session_factory, settings)
+    state = AppState(settings, engine, session_factory, ProcrastinateQueue(settings), workers)  # type: ignore[arg-type]
+    return state, lambda: None
 
 
 def _stop(state: AppState, close_grader: Callable[[], None]) -> None:

@@ -117,6 +117,59 @@ def users_list() -> None:
     out.print(table)
 
 
+@users_app.command("revoke")
+@_edge
+def users_revoke(name: Annotated[str, typer.Argument(help="Whose tokens to revoke.")]) -> None:
+    """Revoke every token of a user (they can no longer call the API)."""
+    from server.users.service import managed_user, revoke_tokens
+
+    settings = Settings()
+    with transaction(_session_factory(settings)) as session:
+        revoked = revoke_tokens(session, managed_user(session, None, name))
+    err.print(f"Revoked {revoked} token(s) of {name!r}.", highlight=False)
+
+
+@users_app.command("rotate")
+@_edge
+def users_rotate(name: Annotated[str, typer.Argument(help="Whose token to rotate.")]) -> None:
+    """Revoke every token of a user and print a new one (shown once)."""
+    from server.users.service import managed_user, rotate_token
+
+    settings = Settings()
+    with transaction(_session_factory(settings)) as session:
+        token, revoked = rotate_token(session, managed_user(session, None, name), settings.secret_bytes)
+    err.print(f"Revoked {revoked} token(s) of {name!r}. New token (shown once):", highlight=False)
+    print(token)
+
+
+@users_app.command("import")
+@_edge
+def users_import(
+    roster: Annotated[typer.FileText, typer.Argument(help="CSV with a header: name,display_name[,role].")],
+) -> None:
+    """Create users from a CSV roster; print each new user's token once (CSV on stdout).
+
+    Duplicates and invalid rows are reported on stderr and skipped; the exit code is 0.
+    """
+    import csv
+    import sys
+
+    from server.users.service import import_roster
+
+    settings = Settings()
+    with transaction(_session_factory(settings)) as session:
+        outcomes = import_roster(session, roster.read(), settings.secret_bytes)
+    writer = csv.writer(sys.stdout)
+    writer.writerow(["name", "display_name", "role", "token"])
+    for o in outcomes:
+        if o.token is not None:
+            writer.writerow([o.name, o.display_name, o.role.value if o.role else "", o.token])
+        else:
+            err.print(f"[yellow]line {o.line}:[/yellow] skipped {o.name!r}: {o.error}", highlight=False)
+    created = sum(o.token is not None for o in outcomes)
+    err.print(f"Created {created} user(s); skipped {len(outcomes) - created}. Tokens are shown only now.", highlight=False)
+
+
 @exercises_app.command("list")
 @_edge
 def exercises_list() -> None:

@@ -25,13 +25,28 @@ class Settings(BaseSettings):
     SECRET_KEY: SecretStr = SecretStr(DEFAULT_SECRET_KEY)
     ENVIRONMENT: Literal["development", "production"] = "development"
     WORKERS: int = Field(default=2, ge=1, le=64)
-    QUEUE: Literal["inprocess"] = "inprocess"
+    QUEUE: Literal["inprocess", "procrastinate"] = "inprocess"
+    # Scale-out (QUEUE=procrastinate, PostgreSQL only): worker heartbeat, how old a
+    # heartbeat may get before the worker counts as dead and its job is retried elsewhere,
+    # and how often each worker looks for such jobs. GPU_WORKERS=true routes the exercises
+    # listed in GPU_EXERCISES (comma-separated slugs) to the `gpu` queue; all else is `cpu`.
+    WORKER_HEARTBEAT_SECONDS: float = Field(default=10, gt=0)
+    WORKER_STALLED_SECONDS: float = Field(default=30, gt=0)
+    WORKER_REAPER_SECONDS: float = Field(default=10, gt=0)
+    GPU_WORKERS: bool = False
+    GPU_EXERCISES: str = ""
     MAX_SOURCE_BYTES: int = Field(default=64 * 1024, gt=0)
     # Jail limits, passed through to the sandbox by the judge factory.
     CPU_SECONDS: float = Field(default=10, gt=0)
     WALL_SECONDS: float = Field(default=20, gt=0)
     MEMORY_BYTES: int = Field(default=2 * 1024**3, gt=0)
     OUTPUT_BYTES: int = Field(default=1024**2, gt=0)
+    # Instructor side (issue 6): learner-visible boards show pseudonyms instead of display
+    # names; submissions per learner per window ("30/minute", in-memory sliding window);
+    # at most this many of a learner's submissions queued or running at once.
+    LEADERBOARD_PSEUDONYMS: bool = False
+    RATE_LIMIT: str = Field(default="30/minute", pattern=r"^\s*\d+\s*/\s*(second|minute|hour|day)\s*$")
+    MAX_QUEUED_PER_USER: int = Field(default=5, ge=1)
 
     @model_validator(mode="after")
     def _refuse_weak_secret_in_production(self) -> Settings:

@@ -1,7 +1,7 @@
 """FastAPI dependencies as named types, so route signatures read like prose.
 
 Authorization lives here once: ``CurrentUser`` rejects missing or bad tokens with 401,
-``InstructorUser`` additionally requires an instructor or admin.
+``InstructorUser`` additionally requires an instructor or admin, ``AdminUser`` an admin.
 """
 
 from __future__ import annotations
@@ -74,3 +74,13 @@ def get_instructor(user: CurrentUser) -> User:
 
 
 InstructorUser = Annotated[User, Depends(get_instructor)]
+
+
+def get_admin(user: CurrentUser) -> User:
+    """The current user, if they are an admin; 403 otherwise."""
+    if Role(user.role) is not Role.ADMIN:
+        raise NotAllowed("This needs an admin account.")
+    return user
+
+
+AdminUser = Annotated[User, Depends(get_admin)]

@@ -6,12 +6,16 @@ Tree::
     ├── NotAuthenticated          401  missing, unknown or revoked token
     ├── NotAllowed                403  an authenticated user lacking the role for an action
     ├── ExerciseNotFound          404
+    ├── UserNotFound              404
     ├── SubmissionNotFound        404  also what a learner gets for someone else's submission
     ├── UserAlreadyExists         409
     ├── IdempotencyKeyConflict    409  same key reused with a different exercise or source
     ├── SourceTooLarge            413
     ├── EmptySource               422
-    └── InvalidSource             422  NUL bytes or text that is not valid UTF-8
+    ├── InvalidSource             422  NUL bytes or text that is not valid UTF-8
+    ├── InvalidRoster             422  a roster CSV without a ``name`` column, or not UTF-8
+    ├── RateLimited               429  too many submissions in the window (Retry-After)
+    └── TooManyQueued             429  too many of the learner's submissions waiting (Retry-After)
 
 Framework errors are mapped by ``server.app`` onto the same shape: ``ValidationError`` (422),
 ``NotFound``/``MethodNotAllowed``/... for Starlette's HTTP errors, ``InternalError`` (500).
@@ -102,3 +106,31 @@ class InvalidSource(GraderError):
     """The source contains NUL bytes or is not valid UTF-8."""
 
     status_code = 422
+
+
+class UserNotFound(GraderError):
+    """No user has this name (or the caller may not manage them)."""
+
+    status_code = 404
+
+
+class InvalidRoster(GraderError):
+    """A roster CSV that cannot be read."""
+
+    status_code = 422
+
+
+class _TooMany(GraderError):
+    status_code = 429
+
+    def __init__(self, detail: str, retry_after: int) -> None:
+        super().__init__(detail, headers={"Retry-After": str(max(1, retry_after))})
+        self.retry_after = max(1, retry_after)
+
+
+class RateLimited(_TooMany):
+    """More submissions in the rate-limit window than the setting allows."""
+
+
+class TooManyQueued(_TooMany):
+    """Too many of this learner's submissions are queued or running."""

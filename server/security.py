@@ -24,3 +24,23 @@ def hash_token(token: str, pepper: bytes) -> str:
 def display_prefix(token: str) -> str:
     """The part of a token safe to show in listings."""
     return token[:DISPLAY_PREFIX_LENGTH]
+
+
+def pseudonym(user_id: int, secret: bytes) -> str:
+    """A stable, unguessable public name for a user: HMAC of the id under the secret key.
+
+    The same user always gets the same pseudonym (while the secret key is unchanged), and
+    without the key nobody can map a pseudonym back to an id.
+    """
+    digest = hmac.new(secret, f"pseudonym:{user_id}".encode(), hashlib.sha256).hexdigest()
+    return f"{_ADJECTIVES[int(digest[:8], 16) % len(_ADJECTIVES)]}-{_ANIMALS[int(digest[8:16], 16) % len(_ANIMALS)]}-{digest[16:20]}"
+
+
+_ADJECTIVES = (
+    "amber", "brave", "calm", "daring", "eager", "fuzzy", "gentle", "happy", "icy", "jolly",
+    "keen", "lucky", "mellow", "nimble", "olive", "proud", "quick", "rapid", "silent", "tidy",
+)
+_ANIMALS = (
+    "otter", "badger", "crane", "dolphin", "falcon", "gecko", "heron", "ibis", "jackal", "koala",
+    "lemur", "marmot", "newt", "osprey", "panda", "quokka", "raven", "seal", "tapir", "walrus",
+)

@@ -53,7 +53,8 @@ def create_submission(
     max_source_bytes: int,
     idempotency_key: str | None,
 ) -> tuple[Submission, bool]:
-    """Store a ``queued`` row, commit, enqueue its id. Returns (row, created).
+    """Store a ``queued`` row (and, for procrastinate, its job) in one transaction, commit,
+    then hand its id to an in-process queue. Returns (row, created).
 
     With an idempotency key already used by this user, returns the earlier row and
     ``created=False`` instead of adding a second one.
@@ -77,6 +78,10 @@ def create_submission(
     )
     session.add(submission)
     try:
+        session.flush()  # assigns the id
+        # Same transaction: a queue that stores jobs in the database (procrastinate)
+        # writes the job row now, so the submission and its job commit together.
+        queue.defer(session, submission)
         session.commit()
     except IntegrityError:
         # A concurrent request with the same key won the insert; answer with its row.
@@ -85,7 +90,8 @@ def create_submission(
         if existing is None:
             raise
         return _check_replay(existing, payload.exercise, digest), False
-    # Only after the commit: a worker must never see an id whose row is not visible yet.
+    # Only after the commit: a worker must never see an id whose row is not visible yet
+    # (a no-op for queues that deferred above).
     queue.enqueue(submission.id)
     return submission, True
 

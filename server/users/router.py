@@ -1,16 +1,121 @@
-"""``/me``: who the token belongs to."""
+"""``/me`` and user management: create, list, import a roster, revoke and rotate tokens.
+
+Rules (``service.may_manage``/``may_create``): everyone may rotate or revoke their own
+tokens; instructors manage learners; admins manage everyone. A user the caller may not
+manage answers 404, like a missing one.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request, status
 
-from server.deps import CurrentUser
-from server.users.schemas import UserPublic
+from server.deps import CurrentUser, InstructorUser, SessionDep, SettingsDep
+from server.errors import InvalidRoster, NotAllowed, SourceTooLarge
+from server.openapi import errors
+from server.users import service
+from server.users.schemas import (
+    RosterReport,
+    RosterRow,
+    TokensRevoked,
+    UserCreate,
+    UserPublic,
+    UserWithToken,
+)
 
 router = APIRouter(tags=["users"])
 
+ROSTER_MAX_BYTES = 1024 * 1024
 
-@router.get("/me", response_model=UserPublic)
+
+@router.get("/me", response_model=UserPublic, responses=errors(401))
 def read_me(user: CurrentUser) -> UserPublic:
     """The authenticated user."""
     return UserPublic.model_validate(user)
+
+
+@router.get("/users", response_model=list[UserPublic], responses=errors(401, 403))
+def list_users(_instructor: InstructorUser, session: SessionDep) -> list[UserPublic]:
+    """Every user, by name (instructors and admins)."""
+    return [UserPublic.model_validate(u) for u in service.list_users(session)]
+
+
+@router.post(
+    "/users",
+    status_code=status.HTTP_201_CREATED,
+    response_model=UserWithToken,
+    responses=errors(401, 403, 409, 422),
+)
+def create_user(
+    payload: UserCreate, actor: InstructorUser, session: SessionDep, settings: SettingsDep
+) -> UserWithToken:
+    """Create one user; the answer carries their token, shown this once."""
+    if not service.may_create(actor, payload.role):
+        raise NotAllowed(f"You may not create {payload.role.value} accounts.")
+    created = service.create_user(session, payload.name, payload.role, settings.secret_bytes, payload.display_name)
+    session.commit()
+    return UserWithToken(user=UserPublic.model_validate(created.user), token=created.token)
+
+
+@router.post(
+    "/users/import",
+    response_model=RosterReport,
+    responses=errors(401, 403, 413, 422),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"text/csv": {"schema": {"type": "string", "example": "name,display_name\nalice,Alice A.\n"}}},
+        }
+    },
+)
+async def import_roster(request: Request, actor: InstructorUser, session: SessionDep, settings: SettingsDep) -> RosterReport:
+    """Create users from a CSV roster (``name,display_name[,role]``, header row required).
+
+    Each created user's token is in the answer, once. Duplicates and invalid rows are
+    reported per line, never fatal.
+    """
+    body = await request.body()
+    if len(body) > ROSTER_MAX_BYTES:
+        raise SourceTooLarge(f"The roster is over {ROSTER_MAX_BYTES} bytes.")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidRoster("The roster is not UTF-8 text.") from None
+    outcomes = service.import_roster(session, text, settings.secret_bytes, actor)
+    session.commit()
+    return roster_report(outcomes)
+
+
+def roster_report(outcomes: list[service.RosterOutcome]) -> RosterReport:
+    """The wire form of an import."""
+    rows = [
+        RosterRow(
+            line=o.line,
+            name=o.name,
+            display_name=o.display_name,
+            role=o.role,
+            created=o.token is not None,
+            token=o.token,
+            error=o.error,
+        )
+        for o in outcomes
+    ]
+    created = sum(r.created for r in rows)
+    return RosterReport(created=created, skipped=len(rows) - created, rows=rows)
+
+
+@router.post("/users/{name}/tokens/revoke", response_model=TokensRevoked, responses=errors(401, 404))
+def revoke_tokens(name: str, actor: CurrentUser, session: SessionDep) -> TokensRevoked:
+    """Revoke every token of ``name`` (yourself, or a user you manage)."""
+    user = service.managed_user(session, actor, name)
+    revoked = service.revoke_tokens(session, user)
+    session.commit()
+    return TokensRevoked(user=user.name, revoked=revoked)
+
+
+@router.post("/users/{name}/tokens/rotate", response_model=UserWithToken, responses=errors(401, 404))
+def rotate_token(name: str, actor: CurrentUser, session: SessionDep, settings: SettingsDep) -> UserWithToken:
+    """Revoke every token of ``name`` and issue a new one, shown this once."""
+    user = service.managed_user(session, actor, name)
+    token, _revoked = service.rotate_token(session, user, settings.secret_bytes)
+    session.commit()
+    return UserWithToken(user=UserPublic.model_validate(user), token=token)

@@ -1,16 +1,19 @@
-"""User and token rules: creation, lookup by token, the first-start instructor."""
+"""User and token rules: creation, lookup by token, the first-start instructor, who may
+manage whom, revoking and rotating tokens, roster import."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from server.errors import GraderError, UserAlreadyExists
-from server.models import ApiToken, Role, User
+from server.errors import GraderError, InvalidRoster, UserAlreadyExists, UserNotFound
+from server.models import ApiToken, Role, User, utcnow
 from server.security import display_prefix, hash_token, new_token
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -78,3 +81,118 @@ def ensure_first_instructor(session: Session, pepper: bytes) -> NewUser | None:
     if session.scalar(select(func.count()).select_from(User)):
         return None
     return create_user(session, FIRST_INSTRUCTOR_NAME, Role.INSTRUCTOR, pepper, "Instructor")
+
+
+# --- Who may manage whom -------------------------------------------------------------
+
+def may_manage(actor: User, target: User) -> bool:
+    """Anyone may manage themselves; instructors manage learners; admins manage everyone."""
+    if actor.id == target.id:
+        return True
+    actor_role = Role(actor.role)
+    if actor_role is Role.ADMIN:
+        return True
+    return actor_role is Role.INSTRUCTOR and Role(target.role) is Role.LEARNER
+
+
+def may_create(actor: User, role: Role) -> bool:
+    """Instructors create learners; admins create any role."""
+    actor_role = Role(actor.role)
+    return actor_role is Role.ADMIN or (actor_role is Role.INSTRUCTOR and role is Role.LEARNER)
+
+
+def managed_user(session: Session, actor: User | None, name: str) -> User:
+    """The user called ``name`` if ``actor`` may manage them (None: the CLI, may manage all).
+
+    Someone the actor may not manage answers 404 like a missing one, so names do not leak.
+    """
+    user = session.scalar(select(User).where(User.name == name))
+    if user is None or (actor is not None and not may_manage(actor, user)):
+        raise UserNotFound(f"No user {name!r} that you can manage.")
+    return user
+
+
+# --- Tokens --------------------------------------------------------------------------
+
+def revoke_tokens(session: Session, user: User) -> int:
+    """Revoke every live token of ``user``; returns how many. The caller commits."""
+    result = session.execute(
+        update(ApiToken)
+        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+def rotate_token(session: Session, user: User, pepper: bytes) -> tuple[str, int]:
+    """Revoke every live token of ``user`` and issue one new one: (new token, revoked count)."""
+    revoked = revoke_tokens(session, user)
+    token = issue_token(session, user, pepper)
+    session.flush()
+    return token, revoked
+
+
+# --- Roster import -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RosterOutcome:
+    """One roster line's fate: created (with its token, shown once) or skipped (why)."""
+
+    line: int
+    name: str
+    display_name: str
+    role: Role | None
+    token: str | None = None
+    error: str | None = None
+
+
+ROSTER_MAX_ROWS = 5000
+
+
+def import_roster(session: Session, text: str, pepper: bytes, actor: User | None = None) -> list[RosterOutcome]:
+    """Create users from CSV text with columns ``name,display_name[,role]``.
+
+    A header row is required. Every valid new row gets a user and a token; a duplicate (in
+    the database or earlier in the file), an invalid name or role, or a role the actor may
+    not create is reported on its line and skipped, never fatal. The caller commits.
+    """
+    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+    fields = [f.strip().lower() for f in reader.fieldnames or []]
+    if "name" not in fields:
+        raise InvalidRoster("The roster needs a header row with a 'name' column (name,display_name[,role]).")
+    reader.fieldnames = fields
+    outcomes: list[RosterOutcome] = []
+    seen: set[str] = set()
+    for index, row in enumerate(reader, start=2):  # line 1 is the header
+        if index - 1 > ROSTER_MAX_ROWS:
+            raise InvalidRoster(f"The roster has more than {ROSTER_MAX_ROWS} rows; split it.")
+        name = (row.get("name") or "").strip().lower()
+        display = (row.get("display_name") or "").strip() or name
+        role_text = (row.get("role") or "").strip().lower() or Role.LEARNER.value
+        if not name and not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+            continue  # a blank line
+        try:
+            role = Role(role_text)
+        except ValueError:
+            outcomes.append(RosterOutcome(index, name, display, None, error=f"unknown role {role_text!r}"))
+            continue
+        if actor is not None and not may_create(actor, role):
+            outcomes.append(RosterOutcome(index, name, display, role, error=f"you may not create {role.value} accounts"))
+            continue
+        if name in seen:
+            outcomes.append(RosterOutcome(index, name, display, role, error="duplicate name earlier in the file"))
+            continue
+        seen.add(name)
+        try:
+            # create_user checks the name and its uniqueness before adding anything, so a
+            # refused row leaves the session clean.
+            created = create_user(session, name, role, pepper, display[:128])
+        except UserAlreadyExists:
+            outcomes.append(RosterOutcome(index, name, display, role, error="a user with this name exists already"))
+            continue
+        except GraderError as exc:
+            outcomes.append(RosterOutcome(index, name, display, role, error=exc.detail))
+            continue
+        outcomes.append(RosterOutcome(index, name, display, role, token=created.token))
+    return outcomes

@@ -1,0 +1,1 @@
+"""Leaderboards: best score per learner per exercise (or overall), and a speed board."""

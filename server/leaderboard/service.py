@@ -1,0 +1,196 @@
+"""Leaderboard rules, in SQL so that 100,000 submissions answer quickly.
+
+- Only learners are ranked; instructors' and admins' test runs never appear.
+- An attempt is a finished submission whose verdict is not ``internal_error`` (the
+  grader's fault never counts). Queued and running rows are not attempts yet.
+- The best score is the maximum over ``graded`` rows only, so a crash, a time limit or any
+  other failure can never lower it. A learner with attempts but no graded run has best 0.
+- The best was "reached" at the earliest ``created_at`` (submission time, not grading
+  time, so a slow queue does not reorder learners) of a graded row with that score.
+- Order: best desc, reached-at asc (never-reached last), user id asc: stable across pages.
+- Overall: per learner, the sum over exercises of the per-exercise bests; reached-at is the
+  latest of the per-exercise reached-ats (when that total was first complete).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Select, and_, case, func, select
+from sqlalchemy.orm import Session
+
+from server.models import Role, Submission, User, Verdict
+
+S = Submission
+FULL_SCORE = 100.0
+
+
+def counted() -> list:  # type: ignore[type-arg]
+    """Rows that count as attempts: finished, and not the grader's fault."""
+    return [S.verdict.is_not(None), S.verdict != Verdict.INTERNAL_ERROR.value]
+
+
+def learner_ids() -> Select[tuple[int]]:
+    return select(User.id).where(User.role == Role.LEARNER.value)
+
+
+def per_exercise(exercise: str | None):  # type: ignore[no-untyped-def]
+    """CTE: one row per (learner, exercise) with best, attempts and reached_at."""
+    where = [*counted(), S.user_id.in_(learner_ids())]
+    if exercise is not None:
+        where.append(S.exercise == exercise)
+    graded = S.verdict == Verdict.GRADED.value
+    per = (
+        select(
+            S.user_id.label("user_id"),
+            S.exercise.label("exercise"),
+            func.max(case((graded, S.score))).label("best"),
+            func.count().label("attempts"),
+        )
+        .where(*where)
+        .group_by(S.user_id, S.exercise)
+        .cte("per")
+    )
+    reached = (
+        select(
+            S.user_id.label("user_id"),
+            S.exercise.label("exercise"),
+            func.min(S.created_at).label("reached_at"),
+        )
+        .join(per, and_(per.c.user_id == S.user_id, per.c.exercise == S.exercise, S.score == per.c.best))
+        .where(graded)
+        .group_by(S.user_id, S.exercise)
+        .cte("reached")
+    )
+    rows = (
+        select(
+            per.c.user_id,
+            per.c.exercise,
+            func.coalesce(per.c.best, 0.0).label("best"),
+            per.c.attempts,
+            reached.c.reached_at,
+        )
+        .outerjoin(reached, and_(reached.c.user_id == per.c.user_id, reached.c.exercise == per.c.exercise))
+        .cte("rows")
+    )
+    return rows
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    user_id: int
+    name: str
+    display_name: str
+    best: float
+    attempts: int
+    solved: int
+    reached_at: datetime | None
+
+
+def board(session: Session, exercise: str | None, limit: int, offset: int) -> tuple[int, list[BoardRow]]:
+    """(learners on the board, one page of rows in the stable order)."""
+    rows = per_exercise(exercise)
+    reached_at = func.max(rows.c.reached_at)
+    per_user = (
+        select(
+            rows.c.user_id,
+            func.sum(rows.c.best).label("best"),
+            func.sum(rows.c.attempts).label("attempts"),
+            func.sum(case((rows.c.best >= FULL_SCORE, 1), else_=0)).label("solved"),
+            reached_at.label("reached_at"),
+        )
+        .group_by(rows.c.user_id)
+        .cte("per_user")
+    )
+    total = session.scalar(select(func.count()).select_from(per_user)) or 0
+    query = (
+        select(
+            User.id, User.name, User.display_name, per_user.c.best, per_user.c.attempts,
+            per_user.c.solved, per_user.c.reached_at,
+        )
+        .join(per_user, per_user.c.user_id == User.id)
+        .order_by(
+            per_user.c.best.desc(),
+            per_user.c.reached_at.is_(None),
+            per_user.c.reached_at.asc(),
+            User.id.asc(),
+        )
+        .limit(limit)
+        .offset(offset)
+    )
+    page = [
+        BoardRow(r[0], r[1], r[2], float(r[3] or 0), int(r[4] or 0), int(r[5] or 0), _as_datetime(r[6]))
+        for r in session.execute(query).tuples()
+    ]
+    return total, page
+
+
+@dataclass(frozen=True)
+class SpeedRow:
+    user_id: int
+    name: str
+    display_name: str
+    submission_id: int
+    cpu_seconds: float | None
+    peak_memory_bytes: int | None
+    created_at: datetime
+
+
+def speed_board(session: Session, exercise: str, limit: int, offset: int) -> tuple[int, list[SpeedRow]]:
+    """Learners with a graded 100, each by their fastest full-score submission."""
+    order = (
+        S.cpu_seconds.is_(None), S.cpu_seconds.asc(),
+        S.peak_memory_bytes.is_(None), S.peak_memory_bytes.asc(),
+        S.created_at.asc(), S.id.asc(),
+    )
+    ranked = (
+        select(
+            S.id.label("submission_id"),
+            S.user_id.label("user_id"),
+            S.cpu_seconds.label("cpu_seconds"),
+            S.peak_memory_bytes.label("peak_memory_bytes"),
+            S.created_at.label("created_at"),
+            func.row_number().over(partition_by=S.user_id, order_by=order).label("n"),
+        )
+        .where(
+            S.exercise == exercise,
+            S.verdict == Verdict.GRADED.value,
+            S.score >= FULL_SCORE,
+            S.user_id.in_(learner_ids()),
+        )
+        .subquery("ranked")
+    )
+    best = select(ranked).where(ranked.c.n == 1).subquery("best")
+    total = session.scalar(select(func.count()).select_from(best)) or 0
+    query = (
+        select(
+            User.id, User.name, User.display_name, best.c.submission_id, best.c.cpu_seconds,
+            best.c.peak_memory_bytes, best.c.created_at,
+        )
+        .join(best, best.c.user_id == User.id)
+        .order_by(
+            best.c.cpu_seconds.is_(None), best.c.cpu_seconds.asc(),
+            best.c.peak_memory_bytes.is_(None), best.c.peak_memory_bytes.asc(),
+            best.c.created_at.asc(), User.id.asc(),
+        )
+        .limit(limit)
+        .offset(offset)
+    )
+    page = [
+        SpeedRow(r[0], r[1], r[2], r[3], r[4], r[5], _as_datetime(r[6]))  # type: ignore[arg-type]
+        for r in session.execute(query).tuples()
+    ]
+    return total, page
+
+
+def _as_datetime(value: object) -> datetime | None:
+    """Aggregates over CTEs may come back as SQLite text; make them aware UTC datetimes."""
+    from datetime import UTC
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    assert isinstance(value, datetime)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

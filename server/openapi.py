@@ -1,0 +1,36 @@
+"""The error shape in the OpenAPI schema: ``responses=errors(401, 404)`` on a route."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+_DESCRIPTIONS = {
+    400: "Bad request",
+    401: "Missing, unknown or revoked token (`NotAuthenticated`)",
+    403: "The caller's role may not do this (`NotAllowed`)",
+    404: "Not found, or not yours to read",
+    409: "Conflict",
+    413: "Body too large",
+    422: "Invalid input (`ValidationError` and domain errors)",
+    429: "Too many requests (`RateLimited`, `TooManyQueued`); see `Retry-After`",
+}
+
+
+class ErrorBody(BaseModel):
+    """Every error: ``{"error": Name, "detail": text}`` (validation errors add ``errors``)."""
+
+    error: str
+    detail: str
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries with the error shape for these status codes."""
+    out: dict[int | str, dict[str, Any]] = {}
+    for code in codes:
+        entry: dict[str, Any] = {"model": ErrorBody, "description": _DESCRIPTIONS.get(code, "Error")}
+        if code == 429:
+            entry["headers"] = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}
+        out[code] = entry
+    return out

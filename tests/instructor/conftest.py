@@ -1,0 +1,71 @@
+"""Instructor-side fixtures: the server fixtures, plus a way to write graded rows directly
+(the leaderboard's rules are about stored verdicts, not about the worker)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from server.db import transaction
+from server.models import CheckResult, Status, Submission, User
+from tests.server.conftest import Api, api, grader, settings, start_api  # noqa: F401
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def at(minutes: float) -> datetime:
+    """A fixed timestamp ``minutes`` after T0, so ties are decided by us, not the clock."""
+    return T0 + timedelta(minutes=minutes)
+
+
+class Rows:
+    """Writes finished submissions (and their checks) straight into the database."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+
+    def user_id(self, name: str) -> int:
+        with self.api.state.session_factory() as session:
+            user = session.query(User).filter_by(name=name).one()
+            return user.id
+
+    def add(
+        self,
+        name: str,
+        *,
+        score: float | None,
+        verdict: str = "graded",
+        minute: float = 0,
+        exercise: str = "actor-loss",
+        cpu: float | None = 0.5,
+        memory: int | None = 1000,
+        checks: list[tuple[str, bool, str | None]] = (),  # type: ignore[assignment]
+        status: str = Status.DONE,
+    ) -> int:
+        with transaction(self.api.state.session_factory) as session:
+            row = Submission(
+                user_id=self.user_id(name),
+                exercise=exercise,
+                source="x = 1\n",
+                source_sha256="0" * 64,
+                status=status,
+                verdict=verdict if status == Status.DONE else None,
+                score=score if status == Status.DONE else None,
+                cpu_seconds=cpu,
+                peak_memory_bytes=memory,
+                created_at=at(minute),
+                finished_at=at(minute) if status == Status.DONE else None,
+            )
+            for position, (check, passed, misconception) in enumerate(checks):
+                row.checks.append(
+                    CheckResult(name=check, weight=10, passed=passed, message="", misconception=misconception, position=position)
+                )
+            session.add(row)
+            session.flush()
+            return row.id
+
+
+@pytest.fixture
+def rows(api: Api) -> Rows:  # noqa: F811
+    return Rows(api)
