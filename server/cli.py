@@ -78,10 +78,45 @@ def serve(
 
     from server.app import create_app
 
+    from server.logging_setup import configure_logging
+
     settings = Settings()
-    # Our loggers (workers, grading failures) print next to uvicorn's at INFO.
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
+    configure_logging()
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", log_config=None)
+    logging.getLogger(__name__).info("server stopped")
+
+
+@app.command()
+@_edge
+def worker(
+    queue: Annotated[str, typer.Option(help="Which queue to serve: cpu or gpu (gpu grades on CUDA).")] = "cpu",
+    concurrency: Annotated[int, typer.Option(min=1, max=64, help="Jobs graded at once (one warm jail each).")] = 1,
+    metrics_port: Annotated[int | None, typer.Option(help="Serve this process's Prometheus metrics on this port.")] = None,
+) -> None:
+    """Grade submissions from the procrastinate queue (QUEUE=procrastinate, PostgreSQL).
+
+    Run as many as you like, on any machine that reaches the database; SIGTERM finishes
+    the jobs in hand, then exits.
+    """
+    from server.grading.procrastinate_backend import QUEUES, run_worker
+    from server.logging_setup import configure_logging
+
+    if queue not in QUEUES:
+        raise typer.BadParameter(f"use one of {', '.join(QUEUES)}", param_hint="--queue")
+    settings = Settings()
+    configure_logging()
+    upgrade_to_head(make_engine(settings.DATABASE_URL))  # idempotent; the job tables must exist
+    run_worker(settings, queue, concurrency, metrics_port)
+
+
+@app.command()
+@_edge
+def migrate() -> None:
+    """Apply pending database migrations, then exit (docker-compose's one-shot `migrate`)."""
+    settings = Settings()
+    upgrade_to_head(make_engine(settings.DATABASE_URL))
+    err.print("database is at the latest migration", highlight=False)
 
 
 @users_app.command("add")

@@ -1,8 +1,9 @@
 """The one grading call every worker makes, whatever queue fed it.
 
 ``grade_submission(slug, source, submission_id, judge=...)``: the in-process pool binds
-``judge`` with ``functools.partial``; a procrastinate task (later issue) will do the same
-with a judge created in its worker process.
+``judge`` with ``functools.partial``; the procrastinate task
+(server/grading/procrastinate_backend.py) does the same with a judge created in its
+worker process.
 """
 
 from __future__ import annotations
@@ -40,14 +41,17 @@ def sandbox_limits(settings: Settings) -> Any:
     return SandboxLimits(**limits)
 
 
-def build_judge(settings: Settings) -> Judge:
-    """Create the judge (it starts warm jail hosts); call ``close()`` on it at shutdown."""
+def build_judge(settings: Settings, device: str = "cpu") -> Judge:
+    """Create the judge (it starts warm jail hosts); call ``close()`` on it at shutdown.
+
+    ``device="cuda"`` on a GPU worker (``ppo-grader worker --queue gpu``)."""
     from exercises.judge import Judge
 
     return Judge(
         secret=settings.secret_bytes,
         limits=sandbox_limits(settings),
         pool_size=settings.WORKERS,
+        device=device,
     )
 
 

@@ -80,6 +80,30 @@ def claim(session: Session, submission_id: int) -> Claimed | None:
     return Claimed(submission_id, row.exercise, row.source, row.attempts, row.created_at, started)
 
 
+def claim_job(session: Session, submission_id: int) -> Claimed | None:
+    """Claim a row for a job that a queue may deliver again (procrastinate).
+
+    Unlike ``claim``, a row left ``running`` is taken too: the queue redelivers a job only
+    after its worker was declared dead (no heartbeat), so the earlier attempt is over.
+    ``attempts`` counts every claim, which bounds a job that keeps killing its workers.
+    Returns None when the row is already ``done`` (a duplicate delivery) or missing.
+    """
+    started = utcnow()
+    result = session.execute(
+        update(Submission)
+        .where(Submission.id == submission_id, Submission.status.in_([Status.QUEUED, Status.RUNNING]))
+        .values(status=Status.RUNNING, attempts=Submission.attempts + 1, started_at=started)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        return None
+    row = session.execute(
+        select(Submission.exercise, Submission.source, Submission.attempts, Submission.created_at)
+        .where(Submission.id == submission_id)
+    ).one()
+    return Claimed(submission_id, row.exercise, row.source, row.attempts, row.created_at, started)
+
+
 def cap_text(text: str, limit: int) -> str:
     """Keep at most ``limit`` UTF-8 bytes of ``text`` and say how much was cut.
 
@@ -99,16 +123,22 @@ def store_report(
     *,
     output_cap: int,
     extra_timings: Mapping[str, float] | None = None,
+    attempt: int | None = None,
 ) -> bool:
     """Store the verdict, score, checks and measurements and mark the row ``done``.
 
     Returns False (and stores nothing) if the row is no longer ``running`` in our hands,
-    e.g. a restart re-queued it meanwhile. Raises ``ValueError`` on a verdict outside the
+    e.g. a restart re-queued it meanwhile, or (with ``attempt``) a later claim of the same
+    row has replaced ours: ``attempt`` is a fencing token, so a worker wrongly declared dead
+    cannot overwrite the result of the worker that took over. Raises ``ValueError`` on a verdict outside the
     closed list, so the caller can record an internal error instead.
     """
     verdict = Verdict(report.verdict)
-    submission = session.get(Submission, submission_id)
+    # FOR UPDATE on PostgreSQL (ignored by SQLite, whose writers are serialised anyway).
+    submission = session.get(Submission, submission_id, with_for_update=True)
     if submission is None or submission.status != Status.RUNNING:
+        return False
+    if attempt is not None and submission.attempts != attempt:
         return False
     submission.checks.clear()  # a re-graded row (after a crash) must not keep old results
     session.flush()
@@ -136,10 +166,16 @@ def store_report(
     return True
 
 
-def store_internal_error(session: Session, submission_id: int, message: str = INTERNAL_ERROR_MESSAGE) -> None:
+def store_internal_error(
+    session: Session,
+    submission_id: int,
+    message: str = INTERNAL_ERROR_MESSAGE,
+    *,
+    attempt: int | None = None,
+) -> None:
     """Finish a row with verdict ``internal_error``: the grader's fault, never counted."""
-    submission = session.get(Submission, submission_id)
-    if submission is None:
+    submission = session.get(Submission, submission_id, with_for_update=True)
+    if submission is None or (attempt is not None and submission.attempts != attempt):
         return
     submission.checks.clear()
     submission.verdict = Verdict.INTERNAL_ERROR.value

@@ -1,22 +1,32 @@
 """The in-process worker pool: N threads, each claiming a queued row, grading it with the
-blocking judge and storing the outcome."""
+blocking judge and storing the outcome; and ``process_submission``, the job body that
+the procrastinate workers run too."""
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import threading
 import time
+from collections.abc import Callable
 
+from sqlalchemy.orm import Session
+
+from server import metrics
 from server.db import SessionFactory, transaction
 from server.grading.grader import GradeFunction
 from server.grading.persistence import (
     MAX_ATTEMPTS,
+    Claimed,
     claim,
     requeue_unfinished,
     store_internal_error,
     store_report,
 )
 from server.grading.queue import InProcessQueue
+from server.logging_setup import submission_context
+from server.models import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -90,39 +100,105 @@ class WorkerPool:
 
     def process(self, submission_id: int) -> None:
         """Claim, grade and store one submission (no-op if another worker has it)."""
-        with transaction(self._sessions) as session:
-            claimed = claim(session, submission_id)
+        process_submission(
+            self._sessions,
+            self._grade,
+            submission_id,
+            output_cap=self._output_cap,
+            claim_row=claim,
+            stopping=self._stopping.is_set,
+        )
+
+
+def _test_hooks(source: str) -> None:
+    """Inert unless set: make a job kill or stall its worker, for the crash-safety tests.
+
+    ``PPO_GRADER_TEST_CRASH_ON=<marker>``: SIGKILL this process when the source contains
+    the marker. ``PPO_GRADER_TEST_HOLD_ON=<marker>``: sleep
+    ``PPO_GRADER_TEST_HOLD_SECONDS`` (default 30) before grading such a source.
+    """
+    crash = os.environ.get("PPO_GRADER_TEST_CRASH_ON")
+    if crash and crash in source:
+        log.warning("test hook: killing this worker (PPO_GRADER_TEST_CRASH_ON)")
+        os.kill(os.getpid(), signal.SIGKILL)
+    hold = os.environ.get("PPO_GRADER_TEST_HOLD_ON")
+    if hold and hold in source:
+        log.warning("test hook: holding this job (PPO_GRADER_TEST_HOLD_ON)")
+        time.sleep(float(os.environ.get("PPO_GRADER_TEST_HOLD_SECONDS", "30")))
+
+
+def process_submission(
+    sessions: SessionFactory,
+    grade: GradeFunction,
+    submission_id: int,
+    *,
+    output_cap: int,
+    claim_row: Callable[[Session, int], Claimed | None] = claim,
+    stopping: Callable[[], bool] = lambda: False,
+    fenced: bool = False,
+) -> str | None:
+    """Claim, grade and store one submission: the one job body of every queue backend.
+
+    Returns the stored verdict, or None when nothing was stored (someone else has the row,
+    or shutdown interrupted the grading). With ``fenced``, results are stored only while
+    the row's ``attempts`` still equals our claim's (a redelivered job took over otherwise).
+    """
+    with submission_context(submission_id):
+        with transaction(sessions) as session:
+            claimed = claim_row(session, submission_id)
         if claimed is None:
-            return
+            log.info("submission already claimed or finished; skipping")
+            return None
+        attempt = claimed.attempts if fenced else None
+        log.info("claimed", extra={"exercise": claimed.exercise, "attempt": claimed.attempts})
         if claimed.attempts > MAX_ATTEMPTS:
             # It was picked up several times and never finished: it probably takes the
             # process down. Stop retrying, and say it is not the learner's fault.
-            with transaction(self._sessions) as session:
-                store_internal_error(session, submission_id)
-            return
+            log.error("gave up after %d attempts (poison job): internal_error", claimed.attempts - 1)
+            with transaction(sessions) as session:
+                store_internal_error(session, submission_id, attempt=attempt)
+            metrics.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
+            return Verdict.INTERNAL_ERROR.value
 
+        _test_hooks(claimed.source)
         began = time.perf_counter()
         try:
-            report = self._grade(claimed.exercise, claimed.source, claimed.id)
+            report = grade(claimed.exercise, claimed.source, claimed.id)
         except Exception:
-            if self._stopping.is_set():
+            if stopping():
                 # Shutting down closes the judge under us: leave the row ``running`` so the
-                # next start grades it again, rather than blaming an internal error.
-                log.info("submission %s interrupted by shutdown; re-queued at next start", submission_id)
-                return
-            log.exception("grading submission %s raised", submission_id)
-            with transaction(self._sessions) as session:
-                store_internal_error(session, submission_id)
-            return
+                # next start (or another worker) grades it again, rather than blaming an
+                # internal error.
+                log.info("interrupted by shutdown; it will be graded again")
+                return None
+            log.exception("grading raised")
+            with transaction(sessions) as session:
+                store_internal_error(session, submission_id, attempt=attempt)
+            metrics.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
+            return Verdict.INTERNAL_ERROR.value
 
         extra = {
             "queue_seconds": (claimed.started_at - claimed.created_at).total_seconds(),
             "grade_seconds": time.perf_counter() - began,
         }
         try:
-            with transaction(self._sessions) as session:
-                store_report(session, submission_id, report, output_cap=self._output_cap, extra_timings=extra)
+            with transaction(sessions) as session:
+                stored = store_report(
+                    session, submission_id, report, output_cap=output_cap, extra_timings=extra, attempt=attempt
+                )
         except Exception:
-            log.exception("storing the report of submission %s failed", submission_id)
-            with transaction(self._sessions) as session:
-                store_internal_error(session, submission_id)
+            log.exception("storing the report failed")
+            with transaction(sessions) as session:
+                store_internal_error(session, submission_id, attempt=attempt)
+            metrics.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
+            return Verdict.INTERNAL_ERROR.value
+        if not stored:
+            log.warning("result not stored: the row was re-queued or taken over meanwhile")
+            return None
+        log.info(
+            "graded",
+            extra={"exercise": claimed.exercise, "verdict": report.verdict, "score": report.score,
+                   "grade_seconds": round(extra["grade_seconds"], 4)},
+        )
+        metrics.observe_verdict(claimed, report.verdict)
+        return str(report.verdict)

@@ -1,0 +1,86 @@
+"""Structured logs: one JSON object per line, with the submission id on every line a job
+writes (``submission_context``), whichever thread or queue runs the job.
+
+``configure_logging(json_lines=True)`` is called by ``ppo-grader serve`` and
+``ppo-grader worker`` (``PPO_GRADER_LOG_FORMAT=text`` gives the old human format).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+_submission_id: contextvars.ContextVar[int | None] = contextvars.ContextVar("submission_id", default=None)
+
+
+@contextmanager
+def submission_context(submission_id: int) -> Iterator[None]:
+    """Every log line written inside this block (same thread or task) carries the id."""
+    token = _submission_id.set(int(submission_id))
+    try:
+        yield
+    finally:
+        _submission_id.reset(token)
+
+
+def current_submission_id() -> int | None:
+    """The id of the submission this thread/task is working on, if any."""
+    return _submission_id.get()
+
+
+class SubmissionIdFilter(logging.Filter):
+    """Adds ``record.submission_id`` (None outside a job) so every formatter can use it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "submission_id", None) is None:
+            record.submission_id = _submission_id.get()
+        return True
+
+
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "submission_id"}
+
+
+class JsonFormatter(logging.Formatter):
+    """``{"ts", "level", "logger", "msg", "submission_id", "pid", ...extra, "exc"}``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, object] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+            "submission_id": getattr(record, "submission_id", None),
+            "pid": record.process,
+        }
+        for key, value in vars(record).items():  # extra={...} fields
+            if key not in _STANDARD and not key.startswith("_"):
+                entry[key] = value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def configure_logging(json_lines: bool | None = None, level: int = logging.INFO) -> None:
+    """Route every logger (ours, uvicorn's, procrastinate's) to stderr in one format."""
+    if json_lines is None:
+        json_lines = os.environ.get("PPO_GRADER_LOG_FORMAT", "json").lower() != "text"
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(SubmissionIdFilter())
+    handler.setFormatter(
+        JsonFormatter()
+        if json_lines
+        else logging.Formatter("%(levelname)s:     %(name)s: [submission %(submission_id)s] %(message)s")
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = []
+        logger.propagate = True

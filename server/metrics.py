@@ -1,0 +1,129 @@
+"""Prometheus metrics.
+
+Two sources, one page (``GET /metrics`` on the API):
+
+* read from the database at scrape time, so they are right however many worker processes
+  run on however many machines: ``ppo_grader_queue_depth{queue}``,
+  ``ppo_grader_jobs_running``, ``ppo_grader_workers`` and the histograms
+  ``ppo_grader_grading_seconds`` (claim to verdict) and
+  ``ppo_grader_submit_to_verdict_seconds``, both by ``exercise`` and ``verdict``. The
+  histograms are cumulative over the stored submissions (they never go down while rows
+  are kept), computed with one grouped query.
+* this process's own counters (``ppo_grader_process_graded_total``; the
+  Python/process collectors). A procrastinate worker exposes its own with
+  ``ppo-grader worker --metrics-port``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, generate_latest
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.registry import Collector
+from sqlalchemy import case, func, literal_column, select
+from sqlalchemy.orm import Session
+
+if TYPE_CHECKING:
+    from server.grading.persistence import Claimed
+    from server.state import AppState
+
+BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+GRADED = Counter(
+    "ppo_grader_process_graded_total",
+    "Submissions this process finished, by exercise and verdict.",
+    ["exercise", "verdict"],
+)
+
+
+def observe_verdict(claimed: Claimed, verdict: str) -> None:
+    """Count a verdict stored by this process."""
+    GRADED.labels(claimed.exercise, verdict).inc()
+
+
+def _seconds_between(dialect: str, start: Any, end: Any) -> Any:
+    if dialect == "postgresql":
+        return func.extract("epoch", end - start)
+    return (func.julianday(end) - func.julianday(start)) * literal_column("86400.0")
+
+
+def latency_histograms(session: Session) -> list[HistogramMetricFamily]:
+    """Both latency histograms from the stored submissions, one grouped query."""
+    from server.models import Status, Submission
+
+    dialect = session.get_bind().dialect.name
+    spans = {
+        "ppo_grader_grading_seconds": _seconds_between(dialect, Submission.started_at, Submission.finished_at),
+        "ppo_grader_submit_to_verdict_seconds": _seconds_between(dialect, Submission.created_at, Submission.finished_at),
+    }
+    columns: list[Any] = [Submission.exercise, Submission.verdict, func.count()]
+    for span in spans.values():
+        columns.append(func.coalesce(func.sum(span), 0.0))
+        columns.extend(func.sum(case((span <= bound, 1), else_=0)) for bound in BUCKETS)
+    rows = session.execute(
+        select(*columns)
+        .where(Submission.status == Status.DONE, Submission.started_at.is_not(None), Submission.finished_at.is_not(None))
+        .group_by(Submission.exercise, Submission.verdict)
+    ).all()
+    families = {
+        "ppo_grader_grading_seconds": HistogramMetricFamily(
+            "ppo_grader_grading_seconds", "Claim to stored verdict, seconds.", labels=["exercise", "verdict"]
+        ),
+        "ppo_grader_submit_to_verdict_seconds": HistogramMetricFamily(
+            "ppo_grader_submit_to_verdict_seconds", "Submission accepted to stored verdict, seconds.",
+            labels=["exercise", "verdict"],
+        ),
+    }
+    width = 1 + len(BUCKETS)
+    for row in rows:
+        exercise, verdict, count = row[0], row[1] or "none", int(row[2])
+        for index, name in enumerate(spans):
+            values = row[3 + index * width : 3 + (index + 1) * width]
+            total, cumulative = float(values[0] or 0), [int(v or 0) for v in values[1:]]
+            buckets = [(repr(float(b)), c) for b, c in zip(BUCKETS, cumulative, strict=True)] + [("+Inf", count)]
+            families[name].add_metric([exercise, verdict], buckets, total)
+    return list(families.values())
+
+
+class DatabaseCollector(Collector):
+    """Queue depth, running jobs, live workers and latencies, read at scrape time."""
+
+    def __init__(self, state: AppState) -> None:
+        self._state = state
+
+    def collect(self) -> Iterator[Any]:
+        from server.models import Status, Submission
+
+        state = self._state
+        with state.session_factory() as session:
+            depth = GaugeMetricFamily("ppo_grader_queue_depth", "Jobs waiting, per queue.", labels=["queue"])
+            for queue, count in state.queue.depth(session).items():
+                depth.add_metric([queue], count)
+            yield depth
+            running = session.scalar(
+                select(func.count()).select_from(Submission).where(Submission.status == Status.RUNNING)
+            )
+            yield GaugeMetricFamily("ppo_grader_jobs_running", "Submissions being graded now.", value=running or 0)
+            yield GaugeMetricFamily(
+                "ppo_grader_workers", "Live grading workers (threads in-process; worker processes with a fresh heartbeat).",
+                value=state.workers.alive,
+            )
+            yield from latency_histograms(session)
+
+
+router = APIRouter(tags=["metrics"])
+
+
+@router.get("/metrics", include_in_schema=False)
+def metrics(request: Request) -> Response:
+    """Prometheus text format: the database view plus this process's own collectors."""
+    state: AppState = request.app.state.grader
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(DatabaseCollector(state))
+    body = generate_latest(registry) + generate_latest(REGISTRY)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+
