@@ -1,0 +1,1 @@
+"""Exercise `kl-penalty`: the k1, k2 and k3 per-token KL estimators (EXERCISES.md section 8)."""
