@@ -22,6 +22,12 @@ def alembic_config(engine: Engine | None = None) -> Config:
     return config
 
 
+def include_name(name: str | None, type_: str, _parents: object = None) -> bool:
+    """Alembic's ``include_name``: our tables only. procrastinate's objects (migration 0003)
+    are created from its own SQL, not from our models, so autogenerate must not see them."""
+    return not (name or "").startswith("procrastinate")
+
+
 def upgrade_to_head(engine: Engine) -> None:
     """Apply every pending migration (``alembic upgrade head``)."""
     command.upgrade(alembic_config(engine), "head")

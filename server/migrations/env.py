@@ -7,6 +7,7 @@ from sqlalchemy import Engine
 
 from server.config import Settings
 from server.db import make_engine
+from server.migrations import include_name
 from server.models import Base
 
 config = context.config
@@ -21,6 +22,7 @@ def _run(engine: Engine) -> None:
             # SQLite cannot ALTER most things; batch mode rebuilds tables instead.
             render_as_batch=connection.dialect.name == "sqlite",
             compare_type=True,
+            include_name=include_name,  # leave procrastinate's tables alone
         )
         with context.begin_transaction():
             context.run_migrations()

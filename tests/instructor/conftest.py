@@ -9,7 +9,8 @@ import pytest
 
 from server.db import transaction
 from server.models import CheckResult, Status, Submission, User
-from tests.server.conftest import Api, api, grader, settings, start_api  # noqa: F401
+from tests.server.conftest import *  # noqa: F403  (the server fixtures and hooks, whatever they are)
+from tests.server.conftest import Api
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from server.config import Settings
 from server.db import make_engine
-from server.migrations import upgrade_to_head
+from server.migrations import include_name, upgrade_to_head
 from server.models import Base
 from tests.server.conftest import StartApi
 
@@ -61,6 +61,7 @@ def test_migrations_match_the_models(settings: Settings) -> None:
     upgrade_to_head(engine)
     upgrade_to_head(engine)  # idempotent: a second start applies nothing
     with engine.connect() as connection:
-        diff = compare_metadata(MigrationContext.configure(connection, opts={"compare_type": True}), Base.metadata)
+        context = MigrationContext.configure(connection, opts={"compare_type": True, "include_name": include_name})
+        diff = compare_metadata(context, Base.metadata)
     engine.dispose()
     assert diff == []
