@@ -26,8 +26,13 @@ def tolerance(dtype: torch.dtype) -> tuple[float, float]:
     return TOLERANCES.get(dtype, (1e-4, 1e-5))
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.6g}"
+def _fmt(x: float, other: float | None = None) -> str:
+    """Enough significant digits that two different numbers never print alike."""
+    for digits in (6, 9, 12, 17):
+        text = f"{x:.{digits}g}"
+        if other is None or text != f"{other:.{digits}g}":
+            return text
+    return f"{x!r}"
 
 
 def _index(flat: int, shape: torch.Size) -> list[int]:
@@ -60,7 +65,7 @@ def explain_mismatch(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: f
     if count == 0:
         return None
     if g.dim() == 0:
-        return f"expected {_fmt(float(w))}, got {_fmt(float(g))}"
+        return f"expected {_fmt(float(w), float(g))}, got {_fmt(float(g), float(w))}"
     flat_bad = bad.flatten().nonzero().flatten()
     first = int(flat_bad[0])
     d = torch.where(bad, torch.nan_to_num(diff, nan=float("inf")), torch.zeros_like(diff)).flatten()
@@ -68,10 +73,11 @@ def explain_mismatch(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: f
     gf, wf = g.flatten(), w.flatten()
     text = (
         f"{count} of {g.numel()} elements differ; first at {_index(first, g.shape)}: expected "
-        f"{_fmt(float(wf[first]))}, got {_fmt(float(gf[first]))}"
+        f"{_fmt(float(wf[first]), float(gf[first]))}, got {_fmt(float(gf[first]), float(wf[first]))}"
     )
     if worst != first:
-        text += f"; worst at {_index(worst, g.shape)}: expected {_fmt(float(wf[worst]))}, got {_fmt(float(gf[worst]))}"
+        text += (f"; worst at {_index(worst, g.shape)}: expected {_fmt(float(wf[worst]), float(gf[worst]))}, "
+                 f"got {_fmt(float(gf[worst]), float(wf[worst]))}")
     return text
 
 

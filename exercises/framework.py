@@ -49,16 +49,22 @@ class Case:
     memory: bool = False
     warmup: "Case | None" = None
     about: str = ""
+    #: The run's case seed (already mixed with the server secret), shown so a case can be named.
+    seed: int | None = None
 
     def describe(self) -> str:
-        """Shapes, dtypes and hyper-parameters, for messages."""
+        """Shapes, dtypes, hyper-parameters and the seed, for messages."""
+        seed = f" [case {self.id}, seed {self.seed}]" if self.seed is not None else ""
+        return f"{self.about + ': ' if self.about else ''}({self.signature()}){seed}"
+
+    def signature(self) -> str:
+        """Shapes, dtypes and hyper-parameters: equal for cases that cost the same to run."""
         parts = []
         for i, a in enumerate(self.args):
             parts.append(_short_value(a, f"arg{i}"))
         for k, v in self.kwargs.items():
             parts.append(f"{k}={_short_value(v, k)}")
-        text = ", ".join(parts)
-        return f"{self.about + ': ' if self.about else ''}({text})"
+        return ", ".join(parts)
 
 
 def _short_value(v: Any, name: str) -> str:
@@ -303,4 +309,4 @@ class CaseGen:
 
     def case(self, *args: Any, **fields: Any) -> Case:
         """A :class:`Case` with a fresh id (keyword fields as in :class:`Case`, ``kwargs=`` for the call)."""
-        return Case(id=self.next_id(), args=list(args), **fields)
+        return Case(id=self.next_id(), args=list(args), seed=self.seed, **fields)

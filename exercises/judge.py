@@ -227,7 +227,7 @@ class Judge:
 
     # The reference's memory is measured in a host of its own: never in a learner's jail.
     def _measure_reference(self, exercise: Exercise, case: Case) -> JobResult:
-        key = (exercise.slug, case.describe())
+        key = (exercise.slug, case.signature())
         with self._lock:
             if key in self._reference_memory:
                 return self._reference_memory[key]
