@@ -18,13 +18,39 @@ from server.db import transaction
 from server.models import Role
 from server.state import AppState
 from server.users.service import create_user
+from tests.pg import pg_database, pg_url  # noqa: F401  (fixtures)
 from tests.server.fakes import FakeGrader
+
+# Tests that are not about the database run on SQLite only.
+_SQLITE_ONLY_MODULES = {"test_real_judge"}
+_SQLITE_ONLY_TESTS = {"test_sqlite_folder_is_created"}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run every database test on SQLite and on the local PostgreSQL (marked ``postgres``)."""
+    if "db_backend" not in metafunc.fixturenames:
+        return
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if module in _SQLITE_ONLY_MODULES or metafunc.function.__name__ in _SQLITE_ONLY_TESTS:
+        return
+    metafunc.parametrize("db_backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    """Development settings on a temporary SQLite file, one worker."""
-    return Settings(DATABASE_URL=f"sqlite:///{tmp_path / 'db' / 'grader.db'}", WORKERS=1)
+def db_backend() -> str:
+    """``sqlite`` unless parametrized (see ``pytest_generate_tests``)."""
+    return "sqlite"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, db_backend: str, request: pytest.FixtureRequest) -> Settings:
+    """Development settings on a fresh database (a temporary SQLite file, or the session's
+    PostgreSQL database emptied for this test), one worker."""
+    if db_backend == "postgres":
+        url = request.getfixturevalue("pg_url")
+    else:
+        url = f"sqlite:///{tmp_path / 'db' / 'grader.db'}"
+    return Settings(DATABASE_URL=url, WORKERS=1)
 
 
 @pytest.fixture
