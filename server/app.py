@@ -23,11 +23,13 @@ from server.errors import GraderError
 from server.grading.grader import GradeFunction, build_judge, grade_submission
 from server.grading.queue import InProcessQueue
 from server.grading.worker import WorkerPool
+from server.gradebook.router import router as gradebook_router
 from server.health.router import router as health_router
 from server.metrics import router as metrics_router
 from server.leaderboard.router import router as leaderboard_router
 from server.migrations import upgrade_to_head
 from server.state import AppState
+from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
@@ -68,7 +70,7 @@ def create_app(settings: Settings | None = None, grader_factory: GraderFactory |
         docs_url=f"{API_PREFIX}/docs",
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
-    for router in (health_router, users_router, catalog_router, submissions_router, leaderboard_router):
+    for router in (health_router, users_router, catalog_router, submissions_router, leaderboard_router, stats_router, gradebook_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     _install_error_handlers(app)

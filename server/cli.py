@@ -92,7 +92,7 @@ def serve(
 def worker(
     queue: Annotated[str, typer.Option(help="Which queue to serve: cpu or gpu (gpu grades on CUDA).")] = "cpu",
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Jobs graded at once (one warm jail each).")] = 1,
-    metrics_port: Annotated[int | None, typer.Option(help="Serve this process's Prometheus metrics on this port.")] = None,
+    metrics_port: Annotated[int | None, typer.Option(help="Serve this process's Prometheus metrics (and a health probe) on this port.", envvar="PPO_GRADER_METRICS_PORT")] = None,
 ) -> None:
     """Grade submissions from the procrastinate queue (QUEUE=procrastinate, PostgreSQL).
 

@@ -18,6 +18,8 @@ def test_learner_cannot_use_instructor_routes(api: Api) -> None:
     for method, path in (
         ("GET", "/api/v1/users"),
         ("POST", "/api/v1/users/import"),
+        ("GET", "/api/v1/exercises/actor-loss/stats"),
+        ("GET", "/api/v1/gradebook.csv"),
     ):
         response = api.client.request(method, path, headers=learner)
         assert response.status_code == 403, path

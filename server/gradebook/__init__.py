@@ -1,0 +1,1 @@
+"""Gradebook export (CSV) for an LMS."""

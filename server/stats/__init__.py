@@ -1,0 +1,1 @@
+"""Per-exercise statistics for instructors: where the class is stuck."""
