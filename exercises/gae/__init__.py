@@ -1,0 +1,1 @@
+"""Exercise `gae`: Generalized Advantage Estimation over padded responses (EXERCISES.md section 3)."""

@@ -1,0 +1,1 @@
+"""Exercise `grpo-advantages`: group-relative outcome advantages (EXERCISES.md section 9)."""

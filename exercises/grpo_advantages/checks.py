@@ -1,0 +1,147 @@
+"""Cases and weighted checks for `grpo-advantages`."""
+
+from __future__ import annotations
+
+import torch
+
+from exercises.common import expect_dtype_device, expect_inputs_unchanged, expect_values
+from exercises.compare import require_tensor, where
+from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
+
+
+def _scores(gen: CaseGen, groups: int, group_size: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Continuous scores whose groups (prompts) differ in difficulty: own offset and spread."""
+    offset = gen.randn(groups, 1, dtype=torch.float64, scale=3.0)
+    spread = gen.uniform(groups, 1, low=0.3, high=2.5, dtype=torch.float64)
+    return (offset + spread * gen.randn(groups, group_size, dtype=torch.float64)).reshape(-1).to(dtype)
+
+
+def _binary(gen: CaseGen, groups: int, group_size: int, p: float = 0.5) -> torch.Tensor:
+    """0/1 verifiable rewards (some groups may come out all equal)."""
+    return (gen.uniform(groups * group_size, dtype=torch.float64) < p).to(torch.float32)
+
+
+def cases(gen: CaseGen) -> list[Case]:
+    """Every input the checks read, built from the run's seed."""
+    out: list[Case] = []
+    for i, group_size in enumerate((4, 8, 3)):
+        groups = gen.randint(3, 7)
+        kwargs = {} if i == 0 else {"eps": 1e-6, "scale_by_std": True}
+        out.append(gen.case(_scores(gen, groups, group_size), group_size, kwargs=kwargs, tags=("random",),
+                            about=f"{groups} groups of {group_size}"))
+    out.append(gen.case(torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]),
+                        4, tags=("random",), about="0/1 rewards, 4 groups of 4, none all equal"))
+    for group_size in (4, 5):
+        groups = gen.randint(3, 6)
+        out.append(gen.case(_scores(gen, groups, group_size), group_size, kwargs={"scale_by_std": False},
+                            tags=("nostd",), about=f"{groups} groups of {group_size}, scale_by_std=False"))
+    # All-equal groups: all correct, all wrong, mixed; and a float group of equal scores.
+    rows = [[1.0] * 4, [0.0, 1.0, 1.0, 0.0], [0.0] * 4, [1.0, 0.0, 0.0, 0.0]]
+    perm = torch.randperm(4, generator=gen.generator).tolist()
+    out.append(gen.case(torch.tensor([x for r in (rows[p] for p in perm) for x in r]), 4, tags=("all-equal",),
+                        about="0/1 rewards, 4 groups of 4: all 1, all 0 and mixed"))
+    equal = _scores(gen, 3, 6)
+    equal[6:12] = 2.5
+    out.append(gen.case(equal, 6, kwargs={"eps": 1e-4}, tags=("all-equal",),
+                        about="3 groups of 6, the middle one all 2.5, eps=1e-4"))
+    # eps: a non-default one, and groups whose spread (1e-4) is close to eps (1e-6 is outside the sqrt).
+    out.append(gen.case(_scores(gen, 4, 4), 4, kwargs={"eps": 0.5}, tags=("eps",), about="4 groups of 4, eps=0.5"))
+    tied = 1.0 + 1e-4 * gen.randn(3, 4, dtype=torch.float64) + torch.arange(3, dtype=torch.float64).unsqueeze(1)
+    out.append(gen.case(tied.reshape(-1), 4, tags=("eps",), about="3 groups of 4 within 1e-4 of each other (float64)"))
+    # Small groups, where Bessel's correction is large.
+    for group_size in (2, 3):
+        out.append(gen.case(_scores(gen, 4, group_size, dtype=torch.float64), group_size, tags=("unbiased",),
+                            about=f"4 groups of {group_size} (float64)"))
+    # Consecutive groups: prompts with very different offsets, laid out prompt by prompt.
+    offsets = torch.tensor([0.0, 10.0, -10.0, 20.0]).repeat_interleave(3)
+    out.append(gen.case(offsets + gen.randn(12), 3, tags=("consecutive",),
+                        about="4 groups of 3 with offsets 0, 10, -10, 20"))
+    out.append(gen.case(_scores(gen, 2, 5), 5, tags=("consecutive",), about="2 groups of 5"))
+    # Flat result.
+    for groups, group_size in ((4, 4), (3, 6)):
+        out.append(gen.case(_scores(gen, groups, group_size), group_size, tags=("flat",),
+                            about=f"{groups} groups of {group_size}"))
+    # N not a multiple of group_size.
+    for n, group_size in ((10, 4), (7, 2), (3, 4)):
+        out.append(gen.case(gen.randn(n), group_size, tags=("not-multiple",), about=f"N={n}, group_size={group_size}"))
+    # Dtypes and device.
+    # Scores on a 1/8 grid in [-2, 2]: group means and deviations are exact in bfloat16, so a
+    # solution that computes in bfloat16 agrees with the float32 reference.
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        grid = torch.round(gen.randn(12, dtype=torch.float64).clamp(-2, 2) * 8) / 8
+        out.append(gen.case(grid.to(dtype), 4, tags=("dtype",), about=f"{dtype} scores, 3 groups of 4"))
+    out.append(gen.case(_scores(gen, 3, 4), 4, kwargs={"eps": 1e-3}, tags=("inplace",), return_inputs=True,
+                        about="scores checked after the call"))
+    return out
+
+
+@check("advantages on random scores (group sizes 3, 4, 8; 0/1 rewards)", 20)
+def values_random(ctx: CheckContext) -> None:
+    expect_values(ctx, ctx.cases("random"), what="advantages")
+
+
+@check("scale_by_std=False only subtracts the group mean", 10)
+def values_no_std(ctx: CheckContext) -> None:
+    expect_values(ctx, ctx.cases("nostd"), what="advantages")
+
+
+@check("a group of all-equal scores gets 0, not NaN", 12)
+def all_equal(ctx: CheckContext) -> None:
+    for case in ctx.cases("all-equal"):
+        got = require_tensor(ctx.got(case), case, (), "advantages")
+        if torch.isnan(got.to(torch.float64)).any():
+            first = [int(i) for i in torch.isnan(got.to(torch.float64)).nonzero()[0]]
+            raise CheckFailed(
+                f"NaN advantages {where(case)}, first at {first}: a group whose scores are all equal has std 0; "
+                "(score - mean) / (std + eps) is then 0 / eps = 0. Add eps to the std.")
+        expect_values(ctx, [case], what="advantages")
+
+
+@check("eps added to the std, outside the square root (eps=0.5; near-tied groups)", 10)
+def eps_outside(ctx: CheckContext) -> None:
+    expect_values(ctx, ctx.cases("eps"), what="advantages")
+
+
+@check("unbiased std (Bessel's correction) in groups of 2 and 3", 8)
+def unbiased(ctx: CheckContext) -> None:
+    expect_values(ctx, ctx.cases("unbiased"), what="advantages")
+
+
+@check("groups are consecutive runs of group_size scores", 8)
+def consecutive(ctx: CheckContext) -> None:
+    expect_values(ctx, ctx.cases("consecutive"), what="advantages")
+
+
+@check("result is a flat [N] tensor in the order of scores", 6)
+def flat(ctx: CheckContext) -> None:
+    for case in ctx.cases("flat"):
+        got = require_tensor(ctx.got(case), case, (), "advantages")
+        n = case.args[0].shape[0]
+        if list(got.shape) != [n]:
+            raise CheckFailed(f"Expected advantages of shape [{n}] (one per score), got shape {list(got.shape)} "
+                              f"{where(case)}: flatten the [N // group_size, group_size] view back.")
+        expect_values(ctx, [case], what="advantages")
+
+
+@check("ValueError when N is not a multiple of group_size", 10)
+def not_multiple(ctx: CheckContext) -> None:
+    for case in ctx.cases("not-multiple"):
+        got = ctx.got(case)
+        if got.missing:
+            raise CheckFailed(f"No result came back {where(case)}.")
+        if got.error is None:
+            raise CheckFailed(f"Expected ValueError {where(case)}: N is not a multiple of group_size, but the call "
+                              "returned normally.")
+        if not got.raised("ValueError"):
+            raise CheckFailed(f"Expected ValueError {where(case)} (N is not a multiple of group_size), got "
+                              f"{got.error.type}: {got.error.message}. Check N % group_size yourself.")
+
+
+@check("result in the scores' dtype (float32, float64, bfloat16) and device", 10)
+def dtype_device(ctx: CheckContext) -> None:
+    expect_dtype_device(ctx, ctx.cases("dtype"), what="advantages")
+
+
+@check("scores not modified in place", 6)
+def no_inplace(ctx: CheckContext) -> None:
+    expect_inputs_unchanged(ctx, ctx.cases("inplace"))

@@ -1,0 +1,1 @@
+"""Exercise `whiten`: masked advantage normalization (EXERCISES.md section 7)."""

@@ -1,0 +1,177 @@
+"""Cases and weighted checks for `whiten`.
+
+Values at padded positions are not graded, so the value checks compare valid positions only
+(:func:`expect_valid_values`); everything else uses the shared helpers.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from exercises.common import expect_dtype_device, expect_inputs_unchanged, expect_value_error
+from exercises.compare import explain_mismatch, require_tensor, tolerance, where
+from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
+
+
+def _mask_of(case: Case) -> torch.Tensor | None:
+    if "mask" in case.kwargs:
+        return case.kwargs["mask"]
+    return case.args[1] if len(case.args) > 1 else None
+
+
+def expect_valid_values(ctx: CheckContext, cases: list[Case], what: str = "whitened values") -> None:
+    """The output matches the reference's at every valid position (padding is not graded)."""
+    for case in cases:
+        got = require_tensor(ctx.got(case), case, (), what)
+        want = ctx.want(case).output
+        assert isinstance(want, torch.Tensor), f"reference returned no tensor for case {case.id}"
+        mask = _mask_of(case)
+        if mask is not None and got.shape == want.shape:
+            got = torch.where(mask != 0, got.detach().to(torch.float64), want.to(torch.float64))
+        rtol, atol = tolerance(want.dtype)
+        message = explain_mismatch(got, want, rtol, atol)
+        if message is not None:
+            raise CheckFailed(f"Wrong {what} {where(case)}: {message} (padded positions are not graded).")
+
+
+def _padded(gen: CaseGen, b: int, t: int, *, offset: float = 0.5, scale: float = 2.0, garbage: float = 20.0,
+            min_len: int = 1, bool_mask: bool = False, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+    """[B, T] values with real padding; padded positions hold large non-zero garbage."""
+    lengths = [gen.randint(min_len, t + 1) for _ in range(b)]
+    lengths[gen.randint(0, b)] = gen.randint(min_len, t)
+    mask = gen.right_padded_mask(b, t, lengths=lengths, dtype=torch.float64)
+    values = offset + gen.randn(b, t, dtype=torch.float64, scale=scale)
+    values = torch.where(mask == 0, garbage + gen.randn(b, t, dtype=torch.float64, scale=5.0), values)
+    return values.to(dtype), (mask.bool() if bool_mask else mask.to(dtype))
+
+
+def cases(gen: CaseGen) -> list[Case]:
+    """Every input the checks read, built from the run's seed."""
+    out: list[Case] = []
+    for i, bool_mask in enumerate((False, True, False)):
+        v, m = _padded(gen, gen.randint(3, 7), gen.randint(5, 17), min_len=2, bool_mask=bool_mask)
+        out.append(gen.case(v, m, tags=("random",), about=f"random case {i + 1}{', bool mask' if bool_mask else ''}"))
+    for i in range(2):
+        v, m = _padded(gen, gen.randint(3, 7), gen.randint(5, 17), offset=3.0, min_len=2)
+        out.append(gen.case(v, m, kwargs={"shift_mean": False}, tags=("noshift",), about=f"shift_mean=False, case {i + 1}"))
+    # Few valid values: Bessel's correction n / (n - 1) is large.
+    for n_valid in (2, 3):
+        v, _ = _padded(gen, 3, 4, dtype=torch.float64)
+        m = torch.zeros(3, 4, dtype=torch.float64)
+        m[0, :n_valid] = 1.0
+        out.append(gen.case(v, m, kwargs={"shift_mean": n_valid == 3}, tags=("few",),
+                            about=f"{n_valid} valid values in the whole batch"))
+    # Any shape, no mask; and a 3-D input with a mask.
+    for shape in ((11,), (2, 3, 4)):
+        out.append(gen.case(1.0 + gen.randn(*shape, scale=1.5), tags=("anyshape",), about=f"{len(shape)}-D, mask=None"))
+    v = gen.randn(2, 3, 5)
+    m = (torch.arange(5) < torch.tensor([[5, 2, 0], [1, 4, 3]]).unsqueeze(-1)).float()
+    out.append(gen.case(v + 30.0 * (1 - m), m, kwargs={"shift_mean": False}, tags=("anyshape",),
+                        about="3-D with a mask, shift_mean=False"))
+    # Near-constant and constant values (variance well above, well below, and equal to 0 vs eps).
+    v, m = _padded(gen, 4, 8, dtype=torch.float64)
+    out.append(gen.case(1000.0 + 1e-3 * torch.randn(4, 8, generator=gen.generator, dtype=torch.float64) + 50.0 * (1 - m), m,
+                        tags=("constant",), about="values 1000 +- 1e-3 (float64)"))
+    v, m = _padded(gen, 4, 8, dtype=torch.float64)
+    out.append(gen.case(5.0 + 1e-7 * torch.randn(4, 8, generator=gen.generator, dtype=torch.float64) + 50.0 * (1 - m), m,
+                        kwargs={"shift_mean": False}, tags=("constant",), about="values 5 +- 1e-7 (float64), shift_mean=False"))
+    for shift in (True, False):
+        v, m = _padded(gen, 3, 6, min_len=2)
+        out.append(gen.case(torch.where(m != 0, torch.full_like(v, 3.0), v), m, kwargs={"shift_mean": shift},
+                            tags=("constant",), about=f"every valid value 3.0 (float32), shift_mean={shift}"))
+    # Non-default eps.
+    v, m = _padded(gen, 4, 9, min_len=2)
+    out.append(gen.case(v, m, kwargs={"eps": 0.5}, tags=("eps",), about="eps=0.5"))
+    v, m = _padded(gen, 4, 9, offset=0.0, scale=0.03, min_len=2, dtype=torch.float64)
+    out.append(gen.case(v, m, kwargs={"eps": 1e-3, "shift_mean": False}, tags=("eps",),
+                        about="eps=1e-3 with values of spread 0.03 (float64), shift_mean=False"))
+    # Fewer than two valid values.
+    v, _ = _padded(gen, 3, 5)
+    for about, m in (("no valid value", torch.zeros(3, 5)),
+                     ("one valid value", torch.zeros(3, 5).index_put_((torch.tensor([1]), torch.tensor([0])), torch.tensor(1.0))),
+                     ("one valid value, bool mask", torch.zeros(3, 5, dtype=torch.bool).index_put_(
+                         (torch.tensor([2]), torch.tensor([0])), torch.tensor(True)))):
+        out.append(gen.case(v, m, tags=("too-few",), about=about))
+    out.append(gen.case(gen.randn(1), tags=("too-few",), about="a single value, mask=None"))
+    # Shape contract.
+    v, m = _padded(gen, 3, 6)
+    for bad, about in ((m[:, :-1], "mask [B, T-1]"), (m[:, 0], "mask [B]"), (m.t().contiguous(), "mask transposed")):
+        out.append(gen.case(v, bad, tags=("shape",), about=about))
+    # Dtypes and device.
+    for dtype in (torch.float32, torch.float64, torch.bfloat16):
+        v, m = _padded(gen, 3, 8, min_len=2, dtype=dtype)
+        out.append(gen.case(v, m, tags=("dtype",), about=f"{dtype} inputs"))
+    # In-place edits.
+    v, m = _padded(gen, 4, 7, min_len=2)
+    out.append(gen.case(v, m, kwargs={"shift_mean": False}, tags=("inplace",), return_inputs=True,
+                        about="inputs checked after the call"))
+    return out
+
+
+@check("whitened values on random padded inputs (valid positions)", 20)
+def values_random(ctx: CheckContext) -> None:
+    expect_valid_values(ctx, ctx.cases("random"))
+
+
+@check("shift_mean=False adds the mean back", 12)
+def values_no_shift(ctx: CheckContext) -> None:
+    expect_valid_values(ctx, ctx.cases("noshift"))
+
+
+@check("unbiased variance (Bessel's correction) with few valid values", 10)
+def unbiased(ctx: CheckContext) -> None:
+    expect_valid_values(ctx, ctx.cases("few"))
+
+
+@check("any shape (1-D and 3-D, with and without a mask)", 8)
+def any_shape(ctx: CheckContext) -> None:
+    expect_valid_values(ctx, ctx.cases("anyshape"))
+
+
+@check("near-constant and constant values: finite and exact", 12)
+def near_constant(ctx: CheckContext) -> None:
+    for case in ctx.cases("constant"):
+        got = require_tensor(ctx.got(case), case, (), "whitened values")
+        mask = _mask_of(case)
+        if got.shape == case.args[0].shape and not torch.isfinite(got[mask != 0].to(torch.float64)).all():
+            raise CheckFailed(
+                f"Non-finite whitened values {where(case)}: the variance is (almost) 0 there, and eps belongs "
+                "inside the square root, rsqrt(var + eps), so the result stays finite.")
+        expect_valid_values(ctx, [case])
+
+
+@check("non-default eps, inside the square root", 6)
+def custom_eps(ctx: CheckContext) -> None:
+    expect_valid_values(ctx, ctx.cases("eps"))
+
+
+@check("ValueError for fewer than two valid values", 10)
+def too_few(ctx: CheckContext) -> None:
+    for case in ctx.cases("too-few"):
+        got = ctx.got(case)
+        if got.missing:
+            raise CheckFailed(f"No result came back {where(case)}.")
+        if got.error is None:
+            raise CheckFailed(
+                f"Expected ValueError {where(case)}: fewer than two valid values leave the unbiased variance "
+                "undefined (it divides by n - 1), but the call returned normally.")
+        if not got.raised("ValueError"):
+            raise CheckFailed(f"Expected ValueError {where(case)} (fewer than two valid values), got "
+                              f"{got.error.type}: {got.error.message}")
+
+
+@check("ValueError on a mask of another shape (no broadcasting)", 8)
+def shape_errors(ctx: CheckContext) -> None:
+    expect_value_error(ctx, ctx.cases("shape"))
+
+
+@check("result in the input's dtype (float32, float64, bfloat16) and device", 8)
+def dtype_device(ctx: CheckContext) -> None:
+    for case in ctx.cases("dtype"):
+        expect_dtype_device(ctx, [case], what="whitened values", values=False)
+        expect_valid_values(ctx, [case])
+
+
+@check("inputs not modified in place", 6)
+def no_inplace(ctx: CheckContext) -> None:
+    expect_inputs_unchanged(ctx, ctx.cases("inplace"))
