@@ -1,0 +1,1 @@
+"""Exercise `dpo-loss`: the Direct Preference Optimization loss (EXERCISES.md section 10)."""
