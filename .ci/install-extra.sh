@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Extra tools some tests use when present (called by a colleague's CI script).
+set -euo pipefail
+# Debian's docker-compose (v1): `docker-compose config` validates docker-compose.yml
+# without a Docker engine (tests/scaleout/test_compose.py).
+if ! command -v docker-compose >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq docker-compose
+fi
