@@ -139,9 +139,9 @@ class CheckContext:
     def fail(message: str) -> None:
         raise CheckFailed(message)
 
-    def with_outcomes(self, got: dict[str, Outcome]) -> "CheckContext":
+    def with_outcomes(self, got: dict[str, Outcome], memory: dict[str, MemoryReading] | None = None) -> "CheckContext":
         """The same run seen with other outcomes (a mutant's), for misconception matching."""
-        return CheckContext(self._cases, got, self._want, self._memory, self.device)
+        return CheckContext(self._cases, got, self._want, self._memory if memory is None else memory, self.device)
 
 
 @dataclass
@@ -162,6 +162,8 @@ class Mutant:
     name: str
     misconception: str
     fn: Callable[..., Any]
+    #: Right values, wrong cost: named only by a memory check, from its measured peak.
+    memory: bool = False
 
     def source(self, function_name: str) -> str:
         """A submittable module whose ``function_name`` is this mutant."""
@@ -193,11 +195,15 @@ def check(name: str, weight: float, *, hidden: bool = False, memory: bool = Fals
     return wrap
 
 
-def mutant(misconception: str) -> Callable[[Callable[..., Any]], Mutant]:
-    """Declare a known-wrong solution; ``misconception`` is what feedback will name."""
+def mutant(misconception: str, *, memory: bool = False) -> Callable[[Callable[..., Any]], Mutant]:
+    """Declare a known-wrong solution; ``misconception`` is what feedback will name.
+
+    ``memory=True`` marks a solution whose values are right but whose peak memory is not
+    (an O(T^2) intermediate, say): it is matched on memory checks by its measured peak.
+    """
 
     def wrap(fn: Callable[..., Any]) -> Mutant:
-        return Mutant(name=fn.__name__, misconception=misconception, fn=fn)
+        return Mutant(name=fn.__name__, misconception=misconception, fn=fn, memory=memory)
 
     return wrap
 

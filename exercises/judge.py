@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -225,19 +226,23 @@ class Judge:
         if self._reference_pool is not None:
             self._reference_pool.close()
 
-    # The reference's memory is measured in a host of its own: never in a learner's jail.
-    def _measure_reference(self, exercise: Exercise, case: Case) -> JobResult:
-        key = (exercise.slug, case.signature())
+    # Trusted code (the reference, memory mutants) is measured in a host of its own: never
+    # in a learner's jail. Peaks depend on shapes, not values, so each is measured once.
+    def _measure_trusted(self, exercise: Exercise, case: Case, name: str, source: str) -> JobResult:
+        key = (exercise.slug, name, case.signature())
         with self._lock:
             if key in self._reference_memory:
                 return self._reference_memory[key]
             if self._reference_pool is None:
                 self._reference_pool = SandboxPool(1, self._reference_config)
-        result = self._run_memory_case(self._reference_pool, exercise, exercise.reference_source, case)
+        result = self._run_memory_case(self._reference_pool, exercise, source, case)
         if result.status == JobStatus.OK:
             with self._lock:
                 self._reference_memory[key] = result
         return result
+
+    def _measure_reference(self, exercise: Exercise, case: Case) -> JobResult:
+        return self._measure_trusted(exercise, case, "reference", exercise.reference_source)
 
     def _run_memory_case(self, pool: SandboxPool, exercise: Exercise, source: str, case: Case) -> JobResult:
         tensors: dict[str, torch.Tensor] = {}
@@ -309,12 +314,15 @@ class Judge:
             ctx.read = set()
             passed, message = _run_check(chk.fn, ctx)
             outcome = CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message, hidden=chk.hidden)
-            if not passed and not chk.needs_memory and ctx.read:
+            if not passed and chk.needs_memory:
+                outcome.misconception = self._name_memory_misconception(exercise, chk, ctx)
+            elif not passed and ctx.read:
                 if mutant_outcomes is None:
-                    mutant_outcomes = {m.name: run_in_process(m.fn, regular, "mutant.py") for m in exercise.mutants}
+                    mutant_outcomes = {m.name: run_in_process(m.fn, regular, "mutant.py")
+                                       for m in exercise.mutants if not m.memory}
                 outcome.misconception = self._name_misconception(exercise, chk, ctx, mutant_outcomes)
-                if outcome.misconception:
-                    outcome.message += f" This matches a known mistake: {outcome.misconception}"
+            if outcome.misconception:
+                outcome.message += f" This matches a known mistake: {outcome.misconception}"
             outcomes.append(outcome)
         return outcomes
 
@@ -333,6 +341,8 @@ class Judge:
         evidence = sorted(probe.read | ctx.read)
         best: tuple[int, str] | None = None
         for m in exercise.mutants:
+            if m.memory:
+                continue
             outs = mutant_outcomes[m.name]
             mutant_passed, _ = _run_check(chk.fn, ctx.with_outcomes(outs))
             if mutant_passed:
@@ -342,6 +352,26 @@ class Judge:
             agreement = sum(outcomes_match(ctx._got.get(cid, Outcome(missing=True)), o) for cid, o in outs.items())
             if best is None or agreement > best[0]:
                 best = (agreement, m.misconception)
+        return best[1] if best else None
+
+    def _name_memory_misconception(self, exercise: Exercise, chk: Any, ctx: CheckContext) -> str | None:
+        """The memory mutant that also fails this check with the peak nearest the learner's."""
+        best: tuple[float, str] | None = None
+        for m in (m for m in exercise.mutants if m.memory):
+            readings: dict[str, MemoryReading] = {}
+            for case in ctx.cases():
+                if case.memory and case.id in ctx._memory:
+                    mine = ctx._memory[case.id]
+                    run = self._measure_trusted(exercise, case, m.name, m.source(exercise.function_name))
+                    readings[case.id] = MemoryReading(run.peak_memory_bytes, mine.reference_bytes, mine.source,
+                                                      run.status.value)
+            learner = [r.learner_bytes for r in ctx._memory.values() if r.learner_bytes]
+            theirs = [r.learner_bytes for r in readings.values() if r.learner_bytes]
+            if not learner or not theirs or _run_check(chk.fn, ctx.with_outcomes(ctx._got, readings))[0]:
+                continue
+            distance = abs(math.log(max(learner) / max(theirs)))
+            if distance < math.log(4) and (best is None or distance < best[0]):
+                best = (distance, m.misconception)
         return best[1] if best else None
 
     @staticmethod

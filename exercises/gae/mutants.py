@@ -168,11 +168,9 @@ def whitened_advantages(rewards, values, mask=None, gamma=1.0, lam=0.95):
         return (adv - mean) * torch.rsqrt(var + 1e-8) * m, ret
 
 
-# Not registered as a @mutant: it passes every value check and fails only the memory check,
-# and the judge names misconceptions on non-memory checks only (memory cases are not run for
-# mutants), so it could not be named. The verification script grades it explicitly.
+@mutant("an O(T^2) discount matrix: right values, but a [T, T] intermediate where a backward loop needs O(T)",
+        memory=True)
 def discount_matrix(rewards, values, mask=None, gamma=1.0, lam=0.95):
-    """O(T^2) memory: GAE as one matmul with the [T, T] matrix of (gamma * lam)^(j - i)."""
     if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
         raise ValueError("shapes differ")
     with torch.no_grad():
