@@ -10,6 +10,8 @@ from pydantic import ValidationError
 
 from server.deps import CurrentUser, SessionDep, SettingsDep, StateDep
 from server.errors import SourceTooLarge
+from server.limits import SubmissionLimits
+from server.openapi import errors
 from server.submissions import service
 from server.submissions.schemas import SubmissionCreate, SubmissionPublic, SubmissionSummary
 
@@ -69,7 +71,8 @@ _CREATE_BODY_DOC = {
     status_code=status.HTTP_202_ACCEPTED,
     response_model=SubmissionPublic,
     openapi_extra=_CREATE_BODY_DOC,
-    responses={200: {"model": SubmissionPublic, "description": "Replay of an Idempotency-Key"}},
+    responses={200: {"model": SubmissionPublic, "description": "Replay of an Idempotency-Key"}, **errors(401, 404, 409, 413, 422, 429)},
+    dependencies=[SubmissionLimits],  # 429 before the body is read (learners only)
 )
 def create_submission(
     user: CurrentUser,  # first: an anonymous caller gets 401 before its body is read

@@ -1,0 +1,104 @@
+"""Submission limits per learner: a rate limit and a cap on waiting submissions.
+
+- ``RATE_LIMIT`` ("30/minute"): at most N submissions per learner in any sliding window.
+  The window lives in this process's memory (a deque of times per learner), which is right
+  for the embedded mode (one API process). With several API processes each would allow N;
+  a shared store (the database or Redis) would be needed there.
+- ``MAX_QUEUED_PER_USER``: at most this many of a learner's submissions queued or running.
+  Read from the database, so it holds across processes.
+
+Both answer 429 with ``Retry-After``. Instructors and admins are not limited. A retry that
+replays an ``Idempotency-Key`` already used is not a new submission and is never limited.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from sqlalchemy import func, select
+
+from server.deps import CurrentUser, SessionDep, SettingsDep
+from server.errors import RateLimited, TooManyQueued
+from server.models import Role, Status, Submission
+
+_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+
+
+def parse_rate(text: str) -> tuple[int, float]:
+    """``"30/minute"`` -> (30, 60.0)."""
+    count, unit = (part.strip() for part in text.split("/", 1))
+    return int(count), float(_UNITS[unit])
+
+
+class SlidingWindow:
+    """At most ``limit`` events per key in any ``window`` seconds (thread-safe, in memory)."""
+
+    def __init__(self, limit: int, window: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self._events: dict[int, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def hit(self, key: int) -> float | None:
+        """Record an event and return None, or refuse it and return seconds to wait."""
+        now = self.clock()
+        with self._lock:
+            events = self._events.setdefault(key, deque())
+            while events and events[0] <= now - self.window:
+                events.popleft()
+            if len(events) >= self.limit:
+                return events[0] + self.window - now
+            events.append(now)
+            return None
+
+
+def submission_window(request: Request, settings: SettingsDep) -> SlidingWindow:
+    """The app's window, made on first use (one per app, never a module global)."""
+    window: SlidingWindow | None = getattr(request.app.state, "submission_window", None)
+    if window is None:
+        window = SlidingWindow(*parse_rate(settings.RATE_LIMIT))
+        request.app.state.submission_window = window
+    return window
+
+
+def enforce_submission_limits(
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    window: Annotated[SlidingWindow, Depends(submission_window)],
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", include_in_schema=False)] = None,
+) -> None:
+    """Refuse a learner's new submission with 429 when over either limit."""
+    if Role(user.role) is not Role.LEARNER:
+        return
+    if idempotency_key is not None and session.scalar(
+        select(Submission.id).where(Submission.user_id == user.id, Submission.idempotency_key == idempotency_key)
+    ):
+        return  # a replay: answered from the stored row, not a new submission
+    waiting = session.scalar(
+        select(func.count())
+        .select_from(Submission)
+        .where(Submission.user_id == user.id, Submission.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
+    ) or 0
+    if waiting >= settings.MAX_QUEUED_PER_USER:
+        raise TooManyQueued(
+            f"You have {waiting} submissions waiting to be graded (the limit is "
+            f"{settings.MAX_QUEUED_PER_USER}); wait for one to finish.",
+            retry_after=math.ceil(settings.WALL_SECONDS),
+        )
+    wait = window.hit(user.id)
+    if wait is not None:
+        raise RateLimited(
+            f"Too many submissions: the limit is {settings.RATE_LIMIT}. Try again in {math.ceil(wait)} s.",
+            retry_after=math.ceil(wait),
+        )
+
+
+SubmissionLimits = Depends(enforce_submission_limits)
