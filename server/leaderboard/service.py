@@ -103,11 +103,11 @@ def board(session: Session, exercise: str | None, limit: int, offset: int) -> tu
         .group_by(rows.c.user_id)
         .cte("per_user")
     )
-    total = session.scalar(select(func.count()).select_from(per_user)) or 0
     query = (
         select(
             User.id, User.name, User.display_name, per_user.c.best, per_user.c.attempts,
             per_user.c.solved, per_user.c.reached_at,
+            func.count().over().label("total"),  # the board's size in the same pass
         )
         .join(per_user, per_user.c.user_id == User.id)
         .order_by(
@@ -119,9 +119,14 @@ def board(session: Session, exercise: str | None, limit: int, offset: int) -> tu
         .limit(limit)
         .offset(offset)
     )
+    result = session.execute(query).tuples().all()
+    if result:
+        total = int(result[0][7])
+    else:  # past the last page: count separately
+        total = session.scalar(select(func.count()).select_from(per_user)) or 0
     page = [
         BoardRow(r[0], r[1], r[2], float(r[3] or 0), int(r[4] or 0), int(r[5] or 0), _as_datetime(r[6]))
-        for r in session.execute(query).tuples()
+        for r in result
     ]
     return total, page
 
