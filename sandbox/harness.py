@@ -74,8 +74,12 @@ class _Outputs:
         return name
 
     def describe(self, value: Any, prefix: str, depth: int = 0) -> dict[str, Any]:
-        """Turn a returned object into a JSON tree, storing tensors aside."""
-        if isinstance(value, torch.Tensor):
+        """Turn a returned object into a JSON tree, storing tensors aside.
+
+        Kinds are decided by ``type()``, which an object cannot fake (``isinstance`` believes
+        a ``__class__`` property): a pretend tensor is reported as an object.
+        """
+        if issubclass(type(value), torch.Tensor):
             info = {
                 "type": "tensor",
                 "dtype": str(value.dtype).removeprefix("torch."),
@@ -94,7 +98,7 @@ class _Outputs:
         if isinstance(value, int):
             return {"type": "int", "value": value if abs(value) < 2**63 else str(value)}
         if isinstance(value, float):
-            return {"type": "float", "value": value if value == value and abs(value) != float("inf") else repr(value)}
+            return {"type": "float", "value": float(value) if value == value and abs(value) != float("inf") else float.__repr__(value)}
         if isinstance(value, str):
             return {"type": "str", "value": _short(value, 200)}
         if depth < _MAX_DEPTH and isinstance(value, (tuple, list)):
@@ -154,7 +158,12 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
     result["seconds"] = time.perf_counter() - start
     if not record:
         return result
-    result["output"] = out.describe(value, f"{prefix}.out")
+    try:
+        result["output"] = out.describe(value, f"{prefix}.out")
+    except BaseException as exc:  # a returned object that breaks when looked at
+        _reraise_out_of_memory(exc)
+        result["error"] = _error(exc, filename, "call")
+        return result
     if call.backward is not None:
         try:
             target = _pick(value, call.backward.output)
@@ -195,15 +204,17 @@ def run_job(job_dir: str) -> int:
     filename = request.filename
     work_dir = os.path.join(job_dir, "tmp")
     learner_path = os.path.join(work_dir, filename)
-    with open(learner_path, "w", encoding="utf-8") as fh:
-        fh.write(request.source)
     try:
+        # Before anything else touches the source: text that is not valid UTF-8 (a lone
+        # surrogate) or holds NUL bytes is the learner's syntax error, not a harness failure.
         code = compile(request.source, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         text = (getattr(exc, "text", None) or "").rstrip()
         msg = getattr(exc, "msg", str(exc))
         return finish("syntax_error", EXIT_SYNTAX, message=_short(msg), line=line, text=_short(text, 200))
+    with open(learner_path, "w", encoding="utf-8", errors="replace") as fh:
+        fh.write(request.source)
     # tracebacks of the learner's frames show their source lines
     linecache.cache[filename] = (len(request.source), None, request.source.splitlines(True), filename)
     module = types.ModuleType(filename.removesuffix(".py"))

@@ -1,6 +1,9 @@
 """The jail host: a fork-server that runs inside bubblewrap and forks one child per job.
 
-It imports PyTorch once, so a job costs a ``fork`` instead of a fresh interpreter. It never
+It imports PyTorch once, so a job costs a ``fork`` instead of a fresh interpreter. For each
+job it forks a short-lived manager that reads the request, forks the learner's child, and
+reports; the fork-server never reads job data, so no child inherits another job's source or
+outputs in its copy of the heap. After each job it wipes the jail's ``/tmp``. It never
 runs learner code itself and never touches CUDA or a parallel (OpenMP) op, since a child
 forked after either would hang or fail. Each child, before it reads the learner's source:
 starts its own session, drops every inherited descriptor but its job files, waits until the
@@ -23,6 +26,7 @@ import ctypes.util  # noqa: F401  (pre-imported: a child may not be able to read
 import json
 import os
 import resource
+import select
 import shutil
 import signal
 import sys
@@ -42,6 +46,10 @@ EXIT_HARNESS_FAILED = 22
 EXIT_SANDBOX_SETUP = 23
 
 _PR_SET_DUMPABLE = 4
+#: Exit codes of the per-job manager process.
+_MANAGER_DONE = 0
+_MANAGER_STOP = 1
+_MANAGER_FAILED = 2
 _RESULT_FILES = ("result.json", "outputs.safetensors", "stdout.txt", "stderr.txt")
 
 
@@ -125,16 +133,48 @@ def _output_excerpt(path: str, keep: int) -> tuple[bytes, int]:
         with open(path, "rb") as fh:
             if size <= keep:
                 return fh.read(), size
-            head = fh.read(keep // 2)
-            fh.seek(size - keep // 2)
+            # leave room for the separator and the runner's truncation note within ``keep``
+            half = max(0, keep - 128) // 2
+            head = fh.read(half)
+            fh.seek(size - half)
             return head + b"\n...\n" + fh.read(), size
     except OSError:
         return b"", 0
 
 
+def _jail_tmp() -> str:
+    return os.environ.get("PPO_JAIL_TMP", "/tmp")
+
+
+def _tmp_space() -> tuple[int, int]:
+    """(free, total) bytes of the jail's private tmp."""
+    try:
+        st = os.statvfs(_jail_tmp())
+        return st.f_bavail * st.f_frsize, st.f_blocks * st.f_frsize
+    except OSError:
+        return 0, 0
+
+
+def _wipe_tmp() -> None:
+    """Remove everything under the jail's tmp: nothing a job left may reach the next one."""
+    root = _jail_tmp()
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
 def _run_job(seq: int, header: dict, blob: bytes, ctl_in: int, ctl_out: int, use_seccomp: bool) -> None:
     limits = header["limits"]
-    job_dir = os.path.join(os.environ.get("PPO_JAIL_TMP", "/tmp"), f"job-{seq}")
+    job_dir = os.path.join(_jail_tmp(), f"job-{seq}")
     os.makedirs(os.path.join(job_dir, "tmp"))
     with open(os.path.join(job_dir, "request.json"), "w", encoding="utf-8") as fh:
         json.dump(header["request"], fh)
@@ -167,11 +207,14 @@ def _run_job(seq: int, header: dict, blob: bytes, ctl_in: int, ctl_out: int, use
         files[name] = len(data)
         sizes[name] = size
         parts.append(data)
+    tmp_free, tmp_total = _tmp_space()
     shutil.rmtree(job_dir, ignore_errors=True)
     _write(
         ctl_out,
         {
             "event": "exited",
+            "tmp_free_bytes": tmp_free,
+            "tmp_total_bytes": tmp_total,
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             "cpu_seconds": usage.ru_utime + usage.ru_stime,
@@ -204,15 +247,35 @@ def main(argv: list[str]) -> None:
     _write(ctl_out, {"event": "ready", "pid": os.getpid(), "torch": torch.__version__})
     seq = 0
     while True:
-        try:
-            header, blob = read_frame_fd(ctl_in, ReadExactly())
-        except EOFError:
-            return
-        if header.get("op") != "run":
-            return
+        # Wait for the next request without reading it: a job manager forked for this one job
+        # reads it. The fork-server itself never holds a job's source, inputs or outputs, so a
+        # later child (a copy of its memory) cannot find an earlier learner's data in its heap.
+        select.select([ctl_in], [], [])
         seq += 1
-        _run_job(seq, header, blob, ctl_in, ctl_out, use_seccomp)
-        if once:
+        manager = os.fork()
+        if manager == 0:
+            code = _MANAGER_STOP
+            try:
+                header, blob = read_frame_fd(ctl_in, ReadExactly())
+                if header.get("op") == "run":
+                    _run_job(seq, header, blob, ctl_in, ctl_out, use_seccomp)
+                    code = _MANAGER_DONE
+            except EOFError:
+                pass
+            except BaseException:
+                code = _MANAGER_FAILED
+                try:
+                    import traceback
+
+                    traceback.print_exc()
+                except BaseException:
+                    pass
+            os._exit(code)
+        _, status = os.waitpid(manager, 0)
+        _wipe_tmp()
+        if once or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != _MANAGER_DONE:
+            # stop (end of stream, an unknown op) or a broken manager: ending the host closes
+            # the control pipe, so the runner sees it at once and starts a fresh host.
             return
 
 

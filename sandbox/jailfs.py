@@ -5,7 +5,8 @@ standard library, and an allow-list of installed distributions (PyTorch and what
 safetensors, numpy) bound one by one into ``/jail/site``, plus this ``sandbox`` package at
 ``/jail/lib/sandbox``. Every other site-packages folder is hidden under an empty tmpfs, so
 the server, the exercises (with their references and checks), the database and the
-configuration are simply not there. ``/tmp`` is a private, size-capped tmpfs; ``/proc`` is
+configuration are simply not there. ``/tmp`` is a private, size-capped tmpfs and the only
+writable place (the root, ``/dev`` and every bind are read-only); ``/proc`` is
 the jail's own, read-only (so ``/proc/self/clear_refs`` cannot reset memory counters);
 there is no network, and no environment but what is set here.
 """
@@ -148,11 +149,17 @@ def bwrap_command(tmp_bytes: int, gpu: bool = False) -> list[str]:
     args += ["--ro-bind", str(_SANDBOX_DIR), f"{JAIL_LIB}/sandbox"]
     for host, jail in allowed_site_entries():
         args += ["--ro-bind", host, jail]
-    args += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev"]
+    # /dev is bubblewrap's own small tmpfs of device nodes: read-only, so nothing can be
+    # stored there (device nodes stay writable).
+    args += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
     if gpu:
         for dev in sorted(glob.glob("/dev/nvidia*")):
             if os.path.exists(dev) and not os.path.isdir(dev):
                 args += ["--dev-bind", dev, dev]
         args += ["--ro-bind-try", "/sys", "/sys"]
-    args += ["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--chdir", "/tmp", "--"]
+    args += ["--size", str(tmp_bytes), "--tmpfs", "/tmp"]
+    # The jail's root is a tmpfs that bubblewrap creates (holding the mount points above):
+    # left writable, a child could store files in /, /etc or /jail with no size cap, and
+    # they would outlive its job. Only /tmp (size-capped, wiped after each job) is writable.
+    args += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
     return args

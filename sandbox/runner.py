@@ -258,7 +258,8 @@ class JailHost:
         except (EOFError, TimeoutError, OSError, ValueError) as exc:
             raise HostFailure(f"the jail host stopped answering ({type(exc).__name__})") from None
         child_ns = int(forked["pid"])
-        child_pid = _find_descendant(self.outer_pid or self.proc.pid, child_ns, depth=1) if self.config.jailed else child_ns
+        # host -> per-job manager -> child
+        child_pid = _find_descendant(self.outer_pid or self.proc.pid, child_ns, depth=2) if self.config.jailed else child_ns
         group: cgroups.JobCgroup | None = None
         try:
             if child_pid is None:
@@ -364,8 +365,16 @@ def _interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, kille
     sig = exited.get("signal")
     code = exited.get("exit_code")
     over_output = any(size >= limits.output_bytes for size in sizes.values())
+    tmp_total = int(exited.get("tmp_total_bytes") or 0)
+    tmp_full = tmp_total > 0 and int(exited.get("tmp_free_bytes") or 0) < min(1 << 20, tmp_total // 50)
     cpu = float(exited.get("cpu_seconds") or 0.0)
-    if killed_for_time:
+    if killed_for_time and oom:
+        # Stopped by the clock while pressing on its memory limit: near the limit the kernel
+        # reclaims (and re-reads) pages over and over, so the run crawls instead of failing.
+        res.status = JobStatus.MEMORY_LIMIT
+        res.message = (f"Your code reached the {limits.memory_bytes >> 20} MiB memory limit and slowed to a "
+                       f"crawl until the {limits.wall_seconds:g} s wall-clock limit stopped it.")
+    elif killed_for_time:
         res.status = JobStatus.TIME_LIMIT
         res.message = f"Your code ran longer than the {limits.wall_seconds:g} s wall-clock limit and was stopped."
     elif sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= limits.cpu_seconds):
@@ -387,6 +396,12 @@ def _interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, kille
         res.message = "The grader's sandbox failed to set up this run. This is not your fault and does not count."
     else:
         _read_result(res, files, code, limits)
+        if tmp_full and res.status in (JobStatus.CRASHED, JobStatus.RUNTIME_ERROR):
+            # The harness could not write its results, or the learner's own write failed.
+            res.status = JobStatus.OUTPUT_LIMIT
+            res.message = (f"Your code filled the sandbox's private temporary folder "
+                           f"({tmp_total >> 20} MiB) and could not finish. Write less to files, "
+                           f"or delete what you no longer need.")
     return res
 
 
@@ -413,34 +428,129 @@ def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limi
             text = f": {data.get('text')}" if data.get("text") else ""
             res.message = f"Syntax error{where}: {data.get('message', '')}{text}"
         elif status == "runtime_error":
-            err = CallError(**data["error"])
+            err = _call_error(data["error"])
             res.status = JobStatus.RUNTIME_ERROR
             res.message = f"Your module raised {err.type} while being imported: {err.message}\n{err.traceback}"
+            if "PermissionError" in err.classes:
+                res.message += _PERMISSION_HINT
         elif status == "missing_function":
             res.status = JobStatus.MISSING_FUNCTION
             defined = ", ".join(str(d) for d in data.get("defined", [])) or "none"
             res.message = f"functions defined: {defined}"
         elif status == "ok" and code == harness.EXIT_OK:
             res.status = JobStatus.OK
+            if not isinstance(data["calls"], list):
+                raise TypeError("calls is not a list")
             res.calls = [_call_result(c) for c in data["calls"]]
             res.tensors = decode(files.get("outputs.safetensors", b""), max_bytes=limits.output_bytes)
         else:
             raise ValueError("inconsistent status")
-    except (KeyError, TypeError, ValueError, TensorBlobError) as exc:
+    except Exception as exc:  # RecursionError from deeply nested JSON, too: it is all untrusted
         res.status = JobStatus.CRASHED
         res.calls, res.tensors = [], {}
         res.message = f"The results your code's process left were malformed ({type(exc).__name__}); {ended_early}"
 
 
-def _call_result(c: dict[str, Any]) -> CallResult:
+_PERMISSION_HINT = (
+    "\nThe sandbox does not let code start processes, open network connections, or write "
+    "outside its temporary folder; the exercise needs none of these."
+)
+_TREE_KINDS = frozenset({"tensor", "none", "bool", "int", "float", "str", "tuple", "list", "dict", "object"})
+_MAX_TREE_DEPTH = 8
+_MAX_TREE_NODES = 20_000
+
+
+def _str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} is not a string")
+    return value
+
+
+def _call_error(err: Any) -> CallError:
+    """A :class:`CallError` from the child's JSON, with every field of the promised type."""
+    if not isinstance(err, dict):
+        raise TypeError("error is not an object")
+    classes = err.get("classes")
+    if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+        raise TypeError("error classes are not a list of names")
+    phase = err.get("phase", "call")
+    if phase not in ("call", "backward", "import"):
+        raise ValueError("unknown error phase")
+    return CallError(type=_str(err.get("type"), "error type"), classes=classes,
+                     message=_str(err.get("message"), "error message"),
+                     traceback=_str(err.get("traceback"), "traceback"), phase=phase)
+
+
+def _check_tree(node: Any, depth: int = 0, count: list[int] | None = None) -> None:
+    """Reject an output tree the harness could not have written (the judge walks it blindly)."""
+    count = count if count is not None else [0]
+    count[0] += 1
+    if depth > _MAX_TREE_DEPTH or count[0] > _MAX_TREE_NODES:
+        raise ValueError("output tree too deep or too large")
+    if not isinstance(node, dict) or node.get("type") not in _TREE_KINDS:
+        raise TypeError("bad output node")
+    kind = node["type"]
+    if kind == "tensor":
+        shape = node.get("shape")
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+            raise TypeError("bad tensor shape")
+        for key in ("name", "dtype", "device", "layout"):
+            if key in node and not isinstance(node[key], str):
+                raise TypeError(f"bad tensor {key}")
+    elif kind in ("tuple", "list"):
+        items = node.get("items")
+        if not isinstance(items, list):
+            raise TypeError("bad sequence items")
+        for item in items:
+            _check_tree(item, depth + 1, count)
+    elif kind == "dict":
+        items = node.get("items")
+        if not isinstance(items, dict):
+            raise TypeError("bad dict items")
+        for item in items.values():
+            _check_tree(item, depth + 1, count)
+    elif kind == "bool" and not isinstance(node.get("value"), bool):
+        raise TypeError("bad bool")
+    elif kind == "int" and not (isinstance(node.get("value"), (int, str)) and not isinstance(node.get("value"), bool)):
+        raise TypeError("bad int")
+    elif kind == "int" and isinstance(node["value"], str):
+        int(node["value"])
+    elif kind == "float":
+        value = node.get("value")
+        if isinstance(value, str):
+            float(value)
+        elif not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise TypeError("bad float")
+    elif kind == "str" and not isinstance(node.get("value"), str):
+        raise TypeError("bad str")
+    elif kind == "object" and not isinstance(node.get("class", ""), str):
+        raise TypeError("bad object class")
+
+
+def _call_result(c: Any) -> CallResult:
+    """One call's record from the child's JSON, validated field by field."""
+    if not isinstance(c, dict):
+        raise TypeError("call record is not an object")
     err = c.get("error")
+    output = c.get("output")
+    if output is not None:
+        _check_tree(output)
+    grads = c.get("grads") or {}
+    after = c.get("inputs_after") or {}
+    if not isinstance(grads, dict) or not all(v is None or isinstance(v, str) for v in grads.values()):
+        raise TypeError("bad grads")
+    if not isinstance(after, dict) or not all(isinstance(v, str) for v in after.values()):
+        raise TypeError("bad inputs_after")
+    seconds = c.get("seconds")
+    if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
+        raise TypeError("bad seconds")
     return CallResult(
-        id=str(c["id"]),
-        output=c.get("output"),
-        error=CallError(**err) if err else None,
-        grads={str(k): (str(v) if v is not None else None) for k, v in (c.get("grads") or {}).items()},
-        inputs_after={str(k): str(v) for k, v in (c.get("inputs_after") or {}).items()},
-        seconds=float(c["seconds"]) if c.get("seconds") is not None else None,
+        id=_str(c.get("id"), "call id"),
+        output=output,
+        error=_call_error(err) if err else None,
+        grads={str(k): v for k, v in grads.items()},
+        inputs_after={str(k): v for k, v in after.items()},
+        seconds=float(seconds) if seconds is not None else None,
     )
 
 
