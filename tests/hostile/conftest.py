@@ -1,0 +1,111 @@
+"""One real jail for the whole hostile suite: a Judge with tight limits, a canary secret in
+the grader's environment, and the bookkeeping the hygiene test needs (processes, markers)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from sandbox.protocol import SandboxLimits
+
+REPO = Path(__file__).resolve().parents[2]
+CANARY_NAME = "PPO_GRADER_SECRET_KEY"
+CANARY = "canary-" + uuid.uuid4().hex
+#: Every file hostile code tries to leave outside the jail carries this in its name.
+MARKER = "ppo-hostile-" + uuid.uuid4().hex[:10]
+LIMITS = SandboxLimits(cpu_seconds=2, wall_seconds=3, memory_bytes=512 << 20, output_bytes=8 << 20,
+                       tmp_bytes=64 << 20)
+
+
+def _proc_table() -> dict[int, tuple[int, int, str]]:
+    """pid -> (ppid, session id, cmdline) for every process we can read."""
+    table: dict[int, tuple[int, int, str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError):
+            continue
+        table[int(entry.name)] = (int(fields[1]), int(fields[3]), cmd)
+    return table
+
+
+def descendants(root: int, table: dict[int, tuple[int, int, str]]) -> set[int]:
+    """Every process below ``root`` in ``table``."""
+    found: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, (ppid, _, _) in table.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
+@dataclass
+class Jail:
+    """The shared judge and what the hygiene test compares against."""
+
+    judge: object
+    processes_before: dict[int, tuple[int, int, str]]
+    descendants_before: set[int]
+    tmp_before: set[str]
+    started: float
+    sessions: set[int] = field(default_factory=set)
+
+    def track_hosts(self) -> None:
+        """Remember every jail host's session ids (hosts are replaced when they break)."""
+        for pool in (self.judge.pool, self.judge._reference_pool):  # type: ignore[attr-defined]
+            for host in getattr(pool, "_hosts", []):
+                if host.proc is not None:
+                    self.sessions.add(host.proc.pid)
+                if host.outer_pid:
+                    self.sessions.add(host.outer_pid)
+
+
+def _ensure_actor_loss() -> None:
+    """Load the exercise under test even while a colleague's new exercise folder is half written."""
+    import exercises.registry as registry
+
+    try:
+        registry.get_exercise("actor-loss")
+    except Exception:  # discovery imports every folder; this suite needs only actor-loss
+        registry._cache = {"actor-loss": registry.load_exercise("exercises.actor_loss")}
+
+
+@pytest.fixture(scope="session")
+def jail() -> Iterator[Jail]:
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    _ensure_actor_loss()
+    from exercises.judge import Judge
+
+    table = _proc_table()
+    before = Jail(judge=None, processes_before=table, descendants_before=descendants(os.getpid(), table),
+                  tmp_before=set(os.listdir("/tmp")), started=time.time())
+    old = os.environ.get(CANARY_NAME)
+    os.environ[CANARY_NAME] = CANARY  # must never reach the jail
+    before.judge = Judge(secret=b"hostile-suite-secret", limits=LIMITS, pool_size=1)
+    try:
+        yield before
+    finally:
+        before.judge.close()  # type: ignore[attr-defined]
+        if old is None:
+            os.environ.pop(CANARY_NAME, None)
+        else:
+            os.environ[CANARY_NAME] = old
+
+
+@pytest.fixture(autouse=True)
+def _track_hosts(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "jail" in request.fixturenames:
+        request.getfixturevalue("jail").track_hosts()
