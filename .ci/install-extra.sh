@@ -6,3 +6,5 @@ set -euo pipefail
 if ! command -v docker-compose >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq docker-compose
 fi
+# schemathesis: the property-based API fuzz run (tests/instructor/test_openapi_fuzz.py, slow).
+.venv/bin/pip install -q "schemathesis>=4,<5"

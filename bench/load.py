@@ -159,6 +159,8 @@ def main() -> int:
                 "(loopback only; one machine runs PostgreSQL, the API and both workers; the source is the correct "
                 "`actor-loss` reference, graded by the real judge in the real jail).\n\n" + table + "\n"
             )
+            if not doc.exists():
+                section = "# Benchmarks\n" + section
             with doc.open("a") as fh:
                 fh.write(section)
         return 0 if not lost and not duplicated else 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
@@ -96,20 +96,20 @@ def create_submission(
     return service.to_public(session, submission)
 
 
-@router.get("/{submission_id}", response_model=SubmissionPublic)
-def read_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
+@router.get("/{submission_id}", response_model=SubmissionPublic, responses=errors(401, 404))
+def read_submission(submission_id: Annotated[int, Path(ge=1, le=2**62)], user: CurrentUser, session: SessionDep) -> SubmissionPublic:
     """One submission; 404 ``SubmissionNotFound`` if it is not the caller's (learners)."""
     return service.to_public(session, service.get_submission(session, user, submission_id))
 
 
-@router.get("", response_model=list[SubmissionSummary])
+@router.get("", response_model=list[SubmissionSummary], responses=errors(401, 403))
 def list_submissions(
     user: CurrentUser,
     session: SessionDep,
     exercise: str | None = None,
     user_name: Annotated[str | None, Query(alias="user", description="Instructors: whose submissions.")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=2**62)] = 0,  # the database's integers are 64-bit
 ) -> list[SubmissionSummary]:
     """The caller's submissions, newest first (instructors: ``user=`` for someone else's)."""
     return service.list_submissions(
