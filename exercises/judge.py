@@ -170,9 +170,14 @@ def _same(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, Opaque) or isinstance(b, Opaque):
         return False
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return False  # a tensor never behaves like a number, a tuple or None
     if isinstance(a, float) and isinstance(b, float):
-        return abs(a - b) <= 1e-6 * max(1.0, abs(b))
-    return a == b
+        return abs(a - b) <= 1e-6 * max(1.0, abs(b)) or (a != a and b != b)
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # learner data must never break the judge
+        return False
 
 
 def outcomes_match(a: Outcome, b: Outcome) -> bool:

@@ -200,8 +200,6 @@ def test_forged_result_files_never_pass(jail: Jail, name: str, verdicts: set[str
     assert report.score < 100 and report.score <= 5
 
 
-@pytest.mark.xfail(strict=True, reason="exercises/judge.py _same() compares a float with a multi-element "
-                   "mutant tensor via `a == b` and raises; needs a fix in exercises/judge.py")
 @pytest.mark.parametrize("name", ["FORGE_RESULT_FILE_AND_EXIT", "PATCH_HARNESS", "NAN_FLOAT"])
 def test_float_outputs_fail_checks_without_crashing_the_judge(jail: Jail, name: str) -> None:
     report = grade(jail, getattr(S, name))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.hostile import sources as S
-from tests.hostile.conftest import CANARY, _ensure_actor_loss
+from tests.hostile.conftest import CANARY
 
 pytestmark = pytest.mark.slow
 MAX_SOURCE = 16 * 1024
@@ -27,7 +27,6 @@ def service(tmp_path_factory: pytest.TempPathFactory, jail: Any) -> Iterator[tup
     from server.models import Role
     from server.users.service import create_user
 
-    _ensure_actor_loss()
     db = Path(tmp_path_factory.mktemp("service")) / "grader.db"
     settings = Settings(DATABASE_URL=f"sqlite:///{db}", WORKERS=1, SECRET_KEY="hostile-service-secret",
                         CPU_SECONDS=2, WALL_SECONDS=3, MEMORY_BYTES=512 << 20, MAX_SOURCE_BYTES=MAX_SOURCE)

@@ -1,0 +1,1 @@
+"""Benchmarks: each prints its table and, with --write, records it in docs/benchmarks.md."""

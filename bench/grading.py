@@ -1,0 +1,108 @@
+"""Submit-to-verdict through the judge, three ways side by side in one run.
+
+(a) the warm pool: pre-started, torch-loaded jail hosts forking one child per visit;
+(b) a fresh jailed interpreter (bubblewrap + Python + torch import) per visit;
+(c) a fresh unjailed interpreter per visit: the naive baseline most graders use.
+
+Every way grades the same correct solutions with the same seeds; the script checks that the
+verdicts and scores agree, then prints median and p95 latency, throughput per core and the
+ratio of each way to (a), and appends the table to docs/benchmarks.md with ``--write``.
+
+    .venv/bin/python bench/grading.py --n 20 --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from exercises.judge import Judge  # noqa: E402
+from exercises.registry import get_exercise  # noqa: E402
+
+WAYS = {
+    "a: warm pool": {"jailed": True, "reuse": True},
+    "b: fresh jailed Python": {"jailed": True, "reuse": False},
+    "c: fresh unjailed Python": {"jailed": False, "reuse": False},
+}
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def run(slugs: list[str], n: int) -> tuple[list[list[str]], list[str]]:
+    """Grade ``n`` submissions per exercise per way; return table rows and notes."""
+    rows: list[list[str]] = []
+    verdicts: dict[tuple[str, str], list[tuple[str, float | None]]] = {}
+    medians: dict[tuple[str, str], float] = {}
+    splits: dict[str, dict[str, float]] = {}
+    cores = os.cpu_count() or 1
+    for way, options in WAYS.items():
+        judge = Judge(secret=b"bench-secret-" + b"x" * 20, pool_size=1, **options)
+        try:
+            for slug in slugs:
+                source = get_exercise(slug).reference_source
+                judge.grade(slug, source, 0)  # the reference's memory baseline is measured once per worker
+                times = []
+                results = []
+                per_key: dict[str, list[float]] = {}
+                for i in range(n):
+                    t0 = time.perf_counter()
+                    report = judge.grade(slug, source, i + 1)
+                    times.append(time.perf_counter() - t0)
+                    results.append((report.verdict, report.score))
+                    for k, v in report.timings.items():
+                        per_key.setdefault(k, []).append(v)
+                verdicts[(way, slug)] = results
+                med = statistics.median(times)
+                medians[(way, slug)] = med
+                if way.startswith("a"):
+                    splits[slug] = {k: statistics.median(v) for k, v in per_key.items()}
+                rows.append([slug, way, f"{med * 1000:.0f}", f"{p95(times) * 1000:.0f}", f"{1 / med:.1f}"])
+        finally:
+            judge.close()
+    for row in rows:
+        slug, way = row[0], row[1]
+        row.append(f"{medians[(way, slug)] / medians[('a: warm pool', slug)]:.1f}x")
+        base = verdicts[("a: warm pool", slug)]
+        row.append("yes" if verdicts[(way, slug)] == base else "NO")
+    notes = [
+        f"{n} submissions per exercise and way, graded one after another on one worker; "
+        f"machine: {cores} cores. Throughput per core = 1 / median latency (one worker uses one core).",
+    ]
+    for slug, split in splits.items():
+        parts = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in split.items() if v >= 0.0005)
+        notes.append(f"Where the time goes in (a) for {slug} (medians): {parts}.")
+    return rows, notes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=20, help="submissions per exercise and way")
+    parser.add_argument("--exercises", default="actor-loss,gae")
+    parser.add_argument("--write", action="store_true", help="write the table to docs/benchmarks.md")
+    args = parser.parse_args()
+    slugs = [s for s in args.exercises.split(",") if s]
+    rows, notes = run(slugs, args.n)
+    header = ["exercise", "way", "median ms", "p95 ms", "verdicts/s per core", "median vs (a)",
+              "same verdicts and scores as (a)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    table = "\n".join(lines + [""] + [f"- {n}" for n in notes])
+    print(table)
+    if args.write:
+        from bench.report import write_section
+
+        command = f".venv/bin/python bench/grading.py --n {args.n} --exercises {args.exercises} --write"
+        write_section("Submit-to-verdict: warm pool vs fresh interpreters", command, table)
+
+
+if __name__ == "__main__":
+    main()
