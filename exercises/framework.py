@@ -67,8 +67,27 @@ class Case:
         return ", ".join(parts)
 
 
+@dataclass(frozen=True)
+class GeneratedTensor:
+    """A large input the jail generates itself from a public seed (``randn * scale + shift``).
+
+    For memory cases, whose values do not matter: nothing large crosses the boundary, and
+    the reference and the learner are measured on identical tensors.
+    """
+
+    shape: tuple[int, ...]
+    seed: int
+    dtype: torch.dtype = torch.float32
+    scale: float = 1.0
+    shift: float = 0.0
+
+    def spec(self) -> dict[str, Any]:
+        return {"shape": list(self.shape), "seed": self.seed, "dtype": str(self.dtype).removeprefix("torch."),
+                "scale": self.scale, "shift": self.shift}
+
+
 def _short_value(v: Any, name: str) -> str:
-    if isinstance(v, torch.Tensor):
+    if isinstance(v, (torch.Tensor, GeneratedTensor)):
         dtype = str(v.dtype).removeprefix("torch.")
         return f"{dtype}{list(v.shape)}"
     return repr(v)
@@ -301,6 +320,11 @@ class CaseGen:
     def uniform(self, *shape: int, low: float = 0.0, high: float = 1.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         u = torch.rand(*shape, generator=self.generator, dtype=torch.float64)
         return (low + (high - low) * u).to(dtype)
+
+    def generated(self, *shape: int, scale: float = 1.0, shift: float = 0.0,
+                  dtype: torch.dtype = torch.float32) -> GeneratedTensor:
+        """A large input for a memory case, generated inside the jail (see :class:`GeneratedTensor`)."""
+        return GeneratedTensor(tuple(shape), self.randint(0, 2**31 - 1), dtype, scale, shift)
 
     def randint(self, low: int, high: int) -> int:
         return int(torch.randint(low, high, (1,), generator=self.generator).item())

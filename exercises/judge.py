@@ -20,7 +20,16 @@ from typing import Any
 
 import torch
 
-from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, Exercise, MemoryReading, Outcome
+from exercises.framework import (
+    Case,
+    CaseGen,
+    CheckContext,
+    CheckFailed,
+    Exercise,
+    GeneratedTensor,
+    MemoryReading,
+    Outcome,
+)
 from exercises.registry import get_exercise
 from sandbox.harness import execute_calls
 from sandbox.protocol import Arg, Backward, Call, CallError, JobRequest, JobResult, JobStatus, SandboxLimits
@@ -72,6 +81,8 @@ def mix_seed(secret: bytes, slug: str, seed: int | str) -> int:
 # -- cases to protocol -----------------------------------------------------------------------
 
 def _arg(value: Any, name: str, tensors: dict[str, torch.Tensor], grad: bool) -> Arg:
+    if isinstance(value, GeneratedTensor):
+        return Arg(generate=value.spec(), requires_grad=grad)
     if isinstance(value, torch.Tensor):
         tensors[name] = value
         return Arg.of_tensor(name, requires_grad=grad)
@@ -89,7 +100,8 @@ def to_call(case: Case, tensors: dict[str, torch.Tensor], device: str) -> Call:
             weights = f"{case.id}.w"
             tensors[weights] = case.weights
         backward = Backward(output=list(case.backward), weights=weights)
-    return Call(id=case.id, args=args, kwargs=kwargs, backward=backward, return_inputs=case.return_inputs, device=device)
+    return Call(id=case.id, args=args, kwargs=kwargs, backward=backward, return_inputs=case.return_inputs,
+                device=device, keep_outputs=not case.memory)
 
 
 # -- protocol to outcomes --------------------------------------------------------------------

@@ -66,11 +66,13 @@ def _error(exc: BaseException, filename: str, phase: str) -> dict[str, Any]:
 class _Outputs:
     """Collects returned tensors under flat names for the safetensors file."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = True) -> None:
         self.tensors: dict[str, torch.Tensor] = {}
+        self.keep = keep
 
     def add(self, name: str, t: torch.Tensor) -> str:
-        self.tensors[name] = torch.Tensor.as_subclass(t, torch.Tensor).detach().to("cpu").contiguous().clone()
+        if self.keep:
+            self.tensors[name] = torch.Tensor.as_subclass(t, torch.Tensor).detach().to("cpu").contiguous().clone()
         return name
 
     def describe(self, value: Any, prefix: str, depth: int = 0) -> dict[str, Any]:
@@ -129,7 +131,23 @@ def _pick(value: Any, path: list[int | str]) -> Any:
     return value
 
 
+_DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def generate_tensor(spec: dict[str, Any]) -> torch.Tensor:
+    """The tensor an :class:`~sandbox.protocol.Arg` ``generate`` spec describes (CPU)."""
+    shape = [int(n) for n in spec["shape"]]
+    if len(shape) > 8 or any(n < 0 for n in shape) or torch.Size(shape).numel() > (1 << 28):
+        raise ValueError("generated tensor is too large")
+    gen = torch.Generator().manual_seed(int(spec["seed"]))
+    t = torch.randn(shape, generator=gen) * float(spec.get("scale", 1.0)) + float(spec.get("shift", 0.0))
+    return t.to(_DTYPES[str(spec.get("dtype", "float32"))])
+
+
 def _build_arg(arg: Arg, inputs: dict[str, torch.Tensor], device: str) -> Any:
+    if arg.generate is not None:
+        t = generate_tensor(arg.generate).to(device)
+        return t.requires_grad_(True) if arg.requires_grad else t
     if arg.tensor is None:
         return arg.value
     t = inputs[arg.tensor].to(device).clone()
@@ -146,10 +164,15 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
     named += [(k, call.kwargs[k], v) for k, v in kwargs.items()]
     result: dict[str, Any] = {"id": call.id}
     prefix = f"c{call.id}"
+    on_gpu = call.device == "cuda"
+    if on_gpu:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
     start = time.perf_counter()
     try:
         value = fn(*args, **kwargs)
-        if call.device == "cuda":
+        if on_gpu:
             torch.cuda.synchronize()
     except BaseException as exc:  # SystemExit and KeyboardInterrupt are the learner's too
         _reraise_out_of_memory(exc)
@@ -158,6 +181,8 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
     result["seconds"] = time.perf_counter() - start
     if not record:
         return result
+    if not call.keep_outputs:
+        out = _Outputs(keep=False)  # described, not copied: nothing large travels back
     try:
         result["output"] = out.describe(value, f"{prefix}.out")
     except BaseException as exc:  # a returned object that breaks when looked at
@@ -178,6 +203,9 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
         except BaseException as exc:
             _reraise_out_of_memory(exc)
             result["error"] = _error(exc, filename, "backward")
+    if on_gpu:  # forward and backward, above what the inputs already held
+        torch.cuda.synchronize()
+        result["cuda_peak_bytes"] = int(torch.cuda.max_memory_allocated() - base)
     if call.return_inputs:
         result["inputs_after"] = {
             key: out.add(f"{prefix}.in.{key}", v) for key, a, v in named if isinstance(v, torch.Tensor)

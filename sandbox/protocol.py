@@ -62,6 +62,10 @@ class Arg:
     tensor: str | None = None
     value: Any = None
     requires_grad: bool = False
+    #: A tensor the child generates itself from a public seed, so large inputs whose values
+    #: do not matter (memory cases) never cross the boundary: {"shape", "dtype", "seed",
+    #: "scale", "shift"}, drawn as ``randn * scale + shift``.
+    generate: dict[str, Any] | None = None
 
     @staticmethod
     def of_tensor(name: str, requires_grad: bool = False) -> "Arg":
@@ -97,6 +101,8 @@ class Call:
     return_inputs: bool = False
     #: "cpu" or "cuda"; tensors are moved there in the child before the call.
     device: str = "cpu"
+    #: Send output and gradient tensors back (False: only describe them, e.g. memory cases).
+    keep_outputs: bool = True
 
 
 @dataclass
@@ -123,6 +129,7 @@ class JobRequest:
                 backward=Backward(**c["backward"]) if c.get("backward") else None,
                 return_inputs=bool(c.get("return_inputs", False)),
                 device=str(c.get("device", "cpu")),
+                keep_outputs=bool(c.get("keep_outputs", True)),
             )
 
         return JobRequest(
@@ -156,6 +163,8 @@ class CallResult:
     grads: dict[str, str | None] = field(default_factory=dict)
     inputs_after: dict[str, str] = field(default_factory=dict)
     seconds: float | None = None
+    #: Peak CUDA memory allocated during the call (GPU calls only; reported by the child).
+    cuda_peak_bytes: int | None = None
 
 
 @dataclass

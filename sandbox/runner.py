@@ -296,6 +296,12 @@ class JailHost:
         result = _interpret(exited, files_blob, limits, killed_for_time, oom)
         result.peak_memory_bytes = peak
         result.memory_source = group.source if group else "rusage"
+        cuda_peaks = [c.cuda_peak_bytes for c in result.calls if c.cuda_peak_bytes is not None]
+        if self.config.gpu and cuda_peaks:
+            # On a GPU the budget is device memory. The figure comes from the child's CUDA
+            # caching allocator, so unlike the cgroup it is self-reported (docs/security.md).
+            result.peak_memory_bytes = max(cuda_peaks)
+            result.memory_source = "cuda-allocator"
         result.cpu_seconds = float(exited.get("cpu_seconds") or 0.0)
         result.wall_seconds = wall
         timings["collect"] = time.monotonic() - t_collect
@@ -544,6 +550,9 @@ def _call_result(c: Any) -> CallResult:
     seconds = c.get("seconds")
     if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
         raise TypeError("bad seconds")
+    cuda_peak = c.get("cuda_peak_bytes")
+    if cuda_peak is not None and (not isinstance(cuda_peak, int) or isinstance(cuda_peak, bool) or cuda_peak < 0):
+        raise TypeError("bad cuda_peak_bytes")
     return CallResult(
         id=_str(c.get("id"), "call id"),
         output=output,
@@ -551,6 +560,7 @@ def _call_result(c: Any) -> CallResult:
         grads={str(k): v for k, v in grads.items()},
         inputs_after={str(k): v for k, v in after.items()},
         seconds=float(seconds) if seconds is not None else None,
+        cuda_peak_bytes=cuda_peak,
     )
 
 

@@ -78,9 +78,9 @@ def cases(gen: CaseGen) -> list[Case]:
     # Memory: forward and backward on 2M elements, after a small warm-up call.
     small_new, small_old = _log_probs(gen, 2, 3)
     warm = gen.case(small_new, small_old, gen.randn(2, 3), grad=("0",), backward=[], about="warm-up")
-    big_old = torch.randn(32, 32768, generator=gen.generator) * 0.5 - 2.0
-    big_new = big_old + torch.randn(32, 32768, generator=gen.generator) * 0.3
-    out.append(gen.case(big_new, big_old, torch.randn(32, 32768, generator=gen.generator), tags=("memory",), grad=("0",), backward=[],
+    big_new = gen.generated(32, 32768, scale=0.6, shift=-2.0)
+    big_old = gen.generated(32, 32768, scale=0.5, shift=-2.0)
+    out.append(gen.case(big_new, big_old, gen.generated(32, 32768), tags=("memory",), grad=("0",), backward=[],
                         memory=True, warmup=warm, about="large input"))
     return out
 
