@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from exercises.registry import get_exercise
+from exercises.registry import all_exercises, get_exercise
 
 pytestmark = pytest.mark.slow
 
@@ -72,3 +72,17 @@ def test_unreachable_server_is_one_line(server, learner, tmp_path: Path):
         server.url = env_url
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("slug", [e.slug for e in all_exercises()])
+def test_every_exercise_is_listed_and_graded_through_the_server(server, learner, tmp_path: Path, slug):
+    """The whole catalogue end to end: listed, its starter served, its reference graded 100."""
+    listing = server.submit(learner, "exercises")
+    assert slug in listing.stdout
+    ex = get_exercise(slug)
+    path = tmp_path / f"{slug}.py"
+    path.write_text(ex.reference_source)
+    done = server.submit(learner, str(path), "--json")
+    result = json.loads(done.stdout)
+    assert result["exercise"] == slug, "found from the function the file defines"
+    assert (done.returncode, result["verdict"], result["score"]) == (0, "graded", 100), result["message"]
