@@ -8,3 +8,12 @@ if ! command -v docker-compose >/dev/null 2>&1; then
 fi
 # schemathesis: the property-based API fuzz run (tests/instructor/test_openapi_fuzz.py, slow).
 .venv/bin/pip install -q "schemathesis>=4,<5"
+# The instructors' leaderboard page is tested in Debian's headless Chromium driven by
+# Playwright (tests/instructor/test_web.py, slow). The Python package bundles its driver;
+# never `playwright install` (it downloads its own browsers): the test uses /usr/bin/chromium.
+if ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+fi
+if ! .venv/bin/python -c "import playwright" >/dev/null 2>&1; then
+  .venv/bin/pip install -q playwright
+fi

@@ -1,0 +1,1 @@
+"""The instructors' server-rendered leaderboard page (``/leaderboard``)."""

@@ -1,0 +1,93 @@
+"""The leaderboard page's login session: a signed cookie, never the token itself.
+
+The cookie holds ``v1.<user id>.<token id>.<expires>.<signature>``, the signature an
+HMAC-SHA256 under a key derived from SECRET_KEY (so it is useless for anything else the
+secret signs). Every request re-checks that the token row is still unrevoked and that its
+owner may read everything, so revoking or rotating a token ends its web sessions too, and
+changing SECRET_KEY ends all of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from server.models import ApiToken, Role, User
+from server.security import hash_token
+
+COOKIE_NAME = "ppo_grader_session"
+COOKIE_PATH = "/leaderboard"
+SESSION_SECONDS = 12 * 3600
+_VERSION = "v1"
+_KEY_LABEL = b"ppo-grader/web-session/v1"
+
+
+@dataclass(frozen=True)
+class Login:
+    """A live token and its owner."""
+
+    user: User
+    token_id: int
+
+
+def _key(secret: bytes) -> bytes:
+    return hmac.new(secret, _KEY_LABEL, hashlib.sha256).digest()
+
+
+def _signature(secret: bytes, payload: str) -> str:
+    digest = hmac.new(_key(secret), payload.encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def sign(user_id: int, token_id: int, secret: bytes, now: float | None = None) -> str:
+    """A cookie value for this user and token, valid for ``SESSION_SECONDS``."""
+    expires = int((time.time() if now is None else now) + SESSION_SECONDS)
+    payload = f"{_VERSION}.{user_id}.{token_id}.{expires}"
+    return f"{payload}.{_signature(secret, payload)}"
+
+
+def verify(value: str, secret: bytes, now: float | None = None) -> tuple[int, int] | None:
+    """(user id, token id) from a well-signed, unexpired cookie value; None otherwise."""
+    parts = value.split(".")
+    if len(parts) != 5 or parts[0] != _VERSION or not all(p.isdigit() and len(p) <= 20 for p in parts[1:4]):
+        return None
+    payload = ".".join(parts[:4])
+    if not hmac.compare_digest(parts[4].encode(), _signature(secret, payload).encode()):
+        return None
+    if int(parts[3]) <= (time.time() if now is None else now):
+        return None
+    return int(parts[1]), int(parts[2])
+
+
+def login_for_token(session: Session, token: str, pepper: bytes) -> Login | None:
+    """The live token matching ``token`` (any role), or None if unknown or revoked."""
+    row = session.execute(
+        select(User, ApiToken.id)
+        .join(ApiToken, ApiToken.user_id == User.id)
+        .where(ApiToken.token_hash == hash_token(token, pepper), ApiToken.revoked_at.is_(None))
+    ).first()
+    return None if row is None else Login(user=row[0], token_id=row[1])
+
+
+def instructor_for_cookie(session: Session, value: str | None, secret: bytes) -> User | None:
+    """The instructor or admin a valid cookie belongs to, while its token is unrevoked."""
+    if not value:
+        return None
+    ids = verify(value, secret)
+    if ids is None:
+        return None
+    user_id, token_id = ids
+    user = session.scalar(
+        select(User)
+        .join(ApiToken, ApiToken.user_id == User.id)
+        .where(User.id == user_id, ApiToken.id == token_id, ApiToken.revoked_at.is_(None))
+    )
+    if user is None or not Role(user.role).reads_everything:
+        return None
+    return user
