@@ -122,3 +122,36 @@ def expect_memory_within_budget(ctx: CheckContext, case: Case, ratio: float = 1.
             f"Peak memory {used / MiB:.1f} MiB {where(case)} is over the budget of {budget / MiB:.1f} MiB "
             f"(max({ratio:g} x the reference's {ref / MiB:.1f} MiB, reference + {slack / MiB:.0f} MiB); "
             f"measured by {reading.source}). Avoid materialising large intermediate tensors.")
+
+
+def expect_empty_rows_add_zero(ctx: CheckContext, cases: list[Case], grad_name: str, hint: str = "") -> None:
+    """Edge rows (length 1, or no valid token) match the reference; an empty row is never NaN."""
+    for case in cases:
+        got = ctx.got(case)
+        require_no_error(got, case)
+        out = got.output
+        if "empty-row" in case.tags and isinstance(out, torch.Tensor) and not bool(torch.isfinite(out).all()):
+            raise CheckFailed(
+                f"Got {out.tolist()} {where(case)}: a row with no valid token must contribute 0 to the batch "
+                f"mean, not 0/0 = NaN (clamp each row's token count to at least 1{hint}).")
+        assert_output_close(ctx, case, (), "loss")
+    expect_grads(ctx, cases, name=grad_name)
+
+
+def expect_padding_does_not_leak(ctx: CheckContext, cases: list[Case], grad_name: str, overflow: str) -> None:
+    """Huge but finite inputs at padded positions leave the loss and its gradient finite and right.
+
+    ``overflow`` says how padding overflows in this exercise (e.g. "exp(new - old) overflows").
+    """
+    for case in cases:
+        got = ctx.got(case)
+        require_no_error(got, case)
+        bad = [name for name, t in (("the loss", got.output), ("the gradient", got.grads.get("0")))
+               if isinstance(t, torch.Tensor) and not bool(torch.isfinite(t).all())]
+        if bad:
+            raise CheckFailed(
+                f"{' and '.join(bad).capitalize()} came back non-finite {where(case)}: padded positions hold "
+                f"finite but large values, {overflow} to inf there, and inf * 0 = NaN. Keep padding out with "
+                "torch.where (select before the operation) instead of multiplying by the mask afterwards.")
+        assert_output_close(ctx, case, (), "loss")
+    expect_grads(ctx, cases, name=grad_name)

@@ -37,7 +37,7 @@ from sandbox.protocol import (
     SandboxLimits,
     read_frame_fd,
 )
-from sandbox.tensors import TensorBlobError, decode, encode
+from sandbox.tensors import decode, encode
 
 log = logging.getLogger(__name__)
 

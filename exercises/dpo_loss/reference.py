@@ -1,6 +1,5 @@
 """Hidden reference solution for `dpo-loss`. Never sent to the jail."""
 
-import torch
 import torch.nn.functional as F
 
 

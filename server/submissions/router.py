@@ -15,6 +15,9 @@ from server.openapi import errors
 from server.submissions import service
 from server.submissions.schemas import SubmissionCreate, SubmissionPublic, SubmissionSummary
 
+#: Ids and offsets past a 32-bit integer cannot exist: refuse them before PostgreSQL overflows.
+MAX_ID = 2**31 - 1
+
 router = APIRouter(prefix="/submissions", tags=["submissions"])
 
 # JSON may spell one source byte as up to six ("\u0000"), plus a little envelope.
@@ -97,7 +100,7 @@ def create_submission(
 
 
 @router.get("/{submission_id}", response_model=SubmissionPublic, responses=errors(401, 404))
-def read_submission(submission_id: Annotated[int, Path(ge=1, le=2**62)], user: CurrentUser, session: SessionDep) -> SubmissionPublic:
+def read_submission(submission_id: Annotated[int, Path(ge=1, le=MAX_ID)], user: CurrentUser, session: SessionDep) -> SubmissionPublic:
     """One submission; 404 ``SubmissionNotFound`` if it is not the caller's (learners)."""
     return service.to_public(session, service.get_submission(session, user, submission_id))
 
@@ -109,7 +112,7 @@ def list_submissions(
     exercise: str | None = None,
     user_name: Annotated[str | None, Query(alias="user", description="Instructors: whose submissions.")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0, le=2**62)] = 0,  # the database's integers are 64-bit
+    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
 ) -> list[SubmissionSummary]:
     """The caller's submissions, newest first (instructors: ``user=`` for someone else's)."""
     return service.list_submissions(

@@ -157,7 +157,15 @@ def import_roster(session: Session, text: str, pepper: bytes, actor: User | None
     the database or earlier in the file), an invalid name or role, or a role the actor may
     not create is reported on its line and skipped, never fatal. The caller commits.
     """
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
+    try:
+        return _import_rows(session, text, pepper, actor)
+    except csv.Error as exc:  # a malformed CSV is the uploader's to fix, not a server error
+        raise InvalidRoster(f"The roster is not valid CSV: {exc}.") from None
+
+
+def _import_rows(session: Session, text: str, pepper: bytes, actor: User | None) -> list[RosterOutcome]:
+    # newline="" lets the csv module see quoted newlines and bare carriage returns itself
+    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
     fields = [f.strip().lower() for f in reader.fieldnames or []]
     if "name" not in fields:
         raise InvalidRoster("The roster needs a header row with a 'name' column (name,display_name[,role]).")

@@ -71,7 +71,7 @@ class Jail:
                     self.sessions.add(host.outer_pid)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # the canary below must not outlive this package
 def jail() -> Iterator[Jail]:
     assert shutil.which("bwrap"), "bubblewrap is required: apt-get install bubblewrap"
     from exercises.judge import Judge

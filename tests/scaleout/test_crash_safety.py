@@ -12,8 +12,6 @@ from sqlalchemy import func, select, text
 from server.grading.persistence import MAX_ATTEMPTS
 from server.grading.procrastinate_backend import ProcrastinateQueue
 from server.models import Submission, User
-from server.submissions.schemas import SubmissionCreate
-from server.submissions.service import create_submission
 from tests.scaleout.conftest import REFERENCE, Cluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
