@@ -1,8 +1,10 @@
 """Submit-to-verdict through the judge, three ways side by side in one run.
 
-(a) the warm pool: pre-started, torch-loaded jail hosts forking one child per visit;
-(b) a fresh jailed interpreter (bubblewrap + Python + torch import) per visit;
-(c) a fresh unjailed interpreter per visit: the naive baseline most graders use.
+(a) the warm pool: pre-started, torch-loaded jail hosts forking one child per visit; a
+    submission's measured (memory) case runs on a second warm host beside its regular cases;
+(b) a fresh jailed interpreter (bubblewrap + Python + torch import) per submission, serving
+    the submission's two visits (regular cases, then the measured case) in turn;
+(c) the same with a fresh unjailed interpreter: the naive baseline most graders use.
 
 Every way grades the same correct solutions with the same seeds; the script checks that the
 verdicts and scores agree, then prints median and p95 latency, throughput per core and the
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from concurrent.futures import ThreadPoolExecutor
 import statistics
 import sys
 import time
@@ -42,6 +45,7 @@ def run(slugs: list[str], n: int) -> tuple[list[list[str]], list[str]]:
     rows: list[list[str]] = []
     verdicts: dict[tuple[str, str], list[tuple[str, float | None]]] = {}
     medians: dict[tuple[str, str], float] = {}
+    throughput: dict[tuple[str, str], float] = {}
     splits: dict[str, dict[str, float]] = {}
     cores = os.cpu_count() or 1
     for way, options in WAYS.items():
@@ -65,21 +69,40 @@ def run(slugs: list[str], n: int) -> tuple[list[list[str]], list[str]]:
                 medians[(way, slug)] = med
                 if way.startswith("a"):
                     splits[slug] = {k: statistics.median(v) for k, v in per_key.items()}
-                rows.append([slug, way, f"{med * 1000:.0f}", f"{p95(times) * 1000:.0f}", f"{1 / med:.1f}"])
+                rows.append([slug, way, f"{med * 1000:.0f}", f"{p95(times) * 1000:.0f}"])
+        finally:
+            judge.close()
+        # Throughput: as many gradings at once as there are cores, all of them busy.
+        judge = Judge(secret=b"bench-secret-" + b"x" * 20, pool_size=cores, **options)
+        try:
+            for slug in slugs:
+                source = get_exercise(slug).reference_source
+                judge.grade(slug, source, 0)
+                t0 = time.perf_counter()
+                with ThreadPoolExecutor(max_workers=cores) as ex:
+                    list(ex.map(lambda i: judge.grade(slug, source, 1000 + i), range(n)))
+                per_core = n / (time.perf_counter() - t0) / cores
+                next(r for r in rows if r[0] == slug and r[1] == way).append(f"{per_core:.2f}")
+                throughput[(way, slug)] = per_core
         finally:
             judge.close()
     for row in rows:
         slug, way = row[0], row[1]
         row.append(f"{medians[(way, slug)] / medians[('a: warm pool', slug)]:.1f}x")
+        row.append(f"{throughput[('a: warm pool', slug)] / throughput[(way, slug)]:.1f}x")
         base = verdicts[("a: warm pool", slug)]
         row.append("yes" if verdicts[(way, slug)] == base else "NO")
     notes = [
-        f"{n} submissions per exercise and way, graded one after another on one worker; "
-        f"machine: {cores} cores. Throughput per core = 1 / median latency (one worker uses one core).",
+        f"Latency: {n} submissions per exercise and way, graded one after another (submit-to-verdict "
+        f"of the judge). Throughput: another {n}, graded {cores} at a time ({cores} cores, all busy), "
+        "in verdicts per second per core.",
     ]
     for slug, split in splits.items():
         parts = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in split.items() if v >= 0.0005)
-        notes.append(f"Where the time goes in (a) for {slug} (medians): {parts}.")
+        notes.append(f"Where the time goes in (a) for {slug} (medians): {parts}. `build_cases`: inputs and "
+                     "the reference's expected values; `jail_*`: the regular visit (fork, cgroup and "
+                     "seccomp setup; the learner's calls; collecting results); `memory_cases`: waiting for "
+                     "the measured case after the regular visit ended; `checks`: comparisons.")
     return rows, notes
 
 
@@ -92,6 +115,7 @@ def main() -> None:
     slugs = [s for s in args.exercises.split(",") if s]
     rows, notes = run(slugs, args.n)
     header = ["exercise", "way", "median ms", "p95 ms", "verdicts/s per core", "median vs (a)",
+              "(a)'s throughput vs this",
               "same verdicts and scores as (a)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

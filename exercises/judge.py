@@ -15,6 +15,7 @@ import logging
 import math
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,13 +234,22 @@ class Judge:
         self.device = device
         config = JailConfig(limits=limits or SandboxLimits(), jailed=jailed, reuse=reuse, gpu=device == "cuda")
         self.pool = SandboxPool(pool_size, config)
+        # Warm hosts let a submission's measured cases run beside its regular cases, on hosts
+        # of their own (a separate pool, so neither kind of visit can starve the other). A
+        # fresh interpreter per submission (reuse=False) serves both visits in turn.
+        self._memory_pool = SandboxPool(pool_size, config) if reuse else None
+        self._visits = ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="memory-visit") if reuse else None
         self._reference_config = config
         self._reference_pool: SandboxPool | None = None
         self._reference_memory: dict[tuple[str, str], JobResult] = {}
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        if self._visits is not None:
+            self._visits.shutdown(wait=True)
         self.pool.close()
+        if self._memory_pool is not None:
+            self._memory_pool.close()
         if self._reference_pool is not None:
             self._reference_pool.close()
 
@@ -261,12 +271,19 @@ class Judge:
     def _measure_reference(self, exercise: Exercise, case: Case) -> JobResult:
         return self._measure_trusted(exercise, case, "reference", exercise.reference_source)
 
-    def _run_memory_case(self, pool: SandboxPool, exercise: Exercise, source: str, case: Case) -> JobResult:
+    def _memory_request(self, exercise: Exercise, source: str, case: Case) -> tuple[JobRequest, dict[str, torch.Tensor]]:
+        """A visit of its own for one measured case: warm-up call first, then the case."""
         tensors: dict[str, torch.Tensor] = {}
         calls = [to_call(case, tensors, self.device)]
         warmup = [to_call(case.warmup, tensors, self.device)] if case.warmup else []
-        request = JobRequest(source=source, function=exercise.function_name, calls=calls, warmup_calls=warmup)
-        return pool.run(request, tensors)
+        return JobRequest(source=source, function=exercise.function_name, calls=calls, warmup_calls=warmup), tensors
+
+    def _run_memory_case(self, pool: SandboxPool, exercise: Exercise, source: str, case: Case) -> JobResult:
+        return pool.run(*self._memory_request(exercise, source, case))
+
+    def _measure_learner(self, run: Any, exercise: Exercise, source: str, cases: list[Case]) -> dict[str, JobResult]:
+        """The learner's measured cases, each in a child of its own, through ``run``."""
+        return {case.id: run(*self._memory_request(exercise, source, case)) for case in cases}
 
     def grade(self, slug: str, source: str, seed: int | str) -> GradeReport:
         """Grade ``source`` for exercise ``slug``; never raises for anything the learner did."""
@@ -280,8 +297,18 @@ class Judge:
         tensors: dict[str, torch.Tensor] = {}
         calls = [to_call(c, tensors, self.device) for c in regular]
         t_cases = time.monotonic()
-        job = self.pool.run(JobRequest(source=source, function=exercise.function_name, calls=calls), tensors)
-        t_jail = time.monotonic()
+        with self.pool.session() as box:
+            pending = None
+            if measured and self._visits is not None and self._memory_pool is not None:
+                pending = self._visits.submit(self._measure_learner, self._memory_pool.run, exercise, source, measured)
+            job = box.run(JobRequest(source=source, function=exercise.function_name, calls=calls), tensors)
+            t_jail = time.monotonic()
+            if pending is not None:
+                mine = pending.result()
+            elif job.status == JobStatus.OK:
+                mine = self._measure_learner(box.run, exercise, source, measured)
+            else:
+                mine = {}
         timings = {"build_cases": t_cases - t0, **{f"jail_{k}": v for k, v in job.timings.items()}}
         report = GradeReport(verdict="graded", score=None, message="", stdout=_truncate(job.stdout),
                              stderr=_truncate(job.stderr), peak_memory_bytes=job.peak_memory_bytes,
@@ -295,22 +322,22 @@ class Judge:
         got = outcomes_from(job.calls, job.tensors)
         memory: dict[str, MemoryReading] = {}
         for case in measured:
-            mine = self._run_memory_case(self.pool, exercise, source, case)
             ref = self._measure_reference(exercise, case)
+            mine_case = mine[case.id]
             reading = MemoryReading(
-                learner_bytes=mine.peak_memory_bytes if mine.status == JobStatus.OK else None,
+                learner_bytes=mine_case.peak_memory_bytes if mine_case.status == JobStatus.OK else None,
                 reference_bytes=ref.peak_memory_bytes if ref.status == JobStatus.OK else None,
-                source=mine.memory_source, learner_status=mine.status.value, learner_message=mine.message)
-            call = mine.call(case.id)
-            if mine.status == JobStatus.OK and (call is None or call.error is not None):
+                source=mine_case.memory_source, learner_status=mine_case.status.value, learner_message=mine_case.message)
+            call = mine_case.call(case.id)
+            if mine_case.status == JobStatus.OK and (call is None or call.error is not None):
                 # A call that raised allocates little: its peak says nothing about the solution.
                 reading.learner_bytes = None
                 reading.learner_message = (f"your function raised {call.error.type}: {call.error.message}"
                                            if call and call.error else "no result came back")
             memory[case.id] = reading
-            if mine.status == JobStatus.OK and mine.cpu_seconds is not None:
-                report.cpu_seconds = mine.cpu_seconds  # the measured case is the speed figure
-                report.peak_memory_bytes = mine.peak_memory_bytes
+            if mine_case.status == JobStatus.OK and mine_case.cpu_seconds is not None:
+                report.cpu_seconds = mine_case.cpu_seconds  # the measured case is the speed figure
+                report.peak_memory_bytes = mine_case.peak_memory_bytes
         t_memory = time.monotonic()
         ctx = CheckContext({c.id: c for c in cases}, got, want, memory, self.device)
         report.checks = self._evaluate(exercise, ctx, regular)

@@ -226,7 +226,7 @@ def run_job(job_dir: str) -> int:
 
     def finish(status: str, code: int, **fields: Any) -> int:
         with open(result_path, "w", encoding="utf-8") as fh:
-            json.dump({"status": status, **fields}, fh)
+            fh.write(json.dumps({"status": status, **fields}))
         return code
 
     filename = request.filename

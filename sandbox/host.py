@@ -177,7 +177,7 @@ def _run_job(seq: int, header: dict, blob: bytes, ctl_in: int, ctl_out: int, use
     job_dir = os.path.join(_jail_tmp(), f"job-{seq}")
     os.makedirs(os.path.join(job_dir, "tmp"))
     with open(os.path.join(job_dir, "request.json"), "w", encoding="utf-8") as fh:
-        json.dump(header["request"], fh)
+        fh.write(json.dumps(header["request"]))  # dumps uses the C encoder; dump does not
     if blob:
         with open(os.path.join(job_dir, "inputs.safetensors"), "wb") as fh:
             fh.write(blob)
@@ -233,8 +233,7 @@ def _own_rss() -> int:
 
 
 def main(argv: list[str]) -> None:
-    """Serve jobs from the control pipe until it closes (or after one job with ``--once``)."""
-    once = "--once" in argv
+    """Serve jobs from the control pipe until it closes."""
     use_seccomp = "--no-seccomp" not in argv
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -273,7 +272,7 @@ def main(argv: list[str]) -> None:
             os._exit(code)
         _, status = os.waitpid(manager, 0)
         _wipe_tmp()
-        if once or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != _MANAGER_DONE:
+        if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != _MANAGER_DONE:
             # stop (end of stream, an unknown op) or a broken manager: ending the host closes
             # the control pipe, so the runner sees it at once and starts a fresh host.
             return

@@ -21,6 +21,8 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -179,8 +181,6 @@ class JailHost:
         cmd = jailfs.python_boot(self.config.jailed)
         if self.config.jailed:
             cmd = jailfs.bwrap_command(self.config.limits.tmp_bytes, gpu=self.config.gpu) + cmd
-        if not self.config.reuse:
-            cmd.append("--once")
         if not self.config.jailed:
             cmd.append("--no-seccomp")
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", **_MALLOC_ENV}
@@ -564,11 +564,35 @@ def _call_result(c: Any) -> CallResult:
     )
 
 
+class SandboxSession:
+    """One host held for a group of visits (one submission's, say); see :meth:`SandboxPool.session`."""
+
+    def __init__(self, host: JailHost) -> None:
+        self._host = host
+
+    def run(self, request: JobRequest, inputs: dict[str, torch.Tensor]) -> JobResult:
+        """Run a job on the held host and return what the jail produced, as a named status."""
+        h = self._host
+        try:
+            if not h.alive():
+                h.stop()
+                h.start()
+            return h.run(request, inputs)
+        except (HostFailure, jailfs.JailUnavailable, OSError) as exc:
+            log.error("sandbox failure: %s", exc)
+            h.stop()
+            return JobResult(
+                status=JobStatus.INTERNAL_ERROR,
+                message=f"The grader's sandbox failed ({exc}). This is not your fault and does not count.",
+            )
+
+
 class SandboxPool:
-    """A fixed number of jail hosts; :meth:`run` blocks until one is idle.
+    """A fixed number of jail hosts; :meth:`run` and :meth:`session` block until one is idle.
 
     Thread-safe. A host that breaks is replaced before its next job; a job on a broken host
-    ends as ``internal_error`` and never counts against the learner.
+    ends as ``internal_error`` and never counts against the learner. With ``reuse=False`` a
+    host is started for each session and stopped after it: a fresh interpreter per session.
     """
 
     def __init__(self, size: int = 1, config: JailConfig | None = None, *, start: bool = True) -> None:
@@ -584,36 +608,32 @@ class SandboxPool:
             for t in threads:
                 t.join()
 
+    @property
+    def size(self) -> int:
+        return len(self._hosts)
+
     @staticmethod
     def _safe_start(h: JailHost) -> None:
         try:
             h.start()
-        except Exception as exc:  # started again lazily by run()
+        except Exception as exc:  # started again lazily by the next session
             log.warning("jail host failed to start: %s", exc)
 
-    def run(self, request: JobRequest, inputs: dict[str, torch.Tensor]) -> JobResult:
-        """Run a job on an idle host and return what the jail produced, as a named status."""
+    @contextmanager
+    def session(self) -> Iterator[SandboxSession]:
+        """Hold one host for several visits; each visit still gets a fresh child."""
         h = self._idle.get()
         try:
-            if not h.alive():
-                h.stop()
-                h.start()
-            try:
-                return h.run(request, inputs)
-            finally:
-                if not self.config.reuse:
-                    h.stop()
-        except (HostFailure, jailfs.JailUnavailable, OSError) as exc:
-            log.error("sandbox failure: %s", exc)
-            h.stop()
-            return JobResult(
-                status=JobStatus.INTERNAL_ERROR,
-                message=f"The grader's sandbox failed ({exc}). This is not your fault and does not count.",
-            )
+            yield SandboxSession(h)
         finally:
-            if self.config.reuse and h.alive() is False:
+            if not self.config.reuse:
                 h.stop()
             self._idle.put(h)
+
+    def run(self, request: JobRequest, inputs: dict[str, torch.Tensor]) -> JobResult:
+        """Run one job on an idle host (a session of one visit)."""
+        with self.session() as box:
+            return box.run(request, inputs)
 
     def close(self) -> None:
         """Stop every host."""

@@ -18,7 +18,7 @@ from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
 ADV, RET = (0,), (1,)
 #: (gamma, lam) pairs other than the defaults, including lam = 1 (Monte Carlo) and lam = 0 (TD).
 HYPER = ((0.99, 0.95), (0.9, 0.8), (0.8, 1.0), (0.7, 0.0))
-MEMORY_SHAPE = (4, 4096)
+MEMORY_SHAPE = (4, 3072)
 
 
 def _lengths(gen: CaseGen, b: int, t: int) -> list[int]:
