@@ -1,0 +1,252 @@
+"""How a visit ended, read by the trusted side: the child's exit, its files, its limits.
+
+:func:`interpret` maps the host's report (exit code or signal, file sizes, whether the
+runner killed the child for time, whether the cgroup saw an OOM kill) and the files the
+child left to a :class:`~sandbox.protocol.JobResult` with a named status and a message for
+the learner. Everything the child wrote is validated field by field: a malformed result is
+the child's doing and ends as ``crashed``, never as an error of the grader.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from typing import Any
+
+from sandbox import harness, host
+from sandbox.protocol import CallError, CallResult, JobResult, JobStatus, SandboxLimits
+from sandbox.tensors import decode
+
+_MAX_RESULT_JSON = 4 << 20
+
+_SIGNAL_HINTS = {
+    signal.SIGSEGV: "a segmentation fault (invalid memory access, often from ctypes or a native extension)",
+    signal.SIGABRT: "an abort (a failed assertion in native code)",
+    signal.SIGBUS: "a bus error (invalid memory access)",
+    signal.SIGFPE: "a floating-point exception in native code",
+    signal.SIGILL: "an illegal instruction",
+    signal.SIGSYS: "a forbidden system call",
+    signal.SIGKILL: "SIGKILL",
+    signal.SIGTERM: "SIGTERM",
+}
+
+
+def _split_files(exited: dict[str, Any], blob: bytes) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    offset = 0
+    for name, size in exited.get("files", {}).items():
+        files[name] = blob[offset : offset + int(size)]
+        offset += int(size)
+    return files
+
+
+def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed_for_time: bool,
+               oom: bool) -> JobResult:
+    """Map how the child ended, and what it left, to a :class:`JobResult`."""
+    files = _split_files(exited, blob)
+    sizes = {k: int(v) for k, v in exited.get("sizes", {}).items()}
+    stdout = files.get("stdout.txt", b"").decode("utf-8", "replace")
+    stderr = files.get("stderr.txt", b"").decode("utf-8", "replace")
+    for name, text in (("stdout.txt", stdout), ("stderr.txt", stderr)):
+        cut = sizes.get(name, 0) - limits.captured_output_bytes
+        if cut > 0:
+            note = f"\n[output truncated: {cut} of {sizes[name]} bytes cut]"
+            if name == "stdout.txt":
+                stdout += note
+            else:
+                stderr += note
+    res = JobResult(status=JobStatus.INTERNAL_ERROR, stdout=stdout, stderr=stderr)
+    sig = exited.get("signal")
+    code = exited.get("exit_code")
+    over_output = any(size >= limits.output_bytes for size in sizes.values())
+    tmp_total = int(exited.get("tmp_total_bytes") or 0)
+    tmp_full = tmp_total > 0 and int(exited.get("tmp_free_bytes") or 0) < min(1 << 20, tmp_total // 50)
+    cpu = float(exited.get("cpu_seconds") or 0.0)
+    if killed_for_time and oom:
+        # Stopped by the clock while pressing on its memory limit: near the limit the kernel
+        # reclaims (and re-reads) pages over and over, so the run crawls instead of failing.
+        res.status = JobStatus.MEMORY_LIMIT
+        res.message = (f"Your code reached the {limits.memory_bytes >> 20} MiB memory limit and slowed to a "
+                       f"crawl until the {limits.wall_seconds:g} s wall-clock limit stopped it.")
+    elif killed_for_time:
+        res.status = JobStatus.TIME_LIMIT
+        res.message = f"Your code ran longer than the {limits.wall_seconds:g} s wall-clock limit and was stopped."
+    elif sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= limits.cpu_seconds):
+        res.status = JobStatus.TIME_LIMIT
+        res.message = f"Your code used more than the {limits.cpu_seconds:g} s CPU-time limit and was stopped."
+    elif sig == signal.SIGXFSZ or over_output:
+        res.status = JobStatus.OUTPUT_LIMIT
+        res.message = (f"Your code wrote more than the {limits.output_bytes >> 20} MiB output limit "
+                       "(printed output, files, or returned tensors) and was stopped.")
+    elif code == host.EXIT_OUT_OF_MEMORY or (sig == signal.SIGKILL and oom):
+        res.status = JobStatus.MEMORY_LIMIT
+        res.message = f"Your code used more than the {limits.memory_bytes >> 20} MiB memory limit and was stopped."
+    elif sig is not None:
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        res.status = JobStatus.CRASHED
+        res.message = f"The process running your code was killed by {_SIGNAL_HINTS.get(sig, name)}."
+    elif code in (harness.EXIT_BAD_JOB, host.EXIT_SANDBOX_SETUP, host.EXIT_ABORTED):
+        res.status = JobStatus.INTERNAL_ERROR
+        res.message = "The grader's sandbox failed to set up this run. This is not your fault and does not count."
+    else:
+        _read_result(res, files, code, limits)
+        if tmp_full and res.status in (JobStatus.CRASHED, JobStatus.RUNTIME_ERROR):
+            # The harness could not write its results, or the learner's own write failed.
+            res.status = JobStatus.OUTPUT_LIMIT
+            res.message = (f"Your code filled the sandbox's private temporary folder "
+                           f"({tmp_total >> 20} MiB) and could not finish. Write less to files, "
+                           f"or delete what you no longer need.")
+    return res
+
+
+def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limits: SandboxLimits) -> None:
+    """Fill ``res`` from the child's result files; anything malformed is the child's doing."""
+    ended_early = (
+        f"Your code ended the process (exit code {code}) before the grader received results. "
+        "Do not call exit(), os._exit() or close the process's files."
+    )
+    raw = files.get("result.json")
+    if raw is None or len(raw) > _MAX_RESULT_JSON:
+        res.status = JobStatus.CRASHED
+        res.message = ended_early if code != host.EXIT_HARNESS_FAILED else (
+            "The grader's harness could not finish after your code ran (did your code patch builtins, "
+            "torch or the harness, or delete its working folder?).")
+        return
+    try:
+        data = json.loads(raw)
+        status = data["status"]
+        if status == "syntax_error":
+            res.status = JobStatus.SYNTAX_ERROR
+            res.line = int(data["line"]) if data.get("line") is not None else None
+            where = f" on line {res.line}" if res.line else ""
+            text = f": {data.get('text')}" if data.get("text") else ""
+            res.message = f"Syntax error{where}: {data.get('message', '')}{text}"
+        elif status == "runtime_error":
+            err = _call_error(data["error"])
+            res.status = JobStatus.RUNTIME_ERROR
+            res.message = f"Your module raised {err.type} while being imported: {err.message}\n{err.traceback}"
+            if "PermissionError" in err.classes:
+                res.message += _PERMISSION_HINT
+        elif status == "missing_function":
+            res.status = JobStatus.MISSING_FUNCTION
+            defined = ", ".join(str(d) for d in data.get("defined", [])) or "none"
+            res.message = f"functions defined: {defined}"
+        elif status == "ok" and code == harness.EXIT_OK:
+            res.status = JobStatus.OK
+            if not isinstance(data["calls"], list):
+                raise TypeError("calls is not a list")
+            res.calls = [_call_result(c) for c in data["calls"]]
+            res.tensors = decode(files.get("outputs.safetensors", b""), max_bytes=limits.output_bytes)
+        else:
+            raise ValueError("inconsistent status")
+    except Exception as exc:  # RecursionError from deeply nested JSON, too: it is all untrusted
+        res.status = JobStatus.CRASHED
+        res.calls, res.tensors = [], {}
+        res.message = f"The results your code's process left were malformed ({type(exc).__name__}); {ended_early}"
+
+
+_PERMISSION_HINT = (
+    "\nThe sandbox does not let code start processes, open network connections, or write "
+    "outside its temporary folder; the exercise needs none of these."
+)
+_TREE_KINDS = frozenset({"tensor", "none", "bool", "int", "float", "str", "tuple", "list", "dict", "object"})
+_MAX_TREE_DEPTH = 8
+_MAX_TREE_NODES = 20_000
+
+
+def _str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} is not a string")
+    return value
+
+
+def _call_error(err: Any) -> CallError:
+    """A :class:`CallError` from the child's JSON, with every field of the promised type."""
+    if not isinstance(err, dict):
+        raise TypeError("error is not an object")
+    classes = err.get("classes")
+    if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+        raise TypeError("error classes are not a list of names")
+    phase = err.get("phase", "call")
+    if phase not in ("call", "backward", "import"):
+        raise ValueError("unknown error phase")
+    return CallError(type=_str(err.get("type"), "error type"), classes=classes,
+                     message=_str(err.get("message"), "error message"),
+                     traceback=_str(err.get("traceback"), "traceback"), phase=phase)
+
+
+def _check_tree(node: Any, depth: int = 0, count: list[int] | None = None) -> None:
+    """Reject an output tree the harness could not have written (the judge walks it blindly)."""
+    count = count if count is not None else [0]
+    count[0] += 1
+    if depth > _MAX_TREE_DEPTH or count[0] > _MAX_TREE_NODES:
+        raise ValueError("output tree too deep or too large")
+    if not isinstance(node, dict) or node.get("type") not in _TREE_KINDS:
+        raise TypeError("bad output node")
+    kind = node["type"]
+    if kind == "tensor":
+        shape = node.get("shape")
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+            raise TypeError("bad tensor shape")
+        for key in ("name", "dtype", "device", "layout"):
+            if key in node and not isinstance(node[key], str):
+                raise TypeError(f"bad tensor {key}")
+    elif kind in ("tuple", "list"):
+        items = node.get("items")
+        if not isinstance(items, list):
+            raise TypeError("bad sequence items")
+        for item in items:
+            _check_tree(item, depth + 1, count)
+    elif kind == "dict":
+        items = node.get("items")
+        if not isinstance(items, dict):
+            raise TypeError("bad dict items")
+        for item in items.values():
+            _check_tree(item, depth + 1, count)
+    elif kind == "bool" and not isinstance(node.get("value"), bool):
+        raise TypeError("bad bool")
+    elif kind == "int" and not (isinstance(node.get("value"), (int, str)) and not isinstance(node.get("value"), bool)):
+        raise TypeError("bad int")
+    elif kind == "int" and isinstance(node["value"], str):
+        int(node["value"])
+    elif kind == "float":
+        value = node.get("value")
+        if isinstance(value, str):
+            float(value)
+        elif not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise TypeError("bad float")
+    elif kind == "str" and not isinstance(node.get("value"), str):
+        raise TypeError("bad str")
+    elif kind == "object" and not isinstance(node.get("class", ""), str):
+        raise TypeError("bad object class")
+
+
+def _call_result(c: Any) -> CallResult:
+    """One call's record from the child's JSON, validated field by field."""
+    if not isinstance(c, dict):
+        raise TypeError("call record is not an object")
+    err = c.get("error")
+    output = c.get("output")
+    if output is not None:
+        _check_tree(output)
+    grads = c.get("grads") or {}
+    after = c.get("inputs_after") or {}
+    if not isinstance(grads, dict) or not all(v is None or isinstance(v, str) for v in grads.values()):
+        raise TypeError("bad grads")
+    if not isinstance(after, dict) or not all(isinstance(v, str) for v in after.values()):
+        raise TypeError("bad inputs_after")
+    seconds = c.get("seconds")
+    if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
+        raise TypeError("bad seconds")
+    cuda_peak = c.get("cuda_peak_bytes")
+    if cuda_peak is not None and (not isinstance(cuda_peak, int) or isinstance(cuda_peak, bool) or cuda_peak < 0):
+        raise TypeError("bad cuda_peak_bytes")
+    return CallResult(
+        id=_str(c.get("id"), "call id"),
+        output=output,
+        error=_call_error(err) if err else None,
+        grads={str(k): v for k, v in grads.items()},
+        inputs_after={str(k): v for k, v in after.items()},
+        seconds=float(seconds) if seconds is not None else None,
+        cuda_peak_bytes=cuda_peak,
+    )
