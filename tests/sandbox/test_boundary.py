@@ -54,14 +54,14 @@ def test_a_well_formed_result_is_accepted() -> None:
 def test_a_full_tmp_is_reported_as_the_output_limit() -> None:
     head = {"exit_code": host.EXIT_HARNESS_FAILED, "signal": None, "files": {}, "sizes": {},
             "tmp_free_bytes": 0, "tmp_total_bytes": 64 << 20}
-    res = interpret(head, b"", LIMITS, killed_for_time=False, oom=False)
+    res = interpret_report(head, b"", LIMITS, killed_for_time=False, oom=False)
     assert res.status == JobStatus.OUTPUT_LIMIT and "temporary folder (64 MiB)" in res.message
 
 
 def test_killed_by_the_clock_while_at_the_memory_limit_is_the_memory_limit() -> None:
     head = {"exit_code": None, "signal": signal.SIGKILL, "files": {}, "sizes": {}}
-    assert interpret(head, b"", LIMITS, killed_for_time=True, oom=True).status == JobStatus.MEMORY_LIMIT
-    assert interpret(head, b"", LIMITS, killed_for_time=True, oom=False).status == JobStatus.TIME_LIMIT
+    assert interpret_report(head, b"", LIMITS, killed_for_time=True, oom=True).status == JobStatus.MEMORY_LIMIT
+    assert interpret_report(head, b"", LIMITS, killed_for_time=True, oom=False).status == JobStatus.TIME_LIMIT
 
 
 def test_truncated_output_fits_the_capture_with_its_note(tmp_path) -> None:
@@ -69,7 +69,7 @@ def test_truncated_output_fits_the_capture_with_its_note(tmp_path) -> None:
     path.write_bytes(b"HEAD" + b"x" * 100_000 + b"TAIL")
     data, size = host._output_excerpt(str(path), LIMITS.captured_output_bytes)
     head = {"exit_code": 0, "signal": None, "files": {"stdout.txt": len(data)}, "sizes": {"stdout.txt": size}}
-    res = interpret(head, data, LIMITS, killed_for_time=False, oom=False)
+    res = interpret_report(head, data, LIMITS, killed_for_time=False, oom=False)
     assert res.stdout.startswith("HEAD") and "TAIL" in res.stdout and res.stdout.endswith("bytes cut]")
     assert len(res.stdout) <= LIMITS.captured_output_bytes
 
