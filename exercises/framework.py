@@ -14,6 +14,7 @@ mutant on exactly those cases and name the misconception.
 from __future__ import annotations
 
 import inspect
+import logging
 import math
 import textwrap
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ from types import ModuleType
 from typing import Any, Callable
 
 import torch
+
+log = logging.getLogger(__name__)
 
 
 class CheckFailed(Exception):
@@ -340,3 +343,15 @@ class CaseGen:
     def case(self, *args: Any, **fields: Any) -> Case:
         """A :class:`Case` with a fresh id (keyword fields as in :class:`Case`, ``kwargs=`` for the call)."""
         return Case(id=self.next_id(), args=list(args), seed=self.seed, **fields)
+
+
+def run_check(fn: Any, ctx: CheckContext) -> tuple[bool, str]:
+    """Run one check: (passed, message). A check that breaks on odd output fails, never crashes."""
+    try:
+        fn(ctx)
+        return True, "ok"
+    except CheckFailed as exc:
+        return False, str(exc)
+    except Exception as exc:  # a check that breaks on odd output is a failed check, not a crash
+        log.exception("check raised")
+        return False, f"Your result could not be checked ({type(exc).__name__}: {str(exc)[:200]})."

@@ -25,15 +25,15 @@ from exercises.framework import (
     Case,
     CaseGen,
     CheckContext,
-    CheckFailed,
     Exercise,
-    GeneratedTensor,
     MemoryReading,
     Outcome,
+    run_check,
 )
+from exercises.misconceptions import name_misconception
+from exercises.outcomes import outcomes_from, run_in_process, to_call
 from exercises.registry import get_exercise
-from sandbox.harness import execute_calls
-from sandbox.protocol import Arg, Backward, Call, CallError, JobRequest, JobResult, JobStatus, SandboxLimits
+from sandbox.protocol import JobRequest, JobResult, JobStatus, SandboxLimits
 from sandbox.runner import JailConfig, SandboxPool
 
 log = logging.getLogger(__name__)
@@ -77,142 +77,6 @@ def mix_seed(secret: bytes, slug: str, seed: int | str) -> int:
     """A case seed that a learner cannot predict without the server secret."""
     digest = hmac.new(secret, f"{slug}:{seed}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
-
-
-# -- cases to protocol -----------------------------------------------------------------------
-
-def _arg(value: Any, name: str, tensors: dict[str, torch.Tensor], grad: bool) -> Arg:
-    if isinstance(value, GeneratedTensor):
-        return Arg(generate=value.spec(), requires_grad=grad)
-    if isinstance(value, torch.Tensor):
-        tensors[name] = value
-        return Arg.of_tensor(name, requires_grad=grad)
-    return Arg.of_value(value)
-
-
-def to_call(case: Case, tensors: dict[str, torch.Tensor], device: str) -> Call:
-    """The protocol form of a case; its tensors are added to ``tensors``."""
-    args = [_arg(v, f"{case.id}.a{i}", tensors, str(i) in case.grad) for i, v in enumerate(case.args)]
-    kwargs = {k: _arg(v, f"{case.id}.k.{k}", tensors, k in case.grad) for k, v in case.kwargs.items()}
-    backward = None
-    if case.backward is not None:
-        weights = None
-        if case.weights is not None:
-            weights = f"{case.id}.w"
-            tensors[weights] = case.weights
-        backward = Backward(output=list(case.backward), weights=weights)
-    return Call(id=case.id, args=args, kwargs=kwargs, backward=backward, return_inputs=case.return_inputs,
-                device=device, keep_outputs=not case.memory)
-
-
-# -- protocol to outcomes --------------------------------------------------------------------
-
-class Opaque:
-    """A returned object the harness could not describe as data (shown by its class name)."""
-
-    def __init__(self, cls: str) -> None:
-        self.cls = cls
-
-    def __repr__(self) -> str:
-        return f"<{self.cls} object>"
-
-
-def _decode_tree(node: Any, tensors: dict[str, torch.Tensor], meta: dict[str, dict[str, Any]], path: str) -> Any:
-    if not isinstance(node, dict):
-        return Opaque(type(node).__name__)
-    kind = node.get("type")
-    if kind == "tensor":
-        meta[path] = node
-        t = tensors.get(str(node.get("name")))
-        if t is None or list(t.shape) != list(node.get("shape", [])):
-            return Opaque("tensor (not transferable)") if t is None else t
-        return t
-    if kind in ("int", "float", "bool", "str"):
-        value = node.get("value")
-        if kind == "float" and isinstance(value, str):
-            return float(value)  # 'nan', 'inf'
-        if kind == "int" and isinstance(value, str):
-            return int(value)
-        return value
-    if kind == "none":
-        return None
-    if kind in ("tuple", "list"):
-        items = [_decode_tree(v, tensors, meta, f"{path}.{i}".lstrip(".")) for i, v in enumerate(node.get("items", []))]
-        return tuple(items) if kind == "tuple" else items
-    if kind == "dict":
-        return {k: _decode_tree(v, tensors, meta, f"{path}.{k}".lstrip(".")) for k, v in node.get("items", {}).items()}
-    return Opaque(str(node.get("class", "object")))
-
-
-def outcomes_from(records: list[Any], tensors: dict[str, torch.Tensor]) -> dict[str, Outcome]:
-    """Decode per-call records (from the jail or from an in-process run) into outcomes."""
-    result: dict[str, Outcome] = {}
-    for rec in records:
-        rec = rec if isinstance(rec, dict) else rec.__dict__
-        err = rec.get("error")
-        if isinstance(err, dict):
-            err = CallError(**err)
-        meta: dict[str, dict[str, Any]] = {}
-        output = _decode_tree(rec["output"], tensors, meta, "") if rec.get("output") is not None else None
-        grads = {k: (tensors.get(v) if v else None) for k, v in (rec.get("grads") or {}).items()}
-        after = {k: tensors[v] for k, v in (rec.get("inputs_after") or {}).items() if v in tensors}
-        result[str(rec["id"])] = Outcome(output=output, meta=meta, error=err, grads=grads, inputs_after=after,
-                                         seconds=rec.get("seconds"))
-    return result
-
-
-def run_in_process(fn: Any, cases: list[Case], filename: str) -> dict[str, Outcome]:
-    """Run trusted code (the reference or a mutant) through the harness's own call logic."""
-    tensors: dict[str, torch.Tensor] = {}
-    calls = [to_call(c, tensors, "cpu") for c in cases]
-    records, out = execute_calls(fn, calls, tensors, filename)
-    return outcomes_from(records, out)
-
-
-# -- misconception matching ------------------------------------------------------------------
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape:
-            return False
-        rtol, atol = 1e-3, 1e-4
-        return bool(torch.allclose(a.detach().double().cpu(), b.detach().double().cpu(), rtol=rtol, atol=atol, equal_nan=True))
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, Opaque) or isinstance(b, Opaque):
-        return False
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return False  # a tensor never behaves like a number, a tuple or None
-    if isinstance(a, float) and isinstance(b, float):
-        return abs(a - b) <= 1e-6 * max(1.0, abs(b)) or (a != a and b != b)
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:  # learner data must never break the judge
-        return False
-
-
-def outcomes_match(a: Outcome, b: Outcome) -> bool:
-    """Whether two outcomes are the same behaviour (errors by class, values within tolerance)."""
-    if a.missing or b.missing or (a.error is None) != (b.error is None):
-        return False
-    if a.error is not None:
-        if a.error.type != b.error.type or a.error.phase != b.error.phase:
-            return False
-        if a.error.phase == "call":
-            return True
-    if not _same(a.output, b.output):
-        return False
-    for key in set(a.grads) & set(b.grads):
-        if (a.grads[key] is None) != (b.grads[key] is None):
-            return False
-        if a.grads[key] is not None and not _same(a.grads[key], b.grads[key]):
-            return False
-    for key in set(a.inputs_after) & set(b.inputs_after):
-        if not _same(a.inputs_after[key], b.inputs_after[key]):
-            return False
-    return True
 
 
 # -- the judge -------------------------------------------------------------------------------
@@ -356,7 +220,7 @@ class Judge:
         mutant_outcomes: dict[str, dict[str, Outcome]] | None = None
         for chk in exercise.checks:
             ctx.read = set()
-            passed, message = _run_check(chk.fn, ctx)
+            passed, message = run_check(chk.fn, ctx)
             outcome = CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message, hidden=chk.hidden)
             if not passed and chk.needs_memory:
                 outcome.misconception = self._name_memory_misconception(exercise, chk, ctx)
@@ -364,39 +228,11 @@ class Judge:
                 if mutant_outcomes is None:
                     mutant_outcomes = {m.name: run_in_process(m.fn, regular, "mutant.py")
                                        for m in exercise.mutants if not m.memory}
-                outcome.misconception = self._name_misconception(exercise, chk, ctx, mutant_outcomes)
+                outcome.misconception = name_misconception(exercise, chk, ctx, mutant_outcomes)
             if outcome.misconception:
                 outcome.message += f" This matches a known mistake: {outcome.misconception}"
             outcomes.append(outcome)
         return outcomes
-
-    @staticmethod
-    def _name_misconception(exercise: Exercise, chk: Any, ctx: CheckContext,
-                            mutant_outcomes: dict[str, dict[str, Outcome]]) -> str | None:
-        """The misconception of the mutant that behaves like the learner where this check looks.
-
-        The evidence is every case the check reads when it passes (run on the reference's
-        outcomes), not only the case where the learner's run stopped. Among the mutants that
-        fail the check and match there, the one agreeing with the learner on the most cases
-        overall wins, so a learner who only skipped the shape check is not told they used max.
-        """
-        probe = ctx.with_outcomes(ctx._want)
-        _run_check(chk.fn, probe)
-        evidence = sorted(probe.read | ctx.read)
-        best: tuple[int, str] | None = None
-        for m in exercise.mutants:
-            if m.memory:
-                continue
-            outs = mutant_outcomes[m.name]
-            mutant_passed, _ = _run_check(chk.fn, ctx.with_outcomes(outs))
-            if mutant_passed:
-                continue
-            if not all(outcomes_match(ctx.got(ctx.case(cid)), outs.get(cid, Outcome(missing=True))) for cid in evidence):
-                continue
-            agreement = sum(outcomes_match(ctx._got.get(cid, Outcome(missing=True)), o) for cid, o in outs.items())
-            if best is None or agreement > best[0]:
-                best = (agreement, m.misconception)
-        return best[1] if best else None
 
     def _name_memory_misconception(self, exercise: Exercise, chk: Any, ctx: CheckContext) -> str | None:
         """The memory mutant that also fails this check with the peak nearest the learner's."""
@@ -411,7 +247,7 @@ class Judge:
                                                       run.status.value)
             learner = [r.learner_bytes for r in ctx._memory.values() if r.learner_bytes]
             theirs = [r.learner_bytes for r in readings.values() if r.learner_bytes]
-            if not learner or not theirs or _run_check(chk.fn, ctx.with_outcomes(ctx._got, readings))[0]:
+            if not learner or not theirs or run_check(chk.fn, ctx.with_outcomes(ctx._got, readings))[0]:
                 continue
             distance = abs(math.log(max(learner) / max(theirs)))
             if distance < math.log(4) and (best is None or distance < best[0]):
@@ -424,14 +260,3 @@ class Judge:
             return (f"Your file does not define a function named {exercise.function_name}() "
                     f"({job.message}). Check the name and the signature against the exercise.")
         return job.message
-
-
-def _run_check(fn: Any, ctx: CheckContext) -> tuple[bool, str]:
-    try:
-        fn(ctx)
-        return True, "ok"
-    except CheckFailed as exc:
-        return False, str(exc)
-    except Exception as exc:  # a check that breaks on odd output is a failed check, not a crash
-        log.exception("check raised")
-        return False, f"Your result could not be checked ({type(exc).__name__}: {str(exc)[:200]})."
