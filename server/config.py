@@ -40,7 +40,10 @@ class Settings(BaseSettings):
     CPU_SECONDS: float = Field(default=10, gt=0)
     WALL_SECONDS: float = Field(default=20, gt=0)
     MEMORY_BYTES: int = Field(default=2 * 1024**3, gt=0)
-    OUTPUT_BYTES: int = Field(default=1024**2, gt=0)
+    #: Largest file a learner's process may write (its stdout, results, tmp files): output_limit.
+    FILE_BYTES: int = Field(default=64 * 1024**2, gt=0)
+    #: Captured stdout/stderr kept per stream (head and tail, with a note of what was cut).
+    OUTPUT_BYTES: int = Field(default=8 * 1024, gt=0)
     # Instructor side (issue 6): learner-visible boards show pseudonyms instead of display
     # names; submissions per learner per window ("30/minute", in-memory sliding window);
     # at most this many of a learner's submissions queued or running at once.

@@ -8,7 +8,6 @@ worker process.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,20 +23,13 @@ def sandbox_limits(settings: Settings) -> Any:
     """The jail limits from settings, as the sandbox's ``SandboxLimits``."""
     from sandbox.protocol import SandboxLimits
 
-    fields = {f.name for f in dataclasses.fields(SandboxLimits)}
     limits: dict[str, Any] = {
         "cpu_seconds": settings.CPU_SECONDS,
         "wall_seconds": settings.WALL_SECONDS,
         "memory_bytes": settings.MEMORY_BYTES,
+        "output_bytes": settings.FILE_BYTES,
+        "captured_output_bytes": settings.OUTPUT_BYTES,
     }
-    # OUTPUT_BYTES caps the stdout/stderr we keep. The sandbox separates that cap
-    # (captured_output_bytes) from the largest file the child may write (output_bytes,
-    # which also bounds the result tensors); use the former when it exists so a large
-    # result file is not mistaken for an output-limit breach.
-    if "captured_output_bytes" in fields:
-        limits["captured_output_bytes"] = settings.OUTPUT_BYTES
-    else:
-        limits["output_bytes"] = settings.OUTPUT_BYTES
     return SandboxLimits(**limits)
 
 
