@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import logging
-from http import HTTPStatus
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -20,14 +20,15 @@ from server.catalog.router import router as catalog_router
 from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
+from server.gradebook.router import router as gradebook_router
 from server.grading.grader import GradeFunction, build_judge, grade_submission
 from server.grading.queue import InProcessQueue
 from server.grading.worker import WorkerPool
-from server.gradebook.router import router as gradebook_router
 from server.health.router import router as health_router
-from server.metrics import router as metrics_router
 from server.leaderboard.router import router as leaderboard_router
+from server.metrics import router as metrics_router
 from server.migrations import upgrade_to_head
+from server.openapi import use_error_shape_for_validation
 from server.state import AppState
 from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
@@ -76,6 +77,14 @@ def create_app(settings: Settings | None = None, grader_factory: GraderFactory |
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     app.include_router(web_router)  # GET /leaderboard: the instructors' HTML page (not in the schema)
     _install_error_handlers(app)
+    default_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = use_error_shape_for_validation(default_openapi())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
 
 
@@ -106,7 +115,11 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
 
 
 def _start_procrastinate(settings: Settings, engine: Any, session_factory: Any) -> tuple[AppState, Callable[[], None]]:
-    from server.grading.procrastinate_backend import ProcrastinateQueue, RemoteWorkers, conninfo
+    from server.grading.procrastinate_backend import (
+        ProcrastinateQueue,
+        RemoteWorkers,
+        conninfo,
+    )
 
     conninfo(settings.DATABASE_URL)  # refuses a non-PostgreSQL database early
     workers = RemoteWorkers(session_factory, settings)

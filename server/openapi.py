@@ -34,3 +34,46 @@ def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
             entry["headers"] = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}
         out[code] = entry
     return out
+
+
+_VALIDATION_BODY = {
+    "title": "ValidationErrorBody",
+    "type": "object",
+    "required": ["error", "detail"],
+    "properties": {
+        "error": {"type": "string", "const": "ValidationError"},
+        "detail": {"type": "string"},
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["loc", "msg", "type"],
+                "properties": {
+                    "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+                    "msg": {"type": "string"},
+                    "type": {"type": "string"},
+                },
+            },
+        },
+    },
+}
+
+
+def use_error_shape_for_validation(schema: dict[str, Any]) -> dict[str, Any]:
+    """Document FastAPI's automatic 422 responses with the shape our handler really sends.
+
+    FastAPI adds ``HTTPValidationError`` (``{"detail": [...]}``) to every route that takes
+    parameters; the app's handler answers ``{"error": "ValidationError", "detail", "errors"}``.
+    """
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components["ValidationErrorBody"] = _VALIDATION_BODY
+    body = {"application/json": {"schema": {"$ref": "#/components/schemas/ValidationErrorBody"}}}
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            response = operation.get("responses", {}).get("422")
+            if response is not None:
+                response["content"] = body
+                response["description"] = _DESCRIPTIONS[422]
+    for unused in ("HTTPValidationError", "ValidationError"):
+        components.pop(unused, None)
+    return schema
