@@ -3,6 +3,7 @@ finds no server error (5xx) on any route, as an instructor and anonymously."""
 
 from __future__ import annotations
 
+import os
 import pytest
 
 from server.models import Role
@@ -45,7 +46,7 @@ def test_schemathesis_finds_no_server_error(api: Api, role: Role | None) -> None
             continue
 
         @given(case=op.as_strategy())
-        @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        @settings(max_examples=int(os.environ.get("PPO_FUZZ_EXAMPLES", "25")), deadline=None, suppress_health_check=list(HealthCheck), database=None)
         def run(case: schemathesis.Case) -> None:
             kwargs = case.as_transport_kwargs(base_url="http://testserver", headers=headers)
             kwargs.pop("base_url", None)
