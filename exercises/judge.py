@@ -104,7 +104,8 @@ class Judge:
         self._memory_pool = SandboxPool(pool_size, config) if reuse else None
         self._visits = ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="memory-visit") if reuse else None
         self._reference_config = config
-        self._reference_pool: SandboxPool | None = None
+        # Started with the others, so the first learner does not wait for it.
+        self._reference_pool: SandboxPool | None = SandboxPool(1, config) if reuse else None
         self._reference_memory: dict[tuple[str, str], JobResult] = {}
         self._lock = threading.Lock()
 
@@ -216,6 +217,11 @@ class Judge:
         return report
 
     def _evaluate(self, exercise: Exercise, ctx: CheckContext, regular: list[Case]) -> list[CheckOutcome]:
+        outcomes = self._run_checks(exercise, ctx, regular)
+        _shorten_repeated_tracebacks(outcomes, ctx)
+        return outcomes
+
+    def _run_checks(self, exercise: Exercise, ctx: CheckContext, regular: list[Case]) -> list[CheckOutcome]:
         outcomes: list[CheckOutcome] = []
         mutant_outcomes: dict[str, dict[str, Outcome]] | None = None
         for chk in exercise.checks:
@@ -260,3 +266,20 @@ class Judge:
             return (f"Your file does not define a function named {exercise.function_name}() "
                     f"({job.message}). Check the name and the signature against the exercise.")
         return job.message
+
+
+def _shorten_repeated_tracebacks(outcomes: list[CheckOutcome], ctx: CheckContext) -> None:
+    """Show each distinct traceback of the learner's once; later checks point back to it.
+
+    A function that raises on every call would otherwise repeat the same traceback in every
+    failing check.
+    """
+    tracebacks = {o.error.traceback for o in ctx._got.values() if o.error is not None and o.error.traceback}
+    shown: set[str] = set()
+    for outcome in outcomes:
+        for tb in tracebacks:
+            if tb in outcome.message:
+                if tb in shown:
+                    outcome.message = outcome.message.replace("\n" + tb, " (traceback as above)").replace(
+                        tb, "(traceback as above)")
+                shown.add(tb)

@@ -382,6 +382,7 @@ class SandboxPool:
     def _safe_start(h: JailHost) -> None:
         try:
             h.start()
+            h._started_since_last_job = False  # warmed ahead of time: no job waited for it
         except Exception as exc:  # started again lazily by the next session
             log.warning("jail host failed to start: %s", exc)
 
