@@ -15,7 +15,9 @@ from __future__ import annotations
 import enum
 import json
 import os
+import select
 import struct
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, BinaryIO
 
@@ -213,14 +215,24 @@ def read_frame_fd(fd: int, deadline_read: "ReadExactly") -> tuple[dict[str, Any]
 
 
 class ReadExactly:
-    """Read exactly n bytes from an fd, raising EOFError on end of stream."""
+    """Read exactly n bytes from an fd: EOFError at end of stream, TimeoutError past ``deadline``.
+
+    ``deadline`` is a ``time.monotonic()`` value; None waits as long as it takes.
+    """
+
+    def __init__(self, deadline: float | None = None) -> None:
+        self.deadline = deadline
 
     def __call__(self, fd: int, n: int) -> bytes:
         chunks: list[bytes] = []
         while n:
+            if self.deadline is not None:
+                left = self.deadline - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    raise TimeoutError
             chunk = os.read(fd, min(n, 1 << 20))
             if not chunk:
-                raise EOFError("stream closed")
+                raise EOFError("the other end closed the stream")
             chunks.append(chunk)
             n -= len(chunk)
         return b"".join(chunks)

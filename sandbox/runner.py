@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import queue
-import select
 import signal
 import subprocess
 import threading
@@ -35,6 +34,7 @@ from sandbox.protocol import (
     JobRequest,
     JobResult,
     JobStatus,
+    ReadExactly,
     SandboxLimits,
     read_frame_fd,
 )
@@ -67,27 +67,6 @@ class JailConfig:
     reuse: bool = True
     #: Bind the NVIDIA devices into the jail (GPU workers).
     gpu: bool = False
-
-
-class _DeadlineReader:
-    """Read exactly n bytes from an fd before a deadline (``None``: wait forever)."""
-
-    def __init__(self, deadline: float | None) -> None:
-        self.deadline = deadline
-
-    def __call__(self, fd: int, n: int) -> bytes:
-        chunks: list[bytes] = []
-        while n:
-            if self.deadline is not None:
-                left = self.deadline - time.monotonic()
-                if left <= 0 or not select.select([fd], [], [], left)[0]:
-                    raise TimeoutError
-            chunk = os.read(fd, min(n, 1 << 20))
-            if not chunk:
-                raise EOFError("the jail host closed its pipe")
-            chunks.append(chunk)
-            n -= len(chunk)
-        return b"".join(chunks)
 
 
 def _ns_pid(pid: int) -> int | None:
@@ -196,7 +175,7 @@ class JailHost:
         )
         threading.Thread(target=self._drain_stderr, args=(self.proc,), daemon=True).start()
         try:
-            ready, _ = read_frame_fd(self.proc.stdout.fileno(), _DeadlineReader(t0 + HOST_START_SECONDS))
+            ready, _ = read_frame_fd(self.proc.stdout.fileno(), ReadExactly(t0 + HOST_START_SECONDS))
         except (EOFError, TimeoutError, ValueError) as exc:
             self.stop()
             raise HostFailure(f"the jail host did not start ({type(exc).__name__})") from None
@@ -253,7 +232,7 @@ class JailHost:
         out_fd = self.proc.stdout.fileno()
         try:
             _send(self.proc.stdin, {"op": "run", "request": request.to_json(), "limits": child_limits}, blob)
-            forked, _ = read_frame_fd(out_fd, _DeadlineReader(time.monotonic() + HOST_REPORT_GRACE_SECONDS))
+            forked, _ = read_frame_fd(out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS))
         except (EOFError, TimeoutError, OSError, ValueError) as exc:
             raise HostFailure(f"the jail host stopped answering ({type(exc).__name__})") from None
         child_ns = int(forked["pid"])
@@ -271,7 +250,7 @@ class JailHost:
             _send(self.proc.stdin, {"op": "go"})
             killed_for_time = False
             try:
-                exited, files_blob = read_frame_fd(out_fd, _DeadlineReader(t_run + limits.wall_seconds))
+                exited, files_blob = read_frame_fd(out_fd, ReadExactly(t_run + limits.wall_seconds))
             except TimeoutError:
                 killed_for_time = True
                 try:
@@ -279,7 +258,7 @@ class JailHost:
                 except OSError:
                     pass
                 try:
-                    exited, files_blob = read_frame_fd(out_fd, _DeadlineReader(time.monotonic() + HOST_REPORT_GRACE_SECONDS))
+                    exited, files_blob = read_frame_fd(out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS))
                 except (TimeoutError, EOFError, ValueError):
                     raise HostFailure("the jail host did not report a killed child") from None
             except (EOFError, ValueError, OSError) as exc:

@@ -64,20 +64,7 @@ def claim(session: Session, submission_id: int) -> Claimed | None:
     A compare-and-set by id (``UPDATE ... WHERE id = :id AND status = 'queued'``) works the
     same on SQLite and PostgreSQL, and two workers can never both win.
     """
-    started = utcnow()
-    result = session.execute(
-        update(Submission)
-        .where(Submission.id == submission_id, Submission.status == Status.QUEUED)
-        .values(status=Status.RUNNING, attempts=Submission.attempts + 1, started_at=started)
-        .execution_options(synchronize_session=False)
-    )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
-        return None
-    row = session.execute(
-        select(Submission.exercise, Submission.source, Submission.attempts, Submission.created_at)
-        .where(Submission.id == submission_id)
-    ).one()
-    return Claimed(submission_id, row.exercise, row.source, row.attempts, row.created_at, started)
+    return _claim(session, submission_id, [Status.QUEUED])
 
 
 def claim_job(session: Session, submission_id: int) -> Claimed | None:
@@ -88,10 +75,14 @@ def claim_job(session: Session, submission_id: int) -> Claimed | None:
     ``attempts`` counts every claim, which bounds a job that keeps killing its workers.
     Returns None when the row is already ``done`` (a duplicate delivery) or missing.
     """
+    return _claim(session, submission_id, [Status.QUEUED, Status.RUNNING])
+
+
+def _claim(session: Session, submission_id: int, from_statuses: list[Status]) -> Claimed | None:
     started = utcnow()
     result = session.execute(
         update(Submission)
-        .where(Submission.id == submission_id, Submission.status.in_([Status.QUEUED, Status.RUNNING]))
+        .where(Submission.id == submission_id, Submission.status.in_(from_statuses))
         .values(status=Status.RUNNING, attempts=Submission.attempts + 1, started_at=started)
         .execution_options(synchronize_session=False)
     )
