@@ -224,6 +224,7 @@ class Judge:
     def _run_checks(self, exercise: Exercise, ctx: CheckContext, regular: list[Case]) -> list[CheckOutcome]:
         outcomes: list[CheckOutcome] = []
         mutant_outcomes: dict[str, dict[str, Outcome]] | None = None
+        breadth: dict[str, int] = {}
         for chk in exercise.checks:
             ctx.read = set()
             passed, message = run_check(chk.fn, ctx)
@@ -234,7 +235,7 @@ class Judge:
                 if mutant_outcomes is None:
                     mutant_outcomes = {m.name: run_in_process(m.fn, regular, "mutant.py")
                                        for m in exercise.mutants if not m.memory}
-                outcome.misconception = name_misconception(exercise, chk, ctx, mutant_outcomes)
+                outcome.misconception = name_misconception(exercise, chk, ctx, mutant_outcomes, breadth)
             if outcome.misconception:
                 outcome.message += f" This matches a known mistake: {outcome.misconception}"
             outcomes.append(outcome)

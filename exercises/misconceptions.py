@@ -60,28 +60,35 @@ def outcomes_match(a: Outcome, b: Outcome) -> bool:
 
 
 def name_misconception(exercise: Exercise, chk: Check, ctx: CheckContext,
-                       mutant_outcomes: dict[str, dict[str, Outcome]]) -> str | None:
+                       mutant_outcomes: dict[str, dict[str, Outcome]],
+                       breadth: dict[str, int] | None = None) -> str | None:
     """The misconception of the mutant that behaves like the learner where this check looks.
 
     The evidence is every case the check reads when it passes (run on the reference's
     outcomes), not only the case where the learner's run stopped. Among the mutants that
-    fail the check and match there, the one agreeing with the learner on the most cases
-    overall wins, so a learner who only skipped the shape check is not told they used max.
+    fail the check and match there, the most specific one wins: the one that fails the
+    fewest checks overall, so a missing shape check is named as such even when the learner
+    also hard-coded a hyper-parameter. Ties go to the mutant agreeing with the learner on the
+    most cases. ``breadth`` caches each mutant's count of failed checks across calls.
     """
     probe = ctx.with_outcomes(ctx._want)
     run_check(chk.fn, probe)
     evidence = sorted(probe.read | ctx.read)
-    best: tuple[int, str] | None = None
+    breadth = {} if breadth is None else breadth
+    best: tuple[int, int, str] | None = None
     for m in exercise.mutants:
         if m.memory:
             continue
         outs = mutant_outcomes[m.name]
-        mutant_passed, _ = run_check(chk.fn, ctx.with_outcomes(outs))
-        if mutant_passed:
+        mutant_ctx = ctx.with_outcomes(outs)
+        if run_check(chk.fn, mutant_ctx)[0]:
             continue
         if not all(outcomes_match(ctx.got(ctx.case(cid)), outs.get(cid, Outcome(missing=True))) for cid in evidence):
             continue
+        if m.name not in breadth:
+            breadth[m.name] = sum(not run_check(c.fn, mutant_ctx)[0] for c in exercise.checks if not c.needs_memory)
         agreement = sum(outcomes_match(ctx._got.get(cid, Outcome(missing=True)), o) for cid, o in outs.items())
-        if best is None or agreement > best[0]:
-            best = (agreement, m.misconception)
-    return best[1] if best else None
+        key = (breadth[m.name], -agreement, m.misconception)
+        if best is None or key < best:
+            best = key
+    return best[2] if best else None

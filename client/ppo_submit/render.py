@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
 from rich.status import Status
 from rich.table import Table
 from rich.text import Text
@@ -95,33 +96,59 @@ def history_table(submissions: Sequence[Submission]) -> Table:
     return table
 
 
+def _summary(message: str, limit: int = 90) -> str:
+    """The first line of a check's message, shortened for the table."""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
 def checks_table(checks: Sequence[CheckResult]) -> Table:
-    """Pass/fail mark, name, weight, message and likely misconception of each check."""
-    with_misconception = any(check.get("misconception") for check in checks)
-    table = Table("", "Check", "Weight", "Message", title="Checks", title_justify="left")
-    if with_misconception:
-        table.add_column("Likely misconception")
+    """Pass/fail mark, name, weight and a one-line result per check (details follow it)."""
+    table = Table("", "Check", "Weight", "Result", title="Checks", title_justify="left")
     for check in checks:
         passed = bool(check.get("passed"))
-        row: list[RenderableType] = [
+        message = str(check.get("message") or "")
+        table.add_row(
             Text("✓", style="green") if passed else Text("✗", style="bold red"),
             Text(str(check.get("name", ""))),
             Text(number(check.get("weight")), justify="right"),
-            Text(str(check.get("message") or ""), style="" if passed else "red"),
-        ]
-        if with_misconception:
-            row.append(Text(str(check.get("misconception") or ""), style="yellow"))
-        table.add_row(*row)
+            Text("ok" if passed else _summary(message), style="" if passed else "red"),
+        )
     return table
 
 
+def failure_details(checks: Sequence[CheckResult]) -> RenderableType | None:
+    """Each failed check in full: its message (tracebacks kept as lines) and the misconception."""
+    failed = [c for c in checks if not c.get("passed")]
+    if not failed:
+        return None
+    parts: list[RenderableType] = [Text("Why checks failed", style="bold")]
+    for check in failed:
+        parts.append(Text.assemble(("✗ ", "bold red"), (str(check.get("name", "")), "bold"),
+                                   (f"  ({number(check.get('weight'))} points)", "dim")))
+        message = str(check.get("message") or "")
+        misconception = check.get("misconception")
+        if misconception:
+            # the judge appends the misconception to the message; show it once, on its own line
+            message = message.replace(f" This matches a known mistake: {misconception}", "")
+        parts.append(Padding(Text(message.rstrip(), style="red"), (0, 0, 0, 4)))
+        if misconception:
+            parts.append(Padding(Text.assemble(("Likely misconception: ", "bold yellow"), (str(misconception), "yellow")),
+                                 (0, 0, 0, 4)))
+    return Group(*parts)
+
+
 def _timings(timings: dict[str, Any]) -> str:
-    """``{"queue_seconds": 0.1, "checks": 1.2}`` -> ``queue 0.1 s · checks 1.2 s``."""
-    parts = []
-    for key, value in timings.items():
-        label = key.removesuffix("_seconds").removesuffix("_s")
-        parts.append(f"{label} {number(value)} s" if isinstance(value, int | float) else f"{label} {value}")
-    return " · ".join(parts)
+    """``graded in 0.21 s (queued 0.003 s)``: the two figures a learner cares about.
+
+    Every timing the server recorded stays in ``--json``.
+    """
+    graded = timings.get("grade_seconds", timings.get("total"))
+    queued = timings.get("queue_seconds")
+    text = f"graded in {number(graded)} s" if isinstance(graded, int | float) else ""
+    if isinstance(queued, int | float):
+        text += f" (queued {number(queued)} s)"
+    return text.strip()
 
 
 def submission_result(sub: Submission) -> RenderableType:
@@ -140,6 +167,9 @@ def submission_result(sub: Submission) -> RenderableType:
     checks = sub.get("checks") or []
     if checks:
         parts.append(checks_table(checks))
+        details = failure_details(checks)
+        if details is not None:
+            parts.append(details)
     verdict = str(sub.get("verdict") or "-")
     parts.append(Text.assemble(("Verdict: ", "bold"), (verdict, _VERDICT_STYLE.get(verdict, "bold red"))))
     if sub.get("message"):
@@ -151,7 +181,7 @@ def submission_result(sub: Submission) -> RenderableType:
 
     resources = []
     if sub.get("timings"):
-        resources.append(f"time: {_timings(sub['timings'] or {})}")
+        resources.append(_timings(sub["timings"] or {}))
     if sub.get("cpu_seconds") is not None:
         resources.append(f"cpu {number(sub.get('cpu_seconds'))} s")
     if sub.get("peak_memory_bytes") is not None:
