@@ -39,3 +39,14 @@ def test_a_traceback_is_shown_once_then_referred_to(judge):
     assert len(with_traceback) == 1, [c.message for c in with_traceback]
     assert referring, "later checks point back to the traceback"
     assert report.checks.index(with_traceback[0]) < report.checks.index(referring[0])
+
+
+def test_the_most_specific_misconception_is_named(judge):
+    """A learner who hard-coded clip_range *and* skipped the shape check is told both, each where it applies."""
+    ex = get_exercise("actor-loss")
+    fixed = next(m for m in ex.mutants if m.name == "fixed_clip")
+    no_check = next(m for m in ex.mutants if m.name == "no_shape_check")
+    report = judge.grade("actor-loss", fixed.source(ex.function_name), 4)
+    named = {c.name: c.misconception for c in report.checks if not c.passed}
+    assert named["ValueError on mismatched shapes (no broadcasting)"] == no_check.misconception
+    assert named["value with non-default clip_range"] == fixed.misconception
