@@ -1,9 +1,10 @@
 """Leaderboard, statistics and gradebook latency with 100,000 submissions.
 
 Builds a temporary SQLite database through the real migrations, bulk-inserts learners,
-submissions (a realistic mix of verdicts) and their check results, then times the HTTP
-endpoints through the real app (median of several calls), first with the 0002 indexes
-and then with them dropped, to show what they buy.
+submissions (a realistic mix of verdicts) and their check results, fills ``best_scores``
+with migration 0004's backfill, then times the HTTP endpoints through the real app (median
+of several calls), first with the 0002 indexes and then with them dropped, to show what
+they buy (the boards and the gradebook read ``best_scores``, which keeps its primary key).
 
     .venv/bin/python bench/leaderboard.py --submissions 100000 --write
 """
@@ -28,6 +29,7 @@ from sqlalchemy import insert, text  # noqa: E402
 from server.app import create_app  # noqa: E402
 from server.config import Settings  # noqa: E402
 from server.db import make_engine, make_session_factory, transaction  # noqa: E402
+from server.leaderboard.best_scores import backfill_best_scores  # noqa: E402
 from server.migrations import upgrade_to_head  # noqa: E402
 from server.models import CheckResult, Role, Submission  # noqa: E402
 from server.users.service import create_user  # noqa: E402
@@ -81,6 +83,8 @@ def populate(url: str, n_submissions: int, n_learners: int, exercises: list[str]
             next_id += len(subs)
             conn.execute(insert(Submission), subs)
             conn.execute(insert(CheckResult), checks)
+        # The rows bypass the worker's transaction: fill best_scores as migration 0004 does.
+        backfill_best_scores(conn)
     with engine.connect() as conn:
         conn.exec_driver_sql("ANALYZE")
     engine.dispose()
@@ -149,6 +153,11 @@ def main() -> None:
             *rows,
             "",
             "Indexes (migration `0002`): " + "; ".join(f"`{n}` on {cols}" for n, cols in INDEXES.items()) + ".",
+            "",
+            "The per-exercise and overall boards and the gradebook read `best_scores` (migration `0004`: one row "
+            "per learner and exercise, upserted with each verdict; filled here by the same backfill as the "
+            "migration, included in the fill time), so dropping the 0002 indexes does not slow them; the speed "
+            "board and the stats still aggregate the submissions.",
         ]
     )
     print(body)

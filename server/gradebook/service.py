@@ -1,7 +1,7 @@
 """The gradebook: one row per learner and exercise of the catalog, for an LMS.
 
-Same rules as the leaderboard (best over graded runs, attempts exclude internal errors);
-``solved_at`` is the first submission time of a graded 100. Learners without a submission
+Read from ``best_scores``: same rules as the leaderboard (best over graded runs, attempts
+exclude internal errors); ``solved_at`` is the first submission time of a graded 100. Learners without a submission
 for an exercise get a row with 0 and no attempts, so the LMS sees every cell.
 """
 
@@ -11,14 +11,13 @@ import csv
 import io
 from collections.abc import Iterator
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
-from server.leaderboard.service import FULL_SCORE, _as_datetime, per_exercise
-from server.models import Role, Submission, User, Verdict
+from server.leaderboard.service import _as_datetime, per_exercise
+from server.models import Role, User
 
-S = Submission
 HEADER = ["learner", "display_name", "exercise", "best_score", "attempts", "solved_at"]
 
 
@@ -26,17 +25,9 @@ def gradebook_rows(session: Session) -> Iterator[list[str]]:
     """The CSV rows, header first, ordered by learner then course order."""
     rows = per_exercise(None)
     stats = {
-        (user_id, exercise): (best, attempts)
-        for user_id, exercise, best, attempts in session.execute(
-            select(rows.c.user_id, rows.c.exercise, rows.c.best, rows.c.attempts)
-        ).tuples()
-    }
-    solved = {
-        (user_id, exercise): _as_datetime(at)
-        for user_id, exercise, at in session.execute(
-            select(S.user_id, S.exercise, func.min(S.created_at))
-            .where(S.verdict == Verdict.GRADED.value, S.score >= FULL_SCORE)
-            .group_by(S.user_id, S.exercise)
+        (user_id, exercise): (best, attempts, _as_datetime(solved_at))
+        for user_id, exercise, best, attempts, solved_at in session.execute(
+            select(rows.c.user_id, rows.c.exercise, rows.c.best, rows.c.attempts, rows.c.solved_at)
         ).tuples()
     }
     slugs = [e.slug for e in list_exercises()]
@@ -46,8 +37,7 @@ def gradebook_rows(session: Session) -> Iterator[list[str]]:
     ).tuples()
     for user_id, name, display_name in learners:
         for slug in slugs:
-            best, attempts = stats.get((user_id, slug), (0.0, 0))
-            at = solved.get((user_id, slug))
+            best, attempts, at = stats.get((user_id, slug), (0.0, 0, None))
             yield [name, display_name, slug, f"{float(best):g}", str(attempts), at.isoformat() if at else ""]
 
 

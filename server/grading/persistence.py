@@ -11,6 +11,7 @@ from typing import Protocol
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
 
 # A submission that has taken down this many workers is not tried again (poison pill).
@@ -131,6 +132,7 @@ def store_report(
         return False
     if attempt is not None and submission.attempts != attempt:
         return False
+    previous = submission.verdict
     submission.checks.clear()  # a re-graded row (after a crash) must not keep old results
     session.flush()
     for position, check in enumerate(report.checks):
@@ -154,7 +156,30 @@ def store_report(
     submission.cpu_seconds = report.cpu_seconds
     submission.status = Status.DONE
     submission.finished_at = utcnow()
+    _count(session, submission, previous)
     return True
+
+
+def _count(session: Session, submission: Submission, previous: str | None) -> None:
+    """Bring ``best_scores`` up to date with this row's new verdict, in this transaction.
+
+    The normal case (a first verdict) is one upsert. A row that already carried a counted
+    verdict (a finished row overwritten, which the fencing makes rare) is re-counted from
+    its submissions instead, since an upsert cannot take a verdict back.
+    """
+    if previous is not None and previous != Verdict.INTERNAL_ERROR.value:
+        session.flush()
+        backfill_best_scores(session, submission.user_id, submission.exercise)
+        return
+    record_verdict(
+        session,
+        user_id=submission.user_id,
+        exercise=submission.exercise,
+        submission_id=submission.id,
+        created_at=submission.created_at,
+        verdict=submission.verdict or "",
+        score=submission.score,
+    )
 
 
 def store_internal_error(
@@ -168,12 +193,14 @@ def store_internal_error(
     submission = session.get(Submission, submission_id, with_for_update=True)
     if submission is None or (attempt is not None and submission.attempts != attempt):
         return
+    previous = submission.verdict
     submission.checks.clear()
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
     submission.message = message
     submission.status = Status.DONE
     submission.finished_at = utcnow()
+    _count(session, submission, previous)  # not an attempt: changes nothing unless it undoes one
 
 
 def requeue_unfinished(session: Session) -> list[int]:

@@ -8,6 +8,8 @@
 - The best was "reached" at the earliest ``created_at`` (submission time, not grading
   time, so a slow queue does not reorder learners) of a graded row with that score.
 - Order: best desc, reached-at asc (never-reached last), user id asc: stable across pages.
+- Stored per (user, exercise) in ``best_scores``, updated with each verdict; the speed
+  board still reads the submissions.
 - Overall: per learner, the sum over exercises of the per-exercise bests; reached-at is the
   latest of the per-exercise reached-ats (when that total was first complete).
 """
@@ -17,12 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Select, and_, case, func, select
+from sqlalchemy import Select, case, func, select
 from sqlalchemy.orm import Session
 
-from server.models import Role, Submission, User, Verdict
+from server.models import BestScore, Role, Submission, User, Verdict
 
 S = Submission
+B = BestScore
 FULL_SCORE = 100.0
 
 
@@ -36,45 +39,24 @@ def learner_ids() -> Select[tuple[int]]:
 
 
 def per_exercise(exercise: str | None):  # type: ignore[no-untyped-def]
-    """CTE: one row per (learner, exercise) with best, attempts and reached_at."""
-    where = [*counted(), S.user_id.in_(learner_ids())]
+    """CTE: one row per (learner, exercise) with best, attempts, reached_at and solved_at,
+    read from ``best_scores`` (kept by ``server.leaderboard.best_scores`` with the rules
+    above), so a board costs one row per learner and exercise, not one per submission."""
+    where = [B.user_id.in_(learner_ids())]
     if exercise is not None:
-        where.append(S.exercise == exercise)
-    graded = S.verdict == Verdict.GRADED.value
-    per = (
+        where.append(B.exercise == exercise)
+    return (
         select(
-            S.user_id.label("user_id"),
-            S.exercise.label("exercise"),
-            func.max(case((graded, S.score))).label("best"),
-            func.count().label("attempts"),
+            B.user_id.label("user_id"),
+            B.exercise.label("exercise"),
+            func.coalesce(B.best_score, 0.0).label("best"),
+            B.attempts.label("attempts"),
+            B.best_reached_at.label("reached_at"),
+            B.solved_at.label("solved_at"),
         )
         .where(*where)
-        .group_by(S.user_id, S.exercise)
-        .cte("per")
-    )
-    reached = (
-        select(
-            S.user_id.label("user_id"),
-            S.exercise.label("exercise"),
-            func.min(S.created_at).label("reached_at"),
-        )
-        .join(per, and_(per.c.user_id == S.user_id, per.c.exercise == S.exercise, S.score == per.c.best))
-        .where(graded)
-        .group_by(S.user_id, S.exercise)
-        .cte("reached")
-    )
-    rows = (
-        select(
-            per.c.user_id,
-            per.c.exercise,
-            func.coalesce(per.c.best, 0.0).label("best"),
-            per.c.attempts,
-            reached.c.reached_at,
-        )
-        .outerjoin(reached, and_(reached.c.user_id == per.c.user_id, reached.c.exercise == per.c.exercise))
         .cte("rows")
     )
-    return rows
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Instructor-side fixtures: the server fixtures, plus a way to write graded rows directly
-(the leaderboard's rules are about stored verdicts, not about the worker)."""
+(the leaderboard's rules are about stored verdicts, not about the worker). Finished rows
+are counted in ``best_scores`` with the same upsert the worker's transaction runs."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from server.db import transaction
+from server.leaderboard.best_scores import record_verdict
 from server.models import CheckResult, Status, Submission, User
 from tests.server.conftest import *  # noqa: F403  (the server fixtures and hooks, whatever they are)
 from tests.server.conftest import Api
@@ -64,6 +66,11 @@ class Rows:
                 )
             session.add(row)
             session.flush()
+            if status == Status.DONE:  # what storing a verdict does (server.grading.persistence)
+                record_verdict(
+                    session, user_id=row.user_id, exercise=exercise, submission_id=row.id,
+                    created_at=row.created_at, verdict=verdict, score=score,
+                )
             return row.id
 
 
