@@ -8,6 +8,7 @@ manage answers 404, like a missing one.
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, status
+from fastapi.concurrency import run_in_threadpool
 
 from server.deps import CurrentUser, InstructorUser, SessionDep, SettingsDep
 from server.errors import InvalidRoster, NotAllowed, SourceTooLarge
@@ -80,9 +81,13 @@ async def import_roster(request: Request, actor: InstructorUser, session: Sessio
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidRoster("The roster is not UTF-8 text.") from None
-    outcomes = service.import_roster(session, text, settings.secret_bytes, actor)
-    session.commit()
-    return roster_report(outcomes)
+    def create_all() -> list[service.RosterOutcome]:
+        outcomes = service.import_roster(session, text, settings.secret_bytes, actor)
+        session.commit()
+        return outcomes
+
+    # thousands of rows of hashing and inserts: off the event loop, like the sync routes
+    return roster_report(await run_in_threadpool(create_all))
 
 
 def roster_report(outcomes: list[service.RosterOutcome]) -> RosterReport:
