@@ -4,42 +4,35 @@ failure (the real judge is exercised in test_real_judge.py)."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from typing import Any
+
+from exercises.judge import CheckOutcome, GradeReport
 
 
-@dataclass
-class FakeCheck:
-    name: str
-    weight: float
-    passed: bool
-    message: str = ""
-    misconception: str | None = None
-    hidden: bool = False
-
-
-@dataclass
-class FakeReport:
-    verdict: str = "graded"
-    score: float | None = 75.0
-    message: str = "3 of 4 checks passed."
-    checks: list[FakeCheck] = field(
-        default_factory=lambda: [
-            FakeCheck("value", 50, True, "ok"),
-            FakeCheck("gradient", 25, True, "ok"),
-            FakeCheck("clip", 25, False, "clip boundary wrong", "max instead of min"),
-        ]
-    )
-    stdout: str = "hello from learner\n"
-    stderr: str = ""
-    timings: dict[str, float] = field(default_factory=lambda: {"jail_start": 0.01})
-    peak_memory_bytes: int | None = 12345
-    cpu_seconds: float | None = 0.5
+def FakeReport(**overrides: Any) -> GradeReport:  # noqa: N802 (reads like the class it stands in for)
+    """The judge's real report type, filled with plausible values (override any field)."""
+    fields: dict[str, Any] = {
+        "verdict": "graded",
+        "score": 75.0,
+        "message": "3 of 4 checks passed.",
+        "checks": [
+            CheckOutcome("value", 50, True, "ok"),
+            CheckOutcome("gradient", 25, True, "ok"),
+            CheckOutcome("clip", 25, False, "clip boundary wrong", "max instead of min"),
+        ],
+        "stdout": "hello from learner\n",
+        "stderr": "",
+        "timings": {"jail_start": 0.01},
+        "peak_memory_bytes": 12345,
+        "cpu_seconds": 0.5,
+    }
+    return GradeReport(**{**fields, **overrides})
 
 
 class FakeGrader:
     """Callable like ``grade_submission``; can be held closed (``gate``) or made to raise."""
 
-    def __init__(self, report: FakeReport | None = None, *, fail: bool = False, gated: bool = False) -> None:
+    def __init__(self, report: GradeReport | None = None, *, fail: bool = False, gated: bool = False) -> None:
         self.report = report or FakeReport()
         self.fail = fail
         self.gate = threading.Event()
@@ -49,7 +42,7 @@ class FakeGrader:
         self.closed = False
         self.started = threading.Event()
 
-    def __call__(self, exercise_slug: str, source: str, submission_id: int) -> FakeReport:
+    def __call__(self, exercise_slug: str, source: str, submission_id: int) -> GradeReport:
         self.calls.append((exercise_slug, source, submission_id))
         self.started.set()
         self.gate.wait(timeout=30)
