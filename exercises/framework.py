@@ -114,6 +114,50 @@ class Outcome:
         return self.error is not None and name in self.error.classes
 
 
+_ASPECT_OF = {"output": "output", "grads": "grads", "inputs_after": "inputs_after",
+              "error": "error", "raised": "error", "missing": "error"}
+
+
+class _SeenMeta(dict):
+    """Per-tensor metadata whose read keys are recorded as aspects ("meta:requires_grad", ...)."""
+
+    def __init__(self, meta: dict[str, Any], aspects: set[str]) -> None:
+        super().__init__({k: _SeenFields(v, aspects) if isinstance(v, dict) else v for k, v in meta.items()})
+
+
+class _SeenFields(dict):
+    def __init__(self, fields: dict[str, Any], aspects: set[str]) -> None:
+        super().__init__(fields)
+        self._aspects = aspects
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._aspects.add(f"meta:{key}")
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self._aspects.add(f"meta:{key}")
+        return super().__getitem__(key)
+
+
+class _Seen:
+    """An :class:`Outcome` seen by a check: records which of its parts the check reads, so
+    diagnosis compares only what the check is about (values, gradients, inputs after)."""
+
+    __slots__ = ("_outcome", "_aspects")
+
+    def __init__(self, outcome: Outcome, aspects: set[str]) -> None:
+        self._outcome = outcome
+        self._aspects = aspects
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "meta":
+            return _SeenMeta(self._outcome.meta, self._aspects)
+        aspect = _ASPECT_OF.get(name)
+        if aspect is not None:
+            self._aspects.add(aspect)
+        return getattr(self._outcome, name)
+
+
 @dataclass
 class MemoryReading:
     """Peak memory of a measured case: the learner's and the reference's, same harness."""
@@ -136,6 +180,8 @@ class CheckContext:
         self._memory = memory or {}
         self.device = device
         self.read: set[str] = set()
+        #: Which parts of an outcome the check looked at ("output", "grads", "inputs_after", "error").
+        self.aspects: set[str] = set()
 
     def cases(self, *tags: str) -> list[Case]:
         """Cases carrying every one of ``tags``, in the order they were built."""
@@ -145,9 +191,9 @@ class CheckContext:
         return self._cases[case_id]
 
     def got(self, case: Case) -> Outcome:
-        """The submission's outcome for a case."""
+        """The submission's outcome for a case (a view that records which parts are read)."""
         self.read.add(case.id)
-        return self._got.get(case.id) or Outcome(missing=True)
+        return _Seen(self._got.get(case.id) or Outcome(missing=True), self.aspects)  # type: ignore[return-value]
 
     def want(self, case: Case) -> Outcome:
         """The reference's outcome for a case."""
@@ -168,27 +214,55 @@ class CheckContext:
 
 @dataclass
 class Check:
-    """A weighted check. ``hidden`` checks do not reveal their inputs in messages."""
+    """A weighted check. ``hidden`` checks do not reveal their inputs in messages.
+
+    ``id`` is the check function's name, the stable handle mutants and starters refer to.
+    ``core`` checks are the exercise's values on ordinary inputs; ``gated`` checks (contract
+    details: shape errors, in-place edits, dtype, memory) earn their points only when every
+    core check passes, so an empty or constant answer scores close to 0 (EXERCISES.md,
+    "Numbers and gradients"). ``announce`` is the sentence of the starter's docstring that
+    tells the learner this property is graded.
+    """
 
     name: str
     weight: float
     fn: Callable[[CheckContext], None]
     hidden: bool = False
     needs_memory: bool = False
+    id: str = ""
+    core: bool = False
+    gated: bool = False
+    announce: tuple[str, ...] = ()
 
 
 @dataclass
 class Mutant:
-    """A known-wrong solution and the misconception it embodies."""
+    """A known-wrong solution and the misconception it embodies.
+
+    Most mutants are one switch (``fault``) of the exercise's fault-parametrised reference
+    ``faulty``: the reference with exactly that mistake, so switches combine into the
+    several-mistake solutions learners write. ``explains`` lists the ids of the checks this
+    mistake can make fail; ``fix`` says in one sentence how to repair it.
+    """
 
     name: str
     misconception: str
     fn: Callable[..., Any]
     #: Right values, wrong cost: named only by a memory check, from its measured peak.
     memory: bool = False
+    fix: str = ""
+    explains: tuple[str, ...] = ()
+    fault: str | None = None
+    faulty: Callable[..., Any] | None = None
+    #: Faults at one site of the code exclude each other in combinations.
+    site: str = ""
 
     def source(self, function_name: str) -> str:
         """A submittable module whose ``function_name`` is this mutant."""
+        if self.faulty is not None and self.fault is not None:
+            from exercises.faults import faulty_source
+
+            return faulty_source(self.faulty, (self.fault,), function_name)
         return mutant_source(self.fn, function_name)
 
 
@@ -208,24 +282,34 @@ def mutant_source(fn: Callable[..., Any], function_name: str) -> str:
     return _IMPORTS + "\n".join(lines) + "\n"
 
 
-def check(name: str, weight: float, *, hidden: bool = False, memory: bool = False) -> Callable[[Callable[[CheckContext], None]], Check]:
-    """Declare a check function with its name and weight (weights of an exercise sum to 100)."""
+def check(name: str, weight: float, *, hidden: bool = False, memory: bool = False, core: bool = False,
+          gated: bool = False, announce: str | tuple[str, ...] = ()) -> Callable[[Callable[[CheckContext], None]], Check]:
+    """Declare a check function with its name and weight (weights of an exercise sum to 100).
+
+    ``core``: a value check on ordinary inputs; ``gated``: a contract detail whose points count
+    only when every core check passes; ``announce``: the sentence(s) of the starter's
+    docstring that announce it. A memory check is always gated.
+    """
 
     def wrap(fn: Callable[[CheckContext], None]) -> Check:
-        return Check(name=name, weight=weight, fn=fn, hidden=hidden, needs_memory=memory)
+        sentences = (announce,) if isinstance(announce, str) else tuple(announce)
+        return Check(name=name, weight=weight, fn=fn, hidden=hidden, needs_memory=memory, id=fn.__name__,
+                     core=core, gated=gated or memory, announce=sentences)
 
     return wrap
 
 
-def mutant(misconception: str, *, memory: bool = False) -> Callable[[Callable[..., Any]], Mutant]:
-    """Declare a known-wrong solution; ``misconception`` is what feedback will name.
+def mutant(misconception: str, *, memory: bool = False, fix: str = "",
+           explains: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Mutant]:
+    """Declare a hand-written known-wrong solution; ``misconception`` is what feedback will name.
 
     ``memory=True`` marks a solution whose values are right but whose peak memory is not
     (an O(T^2) intermediate, say): it is matched on memory checks by its measured peak.
     """
 
     def wrap(fn: Callable[..., Any]) -> Mutant:
-        return Mutant(name=fn.__name__, misconception=misconception, fn=fn, memory=memory)
+        return Mutant(name=fn.__name__, misconception=misconception, fn=fn, memory=memory, fix=fix,
+                      explains=tuple(explains))
 
     return wrap
 
@@ -289,6 +373,12 @@ class Exercise:
         spec: ExerciseSpec = spec_mod.SPEC
         checks = [v for v in vars(checks_mod).values() if isinstance(v, Check)]
         mutants = [v for v in vars(mutants_mod).values() if isinstance(v, Mutant)]
+        mutants += [m for m in getattr(mutants_mod, "MUTANTS", []) if isinstance(m, Mutant)]
+        known = {c.id for c in checks}
+        for m in mutants:
+            unknown = set(m.explains) - known
+            if unknown:
+                raise ValueError(f"{spec.slug}: mutant {m.name} explains unknown checks {sorted(unknown)}")
         total = sum(c.weight for c in checks)
         if not math.isclose(total, 100.0):
             raise ValueError(f"{spec.slug}: check weights sum to {total}, not 100")

@@ -24,13 +24,14 @@ import torch
 from exercises.framework import (
     Case,
     CaseGen,
+    Check,
     CheckContext,
     Exercise,
     MemoryReading,
-    Outcome,
+    Mutant,
     run_check,
 )
-from exercises.misconceptions import name_misconception
+from exercises.diagnosis import Diagnosis, diagnose
 from exercises.outcomes import outcomes_from, run_in_process, to_call
 from exercises.registry import get_exercise
 from sandbox.protocol import JobRequest, JobResult, JobStatus, SandboxLimits
@@ -71,6 +72,8 @@ class GradeReport:
     peak_memory_bytes: int | None = None
     cpu_seconds: float | None = None
     line: int | None = None
+    #: The mistakes found, each once: {"misconception": id, "title", "fix", "checks": [check names]}.
+    diagnosis: list[dict[str, Any]] = field(default_factory=list)
 
 
 def mix_seed(secret: bytes, slug: str, seed: int | str) -> int:
@@ -205,7 +208,8 @@ class Judge:
                 report.peak_memory_bytes = mine_case.peak_memory_bytes
         t_memory = time.monotonic()
         ctx = CheckContext({c.id: c for c in cases}, got, want, memory, self.device)
-        report.checks = self._evaluate(exercise, ctx, regular)
+        report.checks, report.diagnosis = self._run_checks(exercise, ctx, regular)
+        _shorten_repeated_tracebacks(report.checks, ctx)
         total = sum(c.weight for c in report.checks if c.passed)
         report.score = round(total, 2)
         passed = sum(c.passed for c in report.checks)
@@ -216,34 +220,40 @@ class Judge:
                           "checks": t_end - t_memory, "total": t_end - t0}
         return report
 
-    def _evaluate(self, exercise: Exercise, ctx: CheckContext, regular: list[Case]) -> list[CheckOutcome]:
-        outcomes = self._run_checks(exercise, ctx, regular)
-        _shorten_repeated_tracebacks(outcomes, ctx)
-        return outcomes
-
-    def _run_checks(self, exercise: Exercise, ctx: CheckContext, regular: list[Case]) -> list[CheckOutcome]:
+    def _run_checks(self, exercise: Exercise, ctx: CheckContext,
+                    regular: list[Case]) -> tuple[list[CheckOutcome], list[dict[str, Any]]]:
+        """Evaluate every check, name the mistakes behind the failures, withhold ungated points."""
         outcomes: list[CheckOutcome] = []
-        mutant_outcomes: dict[str, dict[str, Outcome]] | None = None
-        breadth: dict[str, int] = {}
+        failed: list[Check] = []
+        memory_named: dict[str, Mutant] = {}
         for chk in exercise.checks:
-            ctx.read = set()
+            ctx.read, ctx.aspects = set(), set()
             passed, message = run_check(chk.fn, ctx)
-            outcome = CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message, hidden=chk.hidden)
+            outcomes.append(CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message,
+                                         hidden=chk.hidden))
             if not passed and chk.needs_memory:
-                outcome.misconception = self._name_memory_misconception(exercise, chk, ctx)
-            elif not passed and ctx.read:
-                if mutant_outcomes is None:
-                    mutant_outcomes = {m.name: run_in_process(m.fn, regular, "mutant.py")
-                                       for m in exercise.mutants if not m.memory}
-                outcome.misconception = name_misconception(exercise, chk, ctx, mutant_outcomes, breadth)
-            if outcome.misconception:
-                outcome.message += f" This matches a known mistake: {outcome.misconception}"
-            outcomes.append(outcome)
-        return outcomes
+                found = self._name_memory_misconception(exercise, chk, ctx)
+                if found is not None:
+                    memory_named[chk.id] = found
+            elif not passed:
+                failed.append(chk)
+        diag = diagnose(exercise, ctx, failed) if failed else Diagnosis()
+        diag.by_check.update({cid: [m] for cid, m in memory_named.items()})
+        for chk, outcome in zip(exercise.checks, outcomes):
+            named = diag.by_check.get(chk.id, [])
+            if named:
+                outcome.misconception = named[0].misconception
+                titles = "; ".join(m.misconception for m in named)
+                outcome.message += (f" This matches a known mistake: {titles}" if len(named) == 1
+                                    else f" This matches known mistakes together: {titles}")
+            elif chk.id in diag.unexplained:
+                outcome.message += " No known mistake explains this failure: compare what was expected with what came back."
+        _withhold_contract_points(exercise.checks, outcomes)
+        return outcomes, diagnosis_entries(exercise, diag)
 
-    def _name_memory_misconception(self, exercise: Exercise, chk: Any, ctx: CheckContext) -> str | None:
+    def _name_memory_misconception(self, exercise: Exercise, chk: Any, ctx: CheckContext) -> Mutant | None:
         """The memory mutant that also fails this check with the peak nearest the learner's."""
-        best: tuple[float, str] | None = None
+        best: tuple[float, Mutant] | None = None
         for m in (m for m in exercise.mutants if m.memory):
             readings: dict[str, MemoryReading] = {}
             for case in ctx.cases():
@@ -258,7 +268,7 @@ class Judge:
                 continue
             distance = abs(math.log(max(learner) / max(theirs)))
             if distance < math.log(4) and (best is None or distance < best[0]):
-                best = (distance, m.misconception)
+                best = (distance, m)
         return best[1] if best else None
 
     @staticmethod
@@ -267,6 +277,36 @@ class Judge:
             return (f"Your file does not define a function named {exercise.function_name}() "
                     f"({job.message}). Check the name and the signature against the exercise.")
         return job.message
+
+
+def misconception_id(exercise: Exercise, m: Mutant) -> str:
+    """A mistake's stable id: ``<slug>/<fault>`` (e.g. ``actor-loss/max-for-min``)."""
+    return f"{exercise.slug}/{m.fault or m.name.replace('_', '-')}"
+
+
+def diagnosis_entries(exercise: Exercise, diag: Diagnosis) -> list[dict[str, Any]]:
+    """The report's ``diagnosis``: each mistake once, with the checks it explains and its fix."""
+    entries = [{"misconception": misconception_id(exercise, f.mutant), "title": f.mutant.misconception,
+                "fix": f.mutant.fix, "checks": f.checks} for f in diag.findings(exercise.checks)]
+    if diag.unexplained:
+        names = [c.name for c in exercise.checks if c.id in diag.unexplained]
+        entries.append({"misconception": f"{exercise.slug}/unexplained",
+                        "title": "No known mistake explains these failures",
+                        "fix": "Compare what was expected with what came back in these checks' messages.",
+                        "checks": names})
+    return entries
+
+
+def _withhold_contract_points(checks: list[Check], outcomes: list[CheckOutcome]) -> None:
+    """Contract details earn points only when the core value checks pass (EXERCISES.md)."""
+    core = [o.name for c, o in zip(checks, outcomes) if c.core and not o.passed]
+    if not core:
+        return
+    for chk, outcome in zip(checks, outcomes):
+        if chk.gated and outcome.passed:
+            outcome.passed = False
+            outcome.message = (f"Not counted yet: this contract detail earns its points only once the values "
+                               f"on ordinary inputs are right (failed: {'; '.join(core)}).")
 
 
 def _shorten_repeated_tracebacks(outcomes: list[CheckOutcome], ctx: CheckContext) -> None:

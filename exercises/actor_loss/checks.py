@@ -27,6 +27,20 @@ def _log_probs(gen: CaseGen, *shape: int, dtype: torch.dtype = torch.float32) ->
     return new.to(dtype), old.to(dtype)
 
 
+#: (ratio, advantage) pairs planted in every random case, so that each side of the clip is
+#: decided on every seed: beyond the range with and against A, on both sides, and inside it.
+_DECISIVE = ((1.6, 1.0), (0.5, -1.0), (1.6, -1.0), (0.5, 1.0), (1.05, 0.7), (0.97, -0.6))
+
+
+def _plant(new: torch.Tensor, old: torch.Tensor, adv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The random case with its first elements set to the decisive pairs (values vary elsewhere)."""
+    new, adv = new.clone(), adv.clone()
+    for i, (ratio, a) in enumerate(_DECISIVE):
+        new.view(-1)[i] = old.view(-1)[i] + math.log(ratio)
+        adv.view(-1)[i] = a
+    return new, adv
+
+
 def _point(gen: CaseGen, ratio: float, adv: float, clip: float, tags: tuple[str, ...]) -> Case:
     new = torch.tensor([math.log(ratio)], dtype=torch.float64)
     return gen.case(new, torch.zeros(1, dtype=torch.float64), torch.tensor([adv], dtype=torch.float64),
@@ -40,8 +54,9 @@ def cases(gen: CaseGen) -> list[Case]:
     for i, clip in enumerate(CLIP_RANGES):
         b, t = gen.randint(2, 6), gen.randint(3, 17)
         new, old = _log_probs(gen, b, t)
+        new, adv = _plant(new, old, gen.randn(b, t))
         tags = ("random", "default-clip") if clip == 0.2 else ("random", "custom-clip")
-        out.append(gen.case(new, old, gen.randn(b, t), kwargs={"clip_range": clip}, tags=tags,
+        out.append(gen.case(new, old, adv, kwargs={"clip_range": clip}, tags=tags,
                             grad=("0",), backward=[], about=f"random case {i + 1}"))
     # Worked values, the clipped sides and the unclipped sides, for both signs of A.
     for clip in (0.2, 0.1):

@@ -1,105 +1,54 @@
-"""Known-wrong solutions of `actor-loss`, each embodying one misconception.
+"""Known mistakes of `actor-loss`: switches of the faulty reference (faulty.py), one per misconception.
 
-Each function is self-contained (torch, F and math only) so it can be submitted as a file.
+``explains`` lists the checks each mistake can make fail; tests hold every single-fault mutant
+to it over many seeds.
 """
 
-import torch
+from exercises.actor_loss.faulty import faulty_actor_loss
+from exercises.faults import fault, fault_mutants
 
-from exercises.framework import mutant
+VALUES = ("values_default", "values_custom_clip", "clipped_side", "unclipped_side", "gradient",
+          "zero_grad_where_clipped", "dtype_device", "any_shape")
+#: One-element point cases cannot tell a sum from a mean.
+SUMMED = tuple(c for c in VALUES if c not in ("clipped_side", "unclipped_side"))
 
+FAULTS = [
+    fault("max-for-min", "max instead of min: PPO takes the pessimistic (smaller) of the clipped and unclipped objectives",
+          fix="Take torch.min(ratio * A, clamp(ratio) * A) per element, then negate the mean.",
+          explains=VALUES, site="min"),
+    fault("missing-minus", "missing minus sign: the loss is the negated objective, since optimisers minimise",
+          fix="Return -mean(min(...)): the loss is the negative of the clipped objective.",
+          explains=VALUES, site="sign"),
+    fault("clip-advantage", "clipping the advantage instead of the probability ratio",
+          fix="Clamp the ratio exp(new - old) to [1 - clip_range, 1 + clip_range], never the advantage.",
+          explains=VALUES, site="clip"),
+    fault("fixed-clip", "clip_range hard-coded to 0.2 instead of using the argument",
+          fix="Use the clip_range argument in the clamp bounds, not the constant 0.2.",
+          explains=("values_custom_clip", "clipped_side", "unclipped_side", "gradient", "any_shape"), site="clip-range"),
+    fault("sum-not-mean", "sum instead of mean over the elements",
+          fix="Average the per-element losses with .mean(), not .sum().",
+          explains=SUMMED, site="reduce"),
+    fault("detached-ratio", "detached ratio: computing the ratio without gradient, so the policy never learns",
+          fix="Keep log_probs_new in the autograd graph: no .detach(), .item() or torch.no_grad() on the ratio.",
+          explains=("gradient", "zero_grad_where_clipped", "any_shape"), site="ratio-grad"),
+    fault("no-shape-check", "no shape check: a [B] advantage silently broadcasts against [B, T] log-probs",
+          fix="Raise ValueError when log_probs_old or advantages differ in shape from log_probs_new.",
+          explains=("shape_errors",), site="shape"),
+    fault("inplace-edit", "in-place edit of an input: advantages scaled in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_() or += on an argument.",
+          explains=("no_inplace",), site="inplace"),
+    fault("ratio-without-exp", "ratio without exp: log-probs are subtracted but never exponentiated",
+          fix="The ratio is torch.exp(log_probs_new - log_probs_old).",
+          explains=VALUES, site="ratio"),
+    fault("inverted-ratio", "inverted ratio: exp(old - new) instead of exp(new - old)",
+          fix="The ratio is exp(log_probs_new - log_probs_old): new over old.",
+          explains=VALUES, site="ratio"),
+    fault("one-sided-clip", "one-sided clip: only the upper bound 1 + clip_range is applied",
+          fix="Clamp the ratio on both sides: torch.clamp(ratio, 1 - clip_range, 1 + clip_range).",
+          explains=tuple(c for c in VALUES if c != "unclipped_side"), site="clip"),
+    fault("no-reduction", "result not reduced to a scalar: the per-element loss is returned",
+          fix="Reduce the per-element losses to one 0-dim tensor with .mean().",
+          explains=VALUES, site="reduce"),
+]
 
-@mutant("max instead of min: PPO takes the pessimistic (smaller) of the clipped and unclipped objectives")
-def max_for_min(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    ratio = torch.exp(log_probs_new - log_probs_old)
-    clipped = torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-    return -torch.max(ratio * advantages, clipped * advantages).mean()
-
-
-@mutant("missing minus sign: the loss is the negated objective, since optimisers minimise")
-def missing_minus(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    ratio = torch.exp(log_probs_new - log_probs_old)
-    clipped = torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-    return torch.min(ratio * advantages, clipped * advantages).mean()
-
-
-@mutant("clipping the advantage instead of the probability ratio")
-def clip_advantage(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    ratio = torch.exp(log_probs_new - log_probs_old)
-    clipped_adv = torch.clamp(advantages, 1 - clip_range, 1 + clip_range)
-    return -torch.min(ratio * advantages, ratio * clipped_adv).mean()
-
-
-@mutant("clip_range hard-coded to 0.2 instead of using the argument")
-def fixed_clip(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    ratio = torch.exp(log_probs_new - log_probs_old)
-    clipped = torch.clamp(ratio, 0.8, 1.2)
-    return -torch.min(ratio * advantages, clipped * advantages).mean()
-
-
-@mutant("sum instead of mean over the elements")
-def sum_not_mean(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    ratio = torch.exp(log_probs_new - log_probs_old)
-    clipped = torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-    return -torch.min(ratio * advantages, clipped * advantages).sum()
-
-
-@mutant("detached ratio: computing the ratio without gradient, so the policy never learns")
-def detached_ratio(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    ratio = torch.exp(log_probs_new.detach() - log_probs_old)
-    clipped = torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-    return -torch.min(ratio * advantages, clipped * advantages).mean()
-
-
-@mutant("no shape check: a [B] advantage silently broadcasts against [B, T] log-probs")
-def no_shape_check(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    ratio = torch.exp(log_probs_new - log_probs_old)
-    clipped = torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-    return -torch.min(ratio * advantages, clipped * advantages).mean()
-
-
-@mutant("in-place edit of an input: advantages scaled in place, changing the caller's tensor")
-def inplace_edit(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    if log_probs_old.shape != log_probs_new.shape or advantages.shape != log_probs_new.shape:
-        raise ValueError("shapes differ")
-    ratio = torch.exp(log_probs_new - log_probs_old)
-    clipped = torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-    adv = advantages.mul_(1.0)
-    adv += 0.0
-    log_probs_old.sub_(0.5)
-    return -torch.min(ratio * adv, clipped * adv).mean()
-
-
-@mutant("ratio without exp: log-probs are subtracted but never exponentiated")
-def ratio_without_exp(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    if log_probs_old.shape != log_probs_new.shape or advantages.shape != log_probs_new.shape:
-        raise ValueError("shapes differ")
-    ratio = log_probs_new - log_probs_old
-    clipped = torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-    return -torch.min(ratio * advantages, clipped * advantages).mean()
-
-
-@mutant("inverted ratio: exp(old - new) instead of exp(new - old)")
-def inverted_ratio(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    if log_probs_old.shape != log_probs_new.shape or advantages.shape != log_probs_new.shape:
-        raise ValueError("shapes differ")
-    ratio = torch.exp(log_probs_old - log_probs_new)
-    clipped = torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-    return -torch.min(ratio * advantages, clipped * advantages).mean()
-
-
-@mutant("one-sided clip: only the upper bound 1 + clip_range is applied")
-def one_sided_clip(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    if log_probs_old.shape != log_probs_new.shape or advantages.shape != log_probs_new.shape:
-        raise ValueError("shapes differ")
-    ratio = torch.exp(log_probs_new - log_probs_old)
-    clipped = torch.clamp(ratio, max=1 + clip_range)
-    return -torch.min(ratio * advantages, clipped * advantages).mean()
-
-
-@mutant("result not reduced to a scalar: the per-element loss is returned")
-def no_reduction(log_probs_new, log_probs_old, advantages, clip_range=0.2):
-    if log_probs_old.shape != log_probs_new.shape or advantages.shape != log_probs_new.shape:
-        raise ValueError("shapes differ")
-    ratio = torch.exp(log_probs_new - log_probs_old)
-    clipped = torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
-    return -torch.min(ratio * advantages, clipped * advantages)
+MUTANTS = fault_mutants(faulty_actor_loss, FAULTS)

@@ -1,0 +1,257 @@
+"""Naming every mistake, even when a learner made several.
+
+For each failed check, diagnosis looks for the smallest set of catalogued faults (1, 2 or 3
+switches of the exercise's fault-parametrised reference, see :mod:`exercises.faults`) whose
+behaviour matches the learner's on what that check is about: the cases the check reads and
+only the parts of their outcomes it reads (values, gradients, inputs after the call, the
+exception raised), each tensor within its dtype's tolerance. Only faults that explain the
+check (``Mutant.explains``) are candidates there, so a mistake is never named on a check it
+cannot change, and a second mistake elsewhere cannot hide the first. Among the per-check
+matches the combination naming the fewest faults overall is kept.
+
+Runs of the faulty reference are memoised per (switches, case) and the search is bounded
+(``max_faults`` switches, ``max_runs`` runs, a time budget): it runs only when checks fail.
+Where nothing fits, the check is reported as unexplained, never guessed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from exercises.compare import tolerance
+from exercises.faults import with_faults
+from exercises.framework import Case, Check, CheckContext, Exercise, Mutant, Outcome, run_check
+from exercises.outcomes import Opaque, run_in_process
+
+#: Diagnosis compares two wrong answers, computed in different orders: a few ulps more than a check.
+TOLERANCE_FACTOR = 4.0
+
+
+@dataclass
+class Finding:
+    """One mistake found, with the (display) names of the failed checks it explains."""
+
+    mutant: Mutant
+    checks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Diagnosis:
+    """What diagnosis found: per failed check, the mistakes named there; and what nothing explains."""
+
+    by_check: dict[str, list[Mutant]] = field(default_factory=dict)
+    unexplained: list[str] = field(default_factory=list)
+    runs: int = 0
+    seconds: float = 0.0
+
+    def findings(self, checks: list[Check]) -> list[Finding]:
+        """Each named mistake once, with the checks it explains, in check order."""
+        found: dict[str, Finding] = {}
+        for chk in checks:
+            for m in self.by_check.get(chk.id, []):
+                found.setdefault(m.name, Finding(m)).checks.append(chk.name)
+        return list(found.values())
+
+
+# -- comparing what a check is about --------------------------------------------------------
+
+def _close(a: Any, b: Any, compare_dtype: bool) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or (compare_dtype and a.dtype != b.dtype):
+            return False
+        rtol, atol = tolerance(b.dtype)
+        x, y = a.detach().double().cpu(), b.detach().double().cpu()
+        return bool(torch.allclose(x, y, rtol=rtol * TOLERANCE_FACTOR, atol=atol * TOLERANCE_FACTOR, equal_nan=True))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_close(x, y, compare_dtype) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k], compare_dtype) for k in a)
+    if isinstance(a, (Opaque, torch.Tensor)) or isinstance(b, (Opaque, torch.Tensor)):
+        return False
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-9 * max(1.0, abs(b)) or (a != a and b != b)
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # learner data must never break the judge
+        return False
+
+
+def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str]) -> bool:
+    """Whether ``candidate`` behaves like ``learner`` in the parts of an outcome a check reads."""
+    if learner.missing or candidate.missing:
+        return False
+    a, b = learner.error, candidate.error
+    if "grads" not in aspects:  # a failed backward pass is no part of what a value check reads
+        a = a if a is None or a.phase != "backward" else None
+        b = b if b is None or b.phase != "backward" else None
+    if (a is None) != (b is None):
+        return False
+    if a is not None and (a.type != b.type or a.phase != b.phase):
+        return False
+    if a is not None and a.phase != "backward":
+        return True
+    # A check that reads where the result lives (dtype and device) is about its dtype too; the
+    # device itself is not compared: candidates run on the CPU, a GPU learner on CUDA.
+    if "output" in aspects and not _close(learner.output, candidate.output, compare_dtype="meta:device" in aspects):
+        return False
+    for key in ("requires_grad", "type"):
+        if f"meta:{key}" in aspects:
+            mine = {p: m.get(key) for p, m in learner.meta.items()}
+            if mine != {p: m.get(key) for p, m in candidate.meta.items()}:
+                return False
+    if "grads" in aspects:
+        for key in set(learner.grads) | set(candidate.grads):
+            a, b = learner.grads.get(key), candidate.grads.get(key)
+            if (a is None) != (b is None) or (a is not None and not _close(a, b, compare_dtype=False)):
+                return False
+    if "inputs_after" in aspects:
+        for key in set(learner.inputs_after) | set(candidate.inputs_after):
+            a, b = learner.inputs_after.get(key), candidate.inputs_after.get(key)
+            if a is None or b is None or not _close(a, b, compare_dtype=False):
+                return False
+    return True
+
+
+# -- the search ------------------------------------------------------------------------------
+
+class _Runner:
+    """Runs the faulty reference (or a hand-written mutant) on cases, memoised per case."""
+
+    def __init__(self, cases: dict[str, Case], max_runs: int, deadline: float) -> None:
+        self.cases = cases
+        self.memo: dict[tuple[tuple[str, ...], str], Outcome] = {}
+        self.runs = 0
+        self.max_runs = max_runs
+        self.deadline = deadline
+
+    def exhausted(self) -> bool:
+        return self.runs >= self.max_runs or time.monotonic() > self.deadline
+
+    def outcomes(self, combo: tuple[Mutant, ...], case_ids: list[str]) -> dict[str, Outcome]:
+        key = tuple(sorted(m.name for m in combo))
+        todo = [cid for cid in case_ids if (key, cid) not in self.memo]
+        if todo:
+            if len(combo) == 1 and combo[0].fault is None:
+                fn = combo[0].fn
+            else:
+                faulty = combo[0].faulty
+                fn = with_faults(faulty, [m.fault for m in combo])
+            self.runs += 1
+            done = run_in_process(fn, [self.cases[cid] for cid in todo], "mutant.py")
+            for cid in todo:
+                self.memo[(key, cid)] = done.get(cid, Outcome(missing=True))
+        return {cid: self.memo[(key, cid)] for cid in case_ids}
+
+
+def _evidence(chk: Check, ctx: CheckContext) -> tuple[list[str], set[str]]:
+    """The cases a check reads and the parts of their outcomes it reads, when it passes."""
+    probe = ctx.with_outcomes(ctx._want)
+    run_check(chk.fn, probe)
+    learner = ctx.with_outcomes(ctx._got)
+    run_check(chk.fn, learner)
+    return sorted(probe.read | learner.read, key=str), probe.aspects | learner.aspects | {"error"}
+
+
+def _combos(candidates: list[Mutant], size: int) -> list[tuple[Mutant, ...]]:
+    """Combinations of ``size`` faults, at most one per code site; hand-written mutants alone."""
+    if size == 1:
+        return [(m,) for m in candidates]
+    switches = [m for m in candidates if m.fault is not None]
+    out = []
+    for combo in itertools.combinations(switches, size):
+        sites = {m.site or m.fault for m in combo}
+        if len(sites) == size and len({id(m.faulty) for m in combo}) == 1:
+            out.append(combo)
+    return out
+
+
+def _matching(chk: Check, ctx: CheckContext, evidence: tuple[list[str], set[str]],
+              combos: list[tuple[Mutant, ...]], runner: _Runner) -> list[tuple[Mutant, ...]]:
+    """The combinations that behave like the learner where ``chk`` looks, and fail it too."""
+    case_ids, aspects = evidence
+    found = []
+    for combo in combos:
+        if runner.exhausted():
+            break
+        outs = runner.outcomes(combo, case_ids)
+        if not all(same_behaviour(ctx._got.get(cid, Outcome(missing=True)), outs[cid], aspects) for cid in case_ids):
+            continue
+        if run_check(chk.fn, ctx.with_outcomes(outs))[0]:
+            continue  # behaves alike within the tolerance, yet passes: not this
+        found.append(combo)
+    return found
+
+
+def _smallest_union(options: dict[str, list[tuple[Mutant, ...]]], limit: int = 256) -> dict[str, tuple[Mutant, ...]]:
+    """One match per check such that the union names the fewest mistakes (then the most specific)."""
+    ids = list(options)
+    choices = [options[i] for i in ids]
+    total = 1
+    for c in choices:
+        total *= len(c)
+    if total > limit:  # keep it bounded: the first (smallest) option per check
+        return {i: options[i][0] for i in ids}
+    best: tuple[tuple[int, int], tuple[tuple[Mutant, ...], ...]] | None = None
+    for pick in itertools.product(*choices):
+        union = {m.name for combo in pick for m in combo}
+        key = (len(union), sum(len(m.explains) for combo in pick for m in combo))
+        if best is None or key < best[0]:
+            best = (key, pick)
+    assert best is not None
+    return dict(zip(ids, best[1]))
+
+
+def diagnose(exercise: Exercise, ctx: CheckContext, failed: list[Check], *, max_faults: int = 3,
+             max_runs: int = 300, budget_seconds: float = 1.0) -> Diagnosis:
+    """Name the mistakes behind ``failed`` (non-memory checks that failed on their own).
+
+    Pass 1 tries every single fault that explains a failed check (cheapest checks first;
+    faults already found elsewhere first). Pass 2, for the checks no
+    single fault matches, tries 2 then 3 faults, first the combinations that add the fewest
+    faults not already found in pass 1, and stops at the first group that matches: the
+    smallest overall explanation comes first and the search stays bounded.
+    """
+    t0 = time.monotonic()
+    runner = _Runner(ctx._cases, max_runs, t0 + budget_seconds)
+    result = Diagnosis()
+    candidates = {chk.id: [m for m in exercise.mutants if not m.memory and chk.id in m.explains] for chk in failed}
+    evidence = {chk.id: _evidence(chk, ctx) for chk in failed}
+    options: dict[str, list[tuple[Mutant, ...]]] = {}
+    confirmed: set[str] = set()
+    # Cheap checks first; a fault already seen elsewhere is tried first and, if it fits, ends
+    # the pass for this check (it can only make the overall explanation smaller).
+    order = sorted(failed, key=lambda c: len(evidence[c.id][0]))
+    for chk in order:
+        known = [m for m in candidates[chk.id] if m.name in confirmed]
+        found = _matching(chk, ctx, evidence[chk.id], _combos(known, 1), runner)
+        if not found:
+            rest = [m for m in candidates[chk.id] if m.name not in confirmed]
+            found = _matching(chk, ctx, evidence[chk.id], _combos(rest, 1), runner)
+        if found:
+            options[chk.id] = found
+            confirmed |= {m.name for combo in found for m in combo}
+    for chk in order:
+        if chk.id in options or not evidence[chk.id][0]:
+            continue
+        for size in range(2, max_faults + 1):
+            groups: dict[int, list[tuple[Mutant, ...]]] = {}
+            for combo in _combos(candidates[chk.id], size):
+                groups.setdefault(sum(m.name not in confirmed for m in combo), []).append(combo)
+            for new in sorted(groups):
+                found = _matching(chk, ctx, evidence[chk.id], groups[new], runner)
+                if found:
+                    options[chk.id] = found
+                    break
+            if chk.id in options:
+                break
+    result.unexplained = [chk.id for chk in failed if chk.id not in options]
+    for cid, combo in _smallest_union(options).items():
+        result.by_check[cid] = sorted(combo, key=lambda m: exercise.mutants.index(m))
+    result.runs = runner.runs
+    result.seconds = time.monotonic() - t0
+    return result
