@@ -1,159 +1,51 @@
-"""Known-wrong solutions of `critic-loss`, each embodying one misconception.
+"""Known mistakes of `critic-loss`: switches of the faulty reference (faulty.py).
 
-Each function is self-contained (torch, F and math only) so it can be submitted as a file.
+``explains`` lists the checks each mistake can make fail; tests hold every single-fault mutant
+to it over many seeds.
 """
 
-import torch
+from exercises.critic_loss.faulty import faulty_critic_loss
+from exercises.faults import fault, fault_mutants
 
-from exercises.framework import mutant
+UNCLIPPED = ("values_unclipped", "edge_rows", "large_padding", "gradient", "dtype_device")
+CLIPPED = ("values_clipped", "clip_zero", "gradient", "large_padding", "dtype_device", "edge_rows")
+ALL = tuple(dict.fromkeys(UNCLIPPED + CLIPPED))
 
+FAULTS = [
+    fault("min-for-max", "min instead of max in value clipping: the critic loss takes the pessimistic (larger) of "
+          "the clipped and unclipped squared errors",
+          fix="Take torch.max((v_clipped - R)^2, (values - R)^2) per token.",
+          explains=CLIPPED, site="max"),
+    fault("clip-around-values", "clipping around values instead of old_values: v_clipped = old_values + "
+          "clamp(values - old_values, -clip_range, clip_range) keeps the NEW value within clip_range of the OLD one",
+          fix="v_clipped = old_values + clamp(values - old_values, -clip_range, clip_range).",
+          explains=CLIPPED, site="clip-centre"),
+    fault("missing-half", "the 0.5 factor is missing: the value loss is half the mean squared error",
+          fix="Multiply the aggregated squared error by 0.5.",
+          explains=ALL, site="half"),
+    fault("grad-to-targets", "gradient flows into old_values and returns: they are fixed targets and must be detached",
+          fix="Use old_values.detach() and returns.detach(): only values gets a gradient.",
+          explains=("no_grad_to_targets",), site="targets"),
+    fault("ignores-mask", "the mask is ignored: padded positions are averaged in as if they were tokens",
+          fix="Select the valid tokens with the mask (torch.where) and divide each row by its own count.",
+          explains=ALL, site="mask"),
+    fault("empty-row-nan", "a row with no valid token gives 0/0 = NaN: clamp each row's token count to at least 1",
+          fix="Divide by mask.sum(-1).clamp(min=1) so an empty row contributes 0, not NaN.",
+          explains=("edge_rows",), site="count"),
+    fault("token-mean", "token-mean instead of the masked mean per row then mean over the batch: pooling all valid "
+          "tokens weighs long responses more",
+          fix="Take each row's masked mean first, then the mean over the batch.",
+          explains=ALL, site="aggregation"),
+    fault("truthy-clip", "`if clip_range:` treats clip_range=0.0 as no clipping: test `clip_range is not None`",
+          fix="Test `clip_range is not None`: 0.0 is a clip range.",
+          explains=("clip_zero", "gradient"), site="clip-test"),
+    fault("multiply-by-mask", "padding masked by multiplying after squaring: a large value at a padded position "
+          "overflows to inf, and inf * 0 = NaN (select with torch.where before squaring instead)",
+          fix="Mask before squaring: torch.where(mask, values, 0) (and the targets), never multiply afterwards.",
+          explains=("large_padding",), site="mask"),
+    fault("no-shape-check", "no shape check: a [B, 1] return (or mask) silently broadcasts against [B, T] values",
+          fix="Raise ValueError naming the argument when old_values, returns or mask differ in shape from values.",
+          explains=("shape_errors",), site="shape"),
+]
 
-@mutant("min instead of max in value clipping: the critic loss takes the pessimistic (larger) of the "
-        "clipped and unclipped squared errors")
-def min_for_max(values, old_values, returns, mask=None, clip_range=None):
-    for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
-        if t is not None and t.shape != values.shape:
-            raise ValueError(name)
-    valid = torch.ones_like(values, dtype=torch.bool) if mask is None else mask != 0
-    v = torch.where(valid, values, 0.0)
-    old = torch.where(valid, old_values.detach(), 0.0)
-    ret = torch.where(valid, returns.detach(), 0.0)
-    loss = (v - ret) ** 2
-    if clip_range is not None:
-        v_clipped = old + torch.clamp(v - old, -clip_range, clip_range)
-        loss = torch.min(loss, (v_clipped - ret) ** 2)
-    n = valid.to(loss.dtype)
-    return 0.5 * (loss.sum(-1) / n.sum(-1).clamp(min=1)).mean()
-
-
-@mutant("clipping around values instead of old_values: v_clipped = old_values + clamp(values - old_values, "
-        "-clip_range, clip_range) keeps the NEW value within clip_range of the OLD one")
-def clip_around_values(values, old_values, returns, mask=None, clip_range=None):
-    for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
-        if t is not None and t.shape != values.shape:
-            raise ValueError(name)
-    valid = torch.ones_like(values, dtype=torch.bool) if mask is None else mask != 0
-    v = torch.where(valid, values, 0.0)
-    old = torch.where(valid, old_values.detach(), 0.0)
-    ret = torch.where(valid, returns.detach(), 0.0)
-    loss = (v - ret) ** 2
-    if clip_range is not None:
-        v_clipped = v + torch.clamp(old - v, -clip_range, clip_range)
-        loss = torch.max(loss, (v_clipped - ret) ** 2)
-    n = valid.to(loss.dtype)
-    return 0.5 * (loss.sum(-1) / n.sum(-1).clamp(min=1)).mean()
-
-
-@mutant("the 0.5 factor is missing: the value loss is half the mean squared error")
-def missing_half(values, old_values, returns, mask=None, clip_range=None):
-    for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
-        if t is not None and t.shape != values.shape:
-            raise ValueError(name)
-    valid = torch.ones_like(values, dtype=torch.bool) if mask is None else mask != 0
-    v = torch.where(valid, values, 0.0)
-    old = torch.where(valid, old_values.detach(), 0.0)
-    ret = torch.where(valid, returns.detach(), 0.0)
-    loss = (v - ret) ** 2
-    if clip_range is not None:
-        v_clipped = old + torch.clamp(v - old, -clip_range, clip_range)
-        loss = torch.max(loss, (v_clipped - ret) ** 2)
-    n = valid.to(loss.dtype)
-    return (loss.sum(-1) / n.sum(-1).clamp(min=1)).mean()
-
-
-@mutant("gradient flows into old_values and returns: they are fixed targets and must be detached")
-def grad_to_targets(values, old_values, returns, mask=None, clip_range=None):
-    for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
-        if t is not None and t.shape != values.shape:
-            raise ValueError(name)
-    valid = torch.ones_like(values, dtype=torch.bool) if mask is None else mask != 0
-    v = torch.where(valid, values, 0.0)
-    old = torch.where(valid, old_values, 0.0)
-    ret = torch.where(valid, returns, 0.0)
-    loss = (v - ret) ** 2
-    if clip_range is not None:
-        v_clipped = old + torch.clamp(v - old, -clip_range, clip_range)
-        loss = torch.max(loss, (v_clipped - ret) ** 2)
-    n = valid.to(loss.dtype)
-    return 0.5 * (loss.sum(-1) / n.sum(-1).clamp(min=1)).mean()
-
-
-@mutant("the mask is ignored: padded positions are averaged in as if they were tokens")
-def ignores_mask(values, old_values, returns, mask=None, clip_range=None):
-    for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
-        if t is not None and t.shape != values.shape:
-            raise ValueError(name)
-    old = old_values.detach()
-    ret = returns.detach()
-    loss = (values - ret) ** 2
-    if clip_range is not None:
-        v_clipped = old + torch.clamp(values - old, -clip_range, clip_range)
-        loss = torch.max(loss, (v_clipped - ret) ** 2)
-    return 0.5 * loss.mean(-1).mean()
-
-
-@mutant("a row with no valid token gives 0/0 = NaN: clamp each row's token count to at least 1")
-def empty_row_nan(values, old_values, returns, mask=None, clip_range=None):
-    for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
-        if t is not None and t.shape != values.shape:
-            raise ValueError(name)
-    valid = torch.ones_like(values, dtype=torch.bool) if mask is None else mask != 0
-    v = torch.where(valid, values, 0.0)
-    old = torch.where(valid, old_values.detach(), 0.0)
-    ret = torch.where(valid, returns.detach(), 0.0)
-    loss = (v - ret) ** 2
-    if clip_range is not None:
-        v_clipped = old + torch.clamp(v - old, -clip_range, clip_range)
-        loss = torch.max(loss, (v_clipped - ret) ** 2)
-    n = valid.to(loss.dtype)
-    return 0.5 * (loss.sum(-1) / n.sum(-1)).mean()
-
-
-@mutant("token-mean instead of the masked mean per row then mean over the batch: pooling all valid "
-        "tokens weighs long responses more")
-def token_mean(values, old_values, returns, mask=None, clip_range=None):
-    for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
-        if t is not None and t.shape != values.shape:
-            raise ValueError(name)
-    valid = torch.ones_like(values, dtype=torch.bool) if mask is None else mask != 0
-    v = torch.where(valid, values, 0.0)
-    old = torch.where(valid, old_values.detach(), 0.0)
-    ret = torch.where(valid, returns.detach(), 0.0)
-    loss = (v - ret) ** 2
-    if clip_range is not None:
-        v_clipped = old + torch.clamp(v - old, -clip_range, clip_range)
-        loss = torch.max(loss, (v_clipped - ret) ** 2)
-    return 0.5 * loss.sum() / valid.sum().clamp(min=1)
-
-
-@mutant("`if clip_range:` treats clip_range=0.0 as no clipping: test `clip_range is not None`")
-def truthy_clip(values, old_values, returns, mask=None, clip_range=None):
-    for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
-        if t is not None and t.shape != values.shape:
-            raise ValueError(name)
-    valid = torch.ones_like(values, dtype=torch.bool) if mask is None else mask != 0
-    v = torch.where(valid, values, 0.0)
-    old = torch.where(valid, old_values.detach(), 0.0)
-    ret = torch.where(valid, returns.detach(), 0.0)
-    loss = (v - ret) ** 2
-    if clip_range:
-        v_clipped = old + torch.clamp(v - old, -clip_range, clip_range)
-        loss = torch.max(loss, (v_clipped - ret) ** 2)
-    n = valid.to(loss.dtype)
-    return 0.5 * (loss.sum(-1) / n.sum(-1).clamp(min=1)).mean()
-
-
-@mutant("padding masked by multiplying after squaring: a large value at a padded position overflows to inf, "
-        "and inf * 0 = NaN (select with torch.where before squaring instead)")
-def multiply_by_mask(values, old_values, returns, mask=None, clip_range=None):
-    for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
-        if t is not None and t.shape != values.shape:
-            raise ValueError(name)
-    m = torch.ones_like(values) if mask is None else mask.to(values.dtype)
-    old = old_values.detach()
-    ret = returns.detach()
-    loss = (values - ret) ** 2
-    if clip_range is not None:
-        v_clipped = old + torch.clamp(values - old, -clip_range, clip_range)
-        loss = torch.max(loss, (v_clipped - ret) ** 2)
-    return 0.5 * ((loss * m).sum(-1) / m.sum(-1).clamp(min=1)).mean()
+MUTANTS = fault_mutants(faulty_critic_loss, FAULTS)

@@ -178,11 +178,7 @@ def no_mask(ctx: CheckContext) -> None:
 
 @check("both outputs detached even when values requires grad", 8)
 def detached(ctx: CheckContext) -> None:
-    cases = ctx.cases("detach")
-    expect_detached(ctx, cases, [ADV, RET], ["advantages", "returns"])
-    for case in cases:
-        expect_values(ctx, [case], ADV, what="advantages")
-        expect_values(ctx, [case], RET, what="returns")
+    expect_detached(ctx, ctx.cases("detach"), [ADV, RET], ["advantages", "returns"])
 
 
 @check("ValueError on mismatched shapes (no broadcasting)", 6)

@@ -1,175 +1,64 @@
-"""Known-wrong solutions of `gae`, each embodying one misconception.
+"""Known mistakes of `gae`: switches of the faulty reference (faulty.py), and one memory mutant.
 
-Each function is self-contained (torch, F and math only) so it can be submitted as a file.
+``explains`` lists the checks each mistake can make fail; tests hold every single-fault mutant
+to it over many seeds. The memory mutant is hand-written: right values, an O(T^2) intermediate.
 """
 
 import torch
 
+from exercises.faults import fault, fault_mutants
 from exercises.framework import mutant
+from exercises.gae.faulty import faulty_gae
 
+ADV = ("advantages_default", "hyper", "no_bootstrap_from_padding", "edge_rows", "no_mask", "dtype_device")
+RET = ("returns_default", "hyper", "no_bootstrap_from_padding", "edge_rows", "no_mask", "dtype_device")
+BOTH = tuple(dict.fromkeys(ADV + RET + ("zero_at_padding",)))
 
-@mutant("bootstrapping from padding: V_{t+1} after the last valid token must be 0, not the value stored at the padded position")
-def bootstrap_from_padding(rewards, values, mask=None, gamma=1.0, lam=0.95):
-    if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
-        raise ValueError("shapes differ")
-    with torch.no_grad():
-        m = torch.ones_like(rewards) if mask is None else mask.to(rewards.dtype)
-        T = rewards.shape[-1]
-        adv = torch.zeros_like(rewards)
-        last = torch.zeros_like(rewards[:, 0])
-        for t in reversed(range(T)):
-            next_v = values[:, t + 1] if t + 1 < T else torch.zeros_like(last)
-            delta = rewards[:, t] + gamma * next_v - values[:, t]
-            last = (delta + gamma * lam * last) * m[:, t]
-            adv[:, t] = last
-        return adv, (adv + values) * m
+FAULTS = [
+    fault("bootstrap-from-padding", "bootstrapping from padding: V_{t+1} after the last valid token must be 0, "
+          "not the value stored at the padded position",
+          fix="Use V_{t+1} = 0 after each row's last valid token (mask the values before the recursion).",
+          explains=BOTH, site="bootstrap"),
+    fault("recursion-through-padding", "recursion through padding: the mask is applied only to the outputs, so "
+          "padded rewards and values leak into the last valid tokens",
+          fix="Zero rewards and values at padded positions and reset the running advantage there, inside the loop.",
+          explains=BOTH, site="recursion-mask"),
+    fault("returns-not-masked", "returns not masked: returns = advantages + values leaves the garbage values at "
+          "padded positions instead of 0",
+          fix="Set returns to 0 where mask is 0: torch.where(mask, advantages + values, 0).",
+          explains=RET + ("zero_at_padding",), site="returns"),
+    fault("returns-attached", "returns still carry gradient into the critic: returns = advantages + values with "
+          "values not detached",
+          fix="Detach values (or compute under torch.no_grad()) before returns = advantages + values.",
+          explains=("detached",), site="returns-grad"),
+    fault("advantages-attached", "advantages still carry gradient into the critic: values are used without "
+          ".detach() or torch.no_grad()",
+          fix="Compute GAE under torch.no_grad() or on values.detach(): both outputs are targets, not graphs.",
+          explains=("detached",), site="grad"),
+    fault("returns-as-reward-to-go", "returns as the discounted reward-to-go (Monte Carlo) instead of advantages "
+          "+ values (the lambda-return)",
+          fix="returns = advantages + values (the lambda-return), not the discounted sum of rewards.",
+          explains=RET + ("zero_at_padding",), site="returns"),
+    fault("forward-recursion", "recursion run forwards in time: A_t accumulates the past (A_{t-1}) instead of "
+          "the future (A_{t+1})",
+          fix="Loop t from T - 1 down to 0: A_t = delta_t + gamma * lam * A_{t+1}.",
+          explains=BOTH, site="direction"),
+    fault("delta-without-gamma", "gamma missing from the TD error: delta_t = r_t + V_{t+1} - V_t instead of "
+          "r_t + gamma * V_{t+1} - V_t",
+          fix="delta_t = r_t + gamma * V_{t+1} - V_t: discount the next value too.",
+          explains=("hyper", "edge_rows", "no_bootstrap_from_padding", "no_mask"), site="delta"),
+    fault("whitened-advantages", "whitening inside GAE: the advantages come back normalised, but GAE returns the "
+          "raw advantages (whiten later, separately)",
+          fix="Return the raw advantages; whitening is a separate step (masked_whiten).",
+          explains=ADV + ("zero_at_padding",), site="whiten"),
+]
 
-
-@mutant("recursion through padding: the mask is applied only to the outputs, so padded rewards and values leak into the last valid tokens")
-def recursion_through_padding(rewards, values, mask=None, gamma=1.0, lam=0.95):
-    if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
-        raise ValueError("shapes differ")
-    with torch.no_grad():
-        m = torch.ones_like(rewards) if mask is None else mask.to(rewards.dtype)
-        T = rewards.shape[-1]
-        adv = torch.zeros_like(rewards)
-        last = torch.zeros_like(rewards[:, 0])
-        for t in reversed(range(T)):
-            next_v = values[:, t + 1] if t + 1 < T else torch.zeros_like(last)
-            last = rewards[:, t] + gamma * next_v - values[:, t] + gamma * lam * last
-            adv[:, t] = last
-        return adv * m, (adv + values) * m
-
-
-@mutant("returns not masked: returns = advantages + values leaves the garbage values at padded positions instead of 0")
-def returns_not_masked(rewards, values, mask=None, gamma=1.0, lam=0.95):
-    if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
-        raise ValueError("shapes differ")
-    with torch.no_grad():
-        m = torch.ones_like(rewards) if mask is None else mask.to(rewards.dtype)
-        r, v = rewards * m, values * m
-        T = rewards.shape[-1]
-        adv = torch.zeros_like(rewards)
-        last = torch.zeros_like(rewards[:, 0])
-        for t in reversed(range(T)):
-            next_v = v[:, t + 1] if t + 1 < T else torch.zeros_like(last)
-            last = (r[:, t] + gamma * next_v - v[:, t] + gamma * lam * last) * m[:, t]
-            adv[:, t] = last
-        return adv, adv + values
-
-
-@mutant("returns still carry gradient into the critic: returns = advantages + values with values not detached")
-def returns_attached(rewards, values, mask=None, gamma=1.0, lam=0.95):
-    if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
-        raise ValueError("shapes differ")
-    m = torch.ones_like(rewards) if mask is None else mask.to(rewards.dtype)
-    with torch.no_grad():
-        r, v = rewards * m, values * m
-        T = rewards.shape[-1]
-        adv = torch.zeros_like(rewards)
-        last = torch.zeros_like(rewards[:, 0])
-        for t in reversed(range(T)):
-            next_v = v[:, t + 1] if t + 1 < T else torch.zeros_like(last)
-            last = (r[:, t] + gamma * next_v - v[:, t] + gamma * lam * last) * m[:, t]
-            adv[:, t] = last
-    return adv, (adv + values) * m
-
-
-@mutant("advantages still carry gradient into the critic: values are used without .detach() or torch.no_grad()")
-def advantages_attached(rewards, values, mask=None, gamma=1.0, lam=0.95):
-    if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
-        raise ValueError("shapes differ")
-    m = torch.ones_like(rewards) if mask is None else mask.to(rewards.dtype)
-    r, v = rewards.detach() * m, values * m
-    T = rewards.shape[-1]
-    last = torch.zeros_like(v[:, 0])
-    columns = []
-    for t in reversed(range(T)):
-        next_v = v[:, t + 1] if t + 1 < T else torch.zeros_like(last)
-        last = (r[:, t] + gamma * next_v - v[:, t] + gamma * lam * last) * m[:, t]
-        columns.append(last)
-    adv = torch.stack(columns[::-1], dim=1)
-    return adv, (adv + v) * m
-
-
-@mutant("returns as the discounted reward-to-go (Monte Carlo) instead of advantages + values (the lambda-return)")
-def returns_as_reward_to_go(rewards, values, mask=None, gamma=1.0, lam=0.95):
-    if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
-        raise ValueError("shapes differ")
-    with torch.no_grad():
-        m = torch.ones_like(rewards) if mask is None else mask.to(rewards.dtype)
-        r, v = rewards * m, values * m
-        T = rewards.shape[-1]
-        adv = torch.zeros_like(rewards)
-        ret = torch.zeros_like(rewards)
-        last = torch.zeros_like(rewards[:, 0])
-        g = torch.zeros_like(last)
-        for t in reversed(range(T)):
-            next_v = v[:, t + 1] if t + 1 < T else torch.zeros_like(last)
-            last = (r[:, t] + gamma * next_v - v[:, t] + gamma * lam * last) * m[:, t]
-            g = (r[:, t] + gamma * g) * m[:, t]
-            adv[:, t] = last
-            ret[:, t] = g
-        return adv, ret
-
-
-@mutant("recursion run forwards in time: A_t accumulates the past (A_{t-1}) instead of the future (A_{t+1})")
-def forward_recursion(rewards, values, mask=None, gamma=1.0, lam=0.95):
-    if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
-        raise ValueError("shapes differ")
-    with torch.no_grad():
-        m = torch.ones_like(rewards) if mask is None else mask.to(rewards.dtype)
-        r, v = rewards * m, values * m
-        T = rewards.shape[-1]
-        adv = torch.zeros_like(rewards)
-        last = torch.zeros_like(rewards[:, 0])
-        for t in range(T):
-            next_v = v[:, t + 1] if t + 1 < T else torch.zeros_like(last)
-            last = (r[:, t] + gamma * next_v - v[:, t] + gamma * lam * last) * m[:, t]
-            adv[:, t] = last
-        return adv, (adv + v) * m
-
-
-@mutant("gamma missing from the TD error: delta_t = r_t + V_{t+1} - V_t instead of r_t + gamma * V_{t+1} - V_t")
-def delta_without_gamma(rewards, values, mask=None, gamma=1.0, lam=0.95):
-    if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
-        raise ValueError("shapes differ")
-    with torch.no_grad():
-        m = torch.ones_like(rewards) if mask is None else mask.to(rewards.dtype)
-        r, v = rewards * m, values * m
-        T = rewards.shape[-1]
-        adv = torch.zeros_like(rewards)
-        last = torch.zeros_like(rewards[:, 0])
-        for t in reversed(range(T)):
-            next_v = v[:, t + 1] if t + 1 < T else torch.zeros_like(last)
-            last = (r[:, t] + next_v - v[:, t] + gamma * lam * last) * m[:, t]
-            adv[:, t] = last
-        return adv, (adv + v) * m
-
-
-@mutant("whitening inside GAE: the advantages come back normalised, but GAE returns the raw advantages (whiten later, separately)")
-def whitened_advantages(rewards, values, mask=None, gamma=1.0, lam=0.95):
-    if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
-        raise ValueError("shapes differ")
-    with torch.no_grad():
-        m = torch.ones_like(rewards) if mask is None else mask.to(rewards.dtype)
-        r, v = rewards * m, values * m
-        T = rewards.shape[-1]
-        adv = torch.zeros_like(rewards)
-        last = torch.zeros_like(rewards[:, 0])
-        for t in reversed(range(T)):
-            next_v = v[:, t + 1] if t + 1 < T else torch.zeros_like(last)
-            last = (r[:, t] + gamma * next_v - v[:, t] + gamma * lam * last) * m[:, t]
-            adv[:, t] = last
-        ret = (adv + v) * m
-        n = m.sum().clamp(min=2)
-        mean = (adv * m).sum() / n
-        var = (((adv - mean) * m) ** 2).sum() / (n - 1)
-        return (adv - mean) * torch.rsqrt(var + 1e-8) * m, ret
+MUTANTS = fault_mutants(faulty_gae, FAULTS)
 
 
 @mutant("an O(T^2) discount matrix: right values, but a [T, T] intermediate where a backward loop needs O(T)",
-        memory=True)
+        memory=True, explains=("memory",),
+        fix="Run the recursion backwards over t with O(B) state; never build a [T, T] discount matrix.")
 def discount_matrix(rewards, values, mask=None, gamma=1.0, lam=0.95):
     if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
         raise ValueError("shapes differ")
