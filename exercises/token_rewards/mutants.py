@@ -1,147 +1,50 @@
-"""Known-wrong solutions of `token-rewards`, each embodying one misconception.
+"""Known mistakes of `token-rewards`: switches of the faulty reference (faulty.py).
 
-Each function is self-contained (torch, F and math only) so it can be submitted as a file.
+``explains`` lists the checks each mistake can make fail; tests hold every single-fault mutant
+to it over many seeds.
 """
 
-import torch
+from exercises.faults import fault, fault_mutants
+from exercises.token_rewards.faulty import faulty_token_rewards
 
-from exercises.framework import mutant
+KL = ("values_default", "values_custom_coef", "mask_kinds", "edge_rows", "dtype_device")
+PLACEMENT = ("values_default", "values_custom_coef", "score_placement", "mask_kinds", "edge_rows", "dtype_device",
+             "padding_zero")
 
+FAULTS = [
+    fault("wrong-kl-sign", "wrong sign of the KL term: the reward is -kl_coef * (log_probs_old - ref_log_probs), a "
+          "penalty for drifting from the reference, not a bonus",
+          fix="reward = -kl_coef * (log_probs_old - ref_log_probs) on valid tokens.",
+          explains=KL + ("score_placement",), site="kl-sign"),
+    fault("score-at-last-position", "score added at the last position T - 1 instead of the last valid token of each row",
+          fix="Add scores[b] at row b's last valid token, index mask[b].sum() - 1.",
+          explains=PLACEMENT, site="placement"),
+    fault("padding-not-zeroed", "the KL penalty is left on padded positions: padding must be 0",
+          fix="Zero the reward at padded positions: torch.where(mask, reward, 0).",
+          explains=("values_default", "values_custom_coef", "padding_zero", "mask_kinds", "edge_rows",
+                    "dtype_device", "score_placement"), site="padding"),
+    fault("not-detached", "rewards not detached: they are fixed targets for PPO and must carry no gradient",
+          fix="Compute the rewards under torch.no_grad() (or .detach() the result).",
+          explains=("detached",), site="detach"),
+    fault("score-off-by-one", "off by one: the score lands at index sum(mask) (the first padded position), not "
+          "sum(mask) - 1",
+          fix="The last valid token of a right-padded row is at index mask.sum() - 1.",
+          explains=PLACEMENT, site="placement"),
+    fault("empty-row-wraps", "a row with no valid token gets its score at index -1 (sum(mask) - 1 wraps around to "
+          "T - 1); such a row must stay all 0",
+          fix="Skip rows with no valid token: add the score only where mask.sum() > 0.",
+          explains=("edge_rows", "padding_zero"), site="empty-row"),
+    fault("score-on-every-token", "the score is added to every valid token instead of only the last one",
+          fix="Add scores[b] once, at the last valid token of row b.",
+          explains=PLACEMENT, site="placement"),
+    fault("fixed-kl-coef", "kl_coef hard-coded to 0.1 instead of using the argument",
+          fix="Use the kl_coef argument, not the constant 0.1.",
+          explains=("values_custom_coef", "edge_rows", "mask_kinds", "score_placement", "padding_zero", "dtype_device"),
+          site="coef"),
+    fault("no-scores-shape-check", "no shape check on scores: a [B, 1] (or wrong-length) scores tensor is silently "
+          "reshaped",
+          fix="Raise ValueError unless scores has shape [B].",
+          explains=("shape_errors",), site="shape"),
+]
 
-@mutant("wrong sign of the KL term: the reward is -kl_coef * (log_probs_old - ref_log_probs), a penalty "
-        "for drifting from the reference, not a bonus")
-def wrong_kl_sign(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1):
-    for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
-        if t is not None and t.shape != log_probs_old.shape:
-            raise ValueError(name)
-    if scores.shape != log_probs_old.shape[:1]:
-        raise ValueError("scores")
-    with torch.no_grad():
-        valid = torch.ones_like(log_probs_old, dtype=torch.bool) if mask is None else mask != 0
-        rewards = torch.where(valid, kl_coef * (log_probs_old - ref_log_probs), 0.0)
-        last = valid.sum(-1) - 1
-        for b in range(rewards.shape[0]):
-            if last[b] >= 0:
-                rewards[b, last[b]] += scores[b]
-    return rewards
-
-
-@mutant("score added at the last position T - 1 instead of the last valid token of each row")
-def score_at_last_position(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1):
-    for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
-        if t is not None and t.shape != log_probs_old.shape:
-            raise ValueError(name)
-    if scores.shape != log_probs_old.shape[:1]:
-        raise ValueError("scores")
-    with torch.no_grad():
-        valid = torch.ones_like(log_probs_old, dtype=torch.bool) if mask is None else mask != 0
-        rewards = torch.where(valid, -kl_coef * (log_probs_old - ref_log_probs), 0.0)
-        rewards[:, -1] += scores
-    return rewards
-
-
-@mutant("the KL penalty is left on padded positions: padding must be 0")
-def padding_not_zeroed(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1):
-    for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
-        if t is not None and t.shape != log_probs_old.shape:
-            raise ValueError(name)
-    if scores.shape != log_probs_old.shape[:1]:
-        raise ValueError("scores")
-    with torch.no_grad():
-        valid = torch.ones_like(log_probs_old, dtype=torch.bool) if mask is None else mask != 0
-        rewards = -kl_coef * (log_probs_old - ref_log_probs)
-        last = valid.sum(-1) - 1
-        for b in range(rewards.shape[0]):
-            if last[b] >= 0:
-                rewards[b, last[b]] += scores[b]
-    return rewards
-
-
-@mutant("rewards not detached: they are fixed targets for PPO and must carry no gradient")
-def not_detached(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1):
-    for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
-        if t is not None and t.shape != log_probs_old.shape:
-            raise ValueError(name)
-    if scores.shape != log_probs_old.shape[:1]:
-        raise ValueError("scores")
-    valid = torch.ones_like(log_probs_old, dtype=torch.bool) if mask is None else mask != 0
-    rewards = torch.where(valid, -kl_coef * (log_probs_old - ref_log_probs), 0.0)
-    last = valid.sum(-1) - 1
-    onehot = (torch.arange(rewards.shape[-1], device=rewards.device) == last.unsqueeze(-1)) & (last >= 0).unsqueeze(-1)
-    return rewards + torch.where(onehot, scores.unsqueeze(-1), 0.0)
-
-
-@mutant("off by one: the score lands at index sum(mask) (the first padded position), not sum(mask) - 1")
-def score_off_by_one(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1):
-    for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
-        if t is not None and t.shape != log_probs_old.shape:
-            raise ValueError(name)
-    if scores.shape != log_probs_old.shape[:1]:
-        raise ValueError("scores")
-    with torch.no_grad():
-        valid = torch.ones_like(log_probs_old, dtype=torch.bool) if mask is None else mask != 0
-        rewards = torch.where(valid, -kl_coef * (log_probs_old - ref_log_probs), 0.0)
-        idx = valid.sum(-1).clamp(max=rewards.shape[-1] - 1)
-        for b in range(rewards.shape[0]):
-            if valid[b].any():
-                rewards[b, idx[b]] += scores[b]
-    return rewards
-
-
-@mutant("a row with no valid token gets its score at index -1 (sum(mask) - 1 wraps around to T - 1); "
-        "such a row must stay all 0")
-def empty_row_wraps(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1):
-    for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
-        if t is not None and t.shape != log_probs_old.shape:
-            raise ValueError(name)
-    if scores.shape != log_probs_old.shape[:1]:
-        raise ValueError("scores")
-    with torch.no_grad():
-        valid = torch.ones_like(log_probs_old, dtype=torch.bool) if mask is None else mask != 0
-        rewards = torch.where(valid, -kl_coef * (log_probs_old - ref_log_probs), 0.0)
-        last = valid.sum(-1) - 1
-        rewards[torch.arange(rewards.shape[0], device=rewards.device), last] += scores
-    return rewards
-
-
-@mutant("the score is added to every valid token instead of only the last one")
-def score_on_every_token(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1):
-    for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
-        if t is not None and t.shape != log_probs_old.shape:
-            raise ValueError(name)
-    if scores.shape != log_probs_old.shape[:1]:
-        raise ValueError("scores")
-    with torch.no_grad():
-        valid = torch.ones_like(log_probs_old, dtype=torch.bool) if mask is None else mask != 0
-        rewards = -kl_coef * (log_probs_old - ref_log_probs) + scores.unsqueeze(-1)
-        return torch.where(valid, rewards, 0.0)
-
-
-@mutant("kl_coef hard-coded to 0.1 instead of using the argument")
-def fixed_kl_coef(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1):
-    for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
-        if t is not None and t.shape != log_probs_old.shape:
-            raise ValueError(name)
-    if scores.shape != log_probs_old.shape[:1]:
-        raise ValueError("scores")
-    with torch.no_grad():
-        valid = torch.ones_like(log_probs_old, dtype=torch.bool) if mask is None else mask != 0
-        rewards = torch.where(valid, -0.1 * (log_probs_old - ref_log_probs), 0.0)
-        last = valid.sum(-1) - 1
-        for b in range(rewards.shape[0]):
-            if last[b] >= 0:
-                rewards[b, last[b]] += scores[b]
-    return rewards
-
-
-@mutant("no shape check on scores: a [B, 1] (or wrong-length) scores tensor is silently reshaped")
-def no_scores_shape_check(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1):
-    for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
-        if t is not None and t.shape != log_probs_old.shape:
-            raise ValueError(name)
-    with torch.no_grad():
-        valid = torch.ones_like(log_probs_old, dtype=torch.bool) if mask is None else mask != 0
-        rewards = torch.where(valid, -kl_coef * (log_probs_old - ref_log_probs), 0.0)
-        last = valid.sum(-1) - 1
-        onehot = (torch.arange(rewards.shape[-1], device=rewards.device) == last.unsqueeze(-1)) & (last >= 0).unsqueeze(-1)
-        return rewards + torch.where(onehot, scores.reshape(-1, 1), 0.0)
+MUTANTS = fault_mutants(faulty_token_rewards, FAULTS)
