@@ -34,6 +34,9 @@ def cases(gen: CaseGen) -> list[Case]:
     for i, m in enumerate((0.5 + gen.randint(0, 4) * 0.25, 2.0 + gen.randint(0, 4) * 0.5)):
         c, r = _rewards(gen, gen.randint(4, 17))
         out.append(_case(gen, c, r, m, tags=("random", "float-margin"), about=f"random pairs {i + 1}, float margin"))
+    c, r = _rewards(gen, gen.randint(4, 17))
+    scalar = torch.tensor(1.0 + gen.randint(0, 4) * 0.25)
+    out.append(_case(gen, c, r, scalar, tags=("random", "float-margin"), about="random pairs, 0-dim tensor margin"))
     for i in range(2):
         b = gen.randint(4, 17)
         c, r = _rewards(gen, b)
@@ -87,7 +90,7 @@ def values_no_margin(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "no-margin"), what="loss")
 
 
-@check("value with a float margin", 10)
+@check("value with a scalar margin (a float or a 0-dim tensor)", 10)
 def values_float_margin(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "float-margin"), what="loss")
 

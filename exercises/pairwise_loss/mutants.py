@@ -1,88 +1,43 @@
-"""Known-wrong solutions of `pairwise-loss`, each embodying one misconception.
+"""Known mistakes of `pairwise-loss`: switches of the faulty reference (faulty.py).
 
-Each function is self-contained (torch, F and math only) so it can be submitted as a file.
+``explains`` lists the checks each mistake can make fail; tests hold every single-fault mutant
+to it over many seeds.
 """
 
-import math  # noqa: F401  (available to submitted mutants)
+from exercises.faults import fault, fault_mutants
+from exercises.pairwise_loss.faulty import faulty_pairwise_loss
 
-import torch
-import torch.nn.functional as F
+MARGIN = ("values_float_margin", "values_tensor_margin", "worked_values", "stable", "gradient", "dtype_device",
+          "any_shape")
+ALL = ("values_no_margin",) + MARGIN
 
-from exercises.framework import mutant
+FAULTS = [
+    fault("log-of-sigmoid", "log(sigmoid(x)) instead of logsigmoid(x): sigmoid underflows to 0 for large negative "
+          "gaps, so the loss becomes inf",
+          fix="Use F.logsigmoid(x) (or -F.softplus(-x)): it stays finite and exact for large gaps.",
+          explains=("stable",), site="logsigmoid"),
+    fault("margin-added", "margin with the wrong sign: adding it makes the pair easier, but the chosen reward must "
+          "beat the rejected one by the margin",
+          fix="Subtract the margin: -logsigmoid(chosen - rejected - margin).",
+          explains=MARGIN, site="margin"),
+    fault("margin-ignored", "margin ignored: the margin argument is never subtracted from the gap",
+          fix="Subtract the margin from the gap when it is given: chosen - rejected - margin.",
+          explains=MARGIN, site="margin"),
+    fault("swapped", "chosen and rejected swapped: the loss rewards preferring the rejected answer",
+          fix="The gap is chosen_rewards - rejected_rewards.",
+          explains=ALL, site="gap"),
+    fault("sum-not-mean", "sum instead of mean over the pairs",
+          fix="Average over the pairs with .mean().",
+          explains=ALL, site="reduce"),
+    fault("divide-by-len", "dividing the sum by len(x), the first dimension only, instead of averaging over every "
+          "element",
+          fix="Use .mean() over every element (len() counts only the first dimension).",
+          explains=("any_shape",), site="reduce"),
+    fault("no-shape-check", "no shape check: [B, 1] rewards against [B] silently broadcast into a [B, B] matrix of "
+          "pairs",
+          fix="Raise ValueError when rejected_rewards (or a non-scalar tensor margin) differs in shape from "
+              "chosen_rewards.",
+          explains=("shape_errors",), site="shape"),
+]
 
-
-@mutant("log(sigmoid(x)) instead of logsigmoid(x): sigmoid underflows to 0 for large negative gaps, so the loss becomes inf")
-def log_of_sigmoid(chosen_rewards, rejected_rewards, margin=None):
-    if rejected_rewards.shape != chosen_rewards.shape:
-        raise ValueError("rejected_rewards has the wrong shape")
-    if isinstance(margin, torch.Tensor) and margin.shape != chosen_rewards.shape:
-        raise ValueError("margin has the wrong shape")
-    x = chosen_rewards - rejected_rewards
-    if margin is not None:
-        x = x - margin
-    return -torch.log(torch.sigmoid(x)).mean()
-
-
-@mutant("margin with the wrong sign: adding it makes the pair easier, but the chosen reward must beat the rejected one by the margin")
-def margin_added(chosen_rewards, rejected_rewards, margin=None):
-    if rejected_rewards.shape != chosen_rewards.shape:
-        raise ValueError("rejected_rewards has the wrong shape")
-    if isinstance(margin, torch.Tensor) and margin.shape != chosen_rewards.shape:
-        raise ValueError("margin has the wrong shape")
-    x = chosen_rewards - rejected_rewards
-    if margin is not None:
-        x = x + margin
-    return -F.logsigmoid(x).mean()
-
-
-@mutant("margin ignored: the margin argument is never subtracted from the gap")
-def margin_ignored(chosen_rewards, rejected_rewards, margin=None):
-    if rejected_rewards.shape != chosen_rewards.shape:
-        raise ValueError("rejected_rewards has the wrong shape")
-    if isinstance(margin, torch.Tensor) and margin.shape != chosen_rewards.shape:
-        raise ValueError("margin has the wrong shape")
-    return -F.logsigmoid(chosen_rewards - rejected_rewards).mean()
-
-
-@mutant("chosen and rejected swapped: the loss rewards preferring the rejected answer")
-def swapped(chosen_rewards, rejected_rewards, margin=None):
-    if rejected_rewards.shape != chosen_rewards.shape:
-        raise ValueError("rejected_rewards has the wrong shape")
-    if isinstance(margin, torch.Tensor) and margin.shape != chosen_rewards.shape:
-        raise ValueError("margin has the wrong shape")
-    x = rejected_rewards - chosen_rewards
-    if margin is not None:
-        x = x - margin
-    return -F.logsigmoid(x).mean()
-
-
-@mutant("sum instead of mean over the pairs")
-def sum_not_mean(chosen_rewards, rejected_rewards, margin=None):
-    if rejected_rewards.shape != chosen_rewards.shape:
-        raise ValueError("rejected_rewards has the wrong shape")
-    if isinstance(margin, torch.Tensor) and margin.shape != chosen_rewards.shape:
-        raise ValueError("margin has the wrong shape")
-    x = chosen_rewards - rejected_rewards
-    if margin is not None:
-        x = x - margin
-    return -F.logsigmoid(x).sum()
-
-
-@mutant("dividing the sum by len(x), the first dimension only, instead of averaging over every element")
-def divide_by_len(chosen_rewards, rejected_rewards, margin=None):
-    if rejected_rewards.shape != chosen_rewards.shape:
-        raise ValueError("rejected_rewards has the wrong shape")
-    if isinstance(margin, torch.Tensor) and margin.shape != chosen_rewards.shape:
-        raise ValueError("margin has the wrong shape")
-    x = chosen_rewards - rejected_rewards
-    if margin is not None:
-        x = x - margin
-    return -F.logsigmoid(x).sum() / len(chosen_rewards)
-
-
-@mutant("no shape check: [B, 1] rewards against [B] silently broadcast into a [B, B] matrix of pairs")
-def no_shape_check(chosen_rewards, rejected_rewards, margin=None):
-    x = chosen_rewards - rejected_rewards
-    if margin is not None:
-        x = x - margin
-    return -F.logsigmoid(x).mean()
+MUTANTS = fault_mutants(faulty_pairwise_loss, FAULTS)

@@ -11,7 +11,7 @@ def compute_pairwise_loss(chosen_rewards, rejected_rewards, margin=None):
     logits = chosen_rewards - rejected_rewards
     if margin is not None:
         if isinstance(margin, torch.Tensor):
-            if margin.shape != chosen_rewards.shape:
+            if margin.dim() != 0 and margin.shape != chosen_rewards.shape:  # 0-dim: a scalar margin
                 raise ValueError(f"margin has shape {tuple(margin.shape)}, expected {tuple(chosen_rewards.shape)}")
             margin = margin.to(dtype=logits.dtype)
         logits = logits - margin
