@@ -81,7 +81,15 @@ def _close(a: Any, b: Any, compare_dtype: bool) -> bool:
         return False
 
 
-def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str]) -> bool:
+def _graded(output: Any, ungraded: torch.Tensor | None) -> Any:
+    """The output with the positions no check grades set to 0 (where shapes allow)."""
+    if ungraded is None or not isinstance(output, torch.Tensor) or output.shape != ungraded.shape:
+        return output
+    return torch.where(ungraded, torch.zeros((), dtype=output.dtype), output.detach())
+
+
+def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
+                   ungraded: torch.Tensor | None = None) -> bool:
     """Whether ``candidate`` behaves like ``learner`` in the parts of an outcome a check reads."""
     if learner.missing or candidate.missing:
         return False
@@ -97,7 +105,8 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str]) -> b
         return True
     # A check that reads where the result lives (dtype and device) is about its dtype too; the
     # device itself is not compared: candidates run on the CPU, a GPU learner on CUDA.
-    if "output" in aspects and not _close(learner.output, candidate.output, compare_dtype="meta:device" in aspects):
+    if "output" in aspects and not _close(_graded(learner.output, ungraded), _graded(candidate.output, ungraded),
+                                          compare_dtype="meta:device" in aspects):
         return False
     for key in ("requires_grad", "type"):
         if f"meta:{key}" in aspects:
@@ -179,7 +188,8 @@ def _matching(chk: Check, ctx: CheckContext, evidence: tuple[list[str], set[str]
         if runner.exhausted():
             break
         outs = runner.outcomes(combo, case_ids)
-        if not all(same_behaviour(ctx._got.get(cid, Outcome(missing=True)), outs[cid], aspects) for cid in case_ids):
+        if not all(same_behaviour(ctx._got.get(cid, Outcome(missing=True)), outs[cid], aspects,
+                                  ctx.case(cid).ungraded) for cid in case_ids):
             continue
         if run_check(chk.fn, ctx.with_outcomes(outs))[0]:
             continue  # behaves alike within the tolerance, yet passes: not this

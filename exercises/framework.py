@@ -54,6 +54,8 @@ class Case:
     about: str = ""
     #: The run's case seed (already mixed with the server secret), shown so a case can be named.
     seed: int | None = None
+    #: Output positions no check grades (whiten's padding): diagnosis does not compare them.
+    ungraded: torch.Tensor | None = None
 
     def describe(self) -> str:
         """Shapes, dtypes, hyper-parameters and the seed, for messages."""

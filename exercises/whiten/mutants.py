@@ -1,116 +1,49 @@
-"""Known-wrong solutions of `whiten`, each embodying one misconception.
+"""Known mistakes of `whiten`: switches of the faulty reference (faulty.py).
 
-Each function is self-contained (torch, F and math only) so it can be submitted as a file.
+``explains`` lists the checks each mistake can make fail; tests hold every single-fault mutant
+to it over many seeds.
 """
 
-import torch
+from exercises.faults import fault, fault_mutants
+from exercises.whiten.faulty import faulty_whiten
 
-from exercises.framework import mutant
+VALUES = ("values_random", "values_no_shift", "unbiased", "any_shape", "near_constant", "custom_eps", "dtype_device")
 
+FAULTS = [
+    fault("biased-variance", "biased variance: dividing by n instead of n - 1 (the contract asks for Bessel's "
+          "correction)",
+          fix="Divide the sum of squared deviations by n - 1 (unbiased variance).",
+          explains=VALUES, site="dof"),
+    fault("stats-over-padding", "statistics over padding: the mean and variance include the padded positions "
+          "instead of the valid ones only",
+          fix="Compute the mean and variance over the valid positions only (mask them).",
+          explains=VALUES, site="stats-mask"),
+    fault("count-all-elements", "masked sums divided by the total number of elements instead of the number of "
+          "valid ones",
+          fix="Divide the masked sums by the number of valid values, mask.sum().",
+          explains=VALUES, site="count"),
+    fault("mean-not-added-back", "shift_mean=False ignored: the mean must be added back after scaling when "
+          "shift_mean is False",
+          fix="When shift_mean is False, add the mean back after scaling.",
+          explains=("values_no_shift", "unbiased", "any_shape", "near_constant", "custom_eps"), site="shift"),
+    fault("eps-outside-sqrt", "eps outside the square root: dividing by (std + eps) instead of multiplying by "
+          "rsqrt(var + eps)",
+          fix="Scale by torch.rsqrt(var + eps): eps goes inside the square root.",
+          explains=("near_constant", "custom_eps"), site="eps"),
+    fault("no-eps", "no eps at all: dividing by the bare standard deviation, so constant values give 0 / 0 = NaN",
+          fix="Scale by torch.rsqrt(var + eps) so a zero variance stays finite.",
+          explains=("near_constant", "custom_eps"), site="eps"),
+    fault("one-pass-variance", "one-pass variance E[x^2] - E[x]^2: catastrophic cancellation when the values are "
+          "large and nearly equal",
+          fix="Compute the variance from centered values: mean of (x - mean)^2 over the valid positions.",
+          explains=("near_constant",), site="variance"),
+    fault("no-count-check", "no check for fewer than two valid values: the unbiased variance divides by n - 1 = 0 "
+          "and the result is NaN",
+          fix="Raise ValueError when fewer than two values are valid.",
+          explains=("too_few",), site="count-check"),
+    fault("no-shape-check", "no shape check: a mask of another shape silently broadcasts against values",
+          fix="Raise ValueError when mask's shape differs from values'.",
+          explains=("shape_errors",), site="shape"),
+]
 
-@mutant("biased variance: dividing by n instead of n - 1 (the contract asks for Bessel's correction)")
-def biased_variance(values, mask=None, shift_mean=True, eps=1e-8):
-    if mask is not None and mask.shape != values.shape:
-        raise ValueError("mask shape")
-    m = torch.ones_like(values) if mask is None else mask.to(values.dtype)
-    n = m.sum()
-    if n < 2:
-        raise ValueError("fewer than two valid values")
-    mean = (values * m).sum() / n
-    var = (((values - mean) * m) ** 2).sum() / n
-    out = (values - mean) * torch.rsqrt(var + eps)
-    return out if shift_mean else out + mean
-
-
-@mutant("statistics over padding: the mean and variance include the padded positions instead of the valid ones only")
-def stats_over_padding(values, mask=None, shift_mean=True, eps=1e-8):
-    if mask is not None and mask.shape != values.shape:
-        raise ValueError("mask shape")
-    if mask is not None and int((mask != 0).sum()) < 2 or values.numel() < 2:
-        raise ValueError("fewer than two valid values")
-    mean = values.mean()
-    var = values.var(unbiased=True)
-    out = (values - mean) * torch.rsqrt(var + eps)
-    return out if shift_mean else out + mean
-
-
-@mutant("masked sums divided by the total number of elements instead of the number of valid ones")
-def count_all_elements(values, mask=None, shift_mean=True, eps=1e-8):
-    if mask is not None and mask.shape != values.shape:
-        raise ValueError("mask shape")
-    m = torch.ones_like(values) if mask is None else mask.to(values.dtype)
-    if m.sum() < 2:
-        raise ValueError("fewer than two valid values")
-    n = values.numel()
-    mean = (values * m).sum() / n
-    var = (((values - mean) * m) ** 2).sum() / (n - 1)
-    out = (values - mean) * torch.rsqrt(var + eps)
-    return out if shift_mean else out + mean
-
-
-@mutant("shift_mean=False ignored: the mean must be added back after scaling when shift_mean is False")
-def mean_not_added_back(values, mask=None, shift_mean=True, eps=1e-8):
-    if mask is not None and mask.shape != values.shape:
-        raise ValueError("mask shape")
-    m = torch.ones_like(values) if mask is None else mask.to(values.dtype)
-    n = m.sum()
-    if n < 2:
-        raise ValueError("fewer than two valid values")
-    mean = (values * m).sum() / n
-    var = (((values - mean) * m) ** 2).sum() / (n - 1)
-    return (values - mean) * torch.rsqrt(var + eps)
-
-
-@mutant("eps outside the square root: dividing by (std + eps) instead of multiplying by rsqrt(var + eps)")
-def eps_outside_sqrt(values, mask=None, shift_mean=True, eps=1e-8):
-    if mask is not None and mask.shape != values.shape:
-        raise ValueError("mask shape")
-    m = torch.ones_like(values) if mask is None else mask.to(values.dtype)
-    n = m.sum()
-    if n < 2:
-        raise ValueError("fewer than two valid values")
-    mean = (values * m).sum() / n
-    var = (((values - mean) * m) ** 2).sum() / (n - 1)
-    out = (values - mean) / (torch.sqrt(var) + eps)
-    return out if shift_mean else out + mean
-
-
-@mutant("no eps at all: dividing by the bare standard deviation, so constant values give 0 / 0 = NaN")
-def no_eps(values, mask=None, shift_mean=True, eps=1e-8):
-    if mask is not None and mask.shape != values.shape:
-        raise ValueError("mask shape")
-    m = torch.ones_like(values) if mask is None else mask.to(values.dtype)
-    n = m.sum()
-    if n < 2:
-        raise ValueError("fewer than two valid values")
-    mean = (values * m).sum() / n
-    var = (((values - mean) * m) ** 2).sum() / (n - 1)
-    out = (values - mean) / torch.sqrt(var)
-    return out if shift_mean else out + mean
-
-
-@mutant("one-pass variance E[x^2] - E[x]^2: catastrophic cancellation when the values are large and nearly equal")
-def one_pass_variance(values, mask=None, shift_mean=True, eps=1e-8):
-    if mask is not None and mask.shape != values.shape:
-        raise ValueError("mask shape")
-    m = torch.ones_like(values) if mask is None else mask.to(values.dtype)
-    n = m.sum()
-    if n < 2:
-        raise ValueError("fewer than two valid values")
-    mean = (values * m).sum() / n
-    mean_sq = (values * values * m).sum() / n
-    var = (mean_sq - mean * mean) * n / (n - 1)
-    out = (values - mean) * torch.rsqrt(var + eps)
-    return out if shift_mean else out + mean
-
-
-@mutant("no check for fewer than two valid values: the unbiased variance divides by n - 1 = 0 and the result is NaN")
-def no_count_check(values, mask=None, shift_mean=True, eps=1e-8):
-    if mask is not None and mask.shape != values.shape:
-        raise ValueError("mask shape")
-    m = torch.ones_like(values) if mask is None else mask.to(values.dtype)
-    n = m.sum()
-    mean = (values * m).sum() / n
-    var = (((values - mean) * m) ** 2).sum() / (n - 1)
-    out = (values - mean) * torch.rsqrt(var + eps)
-    return out if shift_mean else out + mean
+MUTANTS = fault_mutants(faulty_whiten, FAULTS)
