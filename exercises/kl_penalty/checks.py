@@ -13,7 +13,7 @@ from exercises.common import (
     expect_value_error,
     expect_values,
 )
-from exercises.compare import require_no_error, require_tensor, where
+from exercises.compare import explain_mismatch, require_no_error, require_tensor, where
 from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
 
 KINDS = ("k1", "k2", "k3")
@@ -71,6 +71,12 @@ def cases(gen: CaseGen) -> list[Case]:
     for kind in KINDS:
         lp, ref = _large_gaps(gen, 4, gen.randint(4, 10))
         out.append(_case(gen, lp, ref, kind, ("large",), f"log-probs down to -200 (|log-ratio| up to 200), kind={kind!r}"))
+    # Tiny log-ratios in float32 (|r| from 3e-5 to 1e-4, both signs): exp(r) - r - 1 rounds to
+    # noise there; expm1(r) - r keeps a few digits. Compared with a relative tolerance only.
+    lp, ref = _log_probs(gen, 3, 8)
+    sign = torch.where(gen.uniform(3, 8) < 0.5, -1.0, 1.0)
+    lp = ref + sign * gen.uniform(3, 8, low=3e-5, high=1e-4)
+    out.append(_case(gen, lp, ref, "k3", ("tiny",), "log-ratios between 3e-5 and 1e-4 in magnitude, kind='k3' (float32)"))
     # Any leading shape.
     for kind, shape in (("k1", (7,)), ("k2", (2, 3, 4)), ("k3", (3, 2, 2, 3)), ("k3", ())):
         lp, ref = _log_probs(gen, *shape)
@@ -112,7 +118,7 @@ def values_k3(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "k3"), what="k3")
 
 
-@check("large log-ratio differences (log-probs down to -200, float32): finite and exact", 14)
+@check("large and tiny log-ratios (log-probs down to -200; |r| below 1e-4 for k3, float32): finite and exact", 14)
 def large_gaps(ctx: CheckContext) -> None:
     for case in ctx.cases("large"):
         got = require_tensor(ctx.got(case), case, (), "the estimate")
@@ -125,6 +131,14 @@ def large_gaps(ctx: CheckContext) -> None:
                 "(log_probs - ref_log_probs), never from probabilities exp(log_probs).")
     expect_values(ctx, ctx.cases("large"), what="the estimate")
     expect_grads(ctx, ctx.cases("large"), name="log_probs")
+    # k3 ~ r^2 / 2 for tiny r: only a relative tolerance sees whether it survived rounding.
+    for case in ctx.cases("tiny"):
+        got = require_tensor(ctx.got(case), case, (), "the estimate")
+        want = ctx.want(case).output
+        if explain_mismatch(got, want, 3e-2, 0.0) is not None:
+            raise CheckFailed(
+                f"Wrong k3 for tiny log-ratios {where(case)}: {explain_mismatch(got, want, 3e-2, 0.0)}. "
+                "exp(r) - r - 1 loses every digit in float32 when |r| < 1e-4; compute torch.expm1(r) - r.")
 
 
 @check("gradient with respect to log_probs", 10)
