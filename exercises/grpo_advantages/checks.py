@@ -44,6 +44,11 @@ def cases(gen: CaseGen) -> list[Case]:
     equal[6:12] = 2.5
     out.append(gen.case(equal, 6, kwargs={"eps": 1e-4}, tags=("all-equal",),
                         about="3 groups of 6, the middle one all 2.5, eps=1e-4"))
+    # A float32 group of seven 0.7s: its float mean is a rounding step off 0.7, and that step
+    # divided by eps is garbage unless the zero spread is detected.
+    rounded = _scores(gen, 3, 7)
+    rounded[7:14] = 0.7
+    out.append(gen.case(rounded, 7, tags=("all-equal",), about="3 groups of 7, the middle one all 0.7 (float32)"))
     # eps: a non-default one, and groups whose spread (1e-4) is close to eps (1e-6 is outside the sqrt).
     out.append(gen.case(_scores(gen, 4, 4), 4, kwargs={"eps": 0.5}, tags=("eps",), about="4 groups of 4, eps=0.5"))
     tied = 1.0 + 1e-4 * gen.randn(3, 4, dtype=torch.float64) + torch.arange(3, dtype=torch.float64).unsqueeze(1)
@@ -64,12 +69,17 @@ def cases(gen: CaseGen) -> list[Case]:
     # N not a multiple of group_size.
     for n, group_size in ((10, 4), (7, 2), (3, 4)):
         out.append(gen.case(gen.randn(n), group_size, tags=("not-multiple",), about=f"N={n}, group_size={group_size}"))
+    out.append(gen.case(gen.randn(6), 1, tags=("bad-argument",), about="group_size=1 (a group needs 2 answers)"))
+    out.append(gen.case(gen.randn(8), 4, kwargs={"eps": -1e-3}, tags=("bad-argument",), about="eps=-1e-3"))
     # Dtypes and device.
     # Scores on a 1/8 grid in [-2, 2]: group means and deviations are exact in bfloat16, so a
     # solution that computes in bfloat16 agrees with the float32 reference.
     for dtype in (torch.float32, torch.float64, torch.bfloat16):
         grid = torch.round(gen.randn(12, dtype=torch.float64).clamp(-2, 2) * 8) / 8
         out.append(gen.case(grid.to(dtype), 4, tags=("dtype",), about=f"{dtype} scores, 3 groups of 4"))
+    ints = torch.randint(0, 5, (12,), generator=gen.generator)
+    ints[:4] = torch.tensor([0, 1, 2, 4])
+    out.append(gen.case(ints, 4, tags=("dtype", "int"), about="int64 scores, 3 groups of 4 (float32 result)"))
     out.append(gen.case(_scores(gen, 3, 4), 4, kwargs={"eps": 1e-3}, tags=("inplace",), return_inputs=True,
                         about="scores checked after the call"))
     return out
@@ -93,7 +103,8 @@ def all_equal(ctx: CheckContext) -> None:
             first = [int(i) for i in torch.isnan(got.to(torch.float64)).nonzero()[0]]
             raise CheckFailed(
                 f"NaN advantages {where(case)}, first at {first}: a group whose scores are all equal has std 0; "
-                "(score - mean) / (std + eps) is then 0 / eps = 0. Add eps to the std.")
+                "(score - mean) / (std + eps) is then 0 / eps = 0. Add eps to the std, and give a group whose "
+                "scores are all equal exactly 0 (its float mean can be a rounding step off).")
         expect_values(ctx, [case], what="advantages")
 
 
@@ -123,23 +134,30 @@ def flat(ctx: CheckContext) -> None:
         expect_values(ctx, [case], what="advantages")
 
 
-@check("ValueError when N is not a multiple of group_size", 10)
+@check("ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps", 10)
 def not_multiple(ctx: CheckContext) -> None:
-    for case in ctx.cases("not-multiple"):
+    for case in ctx.cases("not-multiple") + ctx.cases("bad-argument"):
         got = ctx.got(case)
         if got.missing:
             raise CheckFailed(f"No result came back {where(case)}.")
         if got.error is None:
-            raise CheckFailed(f"Expected ValueError {where(case)}: N is not a multiple of group_size, but the call "
-                              "returned normally.")
+            raise CheckFailed(f"Expected ValueError {where(case)}: N must be a multiple of group_size, "
+                              "group_size at least 2 and eps not negative, but the call returned normally.")
         if not got.raised("ValueError"):
-            raise CheckFailed(f"Expected ValueError {where(case)} (N is not a multiple of group_size), got "
+            raise CheckFailed(f"Expected ValueError {where(case)}, got "
                               f"{got.error.type}: {got.error.message}. Check N % group_size yourself.")
 
 
-@check("result in the scores' dtype (float32, float64, bfloat16) and device", 10)
+@check("result in the scores' dtype (float32, float64, bfloat16; float32 for integer scores) and device", 10)
 def dtype_device(ctx: CheckContext) -> None:
-    expect_dtype_device(ctx, ctx.cases("dtype"), what="advantages")
+    for case in ctx.cases("dtype"):
+        if "int" not in case.tags:
+            expect_dtype_device(ctx, [case], what="advantages")
+            continue
+        got = require_tensor(ctx.got(case), case, (), "advantages")
+        if got.dtype != torch.float32:
+            raise CheckFailed(f"Expected float32 advantages for integer scores {where(case)}, got {got.dtype}.")
+        expect_values(ctx, [case], what="advantages")
 
 
 @check("scores not modified in place", 6)

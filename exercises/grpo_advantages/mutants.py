@@ -1,82 +1,45 @@
-"""Known-wrong solutions of `grpo-advantages`, each embodying one misconception.
+"""Known mistakes of `grpo-advantages`: switches of the faulty reference (faulty.py).
 
-Each function is self-contained (torch, F and math only) so it can be submitted as a file.
+``explains`` lists the checks each mistake can make fail; tests hold every single-fault mutant
+to it over many seeds.
 """
 
-import torch
+from exercises.faults import fault, fault_mutants
+from exercises.grpo_advantages.faulty import faulty_grpo_advantages
 
-from exercises.framework import mutant
+SCALED = ("values_random", "all_equal", "eps_outside", "unbiased", "consecutive", "flat", "dtype_device")
+ALL = SCALED + ("values_no_std",)
 
+FAULTS = [
+    fault("whole-batch", "normalising over the whole batch: the mean and std must be each group's (the answers to "
+          "one prompt), not the batch's",
+          fix="Reshape to [N // group_size, group_size] and take the mean and std per row.",
+          explains=ALL, site="grouping"),
+    fault("strided-groups", "strided groups: view(group_size, -1) groups scores i, i + N/G, ...; the groups are "
+          "consecutive runs, view(-1, group_size)",
+          fix="Group consecutive scores: scores.view(-1, group_size).",
+          explains=ALL, site="grouping"),
+    fault("biased-std", "biased std: dividing by G instead of G - 1 (the contract asks for the unbiased std)",
+          fix="Use the unbiased std: std(dim=1, unbiased=True).",
+          explains=SCALED, site="std"),
+    fault("eps-inside-sqrt", "eps inside the square root: sqrt(var + eps) instead of std + eps",
+          fix="Divide by (std + eps): eps goes outside the square root.",
+          explains=SCALED, site="eps"),
+    fault("no-eps", "no eps: dividing by the bare std instead of (std + eps); a nearly tied group blows up",
+          fix="Divide by (std + eps).",
+          explains=SCALED, site="eps"),
+    fault("not-flattened", "result not flattened: the [N // group_size, group_size] view is returned instead of a [N] "
+          "tensor",
+          fix="Return advantages.reshape(-1), one per score.",
+          explains=ALL, site="shape"),
+    fault("no-value-error", "no check that N is a multiple of group_size: the reshape fails with a RuntimeError "
+          "instead of a ValueError",
+          fix="Raise ValueError when N % group_size != 0, before reshaping.",
+          explains=("not_multiple",), site="multiple-check"),
+    fault("constant-group-not-detected", "a group of equal scores is not detected: its float mean is a rounding step "
+          "off, and that step divided by eps comes back as a large advantage instead of 0",
+          fix="Give a group whose scores are all equal (max == min) exactly 0 advantage.",
+          explains=("all_equal",), site="constant"),
+]
 
-@mutant("normalising over the whole batch: the mean and std must be each group's (the answers to one prompt), not the batch's")
-def whole_batch(scores, group_size, eps=1e-6, scale_by_std=True):
-    if scores.shape[0] % group_size:
-        raise ValueError("N is not a multiple of group_size")
-    adv = scores - scores.mean()
-    if scale_by_std:
-        adv = adv / (scores.std() + eps)
-    return adv
-
-
-@mutant("strided groups: view(group_size, -1) groups scores i, i + N/G, ...; the groups are consecutive runs, view(-1, group_size)")
-def strided_groups(scores, group_size, eps=1e-6, scale_by_std=True):
-    if scores.shape[0] % group_size:
-        raise ValueError("N is not a multiple of group_size")
-    g = scores.view(group_size, -1)
-    adv = g - g.mean(dim=0, keepdim=True)
-    if scale_by_std:
-        adv = adv / (g.std(dim=0, keepdim=True) + eps)
-    return adv.reshape(-1)
-
-
-@mutant("biased std: dividing by G instead of G - 1 (the contract asks for the unbiased std)")
-def biased_std(scores, group_size, eps=1e-6, scale_by_std=True):
-    if scores.shape[0] % group_size:
-        raise ValueError("N is not a multiple of group_size")
-    g = scores.view(-1, group_size)
-    adv = g - g.mean(dim=1, keepdim=True)
-    if scale_by_std:
-        adv = adv / (g.std(dim=1, keepdim=True, unbiased=False) + eps)
-    return adv.reshape(-1)
-
-
-@mutant("eps inside the square root: sqrt(var + eps) instead of std + eps")
-def eps_inside_sqrt(scores, group_size, eps=1e-6, scale_by_std=True):
-    if scores.shape[0] % group_size:
-        raise ValueError("N is not a multiple of group_size")
-    g = scores.view(-1, group_size)
-    adv = g - g.mean(dim=1, keepdim=True)
-    if scale_by_std:
-        adv = adv / torch.sqrt(g.var(dim=1, keepdim=True) + eps)
-    return adv.reshape(-1)
-
-
-@mutant("no eps: a group of all-equal scores has std 0 and gives 0 / 0 = NaN")
-def no_eps(scores, group_size, eps=1e-6, scale_by_std=True):
-    if scores.shape[0] % group_size:
-        raise ValueError("N is not a multiple of group_size")
-    g = scores.view(-1, group_size)
-    adv = g - g.mean(dim=1, keepdim=True)
-    if scale_by_std:
-        adv = adv / g.std(dim=1, keepdim=True)
-    return adv.reshape(-1)
-
-
-@mutant("result not flattened: the [N // group_size, group_size] view is returned instead of a [N] tensor")
-def not_flattened(scores, group_size, eps=1e-6, scale_by_std=True):
-    if scores.shape[0] % group_size:
-        raise ValueError("N is not a multiple of group_size")
-    g = scores.view(-1, group_size)
-    adv = g - g.mean(dim=1, keepdim=True)
-    if scale_by_std:
-        adv = adv / (g.std(dim=1, keepdim=True) + eps)
-    return adv
-
-
-@mutant("no check that N is a multiple of group_size: the reshape fails with a RuntimeError instead of a ValueError")
-def no_value_error(scores, group_size, eps=1e-6, scale_by_std=True):
-    g = scores.view(-1, group_size)
-    adv = g - g.mean(dim=1, keepdim=True)
-    if scale_by_std:
-        adv = adv / (g.std(dim=1, keepdim=True) + eps)
-    return adv.reshape(-1)
+MUTANTS = fault_mutants(faulty_grpo_advantages, FAULTS)
