@@ -31,6 +31,7 @@ def cases(gen: CaseGen) -> list[Case]:
     c = lambda *a, **k: out.append(_case(gen, *a, **k))  # noqa: E731
     # The chapter's example: 112e9 + 112e9 + 6e9 + 14e9 = 244e9 on one GPU.
     c(CHAPTER, ("chapter",), "the chapter's 7B/7B/3B/7B models on one GPU (expected total 244e9)")
+    c((7e9, 7e9, 3e9, 7e9), ("chapter",), "the same counts written as floats 7e9/7e9/3e9/7e9 (expected total 244e9)")
     # 7e9 * (2 + 2 + 12) / 8 = 14e9 per trainable model; frozen models unchanged: total 48e9.
     c(CHAPTER, ("chapter-zero3",), "the chapter's models on 8 GPUs, ZeRO-3 (expected total 48e9)", num_gpus=8, zero_stage=3)
     # ZeRO-1: actor 2e9 + 2e9 + 12e9/4 = 7e9, critic 4.2e9, reward 0.6e9, reference 2e9: 13.8e9.
@@ -80,6 +81,8 @@ def cases(gen: CaseGen) -> list[Case]:
                           ((7 * B, -7 * B, 3 * B, 7 * B), "critic_params=-7000000000"),
                           ((7 * B, 7 * B, 3 * B, B + 0.5), "reference_params=1000000000.5")):
         c(counts, ("invalid",), about)
+    c(CHAPTER, ("invalid",), "num_gpus=0", num_gpus=0)
+    c(CHAPTER, ("invalid",), "zero_stage=4", num_gpus=2, zero_stage=4)
     return out
 
 
@@ -162,7 +165,7 @@ def random_ledgers(ctx: CheckContext) -> None:
     expect_ledger(ctx, ctx.cases("random"))
 
 
-@check("ValueError on negative or non-integer parameter counts", 10)
+@check("ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3", 10)
 def invalid_counts(ctx: CheckContext) -> None:
     for case in ctx.cases("invalid"):
         got = ctx.got(case)
@@ -170,7 +173,8 @@ def invalid_counts(ctx: CheckContext) -> None:
             raise CheckFailed(f"No result came back {where(case)}.")
         if got.error is None:
             raise CheckFailed(
-                f"Expected ValueError for {case.about} (parameter counts must be non-negative integers), but the call "
+                f"Expected ValueError for {case.about} (counts must be non-negative integers, num_gpus at least 1, "
+                f"zero_stage 0-3), but the call "
                 f"returned {_kind(got.output)} {where(case)}.")
         if not got.raised("ValueError"):
             raise CheckFailed(f"Expected ValueError for {case.about}, got {got.error.type}: {got.error.message} {where(case)}.")
