@@ -107,8 +107,12 @@ def expect_dtype_device(ctx: CheckContext, cases: list[Case], path: tuple[int | 
             assert_close(tensor, want, case, what)
 
 
-def expect_memory_within_budget(ctx: CheckContext, case: Case, ratio: float = 1.5, slack: int = 16 * MiB) -> None:
-    """Peak memory of the measured case is at most max(ratio x reference, reference + slack)."""
+def expect_memory_within_budget(ctx: CheckContext, case: Case, ratio: float = 1.5, slack: int = 16 * MiB,
+                                fix: str = "Avoid materialising large intermediate tensors.") -> None:
+    """Peak memory of the measured case is at most max(ratio x reference, reference + slack).
+
+    ``fix`` tells a solution whose values are right how to get within the budget.
+    """
     reading = ctx.memory(case)
     if reading.learner_bytes is None:
         raise CheckFailed(f"The memory measurement {where(case)} did not complete: {reading.learner_message}")
@@ -121,7 +125,7 @@ def expect_memory_within_budget(ctx: CheckContext, case: Case, ratio: float = 1.
         raise CheckFailed(
             f"Peak memory {used / MiB:.1f} MiB {where(case)} is over the budget of {budget / MiB:.1f} MiB "
             f"(max({ratio:g} x the reference's {ref / MiB:.1f} MiB, reference + {slack / MiB:.0f} MiB); "
-            f"measured by {reading.source}). Avoid materialising large intermediate tensors.")
+            f"measured by {reading.source}). {fix}")
 
 
 def expect_empty_rows_add_zero(ctx: CheckContext, cases: list[Case], grad_name: str, hint: str = "") -> None:
@@ -151,7 +155,8 @@ def expect_padding_does_not_leak(ctx: CheckContext, cases: list[Case], grad_name
         if bad:
             raise CheckFailed(
                 f"{' and '.join(bad).capitalize()} came back non-finite {where(case)}: padded positions hold "
-                f"finite but large values, {overflow} to inf there, and inf * 0 = NaN. Keep padding out with "
-                "torch.where (select before the operation) instead of multiplying by the mask afterwards.")
+                f"finite but large values, {overflow} to inf there, and inf * 0 = NaN. Mask before exp: keep "
+                "padding out with torch.where (select before the operation) instead of multiplying by the mask "
+                "afterwards; an untaken torch.where branch that overflows still makes a NaN gradient.")
         assert_output_close(ctx, case, (), "loss")
     expect_grads(ctx, cases, name=grad_name)

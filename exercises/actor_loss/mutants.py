@@ -1,11 +1,14 @@
 """Known mistakes of `actor-loss`: switches of the faulty reference (faulty.py), one per misconception.
 
 ``explains`` lists the checks each mistake can make fail; tests hold every single-fault mutant
-to it over many seeds.
+to it over many seeds. The memory mutant is hand-written: right values, float64 copies.
 """
+
+import torch
 
 from exercises.actor_loss.faulty import faulty_actor_loss
 from exercises.faults import fault, fault_mutants
+from exercises.framework import mutant
 
 VALUES = ("values_default", "values_custom_clip", "clipped_side", "unclipped_side", "gradient",
           "zero_grad_where_clipped", "dtype_device", "any_shape")
@@ -52,3 +55,15 @@ FAULTS = [
 ]
 
 MUTANTS = fault_mutants(faulty_actor_loss, FAULTS)
+
+
+@mutant("computing in float64: right values, but float64 copies of large inputs go over the memory budget",
+        memory=True, explains=("memory",),
+        fix="Compute in the inputs' dtype; no .double() or float64 copies of the inputs.")
+def float64_inside(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    if log_probs_old.shape != log_probs_new.shape or advantages.shape != log_probs_new.shape:
+        raise ValueError("shapes differ")
+    new, old, adv = log_probs_new.double(), log_probs_old.double(), advantages.double()
+    ratio = torch.exp(new - old)
+    clipped = torch.clamp(ratio, 1 - clip_range, 1 + clip_range)
+    return (-torch.min(ratio * adv, clipped * adv).mean()).to(log_probs_new.dtype)

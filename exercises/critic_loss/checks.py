@@ -110,12 +110,12 @@ def cases(gen: CaseGen) -> list[Case]:
     return out
 
 
-@check("unclipped loss (clip_range=None): 0.5 x masked mean of (values - R)^2 per row, mean over the batch", 14)
+@check("unclipped loss (clip_range=None): 0.5 x masked mean of (values - R)^2 per row, mean over the batch", 14, core=True)
 def values_unclipped(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "unclipped"), what="loss")
 
 
-@check("clipped loss: max of the clipped and unclipped errors, values clipped around old_values", 18)
+@check("clipped loss: max of the clipped and unclipped errors, values clipped around old_values", 18, core=True)
 def values_clipped(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "clipped"), what="loss")
 
@@ -140,7 +140,7 @@ def gradient(ctx: CheckContext) -> None:
     expect_grads(ctx, ctx.cases("random") + ctx.cases("clip-zero"), name="values")
 
 
-@check("no gradient to old_values or returns (they are targets, not parameters)", 8)
+@check("no gradient to old_values or returns (they are targets, not parameters)", 8, gated=True)
 def no_grad_to_targets(ctx: CheckContext) -> None:
     for case in ctx.cases("random") + ctx.cases("clip-zero"):
         got = ctx.got(case)
@@ -154,16 +154,16 @@ def no_grad_to_targets(ctx: CheckContext) -> None:
                     f"to values only: use {name}.detach() so the critic is not pulled towards moving its targets.")
 
 
-@check("ValueError on mismatched shapes (no broadcasting)", 8)
+@check("ValueError on mismatched shapes (no broadcasting)", 8, gated=True)
 def shape_errors(ctx: CheckContext) -> None:
     expect_value_error(ctx, ctx.cases("shape"))
 
 
-@check("0-dim result in the inputs' dtype (float32, float64, bfloat16) and device", 10)
+@check("0-dim result in the inputs' dtype (float32, float64, bfloat16) and device", 10, gated=True)
 def dtype_device(ctx: CheckContext) -> None:
     expect_dtype_device(ctx, ctx.cases("dtype"), what="loss", zero_dim=True)
 
 
-@check("inputs not modified in place", 8)
+@check("inputs not modified in place", 8, gated=True)
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))

@@ -100,7 +100,7 @@ def cases(gen: CaseGen) -> list[Case]:
     return out
 
 
-@check("loss on random batches (default beta)", 12)
+@check("loss on random batches (default beta)", 12, core=True)
 def loss_default(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "default-beta"), path=(0,), what="loss")
 
@@ -110,7 +110,7 @@ def loss_custom_beta(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "custom-beta"), path=(0,), what="loss")
 
 
-@check("chosen_rewards and rejected_rewards: beta * (policy - reference)", 12)
+@check("chosen_rewards and rejected_rewards: beta * (policy - reference)", 12, core=True)
 def rewards(ctx: CheckContext) -> None:
     picked = ctx.cases("random")
     expect_values(ctx, picked, path=(1,), what="chosen_rewards")
@@ -131,7 +131,7 @@ def gradient(ctx: CheckContext) -> None:
         expect_grads(ctx, picked, arg=arg, name=name)
 
 
-@check("chosen_rewards and rejected_rewards are detached", 8)
+@check("chosen_rewards and rejected_rewards are detached", 8, gated=True)
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detach"), paths=[(1,), (2,)], names=["chosen_rewards", "rejected_rewards"])
 
@@ -143,12 +143,12 @@ def stable(ctx: CheckContext) -> None:
         expect_grads(ctx, ctx.cases("stable-grad"), arg=arg, name=name)
 
 
-@check("ValueError on mismatched shapes (no broadcasting)", 8)
+@check("ValueError on mismatched shapes (no broadcasting)", 8, gated=True)
 def shape_errors(ctx: CheckContext) -> None:
     expect_value_error(ctx, ctx.cases("shape"))
 
 
-@check("results in the inputs' dtype (float32, float64, bfloat16) and device; 0-dim loss", 10)
+@check("results in the inputs' dtype (float32, float64, bfloat16) and device; 0-dim loss", 10, gated=True)
 def dtype_device(ctx: CheckContext) -> None:
     picked = ctx.cases("dtype")
     expect_dtype_device(ctx, picked, path=(0,), what="loss", zero_dim=True)
@@ -156,6 +156,6 @@ def dtype_device(ctx: CheckContext) -> None:
     expect_dtype_device(ctx, picked, path=(2,), what="rejected_rewards")
 
 
-@check("inputs not modified in place", 5)
+@check("inputs not modified in place", 5, gated=True)
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))

@@ -85,7 +85,7 @@ def cases(gen: CaseGen) -> list[Case]:
     return out
 
 
-@check("advantages on random scores (group sizes 3, 4, 8; 0/1 rewards)", 20)
+@check("advantages on random scores (group sizes 3, 4, 8; 0/1 rewards)", 20, core=True)
 def values_random(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random"), what="advantages")
 
@@ -134,7 +134,7 @@ def flat(ctx: CheckContext) -> None:
         expect_values(ctx, [case], what="advantages")
 
 
-@check("ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps", 10)
+@check("ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps", 10, gated=True)
 def not_multiple(ctx: CheckContext) -> None:
     for case in ctx.cases("not-multiple") + ctx.cases("bad-argument"):
         got = ctx.got(case)
@@ -148,7 +148,7 @@ def not_multiple(ctx: CheckContext) -> None:
                               f"{got.error.type}: {got.error.message}. Check N % group_size yourself.")
 
 
-@check("result in the scores' dtype (float32, float64, bfloat16; float32 for integer scores) and device", 10)
+@check("result in the scores' dtype (float32, float64, bfloat16; float32 for integer scores) and device", 10, gated=True)
 def dtype_device(ctx: CheckContext) -> None:
     for case in ctx.cases("dtype"):
         if "int" not in case.tags:
@@ -160,6 +160,6 @@ def dtype_device(ctx: CheckContext) -> None:
         expect_values(ctx, [case], what="advantages")
 
 
-@check("scores not modified in place", 6)
+@check("scores not modified in place", 6, gated=True)
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))

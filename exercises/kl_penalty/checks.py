@@ -103,17 +103,17 @@ def cases(gen: CaseGen) -> list[Case]:
     return out
 
 
-@check("k1 = log_probs - ref_log_probs (and k1 is the default kind)", 12)
+@check("k1 = log_probs - ref_log_probs (and k1 is the default kind)", 12, core=True)
 def values_k1(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "k1"), what="k1")
 
 
-@check("k2 = 0.5 * (log_probs - ref_log_probs)^2", 12)
+@check("k2 = 0.5 * (log_probs - ref_log_probs)^2", 12, core=True)
 def values_k2(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "k2"), what="k2")
 
 
-@check("k3 = exp(ref - log_probs) - (ref - log_probs) - 1", 14)
+@check("k3 = exp(ref - log_probs) - (ref - log_probs) - 1", 14, core=True)
 def values_k3(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "k3"), what="k3")
 
@@ -152,7 +152,7 @@ def any_shape(ctx: CheckContext) -> None:
     expect_grads(ctx, ctx.cases("any-shape"), name="log_probs")
 
 
-@check("ValueError for an unknown kind", 10)
+@check("ValueError for an unknown kind", 10, gated=True)
 def bad_kind(ctx: CheckContext) -> None:
     for case in ctx.cases("bad-kind"):
         got = ctx.got(case)
@@ -165,17 +165,17 @@ def bad_kind(ctx: CheckContext) -> None:
                 "are accepted (exactly, case-sensitive); do not fall back silently to one of them.")
 
 
-@check("ValueError on mismatched shapes (no broadcasting)", 8)
+@check("ValueError on mismatched shapes (no broadcasting)", 8, gated=True)
 def shape_errors(ctx: CheckContext) -> None:
     expect_value_error(ctx, ctx.cases("shape"))
 
 
-@check("result in the inputs' dtype (float32, float64, bfloat16) and device, shaped like the inputs", 8)
+@check("result in the inputs' dtype (float32, float64, bfloat16) and device, shaped like the inputs", 8, gated=True)
 def dtype_device(ctx: CheckContext) -> None:
     expect_dtype_device(ctx, ctx.cases("dtype"), what="the estimate")
 
 
-@check("inputs not modified in place", 6)
+@check("inputs not modified in place", 6, gated=True)
 def no_inplace(ctx: CheckContext) -> None:
     for case in ctx.cases("inplace"):
         require_no_error(ctx.got(case), case)

@@ -30,7 +30,7 @@ FAULTS = [
     fault("k3-clamped", "k3 clamped to [-10, 10] (as some libraries' low_var_kl does): the estimator asked for is "
           "unclamped",
           fix="Return k3 unclamped.",
-          explains=("large_gaps",), site="k3-clamp"),
+          explains=("values_k3",) + COMMON, site="k3-clamp"),
     fault("unknown-kind-fallback", "an unknown kind silently falls back to k1 instead of raising ValueError",
           fix="Raise ValueError unless kind is 'k1', 'k2' or 'k3'.",
           explains=("bad_kind",), site="kind-check"),

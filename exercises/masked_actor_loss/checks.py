@@ -127,12 +127,12 @@ def cases(gen: CaseGen) -> list[Case]:
     return out
 
 
-@check("seq-mean-token-mean (the default): masked mean per row, then mean over the batch", 16)
+@check("seq-mean-token-mean (the default): masked mean per row, then mean over the batch", 16, core=True)
 def values_seq(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "seq"), what="loss")
 
 
-@check("token-mean: sum over all valid tokens divided by their count", 14)
+@check("token-mean: sum over all valid tokens divided by their count", 14, core=True)
 def values_token(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "tok"), what="loss")
 
@@ -157,7 +157,7 @@ def gradient(ctx: CheckContext) -> None:
     expect_grads(ctx, ctx.cases("random") + ctx.cases("custom-clip"), name="log_probs_new")
 
 
-@check("ValueError for an unknown loss_agg_mode", 8)
+@check("ValueError for an unknown loss_agg_mode", 8, gated=True)
 def bad_mode(ctx: CheckContext) -> None:
     for case in ctx.cases("bad-mode"):
         got = ctx.got(case)
@@ -170,16 +170,16 @@ def bad_mode(ctx: CheckContext) -> None:
                 f"{SEQ!r} and {TOK!r} are accepted; do not fall back silently to one of them.")
 
 
-@check("ValueError on mismatched shapes (no broadcasting)", 8)
+@check("ValueError on mismatched shapes (no broadcasting)", 8, gated=True)
 def shape_errors(ctx: CheckContext) -> None:
     expect_value_error(ctx, ctx.cases("shape"))
 
 
-@check("0-dim result in the inputs' dtype (float32, float64, bfloat16) and device", 8)
+@check("0-dim result in the inputs' dtype (float32, float64, bfloat16) and device", 8, gated=True)
 def dtype_device(ctx: CheckContext) -> None:
     expect_dtype_device(ctx, ctx.cases("dtype"), what="loss", zero_dim=True)
 
 
-@check("inputs not modified in place", 6)
+@check("inputs not modified in place", 6, gated=True)
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))

@@ -130,7 +130,7 @@ def expect_ledger(ctx: CheckContext, cases: list[Case]) -> None:
             raise CheckFailed(f"Wrong ledger {where(case)}: {'; '.join(wrong)}.")
 
 
-@check("the chapter's example: 7B actor/critic/reference, 3B reward model, one GPU", 14)
+@check("the chapter's example: 7B actor/critic/reference, 3B reward model, one GPU", 14, core=True)
 def chapter(ctx: CheckContext) -> None:
     expect_ledger(ctx, ctx.cases("chapter"))
 
@@ -165,7 +165,7 @@ def random_ledgers(ctx: CheckContext) -> None:
     expect_ledger(ctx, ctx.cases("random"))
 
 
-@check("ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3", 10)
+@check("ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3", 10, gated=True)
 def invalid_counts(ctx: CheckContext) -> None:
     for case in ctx.cases("invalid"):
         got = ctx.got(case)
@@ -180,7 +180,7 @@ def invalid_counts(ctx: CheckContext) -> None:
             raise CheckFailed(f"Expected ValueError for {case.about}, got {got.error.type}: {got.error.message} {where(case)}.")
 
 
-@check("every entry is a Python int (whole bytes, not floats)", 8)
+@check("every entry is a Python int (whole bytes, not floats)", 8, gated=True)
 def ints(ctx: CheckContext) -> None:
     for tag in ("chapter", "chapter-zero3", "stage1", "stage2", "rounding", "bytes", "random"):
         for case in ctx.cases(tag):

@@ -103,7 +103,7 @@ def cases(gen: CaseGen) -> list[Case]:
     return out
 
 
-@check("rewards on random padded batches (default kl_coef=0.1)", 18)
+@check("rewards on random padded batches (default kl_coef=0.1)", 18, core=True)
 def values_default(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random"), what="rewards")
 
@@ -118,7 +118,7 @@ def score_placement(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("placement"), what="rewards")
 
 
-@check("padded positions are exactly 0", 10)
+@check("padded positions are exactly 0", 10, gated=True)
 def padding_zero(ctx: CheckContext) -> None:
     for case in ctx.cases("masked"):
         got = require_tensor(ctx.got(case), case, (), "rewards")
@@ -144,21 +144,21 @@ def edge_rows(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("edge"), what="rewards")
 
 
-@check("rewards are detached (never require grad, even when the inputs do)", 10)
+@check("rewards are detached (never require grad, even when the inputs do)", 10, gated=True)
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detached"), [()], ["the rewards"])
 
 
-@check("ValueError on mismatched shapes (scores must be [B]; no broadcasting)", 8)
+@check("ValueError on mismatched shapes (scores must be [B]; no broadcasting)", 8, gated=True)
 def shape_errors(ctx: CheckContext) -> None:
     expect_value_error(ctx, ctx.cases("shape"))
 
 
-@check("result in the inputs' dtype (float32, float64, bfloat16) and device", 6)
+@check("result in the inputs' dtype (float32, float64, bfloat16) and device", 6, gated=True)
 def dtype_device(ctx: CheckContext) -> None:
     expect_dtype_device(ctx, ctx.cases("dtype"), what="rewards")
 
 
-@check("inputs not modified in place", 4)
+@check("inputs not modified in place", 4, gated=True)
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))

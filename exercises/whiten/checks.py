@@ -112,7 +112,7 @@ def cases(gen: CaseGen) -> list[Case]:
     return out
 
 
-@check("whitened values on random padded inputs (valid positions)", 20)
+@check("whitened values on random padded inputs (valid positions)", 20, core=True)
 def values_random(ctx: CheckContext) -> None:
     expect_valid_values(ctx, ctx.cases("random"))
 
@@ -149,7 +149,7 @@ def custom_eps(ctx: CheckContext) -> None:
     expect_valid_values(ctx, ctx.cases("eps"))
 
 
-@check("ValueError for fewer than two valid values", 10)
+@check("ValueError for fewer than two valid values", 10, gated=True)
 def too_few(ctx: CheckContext) -> None:
     for case in ctx.cases("too-few"):
         got = ctx.got(case)
@@ -164,18 +164,18 @@ def too_few(ctx: CheckContext) -> None:
                               f"{got.error.type}: {got.error.message}")
 
 
-@check("ValueError on a mask of another shape (no broadcasting)", 8)
+@check("ValueError on a mask of another shape (no broadcasting)", 8, gated=True)
 def shape_errors(ctx: CheckContext) -> None:
     expect_value_error(ctx, ctx.cases("shape"))
 
 
-@check("result in the input's dtype (float32, float64, bfloat16) and device", 8)
+@check("result in the input's dtype (float32, float64, bfloat16) and device", 8, gated=True)
 def dtype_device(ctx: CheckContext) -> None:
     for case in ctx.cases("dtype"):
         expect_dtype_device(ctx, [case], what="whitened values", values=False)
         expect_valid_values(ctx, [case])
 
 
-@check("inputs not modified in place", 6)
+@check("inputs not modified in place", 6, gated=True)
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))
