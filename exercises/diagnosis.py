@@ -157,13 +157,16 @@ class _Runner:
         return {cid: self.memo[(key, cid)] for cid in case_ids}
 
 
-def _evidence(chk: Check, ctx: CheckContext) -> tuple[list[str], set[str]]:
-    """The cases a check reads and the parts of their outcomes it reads, when it passes."""
+def _evidence(chk: Check, ctx: CheckContext, seen: tuple[set[str], set[str]] | None) -> tuple[list[str], set[str]]:
+    """The cases a check reads and the parts of their outcomes it reads: when it passes (on
+    the reference's outcomes) and on the learner's (``seen``, if the judge recorded it)."""
     probe = ctx.with_outcomes(ctx._want)
     run_check(chk.fn, probe)
-    learner = ctx.with_outcomes(ctx._got)
-    run_check(chk.fn, learner)
-    return sorted(probe.read | learner.read, key=str), probe.aspects | learner.aspects | {"error"}
+    if seen is None:
+        learner = ctx.with_outcomes(ctx._got)
+        run_check(chk.fn, learner)
+        seen = (learner.read, learner.aspects)
+    return sorted(probe.read | seen[0], key=str), probe.aspects | seen[1] | {"error"}
 
 
 def _combos(candidates: list[Mutant], size: int) -> list[tuple[Mutant, ...]]:
@@ -183,13 +186,23 @@ def _matching(chk: Check, ctx: CheckContext, evidence: tuple[list[str], set[str]
               combos: list[tuple[Mutant, ...]], runner: _Runner) -> list[tuple[Mutant, ...]]:
     """The combinations that behave like the learner where ``chk`` looks, and fail it too."""
     case_ids, aspects = evidence
+
+    def alike(outs: dict[str, Outcome], cids: list[str]) -> bool:
+        return all(same_behaviour(ctx._got.get(cid, Outcome(missing=True)), outs[cid], aspects,
+                                  ctx.case(cid).ungraded) for cid in cids)
+
+    # Most candidates are told apart on the first case where the learner leaves the
+    # reference: try that one case before all the others.
+    probe = next((cid for cid in case_ids if not alike({cid: ctx._want.get(cid, Outcome(missing=True))}, [cid])),
+                 case_ids[0])
     found = []
     for combo in combos:
         if runner.exhausted():
             break
+        if not alike(runner.outcomes(combo, [probe]), [probe]):
+            continue
         outs = runner.outcomes(combo, case_ids)
-        if not all(same_behaviour(ctx._got.get(cid, Outcome(missing=True)), outs[cid], aspects,
-                                  ctx.case(cid).ungraded) for cid in case_ids):
+        if not alike(outs, case_ids):
             continue
         if run_check(chk.fn, ctx.with_outcomes(outs))[0]:
             continue  # behaves alike within the tolerance, yet passes: not this
@@ -217,8 +230,12 @@ def _smallest_union(options: dict[str, list[tuple[Mutant, ...]]], limit: int = 2
 
 
 def diagnose(exercise: Exercise, ctx: CheckContext, failed: list[Check], *, max_faults: int = 3,
-             max_runs: int = 300, budget_seconds: float = 1.0) -> Diagnosis:
+             max_runs: int = 300, budget_seconds: float = 1.0,
+             seen: dict[str, tuple[set[str], set[str]]] | None = None) -> Diagnosis:
     """Name the mistakes behind ``failed`` (non-memory checks that failed on their own).
+
+    ``seen`` maps a check id to the cases and outcome parts it read on the learner's outcomes
+    (recorded while grading), which saves running the check again.
 
     Pass 1 tries every single fault that explains a failed check (cheapest checks first;
     faults already found elsewhere first). Pass 2, for the checks no
@@ -230,7 +247,7 @@ def diagnose(exercise: Exercise, ctx: CheckContext, failed: list[Check], *, max_
     runner = _Runner(ctx._cases, max_runs, t0 + budget_seconds)
     result = Diagnosis()
     candidates = {chk.id: [m for m in exercise.mutants if not m.memory and chk.id in m.explains] for chk in failed}
-    evidence = {chk.id: _evidence(chk, ctx) for chk in failed}
+    evidence = {chk.id: _evidence(chk, ctx, (seen or {}).get(chk.id)) for chk in failed}
     options: dict[str, list[tuple[Mutant, ...]]] = {}
     confirmed: set[str] = set()
     # Cheap checks first; a fault already seen elsewhere is tried first and, if it fits, ends
@@ -256,6 +273,7 @@ def diagnose(exercise: Exercise, ctx: CheckContext, failed: list[Check], *, max_
                 found = _matching(chk, ctx, evidence[chk.id], groups[new], runner)
                 if found:
                     options[chk.id] = found
+                    confirmed |= {m.name for combo in found for m in combo}
                     break
             if chk.id in options:
                 break

@@ -208,7 +208,7 @@ class Judge:
                 report.peak_memory_bytes = mine_case.peak_memory_bytes
         t_memory = time.monotonic()
         ctx = CheckContext({c.id: c for c in cases}, got, want, memory, self.device)
-        report.checks, report.diagnosis = self._run_checks(exercise, ctx, regular)
+        report.checks, report.diagnosis, diagnosis_seconds = self._run_checks(exercise, ctx, regular)
         _shorten_repeated_tracebacks(report.checks, ctx)
         total = sum(c.weight for c in report.checks if c.passed)
         report.score = round(total, 2)
@@ -217,18 +217,20 @@ class Judge:
                           else f"{passed} of {len(report.checks)} checks passed.")
         t_end = time.monotonic()
         report.timings = {**timings, "learner_jail": t_jail - t_cases, "memory_cases": t_memory - t_jail,
-                          "checks": t_end - t_memory, "total": t_end - t0}
+                          "checks": t_end - t_memory, "diagnosis": diagnosis_seconds, "total": t_end - t0}
         return report
 
     def _run_checks(self, exercise: Exercise, ctx: CheckContext,
-                    regular: list[Case]) -> tuple[list[CheckOutcome], list[dict[str, Any]]]:
+                    regular: list[Case]) -> tuple[list[CheckOutcome], list[dict[str, Any]], float]:
         """Evaluate every check, name the mistakes behind the failures, withhold ungated points."""
         outcomes: list[CheckOutcome] = []
         failed: list[Check] = []
         memory_named: dict[str, Mutant] = {}
+        seen: dict[str, tuple[set[str], set[str]]] = {}
         for chk in exercise.checks:
             ctx.read, ctx.aspects = set(), set()
             passed, message = run_check(chk.fn, ctx)
+            seen[chk.id] = (ctx.read, ctx.aspects)
             outcomes.append(CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message,
                                          hidden=chk.hidden))
             if not passed and chk.needs_memory:
@@ -237,7 +239,7 @@ class Judge:
                     memory_named[chk.id] = found
             elif not passed:
                 failed.append(chk)
-        diag = diagnose(exercise, ctx, failed) if failed else Diagnosis()
+        diag = diagnose(exercise, ctx, failed, seen=seen) if failed else Diagnosis()
         diag.by_check.update({cid: [m] for cid, m in memory_named.items()})
         for chk, outcome in zip(exercise.checks, outcomes):
             named = diag.by_check.get(chk.id, [])
@@ -249,7 +251,7 @@ class Judge:
             elif chk.id in diag.unexplained:
                 outcome.message += " No known mistake explains this failure: compare what was expected with what came back."
         _withhold_contract_points(exercise.checks, outcomes)
-        return outcomes, diagnosis_entries(exercise, diag)
+        return outcomes, diagnosis_entries(exercise, diag), diag.seconds
 
     def _name_memory_misconception(self, exercise: Exercise, chk: Any, ctx: CheckContext) -> Mutant | None:
         """The memory mutant that also fails this check with the peak nearest the learner's."""
