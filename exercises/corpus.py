@@ -113,7 +113,7 @@ def evaluate(exercise: Exercise, entry: Entry) -> Scored:
     learner = with_faults(_faulty(exercise), entry.faults)
     run = grade_offline(exercise, learner, entry.seed)
     failed = [c for c in exercise.checks if c.id in run.failed]
-    diag = diagnose(exercise, run.context(), failed)
+    diag = diagnose(exercise, run.context(), failed, seen=run.seen)
     scored = Scored(entry, unexplained=list(diag.unexplained), seconds=diag.seconds)
     for check_id, named in diag.by_check.items():
         for m in named:

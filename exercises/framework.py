@@ -295,6 +295,7 @@ def check(name: str, weight: float, *, hidden: bool = False, memory: bool = Fals
 
     def wrap(fn: Callable[[CheckContext], None]) -> Check:
         sentences = (announce,) if isinstance(announce, str) else tuple(announce)
+        sentences = sentences or (name,)  # by default the check's own name announces it
         return Check(name=name, weight=weight, fn=fn, hidden=hidden, needs_memory=memory, id=fn.__name__,
                      core=core, gated=gated or memory, announce=sentences)
 

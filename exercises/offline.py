@@ -8,7 +8,7 @@ measurements and are left out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from exercises.framework import Case, CaseGen, Check, CheckContext, Exercise, Outcome, run_check
@@ -24,6 +24,8 @@ class OfflineRun:
     got: dict[str, Outcome]
     want: dict[str, Outcome]
     results: dict[str, tuple[bool, str]]
+    #: Per check: the cases and outcome parts it read on ``got`` (as the judge records them).
+    seen: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[str]:
@@ -47,10 +49,13 @@ def grade_offline(exercise: Exercise, fn: Callable[..., Any], seed: int, *, case
     got = run_in_process(fn, cases, "submission.py")
     ctx = CheckContext({c.id: c for c in cases}, got, want)
     results: dict[str, tuple[bool, str]] = {}
+    seen: dict[str, tuple[set[str], set[str]]] = {}
     for chk in exercise.checks:
         if not chk.needs_memory:
+            ctx.read, ctx.aspects = set(), set()
             results[chk.id] = run_check(chk.fn, ctx)
-    return OfflineRun(exercise, cases, got, want, results)
+            seen[chk.id] = (ctx.read, ctx.aspects)
+    return OfflineRun(exercise, cases, got, want, results, seen)
 
 
 def score(exercise: Exercise, results: dict[str, tuple[bool, str]]) -> float:

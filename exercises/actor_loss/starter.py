@@ -25,6 +25,25 @@ def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2)
     Raises:
         ValueError naming the offending argument when the shapes differ.
     Must not modify its inputs in place.
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - value on random inputs (default clip_range) [14]
+        - value with non-default clip_range [10]
+        - clipped side: ratio beyond 1 +/- clip_range in the advantage's direction [12]
+        - unclipped side: ratio beyond the range against the advantage, and inside it [10]
+        - gradient with respect to log_probs_new; only log_probs_new's gradient is graded [14]
+        - zero gradient where the clipped term is the minimum; that element's gradient is exactly 0 [8]
+        - ValueError on mismatched shapes (no broadcasting) [7*]
+        - 0-dim result in the inputs' dtype (float32, float64, bfloat16) and device [8*]
+        - inputs not modified in place [5*]
+        - any leading shape (1-D and 3-D inputs) [4]
+        - peak memory on a 16 x 32768 input within budget; forward and backward; budget max(1.5 x the
+          reference's peak, reference + 16 MiB): a float64 copy of the inputs exceeds it, so compute in the
+          inputs' dtype [8*]
+
+    Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
+    relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
+    relative + 2e-2 absolute.
     """
     # YOUR CODE: check that log_probs_old and advantages have the shape of log_probs_new
 

@@ -30,6 +30,28 @@ def compute_critic_loss(values, old_values, returns, mask=None, clip_range=None)
     Raises:
         ValueError naming the offending argument when the shapes differ (no broadcasting).
     Must not modify its inputs in place.
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - unclipped loss (clip_range=None): 0.5 x masked mean of (values - R)^2 per row, mean over the batch
+          [14]
+        - clipped loss: max of the clipped and unclipped errors, values clipped around old_values [18]
+        - clip_range=0.0 still clips (0 is a clip range, only None turns clipping off) [4]
+        - edge rows: length-1 rows, and rows with no valid token (they add 0 to the batch mean, never NaN)
+          [10]
+        - large values at padded positions do not leak (no inf * 0 = NaN); padded positions hold values near
+          +/-1e20, whose square overflows: select with torch.where before squaring; the gradient stays
+          finite too [6]
+        - gradient with respect to values (zero at padding; zero where the clipped error is the larger);
+          gradient flows to values only [14]
+        - no gradient to old_values or returns (they are targets, not parameters); they get none even when
+          they require grad: detach them [8*]
+        - ValueError on mismatched shapes (no broadcasting) [8*]
+        - 0-dim result in the inputs' dtype (float32, float64, bfloat16) and device [10*]
+        - inputs not modified in place [8*]
+
+    Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
+    relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
+    relative + 2e-2 absolute.
     """
     # YOUR CODE: check the shapes of old_values, returns and mask against values
 

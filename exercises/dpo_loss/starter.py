@@ -33,6 +33,23 @@ def compute_dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logp
         ValueError naming the offending argument when a shape differs from
         policy_chosen_logps's.
     Must not modify its inputs in place.
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - loss on random batches (default beta) [12]
+        - loss with non-default beta [10]
+        - chosen_rewards and rejected_rewards: beta * (policy - reference) [12]
+        - hand-worked values (log 2 at equal log-ratios, the documented example) [9]
+        - gradient of the loss with respect to both policy inputs; the two reference inputs are not graded
+          [14]
+        - chosen_rewards and rejected_rewards are detached [8*]
+        - finite and exact for reward gaps of hundreds (float32); loss and gradients stay finite [12]
+        - ValueError on mismatched shapes (no broadcasting) [8*]
+        - results in the inputs' dtype (float32, float64, bfloat16) and device; 0-dim loss [10*]
+        - inputs not modified in place [5*]
+
+    Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
+    relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
+    relative + 2e-2 absolute.
     """
     # YOUR CODE: check that the other three inputs have the shape of policy_chosen_logps
 

@@ -35,6 +35,25 @@ def compute_gae(rewards, values, mask=None, gamma=1.0, lam=0.95):
         ValueError naming the offending argument when values or mask do not have the shape
         of rewards (no broadcasting).
     Must not modify its inputs in place.
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - advantages on random padded inputs (default gamma=1, lam=0.95) [14]
+        - returns = advantages + values on random padded inputs [10]
+        - advantages and returns with non-default gamma and lam [12]
+        - V_{t+1} is 0 after the last valid token (no bootstrapping from padding) [10]
+        - advantage 0 and return 0 at padded positions [8*]
+        - length-1 rows and a row with no valid token [10]
+        - mask=None: every position valid [6]
+        - both outputs detached even when values requires grad; neither output requires grad [8*]
+        - ValueError on mismatched shapes (no broadcasting) [6*]
+        - outputs in the inputs' dtype (float32, float64, bfloat16) and device [6*]
+        - inputs not modified in place [4*]
+        - peak memory on a 4 x 3072 input within max(1.5 x reference, reference + 16 MiB); budget as stated;
+          memory must stay linear in T: a [T, T] discount matrix exceeds it [6*]
+
+    Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
+    relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
+    relative + 2e-2 absolute.
     """
     # YOUR CODE: check that values (and mask, when given) have the shape of rewards
 

@@ -29,6 +29,24 @@ def compute_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True):
     Raises:
         ValueError when N is not a multiple of group_size.
     Must not modify scores in place.
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - advantages on random scores (group sizes 3, 4, 8; 0/1 rewards) [20]
+        - scale_by_std=False only subtracts the group mean [10]
+        - a group of all-equal scores gets 0, not NaN; exactly 0, also when the group's float mean is a
+          rounding step off: detect a zero spread [12]
+        - eps added to the std, outside the square root (eps=0.5; near-tied groups) [10]
+        - unbiased std (Bessel's correction) in groups of 2 and 3 [8]
+        - groups are consecutive runs of group_size scores [8]
+        - result is a flat [N] tensor in the order of scores [6]
+        - ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps [10*]
+        - result in the scores' dtype (float32, float64, bfloat16; float32 for integer scores) and device
+          [10*]
+        - scores not modified in place [6*]
+
+    Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
+    relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
+    relative + 2e-2 absolute.
     """
     # YOUR CODE: check that N is a multiple of group_size
 

@@ -28,6 +28,24 @@ def compute_kl_penalty(log_probs, ref_log_probs, kind="k1"):
         ValueError for an unknown kind, or naming ref_log_probs when the shapes differ (no
         broadcasting).
     Must not modify its inputs in place.
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - k1 = log_probs - ref_log_probs (and k1 is the default kind) [12]
+        - k2 = 0.5 * (log_probs - ref_log_probs)^2 [12]
+        - k3 = exp(ref - log_probs) - (ref - log_probs) - 1 [14]
+        - large and tiny log-ratios (log-probs down to -200; |r| below 1e-4 for k3, float32): finite and
+          exact; k3 for |r| < 1e-4 is compared within 3e-2 relative: exp(r) - r - 1 rounds to 0 in float32,
+          torch.expm1(r) - r does not [14]
+        - gradient with respect to log_probs; the only gradient graded [10]
+        - any leading shape (0-D, 1-D, 3-D, 4-D inputs), elementwise [6]
+        - ValueError for an unknown kind [10*]
+        - ValueError on mismatched shapes (no broadcasting) [8*]
+        - result in the inputs' dtype (float32, float64, bfloat16) and device, shaped like the inputs [8*]
+        - inputs not modified in place [6*]
+
+    Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
+    relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
+    relative + 2e-2 absolute.
     """
     # YOUR CODE: validate kind and the shapes
 

@@ -33,6 +33,26 @@ def compute_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_m
         ValueError for an unknown loss_agg_mode, or naming the offending argument when the
         shapes differ (no broadcasting).
     Must not modify its inputs in place.
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - seq-mean-token-mean (the default): masked mean per row, then mean over the batch [16]
+        - token-mean: sum over all valid tokens divided by their count [14]
+        - non-default clip_range, both modes [8]
+        - edge rows: length-1 rows, and rows with no valid token (they add 0 to the batch mean, never NaN);
+          with token-mean, a batch with no valid token returns 0 [12]
+        - large values at padded positions do not leak (no inf * 0 = NaN); padded log-probs differ by about
+          200, so exp overflows there: neither the loss nor the gradient of log_probs_new may become NaN
+          (mask before exp) [6]
+        - gradient with respect to log_probs_new, both modes (zero at padding); only log_probs_new's
+          gradient is graded; padded positions get 0 [14]
+        - ValueError for an unknown loss_agg_mode [8*]
+        - ValueError on mismatched shapes (no broadcasting) [8*]
+        - 0-dim result in the inputs' dtype (float32, float64, bfloat16) and device [8*]
+        - inputs not modified in place [6*]
+
+    Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
+    relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
+    relative + 2e-2 absolute.
     """
     # YOUR CODE: validate loss_agg_mode and the shapes of log_probs_old, advantages, action_mask
 

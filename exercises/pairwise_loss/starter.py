@@ -30,6 +30,24 @@ def compute_pairwise_loss(chosen_rewards, rejected_rewards, margin=None):
         ValueError naming the offending argument when rejected_rewards (or a tensor
         margin) does not have the shape of chosen_rewards.
     Must not modify its inputs in place.
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - value on random pairs without a margin [14]
+        - value with a scalar margin (a float or a 0-dim tensor) [10]
+        - value with a per-pair tensor margin [10]
+        - hand-worked values (log 2 at equal rewards, margins) [6]
+        - finite and exact for gaps of hundreds (float32); a gap of -200 gives a loss of 200 per pair; loss
+          and gradient stay finite [14]
+        - gradient with respect to chosen_rewards and rejected_rewards; a gap of exactly 0 included: -0.5
+          per pair before the mean (beware abs/clamp forms whose subgradient at 0 differs) [12]
+        - ValueError on mismatched shapes of the rewards or a tensor margin (no broadcasting) [10*]
+        - 0-dim result in the inputs' dtype (float32, float64, bfloat16) and device [9*]
+        - inputs not modified in place [5*]
+        - any shape (2-D and 3-D rewards): mean over every element [10]
+
+    Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
+    relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
+    relative + 2e-2 absolute.
     """
     # YOUR CODE: check the shapes of rejected_rewards and of a tensor margin
 

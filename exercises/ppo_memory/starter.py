@@ -28,6 +28,18 @@ def estimate_ppo_memory(actor_params, critic_params, reward_params, reference_pa
 
     Raises:
         ValueError when a parameter count is negative or not an integer (7.5, -1).
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - the chapter's example: 7B actor/critic/reference, 3B reward model, one GPU [14]
+        - the chapter's example on 8 GPUs with ZeRO stage 3 [12]
+        - ZeRO stage 1 shards the optimizer state of the trainable models [12]
+        - ZeRO stage 2 shards optimizer state and grads, not weights [12]
+        - sharded bytes rounded up when not divisible by num_gpus [12]
+        - non-default weight_bytes, grad_bytes and optimizer_bytes [10]
+        - random ledgers (counts, num_gpus, zero_stage, byte sizes) [10]
+        - ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3
+          [10*]
+        - every entry is a Python int (whole bytes, not floats) [8*]
     """
     # YOUR CODE: validate the four parameter counts
 

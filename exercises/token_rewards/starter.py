@@ -30,6 +30,23 @@ def compute_token_rewards(scores, log_probs_old, ref_log_probs, mask=None, kl_co
         ValueError naming the offending argument when ref_log_probs or mask is not shaped
         like log_probs_old, or scores is not [B] (no broadcasting).
     Must not modify its inputs in place.
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - rewards on random padded batches (default kl_coef=0.1) [18]
+        - non-default kl_coef [12]
+        - score added at the last VALID token of each row (not at position T - 1) [14]
+        - padded positions are exactly 0 [10*]
+        - mask=None (every position valid) and bool masks [8]
+        - edge rows: length-1 rows, and rows with no valid token (all 0, no score) [10]
+        - rewards are detached (never require grad, even when the inputs do); the result never requires grad
+          [10*]
+        - ValueError on mismatched shapes (scores must be [B]; no broadcasting) [8*]
+        - result in the inputs' dtype (float32, float64, bfloat16) and device [6*]
+        - inputs not modified in place [4*]
+
+    Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
+    relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
+    relative + 2e-2 absolute.
     """
     # YOUR CODE: check the shapes (ref_log_probs and mask like log_probs_old; scores [B])
 

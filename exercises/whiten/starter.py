@@ -32,6 +32,23 @@ def masked_whiten(values, mask=None, shift_mean=True, eps=1e-8):
         ValueError naming the offending argument when mask's shape differs from values';
         ValueError when fewer than two values are valid (the unbiased variance is undefined).
     Must not modify its inputs in place.
+
+    Graded (points in brackets; * counts only once the values on ordinary inputs are right):
+        - whitened values on random padded inputs (valid positions); padded positions are not graded [20]
+        - shift_mean=False adds the mean back [12]
+        - unbiased variance (Bessel's correction) with few valid values [10]
+        - any shape (1-D and 3-D, with and without a mask) [8]
+        - near-constant and constant values: finite and exact; compute the variance from centered values; a
+          constant input gives exactly 0 with shift_mean, never NaN [12]
+        - non-default eps, inside the square root [6]
+        - ValueError for fewer than two valid values [10*]
+        - ValueError on a mask of another shape (no broadcasting) [8*]
+        - result in the input's dtype (float32, float64, bfloat16) and device [8*]
+        - inputs not modified in place [6*]
+
+    Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
+    relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
+    relative + 2e-2 absolute.
     """
     # YOUR CODE: check the mask's shape; a boolean "valid" tensor (all True when mask is None)
 
