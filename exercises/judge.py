@@ -99,6 +99,9 @@ class Judge:
                  device: str = "cpu", *, jailed: bool = True, reuse: bool = True) -> None:
         self.secret = secret
         self.device = device
+        # The judge's own tensors (cases, the reference, diagnosis runs) are tiny: one thread
+        # avoids intra-op thread hand-offs that cost milliseconds per op on a loaded machine.
+        torch.set_num_threads(1)
         config = JailConfig(limits=limits or SandboxLimits(), jailed=jailed, reuse=reuse, gpu=device == "cuda")
         self.pool = SandboxPool(pool_size, config)
         # Warm hosts let a submission's measured cases run beside its regular cases, on hosts

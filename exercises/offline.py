@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import torch
+
 from exercises.framework import Case, CaseGen, Check, CheckContext, Exercise, Outcome, run_check
 from exercises.outcomes import run_in_process
 
@@ -36,6 +38,11 @@ class OfflineRun:
         return CheckContext({c.id: c for c in self.cases}, self.got, self.want)
 
 
+def single_threaded() -> None:
+    """Run trusted code on one thread, as the judge does (its tensors are tiny)."""
+    torch.set_num_threads(1)
+
+
 def regular_cases(exercise: Exercise, seed: int) -> list[Case]:
     """The cases of one run that need no memory measurement."""
     return [c for c in exercise.build_cases(CaseGen(seed)) if not c.memory]
@@ -44,6 +51,7 @@ def regular_cases(exercise: Exercise, seed: int) -> list[Case]:
 def grade_offline(exercise: Exercise, fn: Callable[..., Any], seed: int, *, cases: list[Case] | None = None,
                   want: dict[str, Outcome] | None = None) -> OfflineRun:
     """Run ``fn`` and the reference on the regular cases of ``seed``; evaluate every non-memory check."""
+    single_threaded()
     cases = regular_cases(exercise, seed) if cases is None else cases
     want = run_in_process(exercise.reference, cases, "reference.py") if want is None else want
     got = run_in_process(fn, cases, "submission.py")
