@@ -88,13 +88,42 @@ def _graded(output: Any, ungraded: torch.Tensor | None) -> Any:
     return torch.where(ungraded, torch.zeros((), dtype=output.dtype), output.detach())
 
 
+def _item(value: Any, key: str) -> Any:
+    """``value[key]`` for a returned tuple (key "0") or dict; a marker when it is missing."""
+    try:
+        return value[int(key)] if isinstance(value, (tuple, list)) else value[key]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return _MISSING
+
+
+_MISSING = Opaque("missing")
+
+
+def _zeros(output: Any) -> list[Any]:
+    """Where each returned tensor is exactly 0 (for checks about what must be 0)."""
+    items = output if isinstance(output, (tuple, list)) else [output]
+    return [(x == 0).tolist() if isinstance(x, torch.Tensor) else None for x in items]
+
+
+def _flows(grad: torch.Tensor | None) -> bool:
+    return grad is not None and bool((grad != 0).any())
+
+
 def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
                    ungraded: torch.Tensor | None = None) -> bool:
-    """Whether ``candidate`` behaves like ``learner`` in the parts of an outcome a check reads."""
+    """Whether ``candidate`` behaves like ``learner`` in the parts of an outcome a check reads.
+
+    ``aspects`` as recorded by :class:`~exercises.framework.CheckContext`: "output" (all of it)
+    or "output:<item>", "grads" (all) or "grads:<argument>", "inputs_after", "meta:<field>",
+    "error"; or as a check declares it: "zero-pattern" (where the outputs are exactly 0),
+    "grad-flows:1,2" (whether any of those arguments gets a non-zero gradient), "at:<path>" (meta of that output
+    only). A failed backward pass counts only
+    where gradients are read.
+    """
     if learner.missing or candidate.missing:
         return False
     a, b = learner.error, candidate.error
-    if "grads" not in aspects:  # a failed backward pass is no part of what a value check reads
+    if not any(x == "grads" or x.startswith(("grads:", "grad-flows:")) for x in aspects):
         a = a if a is None or a.phase != "backward" else None
         b = b if b is None or b.phase != "backward" else None
     if (a is None) != (b is None):
@@ -105,23 +134,36 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
         return True
     # A check that reads where the result lives (dtype and device) is about its dtype too; the
     # device itself is not compared: candidates run on the CPU, a GPU learner on CUDA.
-    if "output" in aspects and not _close(_graded(learner.output, ungraded), _graded(candidate.output, ungraded),
-                                          compare_dtype="meta:device" in aspects):
+    dtype = "meta:device" in aspects
+    if "output" in aspects:
+        if not _close(_graded(learner.output, ungraded), _graded(candidate.output, ungraded), dtype):
+            return False
+    else:
+        for key in (x.split(":", 1)[1] for x in aspects if x.startswith("output:")):
+            if not _close(_item(learner.output, key), _item(candidate.output, key), dtype):
+                return False
+    if "zero-pattern" in aspects and _zeros(learner.output) != _zeros(candidate.output):
         return False
+    for token in (x for x in aspects if x.startswith("grad-flows:")):
+        keys = token.split(":", 1)[1].split(",")
+        if any(_flows(learner.grads.get(k)) for k in keys) != any(_flows(candidate.grads.get(k)) for k in keys):
+            return False
+    paths = {x[3:] for x in aspects if x.startswith("at:")}  # "at:1": only the output at path 1
     for key in ("requires_grad", "type"):
         if f"meta:{key}" in aspects:
-            mine = {p: m.get(key) for p, m in learner.meta.items()}
-            if mine != {p: m.get(key) for p, m in candidate.meta.items()}:
+            mine = {p: m.get(key) for p, m in learner.meta.items() if not paths or p in paths}
+            if mine != {p: m.get(key) for p, m in candidate.meta.items() if not paths or p in paths}:
                 return False
-    if "grads" in aspects:
-        for key in set(learner.grads) | set(candidate.grads):
-            a, b = learner.grads.get(key), candidate.grads.get(key)
-            if (a is None) != (b is None) or (a is not None and not _close(a, b, compare_dtype=False)):
-                return False
+    grad_keys = (set(learner.grads) | set(candidate.grads) if "grads" in aspects
+                 else {x.split(":", 1)[1] for x in aspects if x.startswith("grads:")})
+    for key in grad_keys:
+        x, y = learner.grads.get(key), candidate.grads.get(key)
+        if (x is None) != (y is None) or (x is not None and not _close(x, y, compare_dtype=False)):
+            return False
     if "inputs_after" in aspects:
         for key in set(learner.inputs_after) | set(candidate.inputs_after):
-            a, b = learner.inputs_after.get(key), candidate.inputs_after.get(key)
-            if a is None or b is None or not _close(a, b, compare_dtype=False):
+            x, y = learner.inputs_after.get(key), candidate.inputs_after.get(key)
+            if x is None or y is None or not _close(x, y, compare_dtype=False):
                 return False
     return True
 
@@ -166,7 +208,8 @@ def _evidence(chk: Check, ctx: CheckContext, seen: tuple[set[str], set[str]] | N
         learner = ctx.with_outcomes(ctx._got)
         run_check(chk.fn, learner)
         seen = (learner.read, learner.aspects)
-    return sorted(probe.read | seen[0], key=str), probe.aspects | seen[1] | {"error"}
+    aspects = set(chk.reads) if chk.reads else probe.aspects | seen[1]
+    return sorted(probe.read | seen[0], key=str), aspects | {"error"}
 
 
 def _combos(candidates: list[Mutant], size: int) -> list[tuple[Mutant, ...]]:

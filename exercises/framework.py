@@ -127,6 +127,69 @@ class _SeenMeta(dict):
         super().__init__({k: _SeenFields(v, aspects) if isinstance(v, dict) else v for k, v in meta.items()})
 
 
+class _SeenKeys(dict):
+    """A dict of per-argument tensors (grads) recording which keys a check reads ("grads:0")."""
+
+    def __init__(self, items: dict[str, Any], aspects: set[str], prefix: str) -> None:
+        super().__init__(items)
+        self._aspects = aspects
+        self._prefix = prefix
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._aspects.add(f"{self._prefix}:{key}")
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self._aspects.add(f"{self._prefix}:{key}")
+        return super().__getitem__(key)
+
+    def _all(self) -> None:
+        self._aspects.add(self._prefix)
+
+    def items(self):  # type: ignore[override]
+        self._all()
+        return super().items()
+
+    def values(self):  # type: ignore[override]
+        self._all()
+        return super().values()
+
+    def __iter__(self):
+        self._all()
+        return super().__iter__()
+
+
+def _seen_items(value: Any, aspects: set[str]) -> Any:
+    """A returned tuple, list or dict (same type to isinstance) recording which items a check
+    reads ("output:0", "output:actor"); iterating over it reads them all ("output")."""
+
+    base = type(value)
+
+    class Seen(base):  # type: ignore[valid-type, misc]
+        def __getitem__(self, key: Any) -> Any:
+            aspects.add(f"output:{key}")
+            return base.__getitem__(self, key)
+
+        def __iter__(self):
+            aspects.add("output")
+            return base.__iter__(self)
+
+        def get(self, key: Any, default: Any = None) -> Any:  # dicts only
+            aspects.add(f"output:{key}")
+            return base.get(self, key, default)
+
+        def items(self):  # dicts only
+            aspects.add("output")
+            return base.items(self)
+
+        def values(self):  # dicts only
+            aspects.add("output")
+            return base.values(self)
+
+    Seen.__name__ = Seen.__qualname__ = base.__name__
+    return Seen(value) if base is not dict else Seen(value.items())
+
+
 class _SeenFields(dict):
     def __init__(self, fields: dict[str, Any], aspects: set[str]) -> None:
         super().__init__(fields)
@@ -154,6 +217,14 @@ class _Seen:
     def __getattr__(self, name: str) -> Any:
         if name == "meta":
             return _SeenMeta(self._outcome.meta, self._aspects)
+        if name == "grads":
+            return _SeenKeys(self._outcome.grads, self._aspects, "grads")
+        if name == "output":
+            value = self._outcome.output
+            if type(value) in (tuple, list, dict):
+                return _seen_items(value, self._aspects)
+            self._aspects.add("output")
+            return value
         aspect = _ASPECT_OF.get(name)
         if aspect is not None:
             self._aspects.add(aspect)
@@ -235,6 +306,9 @@ class Check:
     core: bool = False
     gated: bool = False
     announce: tuple[str, ...] = ()
+    #: What the check is about, when reading alone would say more (a detachment check looks at
+    #: the output only to see that it is a tensor): e.g. ("meta:requires_grad",).
+    reads: tuple[str, ...] = ()
 
 
 @dataclass
@@ -285,7 +359,8 @@ def mutant_source(fn: Callable[..., Any], function_name: str) -> str:
 
 
 def check(name: str, weight: float, *, hidden: bool = False, memory: bool = False, core: bool = False,
-          gated: bool = False, announce: str | tuple[str, ...] = ()) -> Callable[[Callable[[CheckContext], None]], Check]:
+          gated: bool = False, announce: str | tuple[str, ...] = (),
+          reads: tuple[str, ...] = ()) -> Callable[[Callable[[CheckContext], None]], Check]:
     """Declare a check function with its name and weight (weights of an exercise sum to 100).
 
     ``core``: a value check on ordinary inputs; ``gated``: a contract detail whose points count
@@ -297,7 +372,7 @@ def check(name: str, weight: float, *, hidden: bool = False, memory: bool = Fals
         sentences = (announce,) if isinstance(announce, str) else tuple(announce)
         sentences = sentences or (name,)  # by default the check's own name announces it
         return Check(name=name, weight=weight, fn=fn, hidden=hidden, needs_memory=memory, id=fn.__name__,
-                     core=core, gated=gated or memory, announce=sentences)
+                     core=core, gated=gated or memory, announce=sentences, reads=tuple(reads))
 
     return wrap
 

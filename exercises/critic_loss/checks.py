@@ -140,7 +140,7 @@ def gradient(ctx: CheckContext) -> None:
     expect_grads(ctx, ctx.cases("random") + ctx.cases("clip-zero"), name="values")
 
 
-@check("no gradient to old_values or returns (they are targets, not parameters)", 8, gated=True)
+@check("no gradient to old_values or returns (they are targets, not parameters)", 8, gated=True, reads=("grad-flows:1,2",))
 def no_grad_to_targets(ctx: CheckContext) -> None:
     for case in ctx.cases("random") + ctx.cases("clip-zero"):
         got = ctx.got(case)

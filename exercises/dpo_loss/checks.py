@@ -131,7 +131,7 @@ def gradient(ctx: CheckContext) -> None:
         expect_grads(ctx, picked, arg=arg, name=name)
 
 
-@check("chosen_rewards and rejected_rewards are detached", 8, gated=True)
+@check("chosen_rewards and rejected_rewards are detached", 8, gated=True, reads=("meta:requires_grad", "at:1", "at:2"))
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detach"), paths=[(1,), (2,)], names=["chosen_rewards", "rejected_rewards"])
 

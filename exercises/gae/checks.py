@@ -144,7 +144,7 @@ def no_bootstrap_from_padding(ctx: CheckContext) -> None:
         expect_values(ctx, [case], RET, what="returns")
 
 
-@check("advantage 0 and return 0 at padded positions", 8, gated=True)
+@check("advantage 0 and return 0 at padded positions", 8, gated=True, reads=("zero-pattern",))
 def zero_at_padding(ctx: CheckContext) -> None:
     for case in ctx.cases("padded"):
         mask = case.args[2]
@@ -176,7 +176,7 @@ def no_mask(ctx: CheckContext) -> None:
         expect_values(ctx, [case], RET, what="returns")
 
 
-@check("both outputs detached even when values requires grad", 8, gated=True)
+@check("both outputs detached even when values requires grad", 8, gated=True, reads=("meta:requires_grad",))
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detach"), [ADV, RET], ["advantages", "returns"])
 

@@ -14,7 +14,7 @@ FAULTS = [
     fault("whole-batch", "normalising over the whole batch: the mean and std must be each group's (the answers to "
           "one prompt), not the batch's",
           fix="Reshape to [N // group_size, group_size] and take the mean and std per row.",
-          explains=ALL, site="grouping"),
+          explains=ALL + ("not_multiple",), site="grouping"),
     fault("strided-groups", "strided groups: view(group_size, -1) groups scores i, i + N/G, ...; the groups are "
           "consecutive runs, view(-1, group_size)",
           fix="Group consecutive scores: scores.view(-1, group_size).",

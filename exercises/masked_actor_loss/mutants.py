@@ -41,7 +41,7 @@ FAULTS = [
     fault("multiply-by-mask", "padding masked by multiplying after exp: a large value at a padded position "
           "overflows to inf, and inf * 0 = NaN (select with torch.where before exp instead)",
           fix="Mask before exp: torch.where(mask, new - old, 0.0), then exp; never multiply by the mask afterwards.",
-          explains=("large_padding",), site="mask"),
+          explains=("large_padding", "edge_rows"), site="mask"),
     fault("no-shape-check", "no shape check: a [B, 1] advantage (or mask) silently broadcasts against [B, T] "
           "log-probs",
           fix="Raise ValueError naming the argument when log_probs_old, advantages or action_mask differ in shape.",

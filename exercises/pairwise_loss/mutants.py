@@ -22,7 +22,7 @@ FAULTS = [
           explains=MARGIN, site="margin"),
     fault("margin-ignored", "margin ignored: the margin argument is never subtracted from the gap",
           fix="Subtract the margin from the gap when it is given: chosen - rejected - margin.",
-          explains=MARGIN, site="margin"),
+          explains=MARGIN + ("shape_errors",), site="margin"),
     fault("swapped", "chosen and rejected swapped: the loss rewards preferring the rejected answer",
           fix="The gap is chosen_rewards - rejected_rewards.",
           explains=ALL, site="gap"),

@@ -118,7 +118,7 @@ def score_placement(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("placement"), what="rewards")
 
 
-@check("padded positions are exactly 0", 10, gated=True)
+@check("padded positions are exactly 0", 10, gated=True, reads=("zero-pattern",))
 def padding_zero(ctx: CheckContext) -> None:
     for case in ctx.cases("masked"):
         got = require_tensor(ctx.got(case), case, (), "rewards")
@@ -144,7 +144,7 @@ def edge_rows(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("edge"), what="rewards")
 
 
-@check("rewards are detached (never require grad, even when the inputs do)", 10, gated=True)
+@check("rewards are detached (never require grad, even when the inputs do)", 10, gated=True, reads=("meta:requires_grad",))
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detached"), [()], ["the rewards"])
 
