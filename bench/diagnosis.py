@@ -36,11 +36,14 @@ def p95(values: list[float]) -> float:
 
 def run(exercises: list[str] | None) -> list[str]:
     rows = ["| exercise | files | mistakes | named | recall | named wrongly | precision | on a check it does not explain "
-            "| unexplained checks | diagnosis ms, 2-3 mistakes (median / p95) | diagnosis ms, 1 mistake (median) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| unexplained checks | diagnosis ms, 2-3 mistakes (median / p95) | diagnosis ms, 1 mistake (median) "
+            "| CPU ms, 2-3 mistakes (median) | CPU ms, 1 mistake (median) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     totals = {"files": 0, "mistakes": 0, "hits": 0, "false": 0, "wrong": 0, "unexplained": 0}
     all_times: list[float] = []
     single_times: list[float] = []
+    all_cpu: list[float] = []
+    single_cpu: list[float] = []
     for ex in all_exercises():
         if exercises and ex.slug not in exercises:
             continue
@@ -56,20 +59,26 @@ def run(exercises: list[str] | None) -> list[str]:
         unexplained = sum(len(s.unexplained) for s in scored)
         times = [s.seconds * 1000 for s in scored]
         single = [s.seconds * 1000 for s in singles]
+        cpu = [s.cpu_seconds * 1000 for s in scored]
+        single_c = [s.cpu_seconds * 1000 for s in singles]
         all_times += times
         single_times += single
+        all_cpu += cpu
+        single_cpu += single_c
         for key, value in (("files", len(scored)), ("mistakes", mistakes), ("hits", hits), ("false", false),
                            ("wrong", wrong), ("unexplained", unexplained)):
             totals[key] += value
         rows.append(f"| {ex.slug} | {len(scored)} | {mistakes} | {hits} | {hits / max(mistakes, 1):.1%} | {false} "
                     f"| {hits / max(named, 1):.1%} | {wrong} | {unexplained} "
-                    f"| {statistics.median(times):.1f} / {p95(times):.1f} | {statistics.median(single):.1f} |")
+                    f"| {statistics.median(times):.1f} / {p95(times):.1f} | {statistics.median(single):.1f} "
+                    f"| {statistics.median(cpu):.1f} | {statistics.median(single_c):.1f} |")
         print(rows[-1], flush=True)
     named = totals["hits"] + totals["false"]
     rows.append(f"| **all** | {totals['files']} | {totals['mistakes']} | {totals['hits']} "
                 f"| {totals['hits'] / max(totals['mistakes'], 1):.1%} | {totals['false']} "
                 f"| {totals['hits'] / max(named, 1):.1%} | {totals['wrong']} | {totals['unexplained']} "
-                f"| {statistics.median(all_times):.1f} / {p95(all_times):.1f} | {statistics.median(single_times):.1f} |")
+                f"| {statistics.median(all_times):.1f} / {p95(all_times):.1f} | {statistics.median(single_times):.1f} "
+                f"| {statistics.median(all_cpu):.1f} | {statistics.median(single_cpu):.1f} |")
     return rows
 
 

@@ -45,6 +45,7 @@ class Scored:
     wrong_check: list[tuple[str, str]] = field(default_factory=list)
     unexplained: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
     @property
     def hits(self) -> int:
@@ -114,7 +115,7 @@ def evaluate(exercise: Exercise, entry: Entry) -> Scored:
     run = grade_offline(exercise, learner, entry.seed)
     failed = [c for c in exercise.checks if c.id in run.failed]
     diag = diagnose(exercise, run.context(), failed, seen=run.seen)
-    scored = Scored(entry, unexplained=list(diag.unexplained), seconds=diag.seconds)
+    scored = Scored(entry, unexplained=list(diag.unexplained), seconds=diag.seconds, cpu_seconds=diag.cpu_seconds)
     for check_id, named in diag.by_check.items():
         for m in named:
             scored.named.add(m.fault or m.name)
