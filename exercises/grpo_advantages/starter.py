@@ -21,13 +21,17 @@ def compute_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True):
     Conventions:
         advantage = (score - group mean) / (group std + eps), with the unbiased std
         (Bessel's correction: divide by G - 1); without the division when scale_by_std is
-        False. A group whose scores are all equal gets 0, never NaN.
+        False. A group whose scores are all equal gets exactly 0, never NaN: detect the zero
+        spread (max == min), since the float32 mean of a constant group can be one rounding
+        step off and that step divided by eps is garbage.
 
     Returns:
-        A [N] tensor (flat, in the order of scores), in the scores' dtype and device.
+        A [N] tensor (flat, in the order of scores), in the scores' dtype (float32 for
+        integer scores) and device.
 
     Raises:
-        ValueError when N is not a multiple of group_size.
+        ValueError when N is not a multiple of group_size, when group_size < 2, or when eps
+        is negative.
     Must not modify scores in place.
 
     Graded (points in brackets; * counts only once the values on ordinary inputs are right):

@@ -19,7 +19,8 @@ Per-token KL estimators between the policy and the reference, elementwise, any s
 
 An unknown `kind` raises `ValueError`. The result must stay finite and exact for large
 log-ratio differences (log-probs of -200 are possible): work with log-probs, never with
-probabilities.
+probabilities. k3 for nearly equal log-probs is accurate only through `expm1`:
+`exp(r) - r - 1` rounds to 0 in float32 for |r| < 1e-4.
 
 `ref_log_probs` must have the shape of `log_probs` (otherwise `ValueError` naming the argument;
 no broadcasting). Returns a tensor of that shape, in the inputs' dtype and on their device;

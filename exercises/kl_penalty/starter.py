@@ -22,7 +22,9 @@ def compute_kl_penalty(log_probs, ref_log_probs, kind="k1"):
     Returns:
         A tensor shaped like log_probs, in its dtype and device, differentiable with respect
         to log_probs. It must stay finite and exact when log-probs are as low as -200: work
-        with log-probs (differences), never with probabilities exp(log_probs).
+        with log-probs (differences), never with probabilities exp(log_probs). For nearly
+        equal log-probs k3 is accurate only through expm1: exp(r) - r - 1 rounds to 0 in
+        float32 for |r| < 1e-4, torch.expm1(r) - r does not.
 
     Raises:
         ValueError for an unknown kind, or naming ref_log_probs when the shapes differ (no

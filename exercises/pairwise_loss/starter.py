@@ -17,8 +17,9 @@ def compute_pairwise_loss(chosen_rewards, rejected_rewards, margin=None):
         rejected_rewards: the scores of the dispreferred answers; same shape as
             chosen_rewards (a [B, 1] tensor against [B] is an error, not a broadcast);
             gradient must flow to it too.
-        margin: None (no margin), a Python float, or a tensor with the rewards' shape
-            (a per-pair margin, e.g. how strongly the annotator preferred the answer).
+        margin: None (no margin), a Python number, a 0-dim tensor (a scalar margin), or a
+            tensor with exactly the rewards' shape (a per-pair margin, e.g. how strongly the
+            annotator preferred the answer); any other tensor shape is a ValueError.
             The margin is subtracted: the chosen reward must beat the rejected one by it.
 
     Returns:
@@ -28,7 +29,7 @@ def compute_pairwise_loss(chosen_rewards, rejected_rewards, margin=None):
 
     Raises:
         ValueError naming the offending argument when rejected_rewards (or a tensor
-        margin) does not have the shape of chosen_rewards.
+        margin that is not 0-dim) does not have the shape of chosen_rewards.
     Must not modify its inputs in place.
 
     Graded (points in brackets; * counts only once the values on ordinary inputs are right):

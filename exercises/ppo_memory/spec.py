@@ -19,8 +19,10 @@ grads, stage 3 also weights of the trainable models across `num_gpus` (a sharded
 in bytes, is divided by `num_gpus`, rounded up). Frozen models are never sharded.
 
 Returns `{"actor": ..., "critic": ..., "reward": ..., "reference": ..., "total_per_gpu": ...}`,
-Python `int`s, bytes per GPU. Negative or non-integer parameter counts (such as `7.5` or `-1`)
-raise `ValueError`.
+Python `int`s, bytes per GPU. Parameter counts are integers or integral floats (`7e9` for
+"7B" is accepted); negative or fractional counts (`7.5`), `num_gpus < 1`, and a `zero_stage`
+outside 0-3 raise `ValueError`. Rounding is per quantity per model: `ceil(bytes / num_gpus)`
+for each sharded quantity, in exact integer arithmetic.
 
 Worked example (the chapter's case: a 7B Actor, 7B Reference, 7B Critic, 3B Reward Model,
 bf16 weights). The chapter tallies weights as 14 + 14 + 14 + 6 = 48 GB and estimates the

@@ -27,7 +27,8 @@ def estimate_ppo_memory(actor_params, critic_params, reward_params, reference_pa
         Python ints, bytes held by one GPU; total_per_gpu is the sum of the four.
 
     Raises:
-        ValueError when a parameter count is negative or not an integer (7.5, -1).
+        ValueError when a parameter count is negative or fractional (7.5, -1; an integral
+        float such as 7e9 is accepted), when num_gpus < 1, or when zero_stage is not 0-3.
 
     Graded (points in brackets; * counts only once the values on ordinary inputs are right):
         - the chapter's example: 7B actor/critic/reference, 3B reward model, one GPU [14]
