@@ -106,6 +106,15 @@ def _zeros(output: Any) -> list[Any]:
     return [(x == 0).tolist() if isinstance(x, torch.Tensor) else None for x in items]
 
 
+def _types(output: Any) -> Any:
+    """The Python types in a returned structure (for checks about ints versus floats)."""
+    if isinstance(output, dict):
+        return {k: type(v).__name__ for k, v in output.items()}
+    if isinstance(output, (tuple, list)):
+        return [type(v).__name__ for v in output]
+    return type(output).__name__
+
+
 def _flows(grad: torch.Tensor | None) -> bool:
     return grad is not None and bool((grad != 0).any())
 
@@ -117,6 +126,7 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
     ``aspects`` as recorded by :class:`~exercises.framework.CheckContext`: "output" (all of it)
     or "output:<item>", "grads" (all) or "grads:<argument>", "inputs_after", "meta:<field>",
     "error"; or as a check declares it: "zero-pattern" (where the outputs are exactly 0),
+    "types" (the Python types of the returned items),
     "grad-flows:1,2" (whether any of those arguments gets a non-zero gradient), "at:<path>" (meta of that output
     only). A failed backward pass counts only
     where gradients are read.
@@ -144,6 +154,8 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
             if not _close(_item(learner.output, key), _item(candidate.output, key), dtype):
                 return False
     if "zero-pattern" in aspects and _zeros(learner.output) != _zeros(candidate.output):
+        return False
+    if "types" in aspects and _types(learner.output) != _types(candidate.output):
         return False
     for token in (x for x in aspects if x.startswith("grad-flows:")):
         keys = token.split(":", 1)[1].split(",")
@@ -276,7 +288,7 @@ def _smallest_union(options: dict[str, list[tuple[Mutant, ...]]], limit: int = 2
 
 
 def diagnose(exercise: Exercise, ctx: CheckContext, failed: list[Check], *, max_faults: int = 3,
-             max_runs: int = 300, budget_seconds: float = 0.5,
+             max_runs: int = 2000, budget_seconds: float = 0.5,
              seen: dict[str, tuple[set[str], set[str]]] | None = None) -> Diagnosis:
     """Name the mistakes behind ``failed`` (non-memory checks that failed on their own).
 

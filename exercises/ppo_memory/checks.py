@@ -180,7 +180,7 @@ def invalid_counts(ctx: CheckContext) -> None:
             raise CheckFailed(f"Expected ValueError for {case.about}, got {got.error.type}: {got.error.message} {where(case)}.")
 
 
-@check("every entry is a Python int (whole bytes, not floats)", 8, gated=True)
+@check("every entry is a Python int (whole bytes, not floats)", 8, gated=True, reads=("types",))
 def ints(ctx: CheckContext) -> None:
     for tag in ("chapter", "chapter-zero3", "stage1", "stage2", "rounding", "bytes", "random"):
         for case in ctx.cases(tag):
