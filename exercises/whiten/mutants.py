@@ -29,10 +29,10 @@ FAULTS = [
     fault("eps-outside-sqrt", "eps outside the square root: dividing by (std + eps) instead of multiplying by "
           "rsqrt(var + eps)",
           fix="Scale by torch.rsqrt(var + eps): eps goes inside the square root.",
-          explains=("near_constant", "custom_eps", "unbiased"), site="eps"),
+          explains=("near_constant", "custom_eps", "unbiased", "dtype_device"), site="eps"),
     fault("no-eps", "no eps at all: dividing by the bare standard deviation, so constant values give 0 / 0 = NaN",
           fix="Scale by torch.rsqrt(var + eps) so a zero variance stays finite.",
-          explains=("near_constant", "custom_eps", "unbiased"), site="eps"),
+          explains=("near_constant", "custom_eps", "unbiased", "dtype_device"), site="eps"),
     fault("one-pass-variance", "one-pass variance E[x^2] - E[x]^2: catastrophic cancellation when the values are "
           "large and nearly equal",
           fix="Compute the variance from centered values: mean of (x - mean)^2 over the valid positions.",
