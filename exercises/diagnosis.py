@@ -115,6 +115,13 @@ def _types(output: Any) -> Any:
     return type(output).__name__
 
 
+def _reached(probes: list[dict[str, torch.Tensor | None]] | None) -> Any:
+    """Per detachment probe, the inputs a gradient reached (None: no answer came back)."""
+    if probes is None:
+        return None
+    return [sorted(k for k, g in probe.items() if _flows(g)) for probe in probes]
+
+
 def _flows(grad: torch.Tensor | None) -> bool:
     return grad is not None and bool((grad != 0).any())
 
@@ -126,9 +133,9 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
     ``aspects`` as recorded by :class:`~exercises.framework.CheckContext`: "output" (all of it)
     or "output:<item>", "grads" (all) or "grads:<argument>", "inputs_after", "meta:<field>",
     "error"; or as a check declares it: "zero-pattern" (where the outputs are exactly 0),
-    "types" (the Python types of the returned items),
-    "grad-flows:1,2" (whether any of those arguments gets a non-zero gradient), "at:<path>" (meta of that output
-    only). A failed backward pass counts only
+    "types" (the Python types of the returned items), "probes" (which inputs a gradient from
+    an output reaches: detachment),
+    "grad-flows:1,2" (whether any of those arguments gets a non-zero gradient). A failed backward pass counts only
     where gradients are read.
     """
     if learner.missing or candidate.missing:
@@ -153,6 +160,8 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
         for key in (x.split(":", 1)[1] for x in aspects if x.startswith("output:")):
             if not _close(_item(learner.output, key), _item(candidate.output, key), dtype):
                 return False
+    if "probes" in aspects and _reached(learner.probes) != _reached(candidate.probes):
+        return False
     if "zero-pattern" in aspects and _zeros(learner.output) != _zeros(candidate.output):
         return False
     if "types" in aspects and _types(learner.output) != _types(candidate.output):
@@ -161,11 +170,10 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
         keys = token.split(":", 1)[1].split(",")
         if any(_flows(learner.grads.get(k)) for k in keys) != any(_flows(candidate.grads.get(k)) for k in keys):
             return False
-    paths = {x[3:] for x in aspects if x.startswith("at:")}  # "at:1": only the output at path 1
     for key in ("requires_grad", "type"):
         if f"meta:{key}" in aspects:
-            mine = {p: m.get(key) for p, m in learner.meta.items() if not paths or p in paths}
-            if mine != {p: m.get(key) for p, m in candidate.meta.items() if not paths or p in paths}:
+            mine = {p: m.get(key) for p, m in learner.meta.items()}
+            if mine != {p: m.get(key) for p, m in candidate.meta.items()}:
                 return False
     grad_keys = (set(learner.grads) | set(candidate.grads) if "grads" in aspects
                  else {x.split(":", 1)[1] for x in aspects if x.startswith("grads:")})
