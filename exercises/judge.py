@@ -317,7 +317,14 @@ class Judge:
         return outcomes, diagnosis_entries(exercise, diag), diag.seconds
 
     def _name_memory_misconception(self, exercise: Exercise, chk: Any, ctx: CheckContext) -> Mutant | None:
-        """The memory mutant that also fails this check with the peak nearest the learner's."""
+        """The memory mutant that also fails this check with the peak nearest the learner's.
+
+        Only a measured run whose results were right can be a memory mistake (a wrong answer
+        fails this check for its values), and only a peak nearer the mutant's than the
+        reference's is named.
+        """
+        if any(r.verified is False or r.learner_bytes is None for r in ctx._memory.values()):
+            return None
         best: tuple[float, Mutant] | None = None
         for m in (m for m in exercise.mutants if m.memory):
             readings: dict[str, MemoryReading] = {}
@@ -332,7 +339,9 @@ class Judge:
             if not learner or not theirs or run_check(chk.fn, ctx.with_outcomes(ctx._got, readings))[0]:
                 continue
             distance = abs(math.log(max(learner) / max(theirs)))
-            if distance < math.log(4) and (best is None or distance < best[0]):
+            references = [r.reference_bytes for r in ctx._memory.values() if r.reference_bytes]
+            to_reference = abs(math.log(max(learner) / max(references))) if references else math.inf
+            if distance < min(math.log(4), to_reference) and (best is None or distance < best[0]):
                 best = (distance, m)
         return best[1] if best else None
 
