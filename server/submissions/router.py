@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response, status
@@ -93,6 +94,8 @@ def create_submission(
         payload,
         max_source_bytes=state.settings.MAX_SOURCE_BYTES,
         idempotency_key=idempotency_key,
+        max_queued=state.settings.MAX_QUEUED_PER_USER,
+        retry_after=math.ceil(state.settings.WALL_SECONDS),
     )
     if not created:
         response.status_code = status.HTTP_200_OK
