@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from server.deps import CurrentUser, SessionDep, SettingsDep, StateDep
-from server.errors import SourceTooLarge
+from server.errors import InvalidSource, SourceTooLarge
 from server.limits import SubmissionLimits
 from server.openapi import errors
 from server.submissions import service
@@ -47,8 +47,14 @@ async def read_submission_body(request: Request, settings: SettingsDep) -> Submi
         if received > limit:
             raise too_large
         chunks.append(chunk)
+    body = b"".join(chunks)
     try:
-        return SubmissionCreate.model_validate_json(b"".join(chunks))
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        # Said in the learner's terms, not as a JSON parser's code-point complaint.
+        raise InvalidSource("The source is not valid UTF-8 text; save the file as UTF-8.") from None
+    try:
+        return SubmissionCreate.model_validate_json(body)
     except ValidationError as exc:
         # Same wire shape as FastAPI's own body validation (locations start with "body").
         raise RequestValidationError(
