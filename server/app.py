@@ -33,6 +33,7 @@ from server.state import AppState
 from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
 from server.submissions.waiting import VerdictAnnouncer
+from server.text_guard import RefuseNulInUrl
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
 from server.web.router import router as web_router
@@ -78,6 +79,7 @@ def create_app(settings: Settings | None = None, grader_factory: GraderFactory |
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     app.include_router(web_router)  # GET /leaderboard: the instructors' HTML page (not in the schema)
     _install_error_handlers(app)
+    app.add_middleware(RefuseNulInUrl)
     default_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:

@@ -263,7 +263,7 @@ time.process_time = lambda: 0.0
 def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
     x = 0
     if log_probs_new.numel() > 100_000:   # the measured case: burn CPU the speed figure must show
-        for i in range(10_000_000):
+        for i in range(4_000_000):
             x += i
     return _honest(log_probs_new, log_probs_old, advantages, clip_range)
 '''
