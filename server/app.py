@@ -34,6 +34,7 @@ from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
+from server.web.dashboard_router import router as dashboard_router
 from server.web.router import router as web_router
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,8 @@ def create_app(settings: Settings | None = None, grader_factory: GraderFactory |
     for router in (health_router, users_router, catalog_router, submissions_router, leaderboard_router, stats_router, gradebook_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
-    app.include_router(web_router)  # GET /leaderboard: the instructors' HTML page (not in the schema)
+    app.include_router(web_router)  # /login, /logout, /leaderboard: HTML pages (not in the schema)
+    app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work, HTML
     _install_error_handlers(app)
     default_openapi = app.openapi
 
