@@ -82,7 +82,7 @@ def columns(chart_id: str, caption: str, bars: Sequence[Bar], *, value_head: str
     top = max((b.value for b in bars), default=0) or 1
     plot_h, base = 180, 210
     slot = WIDTH / len(bars)
-    width = max(2.0, slot * 0.72)
+    width = max(2.0, min(slot * 0.72, 64.0))  # a lone day stays a column, not a wall
     parts = []
     for i, bar in enumerate(bars):
         x = i * slot + (slot - width) / 2

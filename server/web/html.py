@@ -53,6 +53,7 @@ form.inline{display:inline}
 input[type=password]{padding:.45rem;font:inherit}
 button{font:inherit;padding:.35rem .9rem;cursor:pointer}
 pre{background:#f6f8fa;border:1px solid #e3e7ee;border-radius:.4rem;padding:.7rem;overflow:auto;font-size:13px;line-height:1.4}
+.check-message pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0}
 .verdict{font-weight:600}
 .pass{color:#166534}.fail{color:#b42318}
 ul.checks{list-style:none;padding:0}ul.checks li{margin:.5rem 0;padding:.4rem .6rem;border-left:4px solid #e3e7ee}
