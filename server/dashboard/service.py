@@ -47,7 +47,7 @@ class ExerciseLine:
     """One exercise on the class page."""
 
     slug: str
-    submissions: int
+    attempts: int  # finished, not the grader's fault (the leaderboard's attempts)
     learners_attempted: int
     learners_solved: int
     top_misconception: str | None
@@ -62,15 +62,13 @@ class MisconceptionCount:
 
 
 def class_overview(session: Session, slugs: list[str]) -> tuple[list[ExerciseLine], list[MisconceptionCount]]:
-    """Per exercise (in ``slugs`` order): submissions, attempted, solved and the most common
+    """Per exercise (in ``slugs`` order): attempts, learners attempted and solved (all from
+    ``best_scores``, one row per learner and exercise) and the most common
     misconception; and every (exercise, misconception) by learners, most first."""
-    submissions = dict(
-        session.execute(select(S.exercise, func.count()).where(*_learner_rows()).group_by(S.exercise)).tuples().all()
-    )
     best = {
-        ex: (int(a), int(s or 0))
-        for ex, a, s in session.execute(
-            select(B.exercise, func.count(), func.sum(case((B.best_score >= FULL_SCORE, 1), else_=0)))
+        ex: (int(a), int(s or 0), int(k or 0))
+        for ex, a, s, k in session.execute(
+            select(B.exercise, func.count(), func.sum(case((B.best_score >= FULL_SCORE, 1), else_=0)), func.sum(B.attempts))
             .where(*_learner_best())
             .group_by(B.exercise)
         ).tuples()
@@ -103,9 +101,9 @@ def class_overview(session: Session, slugs: list[str]) -> tuple[list[ExerciseLin
     lines = [
         ExerciseLine(
             slug=slug,
-            submissions=int(submissions.get(slug, 0)),
-            learners_attempted=best.get(slug, (0, 0))[0],
-            learners_solved=best.get(slug, (0, 0))[1],
+            attempts=best.get(slug, (0, 0, 0))[2],
+            learners_attempted=best.get(slug, (0, 0, 0))[0],
+            learners_solved=best.get(slug, (0, 0, 0))[1],
             top_misconception=top[slug].misconception if slug in top else None,
             top_misconception_learners=top[slug].learners if slug in top else 0,
         )
@@ -126,31 +124,36 @@ class LearnerLine:
 
 
 def learners(session: Session, limit: int, offset: int) -> tuple[int, list[LearnerLine]]:
-    """Every learner by login: exercises attempted and solved, attempts, last submission."""
-    per_user = (
-        select(
-            B.user_id.label("user_id"),
-            func.count().label("attempted"),
-            func.sum(case((B.best_score >= FULL_SCORE, 1), else_=0)).label("solved"),
-            func.sum(B.attempts).label("attempts"),
-        )
-        .where(*_learner_best())
-        .group_by(B.user_id)
-        .subquery()
-    )
-    last = select(S.user_id.label("user_id"), func.max(S.created_at).label("at")).where(*_learner_rows()).group_by(S.user_id).subquery()
+    """Every learner by login: exercises attempted and solved, attempts, last submission.
+
+    The page's learners first, then the aggregates for those ids only, so a page costs the
+    same however large the class and its history are.
+    """
     total = session.scalar(select(func.count()).select_from(User).where(User.role == Role.LEARNER.value)) or 0
-    rows = session.execute(
-        select(User.id, User.name, User.display_name, per_user.c.attempted, per_user.c.solved, per_user.c.attempts, last.c.at)
-        .outerjoin(per_user, per_user.c.user_id == User.id)
-        .outerjoin(last, last.c.user_id == User.id)
+    people = session.execute(
+        select(User.id, User.name, User.display_name)
         .where(User.role == Role.LEARNER.value)
         .order_by(User.name)
         .limit(limit)
         .offset(offset)
-    ).tuples()
+    ).tuples().all()
+    ids = [row[0] for row in people]
+    best = {
+        uid: (int(a), int(s or 0), int(k or 0))
+        for uid, a, s, k in session.execute(
+            select(B.user_id, func.count(), func.sum(case((B.best_score >= FULL_SCORE, 1), else_=0)), func.sum(B.attempts))
+            .where(B.user_id.in_(ids))
+            .group_by(B.user_id)
+        ).tuples()
+    }
+    last = dict(
+        session.execute(
+            select(S.user_id, func.max(S.created_at)).where(S.user_id.in_(ids)).group_by(S.user_id)
+        ).tuples().all()
+    )
     return total, [
-        LearnerLine(i, n, d, int(a or 0), int(s or 0), int(k or 0), _as_datetime(at)) for i, n, d, a, s, k, at in rows
+        LearnerLine(uid, name, display, *best.get(uid, (0, 0, 0)), _as_datetime(last.get(uid)))
+        for uid, name, display in people
     ]
 
 

@@ -47,7 +47,7 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
     rows = "".join(
         "<tr>"
         f'<td><a href="{e(exercise_url(line.slug))}">{e(titles.get(line.slug, line.slug))}</a></td>'
-        f'<td class="num">{line.submissions}</td><td class="num">{line.learners_attempted}</td>'
+        f'<td class="num">{line.attempts}</td><td class="num">{line.learners_attempted}</td>'
         f'<td class="num">{line.learners_solved}</td>'
         + (
             f'<td><a href="{e(misconception_url(line.slug, line.top_misconception))}">{e(line.top_misconception)}</a></td>'
@@ -58,7 +58,7 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
         for line in lines
     )
     table = (
-        '<table id="exercises"><thead><tr><th scope="col">Exercise</th><th scope="col" class="num">Submissions</th>'
+        '<table id="exercises"><thead><tr><th scope="col">Exercise</th><th scope="col" class="num">Attempts</th>'
         '<th scope="col" class="num">Learners attempted</th><th scope="col" class="num">Solved</th>'
         '<th scope="col">Most common misconception</th><th scope="col" class="num">Learners</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
