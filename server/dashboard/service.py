@@ -357,8 +357,11 @@ def change_mark(session: Session, user_id: int | None) -> str:
     reading the finished rows, however many there are.
     """
     where = [] if user_id is None else [S.user_id == user_id]
-    newest = session.scalar(select(func.max(S.id)).where(*where)) or 0
-    unfinished = session.scalar(
-        select(func.count()).select_from(S).where(*where, S.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
-    ) or 0
-    return f"{int(newest)}.{int(unfinished)}"
+    newest = select(func.max(S.id)).where(*where).scalar_subquery()
+    unfinished = (
+        select(func.count()).select_from(S)
+        .where(*where, S.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
+        .scalar_subquery()
+    )
+    top, waiting = session.execute(select(newest, unfinished)).one()  # one round trip
+    return f"{int(top or 0)}.{int(waiting or 0)}"
