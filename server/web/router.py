@@ -3,8 +3,8 @@
 - ``GET /login``: the token form. ``POST /login`` (form fields ``token``, optional ``next``):
   a live token of any role gets a signed session cookie (HttpOnly, SameSite=Strict, Secure
   over https, path ``/``; see ``server.web.session``) and a 303 to ``next`` when it is a path
-  on this site, else to the viewer's start page (instructors: the class; learners: their
-  own page). An unknown or revoked token gets 401 and the form again.
+  on this site (for a learner: one of their own pages), else to the viewer's start page
+  (instructors: the class; learners: their own page). An unknown or revoked token gets 401 and the form again.
 - ``POST /logout``: clears the cookie, 303 to the form.
 - ``GET /leaderboard``: the board for ``exercise=`` (omit for overall), ``page=`` (1-based)
   and ``limit=`` (1-200, default 50), instructors and admins only (a learner gets 404);
@@ -71,7 +71,10 @@ def login(request: Request, form: FormFields, session: SessionDep, settings: Set
     found = login_for_token(session, token, settings.secret_bytes)
     if found is None:
         return html_response(html.login_page("That token is unknown or revoked.", next_path), 401)
-    start = DASHBOARD if Role(found.user.role).reads_everything else learner_url(found.user.name)
+    instructor = Role(found.user.role).reads_everything
+    start = DASHBOARD if instructor else learner_url(found.user.name)
+    if not instructor and not next_path.startswith((start + "?", "/dashboard/submissions/")) and next_path != start:
+        next_path = ""  # a learner who began on an instructors' page goes to their own instead of a 404
     response = redirect(next_path or start)
     response.set_cookie(
         COOKIE_NAME,

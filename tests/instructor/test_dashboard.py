@@ -281,3 +281,17 @@ def test_without_a_session_every_page_asks_to_log_in_and_comes_back(api: Api, kl
         assert response.headers["location"] == "/dashboard", hostile
     assert COOKIE_NAME in api.client.cookies
     assert api.client.get("/login").status_code == 200
+
+
+def test_a_learner_who_logs_in_from_an_instructors_page_lands_on_their_own(api: Api, klass: dict[str, int]) -> None:
+    ann = api.client.post("/api/v1/users/ann/tokens/rotate", headers=api.user("root", Role.ADMIN)).json()["token"]
+    for asked, landed in [
+        ("/leaderboard", "/dashboard/learners/ann"),
+        (f"/dashboard/exercises/{EXERCISE}", "/dashboard/learners/ann"),
+        ("/dashboard/learners/ben", "/dashboard/learners/ann"),
+        ("/dashboard/learners/ann?page=2", "/dashboard/learners/ann?page=2"),
+        (f"/dashboard/submissions/{klass['ann1']}", f"/dashboard/submissions/{klass['ann1']}"),
+    ]:
+        api.client.cookies.clear()
+        response = api.client.post("/login", data={"token": ann, "next": asked}, follow_redirects=False)
+        assert response.headers["location"] == landed, asked

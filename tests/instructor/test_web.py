@@ -376,22 +376,25 @@ def test_chromium_logs_in_and_reads_the_board(server: Server, tmp_path: Path) ->
             page = context.new_page()
             page.set_default_timeout(30_000)
             page.goto(f"{server.url}/leaderboard")
-            assert page.locator("h1").inner_text() == "Leaderboard · instructors"
+            assert page.locator("h1").inner_text() == "ppo-grader · log in"
 
-            # A learner is turned away.
+            # A learner logging in from the board's form lands on their own page, not the board.
             page.fill("#token", tokens["web-grace"])
             page.click("button[type=submit]")
-            assert page.locator("h1").inner_text() == "Instructors only"
-            assert not context.cookies()
+            page.wait_for_url(f"{server.url}/dashboard/learners/web-grace")
+            assert page.locator("h1").inner_text() == "Your work"
+            response = page.goto(f"{server.url}/leaderboard")
+            assert response is not None and response.status == 404 and page.locator("table#board").count() == 0
+            context.clear_cookies()
 
-            # The instructor logs in and lands on the board.
+            # The instructor logs in and comes back to the board.
             page.goto(f"{server.url}/leaderboard")
             page.fill("#token", server.instructor_token)
             page.click("button[type=submit]")
             page.wait_for_selector("table#board")
             assert page.url == f"{server.url}/leaderboard"
             [cookie] = context.cookies()
-            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/leaderboard"
+            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/"
             assert server.instructor_token not in cookie["value"]
 
             page.click(f"nav a:has-text('{exercise.title}')")
