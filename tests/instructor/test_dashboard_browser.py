@@ -6,7 +6,6 @@ a page reloads by itself when a verdict arrives. Screenshots go to the test's tm
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import time
 from pathlib import Path
