@@ -306,3 +306,43 @@ p = Prog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
 libc.prctl(38, 1, 0, 0, 0)
 print("OWN seccomp", libc.prctl(22, 2, ctypes.byref(p), 0, 0))
 ''' + HONEST
+
+# -- found by the red team -----------------------------------------------------------------------
+#: RT-04: the report straddles the wall-clock deadline (big result files, ending just before it),
+#: hoping the runner times out mid-frame, kills, and misreads the rest as a new frame.
+RACE_THE_DEADLINE = '''
+import os, time
+T0 = time.monotonic()
+n = (8 << 20) - 4096
+with open("../result.json", "wb") as f:
+    f.write(b" " * n)
+with open("../outputs.safetensors", "wb") as f:
+    f.write(b"\\0" * n)
+time.sleep(max(0.0, T0 + {wall} - {lead} - time.monotonic()))
+os._exit(0)
+'''
+#: RT-07: a forged outputs.safetensors whose header lists ~100k empty tensors (under the file
+#: cap), plus a result.json that says "ok".
+SAFETENSORS_HEADER_BOMB = '''
+import json, os, struct
+CAP = 8 << 20
+parts, size, i = [], 2, 0
+while True:
+    item = f'"t{{i}}":{{{{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}}}'
+    if size + len(item) + 1 > CAP - 4096:
+        break
+    parts.append(item); size += len(item) + 1; i += 1
+h = ("{{" + ",".join(parts) + "}}").encode()
+with open("../outputs.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(h)) + h)
+req = json.load(open("../request.json"))
+with open("../result.json", "w") as f:
+    json.dump({{"status": "ok", "calls": [{{"id": c["id"]}} for c in req["calls"]]}}, f)
+os._exit(0)
+'''
+#: RT-10: GAE computed on the graph (not detached), with a hook on `values` that zeroes whatever
+#: gradient reaches it, so a probe that only looks at gradients sees none.
+GAE_ATTACHED_WITH_ZEROING_HOOK = GAE_ATTACHED_CLAIMING_DETACHED.replace(
+    "    valid = torch.ones_like", "    if values.requires_grad:\n        values.register_hook(lambda g: torch.zeros_like(g))\n"
+    "    valid = torch.ones_like").replace(
+    "return advantages.as_subclass(Detached), returns.as_subclass(Detached)", "return advantages, returns")
