@@ -115,11 +115,13 @@ def _types(output: Any) -> Any:
     return type(output).__name__
 
 
-def _reached(probes: list[dict[str, torch.Tensor | None]] | None) -> Any:
-    """Per detachment probe, the inputs a gradient reached (None: no answer came back)."""
+def _reached(probes: list[dict[str, Any]] | None) -> Any:
+    """Per detachment probe: whether the output is on a graph, and the inputs a gradient
+    reached (None: no answer came back)."""
     if probes is None:
         return None
-    return [sorted(k for k, g in probe.items() if _flows(g)) for probe in probes]
+    return [(bool(p.get("requires_grad")), sorted(k for k, g in (p.get("grads") or {}).items() if _flows(g)))
+            for p in probes]
 
 
 def _flows(grad: torch.Tensor | None) -> bool:
