@@ -30,6 +30,7 @@ from exercises.framework import (
     Outcome,
     run_check,
 )
+from exercises import feedback
 from exercises.misconceptions import name_misconception
 from exercises.outcomes import outcomes_from, run_in_process, to_call
 from exercises.registry import get_exercise
@@ -71,6 +72,8 @@ class GradeReport:
     peak_memory_bytes: int | None = None
     cpu_seconds: float | None = None
     line: int | None = None
+    #: Root causes and summary for every renderer (exercises/feedback.py).
+    feedback: dict[str, Any] | None = None
 
 
 def mix_seed(secret: bytes, slug: str, seed: int | str) -> int:
@@ -183,6 +186,7 @@ class Judge:
             report.score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
             report.message = self._message_for(job, exercise)
             report.timings = {**timings, "total": time.monotonic() - t0}
+            feedback.attach(report, source, None, exercise.function_name)
             return report
         got = outcomes_from(job.calls, job.tensors)
         memory: dict[str, MemoryReading] = {}
@@ -214,6 +218,7 @@ class Judge:
         t_end = time.monotonic()
         report.timings = {**timings, "learner_jail": t_jail - t_cases, "memory_cases": t_memory - t_jail,
                           "checks": t_end - t_memory, "total": t_end - t0}
+        feedback.attach(report, source, got, exercise.function_name)
         return report
 
     def _evaluate(self, exercise: Exercise, ctx: CheckContext, regular: list[Case]) -> list[CheckOutcome]:
