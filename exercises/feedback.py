@@ -50,8 +50,12 @@ MAX_FILENAME = 100
 
 _FRAME = re.compile(r'^  File "(?P<file>[^"\n]*)", line (?P<line>\d+), in (?P<function>[^\n]+)$', re.MULTILINE)
 _CARET = re.compile(r"^\s*[~^]+\s*$")
-#: " [case c3, seed 123]" in a check's message (framework.Case.describe): --verbose keeps it.
+#: A case as ``framework.Case.describe`` writes it into messages: "about: (shapes) [case 3,
+#: seed 123]". The short form keeps the "about" words; ``--verbose`` shows the message whole.
+_CASE_WITH_ABOUT = re.compile(r": \((?:[^()\n]|\([^()\n]*\))*\) \[case [^\]\n]*, seed -?\d+\]")
 _CASE_SEED = re.compile(r" \[case [^\]\n]*, seed -?\d+\]")
+#: The judge appends the misconception to a failed check's message; the summary names it apart.
+_KNOWN_MISTAKE = " This matches a known mistake: "
 
 
 def _cap(text: str, limit: int) -> str:
@@ -173,7 +177,7 @@ def _headline(cause: Mapping[str, Any]) -> str:
     """"Your function raised NameError on every call (12 checks)" and its kin."""
     exc = cause["exception"]
     if cause["phase"] == "syntax":
-        return f"{exc}: your file could not be parsed"
+        return f"Your file could not be parsed ({exc})"
     if cause["phase"] == "import":
         return f"Your file raised {exc} while being imported"
     calls, total = cause["calls"], cause["total_calls"]
@@ -197,22 +201,40 @@ def _attribute(checks: Sequence[Any], causes: list[dict[str, Any]]) -> None:
 
 
 def _brief(message: str) -> str:
-    """A check's message without the traceback and the case's id and seed (``--verbose`` keeps them)."""
-    text = message.split("\n  File ", 1)[0].split("\n", 1)[0].strip()
+    """A check's message without the traceback, the misconception (named apart), the case's
+    shapes, id and seed (``--verbose`` shows the message whole)."""
+    text = message.split("\n", 1)[0].split(_KNOWN_MISTAKE, 1)[0].strip()
     text = text.replace(" (traceback as above)", "")
+    text = _CASE_WITH_ABOUT.sub("", text)
     return _cap(_CASE_SEED.sub("", text), MAX_MESSAGE)
+
+
+def mistakes_from_checks(checks: Sequence[Any]) -> list[dict[str, Any]]:
+    """Mistakes named per check, grouped: the summary's list when the report has no diagnosis."""
+    named: dict[str, list[str]] = {}
+    for check in checks:
+        if not check.passed and check.misconception:
+            named.setdefault(check.misconception, []).append(check.name)
+    return [{"misconception": m, "title": m, "fix": None, "checks": names} for m, names in named.items()]
 
 
 def _next_step(report: Any, causes: list[dict[str, Any]], details: list[dict[str, str]]) -> str | None:
     if causes:
+        # the cause itself is shown once, with its place: the next step points at it
         cause = causes[0]
-        loc = cause["location"]
-        where = f" at {loc['file']}:{loc['line']}:{loc['column']}" if loc else ""
         if cause["phase"] == "syntax":
-            return f"Fix the syntax error{where}, then submit again."
-        return f"Fix the {cause['exception']}{where}: {_cap(cause['message'], 160)}"
+            return "Fix the syntax error above: nothing else can run until the file parses."
+        if cause["phase"] == "import":
+            return f"Fix the {cause['exception']} above: your function cannot run until the file imports."
+        failed = sum(1 for c in report.checks if not c.passed)
+        share = f"all {failed}" if len(cause["checks"]) == failed else f"{len(cause['checks'])} of the {failed}"
+        return f"Fix this {cause['exception']} first: it explains {share} failed checks."
+    named = mistakes_from_checks(report.checks)
+    if named:
+        return f"Fix the mistake named above first: it explains {len(named[0]['checks'])} failed check" + (
+            "s." if len(named[0]["checks"]) != 1 else ".")
     if details:
-        return f"Make \"{details[0]['check']}\" pass: {details[0]['text']}"
+        return f"Start with \"{details[0]['check']}\": {details[0]['text']}"
     if report.verdict not in ("graded", "internal_error") and report.message:
         return _cap(report.message.split("\n", 1)[0], MAX_MESSAGE)
     return None
@@ -277,7 +299,8 @@ def from_run(report: Any, source: str, outcomes: Mapping[str, Any] | None = None
         "next_step": next_step,
         "details": details,
     }
-    return {"root_causes": causes, "diagnosis": [], "summary": summary}
+    return {"root_causes": causes, "diagnosis": diagnosis_data(mistakes_from_checks(report.checks)),
+            "summary": summary}
 
 
 def attach(report: Any, source: str, outcomes: Mapping[str, Any] | None, function: str) -> None:
@@ -355,8 +378,6 @@ def for_learner(feedback: Mapping[str, Any] | None, filename: str | None,
         causes.append(cause)
     summary = dict(feedback.get("summary") or {})
     mistakes = diagnosis_data(diagnosis) or list(feedback.get("diagnosis") or [])
-    if causes and causes[0].get("location") and summary.get("next_step"):
-        summary["next_step"] = str(summary["next_step"]).replace(f"at {JAIL_FILENAME}:", f"at {name}:")
     if mistakes and mistakes[0].get("fix") and not causes:
-        summary["next_step"] = f"{mistakes[0]['title']}: {mistakes[0]['fix']}"
+        summary["next_step"] = f"Fix mistake 1 first: {mistakes[0]['fix']}"
     return {"root_causes": causes, "diagnosis": mistakes, "summary": summary}

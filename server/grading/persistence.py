@@ -11,6 +11,8 @@ from typing import Protocol
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from exercises.feedback import for_learner, rename_in_text
+
 from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
 
@@ -45,6 +47,8 @@ class ReportLike(Protocol):
     timings: Mapping[str, float]
     peak_memory_bytes: int | None
     cpu_seconds: float | None
+    # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
+    # (the judge's named mistakes), absent from older reports.
 
 
 @dataclass(frozen=True)
@@ -135,20 +139,22 @@ def store_report(
     previous = submission.verdict
     submission.checks.clear()  # a re-graded row (after a crash) must not keep old results
     session.flush()
+    filename = submission.filename
     for position, check in enumerate(report.checks):
         submission.checks.append(
             CheckResult(
                 name=check.name,
                 weight=float(check.weight),
                 passed=bool(check.passed),
-                message=check.message or "",
+                message=rename_in_text(check.message or "", filename),
                 misconception=check.misconception,
                 position=position,
             )
         )
     submission.verdict = verdict.value
     submission.score = None if report.score is None else float(report.score)
-    submission.message = report.message or ""
+    submission.message = rename_in_text(report.message or "", filename)
+    submission.feedback = for_learner(getattr(report, "feedback", None), filename, getattr(report, "diagnosis", None))
     submission.stdout = cap_text(report.stdout or "", output_cap)
     submission.stderr = cap_text(report.stderr or "", output_cap)
     submission.timings = {**dict(report.timings or {}), **dict(extra_timings or {})}
@@ -195,6 +201,7 @@ def store_internal_error(
         return
     previous = submission.verdict
     submission.checks.clear()
+    submission.feedback = None
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
     submission.message = message
