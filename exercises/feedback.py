@@ -9,8 +9,9 @@ where it is. This module turns one grading run into a small JSON-able structure:
     (file, line, column, source line, caret span). A syntax error and an exception at import
     are root causes too.
 ``summary``
-    The verdict, score, checks passed, a one-sentence headline, the next thing to fix, and a
-    short text for each failed check that no root cause explains (no traceback, no seed).
+    The verdict, score, checks passed, a one-sentence headline, the next thing to fix, and for
+    each failed check a short text (no traceback, no seed) and the number of the root cause
+    that explains it (1-based, or None).
 ``diagnosis``
     The judge's named mistakes, when the report carries them (passed through, capped).
 
@@ -169,6 +170,7 @@ def _root_cause(error: Any, location: dict[str, Any] | None, calls: int, total_c
         "calls": calls,
         "total_calls": total_calls,
         "checks": [],
+        "checks_line": "",
         "headline": "",
     }
 
@@ -187,6 +189,19 @@ def _headline(cause: Mapping[str, Any]) -> str:
     n = len(cause["checks"])
     failed = f" ({n} check{'s' if n != 1 else ''})" if n else ""
     return f"Your function raised {exc} {when}{failed}"
+
+
+def _checks_line(failed: list[str], every: list[str]) -> str:
+    """The checks a cause failed, in one short line: "all 12 checks", "11 of 12 checks: all but
+    ValueError on mismatched shapes", or the names when they are few."""
+    if not failed:
+        return ""
+    if len(failed) == len(every):
+        return f"all {len(every)} checks"
+    others = [name for name in every if name not in failed]
+    if len(others) < len(failed) and len(others) <= 2:
+        return f"{len(failed)} of {len(every)} checks, all but " + " · ".join(others)
+    return f"{len(failed)} of {len(every)} checks: " + " · ".join(failed)
 
 
 def _attribute(checks: Sequence[Any], causes: list[dict[str, Any]]) -> None:
@@ -281,9 +296,10 @@ def from_run(report: Any, source: str, outcomes: Mapping[str, Any] | None = None
         causes = [c for c in causes if c["checks"]][:MAX_ROOT_CAUSES]
     for cause in causes:
         cause["headline"] = _headline(cause)
-    explained = {name for cause in causes for name in cause["checks"]}
-    details = [{"check": c.name, "text": _brief(c.message)} for c in report.checks
-               if not c.passed and c.name not in explained]
+        cause["checks_line"] = _checks_line(cause["checks"], [c.name for c in report.checks])
+    owner = {name: i for i, cause in enumerate(causes, 1) for name in cause["checks"]}
+    details = [{"check": c.name, "text": _brief(c.message), "cause": owner.get(c.name)}
+               for c in report.checks if not c.passed]
     message, next_step = report.message, _next_step(report, causes, details)
     near = suggest(function, top_level_functions(source)) if report.verdict == "missing_function" and function else None
     if near:

@@ -95,7 +95,8 @@ def root_cause(cause: dict[str, Any], index: int | None, *, filename: str | None
         parts.append(Padding(Text(label, style="bold red"), (0, 0, 0, 2)))
     checks = [str(c) for c in cause.get("checks") or []]
     if checks:
-        parts.append(Padding(Text.assemble(("= failed: ", "bold blue"), " · ".join(checks)), (0, 0, 0, 2)))
+        line = str(cause.get("checks_line") or " · ".join(checks))
+        parts.append(Padding(Text.assemble(("= failed: ", "bold blue"), line), (0, 0, 0, 2)))
     if verbose and cause.get("traceback"):
         parts.append(Padding(Text(_renamer(filename, local_path)(str(cause["traceback"])).rstrip(), style="dim"),
                              (0, 0, 0, 2)))
@@ -120,16 +121,17 @@ def mistakes(diagnosis: Sequence[dict[str, Any]]) -> list[RenderableType]:
 
 def _results(checks: Sequence[dict[str, Any]], causes: Sequence[dict[str, Any]],
              details: Iterable[dict[str, Any]]) -> list[str]:
-    """Each check's short result for the table: which error above, or the feedback's brief text."""
-    briefs = {str(d.get("check")): str(d.get("text") or "") for d in details}
-    owner = {name: i for i, cause in enumerate(causes, 1) for name in cause.get("checks") or []}
+    """Each check's short result for the table: which error above, or the feedback's short text."""
+    by_name = {str(d.get("check")): d for d in details if isinstance(d, dict)}
     out = []
     for check in checks:
-        name = str(check.get("name", ""))
-        if name in owner:
-            out.append("see the error above" if len(causes) == 1 else f"see error[{owner[name]}] above")
+        detail = by_name.get(str(check.get("name", "")))
+        if check.get("passed") or detail is None:
+            out.append("ok" if check.get("passed") else str(check.get("message") or "").strip().split("\n", 1)[0])
+        elif detail.get("cause"):
+            out.append("see the error above" if len(causes) == 1 else f"see error[{detail['cause']}] above")
         else:
-            out.append(briefs.get(name) or str(check.get("message") or "").strip().split("\n", 1)[0])
+            out.append(str(detail.get("text") or ""))
     return out
 
 

@@ -6,6 +6,7 @@ or a check message are never read as Rich markup.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -65,11 +66,17 @@ def print_out(renderable: RenderableType) -> None:
     if console.color_system is not None:
         console.print(renderable)
         return
+    console.file.write(plain_text(renderable, console.width))
+    console.file.flush()
+
+
+def plain_text(renderable: RenderableType, width: int) -> str:
+    """``renderable`` as plain text ``width`` columns wide, without trailing spaces."""
+    console = Console(width=width, color_system=None, highlight=False, emoji=False, force_terminal=False,
+                      file=io.StringIO())
     with console.capture() as captured:
         console.print(renderable)
-    lines = captured.get().splitlines()
-    console.file.write("".join(line.rstrip() + "\n" for line in lines))
-    console.file.flush()
+    return "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
 
 
 def table_box() -> box.Box | None:
@@ -305,7 +312,7 @@ class StatusLine:
 def live_status(enabled: bool) -> Iterator[StatusLine]:
     """A ``StatusLine`` shown while the block runs, only if ``enabled`` and stderr is a terminal."""
     console = stderr_console()
-    if not enabled or not console.is_terminal:
+    if not enabled or not console.is_terminal or plain_output(sys.stderr):
         yield StatusLine(None)
         return
     with console.status("submitted…") as status:

@@ -59,6 +59,9 @@ class RootCause(BaseModel):
     calls: int = Field(description="Calls that raised it (0 for syntax and import).")
     total_calls: int = Field(description="Calls that did not raise another exception.")
     checks: list[str] = Field(description="Names of the failed checks it explains.")
+    checks_line: str = Field(
+        default="", description="Those checks in one short line.", examples=["11 of 12 checks, all but ValueError on mismatched shapes"]
+    )
     headline: str = Field(examples=["Your function raised NameError on every call (11 checks)"])
 
 
@@ -72,10 +75,11 @@ class Mistake(BaseModel):
 
 
 class CheckDetail(BaseModel):
-    """A failed check that no root cause explains, in one short text (no traceback, no seed)."""
+    """A failed check in one short text (no traceback, no seed), and what explains it."""
 
     check: str
     text: str
+    cause: int | None = Field(default=None, description="1-based index into root_causes, if one explains it.")
 
 
 class FeedbackSummary(BaseModel):

@@ -25,12 +25,29 @@ def as_submission(report: GradeReport, filename: str, *, diagnosis: list[dict[st
         "id": submission_id, "exercise": exercise, "user": "ada", "status": "done",
         "verdict": report.verdict, "score": report.score, "message": rename_in_text(report.message, filename),
         "checks": checks, "stdout": "", "stderr": "", "timings": {}, "peak_memory_bytes": None,
-        "cpu_seconds": None, "filename": filename,
+        "cpu_seconds": None, "filename": filename, "queue_position": None,
+        "created_at": "2026-11-30T12:00:00Z", "started_at": "2026-11-30T12:00:01Z",
+        "finished_at": "2026-11-30T12:00:03Z",
         "feedback": Feedback.model_validate(feedback).model_dump() if feedback else None,
     }
 
 
-def grade_file(judge: Judge, name: str, exercise: str = "gae", seed: int = 7) -> dict[str, Any]:
-    """Grade ``sources/<name>.py`` for ``exercise`` and return its submission dict."""
-    source = (SOURCES / f"{name}.py").read_text()
-    return as_submission(judge.grade(exercise, source, seed), f"{name}.py", exercise=exercise)
+def grade_file(judge: Judge, name: str, exercise: str = "gae", seed: int = 7) -> GradeReport:
+    """Grade ``sources/<name>.py`` for ``exercise``."""
+    return judge.grade(exercise, (SOURCES / f"{name}.py").read_text(), seed)
+
+
+#: A diagnosis in the shape the judge's ``GradeReport.diagnosis`` takes (issue 11), for the
+#: two-mistake file: what the summary shows once the judge names both mistakes.
+TWO_MISTAKES_DIAGNOSIS = [
+    {"misconception": "gamma missing from the TD error: delta_t = r_t + V_{t+1} - V_t instead of "
+                      "r_t + gamma * V_{t+1} - V_t",
+     "title": "gamma is missing from the TD error",
+     "fix": "delta_t = r_t + gamma * V_{t+1} - V_t",
+     "checks": ["advantages and returns with non-default gamma and lam", "mask=None: every position valid"]},
+    {"misconception": "decay without gamma: A_t = delta_t + lam * A_{t+1} instead of delta_t + gamma * lam * A_{t+1}",
+     "title": "the recursion decays by lam alone",
+     "fix": "A_t = delta_t + gamma * lam * A_{t+1}",
+     "checks": ["V_{t+1} is 0 after the last valid token (no bootstrapping from padding)",
+                "length-1 rows and a row with no valid token"]},
+]
