@@ -89,7 +89,8 @@ def root_cause(cause: dict[str, Any], index: int | None, *, filename: str | None
     location = cause.get("location")
     if isinstance(location, dict):
         where = f"{_display_file(location, filename, local_path)}:{location.get('line')}:{location.get('column')}"
-        parts.append(Text.assemble(("  --> ", "bold blue"), where))
+        # one line even when wider than the terminal: editors and terminals link path:line:col
+        parts.append(Text.assemble(("  --> ", "bold blue"), where, no_wrap=True, overflow="ignore"))
         parts.append(SourceSnippet(location, label))
     else:
         parts.append(Padding(Text(label, style="bold red"), (0, 0, 0, 2)))

@@ -64,7 +64,7 @@ def print_out(renderable: RenderableType) -> None:
     """Print ``renderable`` on stdout; plain output loses the spaces Rich pads lines with."""
     console = stdout_console()
     if console.color_system is not None:
-        console.print(renderable)
+        console.print(renderable, crop=False)  # never cut: a line that cannot wrap runs on
         return
     console.file.write(plain_text(renderable, console.width))
     console.file.flush()
@@ -75,7 +75,7 @@ def plain_text(renderable: RenderableType, width: int) -> str:
     console = Console(width=width, color_system=None, highlight=False, emoji=False, force_terminal=False,
                       file=io.StringIO())
     with console.capture() as captured:
-        console.print(renderable)
+        console.print(renderable, crop=False)
     return "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
 
 
