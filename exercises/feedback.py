@@ -34,9 +34,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
+import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 #: The name the learner's file has inside the jail (``sandbox.protocol.JobRequest.filename``).
 JAIL_FILENAME = "submission.py"
@@ -322,7 +325,12 @@ def from_run(report: Any, source: str, outcomes: Mapping[str, Any] | None = None
 def attach(report: Any, source: str, outcomes: Mapping[str, Any] | None, function: str) -> None:
     """The judge's hook: put :func:`from_run`'s data on ``report.feedback``; a near-miss
     function name also goes into the missing_function verdict's message."""
-    report.feedback = from_run(report, source, outcomes, function)
+    try:
+        report.feedback = from_run(report, source, outcomes, function)
+    except Exception:  # feedback is a reading aid: it must never cost a learner the verdict
+        log.exception("feedback could not be built; the verdict is stored without it")
+        report.feedback = None
+        return
     if report.verdict == "missing_function":
         near = suggest(function, top_level_functions(source))
         if near:
