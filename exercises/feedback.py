@@ -113,13 +113,14 @@ def location_from_traceback(traceback: str, source: str) -> dict[str, Any] | Non
 def syntax_error_location(source: str, line: int | None) -> tuple[dict[str, Any] | None, str | None]:
     """Where ``source`` fails to parse, and the parser's message.
 
-    Parsing here executes nothing (``ast.parse`` builds a tree); it gives the column the
-    jail's report lacks. When it disagrees with the jail (it should not), the jail's line wins.
+    Compiling executes nothing; it gives the column the jail's report lacks. It is called only
+    for a source the jail failed to compile, so it stops where the jail's compile stopped.
+    When it disagrees with the jail (it should not), the jail's line wins.
     """
     message: str | None = None
     column = end_column = None
     try:
-        ast.parse(source, JAIL_FILENAME)
+        compile(source, JAIL_FILENAME, "exec", dont_inherit=True)
     except SyntaxError as exc:
         message = exc.msg
         if line is None or exc.lineno == line:
@@ -253,9 +254,7 @@ def _next_step(report: Any, causes: list[dict[str, Any]], details: list[dict[str
             "s." if len(named[0]["checks"]) != 1 else ".")
     if details:
         return f"Start with \"{details[0]['check']}\": {details[0]['text']}"
-    if report.verdict not in ("graded", "internal_error") and report.message:
-        return _cap(report.message.split("\n", 1)[0], MAX_MESSAGE)
-    return None
+    return None  # a time limit, a crash...: the verdict's message, shown as the headline, says it
 
 
 def from_run(report: Any, source: str, outcomes: Mapping[str, Any] | None = None,
