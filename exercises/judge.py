@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from exercises import feedback
 from exercises.framework import (
     Case,
     CaseGen,
@@ -30,7 +31,6 @@ from exercises.framework import (
     Outcome,
     run_check,
 )
-from exercises import feedback
 from exercises.misconceptions import name_misconception
 from exercises.outcomes import outcomes_from, run_in_process, to_call
 from exercises.registry import get_exercise
