@@ -16,7 +16,8 @@ SOURCES = Path(__file__).parent / "sources"
 def as_submission(report: GradeReport, filename: str, *, diagnosis: list[dict[str, Any]] | None = None,
                   submission_id: int = 42, exercise: str = "gae") -> dict[str, Any]:
     """The wire form of a done submission holding ``report`` (no timings: they vary per run)."""
-    feedback = for_learner(report.feedback, filename, diagnosis)
+    # as server/grading/persistence.py does: the report's own diagnosis unless one is given
+    feedback = for_learner(report.feedback, filename, diagnosis or getattr(report, "diagnosis", None))
     checks = [CheckPublic(**{**asdict(c), "message": rename_in_text(c.message, filename)}).model_dump()
               for c in report.checks]
     for check in checks:
