@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 
 from .api import Submission
@@ -38,6 +39,15 @@ def _renamer(filename: str | None, local_path: str | None) -> Renamer:
         return lambda text: text
     quoted, path = f'File "{filename}"', f'File "{local_path}"'
     return lambda text: text.replace(quoted, path)
+
+
+def hanging(label: Text, body: RenderableType, indent: int = 0) -> RenderableType:
+    """``label`` then ``body``, whose wrapped lines stay to the right of the label."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(label, body)
+    return Padding(grid, (0, 0, 0, indent)) if indent else grid
 
 
 def _display_file(location: dict[str, Any], filename: str | None, local_path: str | None) -> str:
@@ -97,7 +107,7 @@ def root_cause(cause: dict[str, Any], index: int | None, *, filename: str | None
     checks = [str(c) for c in cause.get("checks") or []]
     if checks:
         line = str(cause.get("checks_line") or " · ".join(checks))
-        parts.append(Padding(Text.assemble(("= failed: ", "bold blue"), line), (0, 0, 0, 2)))
+        parts.append(hanging(Text("= failed:", style="bold blue"), Text(line), indent=2))
     if verbose and cause.get("traceback"):
         parts.append(Padding(Text(_renamer(filename, local_path)(str(cause["traceback"])).rstrip(), style="dim"),
                              (0, 0, 0, 2)))
@@ -110,13 +120,13 @@ def mistakes(diagnosis: Sequence[dict[str, Any]]) -> list[RenderableType]:
         return []
     parts: list[RenderableType] = [Text(f"Mistakes found ({len(diagnosis)}):", style="bold yellow")]
     for i, item in enumerate(diagnosis, 1):
-        title = str(item.get("title") or item.get("misconception") or "")
-        parts.append(Padding(Text.assemble((f"{i}. ", "bold yellow"), (title, "bold")), (0, 0, 0, 2)))
+        lines: list[RenderableType] = [Text(str(item.get("title") or item.get("misconception") or ""), style="bold")]
         if item.get("fix"):
-            parts.append(Padding(Text.assemble(("fix: ", "bold"), str(item["fix"])), (0, 0, 0, 5)))
+            lines.append(hanging(Text("fix:", style="bold"), Text(str(item["fix"]))))
         checks = [str(c) for c in item.get("checks") or []]
         if checks:
-            parts.append(Padding(Text.assemble(("checks: ", "dim bold"), (" · ".join(checks), "dim")), (0, 0, 0, 5)))
+            lines.append(hanging(Text("checks:", style="dim bold"), Text(" · ".join(checks), style="dim")))
+        parts.append(hanging(Text(f"{i}.", style="bold yellow"), Group(*lines), indent=2))
     return parts
 
 
@@ -163,7 +173,7 @@ def layout(sub: Submission, data: dict[str, Any], *, verbose: bool, local_path: 
                                 verbose=verbose))
     if summary.get("next_step"):
         parts.append(Text(""))
-        parts.append(Text.assemble(("Next: ", "bold green"), str(summary["next_step"])))
+        parts.append(hanging(Text("Next:", style="bold green"), Text(str(summary["next_step"]))))
     if checks:
         parts.append(Text(""))
         parts.append(checks_table(checks, _results(checks, causes, summary.get("details") or [])))
