@@ -309,4 +309,6 @@ def route(args: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
+    # help in a pipe or under NO_COLOR is click's plain text, like every other output
+    app.rich_markup_mode = None if render.plain_output() else "rich"
     app(args=route(sys.argv[1:] if argv is None else argv), prog_name="ppo-submit")

@@ -190,3 +190,11 @@ def test_json_output_carries_the_feedback_data(serve: Any) -> None:
     cause = data["feedback"]["root_causes"][0]
     assert (cause["exception"], cause["location"]["file"], cause["location"]["line"]) == ("NameError", "typo.py", 11)
     assert len(cause["checks"]) == 11
+
+
+def test_help_in_a_pipe_is_plain_text() -> None:
+    proc = subprocess.run([sys.executable, "-m", "ppo_submit", "submit", "--help"], env=_env("http://unused"),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert "--verbose" in proc.stdout
+    assert "\x1b" not in proc.stdout and not BOX_DRAWING.search(proc.stdout), proc.stdout
