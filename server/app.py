@@ -32,8 +32,11 @@ from server.openapi import use_error_shape_for_validation
 from server.state import AppState
 from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
+from server.submissions.waiting import VerdictAnnouncer
+from server.text_guard import RefuseNulInUrl
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
+from server.web.dashboard_router import router as dashboard_router
 from server.web.router import router as web_router
 
 log = logging.getLogger(__name__)
@@ -75,8 +78,10 @@ def create_app(settings: Settings | None = None, grader_factory: GraderFactory |
     for router in (health_router, users_router, catalog_router, submissions_router, leaderboard_router, stats_router, gradebook_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
-    app.include_router(web_router)  # GET /leaderboard: the instructors' HTML page (not in the schema)
+    app.include_router(web_router)  # /login, /logout, /leaderboard: HTML pages (not in the schema)
+    app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work, HTML
     _install_error_handlers(app)
+    app.add_middleware(RefuseNulInUrl)
     default_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -105,12 +110,14 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
         engine.dispose()
         raise
     queue = InProcessQueue()
+    announcer = VerdictAnnouncer()
     workers = WorkerPool(
-        session_factory, queue, grade, workers=settings.WORKERS, output_cap=settings.OUTPUT_BYTES
+        session_factory, queue, grade, workers=settings.WORKERS, output_cap=settings.OUTPUT_BYTES,
+        on_verdict=announcer.announce,
     )
     workers.recover()  # before start(): re-queued rows go first, in id order
     workers.start()
-    state = AppState(settings, engine, session_factory, queue, workers)
+    state = AppState(settings, engine, session_factory, queue, workers, announcer)
     return state, close_grader
 
 

@@ -208,3 +208,141 @@ PATHOLOGICAL_SOURCES = {
     "unary minus chain": "x = " + "-" * 1_000_000 + "1\n",
     "nested lambdas": "f = " + "lambda: " * 50_000 + "1\n",
 }
+
+# -- gpu-mode's pygpubench exploit list, adapted to this grader --------------------------------
+#: ptrace and process_vm_readv on every pid it can guess (the host, the manager, init).
+PTRACE_AND_PROCESS_VM = PROBE + '''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(64)
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+local = IoVec(ctypes.cast(buf, ctypes.c_void_p), 64)
+remote = IoVec(0x400000, 64)
+for pid in (1, os.getppid(), 3, 4, 5):
+    ok = libc.ptrace(16, pid, None, None) == 0   # PTRACE_ATTACH
+    print(("ESCAPED" if ok else "DENIED") + f" ptrace attach {{pid}}")
+    got = libc.syscall(310, pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)  # process_vm_readv
+    print(("ESCAPED" if got > 0 else "DENIED") + f" process_vm_readv {{pid}}")
+ok = libc.ptrace(0, 0, None, None) == 0   # PTRACE_TRACEME: let an ancestor trace us
+print(("ESCAPED" if ok else "DENIED") + " ptrace traceme")
+''' + HONEST
+#: Writes to its own memory through /proc/self/mem (to patch read-only code), and a scan for the
+#: grader's secret (the AES-key-recovery idea: find the key in memory, predict the cases).
+PROC_MEM_AND_SECRET_SCAN = PROBE + '''
+import gc, os
+_try("open /proc/self/mem for writing", lambda: open("/proc/self/mem", "r+b"), "ESCAPED")
+_try("read /proc/self/environ", lambda: open("/proc/self/environ", "rb").read(), "ESCAPED")
+_try("read /proc/1/environ", lambda: open("/proc/1/environ", "rb").read(), "ESCAPED")
+# The judge's secret and the canary in the grader's environment, in halves that never meet in
+# this module's own text: only a copy from outside would hold them side by side.
+PAIRS = [("hostile-suite-", "secret"), ("{canary_head}", "{canary_tail}")]
+def holds(text):
+    return any(head + tail in text for head, tail in PAIRS)
+found = [type(o).__name__ for o in gc.get_objects() if isinstance(o, str) and len(o) < 1_000_000 and holds(o)]
+print("LEAK grader secret in memory" if found else "DENIED no grader secret in memory")
+print("LEAK grader secret in environment" if holds(str(os.environ)) else "DENIED clean environment")
+''' + HONEST
+#: Detours the harness's digest (the GOT-patch / function-detour idea): the measured run claims
+#: whatever digests it likes while returning a cheap, wrong answer.
+DETOUR_THE_DIGEST = HONEST_AS_IMPL + '''
+import sys
+h = sys.modules["sandbox.harness"]
+h.digest = lambda t, seed: [0.0, 0.0]
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    if log_probs_new.numel() > 100_000:
+        return log_probs_new.reshape(-1)[0] * 0
+    return _honest(log_probs_new, log_probs_old, advantages, clip_range)
+'''
+#: Timer patching: every clock the harness might read says the call took no time.
+PATCH_TIMERS = HONEST_AS_IMPL + '''
+import time
+time.perf_counter = lambda: 0.0
+time.monotonic = lambda: 0.0
+time.process_time = lambda: 0.0
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    x = 0
+    if log_probs_new.numel() > 100_000:   # the measured case: burn CPU the speed figure must show
+        for i in range(4_000_000):
+            x += i
+    return _honest(log_probs_new, log_probs_old, advantages, clip_range)
+'''
+#: Module shadowing: torch, safetensors and json replaced in sys.modules and as files in the
+#: working folder, so the harness writes results through the learner's modules.
+SHADOW_MODULES = HONEST_AS_IMPL + '''
+import os, sys, types
+for name in ("torch.py", "safetensors.py", "json.py", "sitecustomize.py"):
+    try:
+        open(name, "w").write("raise SystemExit('shadowed')\\n")
+    except OSError:
+        pass
+fake_json = types.ModuleType("json")
+fake_json.dumps = lambda obj, *a, **k: '{{"status": "ok", "calls": []}}'
+fake_json.load = lambda fh: {{}}
+sys.modules["json"] = fake_json
+fake_st = types.ModuleType("safetensors.torch")
+fake_st.save_file = lambda tensors, path, *a, **k: None
+sys.modules["safetensors.torch"] = fake_st
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    return log_probs_new.sum() * 0
+'''
+#: A seccomp filter of its own that traps the harness's writes (the seccomp-trap idea).
+SECCOMP_TRAP_OWN_WRITES = PROBE + '''
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+# allow everything except write(2) to fd >= 3, which fails with EPERM
+prog = b"".join([
+    struct.pack("=HBBI", 0x20, 0, 0, 0),          # A = nr
+    struct.pack("=HBBI", 0x15, 0, 3, 1),          # nr == write ?
+    struct.pack("=HBBI", 0x20, 0, 0, 16),         # A = fd
+    struct.pack("=HBBI", 0x35, 0, 1, 3),          # fd >= 3 ?
+    struct.pack("=HBBI", 0x06, 0, 0, 0x00050001), # ERRNO(EPERM)
+    struct.pack("=HBBI", 0x06, 0, 0, 0x7FFF0000), # ALLOW
+])
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+buf = ctypes.create_string_buffer(prog, len(prog))
+p = Prog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
+libc.prctl(38, 1, 0, 0, 0)
+print("OWN seccomp", libc.prctl(22, 2, ctypes.byref(p), 0, 0))
+''' + HONEST
+
+# -- found by the red team -----------------------------------------------------------------------
+#: RT-04: the report straddles the wall-clock deadline (big result files, ending just before it),
+#: hoping the runner times out mid-frame, kills, and misreads the rest as a new frame.
+RACE_THE_DEADLINE = '''
+import os, time
+T0 = time.monotonic()
+n = (8 << 20) - 4096
+with open("../result.json", "wb") as f:
+    f.write(b" " * n)
+with open("../outputs.safetensors", "wb") as f:
+    f.write(b"\\0" * n)
+time.sleep(max(0.0, T0 + {wall} - {lead} - time.monotonic()))
+os._exit(0)
+'''
+#: RT-07: a forged outputs.safetensors whose header lists ~100k empty tensors (under the file
+#: cap), plus a result.json that says "ok".
+SAFETENSORS_HEADER_BOMB = '''
+import json, os, struct
+CAP = 8 << 20
+parts, size, i = [], 2, 0
+while True:
+    item = f'"t{{i}}":{{{{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}}}'
+    if size + len(item) + 1 > CAP - 4096:
+        break
+    parts.append(item); size += len(item) + 1; i += 1
+h = ("{{" + ",".join(parts) + "}}").encode()
+with open("../outputs.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(h)) + h)
+req = json.load(open("../request.json"))
+with open("../result.json", "w") as f:
+    json.dump({{"status": "ok", "calls": [{{"id": c["id"]}} for c in req["calls"]]}}, f)
+os._exit(0)
+'''
+#: RT-10: GAE computed on the graph (not detached), with a hook on `values` that zeroes whatever
+#: gradient reaches it, so a probe that only looks at gradients sees none.
+GAE_ATTACHED_WITH_ZEROING_HOOK = GAE_ATTACHED_CLAIMING_DETACHED.replace(
+    "    valid = torch.ones_like", "    if values.requires_grad:\n        values.register_hook(lambda g: torch.zeros_like(g))\n"
+    "    valid = torch.ones_like").replace(
+    "return advantages.as_subclass(Detached), returns.as_subclass(Detached)", "return advantages, returns")
