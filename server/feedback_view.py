@@ -14,7 +14,10 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from server.submissions.schemas import Feedback, RootCause, SubmissionPublic
+from pydantic import ValidationError
+
+from server.models import Submission
+from server.submissions.schemas import CheckPublic, Feedback, Mistake, RootCause, SubmissionPublic
 
 #: Styles for the classes the fragment uses (``fb-`` prefixed, to sit beside any page's CSS).
 FEEDBACK_CSS = """
@@ -68,10 +71,10 @@ def _root_cause(cause: RootCause, index: int | None) -> str:
     return "".join(parts)
 
 
-def _results(sub: SubmissionPublic, feedback: Feedback) -> list[str]:
+def _results(checks: Sequence[CheckPublic], feedback: Feedback) -> list[str]:
     details = {d.check: d for d in feedback.summary.details}
     out = []
-    for check in sub.checks:
+    for check in checks:
         detail = details.get(check.name)
         if check.passed or detail is None:
             out.append("ok" if check.passed else check.message.split("\n", 1)[0])
@@ -82,14 +85,54 @@ def _results(sub: SubmissionPublic, feedback: Feedback) -> list[str]:
     return out
 
 
-def _checks_table(sub: SubmissionPublic, results: Sequence[str]) -> str:
+def _checks_table(checks: Sequence[CheckPublic], results: Sequence[str]) -> str:
     rows = []
-    for check, result in zip(sub.checks, results, strict=True):
+    for check, result in zip(checks, results, strict=True):
         mark = '<td class="fb-pass">✓</td>' if check.passed else '<td class="fb-fail">✗</td>'
         rows.append(f"<tr>{mark}<td>{_e(check.name)}</td><td class=\"num\">{_number(check.weight)}</td>"
                     f"<td>{_e(result)}</td></tr>")
     return ('<table class="fb-checks"><thead><tr><th></th><th>Check</th><th class="num">Points</th>'
             f"<th>Result</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _mistakes(diagnosis: Sequence[Mistake]) -> str:
+    items = []
+    for mistake in diagnosis:
+        fix = f"<br>fix: {_e(mistake.fix)}" if mistake.fix else ""
+        checks = f'<br><span class="fb-checks-line">checks: {_e(" · ".join(mistake.checks))}</span>' if mistake.checks else ""
+        items.append(f"<li>Likely misconception: <strong>{_e(mistake.title)}</strong>{fix}{checks}</li>")
+    return (f'<section class="fb-mistakes"><h3>Mistakes found ({len(diagnosis)})</h3>'
+            f"<ol>{''.join(items)}</ol></section>")
+
+
+def _fragment(verdict: str | None, score: float | None, message: str, checks: Sequence[CheckPublic],
+              feedback: Feedback | None) -> str:
+    """The layout itself: summary, mistakes, root causes, next step, checks."""
+    head = f"Verdict: {verdict or '-'}"
+    if score is not None:
+        head += f" · Score: {_number(score)} / 100"
+    if feedback is None:
+        results = [("ok" if c.passed else c.message.split("\n", 1)[0]) for c in checks]
+        shown = f"<p>{_e(message)}</p>" if message else ""
+        table = _checks_table(checks, results) if checks else ""
+        return f'<div class="fb"><p class="fb-summary">{_e(head)}</p>{shown}{table}</div>'
+    summary = feedback.summary
+    if summary.checks_total:
+        head += f" · {summary.checks_passed} of {summary.checks_total} checks passed"
+    parts = ['<div class="fb">', f'<p class="fb-summary">{_e(head)}</p>']
+    if summary.headline and verdict != "graded" and not feedback.root_causes:
+        parts.append(f"<p>{_e(summary.headline)}</p>")
+    if feedback.diagnosis:
+        parts.append(_mistakes(feedback.diagnosis))
+    numbered = len(feedback.root_causes) > 1
+    for i, cause in enumerate(feedback.root_causes, 1):
+        parts.append(_root_cause(cause, i if numbered else None))
+    if summary.next_step:
+        parts.append(f'<p class="fb-next">Next: {_e(summary.next_step)}</p>')
+    if checks:
+        parts.append(_checks_table(checks, _results(checks, feedback)))
+    parts.append("</div>")
+    return "".join(parts)
 
 
 def feedback_html(submission: SubmissionPublic | Mapping[str, Any]) -> str:
@@ -102,35 +145,19 @@ def feedback_html(submission: SubmissionPublic | Mapping[str, Any]) -> str:
     sub = submission if isinstance(submission, SubmissionPublic) else SubmissionPublic.model_validate(submission)
     if sub.status != "done":
         return f'<p class="fb-summary">{_e(sub.status)}…</p>'
-    head = f"Verdict: {sub.verdict or '-'}"
-    if sub.score is not None:
-        head += f" · Score: {_number(sub.score)} / 100"
-    feedback = sub.feedback
-    if feedback is None:
-        results = [("ok" if c.passed else c.message.split("\n", 1)[0]) for c in sub.checks]
-        message = f"<p>{_e(sub.message)}</p>" if sub.message else ""
-        table = _checks_table(sub, results) if sub.checks else ""
-        return f'<div class="fb"><p class="fb-summary">{_e(head)}</p>{message}{table}</div>'
-    summary = feedback.summary
-    if summary.checks_total:
-        head += f" · {summary.checks_passed} of {summary.checks_total} checks passed"
-    parts = ['<div class="fb">', f'<p class="fb-summary">{_e(head)}</p>']
-    if summary.headline and sub.verdict != "graded" and not feedback.root_causes:
-        parts.append(f"<p>{_e(summary.headline)}</p>")
-    if feedback.diagnosis:
-        items = []
-        for mistake in feedback.diagnosis:
-            fix = f"<br>fix: {_e(mistake.fix)}" if mistake.fix else ""
-            checks = f'<br><span class="fb-checks-line">checks: {_e(" · ".join(mistake.checks))}</span>' if mistake.checks else ""
-            items.append(f"<li><strong>{_e(mistake.title)}</strong>{fix}{checks}</li>")
-        parts.append(f'<section class="fb-mistakes"><h3>Mistakes found ({len(feedback.diagnosis)})</h3>'
-                     f"<ol>{''.join(items)}</ol></section>")
-    numbered = len(feedback.root_causes) > 1
-    for i, cause in enumerate(feedback.root_causes, 1):
-        parts.append(_root_cause(cause, i if numbered else None))
-    if summary.next_step:
-        parts.append(f'<p class="fb-next">Next: {_e(summary.next_step)}</p>')
-    if sub.checks:
-        parts.append(_checks_table(sub, _results(sub, feedback)))
-    parts.append("</div>")
-    return "".join(parts)
+    return _fragment(sub.verdict, sub.score, sub.message, sub.checks, sub.feedback)
+
+
+def stored_feedback_html(submission: Submission) -> str | None:
+    """The same fragment for a stored row (its checks loaded), when it carries feedback data;
+    None for a row that does not (graded before migration 0005, or not done), so a page can
+    show such rows its own way."""
+    if submission.status != "done" or not submission.feedback:
+        return None
+    try:
+        feedback = Feedback.model_validate(submission.feedback)
+    except ValidationError:
+        return None
+    checks = [CheckPublic(name=c.name, weight=c.weight, passed=c.passed, message=c.message,
+                          misconception=c.misconception) for c in submission.checks]
+    return _fragment(submission.verdict, submission.score, submission.message, checks, feedback)

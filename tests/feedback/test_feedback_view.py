@@ -58,3 +58,22 @@ def test_a_row_without_feedback_data_shows_its_verdict_and_checks(graded: dict[s
     assert f"Verdict: graded · Score: {sub['score']:g} / 100" in html
     assert len(re.findall(r"<tr>", html)) == 1 + len(sub["checks"])
     assert feedback_html({**sub, "status": "queued"}) == '<p class="fb-summary">queued…</p>'
+
+
+def test_the_dashboards_submission_block_uses_the_same_layout(graded: dict[str, dict[str, Any]]) -> None:
+    """server/web's feedback block lays out a stored row's feedback data with this renderer."""
+    from server.models import CheckResult, Submission
+    from server.web.feedback import feedback_html as dashboard_block
+
+    sub = graded["typo"]
+    row = Submission(status="done", verdict=sub["verdict"], score=sub["score"], message=sub["message"],
+                     feedback=sub["feedback"], stdout="", stderr="", timings={},
+                     checks=[CheckResult(name=c["name"], weight=c["weight"], passed=c["passed"], message=c["message"],
+                                         misconception=c["misconception"], position=i)
+                             for i, c in enumerate(sub["checks"])])
+    block = dashboard_block(row)
+    assert feedback_html(sub) in block
+    text = "".join(_read(block).parts)
+    assert text.count("name 'value' is not defined") == 1 and text.count("typo.py:11:28") == 1
+    row.feedback = None  # a row graded before feedback data: its checks, as before
+    assert "Checks (1 of 12 passed)" in dashboard_block(row)
