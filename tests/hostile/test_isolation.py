@@ -167,3 +167,9 @@ def test_a_hook_zeroing_gradients_does_not_make_outputs_detached(jail: Jail) -> 
     report = jail.judge.grade("gae", A.GAE_ATTACHED_WITH_ZEROING_HOOK, 5)  # type: ignore[attr-defined]
     detach = [c for c in report.checks if "detach" in c.name.lower()]
     assert detach and not any(c.passed for c in detach), [(c.name, c.passed) for c in report.checks]
+
+
+def test_syscalls_newer_than_the_filter_are_refused(jail: Jail) -> None:
+    report = grade(jail, fill(A.NEWER_SYSCALLS))
+    assert_nothing_escaped(report)
+    assert report.stdout.count("DENIED") == 6 and report.score == 100
