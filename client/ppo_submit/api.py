@@ -24,12 +24,16 @@ import time
 import uuid
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 from urllib.parse import quote
 
-import httpx
-
 from . import __version__
+from .lazy import lazy_import
+
+if TYPE_CHECKING:
+    import httpx
+else:  # httpx loads when the first request is built, not when the CLI starts
+    httpx = lazy_import("httpx")
 
 #: Retries after the first attempt, on connection errors and 5xx answers.
 MAX_RETRIES = 3

@@ -16,15 +16,24 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import httpx
 import typer
 from typer.core import TyperGroup
 
-from . import __version__, config, render
+from . import __version__
 from .api import Client, ClientError, Interrupted, Submission, UsageError, normalise_server
+from .lazy import lazy_import
 from .source import match_exercise, read_source
+from .terminal import plain_output
+
+if TYPE_CHECKING:
+    import httpx
+
+    from . import config, render
+else:  # Rich and platformdirs load when a command first prints or reads the stored login
+    render = lazy_import("ppo_submit.render")
+    config = lazy_import("ppo_submit.config")
 
 try:  # Typer >= 0.20 vendors click
     from typer._click.exceptions import UsageError as _ClickUsageError
@@ -42,7 +51,7 @@ class Runtime:
     """What commands share: injectable collaborators (tests pass one as ``obj=``) and the
     global ``--server`` / ``--token`` values."""
 
-    transport: httpx.BaseTransport | None = None
+    transport: "httpx.BaseTransport | None" = None
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     server: str | None = field(default=None, init=False)
@@ -310,5 +319,5 @@ def route(args: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     # help in a pipe or under NO_COLOR is click's plain text, like every other output
-    app.rich_markup_mode = None if render.plain_output() else "rich"
+    app.rich_markup_mode = None if plain_output() else "rich"
     app(args=route(sys.argv[1:] if argv is None else argv), prog_name="ppo-submit")

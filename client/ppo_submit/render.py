@@ -21,27 +21,13 @@ from rich.table import Table
 from rich.text import Text
 
 from .api import CheckResult, ExerciseSummary, Submission
+from .terminal import plain_output
 
 #: Captured learner output shown at most this many lines / characters per stream.
 OUTPUT_MAX_LINES = 20
 OUTPUT_MAX_CHARS = 2000
 
 _VERDICT_STYLE = {"graded": "bold", "internal_error": "bold magenta"}
-
-
-def plain_output(stream: IO[str] | None = None) -> bool:
-    """Whether to print plain text: no colour, no escape sequences, no box-drawing.
-
-    True when ``NO_COLOR`` is set (https://no-color.org), ``TERM`` is ``dumb``, or the stream
-    is not a terminal (a pipe, a file).
-    """
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
-        return True
-    stream = sys.stdout if stream is None else stream
-    try:
-        return not stream.isatty()
-    except (AttributeError, ValueError):
-        return True
 
 
 def _console(stderr: bool) -> Console:
