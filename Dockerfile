@@ -2,7 +2,7 @@
 #   docker build -t ppo-grader .
 # torch comes from the PyTorch CPU index, so no multi-GB CUDA build lands on a CPU host.
 # The GPU worker image swaps in a CUDA build with build arguments, for example
-#   docker build -t ppo-grader:cuda --build-arg TORCH_INDEX=https://download.pytorch.org/whl/cu128 .
+#   docker build -t ppo-grader:cuda --build-arg TORCH_INDEX=https://download.pytorch.org/whl/cu130 .
 # (any TORCH_VERSION the package's range `torch>=2.2` admits; the CUDA wheel brings its own
 # CUDA runtime, the host needs only the NVIDIA driver and Container Toolkit).
 FROM python:3.11-slim-bookworm

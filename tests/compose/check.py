@@ -185,7 +185,7 @@ def ensure_base_images() -> None:
         say(f"{name}: no registry reachable; building a stand-in from Debian's packages")
         if not image_exists(MINBASE):
             build_minbase()
-        run(["docker", "build", "-q", "--network", "host", "-t", name, "-f", dockerfile, "."], cwd=HERE / "standins")
+        run(["docker", "build", "-q", "--force-rm", "--network", "host", "-t", name, "-f", dockerfile, "."], cwd=HERE / "standins")
 
 
 # -- 3. the grader image -------------------------------------------------------------------
@@ -260,7 +260,7 @@ def build_image() -> None:
     the build's pip installs read a loopback wheelhouse instead (build arguments only);
     that also spares the build the host's TLS-intercepting proxy, whose certificate the
     base image does not trust."""
-    args = ["docker", "build", "--network", "host", "-t", IMAGE]
+    args = ["docker", "build", "--force-rm", "--network", "host", "-t", IMAGE]
     if reachable("https://download.pytorch.org/whl/cpu/torch/") and not os.environ.get("COMPOSE_CHECK_WHEELHOUSE"):
         run([*args, str(ROOT)], timeout=1800)
         return
