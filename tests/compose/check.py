@@ -283,6 +283,8 @@ class Compose:
     """docker-compose on the real file plus the check's override, in a scratch directory."""
 
     def __init__(self, workdir: Path) -> None:
+        from tests.compose.compose_v1_shim import ComposeV1Shim
+
         self.workdir = workdir
         deploy = workdir / "deploy"
         deploy.mkdir(parents=True)
@@ -305,6 +307,15 @@ class Compose:
             "POSTGRES_PASSWORD": self.password,
             "PPO_GRADER_PUBLISH": f"127.0.0.1:{API_PORT}",
         }
+        self.shim: ComposeV1Shim | None = None
+        if run(["docker-compose", "version", "--short"]).stdout.startswith("1."):
+            self.shim = ComposeV1Shim()
+            self.env["DOCKER_HOST"] = self.shim.url
+            say(f"docker-compose v1: systempaths=unconfined translated as compose v2 does it ({self.shim.url})")
+
+    def close(self) -> None:
+        if self.shim is not None:
+            self.shim.close()
 
     def __call__(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         cmd = ["docker-compose", "--project-name", PROJECT, "--project-directory", str(self.workdir),
@@ -405,7 +416,8 @@ def grade_the_three(learner: Learner) -> None:
     expect(code == 1 and result["verdict"] == "graded" and result["score"] < 100, "the wrong actor loss scores < 100")
     named = [c["message"] for c in result["checks"] if not c["passed"] and mutant.misconception in c["message"]]
     expect(bool(named), f"a failed check names the misconception {mutant.misconception!r}")
-    say(f"  misconception named: {named[0][:200]!r}")
+    at = named[0].index(mutant.misconception)
+    say(f"  misconception named: ...{named[0][max(0, at - 60):at + len(mutant.misconception) + 20]!r}")
 
     gae = get_exercise("gae")
     code, result = learner.submit("gae.py", gae.reference_source)
@@ -526,6 +538,7 @@ def main() -> int:
             kill_mid_job(compose, learner)
         with step("docker-compose down -v"):
             compose("down", "-v", "--remove-orphans")
+            compose.close()
             compose = None
         left = leftovers()
         expect(not left, f"left behind: {left}")
@@ -537,6 +550,7 @@ def main() -> int:
             logs = compose("logs", "--tail", "40", check=False).stdout
             print(logs[-8000:], flush=True)
             compose("down", "-v", "--remove-orphans", check=False)
+            compose.close()
         run(["docker", "image", "prune", "-f"], check=False, quiet=True)  # dangling layers of older builds
         shutil.rmtree(scratch, ignore_errors=True)
         if dockerd is not None:
