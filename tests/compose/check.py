@@ -425,7 +425,7 @@ def grade_the_three(learner: Learner) -> None:
     expect(code == 0 and result["verdict"] == "graded" and result["score"] == 100, "the correct GAE must score 100")
 
 
-def grade_many(learner: Learner, count: int) -> None:
+def grade_many(compose: Compose, learner: Learner, count: int) -> None:
     from exercises.registry import get_exercise
 
     actor = get_exercise("actor-loss")
@@ -450,6 +450,10 @@ def grade_many(learner: Learner, count: int) -> None:
     verdicts = {(r["verdict"], r["score"]) for r in results.values()}
     say(f"{count} submissions {ids[0]}..{ids[-1]}: every one done; (verdict, score) seen: {sorted(verdicts)}")
     expect(verdicts == {("graded", 100)}, f"every one graded 100, got {verdicts}")
+    share = {w[:12]: sum(1 for e in compose.logs(w) if e.get("msg") == "graded" and e.get("submission_id") in ids)
+             for w in compose.containers("worker")}
+    say(f"graded per worker container: {share}")
+    expect(sum(share.values()) == count, f"each submission graded exactly once, got {share}")
 
 
 def kill_mid_job(compose: Compose, learner: Learner) -> None:
@@ -525,6 +529,10 @@ def main() -> int:
             compose("up", "-d", "--no-build")
             compose.wait_healthy()
         say("services: " + ", ".join(f"{n}={s}" for n, s in sorted(compose.health().items())))
+        probe = compose("exec", "-T", "worker", "python", "-c",
+                        "from sandbox import cgroups; print('per-job cgroups' if cgroups.available() else "
+                        "'rusage fallback (cgroups not writable in this container)')").stdout.strip()
+        say(f"worker memory measurement: {probe}")
         with step("users, created inside the api container"):
             add_user(compose, "teacher", "instructor")
             learner = Learner(add_user(compose, "ada", "learner"), scratch)
@@ -534,7 +542,7 @@ def main() -> int:
             compose("up", "-d", "--no-build", "--scale", "worker=2")
             compose.wait_healthy()
         with step(f"{SCALED_SUBMISSIONS} more submissions over two workers"):
-            grade_many(learner, SCALED_SUBMISSIONS)
+            grade_many(compose, learner, SCALED_SUBMISSIONS)
         with step("kill the worker holding a job; the other one finishes it"):
             kill_mid_job(compose, learner)
         with step("docker-compose down -v"):
