@@ -37,7 +37,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -245,7 +244,11 @@ def serve_wheelhouse(house: Path) -> Iterator[str]:
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", WHEEL_PORT), functools.partial(Quiet, directory=str(house)))
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", WHEEL_PORT), functools.partial(Quiet, directory=str(house)))
+    except OSError as exc:
+        raise CheckFailed(f"cannot serve the wheelhouse on 127.0.0.1:{WHEEL_PORT} ({exc.strerror}); "
+                          "set COMPOSE_CHECK_WHEEL_PORT to a free port") from None
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -335,15 +338,22 @@ class Compose:
         out = run(["docker", "inspect", "--format", fmt, *ids]).stdout.split("\n")
         return dict(line.lstrip("/").split(" ", 1) for line in out if line.strip())
 
-    def wait_healthy(self, timeout: float = 300) -> None:
+    def wait_healthy(self, timeout: float = 420) -> None:
+        """Until every container is healthy (or exited 0). ``unhealthy`` is not final: a slow
+        start on a busy machine recovers at the next passing probe; an exit is final."""
+        last: dict[str, str] = {}
+
         def ready() -> bool:
-            states = self.health()
-            failed = {n: s for n, s in states.items() if s == "unhealthy" or (s.startswith("exited/") and s != "exited/0")}
+            last.update(self.health())
+            failed = {n: s for n, s in last.items() if s.startswith("exited/") and s != "exited/0"}
             if failed:
                 raise CheckFailed(f"services failed: {failed}\n{self('logs', '--tail', '60', check=False).stdout[-6000:]}")
-            return bool(states) and all(s in ("healthy", "exited/0") for s in states.values())
+            return bool(last) and all(s in ("healthy", "exited/0") for s in last.values())
 
-        wait_for("every service to be healthy", ready, timeout, every=2)
+        try:
+            wait_for("every service to be healthy", ready, timeout, every=2)
+        except CheckFailed as exc:
+            raise CheckFailed(f"{exc}: {last}\n{self('logs', '--tail', '60', check=False).stdout[-6000:]}") from None
 
     def logs(self, container: str) -> list[dict]:
         done = run(["docker", "logs", container], check=False, quiet=True)
