@@ -45,6 +45,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -439,12 +440,15 @@ def grade_many(compose: Compose, learner: Learner, count: int) -> None:
     from exercises.registry import get_exercise
 
     actor = get_exercise("actor-loss")
-    ids = []
-    for n in range(count):
+    def submit(n: int) -> int:
         # A distinct file each time (a comment), graded on its own.
         code, result = learner.submit(f"many_{n}.py", f"# run {n}\n{actor.reference_source}", "--no-wait")
         expect(code == 0 and isinstance(result.get("id"), int), f"submission {n} accepted: {result}")
-        ids.append(result["id"])
+        return result["id"]
+
+    # Several learners' terminals at once, so that work queues up for both workers.
+    with ThreadPoolExecutor(max_workers=5) as pool:
+        ids = sorted(pool.map(submit, range(count)))
     results: dict[int, dict] = {}
 
     def all_done() -> bool:
@@ -464,6 +468,7 @@ def grade_many(compose: Compose, learner: Learner, count: int) -> None:
              for w in compose.containers("worker")}
     say(f"graded per worker container: {share}")
     expect(sum(share.values()) == count, f"each submission graded exactly once, got {share}")
+    expect(all(share.values()), f"both workers took jobs, got {share}")
 
 
 def kill_mid_job(compose: Compose, learner: Learner) -> None:
