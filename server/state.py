@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Engine
 
@@ -10,6 +10,7 @@ from server.config import Settings
 from server.db import SessionFactory
 from server.grading.queue import SubmissionQueue
 from server.grading.worker import WorkerPool
+from server.submissions.waiting import VerdictAnnouncer
 
 
 @dataclass
@@ -21,3 +22,5 @@ class AppState:
     session_factory: SessionFactory
     queue: SubmissionQueue
     workers: WorkerPool
+    #: Wakes long-polling readers when an in-process worker stores a verdict.
+    announcer: VerdictAnnouncer = field(default_factory=VerdictAnnouncer)
