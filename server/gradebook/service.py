@@ -1,8 +1,21 @@
-"""The gradebook: one row per learner and exercise of the catalog, for an LMS.
+"""The gradebooks: the long one (a row per learner and exercise) and the wide one (a row per
+learner, a column per exercise) that Canvas and Moodle import as they are.
 
 Read from ``best_scores``: same rules as the leaderboard (best over graded runs, attempts
-exclude internal errors); ``solved_at`` is the first submission time of a graded 100. Learners without a submission
-for an exercise get a row with 0 and no attempts, so the LMS sees every cell.
+exclude internal errors); ``solved_at`` is the first submission time of a graded 100. In the
+long file, learners without a submission for an exercise get a row with 0 and no attempts.
+
+The wide file follows the layout of Canvas's own gradebook export, which is what Canvas's
+"Import" expects: ``Student, ID, SIS User ID, SIS Login ID, Section``, then one column per
+assignment named by its title (a title Canvas does not know becomes a new assignment).
+Students are matched on ``SIS Login ID``, which holds our login; ``ID`` and ``SIS User ID``
+(Canvas's own ids, which we do not know) are left empty, as is ``Section``. Moodle's CSV
+grade import reads the same file: map "SIS Login ID" to the username and each exercise
+column to a grade item (or a new one). Scores are out of 100. A learner who never
+attempted an exercise gets an empty cell, which both systems skip, so nothing is graded 0
+by accident; a learner with attempts but no graded run gets 0. RFC 4180 CSV: comma, CRLF,
+double quotes where needed, UTF-8 without a byte-order mark. No "Points Possible" row:
+Canvas treats it as optional and Moodle would read it as a learner it cannot find.
 """
 
 from __future__ import annotations
@@ -19,6 +32,7 @@ from server.leaderboard.service import _as_datetime, per_exercise
 from server.models import Role, User
 
 HEADER = ["learner", "display_name", "exercise", "best_score", "attempts", "solved_at"]
+WIDE_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 
 def gradebook_rows(session: Session) -> Iterator[list[str]]:
@@ -39,6 +53,39 @@ def gradebook_rows(session: Session) -> Iterator[list[str]]:
         for slug in slugs:
             best, attempts, at = stats.get((user_id, slug), (0.0, 0, None))
             yield [name, display_name, slug, f"{float(best):g}", str(attempts), at.isoformat() if at else ""]
+
+
+def wide_gradebook_rows(session: Session) -> Iterator[list[str]]:
+    """The wide CSV's rows, header first: one per learner (by login), one column per exercise
+    (course order); an empty cell where the learner never attempted the exercise."""
+    rows = per_exercise(None)
+    best = {
+        (user_id, exercise): float(score)
+        for user_id, exercise, score in session.execute(select(rows.c.user_id, rows.c.exercise, rows.c.best)).tuples()
+    }
+    exercises = list_exercises()
+    yield WIDE_IDENTITY + [e.title for e in exercises]
+    learners = session.execute(
+        select(User.id, User.name, User.display_name).where(User.role == Role.LEARNER.value).order_by(User.name)
+    ).tuples()
+    for user_id, name, display_name in learners:
+        cells = [_score((user_id, e.slug), best) for e in exercises]
+        yield [display_name, "", "", name, ""] + cells
+
+
+def _score(key: tuple[int, str], best: dict[tuple[int, str], float]) -> str:
+    if key not in best:
+        return ""
+    return f"{round(best[key], 2):g}"
+
+
+def wide_gradebook_csv(session: Session) -> str:
+    """The wide gradebook as RFC 4180 CSV text (CRLF line ends)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    for row in wide_gradebook_rows(session):
+        writer.writerow([_safe(cell) for cell in row])
+    return buffer.getvalue()
 
 
 def gradebook_csv(session: Session) -> str:

@@ -11,6 +11,16 @@ from typing import Protocol
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from server.grading.sanitize import (
+    CHECK_NAME_CHARS,
+    MAX_CHECKS,
+    MESSAGE_BYTES,
+    clean_bytes_count,
+    clean_float,
+    clean_optional_text,
+    clean_text,
+    clean_timings,
+)
 from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
 
@@ -96,18 +106,6 @@ def _claim(session: Session, submission_id: int, from_statuses: list[Status]) ->
     return Claimed(submission_id, row.exercise, row.source, row.attempts, row.created_at, started)
 
 
-def cap_text(text: str, limit: int) -> str:
-    """Keep at most ``limit`` UTF-8 bytes of ``text`` and say how much was cut.
-
-    The judge truncates already; this is the storage guarantee in case it did not.
-    """
-    data = text.encode("utf-8", errors="replace")
-    if len(data) <= limit:
-        return text
-    kept = data[:limit].decode("utf-8", errors="ignore")
-    return f"{kept}\n[... {len(data) - limit} more bytes not stored]"
-
-
 def store_report(
     session: Session,
     submission_id: int,
@@ -135,25 +133,30 @@ def store_report(
     previous = submission.verdict
     submission.checks.clear()  # a re-graded row (after a crash) must not keep old results
     session.flush()
-    for position, check in enumerate(report.checks):
+    # Everything the learner's run could influence is bounded and made storable here
+    # (server.grading.sanitize): the judge caps too, but storage must not depend on it.
+    checks = list(report.checks[: MAX_CHECKS + 1])
+    for position, check in enumerate(checks[:MAX_CHECKS]):
         submission.checks.append(
             CheckResult(
-                name=check.name,
-                weight=float(check.weight),
+                name=clean_text(check.name, CHECK_NAME_CHARS)[:CHECK_NAME_CHARS],
+                weight=clean_float(check.weight) or 0.0,
                 passed=bool(check.passed),
-                message=check.message or "",
-                misconception=check.misconception,
+                message=clean_text(check.message, MESSAGE_BYTES),
+                misconception=clean_optional_text(check.misconception, MESSAGE_BYTES),
                 position=position,
             )
         )
     submission.verdict = verdict.value
-    submission.score = None if report.score is None else float(report.score)
-    submission.message = report.message or ""
-    submission.stdout = cap_text(report.stdout or "", output_cap)
-    submission.stderr = cap_text(report.stderr or "", output_cap)
-    submission.timings = {**dict(report.timings or {}), **dict(extra_timings or {})}
-    submission.peak_memory_bytes = report.peak_memory_bytes
-    submission.cpu_seconds = report.cpu_seconds
+    submission.score = None if report.score is None else clean_float(report.score)
+    submission.message = clean_text(report.message, MESSAGE_BYTES)
+    if len(checks) > MAX_CHECKS:
+        submission.message += f"\n[only the first {MAX_CHECKS} checks are stored]"
+    submission.stdout = clean_text(report.stdout, output_cap)
+    submission.stderr = clean_text(report.stderr, output_cap)
+    submission.timings = clean_timings(report.timings, extra_timings)
+    submission.peak_memory_bytes = clean_bytes_count(report.peak_memory_bytes)
+    submission.cpu_seconds = clean_float(report.cpu_seconds, minimum=0.0)
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)
@@ -197,7 +200,7 @@ def store_internal_error(
     submission.checks.clear()
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
-    submission.message = message
+    submission.message = clean_text(message, MESSAGE_BYTES)
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)  # not an attempt: changes nothing unless it undoes one

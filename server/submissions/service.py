@@ -16,8 +16,10 @@ from server.errors import (
     NotAllowed,
     SourceTooLarge,
     SubmissionNotFound,
+    TooManyQueued,
 )
 from server.grading.queue import SubmissionQueue
+from server.limits import lock_learner, refuse_if_queue_full
 from server.models import Role, Status, Submission, User
 from server.submissions.schemas import (
     CheckPublic,
@@ -52,21 +54,37 @@ def create_submission(
     *,
     max_source_bytes: int,
     idempotency_key: str | None,
+    max_queued: int | None,
+    retry_after: int = 0,
 ) -> tuple[Submission, bool]:
     """Store a ``queued`` row (and, for procrastinate, its job) in one transaction, commit,
     then hand its id to an in-process queue. Returns (row, created).
 
     With an idempotency key already used by this user, returns the earlier row and
-    ``created=False`` instead of adding a second one.
+    ``created=False`` instead of adding a second one. A learner with ``max_queued``
+    submissions waiting gets ``TooManyQueued``; the count and the insert are one
+    transaction under the learner's lock, so concurrent requests cannot both pass it.
+    ``max_queued=None`` (trusted callers such as fixtures loading many rows) sets no cap.
     """
     data = validate_source(payload.source, max_source_bytes)
     find_exercise(payload.exercise)
     digest = hashlib.sha256(data).hexdigest()
 
+    if Role(user.role) is not Role.LEARNER:
+        max_queued = None  # instructors and admins are not capped
+    if max_queued is not None:
+        lock_learner(session, user.id)
     if idempotency_key is not None:
         existing = _by_idempotency_key(session, user.id, idempotency_key)
         if existing is not None:
+            session.commit()  # nothing to write: release the learner's lock now
             return _check_replay(existing, payload.exercise, digest), False
+    if max_queued is not None:
+        try:
+            refuse_if_queue_full(session, user, max_queued, retry_after=retry_after)
+        except TooManyQueued:
+            session.rollback()  # release the learner's lock before the 429 is written
+            raise
 
     submission = Submission(
         user_id=user.id,
