@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from exercises import feedback
 from exercises.framework import (
     Case,
     CaseGen,
@@ -104,6 +105,8 @@ class GradeReport:
     line: int | None = None
     #: The mistakes found, each once: {"misconception": id, "title", "fix", "checks": [check names]}.
     diagnosis: list[dict[str, Any]] = field(default_factory=list)
+    #: Root causes and summary for every renderer (exercises/feedback.py).
+    feedback: dict[str, Any] | None = None
 
 
 def mix_seed(secret: bytes, slug: str, seed: int | str) -> int:
@@ -222,6 +225,7 @@ class Judge:
             report.score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
             report.message = _cap(self._message_for(job, exercise), MESSAGE_CAP)
             report.timings = {**timings, "total": time.monotonic() - t0}
+            feedback.attach(report, source, None, exercise.function_name)
             return report
         got = outcomes_from(job.calls, job.tensors)
         memory: dict[str, MemoryReading] = {}
@@ -260,6 +264,7 @@ class Judge:
         t_end = time.monotonic()
         report.timings = {**timings, "learner_jail": t_jail - t_cases, "memory_cases": t_memory - t_jail,
                           "checks": t_end - t_memory, "diagnosis": diagnosis_seconds, "total": t_end - t0}
+        feedback.attach(report, source, got, exercise.function_name)
         return report
 
     @staticmethod

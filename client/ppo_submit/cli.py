@@ -16,15 +16,24 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import httpx
 import typer
 from typer.core import TyperGroup
 
-from . import __version__, config, render
+from . import __version__
 from .api import Client, ClientError, Interrupted, Submission, UsageError, normalise_server
+from .lazy import lazy_import
 from .source import match_exercise, read_source
+from .terminal import plain_output
+
+if TYPE_CHECKING:
+    import httpx
+
+    from . import config, render
+else:  # Rich and platformdirs load when a command first prints or reads the stored login
+    render = lazy_import("ppo_submit.render")
+    config = lazy_import("ppo_submit.config")
 
 try:  # Typer >= 0.20 vendors click
     from typer._click.exceptions import UsageError as _ClickUsageError
@@ -42,7 +51,7 @@ class Runtime:
     """What commands share: injectable collaborators (tests pass one as ``obj=``) and the
     global ``--server`` / ``--token`` values."""
 
-    transport: httpx.BaseTransport | None = None
+    transport: "httpx.BaseTransport | None" = None
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     server: str | None = field(default=None, init=False)
@@ -161,7 +170,7 @@ def exercises(ctx: typer.Context) -> None:
     """List the exercises: slug, function to write, title."""
     with _runtime(ctx).client() as client:
         items = client.exercises()
-    render.stdout_console().print(render.exercises_table(items))
+    render.print_out(render.exercises_table(items))
 
 
 @app.command()
@@ -190,12 +199,15 @@ def submit(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the verdict before giving up.")
     ] = 600.0,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback.")
+    ] = False,
 ) -> None:
     """Submit FILE for grading, wait for the verdict and show the checks."""
     source = read_source(file, commands=_command_names())
     with _runtime(ctx).client() as client:
         slug = exercise or match_exercise(source, client.exercises(), filename=str(file))
-        created = client.submit(slug, source)
+        created = client.submit(slug, source, filename=file.name)
         if no_wait:
             typer.echo(_to_json(created) if json_output else str(created.get("id")))
             return
@@ -207,7 +219,7 @@ def submit(
             raise Interrupted(
                 f"stopped waiting; submission {sub_id} is still graded: see `ppo-submit show {sub_id}`"
             ) from None
-    _report(final, json_output)
+    _report(final, json_output, verbose=verbose, local_path=str(file))
 
 
 @app.command()
@@ -215,11 +227,14 @@ def show(
     ctx: typer.Context,
     submission_id: Annotated[str, typer.Argument(metavar="ID", help="Submission id.")],
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback.")
+    ] = False,
 ) -> None:
     """Show one of your submissions, as `ppo-submit FILE` does (same exit codes)."""
     with _runtime(ctx).client() as client:
         sub = client.submission(submission_id)
-    _report(sub, json_output)
+    _report(sub, json_output, verbose=verbose)
 
 
 @app.command()
@@ -231,7 +246,7 @@ def history(
     """List your submissions."""
     with _runtime(ctx).client() as client:
         items = client.submissions(exercise=exercise, limit=limit)
-    render.stdout_console().print(render.history_table(items))
+    render.print_out(render.history_table(items))
 
 
 # --------------------------------------------------------------------------- results
@@ -254,12 +269,15 @@ def _to_json(sub: Submission) -> str:
     return json.dumps(sub, indent=2)
 
 
-def _report(sub: Submission, json_output: bool) -> None:
-    """Show ``sub`` (JSON or tables) and exit with its code."""
+def _report(sub: Submission, json_output: bool, *, verbose: bool = False, local_path: str | None = None) -> None:
+    """Show ``sub`` (JSON or the summary and tables) and exit with its code.
+
+    ``local_path`` is the file as given on the command line, shown in place of its base name.
+    """
     if json_output:
         typer.echo(_to_json(sub))
     else:
-        render.stdout_console().print(render.submission_result(sub))
+        render.print_out(render.submission_result(sub, verbose=verbose, local_path=local_path))
     code = exit_code(sub)
     if sub.get("verdict") == "internal_error":
         render.error_line(GRADER_FAULT)
@@ -300,4 +318,6 @@ def route(args: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
+    # help in a pipe or under NO_COLOR is click's plain text, like every other output
+    app.rich_markup_mode = None if plain_output() else "rich"
     app(args=route(sys.argv[1:] if argv is None else argv), prog_name="ppo-submit")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -81,18 +81,19 @@ def _score(key: tuple[int, str], best: dict[tuple[int, str], float]) -> str:
 
 def wide_gradebook_csv(session: Session) -> str:
     """The wide gradebook as RFC 4180 CSV text (CRLF line ends)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    for row in wide_gradebook_rows(session):
-        writer.writerow([_safe(cell) for cell in row])
-    return buffer.getvalue()
+    return _csv(wide_gradebook_rows(session), "\r\n")
 
 
 def gradebook_csv(session: Session) -> str:
     """The whole gradebook as CSV text."""
+    return _csv(gradebook_rows(session), "\n")
+
+
+def _csv(rows: Iterable[Sequence[str]], line_end: str) -> str:
+    """Rows as CSV text, every cell made safe for spreadsheets."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    for row in gradebook_rows(session):
+    writer = csv.writer(buffer, lineterminator=line_end)
+    for row in rows:
         writer.writerow([_safe(cell) for cell in row])
     return buffer.getvalue()
 

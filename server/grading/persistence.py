@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
+
+from exercises.feedback import for_learner, rename_in_text
 
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
@@ -55,6 +57,8 @@ class ReportLike(Protocol):
     timings: Mapping[str, float]
     peak_memory_bytes: int | None
     cpu_seconds: float | None
+    # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
+    # (the judge's named mistakes), absent from older reports.
 
 
 @dataclass(frozen=True)
@@ -136,22 +140,25 @@ def store_report(
     # Everything the learner's run could influence is bounded and made storable here
     # (server.grading.sanitize): the judge caps too, but storage must not depend on it.
     checks = list(report.checks[: MAX_CHECKS + 1])
+    filename = submission.filename  # the learner's file name replaces the jail's in messages
     for position, check in enumerate(checks[:MAX_CHECKS]):
         submission.checks.append(
             CheckResult(
                 name=clean_text(check.name, CHECK_NAME_CHARS)[:CHECK_NAME_CHARS],
                 weight=clean_float(check.weight) or 0.0,
                 passed=bool(check.passed),
-                message=clean_text(check.message, MESSAGE_BYTES),
+                message=_storable_message(check.message, filename),
                 misconception=clean_optional_text(check.misconception, MESSAGE_BYTES),
                 position=position,
             )
         )
     submission.verdict = verdict.value
     submission.score = None if report.score is None else clean_float(report.score)
-    submission.message = clean_text(report.message, MESSAGE_BYTES)
+    submission.message = _storable_message(report.message, filename)
     if len(checks) > MAX_CHECKS:
         submission.message += f"\n[only the first {MAX_CHECKS} checks are stored]"
+    submission.feedback = _clean_json(
+        for_learner(getattr(report, "feedback", None), filename, getattr(report, "diagnosis", None)))
     submission.stdout = clean_text(report.stdout, output_cap)
     submission.stderr = clean_text(report.stderr, output_cap)
     submission.timings = clean_timings(report.timings, extra_timings)
@@ -161,6 +168,25 @@ def store_report(
     submission.finished_at = utcnow()
     _count(session, submission, previous)
     return True
+
+
+def _storable_message(text: object, filename: str | None) -> str:
+    """Cleaned and capped first (work bounded by the cap, whatever came in), then the learner's
+    file name in place of the jail's ``submission.py``: a name of at most 100 characters adds
+    a bounded few bytes per traceback frame kept."""
+    return rename_in_text(clean_text(text, MESSAGE_BYTES), filename)
+
+
+def _clean_json(value: Any) -> Any:
+    """The feedback data with every string storable (capped, no NUL, no lone surrogate);
+    exercises/feedback.py caps list lengths already."""
+    if isinstance(value, str):
+        return clean_text(value, MESSAGE_BYTES)
+    if isinstance(value, dict):
+        return {clean_text(k, CHECK_NAME_CHARS): _clean_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_json(v) for v in value]
+    return value
 
 
 def _count(session: Session, submission: Submission, previous: str | None) -> None:
@@ -198,6 +224,7 @@ def store_internal_error(
         return
     previous = submission.verdict
     submission.checks.clear()
+    submission.feedback = None
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
     submission.message = clean_text(message, MESSAGE_BYTES)

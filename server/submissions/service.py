@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+
+from exercises.feedback import safe_filename
 
 from server.catalog.service import find_exercise
 from server.errors import (
@@ -23,6 +27,7 @@ from server.limits import lock_learner, refuse_if_queue_full
 from server.models import Role, Status, Submission, User
 from server.submissions.schemas import (
     CheckPublic,
+    Feedback,
     SubmissionCreate,
     SubmissionPublic,
     SubmissionSummary,
@@ -89,6 +94,7 @@ def create_submission(
     submission = Submission(
         user_id=user.id,
         exercise=payload.exercise,
+        filename=safe_filename(payload.filename),
         source=payload.source,
         source_sha256=digest,
         status=Status.QUEUED.value,
@@ -181,7 +187,19 @@ def to_public(session: Session, submission: Submission) -> SubmissionPublic:
         started_at=submission.started_at,
         finished_at=submission.finished_at,
         queue_position=queue_position(session, submission),
+        filename=submission.filename,
+        feedback=_feedback(submission.feedback),
     )
+
+
+def _feedback(stored: dict[str, Any] | None) -> Feedback | None:
+    """The stored feedback in its wire form; a row whose JSON no longer fits is shown without it."""
+    if not stored:
+        return None
+    try:
+        return Feedback.model_validate(stored)
+    except ValidationError:
+        return None
 
 
 def list_submissions(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from server.feedback_view import stored_feedback_html
 from server.models import Status, Submission
 from server.web.html import e, format_score
 
@@ -25,11 +26,21 @@ def feedback_html(submission: Submission) -> str:
             f'<section class="feedback" id="feedback"><p class="muted">This submission is {e(state)}; '
             "the page updates by itself when the verdict arrives.</p></section>"
         )
+    parts = ['<section class="feedback" id="feedback">']
+    summary = stored_feedback_html(submission)
+    if summary is not None:
+        # the summary, mistakes, root causes and checks, laid out from the same data ppo-submit shows
+        parts.append(summary)
+    else:  # a row graded before feedback data (migration 0005)
+        parts.append(_checks_html(submission))
+    resources = _resources(submission)
+    return _with_output(parts, submission, resources)
+
+
+def _checks_html(submission: Submission) -> str:
+    """Verdict, score, message and every check with its message and misconception."""
     verdict = submission.verdict or "–"
-    parts = [
-        '<section class="feedback" id="feedback">',
-        f'<p><span class="verdict">Verdict: {e(verdict)}</span>',
-    ]
+    parts = [f'<p><span class="verdict">Verdict: {e(verdict)}</span>']
     if submission.score is not None:
         parts.append(f' · <span class="score">Score: {e(format_score(submission.score))} / 100</span>')
     parts.append("</p>")
@@ -56,7 +67,11 @@ def feedback_html(submission: Submission) -> str:
                 f"{body}{miss}</li>"
             )
         parts.append("</ul>")
-    resources = _resources(submission)
+    return "".join(parts)
+
+
+def _with_output(parts: list[str], submission: Submission, resources: str) -> str:
+    """The timings and resources, the captured output, and the section's end."""
     if resources:
         parts.append(f'<p class="muted timing">{e(resources)}</p>')
     for stream in ("stdout", "stderr"):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 
+from server.feedback_view import FEEDBACK_CSS
 from server.web.urls import learner_url
 
 LOGIN_ACTION = "/login"
@@ -95,7 +96,7 @@ def page(title: str, body: str, viewer: Viewer | None = None, *, current: str = 
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="referrer" content="same-origin">'
-        f"<title>{e(title)} · ppo-grader</title><style>{_CSS}</style>{live_head}</head>"
+        f"<title>{e(title)} · ppo-grader</title><style>{_CSS}{FEEDBACK_CSS}</style>{live_head}</head>"
         f"<body{live_attr}>{site_header(viewer, current)}{body}</body></html>\n"
     )
 
