@@ -237,6 +237,16 @@ def _evidence(chk: Check, ctx: CheckContext, seen: tuple[set[str], set[str]] | N
     return sorted(probe.read | seen[0], key=str), aspects | {"error"}
 
 
+def _crashed(ctx: CheckContext, case_ids: list[str]) -> bool:
+    """Whether the learner's call raised on one of these cases where the reference's did not."""
+    for cid in case_ids:
+        mine, want = ctx._got.get(cid), ctx._want.get(cid)
+        if mine is not None and mine.error is not None and mine.error.phase == "call" and want is not None \
+                and want.error is None:
+            return True
+    return False
+
+
 def _combos(candidates: list[Mutant], size: int) -> list[tuple[Mutant, ...]]:
     """Combinations of ``size`` faults, at most one per code site; hand-written mutants alone."""
     if size == 1:
@@ -346,7 +356,9 @@ def diagnose(exercise: Exercise, ctx: CheckContext, failed: list[Check], *, max_
                     break
             if chk.id in options:
                 break
-    result.unexplained = [chk.id for chk in failed if chk.id not in options]
+    # A check the learner's own exception failed (where the reference returned) is explained by
+    # that exception, which the feedback's root causes show; it is no unknown mistake.
+    result.unexplained = [chk.id for chk in failed if chk.id not in options and not _crashed(ctx, evidence[chk.id][0])]
     for cid, combo in _smallest_union(options).items():
         result.by_check[cid] = sorted(combo, key=lambda m: exercise.mutants.index(m))
     result.runs = runner.runs
