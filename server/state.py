@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
+from server.clock import Clock, system_clock
 from server.config import Settings
 from server.db import SessionFactory
 from server.grading.queue import SubmissionQueue
@@ -21,3 +22,5 @@ class AppState:
     session_factory: SessionFactory
     queue: SubmissionQueue
     workers: WorkerPool
+    #: What "now" is for release, due and close rules (tests inject their own).
+    clock: Clock = system_clock

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
+from server.courses.service import taught_course
 from server.deps import InstructorUser, SessionDep
 from server.gradebook.service import gradebook_csv
 from server.openapi import errors
@@ -17,13 +20,20 @@ router = APIRouter(tags=["gradebook"])
     response_class=Response,
     responses={
         200: {"content": {"text/csv": {"schema": {"type": "string"}}}, "description": "The gradebook as CSV"},
-        **errors(401, 403),
+        **errors(401, 403, 404),
     },
 )
-def gradebook(_instructor: InstructorUser, session: SessionDep) -> Response:
-    """Every learner x every exercise: best score, attempts, when first solved (UTC)."""
+def gradebook(
+    instructor: InstructorUser,
+    session: SessionDep,
+    course: Annotated[str | None, Query(max_length=64, description="Course slug (default: the default course).")] = None,
+) -> Response:
+    """Every learner of the course x every exercise of its set: best score that counts, raw
+    best, attempts, when first solved (UTC), which submission counted and whether it was
+    late (the course's instructors only; 404 ``CourseNotFound`` otherwise)."""
+    where = taught_course(session, instructor, course)
     return Response(
-        gradebook_csv(session),
+        gradebook_csv(session, where),
         media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": 'attachment; filename="gradebook.csv"'},
+        headers={"Content-Disposition": f'attachment; filename="gradebook-{where.slug}.csv"'},
     )

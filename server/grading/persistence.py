@@ -11,6 +11,7 @@ from typing import Protocol
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from server.courses.policy import counted_score
 from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
 
@@ -148,6 +149,10 @@ def store_report(
         )
     submission.verdict = verdict.value
     submission.score = None if report.score is None else float(report.score)
+    # The late policy's penalty was fixed when the submission was accepted; the raw score stays.
+    submission.counted_score = (
+        counted_score(submission.score, submission.penalty_percent or 0.0) if verdict is Verdict.GRADED else None
+    )
     submission.message = report.message or ""
     submission.stdout = cap_text(report.stdout or "", output_cap)
     submission.stderr = cap_text(report.stderr or "", output_cap)
@@ -169,16 +174,18 @@ def _count(session: Session, submission: Submission, previous: str | None) -> No
     """
     if previous is not None and previous != Verdict.INTERNAL_ERROR.value:
         session.flush()
-        backfill_best_scores(session, submission.user_id, submission.exercise)
+        backfill_best_scores(session, submission.course_id, submission.user_id, submission.exercise)
         return
     record_verdict(
         session,
+        course_id=submission.course_id,
         user_id=submission.user_id,
         exercise=submission.exercise,
         submission_id=submission.id,
         created_at=submission.created_at,
         verdict=submission.verdict or "",
         score=submission.score,
+        counted_score=submission.counted_score,
     )
 
 
@@ -197,6 +204,7 @@ def store_internal_error(
     submission.checks.clear()
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
+    submission.counted_score = None
     submission.message = message
     submission.status = Status.DONE
     submission.finished_at = utcnow()
