@@ -23,6 +23,7 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__, config, render
+from . import courses as course_view
 from .api import Client, ClientError, Interrupted, Submission, UsageError, normalise_server
 from .source import match_exercise, read_source
 
@@ -137,6 +138,9 @@ def login(
     ctx: typer.Context,
     server: Annotated[str | None, typer.Option("--server", help="Grader URL, e.g. http://localhost:8000.")] = None,
     token: Annotated[str | None, typer.Option("--token", help="Your API token (asked for when omitted).")] = None,
+    course: Annotated[
+        str | None, typer.Option("--course", help="Default course for later commands (when you are in several).")
+    ] = None,
 ) -> None:
     """Check a server URL and token with the grader and store them for later commands."""
     runtime = _runtime(ctx)
@@ -147,7 +151,9 @@ def login(
     server = normalise_server(server)
     with runtime.client(server, token) as client:
         me = client.me()
-    path = config.save(config.Credentials(server=server, token=token))
+        if course is not None:
+            course_view.pick_courses(client.courses() or [], course)  # refuse a course you are not in
+    path = config.save(config.Credentials(server=server, token=token, course=course))
     who = me.get("display_name") or me.get("name") or "?"
     render.stdout_console().print(
         f"Logged in to {server} as {who} ({me.get('name', '?')}, {me.get('role', '?')}); saved to {path}",
@@ -156,12 +162,23 @@ def login(
     )
 
 
+CourseOption = Annotated[
+    str | None,
+    typer.Option("--course", envvar="PPO_GRADER_COURSE", help="Course slug (default: the stored login's, or your only course)."),
+]
+
+
 @app.command()
-def exercises(ctx: typer.Context) -> None:
-    """List the exercises: slug, function to write, title."""
+def exercises(ctx: typer.Context, course: CourseOption = None) -> None:
+    """List the exercises per course: what is open, due dates, time left, attempts."""
     with _runtime(ctx).client() as client:
-        items = client.exercises()
-    render.stdout_console().print(render.exercises_table(items))
+        mine = client.courses()
+        if mine is None:  # a server from before courses: the flat catalogue
+            render.stdout_console().print(render.exercises_table(client.exercises()))
+            return
+        chosen = course_view.pick_courses(mine, course)
+        listings = [client.course_exercises(str(c.get("slug"))) for c in chosen]
+    render.stdout_console().print(course_view.exercises_tables(listings), soft_wrap=True)
 
 
 @app.command()
@@ -190,12 +207,19 @@ def submit(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the verdict before giving up.")
     ] = 600.0,
+    course: CourseOption = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Send a late submission without asking.")] = False,
 ) -> None:
-    """Submit FILE for grading, wait for the verdict and show the checks."""
+    """Submit FILE for grading, wait for the verdict and show the checks.
+
+    After the due date it says so (and what the late policy costs) and asks before sending.
+    """
     source = read_source(file, commands=_command_names())
     with _runtime(ctx).client() as client:
         slug = exercise or match_exercise(source, client.exercises(), filename=str(file))
-        created = client.submit(slug, source)
+        course = config.default_course(course)
+        _confirm_if_late(client, course, slug, yes)
+        created = client.submit(slug, source, course=course)
         if no_wait:
             typer.echo(_to_json(created) if json_output else str(created.get("id")))
             return
@@ -250,6 +274,23 @@ def exit_code(sub: Submission) -> int:
     return 1
 
 
+def _confirm_if_late(client: Client, course: str | None, exercise: str, yes: bool) -> None:
+    """Warn (stderr) before a submission past its due date; ask unless ``--yes``."""
+    found = course_view.window_for(client, course, exercise)
+    warning = course_view.late_warning(*found) if found else None
+    if warning is None:
+        return
+    render.stderr_console().print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
+    if yes:
+        return
+    try:
+        send = typer.confirm("Send it late?", default=False, err=True)
+    except typer.Abort:  # no answer (stdin closed): do not send
+        send = False
+    if not send:
+        raise UsageError("not sent (late); pass --yes to send a late submission without asking")
+
+
 def _to_json(sub: Submission) -> str:
     return json.dumps(sub, indent=2)
 
@@ -260,6 +301,9 @@ def _report(sub: Submission, json_output: bool) -> None:
         typer.echo(_to_json(sub))
     else:
         render.stdout_console().print(render.submission_result(sub))
+    note = course_view.late_note(sub)
+    if note is not None:
+        render.stderr_console().print(f"[yellow]late:[/yellow] {note}", highlight=False, soft_wrap=True)
     code = exit_code(sub)
     if sub.get("verdict") == "internal_error":
         render.error_line(GRADER_FAULT)
