@@ -71,6 +71,8 @@ def populate(url: str, n_submissions: int, n_learners: int, exercises: list[str]
                     "id": sid, "user_id": rng.choice(user_ids), "exercise": rng.choice(exercises),
                     "source": "def f():\n    return 1\n", "source_sha256": "0" * 64, "status": "done",
                     "verdict": verdict, "score": 25.0 * sum(passed) if graded else None, "message": "",
+                    # the default course, nothing late: the score that counts is the raw one
+                    "counted_score": 25.0 * sum(passed) if graded else None,
                     "stdout": "", "stderr": "", "timings": {}, "attempts": 1,
                     "peak_memory_bytes": rng.randint(10**6, 10**8), "cpu_seconds": rng.uniform(0.05, 2.0),
                     "created_at": created, "finished_at": created + timedelta(seconds=3),
@@ -83,7 +85,7 @@ def populate(url: str, n_submissions: int, n_learners: int, exercises: list[str]
             next_id += len(subs)
             conn.execute(insert(Submission), subs)
             conn.execute(insert(CheckResult), checks)
-        # The rows bypass the worker's transaction: fill best_scores as migration 0004 does.
+        # The rows bypass the worker's transaction: fill best_scores as migrations 0004/0006 do.
         backfill_best_scores(conn)
     with engine.connect() as conn:
         conn.exec_driver_sql("ANALYZE")

@@ -186,3 +186,16 @@ def listing(session: Session, course: Course, user: User, now: datetime) -> list
         out.append(ListedExercise(slug, summary.title, summary.function, phase, rules,
                                   attempts_used(session, course.id, user.id, slug)))
     return out
+
+
+def released_exercises(session: Session, user: User, now: datetime) -> set[str] | None:
+    """Slugs a learner may see in the catalogue: those released in one of their courses
+    (None: everything, for instructors and for learners of the default course)."""
+    from server.courses.service import courses_of
+
+    visible: set[str] = set()
+    for course, role in courses_of(session, user):
+        if role == INSTRUCTOR or course.id == DEFAULT_COURSE_ID:
+            return None
+        visible.update(e.exercise for e in entries(session, course) if e.release_at is None or e.release_at <= now)
+    return visible

@@ -34,8 +34,11 @@ def test_release_boundary(fall: Term) -> None:
     fall.clock.now = RELEASE - SECOND
     listed = fall.client.get("/api/v1/courses/fall-a/exercises", headers=fall.tokens["ann"]).json()
     assert listed["exercises"] == []  # not listed before its release either
+    catalogue = fall.client.get("/api/v1/exercises", headers=fall.tokens["ann"]).json()
+    assert catalogue == []  # nor in the catalogue, for a learner of the course
     for moment in (RELEASE, RELEASE + SECOND):
         assert _accepted(fall.submit_at(moment, "ann"))["late"] is False
+    assert [e["slug"] for e in fall.client.get("/api/v1/exercises", headers=fall.tokens["ann"]).json()] == ["actor-loss"]
     fall.clock.now = RELEASE
     listed = fall.client.get("/api/v1/courses/fall-a/exercises", headers=fall.tokens["ann"]).json()
     assert [e["exercise"] for e in listed["exercises"]] == ["actor-loss"]
