@@ -46,7 +46,10 @@ def list_courses(user: CurrentUser, session: SessionDep) -> list[CoursePublic]:
     return [_public(c, role) for c, role in service.courses_of(session, user)]
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, response_model=CoursePublic, responses=errors(401, 403, 409, 422))
+@router.post(
+    "", status_code=status.HTTP_201_CREATED, response_model=CoursePublic,
+    responses=errors(401, 403, 409, 422, notes={409: "`CourseAlreadyExists`", 422: "`ValidationError` or `InvalidCourse` (slug, time zone)"}),
+)
 def create_course(payload: CourseCreate, instructor: InstructorUser, session: SessionDep) -> CoursePublic:
     """Create a course (instructors and admins); its creator becomes its instructor.
     409 ``CourseAlreadyExists``; 422 ``InvalidCourse`` for a bad slug or time zone."""
@@ -55,7 +58,7 @@ def create_course(payload: CourseCreate, instructor: InstructorUser, session: Se
     return _public(course, service.INSTRUCTOR)
 
 
-@router.get("/{course}/exercises", response_model=CourseExercises, responses=errors(401, 404))
+@router.get("/{course}/exercises", response_model=CourseExercises, responses=errors(401, 404, notes={404: "`CourseNotFound`: no such course, or not yours"}))
 def course_exercises(course: CourseSlug, user: CurrentUser, session: SessionDep, now: Now) -> CourseExercises:
     """What is open in the course now: dates in its zone, time left, the caller's attempts.
     Learners do not see exercises before their release."""
@@ -93,7 +96,13 @@ def _window(item: sets.ListedExercise, course: Course, now) -> ExerciseWindow:  
     )
 
 
-@router.put("/{course}/exercises/{exercise}", response_model=ExerciseWindow, responses=errors(401, 403, 404, 422))
+@router.put(
+    "/{course}/exercises/{exercise}", response_model=ExerciseWindow,
+    responses=errors(401, 403, 404, 422, notes={
+        403: "`NotAllowed`: not an instructor of this course", 404: "`CourseNotFound` or `ExerciseNotFound`",
+        422: "`ValidationError` or `InvalidCourse` (dates out of order)",
+    }),
+)
 def publish_exercise(
     course: CourseSlug, exercise: ExerciseSlug, payload: SetEntryIn, instructor: InstructorUser, session: SessionDep, now: Now
 ) -> ExerciseWindow:
@@ -115,7 +124,10 @@ def publish_exercise(
     return _window(item, where, now)
 
 
-@router.delete("/{course}/exercises/{exercise}", response_model=Unpublished, responses=errors(401, 403, 404))
+@router.delete(
+    "/{course}/exercises/{exercise}", response_model=Unpublished,
+    responses=errors(401, 403, 404, notes={404: "`CourseNotFound`, or `ExerciseNotFound`: not in the set"}),
+)
 def unpublish_exercise(course: CourseSlug, exercise: ExerciseSlug, instructor: InstructorUser, session: SessionDep) -> Unpublished:
     """Take an exercise out of the course's set; its submissions and scores are kept."""
     where = service.taught_course(session, instructor, course)
@@ -125,7 +137,11 @@ def unpublish_exercise(course: CourseSlug, exercise: ExerciseSlug, instructor: I
 
 
 @router.put(
-    "/{course}/extensions/{user}/{exercise}", response_model=ExtensionPublic, responses=errors(401, 403, 404, 422)
+    "/{course}/extensions/{user}/{exercise}", response_model=ExtensionPublic,
+    responses=errors(401, 403, 404, 422, notes={
+        404: "`CourseNotFound`, or `UserNotFound`: not a learner of the course",
+        422: "`ValidationError` or `InvalidCourse`: no due date to extend, or not later than it",
+    }),
 )
 def grant_extension(
     course: CourseSlug,
@@ -149,7 +165,7 @@ def grant_extension(
 @router.post(
     "/{course}/roster",
     response_model=RosterReport,
-    responses=errors(401, 403, 404, 413, 422),
+    responses=errors(401, 403, 404, 413, 422, notes={404: "`CourseNotFound`: no such course, or not yours", 422: "`InvalidRoster`: no `name` column, not UTF-8 or not CSV"}),
     openapi_extra={
         "requestBody": {
             "required": True,

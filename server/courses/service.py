@@ -28,8 +28,10 @@ LEARNER, INSTRUCTOR = "learner", "instructor"
 def zone(name: str) -> ZoneInfo:
     """The ``zoneinfo`` zone called ``name``; 422 ``InvalidCourse`` for an unknown one."""
     try:
+        if len(name) > 64:
+            raise ValueError(name)
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         raise InvalidCourse(f"Unknown time zone {name!r}; use an IANA name such as 'Europe/Paris' or 'UTC'.") from None
 
 
@@ -58,6 +60,8 @@ def create_course(session: Session, slug: str, title: str, time_zone: str = "UTC
     if not SLUG_PATTERN.match(slug):
         raise InvalidCourse(f"Course slugs are 1-64 characters of a-z, 0-9, '.', '_' or '-'; got {slug!r}.")
     zone(time_zone)
+    if len(title) > 200:
+        raise InvalidCourse("A course title is at most 200 characters.")
     if session.scalar(select(Course.id).where(Course.slug == slug)) is not None:
         raise CourseAlreadyExists(f"A course called {slug!r} exists already.")
     course = Course(slug=slug, title=title or slug, time_zone=time_zone)
@@ -202,6 +206,8 @@ def roster_enroller(session: Session, actor: User | None, course_slug: str | Non
         slug = cell.lower() or course_slug
         if not slug:
             raise InvalidCourse("no course for this row: add a 'course' column or name a course for the import")
+        if len(slug) > 64:
+            raise InvalidCourse("course names are at most 64 characters")
         if slug not in cache:
             cache[slug] = find_course(session, slug) if actor is None else taught_course(session, actor, slug)
         course = cache[slug]

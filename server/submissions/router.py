@@ -75,7 +75,14 @@ _CREATE_BODY_DOC = {
     status_code=status.HTTP_202_ACCEPTED,
     response_model=SubmissionPublic,
     openapi_extra=_CREATE_BODY_DOC,
-    responses={200: {"model": SubmissionPublic, "description": "Replay of an Idempotency-Key"}, **errors(401, 403, 404, 409, 413, 422, 429)},
+    responses={
+        200: {"model": SubmissionPublic, "description": "Replay of an Idempotency-Key"},
+        **errors(401, 403, 404, 409, 413, 422, 429, notes={
+            403: "The course refuses it now: `NotReleased`, `SubmissionsClosed` (with the date) or `AttemptLimitReached`",
+            404: "`ExerciseNotFound` (unknown, or not in the course) or `CourseNotFound`",
+            422: "`ValidationError`, `EmptySource`, `InvalidSource`, or `CourseRequired` (in several courses, none named)",
+        }),
+    },
     dependencies=[SubmissionLimits],  # 429 before the body is read (learners only)
 )
 def create_submission(
