@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import torch
 
-from exercises.compare import assert_close, assert_output_close, pick, require_no_error, require_tensor, where
+from exercises.compare import (
+    assert_close,
+    assert_output_close,
+    pick,
+    require_no_error,
+    require_tensor,
+    summarize,
+    where,
+)
 from exercises.framework import Case, CheckContext, CheckFailed
 
 MiB = 1 << 20
@@ -42,17 +50,27 @@ def expect_grads(ctx: CheckContext, cases: list[Case], arg: str = "0", name: str
 
 def expect_detached(ctx: CheckContext, cases: list[Case], paths: list[tuple[int | str, ...]],
                     names: list[str]) -> None:
-    """Outputs at ``paths`` do not require grad, even though an input does."""
+    """No gradient flows from the outputs at ``paths`` to any input, even though inputs require grad.
+
+    The case probes each path (``Case.probes``): the harness back-propagates from it with the
+    autograd engine and sends back what reached the inputs. A detached output reaches nothing;
+    a probe that never answered is a failure, not a pass.
+    """
     for case in cases:
         got = ctx.got(case)
         require_no_error(got, case)
         for path, name in zip(paths, names):
             require_tensor(got, case, path, name)
-            meta = got.meta.get(".".join(str(p) for p in path), {})
-            if meta.get("requires_grad"):
+            index = case.probes.index(tuple(path))
+            if got.probes is None or index >= len(got.probes):
+                raise CheckFailed(f"No answer came back on whether {name} is detached {where(case)}.")
+            reached = [key for key, grad in got.probes[index].items()
+                       if grad is not None and bool(torch.any(grad != 0))]
+            if reached:
                 raise CheckFailed(
-                    f"{name} still requires grad {where(case)}: it must be detached (the contract says "
-                    "no gradient flows through it; use .detach() or compute it under torch.no_grad()).")
+                    f"Gradient flows from {name} back to your inputs {where(case)}: it must be detached "
+                    "(the contract says no gradient flows through it; use .detach() or compute it under "
+                    "torch.no_grad()).")
 
 
 def expect_value_error(ctx: CheckContext, cases: list[Case]) -> None:
@@ -76,13 +94,17 @@ def expect_inputs_unchanged(ctx: CheckContext, cases: list[Case]) -> None:
     for case in cases:
         got = ctx.got(case)
         require_no_error(got, case)
-        for key, after in got.inputs_after.items():
-            before = case.kwargs[key] if key in case.kwargs else case.args[int(key)]
+        tensors = [(str(i), a) for i, a in enumerate(case.args)] + list(case.kwargs.items())
+        for key, before in tensors:
             if not isinstance(before, torch.Tensor):
                 continue
+            label = key if key in case.kwargs else f"argument {int(key) + 1}"
+            after = got.inputs_after.get(key)
+            if after is None:  # never a pass by absence
+                raise CheckFailed(f"No copy of {label} came back after the call {where(case)}, so it cannot be "
+                                  "shown unchanged.")
             same = after.shape == before.shape and torch.equal(after.to(before.dtype), before)
             if not same:
-                label = key if key in case.kwargs else f"argument {int(key) + 1}"
                 raise CheckFailed(
                     f"Your function modified {label} in place {where(case)}: callers' tensors must not "
                     "change (avoid in-place ops such as sub_(), mul_(), x[...] = ..., or +=).")
@@ -110,6 +132,9 @@ def expect_dtype_device(ctx: CheckContext, cases: list[Case], path: tuple[int | 
 def expect_memory_within_budget(ctx: CheckContext, case: Case, ratio: float = 1.5, slack: int = 16 * MiB) -> None:
     """Peak memory of the measured case is at most max(ratio x reference, reference + slack)."""
     reading = ctx.memory(case)
+    if reading.verified is False:
+        raise CheckFailed(f"Your function's results on the large input {where(case)} are wrong, so its memory "
+                          f"use is not measured: {reading.mismatch}")
     if reading.learner_bytes is None:
         raise CheckFailed(f"The memory measurement {where(case)} did not complete: {reading.learner_message}")
     if reading.reference_bytes is None:
@@ -132,7 +157,7 @@ def expect_empty_rows_add_zero(ctx: CheckContext, cases: list[Case], grad_name: 
         out = got.output
         if "empty-row" in case.tags and isinstance(out, torch.Tensor) and not bool(torch.isfinite(out).all()):
             raise CheckFailed(
-                f"Got {out.tolist()} {where(case)}: a row with no valid token must contribute 0 to the batch "
+                f"Got {summarize(out)} {where(case)}: a row with no valid token must contribute 0 to the batch "
                 f"mean, not 0/0 = NaN (clamp each row's token count to at least 1{hint}).")
         assert_output_close(ctx, case, (), "loss")
     expect_grads(ctx, cases, name=grad_name)

@@ -43,6 +43,18 @@ def _index(flat: int, shape: torch.Size) -> list[int]:
     return list(reversed(idx))
 
 
+#: A learner's tensor is never printed whole in a message: at most this many values.
+_SUMMARY_VALUES = 8
+
+
+def summarize(t: torch.Tensor) -> str:
+    """A short description of a tensor for messages: dtype, shape and its first few values."""
+    flat = t.detach().reshape(-1)[:_SUMMARY_VALUES].to(torch.float64).cpu().tolist()
+    values = ", ".join(_fmt(v) for v in flat) + (", ..." if t.numel() > _SUMMARY_VALUES else "")
+    dtype = str(t.dtype).removeprefix("torch.")
+    return f"{dtype}{list(t.shape)} [{values}]" if t.dim() else f"{_fmt(float(flat[0]))} ({dtype})"
+
+
 def where(case: Case, hidden: bool = False) -> str:
     """'on input ...' for messages (hidden checks name the case without its contents)."""
     return f"on hidden case {case.id}" if hidden else f"on input {case.describe()}"

@@ -17,6 +17,7 @@ import inspect
 import logging
 import math
 import textwrap
+import zlib
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable
@@ -54,6 +55,13 @@ class Case:
     about: str = ""
     #: The run's case seed (already mixed with the server secret), shown so a case can be named.
     seed: int | None = None
+    #: Output paths to back-propagate from, one at a time, to learn whether they are detached
+    #: (the answer is a gradient, computed by the engine, never a flag the output carries).
+    probes: tuple[tuple[int | str, ...], ...] = ()
+
+    def digest_seed(self) -> int:
+        """Seed of the digest weights of a measured case (varies with the run's secret seed)."""
+        return zlib.crc32(f"{self.seed}:{self.id}".encode()) & 0x7FFFFFFF
 
     def describe(self) -> str:
         """Shapes, dtypes, hyper-parameters and the seed, for messages."""
@@ -108,6 +116,11 @@ class Outcome:
     inputs_after: dict[str, torch.Tensor] = field(default_factory=dict)
     seconds: float | None = None
     missing: bool = False
+    #: Per probe of the case: the gradient (or None) reaching each input that requires grad;
+    #: None when no answer came back.
+    probes: list[dict[str, torch.Tensor | None]] | None = None
+    #: For measured cases: ``[weighted sum, weighted absolute sum]`` per output/gradient name.
+    digests: dict[str, list[float]] = field(default_factory=dict)
 
     def raised(self, name: str) -> bool:
         """Whether the call raised an exception of class ``name`` (or a subclass)."""
@@ -123,6 +136,10 @@ class MemoryReading:
     source: str | None
     learner_status: str
     learner_message: str = ""
+    #: Whether the measured run's results matched the reference's on the same inputs (None:
+    #: not compared); ``mismatch`` says how they differ. An unverified run earns nothing.
+    verified: bool | None = None
+    mismatch: str = ""
 
 
 class CheckContext:

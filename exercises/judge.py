@@ -32,6 +32,7 @@ from exercises.framework import (
 )
 from exercises.misconceptions import name_misconception
 from exercises.outcomes import outcomes_from, run_in_process, to_call
+from sandbox.harness import execute_calls
 from exercises.registry import get_exercise
 from sandbox.protocol import JobRequest, JobResult, JobStatus, SandboxLimits
 from sandbox.runner import JailConfig, SandboxPool
@@ -43,6 +44,35 @@ VERDICTS = (
     "memory_limit", "output_limit", "crashed", "internal_error",
 )
 _OUTPUT_CAP = 8 << 10
+#: Longest check message kept: learners' error messages and tracebacks are quoted in them.
+MESSAGE_CAP = 4 << 10
+#: Digests of a measured case agree when within this fraction of the larger weighted |sum|.
+_DIGEST_RTOL = 1e-4
+
+
+def _cap(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    note = f" [... {len(text) - limit} characters cut]"
+    return text[: max(0, limit - len(note))] + note
+
+
+def compare_digests(got: dict[str, list[float]], want: dict[str, list[float]]) -> str:
+    """"" when every digest the reference produced came back and agrees; else what differs.
+
+    Names are the harness's (``c<id>.out``, ``c<id>.grad.<arg>``): the same for both sides.
+    """
+    for name, (w_sum, w_abs) in want.items():
+        have = got.get(name)
+        what = "the gradient" if ".grad." in name else "the result"
+        if have is None:
+            return f"{what} ({name.split('.', 1)[1]}) did not come back."
+        g_sum, g_abs = have
+        scale = max(abs(w_abs), abs(g_abs), 1e-12)
+        if not (abs(g_sum - w_sum) <= _DIGEST_RTOL * scale + 1e-9 and abs(g_abs - w_abs) <= _DIGEST_RTOL * scale + 1e-9):
+            return f"{what} ({name.split('.', 1)[1]}) differs from the reference's on the same input."
+    return ""
 
 
 @dataclass
@@ -168,6 +198,9 @@ class Judge:
                 pending = self._visits.submit(self._measure_learner, self._memory_pool.run, exercise, source, measured)
             job = box.run(JobRequest(source=source, function=exercise.function_name, calls=calls), tensors)
             t_jail = time.monotonic()
+            # While the measured visit may still run: what the reference's results digest to on
+            # the same inputs, so the measured run is graded and not only measured.
+            expected_digests = self._reference_digests(exercise, measured) if job.status == JobStatus.OK else {}
             if pending is not None:
                 mine = pending.result()
             elif job.status == JobStatus.OK:
@@ -181,11 +214,14 @@ class Judge:
         if job.status != JobStatus.OK:
             report.verdict = job.status.value
             report.score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
-            report.message = self._message_for(job, exercise)
+            report.message = _cap(self._message_for(job, exercise), MESSAGE_CAP)
             report.timings = {**timings, "total": time.monotonic() - t0}
             return report
         got = outcomes_from(job.calls, job.tensors)
         memory: dict[str, MemoryReading] = {}
+        if measured:
+            # Speed and memory figures come from a verified measured run, or there are none.
+            report.cpu_seconds = report.peak_memory_bytes = None
         for case in measured:
             ref = self._measure_reference(exercise, case)
             mine_case = mine[case.id]
@@ -197,11 +233,15 @@ class Judge:
             if mine_case.status == JobStatus.OK and (call is None or call.error is not None):
                 # A call that raised allocates little: its peak says nothing about the solution.
                 reading.learner_bytes = None
-                reading.learner_message = (f"your function raised {call.error.type}: {call.error.message}"
+                reading.learner_message = (f"your function raised {call.error.type}: {_cap(call.error.message, 500)}"
                                            if call and call.error else "no result came back")
+            elif mine_case.status == JobStatus.OK and call is not None:
+                reading.mismatch = compare_digests(call.digests, expected_digests.get(case.id, {}))
+                reading.verified = not reading.mismatch
             memory[case.id] = reading
-            if mine_case.status == JobStatus.OK and mine_case.cpu_seconds is not None:
-                report.cpu_seconds = mine_case.cpu_seconds  # the measured case is the speed figure
+            if reading.verified and mine_case.cpu_seconds is not None:
+                # The measured case is the speed figure, taken only from a run whose results were right.
+                report.cpu_seconds = mine_case.cpu_seconds
                 report.peak_memory_bytes = mine_case.peak_memory_bytes
         t_memory = time.monotonic()
         ctx = CheckContext({c.id: c for c in cases}, got, want, memory, self.device)
@@ -216,9 +256,23 @@ class Judge:
                           "checks": t_end - t_memory, "total": t_end - t0}
         return report
 
+    @staticmethod
+    def _reference_digests(exercise: Exercise, measured: list[Case]) -> dict[str, dict[str, list[float]]]:
+        """Per measured case, the digests of the reference's outputs and gradients (in this process)."""
+        found: dict[str, dict[str, list[float]]] = {}
+        for case in measured:
+            tensors: dict[str, torch.Tensor] = {}
+            call = to_call(case, tensors, "cpu")
+            records, _ = execute_calls(exercise.reference, [call], tensors, "reference.py")
+            found[case.id] = dict(records[0].get("digests") or {})
+        return found
+
     def _evaluate(self, exercise: Exercise, ctx: CheckContext, regular: list[Case]) -> list[CheckOutcome]:
         outcomes = self._run_checks(exercise, ctx, regular)
         _shorten_repeated_tracebacks(outcomes, ctx)
+        for outcome in outcomes:
+            outcome.message = _cap(outcome.message, MESSAGE_CAP)
+            outcome.misconception = _cap(outcome.misconception, 400) if outcome.misconception else None
         return outcomes
 
     def _run_checks(self, exercise: Exercise, ctx: CheckContext, regular: list[Case]) -> list[CheckOutcome]:

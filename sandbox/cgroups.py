@@ -52,6 +52,7 @@ class _Layout:
     version: int
     memory_parent: Path
     pids_parent: Path | None
+    cpuacct_parent: Path | None = None
 
 
 def _detect() -> _Layout | None:
@@ -59,7 +60,9 @@ def _detect() -> _Layout | None:
         mem = _writable_parent(_ROOT / "memory", _own_path("memory"))
         if mem is not None:
             pids = _writable_parent(_ROOT / "pids", _own_path("pids")) if (_ROOT / "pids").is_dir() else None
-            return _Layout(1, mem, pids)
+            cpu = (_writable_parent(_ROOT / "cpuacct", _own_path("cpuacct"))
+                   if (_ROOT / "cpuacct" / "cpuacct.usage").exists() else None)
+            return _Layout(1, mem, pids, cpu)
     if (_ROOT / "cgroup.controllers").exists():
         parent = _writable_parent(_ROOT, _own_path(None))
         if parent is not None and "memory" in (parent / "cgroup.subtree_control").read_text():
@@ -95,6 +98,7 @@ class JobCgroup:
         self.memory = lay.memory_parent / name
         self.memory.mkdir()
         self.pids: Path | None = None
+        self.cpuacct: Path | None = None
         if self.version == 1:
             (self.memory / "memory.limit_in_bytes").write_text(str(memory_limit))
             swap = self.memory / "memory.memsw.limit_in_bytes"
@@ -107,6 +111,9 @@ class JobCgroup:
                 self.pids = lay.pids_parent / name
                 self.pids.mkdir()
                 (self.pids / "pids.max").write_text(str(max_tasks))
+            if lay.cpuacct_parent is not None:
+                self.cpuacct = lay.cpuacct_parent / name
+                self.cpuacct.mkdir()
         else:
             (self.memory / "memory.max").write_text(str(memory_limit))
             (self.memory / "memory.swap.max").write_text("0") if (self.memory / "memory.swap.max").exists() else None
@@ -114,9 +121,31 @@ class JobCgroup:
 
     def add(self, pid: int) -> None:
         """Move a process (by its pid in this namespace) into the cgroups."""
-        (self.memory / "cgroup.procs").write_text(str(pid))
-        if self.pids is not None:
-            (self.pids / "cgroup.procs").write_text(str(pid))
+        for group in (self.memory, self.pids, self.cpuacct):
+            if group is not None:
+                (group / "cgroup.procs").write_text(str(pid))
+
+    def processes(self) -> list[int]:
+        """Pids still in the job's memory cgroup (empty once every process of the job is gone)."""
+        try:
+            return [int(p) for p in (self.memory / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the job's processes used, counted by the kernel (None where not measured)."""
+        try:
+            if self.version == 1:
+                if self.cpuacct is None:
+                    return None
+                return int((self.cpuacct / "cpuacct.usage").read_text()) / 1e9
+            for line in (self.memory / "cpu.stat").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "usage_usec":
+                    return int(value) / 1e6
+        except (OSError, ValueError):
+            return None
+        return None
 
     def peak_bytes(self) -> int:
         """Peak memory charged to the cgroup since creation."""
@@ -146,7 +175,7 @@ class JobCgroup:
 
     def close(self) -> None:
         """Remove the cgroups (the child is dead by now)."""
-        for path in (self.memory, self.pids):
+        for path in (self.memory, self.pids, self.cpuacct):
             if path is None:
                 continue
             try:

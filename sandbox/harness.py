@@ -5,9 +5,18 @@ data (JSON plus safetensors) in the job directory; the trusted runner decides ho
 ended and the judge decides what the outputs are worth. Nothing here knows the expected
 values: there are none in this process.
 
+The learner's code shares this process, so it could patch anything written in Python. What the
+harness relies on after learner code has run is therefore captured *before* it runs: builtin
+(C) functions such as the autograd engine's ``run_backward``, which Python code cannot alter.
+Outputs count as tensors only when their type is exactly ``torch.Tensor``; gradients come from
+the autograd engine on the output's graph, never from methods or attributes of learner objects
+(``.backward()``, ``.grad``); torch function and dispatch modes the learner left active are
+popped before the harness touches a tensor. What remains self-reported is listed in
+docs/security.md: values are what earn points, and values are compared by the judge.
+
 Exit codes (read by the host, mapped to statuses by the runner):
 0 results written; 10 syntax error; 11 exception at import; 12 function missing;
-13 the harness could not read its job (the jail's fault).
+13 the harness could not read its job (before the learner's code ran: the jail's fault).
 """
 
 from __future__ import annotations
@@ -24,7 +33,28 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
-from sandbox.protocol import Arg, Call, JobRequest
+from sandbox.protocol import Arg, Backward, Call, JobRequest
+
+# Captured before any learner code runs (see the module docstring). Builtins cannot be patched.
+_TENSOR = torch.Tensor
+_VF = torch._C._VariableFunctions
+_MUL = _VF.mul
+_SUM = _VF.sum
+_ONES_LIKE = _VF.ones_like
+_RUN_BACKWARD = torch.autograd.Variable._execution_engine.run_backward
+_SET_GRAD_ENABLED = torch._C._set_grad_enabled
+_TB = torch._C.TensorBase
+_DETACH, _TO, _CONTIGUOUS, _CLONE = _TB.detach, _TB.to, _TB.contiguous, _TB.clone
+_REQUIRES_GRAD = _TB.requires_grad.__get__
+_NUMEL, _IS_CONTIGUOUS, _RESHAPE, _NARROW = _TB.numel, _TB.is_contiguous, _TB.reshape, _TB.narrow
+_ARANGE, _FRAC, _ABS, _ADD = _VF.arange, _VF.frac, _VF.abs, _VF.add
+_ITEM = _TB.item
+_DEVICE, _DTYPE, _SHAPE = _TB.device.__get__, _TB.dtype.__get__, _TB.shape.__get__
+_FLOAT64 = torch.float64
+_LEN_FUNCTION_MODES = torch._C._len_torch_function_stack
+_POP_FUNCTION_MODE = torch._C._pop_torch_function_stack
+_LEN_DISPATCH_MODES = torch._C._len_torch_dispatch_stack
+_POP_DISPATCH_MODE = torch._C._pop_torch_dispatch_stack
 
 EXIT_OK = 0
 EXIT_SYNTAX = 10
@@ -64,24 +94,34 @@ def _error(exc: BaseException, filename: str, phase: str) -> dict[str, Any]:
 
 
 class _Outputs:
-    """Collects returned tensors under flat names for the safetensors file."""
+    """Collects returned tensors under flat names for the safetensors file.
 
-    def __init__(self, keep: bool = True) -> None:
+    With ``keep=False`` (measured cases) nothing large travels back: each tensor is reduced to
+    a :func:`digest` instead, which the judge compares with the reference's.
+    """
+
+    def __init__(self, keep: bool = True, digest_seed: int | None = None) -> None:
         self.tensors: dict[str, torch.Tensor] = {}
+        self.digests: dict[str, list[float]] = {}
         self.keep = keep
+        self.digest_seed = digest_seed
 
     def add(self, name: str, t: torch.Tensor) -> str:
         if self.keep:
-            self.tensors[name] = torch.Tensor.as_subclass(t, torch.Tensor).detach().to("cpu").contiguous().clone()
+            self.tensors[name] = _CLONE(_CONTIGUOUS(_TO(_DETACH(t), "cpu")))
+        elif self.digest_seed is not None:
+            self.digests[name] = digest(t, self.digest_seed)
         return name
 
     def describe(self, value: Any, prefix: str, depth: int = 0) -> dict[str, Any]:
         """Turn a returned object into a JSON tree, storing tensors aside.
 
-        Kinds are decided by ``type()``, which an object cannot fake (``isinstance`` believes
-        a ``__class__`` property): a pretend tensor is reported as an object.
+        Kinds are decided by exact ``type()``, which an object cannot fake (``isinstance``
+        believes a ``__class__`` property): a tensor subclass, or a subclass of a container or
+        number whose methods could answer anything, is reported as an object.
         """
-        if issubclass(type(value), torch.Tensor):
+        kind = type(value)
+        if kind is _TENSOR:
             info = {
                 "type": "tensor",
                 "dtype": str(value.dtype).removeprefix("torch."),
@@ -95,24 +135,24 @@ class _Outputs:
             return info
         if value is None:
             return {"type": "none"}
-        if isinstance(value, bool):
+        if kind is bool:
             return {"type": "bool", "value": value}
-        if isinstance(value, int):
+        if kind is int:
             return {"type": "int", "value": value if abs(value) < 2**63 else str(value)}
-        if isinstance(value, float):
-            return {"type": "float", "value": float(value) if value == value and abs(value) != float("inf") else float.__repr__(value)}
-        if isinstance(value, str):
+        if kind is float:
+            return {"type": "float", "value": value if value == value and abs(value) != float("inf") else float.__repr__(value)}
+        if kind is str:
             return {"type": "str", "value": _short(value, 200)}
-        if depth < _MAX_DEPTH and isinstance(value, (tuple, list)):
-            items = [self.describe(v, f"{prefix}.{i}", depth + 1) for i, v in enumerate(list(value)[:_MAX_ITEMS])]
-            return {"type": type(value).__name__ if type(value) in (tuple, list) else "tuple", "items": items,
-                    "length": len(value)}
-        if depth < _MAX_DEPTH and isinstance(value, dict):
+        if depth < _MAX_DEPTH and kind in (tuple, list):
+            items = [self.describe(v, f"{prefix}.{i}", depth + 1) for i, v in enumerate(value[:_MAX_ITEMS])]
+            return {"type": kind.__name__, "items": items, "length": len(value)}
+        if depth < _MAX_DEPTH and kind is dict:
             items = {}
             for i, (k, v) in enumerate(list(value.items())[:_MAX_ITEMS]):
-                items[_short(str(k), 100)] = self.describe(v, f"{prefix}.k{i}", depth + 1)
+                items[_short(str(k) if type(k) is str else repr(type(k).__qualname__), 100)] = self.describe(
+                    v, f"{prefix}.k{i}", depth + 1)
             return {"type": "dict", "items": items, "length": len(value)}
-        return {"type": "object", "class": _short(type(value).__qualname__, 100)}
+        return {"type": "object", "class": _short(str(type.__getattribute__(kind, "__qualname__")), 100)}
 
 
 def _reraise_out_of_memory(exc: BaseException) -> None:
@@ -126,9 +166,84 @@ def _reraise_out_of_memory(exc: BaseException) -> None:
 
 
 def _pick(value: Any, path: list[int | str]) -> Any:
+    """Follow ``path`` into plain tuples, lists and dicts only (no learner ``__getitem__``)."""
     for key in path:
-        value = value[key]
+        kind = type(value)
+        if kind in (tuple, list) and type(key) is int:
+            value = value[key]
+        elif kind is dict:
+            value = value[key]
+        else:
+            raise TypeError(f"cannot index a {kind.__qualname__} with {key!r}")
     return value
+
+
+_DIGEST_CHUNK = 1 << 16
+#: The fractional part of the golden ratio: k * phi mod 1 spreads weights evenly over [0, 1).
+_PHI = 0.6180339887498949
+
+
+def _weights(start: int, size: int, seed: int) -> torch.Tensor:
+    """Weights ``start .. start + size`` of the sequence ``frac((k + seed') * phi) - 0.5`` (float64)."""
+    k = _ARANGE(start, start + size, dtype=_FLOAT64)
+    return _ADD(_FRAC(_MUL(_ADD(k, float(seed % 1_000_003)), _PHI)), -0.5)
+
+
+def digest(t: torch.Tensor, seed: int) -> list[float]:
+    """``[sum(w * t), sum(|w * t|)]`` in float64, with weights in [-0.5, 0.5) fixed by ``seed``.
+
+    A measured case's output is far too large to send back; this pair is enough to tell a right
+    answer from a wrong one (a permuted or partly wrong tensor changes the weighted sum), costs
+    one pass in small chunks (so it adds almost nothing to the peak being measured), and the
+    judge computes it the same way on the reference's output.
+    """
+    flat = _DETACH(t)
+    if not _IS_CONTIGUOUS(flat):
+        flat = _CONTIGUOUS(flat)
+    flat = _RESHAPE(flat, (-1,))
+    n = _NUMEL(flat)
+    total = 0.0
+    total_abs = 0.0
+    for start in range(0, n, _DIGEST_CHUNK):
+        size = min(_DIGEST_CHUNK, n - start)
+        chunk = _TO(_TO(_NARROW(flat, 0, start, size), "cpu"), _FLOAT64)
+        prod = _MUL(chunk, _weights(start, size, seed))
+        total += _ITEM(_SUM(prod))
+        total_abs += _ITEM(_SUM(_ABS(prod)))
+    return [total, total_abs]
+
+
+def _clear_modes() -> None:
+    """Pop torch function and dispatch modes and re-enable autograd: the harness's own tensor
+    work must not run through anything the learner's code left installed."""
+    while _LEN_FUNCTION_MODES():
+        _POP_FUNCTION_MODE()
+    while _LEN_DISPATCH_MODES():
+        _POP_DISPATCH_MODE()
+    _SET_GRAD_ENABLED(True)
+
+
+def _gradients(value: Any, backward: Backward, inputs: dict[str, torch.Tensor],
+               leaves: list[tuple[str, torch.Tensor]], keep_graph: bool) -> dict[str, torch.Tensor | None]:
+    """Gradients reaching ``leaves`` from the output at ``backward.output``, from the autograd
+    engine itself. An output that is not on a graph (detached) gives no gradient at all."""
+    target = _pick(value, backward.output)
+    if type(target) is not _TENSOR:
+        raise TypeError("the value to back-propagate from is not a torch.Tensor")
+    if backward.weights is not None:
+        weights = _TO(inputs[backward.weights], _DEVICE(target), _DTYPE(target))
+        target = _SUM(_MUL(target, weights))
+    elif backward.seeded_weights is not None:
+        weights = _TO(_RESHAPE(_weights(0, _NUMEL(target), backward.seeded_weights), _SHAPE(target)),
+                      _DEVICE(target), _DTYPE(target))
+        target = _SUM(_MUL(target, weights))
+    elif _NUMEL(target) != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if not _REQUIRES_GRAD(target) or not leaves:
+        return {key: None for key, _ in leaves}
+    grads = _RUN_BACKWARD((target,), (_ONES_LIKE(target),), keep_graph, False,
+                          tuple(t for _, t in leaves), True, False)
+    return {key: g for (key, _), g in zip(leaves, grads)}
 
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -181,47 +296,80 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
     result["seconds"] = time.perf_counter() - start
     if not record:
         return result
+    _clear_modes()
     if not call.keep_outputs:
-        out = _Outputs(keep=False)  # described, not copied: nothing large travels back
+        out = _Outputs(keep=False, digest_seed=call.digest_seed)  # digests, not copies
     try:
         result["output"] = out.describe(value, f"{prefix}.out")
     except BaseException as exc:  # a returned object that breaks when looked at
         _reraise_out_of_memory(exc)
         result["error"] = _error(exc, filename, "call")
         return result
+    leaves = [(key, v) for key, a, v in named if a.requires_grad and type(v) is _TENSOR]
     if call.backward is not None:
         try:
-            target = _pick(value, call.backward.output)
-            if call.backward.weights is not None:
-                target = (target * inputs[call.backward.weights].to(target.device, target.dtype)).sum()
-            target.backward()
-            result["grads"] = {
-                key: (out.add(f"{prefix}.grad.{key}", v.grad) if isinstance(v, torch.Tensor) and v.grad is not None else None)
-                for key, a, v in named
-                if a.requires_grad
-            }
+            grads = _gradients(value, call.backward, inputs, leaves, keep_graph=bool(call.probes))
+            result["grads"] = {key: (out.add(f"{prefix}.grad.{key}", g) if g is not None else None)
+                               for key, g in grads.items()}
         except BaseException as exc:
             _reraise_out_of_memory(exc)
             result["error"] = _error(exc, filename, "backward")
+    if call.probes and "error" not in result:
+        # Does any gradient flow from these outputs to the inputs? Answered by the engine, as
+        # values (an output off the graph gives none), never by a flag the output carries.
+        probes: list[dict[str, str | None]] = []
+        for i, probe in enumerate(call.probes):
+            try:
+                grads = _gradients(value, probe, inputs, leaves, keep_graph=i + 1 < len(call.probes))
+            except BaseException as exc:
+                _reraise_out_of_memory(exc)
+                result["error"] = _error(exc, filename, "backward")
+                break
+            probes.append({key: (out.add(f"{prefix}.probe{i}.{key}", g) if g is not None else None)
+                           for key, g in grads.items()})
+        else:
+            result["probes"] = probes
     if on_gpu:  # forward and backward, above what the inputs already held
         torch.cuda.synchronize()
         result["cuda_peak_bytes"] = int(torch.cuda.max_memory_allocated() - base)
     if call.return_inputs:
-        result["inputs_after"] = {
-            key: out.add(f"{prefix}.in.{key}", v) for key, a, v in named if isinstance(v, torch.Tensor)
-        }
+        result["inputs_after"] = {key: out.add(f"{prefix}.in.{key}", v) for key, _, v in named if type(v) is _TENSOR}
+    if not call.keep_outputs:
+        result["digests"] = out.digests
     return result
 
 
-def run_job(job_dir: str) -> int:
-    """Execute the job in ``job_dir``; write ``result.json`` and ``outputs.safetensors``."""
+def load_job(job_dir: str) -> tuple[JobRequest, dict[str, torch.Tensor]]:
+    """Read the request and the input tensors (before any learner code runs)."""
+    with open(os.path.join(job_dir, "request.json"), encoding="utf-8") as fh:
+        request = JobRequest.from_json(json.load(fh))
+    inputs_path = os.path.join(job_dir, "inputs.safetensors")
+    inputs = load_file(inputs_path) if os.path.exists(inputs_path) else {}
+    return request, inputs
+
+
+def _compile(source: str, filename: str) -> tuple[Any, dict[str, Any] | None]:
+    """(code, None), or (None, the syntax error's fields) for anything that does not compile.
+
+    Text that is not valid UTF-8 (a lone surrogate) or holds NUL bytes is a ValueError; deeply
+    nested expressions exhaust the compiler's recursion (RecursionError) or memory
+    (MemoryError). All of them are the learner's syntax error, never a crash of the harness.
+    """
     try:
-        with open(os.path.join(job_dir, "request.json"), encoding="utf-8") as fh:
-            request = JobRequest.from_json(json.load(fh))
-        inputs_path = os.path.join(job_dir, "inputs.safetensors")
-        inputs = load_file(inputs_path) if os.path.exists(inputs_path) else {}
-    except Exception:
-        return EXIT_BAD_JOB
+        return compile(source, filename, "exec", dont_inherit=True), None
+    except SyntaxError as exc:
+        return None, {"message": _short(str(exc.msg)), "line": exc.lineno, "col": exc.offset,
+                      "text": _short((exc.text or "").rstrip(), 200)}
+    except ValueError as exc:
+        return None, {"message": _short(str(exc)), "line": None, "text": ""}
+    except (RecursionError, MemoryError):
+        return None, {"message": "the code is nested too deeply to compile (simplify the expression "
+                                 "or split it into several statements)", "line": None, "text": ""}
+
+
+def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]) -> int:
+    """Compile and load the learner's module, call it as the request says, write the results."""
+    request, inputs = job
     result_path = os.path.join(job_dir, "result.json")
 
     def finish(status: str, code: int, **fields: Any) -> int:
@@ -232,15 +380,9 @@ def run_job(job_dir: str) -> int:
     filename = request.filename
     work_dir = os.path.join(job_dir, "tmp")
     learner_path = os.path.join(work_dir, filename)
-    try:
-        # Before anything else touches the source: text that is not valid UTF-8 (a lone
-        # surrogate) or holds NUL bytes is the learner's syntax error, not a harness failure.
-        code = compile(request.source, filename, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:
-        line = getattr(exc, "lineno", None)
-        text = (getattr(exc, "text", None) or "").rstrip()
-        msg = getattr(exc, "msg", str(exc))
-        return finish("syntax_error", EXIT_SYNTAX, message=_short(msg), line=line, text=_short(text, 200))
+    code, syntax = _compile(request.source, filename)
+    if syntax is not None:
+        return finish("syntax_error", EXIT_SYNTAX, **syntax)
     with open(learner_path, "w", encoding="utf-8", errors="replace") as fh:
         fh.write(request.source)
     # tracebacks of the learner's frames show their source lines
@@ -259,6 +401,7 @@ def run_job(job_dir: str) -> int:
         return finish("missing_function", EXIT_MISSING, defined=defined[:20],
                       found_type=None if fn is None else type(fn).__name__)
     calls, tensors = execute_calls(fn, request.calls, inputs, filename, request.warmup_calls)
+    _clear_modes()
     save_file(tensors, os.path.join(job_dir, "outputs.safetensors"))
     return finish("ok", EXIT_OK, calls=calls)
 

@@ -5,10 +5,12 @@ standard library, and an allow-list of installed distributions (PyTorch and what
 safetensors, numpy) bound one by one into ``/jail/site``, plus this ``sandbox`` package at
 ``/jail/lib/sandbox``. Every other site-packages folder is hidden under an empty tmpfs, so
 the server, the exercises (with their references and checks), the database and the
-configuration are simply not there. ``/tmp`` is a private, size-capped tmpfs and the only
-writable place (the root, ``/dev`` and every bind are read-only); ``/proc`` is
-the jail's own, read-only (so ``/proc/self/clear_refs`` cannot reset memory counters);
-there is no network, and no environment but what is set here.
+configuration are simply not there. Nothing in the jail is writable: the root, ``/dev``,
+``/tmp`` and every bind are read-only; each job gets a private tmpfs ``/tmp`` of its own in
+its own namespaces (:mod:`sandbox.isolation`). ``/proc`` is the jail's own, and a job sees none
+of it (so it cannot reset memory counters through ``/proc/self/clear_refs`` either). The host is
+pid 1 of the jail (``--as-pid-1``), so no other process of the jail holds its control pipes.
+There is no network, and no environment but what is set here.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from pathlib import Path
 ALLOWED_DISTRIBUTIONS = ("torch", "safetensors", "numpy")
 JAIL_LIB = "/jail/lib"
 JAIL_SITE = "/jail/site"
+#: The uid and gid the host and every job have inside the jail (never root).
+JAIL_UID = 1000
 _SANDBOX_DIR = Path(__file__).resolve().parent
 
 
@@ -111,17 +115,20 @@ def python_boot(jailed: bool) -> list[str]:
     return [sys.executable, "-I", "-B", "-c", boot]
 
 
-def bwrap_command(tmp_bytes: int, gpu: bool = False) -> list[str]:
+def bwrap_command(gpu: bool = False) -> list[str]:
     """bubblewrap's arguments up to (and including) ``--``; the interpreter command follows."""
     args = [
         bwrap_path(),
         "--unshare-all",
+        # An unprivileged uid in the jail's own user namespace: each job's nested namespace maps
+        # it again, and the kernel refuses to map uid 0 from a process without capabilities.
+        "--unshare-user", "--uid", str(JAIL_UID), "--gid", str(JAIL_UID),
+        "--as-pid-1",
         "--die-with-parent",
         "--new-session",
         "--cap-drop", "ALL",
         "--clearenv",
         "--hostname", "jail",
-        "--setenv", "PPO_JAIL_TMP", "/tmp",
         "--setenv", "LANG", "C.UTF-8",
         "--setenv", "OMP_NUM_THREADS", "1",
         "--setenv", "MALLOC_MMAP_THRESHOLD_", "131072",
@@ -151,15 +158,17 @@ def bwrap_command(tmp_bytes: int, gpu: bool = False) -> list[str]:
         args += ["--ro-bind", host, jail]
     # /dev is bubblewrap's own small tmpfs of device nodes: read-only, so nothing can be
     # stored there (device nodes stay writable).
-    args += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    # /proc stays writable for the trusted host and managers (a manager writes its job's uid
+    # map there); no job sees it: each job's mount namespace covers /proc with an empty tmpfs.
+    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
     if gpu:
         for dev in sorted(glob.glob("/dev/nvidia*")):
             if os.path.exists(dev) and not os.path.isdir(dev):
                 args += ["--dev-bind", dev, dev]
         args += ["--ro-bind-try", "/sys", "/sys"]
-    args += ["--size", str(tmp_bytes), "--tmpfs", "/tmp"]
+    # Only a mount point: each job mounts its own private tmpfs here (sandbox.isolation).
+    args += ["--size", str(1 << 20), "--tmpfs", "/tmp", "--remount-ro", "/tmp"]
     # The jail's root is a tmpfs that bubblewrap creates (holding the mount points above):
-    # left writable, a child could store files in /, /etc or /jail with no size cap, and
-    # they would outlive its job. Only /tmp (size-capped, wiped after each job) is writable.
-    args += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
+    # left writable, a job could store files in /, /etc or /jail that outlive it.
+    args += ["--remount-ro", "/", "--chdir", "/", "--"]
     return args

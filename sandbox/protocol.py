@@ -24,6 +24,8 @@ from typing import Any, BinaryIO
 _HEADER = struct.Struct(">II")
 #: Hard cap on one frame's JSON part; a result's metadata is far smaller.
 MAX_JSON_BYTES = 8 << 20
+#: Hard cap on a request's input blob (the judge's check-sized tensors are far smaller).
+MAX_REQUEST_BLOB_BYTES = 256 << 20
 
 
 class JobStatus(str, enum.Enum):
@@ -84,11 +86,15 @@ class Backward:
 
     ``output`` is a path into the returned structure (``[]`` for the object itself, ``[0]``
     for the first item of a tuple). A 0-dim output is back-propagated as is; any other is
-    first reduced as ``(output * weights).sum()`` with ``weights`` a tensor from the blob.
+    first reduced as ``(output * weights).sum()`` with ``weights`` a tensor from the blob (or
+    weights drawn from ``seeded_weights``).
     """
 
     output: list[int | str] = field(default_factory=list)
     weights: str | None = None
+    #: Reduce a non-scalar output with fixed pseudo-random weights drawn from this seed (the
+    #: weights of :func:`sandbox.harness.digest`), when no ``weights`` tensor is given.
+    seeded_weights: int | None = None
 
 
 @dataclass
@@ -103,8 +109,14 @@ class Call:
     return_inputs: bool = False
     #: "cpu" or "cuda"; tensors are moved there in the child before the call.
     device: str = "cpu"
-    #: Send output and gradient tensors back (False: only describe them, e.g. memory cases).
+    #: Send output and gradient tensors back (False: describe them and send only a
+    #: :func:`sandbox.harness.digest` of each, e.g. memory cases).
     keep_outputs: bool = True
+    #: Seed of the digest weights (with ``keep_outputs=False``).
+    digest_seed: int | None = None
+    #: Outputs to back-propagate from, each on its own, to learn which inputs they reach
+    #: (a detached output reaches none).
+    probes: list[Backward] = field(default_factory=list)
 
 
 @dataclass
@@ -132,6 +144,8 @@ class JobRequest:
                 return_inputs=bool(c.get("return_inputs", False)),
                 device=str(c.get("device", "cpu")),
                 keep_outputs=bool(c.get("keep_outputs", True)),
+                digest_seed=int(c["digest_seed"]) if c.get("digest_seed") is not None else None,
+                probes=[Backward(**p) for p in c.get("probes", [])],
             )
 
         return JobRequest(
@@ -167,6 +181,10 @@ class CallResult:
     seconds: float | None = None
     #: Peak CUDA memory allocated during the call (GPU calls only; reported by the child).
     cuda_peak_bytes: int | None = None
+    #: Per probe of the call, the gradient tensor's name (or None) per input that requires grad.
+    probes: list[dict[str, str | None]] | None = None
+    #: For calls without kept outputs: ``[weighted sum, weighted absolute sum]`` per tensor name.
+    digests: dict[str, list[float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -203,13 +221,22 @@ def write_frame(stream: BinaryIO, header: dict[str, Any], blob: bytes = b"") -> 
     stream.flush()
 
 
-def read_frame_fd(fd: int, deadline_read: "ReadExactly") -> tuple[dict[str, Any], bytes]:
-    """Read one frame from a file descriptor with a reader that enforces a deadline."""
+def read_frame_fd(fd: int, deadline_read: "ReadExactly", *, max_blob: int,
+                  max_json: int = MAX_JSON_BYTES) -> tuple[dict[str, Any], bytes]:
+    """Read one frame from a file descriptor with a reader that enforces a deadline.
+
+    Both lengths are checked against their caps before anything is read, so a frame can never
+    make the reader hold more than ``max_json + max_blob`` bytes. The JSON part must be an object.
+    """
     head = deadline_read(fd, _HEADER.size)
     json_len, blob_len = _HEADER.unpack(head)
-    if json_len > MAX_JSON_BYTES:
+    if json_len > max_json:
         raise ValueError(f"frame header of {json_len} bytes is over the limit")
+    if blob_len > max_blob:
+        raise ValueError(f"frame blob of {blob_len} bytes is over the limit of {max_blob}")
     header = json.loads(deadline_read(fd, json_len))
+    if not isinstance(header, dict):
+        raise ValueError("frame header is not a JSON object")
     blob = deadline_read(fd, blob_len) if blob_len else b""
     return header, blob
 

@@ -39,7 +39,7 @@ from sandbox.protocol import (
     read_frame_fd,
 )
 from sandbox.tensors import encode
-from sandbox.verdicts import interpret
+from sandbox.verdicts import BadReport, interpret, validate_exited
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 HOST_START_SECONDS = 60.0
 #: How long the host may take to report a child that has ended or been killed.
 HOST_REPORT_GRACE_SECONDS = 10.0
+#: How long the job's processes may take to disappear after the host reported the end.
+JOB_END_GRACE_SECONDS = 2.0
 #: A fixed mmap threshold stops glibc from adapting it to history, so a large tensor is
 #: always mapped and unmapped and peak memory readings repeat from run to run.
 _MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "131072"}
@@ -69,15 +71,15 @@ class JailConfig:
     gpu: bool = False
 
 
-def _ns_pid(pid: int) -> int | None:
-    """A process's pid inside its innermost pid namespace (``NSpid`` in /proc)."""
+def _ns_pids(pid: int) -> list[int]:
+    """A process's pids from the outermost pid namespace we see to its innermost (``NSpid``)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("NSpid:"):
-                return int(line.split()[-1])
+                return [int(p) for p in line.split()[1:]]
     except (OSError, ValueError):
-        return None
-    return None
+        return []
+    return []
 
 
 def _children(pid: int) -> list[int]:
@@ -98,11 +100,44 @@ def _find_descendant(root: int, ns_pid: int, depth: int = 4) -> int | None:
         nxt: list[int] = []
         for pid in frontier:
             for child in _children(pid):
-                if _ns_pid(child) == ns_pid:
+                pids = _ns_pids(child)
+                if pids and pids[-1] == ns_pid:
                     return child
                 nxt.append(child)
         frontier = nxt
     return None
+
+
+def _job_processes(host_pid: int, report: dict[str, Any]) -> tuple[int, int]:
+    """Outer pids of the job's manager and child, checked against the process tree.
+
+    The manager must be a direct child of the host with the pid it reported, and the child a
+    direct child of the manager, one pid namespace deeper, where it is pid 1. A report naming
+    any other process (a reused pid, a process of an earlier job) is refused.
+    """
+    manager_ns, child_ns = report.get("manager"), report.get("child")
+    if type(manager_ns) is not int or type(child_ns) is not int:
+        raise HostFailure("the jail host reported a malformed fork")
+    host_depth = len(_ns_pids(host_pid))
+    managers = [p for p in _children(host_pid) if _ns_pids(p)[-1:] == [manager_ns]]
+    if len(managers) != 1 or len(_ns_pids(managers[0])) != host_depth:
+        raise HostFailure("the job manager the host reported is not its child")
+    children = [p for p in _children(managers[0])
+                if _ns_pids(p) and len(_ns_pids(p)) == host_depth + 1 and _ns_pids(p)[-2:] == [child_ns, 1]]
+    if len(children) != 1:
+        raise HostFailure("the job's child is not pid 1 of a fresh pid namespace below its manager")
+    return managers[0], children[0]
+
+
+def _gone(pid: int) -> bool:
+    """Whether a process has ended (or is a zombie nobody reaped yet)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("State:"):
+                return line.split()[1] in ("Z", "X")
+    except OSError:
+        return True
+    return True
 
 
 class _Spawner:
@@ -158,12 +193,10 @@ class JailHost:
         t0 = time.monotonic()
         cmd = jailfs.python_boot(self.config.jailed)
         if self.config.jailed:
-            cmd = jailfs.bwrap_command(self.config.limits.tmp_bytes, gpu=self.config.gpu) + cmd
+            cmd = jailfs.bwrap_command(gpu=self.config.gpu) + cmd
         if not self.config.jailed:
             cmd.append("--no-seccomp")
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", **_MALLOC_ENV}
-        if not self.config.jailed:
-            env["PPO_JAIL_TMP"] = _unjailed_tmp()
         self.proc = _SPAWNER.popen(
             cmd,
             stdin=subprocess.PIPE,
@@ -175,14 +208,19 @@ class JailHost:
         )
         threading.Thread(target=self._drain_stderr, args=(self.proc,), daemon=True).start()
         try:
-            ready, _ = read_frame_fd(self.proc.stdout.fileno(), ReadExactly(t0 + HOST_START_SECONDS))
+            ready, _ = read_frame_fd(self.proc.stdout.fileno(), ReadExactly(t0 + HOST_START_SECONDS), max_blob=0)
         except (EOFError, TimeoutError, ValueError) as exc:
             self.stop()
             raise HostFailure(f"the jail host did not start ({type(exc).__name__})") from None
         if ready.get("event") != "ready":
             self.stop()
             raise HostFailure("the jail host sent an unexpected greeting")
-        self.outer_pid = _find_descendant(self.proc.pid, int(ready["pid"])) if self.config.jailed else self.proc.pid
+        ready_pid = ready.get("pid")
+        self.outer_pid = (_find_descendant(self.proc.pid, ready_pid) if self.config.jailed else self.proc.pid) \
+            if type(ready_pid) is int else None
+        if self.outer_pid is None:
+            self.stop()
+            raise HostFailure("the jail host's process could not be found")
         self.start_seconds = time.monotonic() - t0
         self._started_since_last_job = True
 
@@ -232,16 +270,16 @@ class JailHost:
         out_fd = self.proc.stdout.fileno()
         try:
             _send(self.proc.stdin, {"op": "run", "request": request.to_json(), "limits": child_limits}, blob)
-            forked, _ = read_frame_fd(out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS))
+            forked, _ = read_frame_fd(out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS), max_blob=0)
         except (EOFError, TimeoutError, OSError, ValueError) as exc:
             raise HostFailure(f"the jail host stopped answering ({type(exc).__name__})") from None
-        child_ns = int(forked["pid"])
-        # host -> per-job manager -> child
-        child_pid = _find_descendant(self.outer_pid or self.proc.pid, child_ns, depth=2) if self.config.jailed else child_ns
+        if forked.get("event") != "forked":
+            raise HostFailure("the jail host sent an unexpected frame instead of a fork report")
+        manager_pid, child_pid = _job_processes(self.outer_pid or self.proc.pid, forked)
         group: cgroups.JobCgroup | None = None
+        # Result files, plus the captured output's head and tail, plus slack for separators.
+        max_blob = limits.output_bytes * 2 + 2 * (limits.captured_output_bytes + 8)
         try:
-            if child_pid is None:
-                raise HostFailure("could not find the child process of the jail host")
             if use_cgroup:
                 group = cgroups.JobCgroup(limits.memory_bytes, limits.max_threads)
                 group.add(child_pid)
@@ -250,26 +288,36 @@ class JailHost:
             _send(self.proc.stdin, {"op": "go"})
             killed_for_time = False
             try:
-                exited, files_blob = read_frame_fd(out_fd, ReadExactly(t_run + limits.wall_seconds))
+                exited, files_blob = read_frame_fd(out_fd, ReadExactly(t_run + limits.wall_seconds), max_blob=max_blob)
             except TimeoutError:
                 killed_for_time = True
                 try:
-                    os.kill(child_pid, signal.SIGKILL)
+                    os.kill(child_pid, signal.SIGKILL)  # pid 1 of the job's namespace: all of it ends
                 except OSError:
                     pass
                 try:
-                    exited, files_blob = read_frame_fd(out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS))
+                    exited, files_blob = read_frame_fd(out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS),
+                                                       max_blob=max_blob)
                 except (TimeoutError, EOFError, ValueError):
                     raise HostFailure("the jail host did not report a killed child") from None
             except (EOFError, ValueError, OSError) as exc:
                 raise HostFailure(f"the jail host broke during the job ({type(exc).__name__})") from None
             wall = time.monotonic() - t_run
             timings["run"] = wall
-            peak = group.peak_bytes() if group else max(0, int(exited["maxrss_bytes"]) - int(exited["host_rss_bytes"]))
-            oom = group.oom_killed() if group else False
+            try:
+                validate_exited(exited, len(files_blob), limits)
+            except BadReport as exc:
+                raise HostFailure(f"the jail host sent a malformed report ({exc})") from None
+            # Believe nothing until every process of the job is gone.
+            self._await_job_end(group, (child_pid, manager_pid))
+            peak = group.peak_bytes() if group else max(0, exited["maxrss_bytes"] - exited["host_rss_bytes"])
+            oom = group.oom_killed() if group else None
+            cpu = group.cpu_seconds() if group else None
         finally:
             if group is not None:
                 group.close()
+        if cpu is not None:
+            exited["cpu_seconds"] = cpu  # measured by the kernel for the job's cgroup
         t_collect = time.monotonic()
         result = interpret(exited, files_blob, limits, killed_for_time, oom)
         result.peak_memory_bytes = peak
@@ -280,11 +328,33 @@ class JailHost:
             # caching allocator, so unlike the cgroup it is self-reported (docs/security.md).
             result.peak_memory_bytes = max(cuda_peaks)
             result.memory_source = "cuda-allocator"
-        result.cpu_seconds = float(exited.get("cpu_seconds") or 0.0)
+        result.cpu_seconds = float(exited["cpu_seconds"])
         result.wall_seconds = wall
         timings["collect"] = time.monotonic() - t_collect
         result.timings = timings
         return result
+
+    @staticmethod
+    def _await_job_end(group: cgroups.JobCgroup | None, pids: tuple[int, ...]) -> None:
+        """Return once the job's cgroup is empty and its child and manager are gone.
+
+        The child was pid 1 of its namespace, so this is immediate in practice; anything still
+        alive after a grace period is killed and the host is not trusted again.
+        """
+        deadline = time.monotonic() + JOB_END_GRACE_SECONDS
+        while True:
+            left = group.processes() if group else []
+            alive = [p for p in pids if not _gone(p)]
+            if not left and not alive:
+                return
+            if time.monotonic() > deadline:
+                for pid in left + alive:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                raise HostFailure("a process of the job outlived it")
+            time.sleep(0.001)
 
 
 def _send(stream: Any, header: dict[str, Any], blob: bytes = b"") -> None:
@@ -301,12 +371,6 @@ def _host_vm_bytes(pid: int | None) -> int:
     except (OSError, ValueError):
         pass
     return 4 << 30
-
-
-def _unjailed_tmp() -> str:
-    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"ppo-unjailed-{os.getpid()}"
-    path.mkdir(exist_ok=True)
-    return str(path)
 
 
 class SandboxSession:

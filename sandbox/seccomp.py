@@ -2,9 +2,19 @@
 
 Denied (EPERM): sockets, ptrace and cross-process memory access, namespaces and mounts,
 new programs and processes (clone is allowed only for threads), io_uring, bpf, keyrings,
-userfaultfd, memfd, and signals to any process but the child itself. ``clone3`` answers
-ENOSYS so glibc falls back to ``clone``, whose flags a classic BPF filter can inspect.
-A wrong architecture, or the x32 ABI, kills the process.
+userfaultfd, memfd, and signals to any process but the child itself. Calls that act on another
+process by pid (``prlimit64``, ``setpriority``, the ``sched_set*`` family, ``ioprio_set``,
+``migrate_pages``, ``move_pages``, ``get_robust_list``) are allowed only on the child itself
+(pid 0 or its own), and ``fcntl`` may not name a process to signal (``F_SETOWN``,
+``F_SETOWN_EX``, ``F_SETSIG``). ``clone3`` answers ENOSYS so glibc falls back to ``clone``,
+whose flags a classic BPF filter can inspect. A wrong architecture, or the x32 ABI, kills the
+process.
+
+The child is already pid 1 of a pid namespace of its own, so no other pid resolves; the filter
+is defence in depth. It is hand-written classic BPF (about 220 instructions) rather than
+libseccomp: the project's interpreter is not Debian's, so Debian's python3-seccomp bindings do
+not load in it, and the PyPI wrapper (pyseccomp) is an unmaintained ctypes shim that still needs
+libseccomp installed. Every rule is exercised by the hostile test suite.
 """
 
 from __future__ import annotations
@@ -35,6 +45,15 @@ _NR = 0
 _ARCH = 4
 _ARG0_LO = 16  # little-endian: the low 32 bits of args[0]
 
+
+def _arg_lo(i: int) -> int:
+    """Offset of the low 32 bits of args[i] (little-endian)."""
+    return _ARG0_LO + 8 * i
+
+
+#: fcntl commands that name a process to signal: F_SETOWN, F_SETSIG, F_SETOWN_EX.
+_FCNTL_OWNER_COMMANDS = (8, 10, 15)
+
 _ARCHES = {
     "x86_64": (
         0xC000003E,
@@ -52,7 +71,12 @@ _ARCHES = {
             "fsopen": 430, "fsmount": 432, "move_mount": 429, "open_tree": 428,
         },
         {"clone": 56, "clone3": 435, "kill": 62, "tgkill": 234,
-         "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297},
+         "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297, "fcntl": 72},
+        {"prlimit64": (302, 0), "setpriority": (141, 1), "sched_setaffinity": (203, 0),
+         "sched_setscheduler": (144, 0), "sched_setparam": (142, 0), "sched_setattr": (314, 0),
+         "ioprio_set": (251, 1), "migrate_pages": (256, 0), "move_pages": (279, 0),
+         "get_robust_list": (274, 0), "process_madvise": (440, None), "process_mrelease": (448, None),
+         "kcmp": (312, None)},
     ),
     "aarch64": (
         0xC00000B7,
@@ -70,7 +94,12 @@ _ARCHES = {
             "fsopen": 430, "fsmount": 432, "move_mount": 429, "open_tree": 428,
         },
         {"clone": 220, "clone3": 435, "kill": 129, "tgkill": 131,
-         "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240},
+         "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240, "fcntl": 25},
+        {"prlimit64": (261, 0), "setpriority": (140, 1), "sched_setaffinity": (122, 0),
+         "sched_setscheduler": (119, 0), "sched_setparam": (118, 0), "sched_setattr": (274, 0),
+         "ioprio_set": (30, 1), "migrate_pages": (238, 0), "move_pages": (239, 0),
+         "get_robust_list": (100, 0), "process_madvise": (440, None), "process_mrelease": (448, None),
+         "kcmp": (272, None)},
     ),
 }
 
@@ -83,6 +112,16 @@ def _ret(value: int) -> bytes:
     return _insn(_RET_K, 0, 0, value)
 
 
+def _only_values(nr: int, arg: int, allowed: list[int], eperm: bytes) -> list[bytes]:
+    """Instructions: for syscall ``nr``, allow only when args[arg] is one of ``allowed``."""
+    block = [_insn(_LD_W_ABS, 0, 0, _arg_lo(arg))]
+    for i, value in enumerate(allowed):
+        # jump over the remaining compares and the EPERM to the ALLOW
+        block.append(_insn(_JEQ_K, len(allowed) - i, 0, value))
+    block += [eperm, _ret(_RET_ALLOW)]
+    return [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), nr)] + block
+
+
 def build_filter(own_pid: int, machine: str | None = None) -> bytes:
     """Return the BPF program (raw ``sock_filter`` array) for a child whose pid is ``own_pid``.
 
@@ -92,7 +131,7 @@ def build_filter(own_pid: int, machine: str | None = None) -> bytes:
     machine = machine or platform.machine()
     if machine not in _ARCHES:
         raise OSError(f"no seccomp syscall table for {machine}")
-    audit_arch, denied, special = _ARCHES[machine]
+    audit_arch, denied, special, by_pid = _ARCHES[machine]
     eperm = _ret(_RET_ERRNO | errno.EPERM)
     prog = [
         _insn(_LD_W_ABS, 0, 0, _ARCH),
@@ -114,14 +153,22 @@ def build_filter(own_pid: int, machine: str | None = None) -> bytes:
         eperm,
     ]
     # Signals: only to the child itself. kill(pid), tgkill(tgid, ...), rt_sigqueueinfo(tgid, ...)
-    targets = [own_pid, 0, -own_pid]
+    # (pid 1 of its namespace, -1 would mean "every process": never a target)
+    targets = [own_pid, 0] + ([-own_pid] if own_pid != 1 else [])
     for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
-        block = [_insn(_LD_W_ABS, 0, 0, _ARG0_LO)]
-        for i, pid in enumerate(targets):
-            # jump over the remaining compares and the EPERM to the ALLOW
-            block.append(_insn(_JEQ_K, len(targets) - i, 0, pid))
-        block += [eperm, _ret(_RET_ALLOW)]
-        prog += [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), special[name])] + block
+        prog += _only_values(special[name], 0, targets, eperm)
+    # Calls that act on a process by pid: only on the child itself; some never.
+    for nr, arg in by_pid.values():
+        if arg is None:
+            prog += [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, 1, nr), eperm]
+        else:
+            prog += _only_values(nr, arg, [0, own_pid], eperm)
+    # fcntl: never name a process to signal.
+    block = [_insn(_LD_W_ABS, 0, 0, _arg_lo(1))]
+    for i, cmd in enumerate(_FCNTL_OWNER_COMMANDS):
+        block.append(_insn(_JEQ_K, len(_FCNTL_OWNER_COMMANDS) - i, 0, cmd))
+    block += [_ret(_RET_ALLOW), eperm]
+    prog += [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), special["fcntl"])] + block
     prog.append(_ret(_RET_ALLOW))
     return b"".join(prog)
 

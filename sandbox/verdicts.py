@@ -10,6 +10,7 @@ the child's doing and ends as ``crashed``, never as an error of the grader.
 from __future__ import annotations
 
 import json
+import math
 import signal
 from typing import Any
 
@@ -31,6 +32,56 @@ _SIGNAL_HINTS = {
 }
 
 
+class BadReport(ValueError):
+    """The host's report does not fit the schema: the host is not to be believed again."""
+
+
+_INT_FIELDS = ("tmp_free_bytes", "tmp_total_bytes", "maxrss_bytes", "host_rss_bytes")
+_MAX_COUNTER = 1 << 50
+
+
+def _count(value: Any, what: str, upper: int = _MAX_COUNTER) -> int:
+    if type(value) is not int or not 0 <= value <= upper:
+        raise BadReport(f"{what} is not a count in range")
+    return value
+
+
+def validate_exited(exited: dict[str, Any], blob_len: int, limits: SandboxLimits) -> dict[str, Any]:
+    """Check the host's "exited" report field by field; raise :class:`BadReport` if it is off."""
+    if exited.get("event") != "exited":
+        raise BadReport("not an exited event")
+    if type(exited.get("setup_ok")) is not bool:
+        raise BadReport("setup_ok is not a boolean")
+    code, sig = exited.get("exit_code"), exited.get("signal")
+    if (code is None) == (sig is None):
+        raise BadReport("exactly one of exit_code and signal must be set")
+    if code is not None:
+        _count(code, "exit_code", 255)
+    if sig is not None and _count(sig, "signal", 64) < 1:
+        raise BadReport("signal out of range")
+    cpu = exited.get("cpu_seconds")
+    if type(cpu) not in (int, float) or not math.isfinite(cpu) or not 0 <= cpu < 1e6:
+        raise BadReport("cpu_seconds is not a finite non-negative number")
+    for name in _INT_FIELDS:
+        _count(exited.get(name), name)
+    if exited["tmp_free_bytes"] > exited["tmp_total_bytes"]:
+        raise BadReport("more free tmp than tmp")
+    files, sizes = exited.get("files"), exited.get("sizes")
+    if type(files) is not dict or type(sizes) is not dict or files.keys() != sizes.keys():
+        raise BadReport("files and sizes do not match")
+    total = 0
+    for name, length in files.items():
+        if name not in host.RESULT_FILES:
+            raise BadReport(f"unknown result file {name!r}")
+        cap = limits.captured_output_bytes + 8 if name.endswith(".txt") else limits.output_bytes
+        total += _count(length, "file length", cap)
+        if _count(sizes[name], "file size") < length:
+            raise BadReport("a file is shorter than what was read of it")
+    if total != blob_len:
+        raise BadReport("file lengths do not add up to the blob")
+    return exited
+
+
 def _split_files(exited: dict[str, Any], blob: bytes) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     offset = 0
@@ -41,8 +92,11 @@ def _split_files(exited: dict[str, Any], blob: bytes) -> dict[str, bytes]:
 
 
 def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed_for_time: bool,
-               oom: bool) -> JobResult:
-    """Map how the child ended, and what it left, to a :class:`JobResult`."""
+               oom: bool | None) -> JobResult:
+    """Map how the child ended, and what it left, to a :class:`JobResult`.
+
+    ``oom`` is the memory cgroup's word (None where there is no cgroup to ask).
+    """
     files = _split_files(exited, blob)
     sizes = {k: int(v) for k, v in exited.get("sizes", {}).items()}
     stdout = files.get("stdout.txt", b"").decode("utf-8", "replace")
@@ -56,6 +110,12 @@ def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed
             else:
                 stderr += note
     res = JobResult(status=JobStatus.INTERNAL_ERROR, stdout=stdout, stderr=stderr)
+    if not exited["setup_ok"]:
+        # No learner code ran: whatever ended the child is the grader's doing. Nothing it
+        # printed is the learner's either, so nothing of it is kept.
+        res.stdout = res.stderr = ""
+        res.message = "The grader's sandbox failed to set up this run. This is not your fault and does not count."
+        return res
     sig = exited.get("signal")
     code = exited.get("exit_code")
     over_output = any(size >= limits.output_bytes for size in sizes.values())
@@ -79,15 +139,14 @@ def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed
         res.message = (f"Your code wrote more than the {limits.output_bytes >> 20} MiB output limit "
                        "(printed output, files, or returned tensors) and was stopped.")
     elif code == host.EXIT_OUT_OF_MEMORY or (sig == signal.SIGKILL and oom):
+        # Exit 21 (a MemoryError, also torch refusing an absurd allocation) is the child's word:
+        # it can claim no more than a score of 0 that counts as an attempt.
         res.status = JobStatus.MEMORY_LIMIT
         res.message = f"Your code used more than the {limits.memory_bytes >> 20} MiB memory limit and was stopped."
     elif sig is not None:
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         res.status = JobStatus.CRASHED
         res.message = f"The process running your code was killed by {_SIGNAL_HINTS.get(sig, name)}."
-    elif code in (harness.EXIT_BAD_JOB, host.EXIT_SANDBOX_SETUP, host.EXIT_ABORTED):
-        res.status = JobStatus.INTERNAL_ERROR
-        res.message = "The grader's sandbox failed to set up this run. This is not your fault and does not count."
     else:
         _read_result(res, files, code, limits)
         if tmp_full and res.status in (JobStatus.CRASHED, JobStatus.RUNTIME_ERROR):
@@ -238,6 +297,17 @@ def _call_result(c: Any) -> CallResult:
     seconds = c.get("seconds")
     if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
         raise TypeError("bad seconds")
+    probes = c.get("probes")
+    if probes is not None:
+        if not isinstance(probes, list) or len(probes) > 16 or not all(
+                isinstance(p, dict) and all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in p.items())
+                for p in probes):
+            raise TypeError("bad probes")
+    digests = c.get("digests") or {}
+    if not isinstance(digests, dict) or len(digests) > 64 or not all(
+            isinstance(k, str) and isinstance(v, list) and len(v) == 2
+            and all(type(x) in (int, float) and math.isfinite(x) for x in v) for k, v in digests.items()):
+        raise TypeError("bad digests")
     cuda_peak = c.get("cuda_peak_bytes")
     if cuda_peak is not None and (not isinstance(cuda_peak, int) or isinstance(cuda_peak, bool) or cuda_peak < 0):
         raise TypeError("bad cuda_peak_bytes")
@@ -247,6 +317,8 @@ def _call_result(c: Any) -> CallResult:
         error=_call_error(err) if err else None,
         grads={str(k): v for k, v in grads.items()},
         inputs_after={str(k): v for k, v in after.items()},
-        seconds=float(seconds) if seconds is not None else None,
+        seconds=float(seconds) if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None,
         cuda_peak_bytes=cuda_peak,
+        probes=probes,
+        digests={k: [float(x) for x in v] for k, v in digests.items()},
     )

@@ -34,6 +34,7 @@ from server.openapi import use_error_shape_for_validation
 from server.state import AppState
 from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
+from server.submissions.waiting import VerdictAnnouncer
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
 from server.web.router import router as web_router
@@ -113,12 +114,14 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
         engine.dispose()
         raise
     queue = InProcessQueue()
+    announcer = VerdictAnnouncer()
     workers = WorkerPool(
-        session_factory, queue, grade, workers=settings.WORKERS, output_cap=settings.OUTPUT_BYTES
+        session_factory, queue, grade, workers=settings.WORKERS, output_cap=settings.OUTPUT_BYTES,
+        on_verdict=announcer.announce,
     )
     workers.recover()  # before start(): re-queued rows go first, in id order
     workers.start()
-    state = AppState(settings, engine, session_factory, queue, workers)
+    state = AppState(settings, engine, session_factory, queue, workers, announcer)
     return state, close_grader
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Engine
 
@@ -11,6 +11,7 @@ from server.config import Settings
 from server.db import SessionFactory
 from server.grading.queue import SubmissionQueue
 from server.grading.worker import WorkerPool
+from server.submissions.waiting import VerdictAnnouncer
 
 
 @dataclass
@@ -22,5 +23,7 @@ class AppState:
     session_factory: SessionFactory
     queue: SubmissionQueue
     workers: WorkerPool
+    #: Wakes long-polling readers when an in-process worker stores a verdict.
+    announcer: VerdictAnnouncer = field(default_factory=VerdictAnnouncer)
     #: What "now" is for release, due and close rules (tests inject their own).
     clock: Clock = system_clock

@@ -79,7 +79,7 @@ def cases(gen: CaseGen) -> list[Case]:
     # Detachment: policy inputs require grad, no backward pass (so only requires_grad is read).
     for i, beta in enumerate((None, BETAS[gen.randint(0, len(BETAS))])):
         out.append(_case(gen, _logps(gen, gen.randint(3, 9)), beta, tags=("detach",), about=f"policy inputs requiring grad {i + 1}",
-                         grad=GRAD))
+                         grad=GRAD, probes=((1,), (2,))))
     # Shape contract: each argument mismatched in turn.
     b = gen.randint(3, 8)
     good = _logps(gen, b)

@@ -82,7 +82,7 @@ def cases(gen: CaseGen) -> list[Case]:
                             about=f"mask=None, gamma={gamma:g}, lam={lam:g}"))
     # values requires grad: both outputs must come back detached.
     r, v, m = _inputs(gen, 3, 7)
-    out.append(gen.case(r, v, m, kwargs=_hyper(0.9, 0.95), tags=("detach",), grad=("1",),
+    out.append(gen.case(r, v, m, kwargs=_hyper(0.9, 0.95), tags=("detach",), grad=("1",), probes=(ADV, RET),
                         about="values requires grad"))
     # Not read by a check: a backward pass from the advantages (the reference's raises, as
     # nothing requires grad) tells "advantages attached" from "only returns attached".

@@ -81,7 +81,7 @@ def cases(gen: CaseGen) -> list[Case]:
     for i in range(2):
         b, t = gen.randint(3, 6), gen.randint(4, 12)
         out.append(_case(gen, _mask(gen, b, t), ("detached",), f"every input requires grad {i + 1}",
-                         grad=("0", "1", "2"), kl_coef=0.1 + 0.1 * i))
+                         grad=("0", "1", "2"), kl_coef=0.1 + 0.1 * i, probes=((),)))
     # Shape contract.
     mask = _mask(gen, 4, 5)
     scores, old, ref = _inputs(gen, mask)

@@ -46,8 +46,10 @@ class WorkerPool:
         *,
         workers: int,
         output_cap: int,
+        on_verdict: Callable[[int], None] | None = None,
     ) -> None:
         self._sessions = session_factory
+        self._on_verdict = on_verdict
         self._queue = queue
         self._grade = grade
         self._size = workers
@@ -108,6 +110,8 @@ class WorkerPool:
             claim_row=claim,
             stopping=self._stopping.is_set,
         )
+        if self._on_verdict is not None:
+            self._on_verdict(submission_id)
 
 
 def _test_hooks(source: str) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from server.courses.service import readable_course
 from server.deps import CurrentUser, Now, SessionDep, SettingsDep, StateDep
@@ -14,7 +17,9 @@ from server.errors import SourceTooLarge
 from server.limits import SubmissionLimits
 from server.openapi import errors
 from server.submissions import service
+from server.models import Status, User
 from server.submissions.schemas import SubmissionCreate, SubmissionPublic, SubmissionSummary
+from server.submissions.waiting import MAX_WAIT_SECONDS, POLL_SECONDS
 
 #: Ids and offsets past a 32-bit integer cannot exist: refuse them before PostgreSQL overflows.
 MAX_ID = 2**31 - 1
@@ -117,10 +122,31 @@ def create_submission(
     return service.to_public(session, submission)
 
 
-@router.get("/{submission_id}", response_model=SubmissionPublic, responses=errors(401, 404))
-def read_submission(submission_id: Annotated[int, Path(ge=1, le=MAX_ID)], user: CurrentUser, session: SessionDep) -> SubmissionPublic:
-    """One submission; 404 ``SubmissionNotFound`` if it is not the caller's (learners)."""
+def _read_fresh(session: Session, user: User, submission_id: int) -> SubmissionPublic:
+    session.rollback()  # end any earlier read's snapshot: see what workers committed since
     return service.to_public(session, service.get_submission(session, user, submission_id))
+
+
+@router.get("/{submission_id}", response_model=SubmissionPublic, responses=errors(401, 404))
+async def read_submission(
+    submission_id: Annotated[int, Path(ge=1, le=MAX_ID)],
+    user: CurrentUser,
+    session: SessionDep,
+    state: StateDep,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS, description=(
+        "Long poll: wait up to this many seconds for the verdict and answer as soon as it is stored "
+        "(0, the default, answers at once)."))] = 0,
+) -> SubmissionPublic:
+    """One submission; 404 ``SubmissionNotFound`` if it is not the caller's (learners)."""
+    deadline = time.monotonic() + wait
+    while True:
+        public = await run_in_threadpool(_read_fresh, session, user, submission_id)
+        left = deadline - time.monotonic()
+        if public.status == Status.DONE or left <= 0:
+            return public
+        # Woken at once by an in-process worker's announcement; re-read every POLL_SECONDS
+        # anyway, for workers in other processes and an announcement that came just before.
+        await state.announcer.wait(submission_id, min(left, POLL_SECONDS))
 
 
 @router.get("", response_model=list[SubmissionSummary], responses=errors(401, 403, 404))

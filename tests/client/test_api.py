@@ -168,3 +168,27 @@ def test_server_url_is_normalised(given: str, expected: str) -> None:
 def test_other_schemes_are_refused() -> None:
     with pytest.raises(UsageError):
         normalise_server("ftp://g.example")
+
+
+def test_wait_long_polls_a_server_that_holds_the_request() -> None:
+    """Each poll asks the server to hold it (``wait=``); a server that does never sees the
+    client sleep between polls."""
+    now = [0.0]
+    waits: list[str | None] = []
+    state = {"polls": 0}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(202, json={"id": 7, "status": "queued", "exercise": "actor-loss"})
+        waits.append(request.url.params.get("wait"))
+        now[0] += 5.0  # the server held the request for its full wait
+        state["polls"] += 1
+        done = state["polls"] >= 3
+        return httpx.Response(200, json={"id": 7, "status": "done" if done else "running", "score": 100.0})
+
+    slept: list[float] = []
+    client = Client(SERVER, TOKEN, transport=httpx.MockTransport(handler), sleep=slept.append, clock=lambda: now[0])
+    with client:
+        final = client.wait(client.submit("actor-loss", "x"))
+    assert final["status"] == "done"
+    assert waits == ["5", "5", "5"] and slept == []

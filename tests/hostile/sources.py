@@ -181,11 +181,20 @@ for root, dirs, files in os.walk("/tmp"):
             pass
 print("LEAK files of another job:" if hits else "DENIED no file of another job", hits)
 print("TMP", sorted(os.listdir("/tmp")))
-# the other learner's source in memory inherited from the fork-server?
-found = False
-with open("/proc/self/maps") as maps:
-    regions = [l.split() for l in maps]
-with open("/proc/self/mem", "rb", buffering=0) as mem:
+# the other learner's source in memory inherited from the fork-server? Python objects first,
+# then raw memory where /proc still lists it (a job sees no /proc: that scan is refused).
+import gc
+found = any(isinstance(o, (str, bytes)) and holds_token(o.encode() if isinstance(o, str) else o)
+            for o in gc.get_objects())
+try:
+    maps = open("/proc/self/maps")
+except OSError:
+    print("DENIED no /proc to scan memory through")
+    regions = []
+else:
+    with maps:
+        regions = [l.split() for l in maps]
+with (open("/proc/self/mem", "rb", buffering=0) if regions else open(os.devnull, "rb")) as mem:
     for r in regions:
         if "r" not in r[1] or (len(r) > 5 and r[5].startswith("/")):
             continue

@@ -39,6 +39,7 @@ def api_port() -> Any:
 
 def fill(template: str, **extra: Any) -> str:
     params = dict(ports=[5432, 6379, 5672, 8000], paths=SECRET_PATHS, canary=CANARY, token=TOKEN,
+                  canary_head=CANARY[:12], canary_tail=CANARY[12:],
                   token_head=TOKEN[:14], token_tail=TOKEN[14:], marker=MARKER, dirs=OUTSIDE_DIRS)
     params.update(extra)
     return template.format(**params)

@@ -9,19 +9,28 @@ import pytest
 
 from sandbox import harness, host, jailfs
 from sandbox.protocol import JobStatus, SandboxLimits
+from sandbox.verdicts import BadReport, validate_exited
 from sandbox.verdicts import interpret as interpret_report
 
 LIMITS = SandboxLimits(output_bytes=1 << 20, captured_output_bytes=1024)
 
 
+def report(**fields: object) -> dict:
+    """A well-formed "exited" report of the host, with ``fields`` replaced."""
+    base = {"event": "exited", "setup_ok": True, "exit_code": 0, "signal": None, "cpu_seconds": 0.1,
+            "maxrss_bytes": 1 << 20, "host_rss_bytes": 0, "tmp_free_bytes": 1 << 20,
+            "tmp_total_bytes": 2 << 20, "files": {}, "sizes": {}}
+    return {**base, **fields}
+
+
 def exited(result: object, code: int = 0, **extra: object) -> tuple[dict, bytes]:
     raw = result if isinstance(result, bytes) else json.dumps(result).encode()
-    return {"exit_code": code, "signal": None, "files": {"result.json": len(raw)},
-            "sizes": {"result.json": len(raw)}, **extra}, raw
+    return report(exit_code=code, files={"result.json": len(raw)}, sizes={"result.json": len(raw)}, **extra), raw
 
 
 def interpret(result: object, code: int = 0, **extra: object):
     head, blob = exited(result, code, **extra)
+    validate_exited(head, len(blob), LIMITS)
     return interpret_report(head, blob, LIMITS, killed_for_time=False, oom=False)
 
 
@@ -52,14 +61,13 @@ def test_a_well_formed_result_is_accepted() -> None:
 
 
 def test_a_full_tmp_is_reported_as_the_output_limit() -> None:
-    head = {"exit_code": host.EXIT_HARNESS_FAILED, "signal": None, "files": {}, "sizes": {},
-            "tmp_free_bytes": 0, "tmp_total_bytes": 64 << 20}
+    head = report(exit_code=host.EXIT_HARNESS_FAILED, tmp_free_bytes=0, tmp_total_bytes=64 << 20)
     res = interpret_report(head, b"", LIMITS, killed_for_time=False, oom=False)
     assert res.status == JobStatus.OUTPUT_LIMIT and "temporary folder (64 MiB)" in res.message
 
 
 def test_killed_by_the_clock_while_at_the_memory_limit_is_the_memory_limit() -> None:
-    head = {"exit_code": None, "signal": signal.SIGKILL, "files": {}, "sizes": {}}
+    head = report(exit_code=None, signal=signal.SIGKILL)
     assert interpret_report(head, b"", LIMITS, killed_for_time=True, oom=True).status == JobStatus.MEMORY_LIMIT
     assert interpret_report(head, b"", LIMITS, killed_for_time=True, oom=False).status == JobStatus.TIME_LIMIT
 
@@ -67,8 +75,11 @@ def test_killed_by_the_clock_while_at_the_memory_limit_is_the_memory_limit() -> 
 def test_truncated_output_fits_the_capture_with_its_note(tmp_path) -> None:
     path = tmp_path / "stdout.txt"
     path.write_bytes(b"HEAD" + b"x" * 100_000 + b"TAIL")
-    data, size = host._output_excerpt(str(path), LIMITS.captured_output_bytes)
-    head = {"exit_code": 0, "signal": None, "files": {"stdout.txt": len(data)}, "sizes": {"stdout.txt": size}}
+    read = host._read_result_file(str(path), LIMITS.captured_output_bytes, excerpt=True)
+    assert read is not None
+    data, size = read
+    head = report(files={"stdout.txt": len(data)}, sizes={"stdout.txt": size})
+    validate_exited(head, len(data), LIMITS)
     res = interpret_report(head, data, LIMITS, killed_for_time=False, oom=False)
     assert res.stdout.startswith("HEAD") and "TAIL" in res.stdout and res.stdout.endswith("bytes cut]")
     assert len(res.stdout) <= LIMITS.captured_output_bytes
@@ -85,9 +96,73 @@ def test_pretend_tensors_are_described_as_objects() -> None:
     assert out.describe(Liar(), "p")["type"] == "object" and not out.tensors
 
 
-def test_only_tmp_is_writable_in_the_jail() -> None:
-    args = jailfs.bwrap_command(1 << 20)
-    text = " ".join(args)
-    assert "--remount-ro / --chdir /tmp --" in text
+def test_nothing_is_writable_in_the_jail_itself() -> None:
+    text = " ".join(jailfs.bwrap_command())
+    assert "--tmpfs /tmp --remount-ro /tmp" in text and "--remount-ro / --chdir / --" in text
     assert "--dev /dev --remount-ro /dev" in text
-    assert text.index("--tmpfs /tmp") < text.index("--remount-ro / ")
+    # The host is pid 1 (no bubblewrap init holding its pipes) and never root.
+    assert "--as-pid-1" in text and f"--uid {jailfs.JAIL_UID}" in text and jailfs.JAIL_UID != 0
+
+
+@pytest.mark.parametrize("fields, blob", [
+    ({"event": "forked"}, b""),
+    ({"setup_ok": 1}, b""),
+    ({"exit_code": 0, "signal": 9}, b""),
+    ({"exit_code": None, "signal": None}, b""),
+    ({"exit_code": 300}, b""),
+    ({"exit_code": True}, b""),
+    ({"signal": 0, "exit_code": None}, b""),
+    ({"cpu_seconds": float("-inf")}, b""),
+    ({"cpu_seconds": float("nan")}, b""),
+    ({"cpu_seconds": -1.0}, b""),
+    ({"maxrss_bytes": -5}, b""),
+    ({"tmp_free_bytes": 10, "tmp_total_bytes": 5}, b""),
+    ({"files": {"request.json": 2}, "sizes": {"request.json": 2}}, b"{}"),
+    ({"files": {"result.json": 2}, "sizes": {}}, b"{}"),
+    ({"files": {"result.json": 2}, "sizes": {"result.json": 2}}, b"{}xx"),
+    ({"files": {"result.json": 4}, "sizes": {"result.json": 2}}, b"{}xx"),
+    ({"files": {"stdout.txt": 5000}, "sizes": {"stdout.txt": 5000}}, b"x" * 5000),
+])
+def test_a_host_report_off_the_schema_is_refused(fields: dict, blob: bytes) -> None:
+    with pytest.raises(BadReport):
+        validate_exited(report(**fields), len(blob), LIMITS)
+
+
+@pytest.mark.parametrize("code", [harness.EXIT_BAD_JOB, host.EXIT_SANDBOX_SETUP, host.EXIT_ABORTED, 0, 1])
+def test_internal_error_only_when_setup_never_finished(code: int) -> None:
+    head, blob = exited({"status": "ok", "calls": []}, code, setup_ok=False)
+    res = interpret_report(head, blob, LIMITS, killed_for_time=False, oom=False)
+    assert res.status == JobStatus.INTERNAL_ERROR and res.stdout == res.stderr == ""
+
+
+@pytest.mark.parametrize("code", [harness.EXIT_BAD_JOB, host.EXIT_SANDBOX_SETUP, host.EXIT_ABORTED])
+def test_setup_exit_codes_chosen_by_the_learner_are_the_learners(code: int) -> None:
+    """``os._exit(13)`` after setup is a crash the learner caused, never internal_error on demand."""
+    head = report(exit_code=code)
+    res = interpret_report(head, b"", LIMITS, killed_for_time=False, oom=False)
+    assert res.status == JobStatus.CRASHED and f"exit code {code}" in res.message
+
+
+def test_result_files_are_read_only_as_regular_files(tmp_path) -> None:
+    import os
+
+    (tmp_path / "target").write_text("secret")
+    os.symlink(tmp_path / "target", tmp_path / "link")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    for name in ("link", "fifo", "dir", "missing"):
+        assert host._read_result_file(str(tmp_path / name), 100, excerpt=False) is None
+    assert host._read_result_file(str(tmp_path / "target"), 3, excerpt=False) == (b"sec", 6)
+
+
+def test_frames_are_bounded_before_they_are_read() -> None:
+    import os
+
+    from sandbox.protocol import ReadExactly, read_frame_fd
+
+    r, w = os.pipe()
+    os.write(w, (2).to_bytes(4, "big") + (512 << 20).to_bytes(4, "big") + b"{}")
+    with pytest.raises(ValueError, match="over the limit"):
+        read_frame_fd(r, ReadExactly(), max_blob=1 << 20)
+    os.close(r)
+    os.close(w)

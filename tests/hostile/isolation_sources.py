@@ -1,0 +1,308 @@
+"""Attacks on the per-job isolation, one per class of the white-box review (issue 10), as
+source strings. Probing lines print ``ESCAPED``/``LEAK`` when an attack worked and ``DENIED``
+when it did not; templates use ``{name}`` placeholders (literal braces doubled)."""
+
+from __future__ import annotations
+
+from tests.hostile.sources import HONEST, HONEST_AS_IMPL, PROBE
+
+#: What a lazy learner submits: no work at all.
+STUB = "def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):\n    return None\n"
+
+# -- 1. lingering and impersonation ------------------------------------------------------------
+#: Reach the host's control pipes (through /proc/1/fd, inherited descriptors, or any pid's fds),
+#: write a forged "exited" frame into them, then leave a thread alive after the main thread has
+#: exited (blocked in read: no CPU limit fires) hoping to answer later jobs.
+LINGER_AND_IMPERSONATE = PROBE + '''
+import ctypes, json, os, struct, threading
+frame = json.dumps({{"event": "exited", "setup_ok": True, "exit_code": 0, "signal": None,
+                    "cpu_seconds": float("-inf"), "files": {{}}, "sizes": {{}}}}).encode()
+frame = struct.pack(">II", len(frame), 0) + frame
+opened = []
+for pid in ["1", "2", "self", str(os.getppid())] + [str(p) for p in range(3, 40)]:
+    for fd in range(0, 16):
+        for mode in (os.O_WRONLY, os.O_RDONLY):
+            try:
+                f = os.open(f"/proc/{{pid}}/fd/{{fd}}", mode | os.O_NONBLOCK)
+            except OSError:
+                continue
+            opened.append((pid, fd))
+            try:
+                os.write(f, frame)
+            except OSError:
+                pass
+print("ESCAPED opened control fds" if opened else "DENIED no /proc fd of any process", opened[:5])
+inherited = []
+for fd in range(3, 1024):
+    try:
+        os.fstat(fd)
+        inherited.append(fd)
+    except OSError:
+        pass
+print("ESCAPED inherited fds" if inherited else "DENIED no inherited descriptor", inherited)
+_try("signal pid 1", lambda: os.kill(1, 0), "ESCAPED")
+_try("signal parent", lambda: os.kill(os.getppid(), 0), "ESCAPED")
+r, w = os.pipe()
+threading.Thread(target=lambda: os.read(r, 1)).start()
+ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: only the main thread ends; the reader lingers
+'''
+
+# -- 2. shared, unwipeable /tmp ----------------------------------------------------------------
+#: Make /tmp unwipeable, plant result folders and hard links where later jobs are set up.
+POISON_TMP = PROBE + '''
+import os
+here = os.getcwd()
+print("CWD", here)
+for n in range(0, 40):
+    for base in ("/tmp", os.path.dirname(os.path.dirname(here)), os.path.dirname(here)):
+        try:
+            os.makedirs(os.path.join(base, f"job-{{n}}", "result.json"), exist_ok=True)
+            os.makedirs(os.path.join(base, f"job-{{n}}", "tmp"), exist_ok=True)
+        except OSError:
+            pass
+for target in ("request.json", "inputs.safetensors", "result.json", "stdout.txt"):
+    for n in range(0, 40):
+        try:
+            os.link(os.path.join(os.path.dirname(here), target), f"/tmp/job-{{n}}/{{target}}.{marker}")
+        except OSError:
+            pass
+for path in ("/tmp", os.path.dirname(here), here):
+    try:
+        os.chmod(path, 0o333)
+    except OSError:
+        pass
+'''
+
+# -- 3. reaching ancestors ---------------------------------------------------------------------
+REACH_ANCESTORS = PROBE + '''
+import ctypes, fcntl, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+lim = struct.pack("QQ", 0, 0)
+for pid in (1, os.getppid(), 3, 100):
+    ok = libc.syscall(302, pid, 6, ctypes.c_char_p(lim), None) == 0  # prlimit64(pid, RLIMIT_NPROC, 0)
+    print(("ESCAPED" if ok else "DENIED") + f" prlimit64 pid {{pid}}")
+    ok = libc.syscall(141, 0, pid, 19) == 0  # setpriority(PRIO_PROCESS, pid, 19)
+    print(("ESCAPED" if ok else "DENIED") + f" setpriority pid {{pid}}")
+    mask = ctypes.c_ulong(1)
+    ok = libc.syscall(203, pid, ctypes.sizeof(mask), ctypes.byref(mask)) == 0  # sched_setaffinity
+    print(("ESCAPED" if ok else "DENIED") + f" sched_setaffinity pid {{pid}}")
+r, w = os.pipe()
+for name, cmd, arg in (("F_SETOWN", 8, 1), ("F_SETSIG", 10, 9), ("F_SETOWN_EX", 15, 0)):
+    ok = libc.syscall(72, r, cmd, arg) == 0
+    print(("ESCAPED" if ok else "DENIED") + f" fcntl {{name}}")
+# on its own process these stay allowed (a learner may lower its own priority)
+print("OWN setpriority", libc.syscall(141, 0, 0, 5))
+''' + HONEST
+
+# -- 4. internal_error on demand ---------------------------------------------------------------
+EXIT_CODES_OF_THE_SANDBOX = {code: f"import os\nos._exit({code})\n" for code in (13, 20, 21, 22, 23)}
+EXIT_CODE_IN_CALL = HONEST_AS_IMPL + '''
+import os
+def compute_actor_loss(a, b, c, clip_range=0.2):
+    os._exit(23)
+'''
+
+# -- 5. unbounded data on the trusted side -----------------------------------------------------
+#: A 20 kB exception message in every call (5x the cap), with the harness's own cap lifted first; NUL bytes and a lone
+#: surrogate in the output.
+HUGE_MESSAGE = '''
+import sys
+h = sys.modules.get("sandbox.harness")
+if h is not None:
+    h._MAX_TEXT = 10 ** 9
+    h._short = lambda text, limit=0: text
+print("NUL\\x00BYTE \\ud800 here")
+def compute_actor_loss(a, b, c, clip_range=0.2):
+    raise ValueError("x" * 20_000)
+'''
+
+# -- 6. self-reported facts --------------------------------------------------------------------
+#: Edits its inputs in place, then drops the evidence from the harness's report.
+HIDE_IN_PLACE_EDIT = '''
+import sys, torch
+h = sys.modules["sandbox.harness"]
+real = h._run_call
+def quiet(*a, **k):
+    record = real(*a, **k)
+    record.pop("inputs_after", None)
+    return record
+h._run_call = quiet
+''' + HONEST_AS_IMPL + '''
+def compute_actor_loss(a, b, c, clip_range=0.2):
+    loss = _honest(a, b, c, clip_range)
+    with torch.no_grad():
+        c.mul_(0)   # the caller's advantages are gone
+    return loss
+'''
+#: GAE whose outputs stay attached to the graph, dressed as detached.
+GAE_ATTACHED_CLAIMING_DETACHED = '''
+import torch
+class Detached(torch.Tensor):
+    @property
+    def requires_grad(self):
+        return False
+def compute_gae(rewards, values, mask=None, gamma=1.0, lam=0.95):
+    if values.shape != rewards.shape or (mask is not None and mask.shape != rewards.shape):
+        raise ValueError("shapes differ")
+    valid = torch.ones_like(rewards, dtype=torch.bool) if mask is None else mask != 0
+    r = torch.where(valid, rewards, torch.zeros_like(rewards))
+    v = torch.where(valid, values, torch.zeros_like(values))
+    adv = []
+    last = torch.zeros_like(r[..., 0])
+    nxt = torch.zeros_like(last)
+    for t in reversed(range(r.shape[-1])):
+        delta = r[..., t] + gamma * nxt - v[..., t]
+        last = torch.where(valid[..., t], delta + gamma * lam * last, torch.zeros_like(last))
+        adv.append(last)
+        nxt = v[..., t]
+    advantages = torch.stack(adv[::-1], dim=-1)
+    returns = torch.where(valid, advantages + v, torch.zeros_like(v))
+    return advantages.as_subclass(Detached), returns.as_subclass(Detached)
+'''
+#: A numpy loss (no autograd at all) whose returned object writes finite-difference gradients
+#: into the inputs' .grad when asked to backward().
+NUMPY_LOSS_WITH_FAKE_BACKWARD = '''
+import numpy as np, torch
+def _loss(a, b, c, clip):
+    ratio = np.exp(a - b)
+    return -np.minimum(ratio * c, np.clip(ratio, 1 - clip, 1 + clip) * c).mean()
+class Answer(torch.Tensor):
+    def backward(self, gradient=None, *args, **kwargs):
+        a, b, c, clip = self._inputs
+        base = _loss(a, b, c, clip)
+        g = np.zeros_like(a)
+        flat, gflat = a.reshape(-1), g.reshape(-1)
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + 1e-4
+            up = _loss(a, b, c, clip)
+            flat[i] = old - 1e-4
+            down = _loss(a, b, c, clip)
+            flat[i] = old
+            gflat[i] = (up - down) / 2e-4
+        w = 1.0 if gradient is None else gradient.detach().numpy()
+        self._leaf.grad = torch.tensor(g * w, dtype=self._leaf.dtype)
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    if log_probs_old.shape != log_probs_new.shape or advantages.shape != log_probs_new.shape:
+        raise ValueError("shapes differ")
+    arrays = [t.detach().double().numpy().copy() for t in (log_probs_new, log_probs_old, advantages)]
+    out = torch.tensor(_loss(*arrays, clip_range), dtype=log_probs_new.dtype).as_subclass(Answer)
+    out._inputs = (*arrays, clip_range)
+    out._leaf = log_probs_new
+    return out
+'''
+
+# -- 7. the measured run -----------------------------------------------------------------------
+#: Honest on small inputs; on the large measured input, a cheap answer that is wrong.
+CHEAP_ON_THE_MEASURED_RUN = HONEST_AS_IMPL + '''
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    if log_probs_new.numel() > 100_000:   # the measured case, recognised by its size
+        return log_probs_new.reshape(-1)[0] * 0
+    return _honest(log_probs_new, log_probs_old, advantages, clip_range)
+'''
+
+# -- 8. pathological sources -------------------------------------------------------------------
+PATHOLOGICAL_SOURCES = {
+    "nested parentheses": "x = " + "(" * 100_000 + "1" + ")" * 100_000 + "\n",
+    "nested lists": "x = " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "unary minus chain": "x = " + "-" * 1_000_000 + "1\n",
+    "nested lambdas": "f = " + "lambda: " * 50_000 + "1\n",
+}
+
+# -- gpu-mode's pygpubench exploit list, adapted to this grader --------------------------------
+#: ptrace and process_vm_readv on every pid it can guess (the host, the manager, init).
+PTRACE_AND_PROCESS_VM = PROBE + '''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(64)
+class IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+local = IoVec(ctypes.cast(buf, ctypes.c_void_p), 64)
+remote = IoVec(0x400000, 64)
+for pid in (1, os.getppid(), 3, 4, 5):
+    ok = libc.ptrace(16, pid, None, None) == 0   # PTRACE_ATTACH
+    print(("ESCAPED" if ok else "DENIED") + f" ptrace attach {{pid}}")
+    got = libc.syscall(310, pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)  # process_vm_readv
+    print(("ESCAPED" if got > 0 else "DENIED") + f" process_vm_readv {{pid}}")
+ok = libc.ptrace(0, 0, None, None) == 0   # PTRACE_TRACEME: let an ancestor trace us
+print(("ESCAPED" if ok else "DENIED") + " ptrace traceme")
+''' + HONEST
+#: Writes to its own memory through /proc/self/mem (to patch read-only code), and a scan for the
+#: grader's secret (the AES-key-recovery idea: find the key in memory, predict the cases).
+PROC_MEM_AND_SECRET_SCAN = PROBE + '''
+import gc, os
+_try("open /proc/self/mem for writing", lambda: open("/proc/self/mem", "r+b"), "ESCAPED")
+_try("read /proc/self/environ", lambda: open("/proc/self/environ", "rb").read(), "ESCAPED")
+_try("read /proc/1/environ", lambda: open("/proc/1/environ", "rb").read(), "ESCAPED")
+# The judge's secret and the canary in the grader's environment, in halves that never meet in
+# this module's own text: only a copy from outside would hold them side by side.
+PAIRS = [("hostile-suite-", "secret"), ("{canary_head}", "{canary_tail}")]
+def holds(text):
+    return any(head + tail in text for head, tail in PAIRS)
+found = [type(o).__name__ for o in gc.get_objects() if isinstance(o, str) and len(o) < 1_000_000 and holds(o)]
+print("LEAK grader secret in memory" if found else "DENIED no grader secret in memory")
+print("LEAK grader secret in environment" if holds(str(os.environ)) else "DENIED clean environment")
+''' + HONEST
+#: Detours the harness's digest (the GOT-patch / function-detour idea): the measured run claims
+#: whatever digests it likes while returning a cheap, wrong answer.
+DETOUR_THE_DIGEST = HONEST_AS_IMPL + '''
+import sys
+h = sys.modules["sandbox.harness"]
+h.digest = lambda t, seed: [0.0, 0.0]
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    if log_probs_new.numel() > 100_000:
+        return log_probs_new.reshape(-1)[0] * 0
+    return _honest(log_probs_new, log_probs_old, advantages, clip_range)
+'''
+#: Timer patching: every clock the harness might read says the call took no time.
+PATCH_TIMERS = HONEST_AS_IMPL + '''
+import time
+time.perf_counter = lambda: 0.0
+time.monotonic = lambda: 0.0
+time.process_time = lambda: 0.0
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    x = 0
+    if log_probs_new.numel() > 100_000:   # the measured case: burn CPU the speed figure must show
+        for i in range(10_000_000):
+            x += i
+    return _honest(log_probs_new, log_probs_old, advantages, clip_range)
+'''
+#: Module shadowing: torch, safetensors and json replaced in sys.modules and as files in the
+#: working folder, so the harness writes results through the learner's modules.
+SHADOW_MODULES = HONEST_AS_IMPL + '''
+import os, sys, types
+for name in ("torch.py", "safetensors.py", "json.py", "sitecustomize.py"):
+    try:
+        open(name, "w").write("raise SystemExit('shadowed')\\n")
+    except OSError:
+        pass
+fake_json = types.ModuleType("json")
+fake_json.dumps = lambda obj, *a, **k: '{{"status": "ok", "calls": []}}'
+fake_json.load = lambda fh: {{}}
+sys.modules["json"] = fake_json
+fake_st = types.ModuleType("safetensors.torch")
+fake_st.save_file = lambda tensors, path, *a, **k: None
+sys.modules["safetensors.torch"] = fake_st
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    return log_probs_new.sum() * 0
+'''
+#: A seccomp filter of its own that traps the harness's writes (the seccomp-trap idea).
+SECCOMP_TRAP_OWN_WRITES = PROBE + '''
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+# allow everything except write(2) to fd >= 3, which fails with EPERM
+prog = b"".join([
+    struct.pack("=HBBI", 0x20, 0, 0, 0),          # A = nr
+    struct.pack("=HBBI", 0x15, 0, 3, 1),          # nr == write ?
+    struct.pack("=HBBI", 0x20, 0, 0, 16),         # A = fd
+    struct.pack("=HBBI", 0x35, 0, 1, 3),          # fd >= 3 ?
+    struct.pack("=HBBI", 0x06, 0, 0, 0x00050001), # ERRNO(EPERM)
+    struct.pack("=HBBI", 0x06, 0, 0, 0x7FFF0000), # ALLOW
+])
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+buf = ctypes.create_string_buffer(prog, len(prog))
+p = Prog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
+libc.prctl(38, 1, 0, 0, 0)
+print("OWN seccomp", libc.prctl(22, 2, ctypes.byref(p), 0, 0))
+''' + HONEST

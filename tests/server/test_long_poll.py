@@ -1,0 +1,62 @@
+"""``GET /submissions/{id}?wait=S``: answers as soon as the verdict is stored, or after S."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from tests.server.conftest import Api
+from tests.server.fakes import FakeGrader
+
+
+@pytest.fixture
+def grader() -> FakeGrader:
+    return FakeGrader(gated=True)  # held until the test opens the gate
+
+
+def test_a_long_poll_answers_as_soon_as_the_verdict_is_stored(api: Api, grader: FakeGrader) -> None:
+    learner = api.user("ada")
+    sid = api.submit(learner).json()["id"]
+    assert grader.started.wait(10)
+    opened_at: list[float] = []
+
+    def release() -> None:
+        time.sleep(0.4)
+        opened_at.append(time.monotonic())
+        grader.gate.set()
+
+    threading.Thread(target=release).start()
+    t0 = time.monotonic()
+    body = api.client.get(f"/api/v1/submissions/{sid}?wait=10", headers=learner).json()
+    answered = time.monotonic()
+    assert body["status"] == "done" and body["score"] == 75
+    assert answered - t0 >= 0.35  # it waited for the verdict ...
+    assert answered - opened_at[0] < 0.5  # ... and answered right after it (not at the 10 s limit)
+    assert api.state.announcer.waiting() == 0
+
+
+def test_a_long_poll_times_out_with_the_current_state(api: Api, grader: FakeGrader) -> None:
+    learner = api.user("ada")
+    sid = api.submit(learner).json()["id"]
+    t0 = time.monotonic()
+    body = api.client.get(f"/api/v1/submissions/{sid}?wait=0.3", headers=learner).json()
+    assert 0.25 <= time.monotonic() - t0 < 2
+    assert body["status"] in ("queued", "running")
+    grader.gate.set()
+    assert api.wait_done(learner, sid)["status"] == "done"
+
+
+@pytest.mark.parametrize("wait", ["-1", "31", "soon"])
+def test_a_wait_out_of_range_is_a_422(api: Api, wait: str) -> None:
+    learner = api.user("ada")
+    response = api.client.get(f"/api/v1/submissions/1?wait={wait}", headers=learner)
+    assert response.status_code == 422
+
+
+def test_a_long_poll_never_reveals_someone_elses_submission(api: Api, grader: FakeGrader) -> None:
+    ada, bob = api.user("ada"), api.user("bob")
+    sid = api.submit(ada).json()["id"]
+    assert api.client.get(f"/api/v1/submissions/{sid}?wait=1", headers=bob).status_code == 404
+    grader.gate.set()
