@@ -37,7 +37,8 @@ from server.users.service import create_user  # noqa: E402
 TITLE = "Leaderboard and statistics"
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 INDEXES = {
-    "ix_submissions_exercise_user_id_verdict_score_created_at": "submissions (exercise, user_id, verdict, score, created_at)",
+    "ix_submissions_course_id_exercise_user_id_verdict_score_created_at":
+        "submissions (course_id, exercise, user_id, verdict, score, created_at)",
     "ix_submissions_user_id_status": "submissions (user_id, status)",
     "ix_check_results_submission_id_name_passed": "check_results (submission_id, name, passed)",
 }
@@ -154,7 +155,7 @@ def main() -> None:
             "|---|---:|---:|",
             *rows,
             "",
-            "Indexes (migration `0002`): " + "; ".join(f"`{n}` on {cols}" for n, cols in INDEXES.items()) + ".",
+            "Indexes (migration `0002`; `0006` put `course_id` first in the covering one): " + "; ".join(f"`{n}` on {cols}" for n, cols in INDEXES.items()) + ".",
             "",
             "The per-exercise and overall boards and the gradebook read `best_scores` (migration `0004`: one row "
             "per learner and exercise, upserted with each verdict; filled here by the same backfill as the "

@@ -59,10 +59,11 @@ class Submission(Base):
         Index("ix_submissions_status_id", "status", "id"),
         # A learner's history per exercise, newest first.
         Index("ix_submissions_user_id_exercise_created_at", "user_id", "exercise", "created_at"),
-        # Leaderboard, stats, gradebook: one exercise's rows grouped by learner (covering).
+        # Speed board, stats, best_scores backfill: one course's rows of one exercise grouped
+        # by learner (covering; migration 0006 put the course first).
         Index(
-            "ix_submissions_exercise_user_id_verdict_score_created_at",
-            "exercise", "user_id", "verdict", "score", "created_at",
+            "ix_submissions_course_id_exercise_user_id_verdict_score_created_at",
+            "course_id", "exercise", "user_id", "verdict", "score", "created_at",
         ),
         # The per-learner cap on queued submissions.
         Index("ix_submissions_user_id_status", "user_id", "status"),

@@ -123,6 +123,13 @@ def upgrade() -> None:
         )
         batch.create_index("ix_submissions_course_id_user_id_exercise", ["course_id", "user_id", "exercise"])
     op.execute("UPDATE submissions SET counted_score = score WHERE verdict = 'graded'")
+    # The boards' covering index (0002) now leads with the course they filter on.
+    op.drop_index("ix_submissions_exercise_user_id_verdict_score_created_at", table_name="submissions")
+    op.create_index(
+        "ix_submissions_course_id_exercise_user_id_verdict_score_created_at",
+        "submissions",
+        ["course_id", "exercise", "user_id", "verdict", "score", "created_at"],
+    )
 
     # best_scores gains the course in its key and the score that counts: rebuilt from the
     # submissions (the same rules that filled it in 0004, now per course).
@@ -174,11 +181,17 @@ def downgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("user_id", "exercise", name="pk_best_scores"),
     )
+    op.drop_index("ix_submissions_course_id_exercise_user_id_verdict_score_created_at", table_name="submissions")
     with op.batch_alter_table("submissions") as batch:
         batch.drop_index("ix_submissions_course_id_user_id_exercise")
         batch.drop_constraint("fk_submissions_course_id_courses", type_="foreignkey")
         for column in ("counted_score", "penalty_percent", "late_seconds", "course_id"):
             batch.drop_column(column)
+    op.create_index(
+        "ix_submissions_exercise_user_id_verdict_score_created_at",
+        "submissions",
+        ["exercise", "user_id", "verdict", "score", "created_at"],
+    )
     op.drop_table("extensions")
     op.drop_table("set_entries")
     op.drop_index("ix_enrollments_user_id", table_name="enrollments")
