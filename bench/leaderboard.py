@@ -149,7 +149,8 @@ def main() -> None:
             f"{args.submissions:,} submissions ({args.learners} learners, {len(exercises)} exercises, 80% graded, "
             f"4 check rows per graded submission) bulk-inserted into a temporary SQLite file in {fill_s:.1f} s; "
             f"each endpoint called {args.repeats} times through the app (TestClient, instructor token, "
-            "default page of 50), median in milliseconds.",
+            "default page of 50), median in milliseconds. The machine is shared (2 cores, other jobs running): "
+            "absolute times vary 2-4x between runs; compare the columns of one run.",
             "",
             "| endpoint | with 0002 indexes (ms) | without them (ms) |",
             "|---|---:|---:|",
