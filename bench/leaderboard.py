@@ -37,7 +37,7 @@ from server.users.service import create_user  # noqa: E402
 TITLE = "Leaderboard and statistics"
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 INDEXES = {
-    "ix_submissions_course_id_exercise_user_id_verdict_score_created_at":
+    "ix_submissions_course_id_exercise_user_id_covering":
         "submissions (course_id, exercise, user_id, verdict, score, created_at)",
     "ix_submissions_user_id_status": "submissions (user_id, status)",
     "ix_check_results_submission_id_name_passed": "check_results (submission_id, name, passed)",

@@ -62,7 +62,7 @@ class Submission(Base):
         # Speed board, stats, best_scores backfill: one course's rows of one exercise grouped
         # by learner (covering; migration 0006 put the course first).
         Index(
-            "ix_submissions_course_id_exercise_user_id_verdict_score_created_at",
+            "ix_submissions_course_id_exercise_user_id_covering",
             "course_id", "exercise", "user_id", "verdict", "score", "created_at",
         ),
         # The per-learner cap on queued submissions.

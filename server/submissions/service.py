@@ -21,7 +21,7 @@ from server.errors import (
     SubmissionNotFound,
 )
 from server.grading.queue import SubmissionQueue
-from server.models import Course, Role, Status, Submission, User
+from server.models import Course, Role, Status, Submission, User, utcnow
 from server.submissions.schemas import (
     CheckPublic,
     SubmissionCreate,
@@ -55,14 +55,14 @@ def create_submission(
     *,
     max_source_bytes: int,
     idempotency_key: str | None,
-    now: datetime,
+    now: datetime | None = None,
 ) -> tuple[Submission, bool]:
     """Store a ``queued`` row (and, for procrastinate, its job) in one transaction, commit,
     then hand its id to an in-process queue. Returns (row, created).
 
     With an idempotency key already used by this user, returns the earlier row and
     ``created=False`` instead of adding a second one (even past a close: it was accepted).
-    Otherwise the course's rules at ``now`` decide (``server.courses.sets.accept``): refused
+    Otherwise the course's rules at ``now`` (default: the system clock) decide (``server.courses.sets.accept``): refused
     before the release or after the close, or accepted with its lateness and penalty fixed.
     """
     data = validate_source(payload.source, max_source_bytes)
@@ -74,6 +74,7 @@ def create_submission(
         if existing is not None:
             return _check_replay(existing, payload.exercise, digest), False
 
+    now = now or utcnow()
     course = course_for_submission(session, user, payload.course)
     acceptance = accept(session, course, user, payload.exercise, now)
     submission = Submission(

@@ -126,7 +126,7 @@ def upgrade() -> None:
     # The boards' covering index (0002) now leads with the course they filter on.
     op.drop_index("ix_submissions_exercise_user_id_verdict_score_created_at", table_name="submissions")
     op.create_index(
-        "ix_submissions_course_id_exercise_user_id_verdict_score_created_at",
+        "ix_submissions_course_id_exercise_user_id_covering",
         "submissions",
         ["course_id", "exercise", "user_id", "verdict", "score", "created_at"],
     )
@@ -181,7 +181,7 @@ def downgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("user_id", "exercise", name="pk_best_scores"),
     )
-    op.drop_index("ix_submissions_course_id_exercise_user_id_verdict_score_created_at", table_name="submissions")
+    op.drop_index("ix_submissions_course_id_exercise_user_id_covering", table_name="submissions")
     with op.batch_alter_table("submissions") as batch:
         batch.drop_index("ix_submissions_course_id_user_id_exercise")
         batch.drop_constraint("fk_submissions_course_id_courses", type_="foreignkey")
