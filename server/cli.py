@@ -6,7 +6,8 @@ Errors are caught once, at the edge, and printed as one red line with exit code 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, ParamSpec, TypeVar
 
 import typer
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
 from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
@@ -65,10 +67,17 @@ def _fail(message: str) -> None:
     raise typer.Exit(code=2)
 
 
-def _session_factory(settings: Settings):  # type: ignore[no-untyped-def]
+@contextmanager
+def _session(settings: Settings) -> Iterator[Session]:
+    """One transaction on a migrated database; the engine is closed afterwards, so that a
+    command run in-process (tests) leaves no connection behind."""
     engine = make_engine(settings.DATABASE_URL)
-    upgrade_to_head(engine)  # so `users add` works before the first `serve`
-    return make_session_factory(engine)
+    try:
+        upgrade_to_head(engine)  # so `users add` works before the first `serve`
+        with transaction(make_session_factory(engine)) as session:
+            yield session
+    finally:
+        engine.dispose()
 
 
 @app.command()
@@ -136,7 +145,7 @@ def users_add(
     from server.users.service import create_user
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         created = create_user(session, name, role, settings.secret_bytes, display_name)
         token = created.token
     err.print(f"Created {role.value} {name!r}. Token (shown once):", highlight=False)
@@ -151,7 +160,7 @@ def users_list() -> None:
     from server.users.service import list_users
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         table = Table("id", "name", "display name", "role", "created")
         for user in list_users(session):
             table.add_row(str(user.id), user.name, user.display_name, user.role, f"{user.created_at:%Y-%m-%d %H:%M}")
@@ -165,7 +174,7 @@ def users_revoke(name: Annotated[str, typer.Argument(help="Whose tokens to revok
     from server.users.service import managed_user, revoke_tokens
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         revoked = revoke_tokens(session, managed_user(session, None, name))
     err.print(f"Revoked {revoked} token(s) of {name!r}.", highlight=False)
 
@@ -177,7 +186,7 @@ def users_rotate(name: Annotated[str, typer.Argument(help="Whose token to rotate
     from server.users.service import managed_user, rotate_token
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         token, revoked = rotate_token(session, managed_user(session, None, name), settings.secret_bytes)
     err.print(f"Revoked {revoked} token(s) of {name!r}. New token (shown once):", highlight=False)
     print(token)
@@ -206,7 +215,7 @@ def _import_roster(text: str, course: str | None) -> None:
     from server.users.service import import_roster
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         header = text.lstrip("\ufeff").split("\n", 1)[0].lower()
         enroller = roster_enroller(session, None, course) if course or "course" in header else None
         outcomes = import_roster(session, text, settings.secret_bytes, None, enroller)
@@ -310,7 +319,7 @@ def courses_create(
     from server.users.service import managed_user
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         course = create_course(session, slug, title, time_zone)
         for name in instructor or []:
             enroll(session, course, managed_user(session, None, name), INSTRUCTOR)
@@ -327,7 +336,7 @@ def courses_list() -> None:
 
     settings = Settings()
     table = Table("slug", "title", "time zone", "learners", "exercises")
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         for course in session.query(Course).order_by(Course.slug):
             table.add_row(course.slug, course.title, course.time_zone, str(len(members(session, course, LEARNER))),
                           ", ".join(e.exercise for e in entries(session, course)) or ("(whole catalogue)" if course.is_default else ""))
@@ -356,7 +365,7 @@ def courses_gradebook(course: Annotated[str, typer.Argument(help="Course slug.")
     from server.gradebook.service import gradebook_csv
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         sys.stdout.write(gradebook_csv(session, find_course(session, course)))
 
 
@@ -377,7 +386,7 @@ def sets_publish(
     from server.courses.sets import publish
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         where = find_course(session, course)
         entry = publish(
             session, where, exercise,
@@ -400,7 +409,7 @@ def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> No
     from server.courses.sets import entries
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         where = find_course(session, course)
         lines = []
         for e in entries(session, where):
@@ -424,7 +433,7 @@ def sets_remove(
     from server.courses.sets import unpublish
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         unpublish(session, find_course(session, course), exercise)
     err.print(f"Removed {exercise!r} from {course!r}.", highlight=False)
 
@@ -442,7 +451,7 @@ def extensions_grant(
     from server.courses.sets import grant_extension
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         where = find_course(session, course)
         extension = grant_extension(session, where, user, exercise, _when(due, where, "--due"))
         when = shown(extension.due_at, where)
