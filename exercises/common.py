@@ -52,9 +52,11 @@ def expect_detached(ctx: CheckContext, cases: list[Case], paths: list[tuple[int 
                     names: list[str]) -> None:
     """No gradient flows from the outputs at ``paths`` to any input, even though inputs require grad.
 
-    The case probes each path (``Case.probes``): the harness back-propagates from it with the
-    autograd engine and sends back what reached the inputs. A detached output reaches nothing;
-    a probe that never answered is a failure, not a pass.
+    The case probes each path (``Case.probes``): the harness reads whether the output (an exact
+    ``torch.Tensor``) is on a graph at all, back-propagates from it with the autograd engine and
+    sends back what reached the inputs. A detached output is on no graph and reaches nothing (a
+    hook that zeroes the inputs' gradients does not make an attached output detached); a probe
+    that never answered is a failure, not a pass.
     """
     for case in cases:
         got = ctx.got(case)
@@ -64,9 +66,9 @@ def expect_detached(ctx: CheckContext, cases: list[Case], paths: list[tuple[int 
             index = case.probes.index(tuple(path))
             if got.probes is None or index >= len(got.probes):
                 raise CheckFailed(f"No answer came back on whether {name} is detached {where(case)}.")
-            reached = [key for key, grad in got.probes[index].items()
-                       if grad is not None and bool(torch.any(grad != 0))]
-            if reached:
+            probe = got.probes[index]
+            reached = [key for key, grad in probe["grads"].items() if grad is not None and bool(torch.any(grad != 0))]
+            if probe["requires_grad"] or reached:
                 raise CheckFailed(
                     f"Gradient flows from {name} back to your inputs {where(case)}: it must be detached "
                     "(the contract says no gradient flows through it; use .detach() or compute it under "

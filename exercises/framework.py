@@ -116,9 +116,9 @@ class Outcome:
     inputs_after: dict[str, torch.Tensor] = field(default_factory=dict)
     seconds: float | None = None
     missing: bool = False
-    #: Per probe of the case: the gradient (or None) reaching each input that requires grad;
+    #: Per probe of the case: ``{"requires_grad": bool, "grads": {input: gradient or None}}``;
     #: None when no answer came back.
-    probes: list[dict[str, torch.Tensor | None]] | None = None
+    probes: list[dict[str, Any]] | None = None
     #: For measured cases: ``[weighted sum, weighted absolute sum]`` per output/gradient name.
     digests: dict[str, list[float]] = field(default_factory=dict)
 

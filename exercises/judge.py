@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from exercises import feedback
 from exercises.framework import (
     Case,
     CaseGen,
@@ -101,6 +102,8 @@ class GradeReport:
     peak_memory_bytes: int | None = None
     cpu_seconds: float | None = None
     line: int | None = None
+    #: Root causes and summary for every renderer (exercises/feedback.py).
+    feedback: dict[str, Any] | None = None
 
 
 def mix_seed(secret: bytes, slug: str, seed: int | str) -> int:
@@ -216,6 +219,7 @@ class Judge:
             report.score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
             report.message = _cap(self._message_for(job, exercise), MESSAGE_CAP)
             report.timings = {**timings, "total": time.monotonic() - t0}
+            feedback.attach(report, source, None, exercise.function_name)
             return report
         got = outcomes_from(job.calls, job.tensors)
         memory: dict[str, MemoryReading] = {}
@@ -254,6 +258,7 @@ class Judge:
         t_end = time.monotonic()
         report.timings = {**timings, "learner_jail": t_jail - t_cases, "memory_cases": t_memory - t_jail,
                           "checks": t_end - t_memory, "total": t_end - t0}
+        feedback.attach(report, source, got, exercise.function_name)
         return report
 
     @staticmethod

@@ -94,7 +94,8 @@ def outcomes_from(records: list[Any], tensors: dict[str, torch.Tensor]) -> dict[
         after = {k: tensors[v] for k, v in (rec.get("inputs_after") or {}).items() if v in tensors}
         probes = rec.get("probes")
         if probes is not None:
-            probes = [{k: (tensors.get(v) if v else None) for k, v in p.items()} for p in probes]
+            probes = [{"requires_grad": p["requires_grad"],
+                       "grads": {k: (tensors.get(v) if v else None) for k, v in p["grads"].items()}} for p in probes]
         result[str(rec["id"])] = Outcome(output=output, meta=meta, error=err, grads=grads, inputs_after=after,
                                          seconds=rec.get("seconds"), probes=probes,
                                          digests=dict(rec.get("digests") or {}))

@@ -317,16 +317,21 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
     if call.probes and "error" not in result:
         # Does any gradient flow from these outputs to the inputs? Answered by the engine, as
         # values (an output off the graph gives none), never by a flag the output carries.
-        probes: list[dict[str, str | None]] = []
+        probes: list[dict[str, Any]] = []
         for i, probe in enumerate(call.probes):
             try:
+                target = _pick(value, probe.output)
+                on_graph = type(target) is _TENSOR and bool(_REQUIRES_GRAD(target))
                 grads = _gradients(value, probe, inputs, leaves, keep_graph=i + 1 < len(call.probes))
             except BaseException as exc:
                 _reraise_out_of_memory(exc)
                 result["error"] = _error(exc, filename, "backward")
                 break
-            probes.append({key: (out.add(f"{prefix}.probe{i}.{key}", g) if g is not None else None)
-                           for key, g in grads.items()})
+            # Both answers: whether the output is on a graph at all (read by the C getter of an
+            # exact torch.Tensor: hooks cannot change it), and what reaches the inputs.
+            probes.append({"requires_grad": on_graph,
+                           "grads": {key: (out.add(f"{prefix}.probe{i}.{key}", g) if g is not None else None)
+                                     for key, g in grads.items()}})
         else:
             result["probes"] = probes
     if on_gpu:  # forward and backward, above what the inputs already held

@@ -181,8 +181,8 @@ class CallResult:
     seconds: float | None = None
     #: Peak CUDA memory allocated during the call (GPU calls only; reported by the child).
     cuda_peak_bytes: int | None = None
-    #: Per probe of the call, the gradient tensor's name (or None) per input that requires grad.
-    probes: list[dict[str, str | None]] | None = None
+    #: Per probe of the call: ``{"requires_grad": bool, "grads": {input: tensor name or None}}``.
+    probes: list[dict[str, Any]] | None = None
     #: For calls without kept outputs: ``[weighted sum, weighted absolute sum]`` per tensor name.
     digests: dict[str, list[float]] = field(default_factory=dict)
 
@@ -244,11 +244,16 @@ def read_frame_fd(fd: int, deadline_read: "ReadExactly", *, max_blob: int,
 class ReadExactly:
     """Read exactly n bytes from an fd: EOFError at end of stream, TimeoutError past ``deadline``.
 
-    ``deadline`` is a ``time.monotonic()`` value; None waits as long as it takes.
+    ``deadline`` is a ``time.monotonic()`` value; None waits as long as it takes. With
+    ``then``, the deadline applies to the first byte only: once a frame has begun, the rest may
+    take ``then`` more seconds. A frame that begins just before the deadline is then read whole,
+    never cut in two (which would leave the stream in the middle of a frame).
     """
 
-    def __init__(self, deadline: float | None = None) -> None:
+    def __init__(self, deadline: float | None = None, then: float | None = None) -> None:
         self.deadline = deadline
+        self.then = then
+        self.started = False
 
     def __call__(self, fd: int, n: int) -> bytes:
         chunks: list[bytes] = []
@@ -260,6 +265,10 @@ class ReadExactly:
             chunk = os.read(fd, min(n, 1 << 20))
             if not chunk:
                 raise EOFError("the other end closed the stream")
+            if not self.started:
+                self.started = True
+                if self.then is not None and self.deadline is not None:
+                    self.deadline = max(self.deadline, time.monotonic() + self.then)
             chunks.append(chunk)
             n -= len(chunk)
         return b"".join(chunks)

@@ -287,9 +287,13 @@ class JailHost:
             t_run = time.monotonic()
             _send(self.proc.stdin, {"op": "go"})
             killed_for_time = False
+            # The wall clock bounds when the report begins; a report that began in time is read whole.
+            reader = ReadExactly(t_run + limits.wall_seconds, then=HOST_REPORT_GRACE_SECONDS)
             try:
-                exited, files_blob = read_frame_fd(out_fd, ReadExactly(t_run + limits.wall_seconds), max_blob=max_blob)
+                exited, files_blob = read_frame_fd(out_fd, reader, max_blob=max_blob)
             except TimeoutError:
+                if reader.started:
+                    raise HostFailure("the jail host stalled in the middle of a report") from None
                 killed_for_time = True
                 try:
                     os.kill(child_pid, signal.SIGKILL)  # pid 1 of the job's namespace: all of it ends

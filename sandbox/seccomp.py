@@ -6,7 +6,8 @@ userfaultfd, memfd, and signals to any process but the child itself. Calls that 
 process by pid (``prlimit64``, ``setpriority``, the ``sched_set*`` family, ``ioprio_set``,
 ``migrate_pages``, ``move_pages``, ``get_robust_list``) are allowed only on the child itself
 (pid 0 or its own), and ``fcntl`` may not name a process to signal (``F_SETOWN``,
-``F_SETOWN_EX``, ``F_SETSIG``). ``clone3`` answers ENOSYS so glibc falls back to ``clone``,
+``F_SETOWN_EX``, ``F_SETSIG``). Syscalls numbered 440 and up (added after the rest of this list
+was written) are refused with ENOSYS unless allowed by name. ``clone3`` answers ENOSYS so glibc falls back to ``clone``,
 whose flags a classic BPF filter can inspect. A wrong architecture, or the x32 ABI, kills the
 process.
 
@@ -53,6 +54,13 @@ def _arg_lo(i: int) -> int:
 
 #: fcntl commands that name a process to signal: F_SETOWN, F_SETSIG, F_SETOWN_EX.
 _FCNTL_OWNER_COMMANDS = (8, 10, 15)
+#: Syscalls from 440 on share one number on every architecture. A deny list cannot know the
+#: calls added after it was written (listmount and statmount reveal the host's mount table), so
+#: from 440 on only these are allowed, and every other number answers ENOSYS (so that libc falls
+#: back to an older call): epoll_pwait2, futex_waitv, cachestat, fchmodat2, futex_wake,
+#: futex_wait, futex_requeue, mseal.
+_NEW_SYSCALLS_FROM = 440
+_NEW_SYSCALLS_ALLOWED = (441, 449, 451, 452, 454, 455, 456, 462)
 
 _ARCHES = {
     "x86_64": (
@@ -144,6 +152,12 @@ def build_filter(own_pid: int, machine: str | None = None) -> bytes:
     for nr in sorted(denied.values()):
         prog += [_insn(_JEQ_K, 0, 1, nr), eperm]
     prog += [_insn(_JEQ_K, 0, 1, special["clone3"]), _ret(_RET_ERRNO | errno.ENOSYS)]
+    # Calls newer than this filter: an allow list (the A register still holds the number).
+    allowed_new = list(_NEW_SYSCALLS_ALLOWED)
+    prog.append(_insn(_JGE_K, 0, len(allowed_new) + 2, _NEW_SYSCALLS_FROM))
+    for i, nr in enumerate(allowed_new):
+        prog.append(_insn(_JEQ_K, len(allowed_new) - i, 0, nr))
+    prog += [_ret(_RET_ERRNO | errno.ENOSYS), _ret(_RET_ALLOW)]
     # clone: threads only. After the load A holds the flags; both branches return.
     prog += [
         _insn(_JEQ_K, 0, 4, special["clone"]),

@@ -300,7 +300,8 @@ def _call_result(c: Any) -> CallResult:
     probes = c.get("probes")
     if probes is not None:
         if not isinstance(probes, list) or len(probes) > 16 or not all(
-                isinstance(p, dict) and all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in p.items())
+                isinstance(p, dict) and type(p.get("requires_grad")) is bool and isinstance(p.get("grads"), dict)
+                and all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in p["grads"].items())
                 for p in probes):
             raise TypeError("bad probes")
     digests = c.get("digests") or {}

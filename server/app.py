@@ -35,8 +35,10 @@ from server.state import AppState
 from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
 from server.submissions.waiting import VerdictAnnouncer
+from server.text_guard import RefuseNulInUrl
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
+from server.web.dashboard_router import router as dashboard_router
 from server.web.router import router as web_router
 
 log = logging.getLogger(__name__)
@@ -84,8 +86,10 @@ def create_app(
     for router in (health_router, users_router, catalog_router, courses_router, submissions_router, leaderboard_router, stats_router, gradebook_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
-    app.include_router(web_router)  # GET /leaderboard: the instructors' HTML page (not in the schema)
+    app.include_router(web_router)  # /login, /logout, /leaderboard: HTML pages (not in the schema)
+    app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work, HTML
     _install_error_handlers(app)
+    app.add_middleware(RefuseNulInUrl)
     default_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:

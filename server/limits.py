@@ -5,7 +5,10 @@
   for the embedded mode (one API process). With several API processes each would allow N;
   a shared store (the database or Redis) would be needed there.
 - ``MAX_QUEUED_PER_USER``: at most this many of a learner's submissions queued or running.
-  Read from the database, so it holds across processes.
+  Read from the database, so it holds across processes. A cheap first count refuses a
+  full queue before the body is read; the binding count is made again inside the inserting
+  transaction, after ``lock_learner`` has serialised that learner's submissions (without
+  it, N concurrent POSTs all counted the same waiting rows and were all accepted).
 
 Both answer 429 with ``Retry-After``. Instructors and admins are not limited. A retry that
 replays an ``Idempotency-Key`` already used is not a new submission and is never limited.
@@ -22,10 +25,11 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from server.deps import CurrentUser, SessionDep, SettingsDep
 from server.errors import RateLimited, TooManyQueued
-from server.models import Role, Status, Submission
+from server.models import Role, Status, Submission, User
 
 _UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 
@@ -82,17 +86,7 @@ def enforce_submission_limits(
         select(Submission.id).where(Submission.user_id == user.id, Submission.idempotency_key == idempotency_key)
     ):
         return  # a replay: answered from the stored row, not a new submission
-    waiting = session.scalar(
-        select(func.count())
-        .select_from(Submission)
-        .where(Submission.user_id == user.id, Submission.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
-    ) or 0
-    if waiting >= settings.MAX_QUEUED_PER_USER:
-        raise TooManyQueued(
-            f"You have {waiting} submissions waiting to be graded (the limit is "
-            f"{settings.MAX_QUEUED_PER_USER}); wait for one to finish.",
-            retry_after=math.ceil(settings.WALL_SECONDS),
-        )
+    refuse_if_queue_full(session, user, settings.MAX_QUEUED_PER_USER, retry_after=math.ceil(settings.WALL_SECONDS))
     wait = window.hit(user.id)
     if wait is not None:
         raise RateLimited(
@@ -102,3 +96,45 @@ def enforce_submission_limits(
 
 
 SubmissionLimits = Depends(enforce_submission_limits)
+
+
+def lock_learner(session: Session, user_id: int) -> None:
+    """Serialise one learner's submission inserts until the session's transaction ends.
+
+    PostgreSQL: ``SELECT ... FOR UPDATE`` on the learner's ``users`` row; a concurrent
+    submission of the same learner waits here, and its count (a new snapshot per statement
+    under READ COMMITTED) then sees the row this transaction inserted. Other learners are
+    not blocked.
+
+    SQLite: it has no row locks, and Python's sqlite3 runs SELECTs outside any
+    transaction until the first write, so the count would always be stale. ``BEGIN
+    IMMEDIATE`` takes the database's write lock now (waiting up to ``busy_timeout``); the
+    INSERT needs that lock anyway, so this only moves it before the count. It holds across
+    processes, unlike an in-process lock, so it stays right should SQLite ever be served by
+    more than one process. Any write already pending in the session is committed first.
+    """
+    dialect = session.get_bind().dialect.name
+    if dialect == "sqlite":
+        if session.connection().connection.dbapi_connection.in_transaction:  # type: ignore[union-attr]
+            session.commit()
+        session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+        return
+    session.execute(select(User.id).where(User.id == user_id).with_for_update())
+
+
+def refuse_if_queue_full(session: Session, user: User, max_queued: int, *, retry_after: int) -> None:
+    """Raise ``TooManyQueued`` (429) when a learner already has ``max_queued`` submissions
+    queued or running. Binding only after ``lock_learner`` in the same transaction."""
+    if Role(user.role) is not Role.LEARNER:
+        return
+    waiting = session.scalar(
+        select(func.count())
+        .select_from(Submission)
+        .where(Submission.user_id == user.id, Submission.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
+    ) or 0
+    if waiting >= max_queued:
+        raise TooManyQueued(
+            f"You have {waiting} submissions waiting to be graded (the limit is "
+            f"{max_queued}); wait for one to finish.",
+            retry_after=retry_after,
+        )

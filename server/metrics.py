@@ -9,7 +9,8 @@ Two sources, one page (``GET /metrics`` on the API):
   ``ppo_grader_submit_to_verdict_seconds``, both by ``exercise`` and ``verdict``. The
   histograms are cumulative over the stored submissions (they never go down while rows
   are kept), computed with one grouped query.
-* this process's own counters (``ppo_grader_process_graded_total``; the
+* this process's own counters (``ppo_grader_process_graded_total``, kept in
+  ``server.grading.counters`` so the worker never imports this page; the
   Python/process collectors). A procrastinate worker exposes its own with
   ``ppo-grader worker --metrics-port``.
 """
@@ -20,29 +21,16 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request, Response
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy import case, func, literal_column, select
 from sqlalchemy.orm import Session
 
 if TYPE_CHECKING:
-    from server.grading.persistence import Claimed
     from server.state import AppState
 
 BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
-
-GRADED = Counter(
-    "ppo_grader_process_graded_total",
-    "Submissions this process finished, by exercise and verdict.",
-    ["exercise", "verdict"],
-)
-
-
-def observe_verdict(claimed: Claimed, verdict: str) -> None:
-    """Count a verdict stored by this process."""
-    GRADED.labels(claimed.exercise, verdict).inc()
-
 
 def _seconds_between(dialect: str, start: Any, end: Any) -> Any:
     if dialect == "postgresql":

@@ -24,12 +24,16 @@ import time
 import uuid
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 from urllib.parse import quote
 
-import httpx
-
 from . import __version__
+from .lazy import lazy_import
+
+if TYPE_CHECKING:
+    import httpx
+else:  # httpx loads when the first request is built, not when the CLI starts
+    httpx = lazy_import("httpx")
 
 #: Retries after the first attempt, on connection errors and 5xx answers.
 MAX_RETRIES = 3
@@ -293,15 +297,19 @@ class Client:
         return cast(Exercise, self._request("GET", f"/exercises/{quote(slug, safe='')}"))
 
     def submit(
-        self, exercise: str, source: str, *, idempotency_key: str | None = None, course: str | None = None
+        self, exercise: str, source: str, *, idempotency_key: str | None = None,
+        filename: str | None = None, course: str | None = None,
     ) -> Submission:
-        """``POST /submissions`` (to ``course``, or the server's choice when None).
+        """``POST /submissions`` (to ``course``, or the server's choice when None);
+        ``filename`` (a base name) names the file in tracebacks.
 
         One idempotency key (a fresh uuid4 unless given) is sent with every retry, so a
         retried request never creates a second submission.
         """
         key = idempotency_key or str(uuid.uuid4())
         body = {"exercise": exercise, "source": source}
+        if filename:
+            body["filename"] = filename
         if course is not None:
             body["course"] = course
         answer = self._request("POST", "/submissions", json=body, headers={"Idempotency-Key": key})

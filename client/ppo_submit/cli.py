@@ -16,16 +16,26 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import httpx
 import typer
 from typer.core import TyperGroup
 
-from . import __version__, config, render
-from . import courses as course_view
+from . import __version__
 from .api import Client, ClientError, Interrupted, Submission, UsageError, normalise_server
+from .lazy import lazy_import
 from .source import match_exercise, read_source
+from .terminal import plain_output
+
+if TYPE_CHECKING:
+    import httpx
+
+    from . import config, render
+    from . import courses as course_view
+else:  # Rich and platformdirs load when a command first prints or reads the stored login
+    render = lazy_import("ppo_submit.render")
+    config = lazy_import("ppo_submit.config")
+    course_view = lazy_import("ppo_submit.courses")
 
 try:  # Typer >= 0.20 vendors click
     from typer._click.exceptions import UsageError as _ClickUsageError
@@ -43,7 +53,7 @@ class Runtime:
     """What commands share: injectable collaborators (tests pass one as ``obj=``) and the
     global ``--server`` / ``--token`` values."""
 
-    transport: httpx.BaseTransport | None = None
+    transport: "httpx.BaseTransport | None" = None
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     server: str | None = field(default=None, init=False)
@@ -174,7 +184,7 @@ def exercises(ctx: typer.Context, course: CourseOption = None) -> None:
     with _runtime(ctx).client() as client:
         mine = client.courses()
         if mine is None:  # a server from before courses: the flat catalogue
-            render.stdout_console().print(render.exercises_table(client.exercises()))
+            render.print_out(render.exercises_table(client.exercises()))
             return
         chosen = course_view.pick_courses(mine, course)
         listings = [client.course_exercises(str(c.get("slug"))) for c in chosen]
@@ -207,6 +217,9 @@ def submit(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the verdict before giving up.")
     ] = 600.0,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback.")
+    ] = False,
     course: CourseOption = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Send a late submission without asking.")] = False,
 ) -> None:
@@ -219,7 +232,7 @@ def submit(
         slug = exercise or match_exercise(source, client.exercises(), filename=str(file))
         course = config.default_course(course)
         _confirm_if_late(client, course, slug, yes)
-        created = client.submit(slug, source, course=course)
+        created = client.submit(slug, source, filename=file.name, course=course)
         if no_wait:
             typer.echo(_to_json(created) if json_output else str(created.get("id")))
             return
@@ -231,7 +244,7 @@ def submit(
             raise Interrupted(
                 f"stopped waiting; submission {sub_id} is still graded: see `ppo-submit show {sub_id}`"
             ) from None
-    _report(final, json_output)
+    _report(final, json_output, verbose=verbose, local_path=str(file))
 
 
 @app.command()
@@ -239,11 +252,14 @@ def show(
     ctx: typer.Context,
     submission_id: Annotated[str, typer.Argument(metavar="ID", help="Submission id.")],
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback.")
+    ] = False,
 ) -> None:
     """Show one of your submissions, as `ppo-submit FILE` does (same exit codes)."""
     with _runtime(ctx).client() as client:
         sub = client.submission(submission_id)
-    _report(sub, json_output)
+    _report(sub, json_output, verbose=verbose)
 
 
 @app.command()
@@ -255,7 +271,7 @@ def history(
     """List your submissions."""
     with _runtime(ctx).client() as client:
         items = client.submissions(exercise=exercise, limit=limit)
-    render.stdout_console().print(render.history_table(items))
+    render.print_out(render.history_table(items))
 
 
 # --------------------------------------------------------------------------- results
@@ -295,12 +311,15 @@ def _to_json(sub: Submission) -> str:
     return json.dumps(sub, indent=2)
 
 
-def _report(sub: Submission, json_output: bool) -> None:
-    """Show ``sub`` (JSON or tables) and exit with its code."""
+def _report(sub: Submission, json_output: bool, *, verbose: bool = False, local_path: str | None = None) -> None:
+    """Show ``sub`` (JSON or the summary and tables) and exit with its code.
+
+    ``local_path`` is the file as given on the command line, shown in place of its base name.
+    """
     if json_output:
         typer.echo(_to_json(sub))
     else:
-        render.stdout_console().print(render.submission_result(sub))
+        render.print_out(render.submission_result(sub, verbose=verbose, local_path=local_path))
     note = course_view.late_note(sub)
     if note is not None:
         render.stderr_console().print(f"[yellow]late:[/yellow] {note}", highlight=False, soft_wrap=True)
@@ -344,4 +363,6 @@ def route(args: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
+    # help in a pipe or under NO_COLOR is click's plain text, like every other output
+    app.rich_markup_mode = None if plain_output() else "rich"
     app(args=route(sys.argv[1:] if argv is None else argv), prog_name="ppo-submit")

@@ -6,10 +6,14 @@ or a check message are never read as Rich markup.
 
 from __future__ import annotations
 
+import io
+import os
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import IO, Any
 
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.status import Status
@@ -17,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .api import CheckResult, ExerciseSummary, Submission
+from .terminal import plain_output
 
 #: Captured learner output shown at most this many lines / characters per stream.
 OUTPUT_MAX_LINES = 20
@@ -25,14 +30,44 @@ OUTPUT_MAX_CHARS = 2000
 _VERDICT_STYLE = {"graded": "bold", "internal_error": "bold magenta"}
 
 
+def _console(stderr: bool) -> Console:
+    plain = plain_output(sys.stderr if stderr else sys.stdout)
+    # color_system=None: Rich writes no escape sequence at all, styles are dropped
+    return Console(stderr=stderr, highlight=False, emoji=False, color_system=None if plain else "auto")
+
+
 def stdout_console() -> Console:
     """A console on the current ``sys.stdout`` (made per call so tests' redirections apply)."""
-    return Console(highlight=False)
+    return _console(stderr=False)
 
 
 def stderr_console() -> Console:
     """A console on the current ``sys.stderr``."""
-    return Console(stderr=True, highlight=False)
+    return _console(stderr=True)
+
+
+def print_out(renderable: RenderableType) -> None:
+    """Print ``renderable`` on stdout; plain output loses the spaces Rich pads lines with."""
+    console = stdout_console()
+    if console.color_system is not None:
+        console.print(renderable, crop=False)  # never cut: a line that cannot wrap runs on
+        return
+    console.file.write(plain_text(renderable, console.width))
+    console.file.flush()
+
+
+def plain_text(renderable: RenderableType, width: int) -> str:
+    """``renderable`` as plain text ``width`` columns wide, without trailing spaces."""
+    console = Console(width=width, color_system=None, highlight=False, emoji=False, force_terminal=False,
+                      file=io.StringIO())
+    with console.capture() as captured:
+        console.print(renderable, crop=False)
+    return "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
+
+
+def table_box() -> box.Box | None:
+    """Box-drawing for tables on a colour terminal; none for plain output."""
+    return None if plain_output() else box.SIMPLE_HEAD
 
 
 def error_line(message: str) -> None:
@@ -75,7 +110,7 @@ def truncate(text: str, max_lines: int = OUTPUT_MAX_LINES, max_chars: int = OUTP
 
 def exercises_table(exercises: Sequence[ExerciseSummary]) -> Table:
     """Slug, function and title of each exercise, in the server's ``order``."""
-    table = Table("Slug", "Function", "Title", title="Exercises", title_justify="left")
+    table = Table("Slug", "Function", "Title", title="Exercises", title_justify="left", box=table_box())
     for ex in sorted(exercises, key=lambda e: (e.get("order", 0), str(e.get("slug", "")))):
         table.add_row(Text(str(ex.get("slug", ""))), Text(str(ex.get("function", ""))), Text(str(ex.get("title", ""))))
     return table
@@ -83,7 +118,8 @@ def exercises_table(exercises: Sequence[ExerciseSummary]) -> Table:
 
 def history_table(submissions: Sequence[Submission]) -> Table:
     """One row per submission: id, exercise, when, status, verdict, score."""
-    table = Table("Id", "Exercise", "Submitted", "Status", "Verdict", "Score", title="Submissions", title_justify="left")
+    table = Table("Id", "Exercise", "Submitted", "Status", "Verdict", "Score", title="Submissions", title_justify="left",
+                  box=table_box())
     for sub in submissions:
         table.add_row(
             Text(str(sub.get("id", ""))),
@@ -96,29 +132,39 @@ def history_table(submissions: Sequence[Submission]) -> Table:
     return table
 
 
-def _summary(message: str, limit: int = 90) -> str:
-    """The first line of a check's message, shortened for the table."""
-    first = message.strip().splitlines()[0] if message.strip() else ""
-    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+def _first_line(message: str) -> str:
+    """The first line of a check's message (the table wraps it; nothing is cut)."""
+    return message.strip().splitlines()[0] if message.strip() else ""
 
 
-def checks_table(checks: Sequence[CheckResult]) -> Table:
-    """Pass/fail mark, name, weight and a one-line result per check (details follow it)."""
-    table = Table("", "Check", "Weight", "Result", title="Checks", title_justify="left")
-    for check in checks:
+def checks_table(checks: Sequence[CheckResult], results: Sequence[str] | None = None) -> Table:
+    """Pass/fail mark, name, points and a short result per check, wrapping within the width.
+
+    ``results`` replaces each failed check's result text (the feedback's short form); by
+    default it is the first line of the check's message.
+    """
+    table = Table(box=table_box(), title_justify="left", pad_edge=False, show_edge=False)
+    table.add_column("", no_wrap=True, width=1)
+    table.add_column("Check", ratio=2, min_width=14, overflow="fold")
+    table.add_column("Points", justify="right", no_wrap=True)
+    table.add_column("Result", ratio=3, min_width=14, overflow="fold")
+    for i, check in enumerate(checks):
         passed = bool(check.get("passed"))
-        message = str(check.get("message") or "")
+        text = "ok" if passed else (results[i] if results else _first_line(str(check.get("message") or "")))
         table.add_row(
             Text("✓", style="green") if passed else Text("✗", style="bold red"),
             Text(str(check.get("name", ""))),
-            Text(number(check.get("weight")), justify="right"),
-            Text("ok" if passed else _summary(message), style="" if passed else "red"),
+            Text(number(check.get("weight"))),
+            Text(text, style="" if passed else "red"),
         )
     return table
 
 
-def failure_details(checks: Sequence[CheckResult]) -> RenderableType | None:
-    """Each failed check in full: its message (tracebacks kept as lines) and the misconception."""
+def failure_details(checks: Sequence[CheckResult], rename: Any = None) -> RenderableType | None:
+    """Each failed check in full: its message (tracebacks kept as lines) and the misconception.
+
+    ``rename`` maps text to text (the learner's local path into tracebacks).
+    """
     failed = [c for c in checks if not c.get("passed")]
     if not failed:
         return None
@@ -127,6 +173,8 @@ def failure_details(checks: Sequence[CheckResult]) -> RenderableType | None:
         parts.append(Text.assemble(("✗ ", "bold red"), (str(check.get("name", "")), "bold"),
                                    (f"  ({number(check.get('weight'))} points)", "dim")))
         message = str(check.get("message") or "")
+        if rename is not None:
+            message = rename(message)
         misconception = check.get("misconception")
         if misconception:
             # the judge appends the misconception to the message; show it once, on its own line
@@ -151,13 +199,22 @@ def _timings(timings: dict[str, Any]) -> str:
     return text.strip()
 
 
-def submission_result(sub: Submission) -> RenderableType:
-    """A submission as the CLI shows it: checks, verdict, message, score, resources, output."""
+def submission_result(sub: Submission, *, verbose: bool = False, local_path: str | None = None) -> RenderableType:
+    """A submission as the CLI shows it: the summary first (score, verdict, mistakes, root
+    causes, next step), then the checks, resources and captured output.
+
+    ``local_path`` is the file as the learner named it on the command line: locations in
+    the submitted file's name are shown with it, so an editor can jump to them.
+    ``verbose`` adds every failed check's full message, with its case, seed and traceback.
+    """
+    from . import feedback
+
     parts: list[RenderableType] = []
+    name = local_path or sub.get("filename")
     header = Text.assemble(
         ("Submission ", "bold"),
         (str(sub.get("id", "?")), "bold"),
-        f" · {sub.get('exercise', '?')} · {sub.get('status', '?')}",
+        f" · {sub.get('exercise', '?')}" + (f" · {name}" if name else "") + f" · {sub.get('status', '?')}",
     )
     parts.append(header)
     if sub.get("status") != "done":
@@ -165,19 +222,18 @@ def submission_result(sub: Submission) -> RenderableType:
         return Group(*parts)
 
     checks = sub.get("checks") or []
-    if checks:
-        parts.append(checks_table(checks))
-        details = failure_details(checks)
-        if details is not None:
-            parts.append(details)
-    verdict = str(sub.get("verdict") or "-")
-    parts.append(Text.assemble(("Verdict: ", "bold"), (verdict, _VERDICT_STYLE.get(verdict, "bold red"))))
-    if sub.get("message"):
-        parts.append(Text(str(sub["message"])))
-    score = sub.get("score")
-    if score is not None:
-        style = "bold green" if float(score) >= 100 else "bold yellow"
-        parts.append(Text.assemble(("Score: ", "bold"), (f"{number(score)} / 100", style)))
+    data = sub.get("feedback")
+    if isinstance(data, dict) and isinstance(data.get("summary"), dict):
+        parts.extend(feedback.layout(sub, data, verbose=verbose, local_path=local_path))
+    else:  # a server or a row from before feedback data: the checks and their messages
+        parts.append(_verdict_line(sub))
+        if sub.get("message"):
+            parts.append(Text(str(sub["message"])))
+        if checks:
+            parts.append(checks_table(checks))
+            details = failure_details(checks)
+            if details is not None:
+                parts.append(details)
 
     resources = []
     if sub.get("timings"):
@@ -187,7 +243,7 @@ def submission_result(sub: Submission) -> RenderableType:
     if sub.get("peak_memory_bytes") is not None:
         resources.append(f"peak memory {memory(sub.get('peak_memory_bytes'))}")
     if resources:
-        parts.append(Text(" · ".join(resources), style="dim"))
+        parts.append(Text(" · ".join(r for r in resources if r), style="dim"))
 
     for stream in ("stdout", "stderr"):
         captured = sub.get(stream)
@@ -195,6 +251,19 @@ def submission_result(sub: Submission) -> RenderableType:
             parts.append(Text(f"captured {stream}:", style="dim bold"))
             parts.append(Text(truncate(captured), style="dim"))
     return Group(*parts)
+
+
+def _verdict_line(sub: Submission, checks_line: str = "") -> Text:
+    """``Verdict: graded · Score: 60 / 100 · 1 of 2 checks passed``."""
+    verdict = str(sub.get("verdict") or "-")
+    text = Text.assemble(("Verdict: ", "bold"), (verdict, _VERDICT_STYLE.get(verdict, "bold red")))
+    score = sub.get("score")
+    if score is not None:
+        style = "bold green" if float(score) >= 100 else "bold yellow"
+        text.append_text(Text.assemble(" · ", ("Score: ", "bold"), (f"{number(score)} / 100", style)))
+    if checks_line:
+        text.append(f" · {checks_line}")
+    return text
 
 
 def status_text(sub: Submission, elapsed: float | None = None) -> str:
@@ -229,7 +298,7 @@ class StatusLine:
 def live_status(enabled: bool) -> Iterator[StatusLine]:
     """A ``StatusLine`` shown while the block runs, only if ``enabled`` and stderr is a terminal."""
     console = stderr_console()
-    if not enabled or not console.is_terminal:
+    if not enabled or not console.is_terminal or plain_output(sys.stderr):
         yield StatusLine(None)
         return
     with console.status("submitted…") as status:

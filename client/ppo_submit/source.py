@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -23,8 +24,10 @@ def read_source(path: Path, *, commands: Iterable[str] = ()) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         hint = ""
-        if path.suffix == "" and len(path.parts) == 1:
-            hint = f" (and not a command: {', '.join(sorted(commands))})" if commands else ""
+        if path.suffix == "" and len(path.parts) == 1 and commands:
+            near = suggest(str(path), commands)
+            hint = (f" and no command of that name: did you mean `ppo-submit {near}`?" if near
+                    else f" (and not a command: {', '.join(sorted(commands))})")
         raise UsageError(f"no such file: {path}{hint}") from exc
     except IsADirectoryError as exc:
         raise UsageError(f"{path} is a directory; pass the Python file to submit") from exc
@@ -32,6 +35,13 @@ def read_source(path: Path, *, commands: Iterable[str] = ()) -> str:
         raise UsageError(f"{path} is not UTF-8 text") from exc
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to ``name`` when it is close enough to be a typo (``gea`` -> ``gae``)."""
+    pool = [c for c in dict.fromkeys(candidates) if c != name]
+    found = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
+    return found[0] if found else None
 
 
 def defined_functions(source: str) -> tuple[list[str], int | None]:
@@ -69,7 +79,16 @@ def match_exercise(source: str, exercises: Sequence[ExerciseSummary], *, filenam
             f"{filename} has a syntax error (line {error_line}) and no top-level def to recognise; "
             "pass --exercise SLUG to submit it anyway"
         )
-    wanted = ", ".join(sorted(str(ex.get("function")) for ex in exercises)) or "none"
+    functions = {str(ex.get("function")): ex for ex in exercises}
+    for name in names:
+        near = suggest(name, functions)
+        if near:
+            slug = functions[near].get("slug")
+            raise UsageError(
+                f"{filename} defines {name}(), not {near}(): did you mean {near}? "
+                f"Rename it to submit for {slug} (or pass --exercise {slug})"
+            )
+    wanted = ", ".join(sorted(functions)) or "none"
     raise UsageError(
         f"{filename} defines none of the exercise functions ({wanted}); "
         "pass --exercise SLUG (see `ppo-submit exercises`)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from exercises.feedback import suggest
 from exercises.registry import UnknownExercise, all_exercises, get_exercise
 
 from server.catalog.schemas import CheckInfo, ExerciseDetail, ExerciseSummary
@@ -15,7 +16,11 @@ def find_exercise(slug: str) -> Any:
     try:
         return get_exercise(slug)
     except UnknownExercise:
-        raise ExerciseNotFound(f"No exercise is called {slug!r}; `GET /api/v1/exercises` lists them.") from None
+        near = suggest(slug, (e.slug for e in all_exercises())) if len(slug) <= 64 else None
+        hint = f"did you mean {near}? " if near else ""
+        raise ExerciseNotFound(
+            f"No exercise is called {slug[:64]!r}; {hint}`GET /api/v1/exercises` lists them."
+        ) from None
 
 
 def list_exercises() -> list[ExerciseSummary]:

@@ -6,12 +6,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from exercises.feedback import for_learner, rename_in_text
+
 from server.courses.policy import counted_score
+from server.grading.sanitize import (
+    CHECK_NAME_CHARS,
+    MAX_CHECKS,
+    MESSAGE_BYTES,
+    clean_bytes_count,
+    clean_float,
+    clean_optional_text,
+    clean_text,
+    clean_timings,
+)
 from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
 
@@ -46,6 +58,8 @@ class ReportLike(Protocol):
     timings: Mapping[str, float]
     peak_memory_bytes: int | None
     cpu_seconds: float | None
+    # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
+    # (the judge's named mistakes), absent from older reports.
 
 
 @dataclass(frozen=True)
@@ -97,18 +111,6 @@ def _claim(session: Session, submission_id: int, from_statuses: list[Status]) ->
     return Claimed(submission_id, row.exercise, row.source, row.attempts, row.created_at, started)
 
 
-def cap_text(text: str, limit: int) -> str:
-    """Keep at most ``limit`` UTF-8 bytes of ``text`` and say how much was cut.
-
-    The judge truncates already; this is the storage guarantee in case it did not.
-    """
-    data = text.encode("utf-8", errors="replace")
-    if len(data) <= limit:
-        return text
-    kept = data[:limit].decode("utf-8", errors="ignore")
-    return f"{kept}\n[... {len(data) - limit} more bytes not stored]"
-
-
 def store_report(
     session: Session,
     submission_id: int,
@@ -136,33 +138,60 @@ def store_report(
     previous = submission.verdict
     submission.checks.clear()  # a re-graded row (after a crash) must not keep old results
     session.flush()
-    for position, check in enumerate(report.checks):
+    # Everything the learner's run could influence is bounded and made storable here
+    # (server.grading.sanitize): the judge caps too, but storage must not depend on it.
+    checks = list(report.checks[: MAX_CHECKS + 1])
+    filename = submission.filename  # the learner's file name replaces the jail's in messages
+    for position, check in enumerate(checks[:MAX_CHECKS]):
         submission.checks.append(
             CheckResult(
-                name=check.name,
-                weight=float(check.weight),
+                name=clean_text(check.name, CHECK_NAME_CHARS)[:CHECK_NAME_CHARS],
+                weight=clean_float(check.weight) or 0.0,
                 passed=bool(check.passed),
-                message=check.message or "",
-                misconception=check.misconception,
+                message=_storable_message(check.message, filename),
+                misconception=clean_optional_text(check.misconception, MESSAGE_BYTES),
                 position=position,
             )
         )
     submission.verdict = verdict.value
-    submission.score = None if report.score is None else float(report.score)
+    submission.score = None if report.score is None else clean_float(report.score)
     # The late policy's penalty was fixed when the submission was accepted; the raw score stays.
     submission.counted_score = (
         counted_score(submission.score, submission.penalty_percent or 0.0) if verdict is Verdict.GRADED else None
     )
-    submission.message = report.message or ""
-    submission.stdout = cap_text(report.stdout or "", output_cap)
-    submission.stderr = cap_text(report.stderr or "", output_cap)
-    submission.timings = {**dict(report.timings or {}), **dict(extra_timings or {})}
-    submission.peak_memory_bytes = report.peak_memory_bytes
-    submission.cpu_seconds = report.cpu_seconds
+    submission.message = _storable_message(report.message, filename)
+    if len(checks) > MAX_CHECKS:
+        submission.message += f"\n[only the first {MAX_CHECKS} checks are stored]"
+    submission.feedback = _clean_json(
+        for_learner(getattr(report, "feedback", None), filename, getattr(report, "diagnosis", None)))
+    submission.stdout = clean_text(report.stdout, output_cap)
+    submission.stderr = clean_text(report.stderr, output_cap)
+    submission.timings = clean_timings(report.timings, extra_timings)
+    submission.peak_memory_bytes = clean_bytes_count(report.peak_memory_bytes)
+    submission.cpu_seconds = clean_float(report.cpu_seconds, minimum=0.0)
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)
     return True
+
+
+def _storable_message(text: object, filename: str | None) -> str:
+    """Cleaned and capped first (work bounded by the cap, whatever came in), then the learner's
+    file name in place of the jail's ``submission.py``: a name of at most 100 characters adds
+    a bounded few bytes per traceback frame kept."""
+    return rename_in_text(clean_text(text, MESSAGE_BYTES), filename)
+
+
+def _clean_json(value: Any) -> Any:
+    """The feedback data with every string storable (capped, no NUL, no lone surrogate);
+    exercises/feedback.py caps list lengths already."""
+    if isinstance(value, str):
+        return clean_text(value, MESSAGE_BYTES)
+    if isinstance(value, dict):
+        return {clean_text(k, CHECK_NAME_CHARS): _clean_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_json(v) for v in value]
+    return value
 
 
 def _count(session: Session, submission: Submission, previous: str | None) -> None:
@@ -202,10 +231,11 @@ def store_internal_error(
         return
     previous = submission.verdict
     submission.checks.clear()
+    submission.feedback = None
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
     submission.counted_score = None
-    submission.message = message
+    submission.message = clean_text(message, MESSAGE_BYTES)
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)  # not an attempt: changes nothing unless it undoes one

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
-from server import metrics
 from server.db import SessionFactory, transaction
+from server.grading import counters
 from server.grading.grader import GradeFunction
 from server.grading.persistence import (
     MAX_ATTEMPTS,
@@ -161,7 +161,7 @@ def process_submission(
             log.error("gave up after %d attempts (poison job): internal_error", claimed.attempts - 1)
             with transaction(sessions) as session:
                 store_internal_error(session, submission_id, attempt=attempt)
-            metrics.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
+            counters.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
             return Verdict.INTERNAL_ERROR.value
 
         _test_hooks(claimed.source)
@@ -178,7 +178,7 @@ def process_submission(
             log.exception("grading raised")
             with transaction(sessions) as session:
                 store_internal_error(session, submission_id, attempt=attempt)
-            metrics.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
+            counters.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
             return Verdict.INTERNAL_ERROR.value
 
         extra = {
@@ -194,7 +194,7 @@ def process_submission(
             log.exception("storing the report failed")
             with transaction(sessions) as session:
                 store_internal_error(session, submission_id, attempt=attempt)
-            metrics.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
+            counters.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
             return Verdict.INTERNAL_ERROR.value
         if not stored:
             log.warning("result not stored: the row was re-queued or taken over meanwhile")
@@ -204,5 +204,5 @@ def process_submission(
             extra={"exercise": claimed.exercise, "verdict": report.verdict, "score": report.score,
                    "grade_seconds": round(extra["grade_seconds"], 4)},
         )
-        metrics.observe_verdict(claimed, report.verdict)
+        counters.observe_verdict(claimed, report.verdict)
         return str(report.verdict)

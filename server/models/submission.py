@@ -94,6 +94,10 @@ class Submission(Base):
     timings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     peak_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
     cpu_seconds: Mapped[float | None] = mapped_column(Float)
+    #: Root causes, diagnosis and summary (exercises/feedback.py); NULL before migration 0005.
+    feedback: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    #: Base name of the file the learner submitted, shown in tracebacks.
+    filename: Mapped[str | None] = mapped_column(String(128))
     attempts: Mapped[int] = mapped_column(default=0)
     idempotency_key: Mapped[str | None] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Annotated
 
@@ -13,11 +14,11 @@ from starlette.concurrency import run_in_threadpool
 
 from server.courses.service import readable_course
 from server.deps import CurrentUser, Now, SessionDep, SettingsDep, StateDep
-from server.errors import SourceTooLarge
+from server.errors import InvalidSource, SourceTooLarge
 from server.limits import SubmissionLimits
 from server.openapi import errors
-from server.submissions import service
 from server.models import Status, User
+from server.submissions import service
 from server.submissions.schemas import SubmissionCreate, SubmissionPublic, SubmissionSummary
 from server.submissions.waiting import MAX_WAIT_SECONDS, POLL_SECONDS
 
@@ -52,8 +53,14 @@ async def read_submission_body(request: Request, settings: SettingsDep) -> Submi
         if received > limit:
             raise too_large
         chunks.append(chunk)
+    body = b"".join(chunks)
     try:
-        return SubmissionCreate.model_validate_json(b"".join(chunks))
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        # Said in the learner's terms, not as a JSON parser's code-point complaint.
+        raise InvalidSource("The source is not valid UTF-8 text; save the file as UTF-8.") from None
+    try:
+        return SubmissionCreate.model_validate_json(body)
     except ValidationError as exc:
         # Same wire shape as FastAPI's own body validation (locations start with "body").
         raise RequestValidationError(
@@ -116,6 +123,8 @@ def create_submission(
         max_source_bytes=state.settings.MAX_SOURCE_BYTES,
         idempotency_key=idempotency_key,
         now=now,
+        max_queued=state.settings.MAX_QUEUED_PER_USER,
+        retry_after=math.ceil(state.settings.WALL_SECONDS),
     )
     if not created:
         response.status_code = status.HTTP_200_OK

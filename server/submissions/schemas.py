@@ -23,6 +23,12 @@ class SubmissionCreate(BaseModel):
         default=None, max_length=64,
         description="Course slug; may be left out when the learner is in one course only.",
     )
+    filename: str | None = Field(
+        default=None,
+        max_length=255,
+        description="The submitted file's name (its base name is kept), shown in tracebacks.",
+        examples=["gae.py"],
+    )
 
 
 class CheckPublic(BaseModel):
@@ -33,6 +39,71 @@ class CheckPublic(BaseModel):
     passed: bool
     message: str
     misconception: str | None
+
+
+class Location(BaseModel):
+    """A place in the learner's file; columns are 1-based, ``end_column`` exclusive."""
+
+    file: str
+    line: int
+    column: int
+    end_column: int
+    function: str | None = None
+    source: str = Field(description="The source line, as in the file.")
+
+
+class RootCause(BaseModel):
+    """One exception of the learner's (same type, same frame) and the checks it failed."""
+
+    exception: str = Field(examples=["NameError"])
+    message: str
+    location: Location | None
+    traceback: str = Field(description="The learner's frames only, in the submitted file's name.")
+    phase: str = Field(description="syntax, import, call or backward.")
+    calls: int = Field(description="Calls that raised it (0 for syntax and import).")
+    total_calls: int = Field(description="Calls that did not raise another exception.")
+    checks: list[str] = Field(description="Names of the failed checks it explains.")
+    checks_line: str = Field(
+        default="", description="Those checks in one short line.", examples=["11 of 12 checks, all but ValueError on mismatched shapes"]
+    )
+    headline: str = Field(examples=["Your function raised NameError on every call (11 checks)"])
+
+
+class Mistake(BaseModel):
+    """A misconception the judge named, with what to do about it."""
+
+    misconception: str
+    title: str
+    fix: str | None
+    checks: list[str]
+
+
+class CheckDetail(BaseModel):
+    """A failed check in one short text (no traceback, no seed), and what explains it."""
+
+    check: str
+    text: str
+    cause: int | None = Field(default=None, description="1-based index into root_causes, if one explains it.")
+
+
+class FeedbackSummary(BaseModel):
+    """What a learner reads first."""
+
+    verdict: str
+    score: float | None
+    checks_passed: int
+    checks_total: int
+    headline: str
+    next_step: str | None
+    details: list[CheckDetail]
+
+
+class Feedback(BaseModel):
+    """The verdict's feedback as data; every renderer (CLI, web pages) lays out this."""
+
+    root_causes: list[RootCause]
+    diagnosis: list[Mistake]
+    summary: FeedbackSummary
 
 
 class LateFields(BaseModel):
@@ -68,6 +139,10 @@ class SubmissionPublic(LateFields):
     finished_at: datetime | None
     queue_position: int | None = Field(
         description="Queued submissions ahead of this one; null unless status is queued."
+    )
+    filename: str | None = Field(default=None, description="The submitted file's base name, when sent.")
+    feedback: Feedback | None = Field(
+        default=None, description="Root causes, diagnosis and summary; null until done (and for older rows)."
     )
 
 

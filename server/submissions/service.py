@@ -4,26 +4,34 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
+from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+
+from exercises.feedback import safe_filename
 
 from server.catalog.service import find_exercise
 from server.courses.service import course_for_submission, taught_course_ids
 from server.courses.sets import accept
 from server.errors import (
+    GraderError,
     EmptySource,
     IdempotencyKeyConflict,
     InvalidSource,
     NotAllowed,
     SourceTooLarge,
     SubmissionNotFound,
+    TooManyQueued,
 )
 from server.grading.queue import SubmissionQueue
+from server.limits import lock_learner, refuse_if_queue_full
 from server.models import Course, Role, Status, Submission, User, utcnow
 from server.submissions.schemas import (
     CheckPublic,
+    Feedback,
     SubmissionCreate,
     SubmissionPublic,
     SubmissionSummary,
@@ -55,28 +63,50 @@ def create_submission(
     *,
     max_source_bytes: int,
     idempotency_key: str | None,
+    max_queued: int | None,
+    retry_after: int = 0,
     now: datetime | None = None,
 ) -> tuple[Submission, bool]:
     """Store a ``queued`` row (and, for procrastinate, its job) in one transaction, commit,
     then hand its id to an in-process queue. Returns (row, created).
 
     With an idempotency key already used by this user, returns the earlier row and
-    ``created=False`` instead of adding a second one (even past a close: it was accepted).
-    Otherwise the course's rules at ``now`` (default: the system clock) decide (``server.courses.sets.accept``): refused
-    before the release or after the close, or accepted with its lateness and penalty fixed.
+    ``created=False`` instead of adding a second one. A learner with ``max_queued``
+    submissions waiting gets ``TooManyQueued``; the count and the insert are one
+    transaction under the learner's lock, so concurrent requests cannot both pass it.
+    ``max_queued=None`` (trusted callers such as fixtures loading many rows) sets no cap.
+    Otherwise the course's rules at ``now`` (default: the system clock) decide
+    (``server.courses.sets.accept``): refused before the release, after the close or past
+    the attempt limit (counted under the learner's lock, so a burst cannot overrun it), or
+    accepted with its lateness and penalty fixed.
     """
     data = validate_source(payload.source, max_source_bytes)
     find_exercise(payload.exercise)
     digest = hashlib.sha256(data).hexdigest()
 
+    if Role(user.role) is not Role.LEARNER:
+        max_queued = None  # instructors and admins are not capped
+    if max_queued is not None:
+        lock_learner(session, user.id)
     if idempotency_key is not None:
         existing = _by_idempotency_key(session, user.id, idempotency_key)
         if existing is not None:
+            session.commit()  # nothing to write: release the learner's lock now
             return _check_replay(existing, payload.exercise, digest), False
+    if max_queued is not None:
+        try:
+            refuse_if_queue_full(session, user, max_queued, retry_after=retry_after)
+        except TooManyQueued:
+            session.rollback()  # release the learner's lock before the 429 is written
+            raise
 
     now = now or utcnow()
-    course = course_for_submission(session, user, payload.course)
-    acceptance = accept(session, course, user, payload.exercise, now)
+    try:
+        course = course_for_submission(session, user, payload.course)
+        acceptance = accept(session, course, user, payload.exercise, now)
+    except GraderError:
+        session.rollback()  # release the learner's lock before the refusal is written
+        raise
     submission = Submission(
         user_id=user.id,
         course_id=course.id,
@@ -84,6 +114,7 @@ def create_submission(
         penalty_percent=acceptance.penalty_percent,
         created_at=now,
         exercise=payload.exercise,
+        filename=safe_filename(payload.filename),
         source=payload.source,
         source_sha256=digest,
         status=Status.QUEUED.value,
@@ -191,7 +222,19 @@ def to_public(session: Session, submission: Submission) -> SubmissionPublic:
         finished_at=submission.finished_at,
         queue_position=queue_position(session, submission),
         **_late_fields(session, submission),  # type: ignore[arg-type]
+        filename=submission.filename,
+        feedback=_feedback(submission.feedback),
     )
+
+
+def _feedback(stored: dict[str, Any] | None) -> Feedback | None:
+    """The stored feedback in its wire form; a row whose JSON no longer fits is shown without it."""
+    if not stored:
+        return None
+    try:
+        return Feedback.model_validate(stored)
+    except ValidationError:
+        return None
 
 
 def list_submissions(

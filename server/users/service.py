@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from server.errors import GraderError, InvalidRoster, UserAlreadyExists, UserNotFound
 from server.models import ApiToken, Role, User, utcnow
 from server.security import display_prefix, hash_token, new_token
+from server.text_guard import is_storable_text
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 FIRST_INSTRUCTOR_NAME = "instructor"
@@ -43,6 +44,12 @@ def create_user(
             f"letter or digit; got {name!r}.",
             status_code=422,
             error_name="InvalidUserName",
+        )
+    if display_name is not None and not is_storable_text(display_name):
+        raise GraderError(
+            "Display names may not contain NUL bytes or unpaired surrogates.",
+            status_code=422,
+            error_name="InvalidDisplayName",
         )
     if session.scalar(select(User.id).where(User.name == name)) is not None:
         raise UserAlreadyExists(f"A user named {name!r} exists already.")

@@ -1,10 +1,13 @@
-"""The leaderboard page's login session: a signed cookie, never the token itself.
+"""The web pages' login session: a signed cookie, never the token itself.
 
 The cookie holds ``v1.<user id>.<token id>.<expires>.<signature>``, the signature an
 HMAC-SHA256 under a key derived from SECRET_KEY (so it is useless for anything else the
 secret signs). Every request re-checks that the token row is still unrevoked and that its
 owner may read everything, so revoking or rotating a token ends its web sessions too, and
 changing SECRET_KEY ends all of them.
+
+The cookie's path is ``/`` because the pages live under ``/leaderboard`` and ``/dashboard``;
+the JSON API never reads it (it takes bearer tokens only), so it grants nothing there.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from server.models import ApiToken, Role, User
+from server.models import ApiToken, User
 from server.security import hash_token
 
 COOKIE_NAME = "ppo_grader_session"
-COOKIE_PATH = "/leaderboard"
+COOKIE_PATH = "/"
 SESSION_SECONDS = 12 * 3600
 _VERSION = "v1"
 _KEY_LABEL = b"ppo-grader/web-session/v1"
@@ -75,8 +78,8 @@ def login_for_token(session: Session, token: str, pepper: bytes) -> Login | None
     return None if row is None else Login(user=row[0], token_id=row[1])
 
 
-def instructor_for_cookie(session: Session, value: str | None, secret: bytes) -> User | None:
-    """The instructor or admin a valid cookie belongs to, while its token is unrevoked."""
+def user_for_cookie(session: Session, value: str | None, secret: bytes) -> User | None:
+    """The user (any role) a valid cookie belongs to, while its token is unrevoked."""
     if not value:
         return None
     ids = verify(value, secret)
@@ -88,6 +91,4 @@ def instructor_for_cookie(session: Session, value: str | None, secret: bytes) ->
         .join(ApiToken, ApiToken.user_id == User.id)
         .where(User.id == user_id, ApiToken.id == token_id, ApiToken.revoked_at.is_(None))
     )
-    if user is None or not Role(user.role).reads_everything:
-        return None
     return user

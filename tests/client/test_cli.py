@@ -76,7 +76,7 @@ def test_result_shows_checks_score_and_output(invoke: Invoke, grader: FakeGrader
                  "peak memory 50.0 MiB", "hello from the learner", "✓", "✗"):
         assert text in out, out
     sent = json.loads(grader.posted()[0].content)
-    assert sent == {"exercise": "actor-loss", "source": solution.read_text()}
+    assert sent == {"exercise": "actor-loss", "source": solution.read_text(), "filename": "solution.py"}
 
 
 def test_json_prints_exactly_one_object(invoke: Invoke, grader: FakeGrader, solution: Path) -> None:

@@ -13,3 +13,28 @@ def test_cli_imports_neither_torch_nor_grader_code() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_help_loads_neither_rich_nor_httpx() -> None:
+    """Start-up is mostly imports: ``--help`` and argument parsing must not pay for Rich (tables,
+    live status) or httpx (requests), which load when a command first needs them."""
+    code = (
+        "import sys\n"
+        "from ppo_submit.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = [m for m in ('rich', 'httpx', 'platformdirs', 'ppo_submit.render')\n"
+        "          if m in sys.modules and type(sys.modules[m]).__name__ != '_LazyModule']\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60, capture_output=True)
+
+
+def test_the_written_version_is_the_installed_one() -> None:
+    from importlib.metadata import version
+
+    import ppo_submit
+
+    assert ppo_submit.__version__ == version("ppo-submit")

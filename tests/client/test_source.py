@@ -56,7 +56,16 @@ def test_the_file_is_never_executed(tmp_path: Path) -> None:
 
 
 def test_missing_file_hints_at_commands(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="no such file: exercize .*not a command"):
-        read_source(Path("exercize"), commands=["exercises"])
+    with pytest.raises(UsageError, match="no such file: exercize .*did you mean `ppo-submit exercises`"):
+        read_source(Path("exercize"), commands=["exercises", "history"])
+    with pytest.raises(UsageError, match="no such file: zzz .*not a command: exercises, history"):
+        read_source(Path("zzz"), commands=["exercises", "history"])
     with pytest.raises(UsageError, match="is a directory"):
         read_source(tmp_path)
+
+
+def test_a_near_miss_function_name_gets_a_suggestion() -> None:
+    source = "def compute_actor_los(a, b, c, clip_range=0.2):\n    return 0\n"
+    with pytest.raises(UsageError, match=r"defines compute_actor_los\(\), not compute_actor_loss\(\): "
+                                         r"did you mean compute_actor_loss\?.*--exercise actor-loss"):
+        match_exercise(source, EXERCISES, filename="mine.py")

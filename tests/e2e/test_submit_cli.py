@@ -57,8 +57,25 @@ def test_table_output_and_syntax_error(server, learner, tmp_path: Path):
     done = server.submit(learner, str(path), "--exercise", "actor-loss")
     assert done.returncode == 1
     assert "syntax_error" in done.stdout.lower() or "syntax error" in done.stdout.lower()
-    assert "line 2" in done.stdout or "line 3" in done.stdout
+    # the file as the learner named it, at the bracket never closed, with the line and a caret
+    assert f"--> {path}:2:12" in done.stdout, done.stdout
+    assert "2 |     return (a +" in done.stdout
+    assert "^ '(' was never closed" in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_a_file_that_raises_on_every_call_shows_one_error_at_its_line(server, learner, tmp_path: Path):
+    path = tmp_path / "typo.py"
+    path.write_text(
+        "def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):\n"
+        "    ratio = (log_probs_new - log_prob_old).exp()\n"
+        "    return -(ratio * advantages).mean()\n"
+    )
+    done = server.submit(learner, str(path))
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.count("name 'log_prob_old' is not defined") == 1, done.stdout
+    assert f"--> {path}:2:" in done.stdout
+    assert "NameError on every call" in done.stdout
 
 
 def test_unreachable_server_is_one_line(server, learner, tmp_path: Path):

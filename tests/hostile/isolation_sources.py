@@ -263,7 +263,7 @@ time.process_time = lambda: 0.0
 def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
     x = 0
     if log_probs_new.numel() > 100_000:   # the measured case: burn CPU the speed figure must show
-        for i in range(10_000_000):
+        for i in range(4_000_000):
             x += i
     return _honest(log_probs_new, log_probs_old, advantages, clip_range)
 '''
@@ -305,4 +305,59 @@ buf = ctypes.create_string_buffer(prog, len(prog))
 p = Prog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
 libc.prctl(38, 1, 0, 0, 0)
 print("OWN seccomp", libc.prctl(22, 2, ctypes.byref(p), 0, 0))
+''' + HONEST
+
+# -- found by the red team -----------------------------------------------------------------------
+#: RT-04: the report straddles the wall-clock deadline (big result files, ending just before it),
+#: hoping the runner times out mid-frame, kills, and misreads the rest as a new frame.
+RACE_THE_DEADLINE = '''
+import os, time
+T0 = time.monotonic()
+n = (8 << 20) - 4096
+with open("../result.json", "wb") as f:
+    f.write(b" " * n)
+with open("../outputs.safetensors", "wb") as f:
+    f.write(b"\\0" * n)
+time.sleep(max(0.0, T0 + {wall} - {lead} - time.monotonic()))
+os._exit(0)
+'''
+#: RT-07: a forged outputs.safetensors whose header lists ~100k empty tensors (under the file
+#: cap), plus a result.json that says "ok".
+SAFETENSORS_HEADER_BOMB = '''
+import json, os, struct
+CAP = 8 << 20
+parts, size, i = [], 2, 0
+while True:
+    item = f'"t{{i}}":{{{{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}}}'
+    if size + len(item) + 1 > CAP - 4096:
+        break
+    parts.append(item); size += len(item) + 1; i += 1
+h = ("{{" + ",".join(parts) + "}}").encode()
+with open("../outputs.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(h)) + h)
+req = json.load(open("../request.json"))
+with open("../result.json", "w") as f:
+    json.dump({{"status": "ok", "calls": [{{"id": c["id"]}} for c in req["calls"]]}}, f)
+os._exit(0)
+'''
+#: RT-10: GAE computed on the graph (not detached), with a hook on `values` that zeroes whatever
+#: gradient reaches it, so a probe that only looks at gradients sees none.
+GAE_ATTACHED_WITH_ZEROING_HOOK = GAE_ATTACHED_CLAIMING_DETACHED.replace(
+    "    valid = torch.ones_like", "    if values.requires_grad:\n        values.register_hook(lambda g: torch.zeros_like(g))\n"
+    "    valid = torch.ones_like").replace(
+    "return advantages.as_subclass(Detached), returns.as_subclass(Detached)", "return advantages, returns")
+#: RT-11: syscalls newer than a deny list (the host's mount table through listmount/statmount,
+#: memfd_secret, open_tree_attr).
+NEWER_SYSCALLS = PROBE + '''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(4096)
+req = ctypes.create_string_buffer(32)
+for name, nr, args in (("statmount", 457, (req, buf, 4096, 0)), ("listmount", 458, (req, buf, 64, 0)),
+                       ("memfd_secret", 447, (0,)), ("open_tree_attr", 467, (-100, b"/", 0, None, 0)),
+                       ("lsm_list_modules", 461, (buf, ctypes.byref(ctypes.c_uint32(64)), 0)),
+                       ("mount_setattr", 442, (-100, b"/", 0, None, 0))):
+    ret = libc.syscall(nr, *args)
+    err = ctypes.get_errno()
+    print(("ESCAPED" if ret >= 0 or err != 38 else "DENIED") + f" {{name}} {{ret}} errno {{err}}")
 ''' + HONEST

@@ -129,7 +129,7 @@ def test_patched_timers_do_not_hide_cpu_time(jail: Jail) -> None:
     assert slow.score == 100
     # CPU time comes from the kernel's count for the job's cgroup, not from the child's clocks.
     assert slow.cpu_seconds is not None and honest.cpu_seconds is not None
-    assert slow.cpu_seconds > honest.cpu_seconds + 0.08
+    assert slow.cpu_seconds > honest.cpu_seconds + 0.04
 
 
 def test_shadowed_modules_change_nothing_the_judge_believes(jail: Jail) -> None:
@@ -142,3 +142,34 @@ def test_a_seccomp_trap_of_its_own_only_hurts_itself(jail: Jail) -> None:
     assert report.verdict in ("crashed", "graded", "output_limit"), report.message
     assert report.score <= 100
     assert grade(jail, S.HONEST, seed=71).score == 100
+
+
+# -- found by the red team -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lead", [0.02, 0.08, 0.2, 0.5])
+def test_a_report_straddling_the_deadline_is_never_internal_error(jail: Jail, lead: float) -> None:
+    from tests.hostile.conftest import LIMITS
+
+    report = grade(jail, fill(A.RACE_THE_DEADLINE, wall=LIMITS.wall_seconds, lead=lead))  # grade(): no internal_error
+    assert report.verdict in ("crashed", "time_limit"), report.message
+    after = grade(jail, S.HONEST, seed=81)
+    assert after.score == 100 and after.timings.get("jail_jail_start", 0) == 0  # the host was not replaced
+
+
+def test_a_safetensors_header_bomb_costs_the_judge_nothing(jail: Jail) -> None:
+    report = grade(jail, fill(A.SAFETENSORS_HEADER_BOMB))
+    assert report.verdict == "crashed" and report.score == 0
+    assert report.timings["total"] < 10, report.timings
+    assert report.timings.get("jail_collect", 0) < 1.0, report.timings
+
+
+def test_a_hook_zeroing_gradients_does_not_make_outputs_detached(jail: Jail) -> None:
+    report = jail.judge.grade("gae", A.GAE_ATTACHED_WITH_ZEROING_HOOK, 5)  # type: ignore[attr-defined]
+    detach = [c for c in report.checks if "detach" in c.name.lower()]
+    assert detach and not any(c.passed for c in detach), [(c.name, c.passed) for c in report.checks]
+
+
+def test_syscalls_newer_than_the_filter_are_refused(jail: Jail) -> None:
+    report = grade(jail, fill(A.NEWER_SYSCALLS))
+    assert_nothing_escaped(report)
+    assert report.stdout.count("DENIED") == 6 and report.score == 100

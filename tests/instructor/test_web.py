@@ -26,8 +26,9 @@ from tests.instructor.conftest import Rows, at
 from tests.server.conftest import Api
 
 BOARD = "/leaderboard"
-LOGIN = "/leaderboard/login"
-LOGOUT = "/leaderboard/logout"
+LOGIN = "/login"
+LOGOUT = "/logout"
+LIVE_SCRIPT_TAG = '<script src="/static/live.js" defer></script>'
 
 
 # --- helpers ---------------------------------------------------------------------------
@@ -93,7 +94,8 @@ def test_login_form_renders_without_a_session(api: Api) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
     html = response.text
-    assert '<form class="login" method="post" action="/leaderboard/login">' in html
+    assert '<form class="login" method="post" action="/login">' in html
+    assert '<input type="hidden" name="next" value="/leaderboard">' in html  # back here after logging in
     assert '<input id="token" name="token" type="password"' in html
     assert "<script" not in html and 'id="board"' not in html
     assert response.headers["cache-control"] == "no-store"
@@ -101,13 +103,13 @@ def test_login_form_renders_without_a_session(api: Api) -> None:
     assert "set-cookie" not in response.headers
 
 
-def test_a_learner_token_is_refused_with_instructors_only(api: Api) -> None:
+def test_a_learner_logs_in_to_their_own_page_and_the_board_is_not_there(api: Api) -> None:
     ann = api.user("ann")
     response = log_in(api, ann)
-    assert response.status_code == 403
-    assert "Instructors only" in response.text and "for instructors only" in response.text
-    assert "set-cookie" not in response.headers
-    assert COOKIE_NAME not in api.client.cookies
+    assert response.status_code == 303 and response.headers["location"] == "/dashboard/learners/ann"
+    assert COOKIE_NAME in api.client.cookies
+    board = api.client.get(BOARD)
+    assert board.status_code == 404 and 'id="board"' not in board.text and "Not found" in board.text
 
 
 def test_an_unknown_or_empty_token_gets_the_form_again(api: Api) -> None:
@@ -133,10 +135,10 @@ def test_an_instructor_logs_in_and_the_board_shows_rows_in_order(api: Api, rows:
     rows.add("teacher", score=100, minute=1)  # instructors are never ranked
 
     response = log_in(api, teacher)
-    assert response.status_code == 303 and response.headers["location"] == BOARD
+    assert response.status_code == 303 and response.headers["location"] == "/dashboard"
     cookie = response.headers["set-cookie"]
     assert cookie.startswith(f"{COOKIE_NAME}=")
-    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/leaderboard" in cookie
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/;" in cookie
     assert "Secure" not in cookie  # plain http here; over https the cookie is Secure
     assert token_of(teacher) not in cookie and "ppg_" not in cookie  # a signed id, not the token
 
@@ -148,10 +150,11 @@ def test_an_instructor_logs_in_and_the_board_shows_rows_in_order(api: Api, rows:
         ["3", "Ann Able", "ann", "80", "1", "0", "2026-01-01 12:05:00 UTC"],
     ]
     assert f'datetime="{at(30).isoformat()}"' in page.text
-    assert 'action="/leaderboard/logout"' in page.text and "Log out" in page.text
+    assert 'action="/logout"' in page.text and "Log out" in page.text
     assert "Signed in as teacher" in page.text
     assert '<a href="/leaderboard?exercise=actor-loss" aria-current="page">PPO clipped actor loss</a>' in page.text
-    assert "<script" not in page.text
+    assert '<a href="/dashboard/learners/cat">Cat Cole</a>' in page.text
+    assert page.text.count("<script") == 1 and LIVE_SCRIPT_TAG in page.text  # the one same-origin file, no inline code
 
 
 def test_an_admin_logs_in_too(api: Api) -> None:
@@ -204,7 +207,7 @@ def test_display_names_are_escaped(api: Api, rows: Rows) -> None:
     rows.add("quote", score=40, minute=1)
     log_in(api, teacher)
     html = api.client.get(BOARD).text
-    assert "<script>alert(1)</script>" not in html and "<script" not in html
+    assert "<script>alert(1)</script>" not in html and html.count("<script") == 1 and LIVE_SCRIPT_TAG in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert '" onmouseover="x' not in html and "&quot; onmouseover=&quot;x" in html
     assert [r[1] for r in board_rows(html)] == ["<script>alert(1)</script>", '" onmouseover="x']
@@ -215,9 +218,9 @@ def test_logout_clears_the_cookie(api: Api) -> None:
     log_in(api, teacher)
     assert 'id="board"' in api.client.get(BOARD).text
     response = api.client.post(LOGOUT, follow_redirects=False)
-    assert response.status_code == 303 and response.headers["location"] == BOARD
+    assert response.status_code == 303 and response.headers["location"] == "/login"
     cookie = response.headers["set-cookie"]
-    assert cookie.startswith(f'{COOKIE_NAME}=""') and "Max-Age=0" in cookie and "Path=/leaderboard" in cookie
+    assert cookie.startswith(f'{COOKIE_NAME}=""') and "Max-Age=0" in cookie and "Path=/" in cookie
     assert COOKIE_NAME not in api.client.cookies
     page = api.client.get(BOARD)
     assert 'name="token"' in page.text and 'id="board"' not in page.text
@@ -269,7 +272,9 @@ def test_forged_expired_and_learner_cookies_are_refused(api: Api) -> None:
     assert refused(good.replace(f"v1.{user_id}.", f"v1.{user_id + 1}.", 1))  # another user id, same signature
     assert refused(sign(user_id, token_id, b"another-secret"))  # signed with another key
     assert refused(sign(user_id, token_id, secret, now=time.time() - 13 * 3600))  # expired
-    assert refused(sign(*tokens["ann"], secret))  # well signed, but a learner's
+    api.client.cookies.clear()
+    learners = api.client.get(BOARD, cookies={COOKIE_NAME: sign(*tokens["ann"], secret)})
+    assert learners.status_code == 404 and 'id="board"' not in learners.text  # well signed, but a learner's
     assert refused(sign(user_id, tokens["ann"][1], secret))  # another user's token id
     assert refused("garbage") and refused("v1.1.1.1.1.1")
     assert ann and teacher
@@ -290,7 +295,7 @@ def test_cross_site_posts_are_refused(api: Api) -> None:
 
 def test_the_html_routes_stay_out_of_the_openapi_schema(api: Api) -> None:
     paths = api.client.get("/api/v1/openapi.json").json()["paths"]
-    assert not [p for p in paths if p.startswith("/leaderboard")]
+    assert not [p for p in paths if p.startswith(("/leaderboard", "/dashboard", "/login", "/logout", "/static"))]
     assert "/api/v1/leaderboard" in paths
 
 
@@ -371,22 +376,25 @@ def test_chromium_logs_in_and_reads_the_board(server: Server, tmp_path: Path) ->
             page = context.new_page()
             page.set_default_timeout(30_000)
             page.goto(f"{server.url}/leaderboard")
-            assert page.locator("h1").inner_text() == "Leaderboard · instructors"
+            assert page.locator("h1").inner_text() == "ppo-grader · log in"
 
-            # A learner is turned away.
+            # A learner logging in from the board's form lands on their own page, not the board.
             page.fill("#token", tokens["web-grace"])
             page.click("button[type=submit]")
-            assert page.locator("h1").inner_text() == "Instructors only"
-            assert not context.cookies()
+            page.wait_for_url(f"{server.url}/dashboard/learners/web-grace")
+            assert page.locator("h1").inner_text() == "Your work"
+            response = page.goto(f"{server.url}/leaderboard")
+            assert response is not None and response.status == 404 and page.locator("table#board").count() == 0
+            context.clear_cookies()
 
-            # The instructor logs in and lands on the board.
+            # The instructor logs in and comes back to the board.
             page.goto(f"{server.url}/leaderboard")
             page.fill("#token", server.instructor_token)
             page.click("button[type=submit]")
             page.wait_for_selector("table#board")
             assert page.url == f"{server.url}/leaderboard"
             [cookie] = context.cookies()
-            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/leaderboard"
+            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/"
             assert server.instructor_token not in cookie["value"]
 
             page.click(f"nav a:has-text('{exercise.title}')")

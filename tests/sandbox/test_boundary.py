@@ -166,3 +166,62 @@ def test_frames_are_bounded_before_they_are_read() -> None:
         read_frame_fd(r, ReadExactly(), max_blob=1 << 20)
     os.close(r)
     os.close(w)
+
+
+def test_a_safetensors_header_is_checked_before_any_tensor_is_built() -> None:
+    import struct
+    import time
+
+    import torch
+
+    from sandbox.tensors import TensorBlobError, decode, encode
+
+    def blob(header: dict, data: bytes = b"") -> bytes:
+        raw = json.dumps(header).encode()
+        return struct.pack("<Q", len(raw)) + raw + data
+
+    bomb = blob({f"t{i}": {"dtype": "U8", "shape": [0], "data_offsets": [0, 0]} for i in range(5000)})
+    t0 = time.monotonic()
+    with pytest.raises(TensorBlobError, match="over the limit"):
+        decode(bomb, max_bytes=64 << 20)
+    assert time.monotonic() - t0 < 0.5
+    for header, data in [
+        ({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 8]}}, b"\0" * 8),     # size mismatch
+        ({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, b"\0" * 4),     # past the data
+        ({"a": {"dtype": "C64", "shape": [1], "data_offsets": [0, 8]}}, b"\0" * 8),     # dtype
+        ({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 0]}}, b""),          # shape
+        ({"a b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, b"\0" * 4),   # name
+        ({"a": {"dtype": "F32", "shape": [1] * 9, "data_offsets": [0, 4]}}, b"\0" * 4),  # dims
+    ]:
+        with pytest.raises(TensorBlobError):
+            decode(blob(header, data), max_bytes=1 << 20)
+    with pytest.raises(TensorBlobError, match="over the limit or past the data"):
+        decode(struct.pack("<Q", 1 << 40) + b"{}", max_bytes=1 << 20)
+    good = encode({"x": torch.arange(6.0).reshape(2, 3)})
+    assert torch.equal(decode(good, max_bytes=1 << 20)["x"], torch.arange(6.0).reshape(2, 3))
+
+
+def test_a_frame_begun_before_the_deadline_is_read_whole() -> None:
+    import os
+    import threading
+    import time
+
+    from sandbox.protocol import ReadExactly, read_frame_fd
+
+    r, w = os.pipe()
+    payload = b"x" * (4 << 20)
+    head = json.dumps({"event": "exited"}).encode()
+
+    def slow_writer() -> None:
+        os.write(w, len(head).to_bytes(4, "big") + len(payload).to_bytes(4, "big") + head)
+        time.sleep(0.3)  # the rest arrives after the deadline
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(w, view):]
+
+    threading.Thread(target=slow_writer).start()
+    reader = ReadExactly(time.monotonic() + 0.1, then=5.0)
+    header, blob = read_frame_fd(r, reader, max_blob=8 << 20)
+    assert header == {"event": "exited"} and blob == payload and reader.started
+    os.close(r)
+    os.close(w)

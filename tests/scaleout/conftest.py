@@ -55,7 +55,7 @@ class Cluster:
             user = session.get(__import__("server.models", fromlist=["User"]).User, self.user_id)
             row, _ = create_submission(
                 session, queue, user, SubmissionCreate(exercise=exercise, source=source),
-                max_source_bytes=self.settings.MAX_SOURCE_BYTES, idempotency_key=None,
+                max_source_bytes=self.settings.MAX_SOURCE_BYTES, idempotency_key=None, max_queued=None,
             )
             return row.id
 

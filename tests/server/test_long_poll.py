@@ -33,7 +33,7 @@ def test_a_long_poll_answers_as_soon_as_the_verdict_is_stored(api: Api, grader: 
     answered = time.monotonic()
     assert body["status"] == "done" and body["score"] == 75
     assert answered - t0 >= 0.35  # it waited for the verdict ...
-    assert answered - opened_at[0] < 0.5  # ... and answered right after it (not at the 10 s limit)
+    assert answered - opened_at[0] < 2.0  # ... and answered right after it (not at the 10 s limit)
     assert api.state.announcer.waiting() == 0
 
 
@@ -42,7 +42,7 @@ def test_a_long_poll_times_out_with_the_current_state(api: Api, grader: FakeGrad
     sid = api.submit(learner).json()["id"]
     t0 = time.monotonic()
     body = api.client.get(f"/api/v1/submissions/{sid}?wait=0.3", headers=learner).json()
-    assert 0.25 <= time.monotonic() - t0 < 2
+    assert 0.25 <= time.monotonic() - t0 < 5
     assert body["status"] in ("queued", "running")
     grader.gate.set()
     assert api.wait_done(learner, sid)["status"] == "done"

@@ -85,6 +85,22 @@ def test_source_validation_errors(api: Api) -> None:
     assert _count_rows(api) == 0
 
 
+def test_sources_that_are_not_python_text_are_refused_with_a_message(api: Api) -> None:
+    """Python source cannot contain NUL, and PostgreSQL text cannot store it: such a source
+    is refused at the API with a message the learner can act on, never stored."""
+    headers = {**api.user("alice"), "Content-Type": "application/json"}
+    bodies = [
+        rb'{"exercise": "actor-loss", "source": "def f():\n    return 1\u0000\n"}',  # JSON escape
+        b'{"exercise": "actor-loss", "source": "x = 1 \xff\xfe"}',  # not UTF-8 at all
+    ]
+    nul, not_utf8 = (api.client.post("/api/v1/submissions", content=body, headers=headers) for body in bodies)
+    assert nul.status_code == 422 and nul.json()["error"] == "InvalidSource"
+    assert "NUL" in nul.json()["detail"]
+    assert not_utf8.status_code == 422 and not_utf8.json()["error"] == "InvalidSource"
+    assert "UTF-8" in not_utf8.json()["detail"]
+    assert _count_rows(api) == 0
+
+
 def test_idempotency_key_returns_the_first_submission(api: Api) -> None:
     headers = {**api.user("alice"), "Idempotency-Key": "k-123"}
     first = api.submit(headers)
@@ -129,7 +145,8 @@ def test_submission_public_shape(api: Api) -> None:
     assert set(done) == {
         "id", "exercise", "user", "status", "verdict", "score", "message", "checks", "stdout",
         "stderr", "timings", "peak_memory_bytes", "cpu_seconds", "created_at", "started_at",
-        "finished_at", "queue_position", "course", "late", "late_seconds", "penalty_percent", "counted_score",
+        "finished_at", "queue_position", "filename", "feedback",
+        "course", "late", "late_seconds", "penalty_percent", "counted_score",
     }
     assert (done["course"], done["late"], done["counted_score"]) == ("default", False, done["score"])
     assert done["checks"][2] == {

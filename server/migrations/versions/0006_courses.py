@@ -1,7 +1,7 @@
 """Courses: courses, enrollments, exercise sets, extensions; submissions and best_scores per course.
 
 Revision ID: 0006
-Revises: 0004 (re-point to 0005 when issue 16's feedback migration lands first)
+Revises: 0005
 Create Date: 2026-11-30
 
 An upgraded server loses nothing and behaves as before: one course, ``default`` (id 1), is
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006"
-down_revision: str | None = "0004"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

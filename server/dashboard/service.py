@@ -1,0 +1,367 @@
+"""The dashboard's queries: one place, so a course filter is added once (every query here
+starts from ``_learner_rows`` or ``_learner_best``).
+
+Same rules as the leaderboard and the statistics API (``server.leaderboard.service``,
+``server.stats.service``): learners only; an attempt is a finished submission that is not
+an ``internal_error``; a misconception counts when a failed check of a graded submission
+names it. The exercise page's histogram, check bars and misconception bars are the
+statistics API's own numbers (``exercise_stats``), so the page and the API cannot disagree.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from sqlalchemy import and_, case, distinct, func, select
+from sqlalchemy.orm import Session, selectinload
+
+from server.leaderboard.service import FULL_SCORE, _as_datetime, counted, learner_ids
+from server.models import BestScore, CheckResult, Role, Status, Submission, User, Verdict
+from server.stats.schemas import ExerciseStats
+from server.stats.service import exercise_stats
+
+S = Submission
+C = CheckResult
+B = BestScore
+
+#: The submissions-per-day chart shows at most this many days, ending at the last one.
+MAX_DAYS = 60
+
+
+def _learner_rows() -> list:  # type: ignore[type-arg]
+    """Filters on ``submissions`` for the class (learners only; a course filter goes here)."""
+    return [S.user_id.in_(learner_ids())]
+
+
+def _learner_best() -> list:  # type: ignore[type-arg]
+    """Filters on ``best_scores`` for the class."""
+    return [B.user_id.in_(learner_ids())]
+
+
+# --- the class -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ExerciseLine:
+    """One exercise on the class page."""
+
+    slug: str
+    attempts: int  # finished, not the grader's fault (the leaderboard's attempts)
+    learners_attempted: int
+    learners_solved: int
+    top_misconception: str | None
+    top_misconception_learners: int
+
+
+@dataclass(frozen=True)
+class MisconceptionCount:
+    exercise: str
+    misconception: str
+    learners: int
+
+
+def class_overview(session: Session, slugs: list[str]) -> tuple[list[ExerciseLine], list[MisconceptionCount]]:
+    """Per exercise (in ``slugs`` order): attempts, learners attempted and solved (all from
+    ``best_scores``, one row per learner and exercise) and the most common
+    misconception; and every (exercise, misconception) by learners, most first."""
+    best = {
+        ex: (int(a), int(s or 0), int(k or 0))
+        for ex, a, s, k in session.execute(
+            select(B.exercise, func.count(), func.sum(case((B.best_score >= FULL_SCORE, 1), else_=0)), func.sum(B.attempts))
+            .where(*_learner_best())
+            .group_by(B.exercise)
+        ).tuples()
+    }
+    # The failed checks that name a misconception first (a few thousand of the check rows),
+    # then their submissions by primary key: about half the work of walking every
+    # submission's checks, which is the plan the databases otherwise choose.
+    named = (
+        select(C.submission_id.label("submission_id"), C.misconception.label("misconception"))
+        .where(C.passed.is_(False), C.misconception.is_not(None))
+        .cte("named")
+        .prefix_with("MATERIALIZED")
+    )
+    misconceptions = sorted(
+        (
+            MisconceptionCount(ex, m, int(n))
+            for ex, m, n in session.execute(
+                select(S.exercise, named.c.misconception, func.count(distinct(S.user_id)))
+                .select_from(named)
+                .join(S, S.id == named.c.submission_id)
+                .where(*_learner_rows(), S.verdict == Verdict.GRADED.value)
+                .group_by(S.exercise, named.c.misconception)
+            ).tuples()
+        ),
+        key=lambda m: (-m.learners, m.exercise, m.misconception),
+    )
+    top: dict[str, MisconceptionCount] = {}
+    for m in misconceptions:
+        top.setdefault(m.exercise, m)
+    lines = [
+        ExerciseLine(
+            slug=slug,
+            attempts=best.get(slug, (0, 0, 0))[2],
+            learners_attempted=best.get(slug, (0, 0, 0))[0],
+            learners_solved=best.get(slug, (0, 0, 0))[1],
+            top_misconception=top[slug].misconception if slug in top else None,
+            top_misconception_learners=top[slug].learners if slug in top else 0,
+        )
+        for slug in slugs
+    ]
+    return lines, [m for m in misconceptions if m.exercise in set(slugs)]
+
+
+@dataclass(frozen=True)
+class LearnerLine:
+    user_id: int
+    name: str
+    display_name: str
+    attempted: int
+    solved: int
+    attempts: int
+    last_submitted: datetime | None
+
+
+def learners(session: Session, limit: int, offset: int) -> tuple[int, list[LearnerLine]]:
+    """Every learner by login: exercises attempted and solved, attempts, last submission.
+
+    The page's learners first, then the aggregates for those ids only, so a page costs the
+    same however large the class and its history are.
+    """
+    total = session.scalar(select(func.count()).select_from(User).where(User.role == Role.LEARNER.value)) or 0
+    people = session.execute(
+        select(User.id, User.name, User.display_name)
+        .where(User.role == Role.LEARNER.value)
+        .order_by(User.name)
+        .limit(limit)
+        .offset(offset)
+    ).tuples().all()
+    ids = [row[0] for row in people]
+    best = {
+        uid: (int(a), int(s or 0), int(k or 0))
+        for uid, a, s, k in session.execute(
+            select(B.user_id, func.count(), func.sum(case((B.best_score >= FULL_SCORE, 1), else_=0)), func.sum(B.attempts))
+            .where(B.user_id.in_(ids))
+            .group_by(B.user_id)
+        ).tuples()
+    }
+    last = dict(
+        session.execute(
+            select(S.user_id, func.max(S.created_at)).where(S.user_id.in_(ids)).group_by(S.user_id)
+        ).tuples().all()
+    )
+    return total, [
+        LearnerLine(uid, name, display, *best.get(uid, (0, 0, 0)), _as_datetime(last.get(uid)))
+        for uid, name, display in people
+    ]
+
+
+# --- one exercise --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ExerciseView:
+    """Everything the exercise page draws."""
+
+    stats: ExerciseStats
+    per_day: list[tuple[date, int]]  # consecutive days, oldest first, at most MAX_DAYS
+    days_before: int  # submissions on days before the first one shown
+    median_attempts_to_solve: float | None
+    solvers: int  # learners the median is over
+    recent: list[SubmissionLine]
+
+
+def exercise_view(session: Session, slug: str) -> ExerciseView:
+    """The statistics API's numbers for ``slug`` plus submissions per day, the median
+    attempts to solve and the latest submissions."""
+    per_day, before = submissions_per_day(session, slug)
+    median, solvers = median_attempts_to_solve(session, slug)
+    return ExerciseView(
+        stats=exercise_stats(session, slug),
+        per_day=per_day,
+        days_before=before,
+        median_attempts_to_solve=median,
+        solvers=solvers,
+        recent=recent_submissions(session, exercise=slug, limit=20),
+    )
+
+
+def submissions_per_day(session: Session, slug: str) -> tuple[list[tuple[date, int]], int]:
+    """(day, submissions) for every day (UTC) from the first to the last with a submission,
+    zeros included, cut to the last ``MAX_DAYS``; and how many came before the cut."""
+    day = func.date(S.created_at) if session.get_bind().dialect.name == "sqlite" else func.date(func.timezone("UTC", S.created_at))
+    counts: dict[date, int] = {}
+    for value, n in session.execute(
+        select(day.label("d"), func.count()).where(S.exercise == slug, *_learner_rows()).group_by("d")
+    ).tuples():
+        counts[value if isinstance(value, date) else date.fromisoformat(str(value))] = int(n)
+    if not counts:
+        return [], 0
+    last = max(counts)
+    first = max(min(counts), last - timedelta(days=MAX_DAYS - 1))
+    days = [first + timedelta(days=i) for i in range((last - first).days + 1)]
+    before = sum(n for d, n in counts.items() if d < first)
+    return [(d, counts.get(d, 0)) for d in days], before
+
+
+def median_attempts_to_solve(session: Session, slug: str) -> tuple[float | None, int]:
+    """The median, over learners who reached a full score, of their attempts up to and
+    including the first one that did; and how many such learners there are."""
+    rows = session.execute(
+        select(func.count())
+        .select_from(S)
+        .join(B, and_(B.user_id == S.user_id, B.exercise == S.exercise))
+        .where(S.exercise == slug, *_learner_rows(), *counted(), B.solved_at.is_not(None), S.created_at <= B.solved_at)
+        .group_by(S.user_id)
+    ).scalars().all()
+    return (float(statistics.median(rows)) if rows else None), len(rows)
+
+
+@dataclass(frozen=True)
+class MisconceptionHolder:
+    """A learner who hit a misconception, and where they stand now."""
+
+    user_id: int
+    name: str
+    display_name: str
+    submissions: int  # graded submissions that hit it
+    first_at: datetime
+    last_at: datetime
+    last_submission_id: int
+    best_score: float | None
+    solved: bool
+
+
+def misconception_holders(session: Session, slug: str, misconception: str) -> list[MisconceptionHolder]:
+    """Learners whose graded submissions of ``slug`` hit ``misconception``, the most recent
+    first (who is stuck now)."""
+    hits = (
+        select(
+            S.user_id.label("user_id"),
+            func.count(distinct(S.id)).label("n"),
+            func.min(S.created_at).label("first_at"),
+            func.max(S.created_at).label("last_at"),
+            func.max(S.id).label("last_id"),
+        )
+        .join(C, C.submission_id == S.id)
+        .where(
+            S.exercise == slug, *_learner_rows(), S.verdict == Verdict.GRADED.value,
+            C.passed.is_(False), C.misconception == misconception,
+        )
+        .group_by(S.user_id)
+        .subquery()
+    )
+    rows = session.execute(
+        select(User.id, User.name, User.display_name, hits.c.n, hits.c.first_at, hits.c.last_at, hits.c.last_id, B.best_score)
+        .join(hits, hits.c.user_id == User.id)
+        .outerjoin(B, and_(B.user_id == User.id, B.exercise == slug))
+        .order_by(hits.c.last_at.desc(), User.name)
+    ).tuples()
+    return [
+        MisconceptionHolder(
+            uid, name, display, int(n), _as_datetime(first), _as_datetime(last), int(last_id),  # type: ignore[arg-type]
+            None if best is None else float(best), best is not None and best >= FULL_SCORE,
+        )
+        for uid, name, display, n, first, last, last_id, best in rows
+    ]
+
+
+# --- one learner ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SubmissionLine:
+    id: int
+    user_name: str
+    display_name: str
+    exercise: str
+    status: str
+    verdict: str | None
+    score: float | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class LearnerExercise:
+    slug: str
+    best_score: float | None  # None: no graded run
+    attempts: int
+    last: SubmissionLine | None  # the latest submission, any status
+
+
+def learner_by_name(session: Session, name: str) -> User | None:
+    """The user called ``name`` (any role), or None."""
+    return session.scalar(select(User).where(User.name == name))
+
+
+def learner_exercises(session: Session, user_id: int, slugs: list[str]) -> list[LearnerExercise]:
+    """Every exercise of ``slugs``: best score, attempts and the latest submission."""
+    best = {
+        ex: (score, int(attempts))
+        for ex, score, attempts in session.execute(
+            select(B.exercise, B.best_score, B.attempts).where(B.user_id == user_id)
+        ).tuples()
+    }
+    latest_ids = select(func.max(S.id)).where(S.user_id == user_id).group_by(S.exercise)
+    latest = {line.exercise: line for line in _lines(session, S.id.in_(latest_ids))}
+    return [
+        LearnerExercise(slug, best.get(slug, (None, 0))[0], best.get(slug, (None, 0))[1], latest.get(slug))
+        for slug in slugs
+    ]
+
+
+def recent_submissions(
+    session: Session, *, user_id: int | None = None, exercise: str | None = None, limit: int = 50, offset: int = 0
+) -> list[SubmissionLine]:
+    """Submissions newest first, of one user or of the class's learners, optionally of one exercise."""
+    where = [S.user_id == user_id] if user_id is not None else _learner_rows()
+    if exercise is not None:
+        where.append(S.exercise == exercise)
+    return _lines(session, *where, limit=limit, offset=offset)
+
+
+def count_submissions(session: Session, user_id: int) -> int:
+    """How many submissions ``user_id`` has made (any status)."""
+    return session.scalar(select(func.count()).select_from(S).where(S.user_id == user_id)) or 0
+
+
+def _lines(session: Session, *where, limit: int | None = None, offset: int = 0) -> list[SubmissionLine]:  # type: ignore[no-untyped-def]
+    query = (
+        select(S.id, User.name, User.display_name, S.exercise, S.status, S.verdict, S.score, S.created_at)
+        .join(User, User.id == S.user_id)
+        .where(*where)
+        .order_by(S.id.desc())
+        .offset(offset)
+    )
+    if limit is not None:
+        query = query.limit(limit)
+    return [SubmissionLine(*row) for row in session.execute(query).tuples()]  # type: ignore[arg-type]
+
+
+def submission_with_checks(session: Session, submission_id: int) -> Submission | None:
+    """One submission with its owner and checks loaded, or None."""
+    return session.scalar(
+        select(S).where(S.id == submission_id).options(selectinload(S.checks), selectinload(S.user))
+    )
+
+
+# --- live updates --------------------------------------------------------------------------
+
+def change_mark(session: Session, user_id: int | None) -> str:
+    """A short string that changes whenever a submission is added or a verdict arrives: the
+    whole server's (``user_id`` None, for instructors) or one user's. Pages poll it and
+    reload when it moves.
+
+    It is the newest id (moves when a row is added) and the number of unfinished rows
+    (drops when one finishes; claiming or re-queueing does not change it), so both parts
+    come from indexes (the primary key, ``(status, id)``, ``(user_id, status)``) without
+    reading the finished rows, however many there are.
+    """
+    where = [] if user_id is None else [S.user_id == user_id]
+    newest = select(func.max(S.id)).where(*where).scalar_subquery()
+    unfinished = (
+        select(func.count()).select_from(S)
+        .where(*where, S.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
+        .scalar_subquery()
+    )
+    top, waiting = session.execute(select(newest, unfinished)).one()  # one round trip
+    return f"{int(top or 0)}.{int(waiting or 0)}"

@@ -1,0 +1,288 @@
+"""HTML of the dashboard: the class, one exercise (charts), the learners of a misconception,
+the learner list, one learner, one submission. Plain strings; every value through ``e()``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from server.dashboard.service import (
+    ExerciseLine,
+    ExerciseView,
+    LearnerExercise,
+    LearnerLine,
+    MisconceptionCount,
+    MisconceptionHolder,
+    SubmissionLine,
+)
+from server.models import Submission
+from server.web.charts import Bar, columns, horizontal_bars
+from server.web.feedback import feedback_html
+from server.web.html import Viewer, e, format_score, page, time_html
+from server.web.urls import LEARNERS, exercise_url, learner_url, misconception_url, submission_url
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _tiles(items: Sequence[tuple[str, str]]) -> str:
+    return '<ul class="tiles">' + "".join(f"<li><b>{e(v)}</b>{e(k)}</li>" for k, v in items) + "</ul>"
+
+
+# --- the class -----------------------------------------------------------------------------
+
+def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine], misconceptions: list[MisconceptionCount], *, mark: str | None = None) -> str:
+    """Every exercise with its most common misconception; the class's top ones first."""
+    if misconceptions:
+        top = misconceptions[0]
+        callout = (
+            '<div class="callout" id="top-misconception"><b>Most common misconception in the class:</b> '
+            f'<a href="{e(misconception_url(top.exercise, top.misconception))}">{e(top.misconception)}</a> '
+            f"in {e(titles.get(top.exercise, top.exercise))}, held by {e(_plural(top.learners, 'learner'))}. "
+            "Follow the link to see who.</div>"
+        )
+    else:
+        callout = '<p class="muted">No graded submission has named a misconception yet.</p>'
+    rows = "".join(
+        "<tr>"
+        f'<td><a href="{e(exercise_url(line.slug))}">{e(titles.get(line.slug, line.slug))}</a></td>'
+        f'<td class="num">{line.attempts}</td><td class="num">{line.learners_attempted}</td>'
+        f'<td class="num">{line.learners_solved}</td>'
+        + (
+            f'<td><a href="{e(misconception_url(line.slug, line.top_misconception))}">{e(line.top_misconception)}</a></td>'
+            f'<td class="num">{line.top_misconception_learners}</td>'
+            if line.top_misconception else '<td class="muted">none named</td><td class="num">0</td>'
+        )
+        + "</tr>"
+        for line in lines
+    )
+    table = (
+        '<table id="exercises"><thead><tr><th scope="col">Exercise</th><th scope="col" class="num">Attempts</th>'
+        '<th scope="col" class="num">Learners attempted</th><th scope="col" class="num">Solved</th>'
+        '<th scope="col">Most common misconception</th><th scope="col" class="num">Learners</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+    )
+    ranked = "".join(
+        f'<tr><td><a href="{e(misconception_url(m.exercise, m.misconception))}">{e(m.misconception)}</a></td>'
+        f'<td>{e(titles.get(m.exercise, m.exercise))}</td><td class="num">{m.learners}</td></tr>'
+        for m in misconceptions[:10]
+    )
+    top_table = (
+        '<h2>Top misconceptions across exercises</h2><table id="misconceptions"><thead><tr><th scope="col">Misconception</th>'
+        f'<th scope="col">Exercise</th><th scope="col" class="num">Learners</th></tr></thead><tbody>{ranked}</tbody></table>'
+        if misconceptions else ""
+    )
+    body = (
+        "<h1>The class at a glance</h1>"
+        f"{callout}{table}{top_table}"
+        '<h2>Downloads</h2><p><a href="/dashboard/gradebook.csv">Gradebook, one row per learner and exercise (CSV)</a> · '
+        '<a href="/dashboard/gradebook-wide.csv">Gradebook for Canvas or Moodle import, one row per learner (CSV)</a></p>'
+        '<p class="muted">Learners only; a misconception counts a learner once, however often they hit it. '
+        "This page reloads by itself when a verdict arrives.</p>"
+    )
+    return page("Class", body, viewer, current="Class", live=mark)
+
+
+# --- one exercise --------------------------------------------------------------------------
+
+def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, mark: str | None = None) -> str:
+    """Tiles, then the charts: misconceptions, checks, best scores, submissions per day."""
+    stats = view.stats
+    median = "–" if view.median_attempts_to_solve is None else format_score(view.median_attempts_to_solve)
+    tiles = _tiles([
+        ("submissions", str(stats.submissions)),
+        ("learners attempted", str(stats.learners_attempted)),
+        ("learners solved", str(stats.learners_solved)),
+        ("median attempts to solve", median),
+    ])
+    misconceptions = horizontal_bars(
+        "chart-misconceptions", "Named misconceptions: learners who hit each (follow a bar to see who)",
+        [
+            Bar(m.misconception, m.learners, _plural(m.learners, "learner"), misconception_url(slug, m.misconception),
+                note=_plural(m.submissions, "submission"))
+            for m in stats.misconceptions
+        ],
+        value_head="Learners",
+    )
+    checks = horizontal_bars(
+        "chart-checks", "Failure rate of each check (graded submissions)",
+        [
+            Bar(c.name, c.failure_rate, f"{c.failure_rate * 100:.1f}%", note=f"{c.failures} of {c.runs} runs failed")
+            for c in stats.checks
+        ],
+        max_value=1.0, value_head="Failure rate",
+    )
+    histogram = columns(
+        "chart-scores", "Best score per learner (graded runs)",
+        [
+            Bar(f"{b.low}" if b.low == b.high else f"{b.low}–{b.high}", b.learners, str(b.learners),
+                note=f"{_plural(b.submissions, 'graded submission')} in this range")
+            for b in stats.score_distribution
+        ],
+        value_head="Learners",
+    )
+    every = max(1, len(view.per_day) // 12)
+    per_day = columns(
+        "chart-days", "Submissions per day (UTC)",
+        [Bar(d.isoformat()[5:], n, str(n), note=d.isoformat()) for d, n in view.per_day],
+        value_head="Submissions", label_every=every,
+    )
+    earlier = (
+        f'<p class="muted">{e(_plural(view.days_before, "submission"))} on earlier days are not drawn.</p>'
+        if view.days_before else ""
+    )
+    median_note = (
+        f'<p class="muted" id="median-note">Median attempts to solve: {e(median)}, over '
+        f"{e(_plural(view.solvers, 'learner'))} who reached 100 (attempts up to and including the first full score).</p>"
+    )
+    body = (
+        f"<h1>{e(title)}</h1>{tiles}{median_note}{misconceptions}{checks}{histogram}{per_day}{earlier}"
+        f"<h2>Latest submissions</h2>{submissions_table(view.recent, with_learner=True, with_exercise=False)}"
+    )
+    return page(title, body, viewer, live=mark)
+
+
+def misconception_page(viewer: Viewer, slug: str, title: str, misconception: str, holders: list[MisconceptionHolder], *, mark: str | None = None) -> str:
+    """Who hit one misconception, the most recent first, and whether they have solved it since."""
+    rows = "".join(
+        f'<tr><td class="learner"><a href="{e(learner_url(h.name))}">{e(h.display_name)}</a></td><td>{e(h.name)}</td>'
+        f'<td class="num">{h.submissions}</td><td>{time_html(h.first_at)}</td><td>{time_html(h.last_at)}</td>'
+        f'<td class="num">{e(format_score(h.best_score))}</td><td>{"solved" if h.solved else "not yet"}</td>'
+        f'<td><a href="{e(submission_url(h.last_submission_id))}">#{h.last_submission_id}</a></td></tr>'
+        for h in holders
+    )
+    if not holders:
+        rows = '<tr><td colspan="8" class="muted">No learner has hit this misconception.</td></tr>'
+    body = (
+        f'<p><a href="{e(exercise_url(slug))}">← {e(title)}</a></p>'
+        f"<h1>{e(misconception)}</h1>"
+        f"<p>{e(_plural(len(holders), 'learner'))} hit this in {e(title)}; the most recent first.</p>"
+        '<table id="holders"><thead><tr><th scope="col">Learner</th><th scope="col">Login</th>'
+        '<th scope="col" class="num">Submissions with it</th><th scope="col">First</th><th scope="col">Latest</th>'
+        '<th scope="col" class="num">Best score now</th><th scope="col">Solved</th><th scope="col">Latest with it</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+    )
+    return page(f"{misconception} · {title}", body, viewer, live=mark)
+
+
+# --- learners ------------------------------------------------------------------------------
+
+def learners_page(viewer: Viewer, total: int, lines: list[LearnerLine], page_number: int, per_page: int, *, mark: str | None = None) -> str:
+    """Every learner, by login, paged."""
+    rows = "".join(
+        f'<tr><td class="learner"><a href="{e(learner_url(x.name))}">{e(x.display_name)}</a></td><td>{e(x.name)}</td>'
+        f'<td class="num">{x.attempted}</td><td class="num">{x.solved}</td><td class="num">{x.attempts}</td>'
+        f"<td>{time_html(x.last_submitted)}</td></tr>"
+        for x in lines
+    ) or '<tr><td colspan="6" class="muted">No learners on this page.</td></tr>'
+    pages = max(1, -(-total // per_page))
+    prev = f'<a rel="prev" href="{LEARNERS}?page={page_number - 1}">← Previous</a>' if page_number > 1 else ""
+    nxt = f'<a rel="next" href="{LEARNERS}?page={page_number + 1}">Next →</a>' if page_number < pages else ""
+    body = (
+        f"<h1>Learners ({total})</h1>"
+        '<table id="learners"><thead><tr><th scope="col">Learner</th><th scope="col">Login</th>'
+        '<th scope="col" class="num">Exercises attempted</th><th scope="col" class="num">Solved</th>'
+        '<th scope="col" class="num">Attempts</th><th scope="col">Last submission</th></tr></thead>'
+        f'<tbody>{rows}</tbody></table><div class="pager">{prev}<span>Page {page_number} of {pages}</span>{nxt}</div>'
+    )
+    return page("Learners", body, viewer, current="Learners", live=mark)
+
+
+@dataclass(frozen=True)
+class LearnerView:
+    name: str
+    display_name: str
+    exercises: list[LearnerExercise]
+    submissions: list[SubmissionLine]
+    total_submissions: int
+    page_number: int
+    per_page: int
+
+
+def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, mark: str | None = None) -> str:
+    """One learner: every exercise (best, attempts, last verdict), then every submission."""
+    own = viewer.name == view.name
+    rows = []
+    for x in view.exercises:
+        title = titles.get(x.slug, x.slug)
+        name = f'<a href="{e(exercise_url(x.slug))}">{e(title)}</a>' if viewer.instructor else e(title)
+        if x.last is None:
+            last = '<span class="muted">not attempted</span>'
+        else:
+            last = f'<a href="{e(submission_url(x.last.id))}">{e(_outcome(x.last))}</a> · {time_html(x.last.created_at)}'
+        best = format_score(x.best_score) if x.attempts else "–"
+        rows.append(f'<tr><td>{name}</td><td class="num">{e(best)}</td><td class="num">{x.attempts}</td><td>{last}</td></tr>')
+    table = (
+        '<table id="learner-exercises"><thead><tr><th scope="col">Exercise</th><th scope="col" class="num">Best score</th>'
+        '<th scope="col" class="num">Attempts</th><th scope="col">Last submission</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+    pages = max(1, -(-view.total_submissions // view.per_page))
+    base = learner_url(view.name)
+    prev = f'<a rel="prev" href="{e(base)}?page={view.page_number - 1}">← Newer</a>' if view.page_number > 1 else ""
+    nxt = f'<a rel="next" href="{e(base)}?page={view.page_number + 1}">Older →</a>' if view.page_number < pages else ""
+    heading = "Your work" if own else f"{view.display_name} ({view.name})"
+    body = (
+        f"<h1>{e(heading)}</h1>{table}"
+        f"<h2>Submissions ({view.total_submissions})</h2>"
+        f"{submissions_table(view.submissions, with_learner=False, with_exercise=True, titles=titles)}"
+        f'<div class="pager">{prev}<span>Page {view.page_number} of {pages}</span>{nxt}</div>'
+        '<p class="muted">Open a submission for its checks, messages, misconceptions, timing and source. '
+        "This page reloads by itself when a verdict arrives.</p>"
+    )
+    return page(heading, body, viewer, current="My work" if own else "Learners", live=mark)
+
+
+def _outcome(line: SubmissionLine) -> str:
+    if line.status != "done":
+        return line.status
+    return f"{line.verdict} {format_score(line.score)}" if line.score is not None else str(line.verdict)
+
+
+def submissions_table(lines: list[SubmissionLine], *, with_learner: bool, with_exercise: bool,
+                      titles: dict[str, str] | None = None) -> str:
+    """Submissions, each linking to its page."""
+    head = '<th scope="col">Submission</th>'
+    head += '<th scope="col">Learner</th>' if with_learner else ""
+    head += '<th scope="col">Exercise</th>' if with_exercise else ""
+    head += '<th scope="col">Submitted</th><th scope="col">Status</th><th scope="col">Verdict</th><th scope="col" class="num">Score</th>'
+    rows = []
+    for s in lines:
+        cells = f'<td><a href="{e(submission_url(s.id))}">#{s.id}</a></td>'
+        if with_learner:
+            cells += f'<td><a href="{e(learner_url(s.user_name))}">{e(s.display_name)}</a></td>'
+        if with_exercise:
+            cells += f"<td>{e((titles or {}).get(s.exercise, s.exercise))}</td>"
+        cells += (
+            f"<td>{time_html(s.created_at)}</td><td>{e(s.status)}</td><td>{e(s.verdict or '–')}</td>"
+            f'<td class="num">{e(format_score(s.score))}</td>'
+        )
+        rows.append(f"<tr>{cells}</tr>")
+    if not rows:
+        span = 5 + with_learner + with_exercise
+        rows.append(f'<tr><td colspan="{span}" class="muted">No submissions yet.</td></tr>')
+    return f'<table class="submissions"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+# --- one submission ------------------------------------------------------------------------
+
+def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark: str | None = None) -> str:
+    """One submission: who, what, when; the feedback ``ppo-submit`` prints; the source."""
+    owner = submission.user
+    exercise = f'<a href="{e(exercise_url(submission.exercise))}">{e(title)}</a>' if viewer.instructor else e(title)
+    facts = (
+        '<table id="submission-facts"><tbody>'
+        f'<tr><th scope="row">Learner</th><td><a href="{e(learner_url(owner.name))}">{e(owner.display_name)}</a> ({e(owner.name)})</td></tr>'
+        f'<tr><th scope="row">Exercise</th><td>{exercise}</td></tr>'
+        f'<tr><th scope="row">Submitted</th><td>{time_html(submission.created_at)}</td></tr>'
+        f'<tr><th scope="row">Finished</th><td>{time_html(submission.finished_at)}</td></tr>'
+        f'<tr><th scope="row">Status</th><td>{e(submission.status)}</td></tr>'
+        "</tbody></table>"
+    )
+    body = (
+        f"<h1>Submission #{submission.id}</h1>{facts}"
+        f"{feedback_html(submission)}"
+        f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
+    )
+    return page(f"Submission {submission.id}", body, viewer, live=mark)

@@ -1,0 +1,130 @@
+"""What every HTML route shares: security headers, the login gate, form and number parsing.
+
+One policy for every page: nothing but our own style, our one script file and requests
+back to ourselves; never framed; never cached (the pages show private data).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import parse_qs, urlsplit
+
+from fastapi import Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.orm import Session
+
+from server.config import Settings
+from server.models import Role, User
+from server.web import html
+from server.web.session import COOKIE_NAME, COOKIE_PATH, user_for_cookie
+
+MAX_FORM_BYTES = 4096
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",  # no-referrer would make browsers send `Origin: null`
+}
+
+
+def html_response(content: str, status_code: int = 200) -> HTMLResponse:
+    """An HTML page with the security headers."""
+    return HTMLResponse(content, status_code=status_code, headers=SECURITY_HEADERS)
+
+
+def redirect(location: str) -> RedirectResponse:
+    """A 303 (after a form post, the browser GETs ``location``)."""
+    return RedirectResponse(location, status_code=303, headers=SECURITY_HEADERS)
+
+
+def same_origin(request: Request) -> bool:
+    """False when the browser says the request comes from another site."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True  # not a browser form post from another site (those always send Origin)
+    hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")} - {None}
+    return origin != "null" and urlsplit(origin).netloc in hosts
+
+
+def clear_cookie(response: Response, request: Request) -> None:
+    """Tell the browser to forget the session cookie."""
+    response.delete_cookie(
+        COOKIE_NAME, path=COOKIE_PATH, httponly=True, samesite="strict", secure=request.url.scheme == "https"
+    )
+
+
+def local_path(value: str | None) -> str | None:
+    """``value`` if it is a path on this site (``/x``, not ``//host`` or ``https://...``); else None."""
+    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value or len(value) > 512:
+        return None
+    parts = urlsplit(value)
+    return value if not parts.scheme and not parts.netloc else None
+
+
+async def _form(request: Request) -> dict[str, str] | None:
+    """The url-encoded form body (first value per field); None if too large or not a form."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+        return None
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            return None
+    try:
+        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=20)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return {k: v[0] for k, v in fields.items()}
+
+
+FormFields = Annotated[dict[str, str] | None, Depends(_form)]
+
+
+def viewer_of(user: User) -> html.Viewer:
+    """The header's view of a user."""
+    return html.Viewer(user.name, user.display_name, Role(user.role).reads_everything)
+
+
+def gate(request: Request, session: Session, settings: Settings, *, instructors_only: bool) -> User | Response:
+    """The logged-in user, or the response to send instead: the login form (coming back
+    here afterwards) without a live session; a 404 page for a learner on an instructors'
+    page (as for another learner's page: nothing says it exists)."""
+    cookie = request.cookies.get(COOKIE_NAME)
+    user = user_for_cookie(session, cookie, settings.secret_bytes)
+    if user is None:
+        notice = "Your session has ended (logged out, expired, or its token was revoked). Log in again." if cookie else None
+        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        response = html_response(html.login_page(notice, local_path(here) or ""))
+        if cookie:
+            clear_cookie(response, request)
+        return response
+    if instructors_only and not Role(user.role).reads_everything:
+        return not_found(user)
+    return user
+
+
+def not_found(user: User | None, text: str = "There is no such page, or it is not yours to see.") -> HTMLResponse:
+    """The one 404 page, the same for what does not exist and what is someone else's."""
+    viewer = viewer_of(user) if user is not None else None
+    return html_response(html.message_page("Not found", text, viewer), 404)
+
+
+def bad_request(user: User, text: str) -> HTMLResponse:
+    """A 400 page that says what was wrong."""
+    return html_response(html.message_page("Bad request", text, viewer_of(user)), 400)
+
+
+def parse_int(text: str | None, default: int, low: int, high: int) -> int | None:
+    """``text`` as an integer in ``[low, high]``; ``default`` when absent; None when bad."""
+    if text is None or text == "":
+        return default
+    if not text.isdigit() or len(text) > 9:
+        return None
+    value = int(text)
+    return value if low <= value <= high else None

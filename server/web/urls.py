@@ -1,0 +1,28 @@
+"""Addresses of the dashboard's pages, built in one place so every link agrees with the routes."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode
+
+DASHBOARD = "/dashboard"
+LEARNERS = "/dashboard/learners"
+
+
+def exercise_url(slug: str) -> str:
+    """The exercise page."""
+    return f"/dashboard/exercises/{quote(slug, safe='')}"
+
+
+def misconception_url(slug: str, misconception: str) -> str:
+    """The learners who hit ``misconception`` in exercise ``slug``."""
+    return f"{exercise_url(slug)}/misconception?{urlencode({'name': misconception})}"
+
+
+def learner_url(name: str) -> str:
+    """One learner's page (by login)."""
+    return f"{LEARNERS}/{quote(name, safe='')}"
+
+
+def submission_url(submission_id: int) -> str:
+    """One submission's page."""
+    return f"/dashboard/submissions/{int(submission_id)}"
