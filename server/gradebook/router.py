@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from server.courses.service import taught_course
+from server.models import Course
 from server.deps import InstructorUser, SessionDep
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
 from server.openapi import errors
@@ -37,7 +38,7 @@ def gradebook(
     return Response(
         gradebook_csv(session, where),
         media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="gradebook-{where.slug}.csv"'},
+        headers={"Content-Disposition": f'attachment; filename="{_name("gradebook", where)}"'},
     )
 
 
@@ -61,5 +62,10 @@ def wide_gradebook(
     return Response(
         wide_gradebook_csv(session, where),
         media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="gradebook-wide-{where.slug}.csv"'},
+        headers={"Content-Disposition": f'attachment; filename="{_name("gradebook-wide", where)}"'},
     )
+
+
+def _name(stem: str, course: Course) -> str:
+    """``gradebook.csv`` for the default course (as before courses), ``gradebook-SLUG.csv`` else."""
+    return f"{stem}.csv" if course.is_default else f"{stem}-{course.slug}.csv"
