@@ -146,6 +146,20 @@ def taught_course_ids(session: Session, user: User) -> set[int] | None:
     return ids
 
 
+def may_read_learner(session: Session, reader: User, learner: User) -> bool:
+    """Whether ``reader`` may read ``learner``'s pages: themselves, an admin, or an
+    instructor of a course the learner is in (the default course: learners enrolled nowhere)."""
+    if reader.id == learner.id:
+        return True
+    taught = taught_course_ids(session, reader)
+    if taught is None:
+        return True
+    mine = set(session.scalars(select(Enrollment.course_id).where(Enrollment.user_id == learner.id)))
+    if not mine and Role(learner.role) is Role.LEARNER:
+        mine = {DEFAULT_COURSE_ID}
+    return bool(mine & taught)
+
+
 def course_for_submission(session: Session, user: User, slug: str | None) -> Course:
     """The course a submission goes to: the named one (if the user is in it), else the
     user's only course; 422 ``CourseRequired`` when they are in several."""

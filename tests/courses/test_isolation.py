@@ -62,3 +62,35 @@ def test_two_courses_see_nothing_of_each_other(term: Term) -> None:
     # A learner cannot submit into a course they are not in.
     wrong = term.submit_at(DUE, "ann", course="sec-b")
     assert (wrong.status_code, wrong.json()["error"]) == (404, "CourseNotFound")
+
+
+def test_the_dashboard_keeps_courses_apart(term: Term) -> None:
+    prof_a = term.user("prof-a", Role.INSTRUCTOR)
+    term.course("sec-a", headers=prof_a)
+    term.enroll("sec-a", "ann", headers=prof_a)
+    term.publish("sec-a", headers=prof_a, due_at=DUE).raise_for_status()
+    ann_sub = term.submit_at(DUE, "ann")
+    term.user("dee")  # a learner of the default course only
+    dee_sub = term.submit_at(DUE, "dee")
+    assert dee_sub["course"] == "default"
+
+    def page(who: dict[str, str], path: str) -> int:
+        token = who["Authorization"].split()[1]
+        term.client.cookies.clear()
+        login = term.client.post("/login", data={"token": token}, headers={"Origin": "http://testserver"},
+                                 follow_redirects=False)
+        assert login.status_code in (302, 303), login.text
+        return term.client.get(path, follow_redirects=False).status_code
+
+    # prof (the default course's instructor, not sec-a's) cannot open ann's pages...
+    assert page(term.instructor, "/dashboard/learners/ann") == 404
+    assert page(term.instructor, f"/dashboard/submissions/{ann_sub['id']}") == 404
+    assert page(term.instructor, "/dashboard/learners/dee") == 200
+    # ...while sec-a's instructor opens ann's (and, like every instructor, the default course's).
+    assert page(prof_a, "/dashboard/learners/ann") == 200
+    assert page(prof_a, f"/dashboard/submissions/{ann_sub['id']}") == 200
+    # The class pages are the default course's: ann (sec-a) is not listed.
+    term.client.cookies.clear()
+    assert page(term.instructor, "/dashboard/learners") == 200
+    listing = term.client.get("/dashboard/learners").text
+    assert "dee" in listing and "ann" not in listing
