@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import queue
+import select
 import signal
 import subprocess
 import threading
@@ -318,8 +319,12 @@ class JailHost:
                 validate_exited(exited, len(files_blob), limits)
             except BadReport as exc:
                 raise HostFailure(f"the jail host sent a malformed report ({exc})") from None
-            # Believe nothing until every process of the job is gone.
+            # Believe nothing until every process of the job is gone, and the pipe holds nothing
+            # more: after its one report the manager writes nothing, so anything left would be read
+            # as the next job's frame.
             self._await_job_end(group, (child_pid, manager_pid))
+            if select.select([out_fd], [], [], 0)[0]:
+                raise HostFailure("the jail host wrote more than one report for a job")
             peak = group.peak_bytes() if group else max(0, exited["maxrss_bytes"] - exited["host_rss_bytes"])
             oom = group.oom_killed() if group else None
             cpu = group.cpu_seconds() if group else None
