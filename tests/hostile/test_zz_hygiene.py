@@ -43,9 +43,10 @@ def test_no_process_left_and_nothing_written_outside(jail: Jail) -> None:
     assert not hits, hits
     new_tmp = set(os.listdir("/tmp")) - jail.tmp_before
     assert not [n for n in new_tmp if n.startswith(("job-", "fill", "ppo-unjailed")) or MARKER in n], new_tmp
-    # Job cgroups are made under this process's own memory cgroup (other users of the machine
-    # have their own): none may be left there.
+    # Job cgroups carry the pid of the process that made them: none of this suite's may be left
+    # (other processes on the machine make their own).
     lay = cgroups.layout()
     if lay is not None:
-        leaked = [p.name for p in Path(lay.memory_parent).glob("ppo-job-*")]
+        parents = {lay.memory_parent, lay.pids_parent, lay.cpuacct_parent} - {None}
+        leaked = [p.name for parent in parents for p in Path(parent).glob(f"ppo-job-{os.getpid()}-*")]
         assert not leaked, leaked
