@@ -1,31 +1,43 @@
-# ppo-grader service image: API, workers and the bubblewrap jail.
+# ppo-grader service image: API, workers and the bubblewrap jail.   docs/deploy.md
 #   docker build -t ppo-grader .
-# torch is the CPU build from the PyTorch CPU index (the GPU worker image can swap in a
-# CUDA build with --build-arg TORCH_INDEX=https://download.pytorch.org/whl/cu128).
+# torch comes from the PyTorch CPU index, so no multi-GB CUDA build lands on a CPU host.
+# The GPU worker image swaps in a CUDA build with build arguments, for example
+#   docker build -t ppo-grader:cuda --build-arg TORCH_INDEX=https://download.pytorch.org/whl/cu130 .
+# (any TORCH_VERSION the package's range `torch>=2.2` admits; the CUDA wheel brings its own
+# CUDA runtime, the host needs only the NVIDIA driver and Container Toolkit).
 FROM python:3.11-slim-bookworm
 
 ARG TORCH_VERSION=2.13.0
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# Builds behind a PyPI mirror: --build-arg PIP_INDEX_URL=https://mirror.example/simple
+# (pip reads it from the environment; unset, pip uses PyPI).
+ARG PIP_INDEX_URL
 
-# bubblewrap: the jail (unprivileged user namespaces, no setuid bit needed);
-# libpq5 is not needed (psycopg[binary] ships its own); curl-free health checks use Python.
+# bubblewrap: the jail (unprivileged user namespaces, no setuid bit needed). No libpq:
+# psycopg[binary] ships its own. Health checks use Python, so no curl either.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
+# Layers from the slowest-changing down: torch (hundreds of MB), then the dependencies named
+# in pyproject.toml, then the project's own code, so editing the code rebuilds seconds, not
+# minutes.
 RUN pip install --no-cache-dir --index-url "${TORCH_INDEX}" "torch==${TORCH_VERSION}"
-COPY pyproject.toml README.md* ./
+COPY pyproject.toml ./
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['postgres']))" > /tmp/requirements.txt \
+    && pip install --no-cache-dir -r /tmp/requirements.txt \
+    && rm /tmp/requirements.txt
 COPY server ./server
 COPY exercises ./exercises
 COPY sandbox ./sandbox
-RUN pip install --no-cache-dir ".[postgres]"
+RUN pip install --no-cache-dir --no-deps . && rm -rf build *.egg-info
 
 # An unprivileged user runs everything, the jail included: bubblewrap creates its own
 # user namespace, so no capability is needed (compose drops them all).
 RUN useradd --system --uid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin grader \
     && mkdir -p /app/data && chown grader /app/data
 USER 10001:10001
-ENV PYTHONUNBUFFERED=1 PPO_GRADER_LOG_FORMAT=json
+ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 PPO_GRADER_LOG_FORMAT=json
 EXPOSE 8000
 CMD ["ppo-grader", "serve", "--host", "0.0.0.0", "--port", "8000"]

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# Extra tools some tests use when present (called by a colleague's CI script).
+# The test tools beyond pytest (called by scripts/test only; scripts/serve never installs them).
 set -euo pipefail
-# Debian's docker-compose (v1): `docker-compose config` validates docker-compose.yml
-# without a Docker engine (tests/scaleout/test_compose.py).
-if ! command -v docker-compose >/dev/null 2>&1; then
-  apt-get update -qq && apt-get install -y -qq docker-compose
-fi
-# schemathesis: the property-based API fuzz run (tests/instructor/test_openapi_fuzz.py, slow).
-.venv/bin/pip install -q "schemathesis>=4,<5"
+cd "$(dirname "$0")/.."
+apt_install() {
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+# The compose check (scripts/compose-check, tests/compose): Debian's Docker engine and
+# docker-compose (v1), and debootstrap for the stand-in base images when no image registry
+# is reachable.
+missing=()
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 # The instructors' leaderboard page is tested in Debian's headless Chromium driven by
 # Playwright (tests/instructor/test_web.py, slow). The Python package bundles its driver;
 # never `playwright install` (it downloads its own browsers): the test uses /usr/bin/chromium.
-if ! command -v chromium >/dev/null 2>&1; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-extra: apt-get install ${missing[*]}" >&2
+  apt_install "${missing[@]}"
 fi
-if ! .venv/bin/python -c "import playwright" >/dev/null 2>&1; then
-  .venv/bin/pip install -q playwright
-fi
+# schemathesis: the property-based API fuzz run (tests/instructor/test_openapi_fuzz.py, slow).
+.venv/bin/python -m pip install -q -c constraints.txt "schemathesis>=4,<5" playwright

@@ -29,6 +29,8 @@ _MS_NOEXEC = 8
 _MS_REC = 0x4000
 _MS_PRIVATE = 1 << 18
 
+_PR_GET_DUMPABLE = 3
+_PR_SET_DUMPABLE = 4
 _PR_CAPBSET_DROP = 24
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
@@ -79,10 +81,19 @@ def enter_job_namespaces(tmp_bytes: int) -> None:
     pid namespace. Raises :class:`IsolationError` when the kernel refuses any step.
     """
     uid, gid = os.getuid(), os.getgid()
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{JOB_UID} {uid} 1")
-    _write("/proc/self/gid_map", f"{JOB_GID} {gid} 1")
+    # The jail host is non-dumpable, and a non-dumpable process's /proc/self files belong to
+    # root: run as an ordinary user (the container image's uid 10001), it could not write its
+    # own setgroups and id maps (EACCES). Dumpable just while it writes them, before any
+    # learner process exists; non-dumpable again before anything else happens.
+    dumpable = _libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
+    _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
+    try:
+        _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{JOB_UID} {uid} 1")
+        _write("/proc/self/gid_map", f"{JOB_GID} {gid} 1")
+    finally:
+        _libc.prctl(_PR_SET_DUMPABLE, 1 if dumpable == 1 else 0, 0, 0, 0)
     # Nothing mounted here may propagate anywhere else.
     _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
     _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={max(1 << 20, tmp_bytes)},mode=0700")

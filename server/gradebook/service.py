@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -108,19 +108,20 @@ def _score(key: tuple[int, str], best: dict[tuple[int, str], float]) -> str:
 
 
 def wide_gradebook_csv(session: Session, course: Course | None = None) -> str:
-    """A course's wide gradebook as RFC 4180 CSV text (CRLF line ends)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    for row in wide_gradebook_rows(session, course):
-        writer.writerow([_safe(cell) for cell in row])
-    return buffer.getvalue()
+    """A course's wide gradebook as RFC 4180 CSV text (CRLF line ends; None: the default course)."""
+    return _csv(wide_gradebook_rows(session, course), "\r\n")
 
 
 def gradebook_csv(session: Session, course: Course | None = None) -> str:
     """A course's whole gradebook as CSV text (None: the default course)."""
+    return _csv(gradebook_rows(session, course), "\n")
+
+
+def _csv(rows: Iterable[Sequence[str]], line_end: str) -> str:
+    """Rows as CSV text, every cell made safe for spreadsheets."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    for row in gradebook_rows(session, course):
+    writer = csv.writer(buffer, lineterminator=line_end)
+    for row in rows:
         writer.writerow([_safe(cell) for cell in row])
     return buffer.getvalue()
 

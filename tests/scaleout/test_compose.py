@@ -92,6 +92,15 @@ def test_docker_compose_config_validates(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "POSTGRES_PASSWORD": "test-password"}
     for profile in ([], ["--profile", "gpu"]):
         result = subprocess.run(
-            ["docker-compose", *profile, "config", "--quiet"], cwd=tmp_path, env=env, capture_output=True, text=True
+            ["docker-compose", *profile, "config"], cwd=tmp_path, env=env, capture_output=True, text=True
         )
         assert result.returncode == 0, result.stderr
+        # What docker-compose itself resolves (YAML merge keys included): the grading
+        # services get the jail's options, the others keep Docker's defaults.
+        services = yaml.safe_load(result.stdout)["services"]
+        for name, service in services.items():
+            jail = name in ("worker", "gpu-worker")
+            options = {o.replace(":", "=", 1) for o in service.get("security_opt", [])}  # it writes seccomp:...
+            assert ("seccomp=./deploy/seccomp-bwrap.json" in options) == jail, name
+            assert ("systempaths=unconfined" in options) == jail, name
+        assert services["api"]["ports"][0]["published"] == 8000
