@@ -94,7 +94,8 @@ class JobCgroup:
         if lay is None:
             raise OSError("cgroups are not available")
         self.version = lay.version
-        name = f"ppo-job-{uuid.uuid4().hex[:12]}"
+        # The creating process's pid in the name: a process can find the cgroups it left behind.
+        name = f"ppo-job-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.memory = lay.memory_parent / name
         self.memory.mkdir()
         self.pids: Path | None = None

@@ -13,10 +13,12 @@ from the child's cgroup, and hands both, with what the child left, to
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import os
 import queue
+import select
 import signal
 import subprocess
 import threading
@@ -186,6 +188,8 @@ class JailHost:
         self.outer_pid: int | None = None
         self.start_seconds = 0.0
         self._started_since_last_job = False
+        #: The host's last lines on stderr (its managers' tracebacks), for the operator's log.
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -206,7 +210,7 @@ class JailHost:
             close_fds=True,
             start_new_session=True,
         )
-        threading.Thread(target=self._drain_stderr, args=(self.proc,), daemon=True).start()
+        threading.Thread(target=self._drain_stderr, args=(self.proc, self.stderr_tail), daemon=True).start()
         try:
             ready, _ = read_frame_fd(self.proc.stdout.fileno(), ReadExactly(t0 + HOST_START_SECONDS), max_blob=0)
         except (EOFError, TimeoutError, ValueError) as exc:
@@ -225,10 +229,13 @@ class JailHost:
         self._started_since_last_job = True
 
     @staticmethod
-    def _drain_stderr(proc: subprocess.Popen[bytes]) -> None:
+    def _drain_stderr(proc: subprocess.Popen[bytes], tail: collections.deque[str]) -> None:
+        """Log what the host prints, and keep its last lines for the message when it breaks."""
         assert proc.stderr is not None
-        for line in proc.stderr:
-            log.debug("jail host: %s", line.decode(errors="replace").rstrip())
+        for raw in proc.stderr:
+            line = raw.decode(errors="replace").rstrip()[:500]
+            tail.append(line)
+            log.debug("jail host: %s", line)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -312,8 +319,12 @@ class JailHost:
                 validate_exited(exited, len(files_blob), limits)
             except BadReport as exc:
                 raise HostFailure(f"the jail host sent a malformed report ({exc})") from None
-            # Believe nothing until every process of the job is gone.
+            # Believe nothing until every process of the job is gone, and the pipe holds nothing
+            # more: after its one report the manager writes nothing, so anything left would be read
+            # as the next job's frame.
             self._await_job_end(group, (child_pid, manager_pid))
+            if select.select([out_fd], [], [], 0)[0]:
+                raise HostFailure("the jail host wrote more than one report for a job")
             peak = group.peak_bytes() if group else max(0, exited["maxrss_bytes"] - exited["host_rss_bytes"])
             oom = group.oom_killed() if group else None
             cpu = group.cpu_seconds() if group else None
@@ -392,7 +403,8 @@ class SandboxSession:
                 h.start()
             return h.run(request, inputs)
         except (HostFailure, jailfs.JailUnavailable, OSError) as exc:
-            log.error("sandbox failure: %s", exc)
+            # The host's own words say why (a refused namespace, a missing file): the operator needs them.
+            log.error("sandbox failure: %s; the jail host's last lines: %s", exc, " | ".join(h.stderr_tail) or "none")
             h.stop()
             return JobResult(
                 status=JobStatus.INTERNAL_ERROR,

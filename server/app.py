@@ -17,7 +17,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from server import __version__
 from server.catalog.router import router as catalog_router
+from server.clock import Clock, system_clock
 from server.config import Settings
+from server.courses.router import router as courses_router
 from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
 from server.gradebook.router import router as gradebook_router
@@ -54,14 +56,20 @@ def real_grader(settings: Settings) -> tuple[GradeFunction, Callable[[], None]]:
     return functools.partial(grade_submission, judge=judge), judge.close
 
 
-def create_app(settings: Settings | None = None, grader_factory: GraderFactory | None = None) -> FastAPI:
-    """Build the API. Nothing touches the database or starts threads until the lifespan."""
+def create_app(
+    settings: Settings | None = None, grader_factory: GraderFactory | None = None, clock: Clock | None = None
+) -> FastAPI:
+    """Build the API. Nothing touches the database or starts threads until the lifespan.
+
+    ``clock`` is what "now" means for course dates (release, due, close); tests pass their own.
+    """
     settings = settings or Settings()
     make_grader = grader_factory or real_grader
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state, close_grader = await run_in_threadpool(_start, settings, make_grader)
+        state.clock = clock or system_clock
         app.state.grader = state
         try:
             yield
@@ -75,7 +83,7 @@ def create_app(settings: Settings | None = None, grader_factory: GraderFactory |
         docs_url=f"{API_PREFIX}/docs",
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
-    for router in (health_router, users_router, catalog_router, submissions_router, leaderboard_router, stats_router, gradebook_router):
+    for router in (health_router, users_router, catalog_router, courses_router, submissions_router, leaderboard_router, stats_router, gradebook_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     app.include_router(web_router)  # /login, /logout, /leaderboard: HTML pages (not in the schema)

@@ -6,7 +6,8 @@ Errors are caught once, at the edge, and printed as one red line with exit code 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, ParamSpec, TypeVar
 
 import typer
@@ -14,6 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
 from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
@@ -24,8 +26,14 @@ from server.models import Role
 app = typer.Typer(help="ppo-grader: the autograder service.", no_args_is_help=True, add_completion=False)
 users_app = typer.Typer(help="Manage users and their tokens.", no_args_is_help=True)
 exercises_app = typer.Typer(help="Inspect the exercise catalog.", no_args_is_help=True)
+courses_app = typer.Typer(help="Courses: create, list, enroll a roster, export a gradebook.", no_args_is_help=True)
+sets_app = typer.Typer(help="Exercise sets: publish an exercise in a course with its dates and late policy.", no_args_is_help=True)
+extensions_app = typer.Typer(help="Extensions: a later due date for one learner on one exercise.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
 app.add_typer(exercises_app, name="exercises")
+app.add_typer(courses_app, name="courses")
+app.add_typer(sets_app, name="sets")
+app.add_typer(extensions_app, name="extensions")
 
 out = Console()
 err = Console(stderr=True)
@@ -59,10 +67,17 @@ def _fail(message: str) -> None:
     raise typer.Exit(code=2)
 
 
-def _session_factory(settings: Settings):  # type: ignore[no-untyped-def]
+@contextmanager
+def _session(settings: Settings) -> Iterator[Session]:
+    """One transaction on a migrated database; the engine is closed afterwards, so that a
+    command run in-process (tests) leaves no connection behind."""
     engine = make_engine(settings.DATABASE_URL)
-    upgrade_to_head(engine)  # so `users add` works before the first `serve`
-    return make_session_factory(engine)
+    try:
+        upgrade_to_head(engine)  # so `users add` works before the first `serve`
+        with transaction(make_session_factory(engine)) as session:
+            yield session
+    finally:
+        engine.dispose()
 
 
 @app.command()
@@ -130,7 +145,7 @@ def users_add(
     from server.users.service import create_user
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         created = create_user(session, name, role, settings.secret_bytes, display_name)
         token = created.token
     err.print(f"Created {role.value} {name!r}. Token (shown once):", highlight=False)
@@ -145,7 +160,7 @@ def users_list() -> None:
     from server.users.service import list_users
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         table = Table("id", "name", "display name", "role", "created")
         for user in list_users(session):
             table.add_row(str(user.id), user.name, user.display_name, user.role, f"{user.created_at:%Y-%m-%d %H:%M}")
@@ -159,7 +174,7 @@ def users_revoke(name: Annotated[str, typer.Argument(help="Whose tokens to revok
     from server.users.service import managed_user, revoke_tokens
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         revoked = revoke_tokens(session, managed_user(session, None, name))
     err.print(f"Revoked {revoked} token(s) of {name!r}.", highlight=False)
 
@@ -171,7 +186,7 @@ def users_rotate(name: Annotated[str, typer.Argument(help="Whose token to rotate
     from server.users.service import managed_user, rotate_token
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
+    with _session(settings) as session:
         token, revoked = rotate_token(session, managed_user(session, None, name), settings.secret_bytes)
     err.print(f"Revoked {revoked} token(s) of {name!r}. New token (shown once):", highlight=False)
     print(token)
@@ -180,29 +195,43 @@ def users_rotate(name: Annotated[str, typer.Argument(help="Whose token to rotate
 @users_app.command("import")
 @_edge
 def users_import(
-    roster: Annotated[typer.FileText, typer.Argument(help="CSV with a header: name,display_name[,role].")],
+    roster: Annotated[typer.FileText, typer.Argument(help="CSV with a header: name,display_name[,role][,course].")],
+    course: Annotated[str | None, typer.Option(help="Enroll every row in this course (or use a 'course' column).")] = None,
 ) -> None:
     """Create users from a CSV roster; print each new user's token once (CSV on stdout).
 
-    Duplicates and invalid rows are reported on stderr and skipped; the exit code is 0.
+    With --course (or a 'course' column) every row's user is enrolled in that course, and
+    users who exist already are enrolled instead of skipped. Duplicates and invalid rows are
+    reported on stderr and skipped; the exit code is 0.
     """
+    _import_roster(roster.read(), course)
+
+
+def _import_roster(text: str, course: str | None) -> None:
     import csv
     import sys
 
+    from server.courses.service import roster_enroller
     from server.users.service import import_roster
 
     settings = Settings()
-    with transaction(_session_factory(settings)) as session:
-        outcomes = import_roster(session, roster.read(), settings.secret_bytes)
+    with _session(settings) as session:
+        header = text.lstrip("\ufeff").split("\n", 1)[0].lower()
+        enroller = roster_enroller(session, None, course) if course or "course" in header else None
+        outcomes = import_roster(session, text, settings.secret_bytes, None, enroller)
     writer = csv.writer(sys.stdout)
     writer.writerow(["name", "display_name", "role", "token"])
     for o in outcomes:
         if o.token is not None:
             writer.writerow([o.name, o.display_name, o.role.value if o.role else "", o.token])
+        elif o.course is not None:
+            err.print(f"line {o.line}: enrolled existing user {o.name!r} in {o.course!r}", highlight=False)
         else:
             err.print(f"[yellow]line {o.line}:[/yellow] skipped {o.name!r}: {o.error}", highlight=False)
     created = sum(o.token is not None for o in outcomes)
-    err.print(f"Created {created} user(s); skipped {len(outcomes) - created}. Tokens are shown only now.", highlight=False)
+    enrolled = sum(o.token is None and o.course is not None for o in outcomes)
+    skipped = len(outcomes) - created - enrolled
+    err.print(f"Created {created} user(s); enrolled {enrolled} existing; skipped {skipped}. Tokens are shown only now.", highlight=False)
 
 
 @exercises_app.command("list")
@@ -257,6 +286,176 @@ def exercises_verify(
     console.print(table)
     if not all_ok:
         raise typer.Exit(1)
+
+
+# --- Courses, exercise sets, extensions ------------------------------------------------
+
+def _when(value: str | None, course, option: str):  # type: ignore[no-untyped-def]
+    """An ISO date-time from the command line, in UTC; without an offset it is read in the
+    course's time zone ("2026-12-07 09:00" is 9 am where the course is taught)."""
+    from datetime import datetime
+
+    from server.courses.service import read_time
+
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter(f"not an ISO date-time: {value!r} (e.g. 2026-12-07T09:00)", param_hint=option) from None
+    return read_time(moment, course)
+
+
+@courses_app.command("create")
+@_edge
+def courses_create(
+    slug: Annotated[str, typer.Argument(help="Short name, e.g. rlhf-fall-a (a-z, 0-9, . _ -).")],
+    title: Annotated[str, typer.Option(help="Shown to learners.")] = "",
+    time_zone: Annotated[str, typer.Option("--time-zone", help="IANA zone dates are shown in, e.g. Europe/Paris.")] = "UTC",
+    instructor: Annotated[list[str] | None, typer.Option("--instructor", help="Enroll this user as an instructor (repeatable).")] = None,
+) -> None:
+    """Create a course (a term, or one section of it)."""
+    from server.courses.service import INSTRUCTOR, create_course, enroll
+    from server.users.service import managed_user
+
+    settings = Settings()
+    with _session(settings) as session:
+        course = create_course(session, slug, title, time_zone)
+        for name in instructor or []:
+            enroll(session, course, managed_user(session, None, name), INSTRUCTOR)
+    err.print(f"Created course {slug!r} ({time_zone}).", highlight=False)
+
+
+@courses_app.command("list")
+@_edge
+def courses_list() -> None:
+    """List courses with their time zone, learners and published exercises."""
+    from server.courses.service import LEARNER, members
+    from server.courses.sets import entries
+    from server.models import Course
+
+    settings = Settings()
+    table = Table("slug", "title", "time zone", "learners", "exercises")
+    with _session(settings) as session:
+        for course in session.query(Course).order_by(Course.slug):
+            table.add_row(course.slug, course.title, course.time_zone, str(len(members(session, course, LEARNER))),
+                          ", ".join(e.exercise for e in entries(session, course)) or ("(whole catalogue)" if course.is_default else ""))
+    out.print(table)
+
+
+@courses_app.command("enroll")
+@_edge
+def courses_enroll(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    roster: Annotated[typer.FileText, typer.Argument(help="CSV with a header: name,display_name[,role].")],
+) -> None:
+    """Enroll a CSV roster in a course: new users are created (tokens printed once, CSV on
+    stdout), existing ones enrolled. Same as `users import ROSTER --course COURSE`."""
+    _import_roster(roster.read(), course)
+
+
+@courses_app.command("gradebook")
+@_edge
+def courses_gradebook(course: Annotated[str, typer.Argument(help="Course slug.")]) -> None:
+    """Print a course's gradebook as CSV (for the LMS): the score that counts, the raw best,
+    which submission counted and whether it was late."""
+    import sys
+
+    from server.courses.service import find_course
+    from server.gradebook.service import gradebook_csv
+
+    settings = Settings()
+    with _session(settings) as session:
+        sys.stdout.write(gradebook_csv(session, find_course(session, course)))
+
+
+@sets_app.command("publish")
+@_edge
+def sets_publish(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug (ppo-grader exercises list).")],
+    release: Annotated[str | None, typer.Option(help="Opens at (ISO; course's zone unless an offset is given). Default: now.")] = None,
+    due: Annotated[str | None, typer.Option(help="Due at; later submissions are accepted and flagged late.")] = None,
+    close: Annotated[str | None, typer.Option(help="Hard close; later submissions are refused.")] = None,
+    penalty: Annotated[float, typer.Option(min=0, max=100, help="Percent of the score off per started --per late (0: only flag).")] = 0.0,
+    per: Annotated[str, typer.Option(help="day or hour.")] = "day",
+    attempts: Annotated[int | None, typer.Option(min=1, help="At most this many attempts per learner.")] = None,
+) -> None:
+    """Publish an exercise in a course with its dates and late policy (or change them)."""
+    from server.courses.service import find_course, shown
+    from server.courses.sets import publish
+
+    settings = Settings()
+    with _session(settings) as session:
+        where = find_course(session, course)
+        entry = publish(
+            session, where, exercise,
+            release_at=_when(release, where, "--release"), due_at=_when(due, where, "--due"),
+            close_at=_when(close, where, "--close"), penalty_percent=penalty, penalty_unit=per, max_attempts=attempts,
+        )
+        dates = ", ".join(
+            f"{label} {shown(moment, where)}"
+            for label, moment in (("opens", entry.release_at), ("due", entry.due_at), ("closes", entry.close_at))
+            if moment is not None
+        )
+    err.print(f"Published {exercise!r} in {course!r}" + (f": {dates}." if dates else " (open, no dates)."), highlight=False)
+
+
+@sets_app.command("list")
+@_edge
+def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> None:
+    """A course's exercise set, one line per exercise: dates (in the course's zone), policies."""
+    from server.courses.service import find_course, shown
+    from server.courses.sets import entries
+
+    settings = Settings()
+    with _session(settings) as session:
+        where = find_course(session, course)
+        lines = []
+        for e in entries(session, where):
+            dates = "; ".join(
+                f"{label} {shown(m, where) if m else '-'}"
+                for label, m in (("opens", e.release_at), ("due", e.due_at), ("closes", e.close_at))
+            )
+            late = f"{e.penalty_percent:g}% off per {e.penalty_unit} late" if e.penalty_percent else "late: flagged only"
+            lines.append(f"{e.exercise}: {dates}; {late}; attempts: {e.max_attempts or 'no limit'}")
+    print("\n".join(lines) if lines else f"{course}: no exercise published yet")
+
+
+@sets_app.command("remove")
+@_edge
+def sets_remove(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+) -> None:
+    """Take an exercise out of a course's set (its submissions and scores are kept)."""
+    from server.courses.service import find_course
+    from server.courses.sets import unpublish
+
+    settings = Settings()
+    with _session(settings) as session:
+        unpublish(session, find_course(session, course), exercise)
+    err.print(f"Removed {exercise!r} from {course!r}.", highlight=False)
+
+
+@extensions_app.command("grant")
+@_edge
+def extensions_grant(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    user: Annotated[str, typer.Argument(help="The learner's login name.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+    due: Annotated[str, typer.Option(help="The learner's new due date (ISO; course's zone unless an offset is given).")],
+) -> None:
+    """Give one learner a later due date on one exercise (an earlier hard close moves with it)."""
+    from server.courses.service import find_course, shown
+    from server.courses.sets import grant_extension
+
+    settings = Settings()
+    with _session(settings) as session:
+        where = find_course(session, course)
+        extension = grant_extension(session, where, user, exercise, _when(due, where, "--due"))
+        when = shown(extension.due_at, where)
+    err.print(f"{user!r} may hand in {exercise!r} in {course!r} until {when}.", highlight=False)
 
 
 if __name__ == "__main__":

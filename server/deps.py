@@ -7,6 +7,7 @@ Authorization lives here once: ``CurrentUser`` rejects missing or bad tokens wit
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -35,6 +36,14 @@ def get_settings(state: StateDep) -> Settings:
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def get_now(state: StateDep) -> datetime:
+    """The current time by the app's clock (injectable, for course dates)."""
+    return state.clock()
+
+
+Now = Annotated[datetime, Depends(get_now)]
 
 
 def get_db(state: StateDep) -> Iterator[Session]:

@@ -5,15 +5,22 @@ Tree::
     GraderError (status_code, error_name, detail)
     ├── NotAuthenticated          401  missing, unknown or revoked token
     ├── NotAllowed                403  an authenticated user lacking the role for an action
+    ├── NotReleased               403  the exercise opens later in this course (the date is in detail)
+    ├── SubmissionsClosed         403  past the exercise's hard close (the date is in detail)
+    ├── AttemptLimitReached       403  the learner used every attempt the course allows
     ├── ExerciseNotFound          404
     ├── UserNotFound              404
+    ├── CourseNotFound            404  also what a non-member gets for a course
     ├── SubmissionNotFound        404  also what a learner gets for someone else's submission
     ├── UserAlreadyExists         409
+    ├── CourseAlreadyExists       409
     ├── IdempotencyKeyConflict    409  same key reused with a different exercise or source
     ├── SourceTooLarge            413
     ├── EmptySource               422
     ├── InvalidSource             422  NUL bytes or text that is not valid UTF-8
     ├── InvalidRoster             422  a roster CSV without a ``name`` column, or not UTF-8
+    ├── InvalidCourse             422  a bad course slug or time zone, dates out of order, ...
+    ├── CourseRequired            422  the learner is in several courses and named none
     ├── RateLimited               429  too many submissions in the window (Retry-After)
     └── TooManyQueued             429  too many of the learner's submissions waiting (Retry-After)
 
@@ -134,3 +141,45 @@ class RateLimited(_TooMany):
 
 class TooManyQueued(_TooMany):
     """Too many of this learner's submissions are queued or running."""
+
+
+class NotReleased(GraderError):
+    """The exercise is not released yet in this course."""
+
+    status_code = 403
+
+
+class SubmissionsClosed(GraderError):
+    """The exercise's hard close has passed for this learner."""
+
+    status_code = 403
+
+
+class AttemptLimitReached(GraderError):
+    """The learner has used every attempt the course allows on this exercise."""
+
+    status_code = 403
+
+
+class CourseNotFound(GraderError):
+    """No course with this slug that the caller belongs to."""
+
+    status_code = 404
+
+
+class CourseAlreadyExists(GraderError):
+    """A course with this slug exists already."""
+
+    status_code = 409
+
+
+class InvalidCourse(GraderError):
+    """A course, exercise set entry or extension that cannot be stored as given."""
+
+    status_code = 422
+
+
+class CourseRequired(GraderError):
+    """A learner in several courses must say which one a submission is for."""
+
+    status_code = 422

@@ -25,11 +25,13 @@ class ErrorBody(BaseModel):
     detail: str
 
 
-def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses`` entries with the error shape for these status codes."""
+def errors(*codes: int, notes: dict[int, str] | None = None) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries with the error shape for these status codes; ``notes``
+    replaces the generic description of a code with the route's own error names."""
     out: dict[int | str, dict[str, Any]] = {}
     for code in codes:
-        entry: dict[str, Any] = {"model": ErrorBody, "description": _DESCRIPTIONS.get(code, "Error")}
+        description = (notes or {}).get(code) or _DESCRIPTIONS.get(code, "Error")
+        entry: dict[str, Any] = {"model": ErrorBody, "description": description}
         if code == 429:
             entry["headers"] = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}
         out[code] = entry
@@ -73,7 +75,8 @@ def use_error_shape_for_validation(schema: dict[str, Any]) -> dict[str, Any]:
             response = operation.get("responses", {}).get("422")
             if response is not None:
                 response["content"] = body
-                response["description"] = _DESCRIPTIONS[422]
+                if response.get("description") == "Validation Error":  # FastAPI's own, not a route's note
+                    response["description"] = _DESCRIPTIONS[422]
     for unused in ("HTTPValidationError", "ValidationError"):
         components.pop(unused, None)
     return schema

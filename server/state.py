@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Engine
 
+from server.clock import Clock, system_clock
 from server.config import Settings
 from server.db import SessionFactory
 from server.grading.queue import SubmissionQueue
@@ -24,3 +25,5 @@ class AppState:
     workers: WorkerPool
     #: Wakes long-polling readers when an in-process worker stores a verdict.
     announcer: VerdictAnnouncer = field(default_factory=VerdictAnnouncer)
+    #: What "now" is for release, due and close rules (tests inject their own).
+    clock: Clock = system_clock

@@ -173,6 +173,44 @@ class Submission(TypedDict, total=False):
     queue_position: int | None
 
 
+class Course(TypedDict, total=False):
+    """An item of ``GET /courses``."""
+
+    slug: str
+    title: str
+    time_zone: str
+    role: str
+
+
+class ExerciseWindow(TypedDict, total=False):
+    """One exercise of ``GET /courses/{course}/exercises``; times in the course's zone."""
+
+    exercise: str
+    title: str
+    function: str
+    status: str  # not_released | open | late | closed
+    release_at: str | None
+    due_at: str | None
+    close_at: str | None
+    extended: bool
+    seconds_to_due: int | None
+    seconds_to_close: int | None
+    penalty_percent: float
+    penalty_unit: str
+    max_attempts: int | None
+    attempts_used: int
+
+
+class CourseExercises(TypedDict, total=False):
+    """``GET /courses/{course}/exercises``."""
+
+    course: str
+    title: str
+    time_zone: str
+    now: str
+    exercises: list[ExerciseWindow]
+
+
 # --------------------------------------------------------------------------- client
 
 
@@ -258,9 +296,12 @@ class Client:
         """``GET /exercises/{slug}``, with the starter template."""
         return cast(Exercise, self._request("GET", f"/exercises/{quote(slug, safe='')}"))
 
-    def submit(self, exercise: str, source: str, *, idempotency_key: str | None = None,
-               filename: str | None = None) -> Submission:
-        """``POST /submissions``; ``filename`` (a base name) names the file in tracebacks.
+    def submit(
+        self, exercise: str, source: str, *, idempotency_key: str | None = None,
+        filename: str | None = None, course: str | None = None,
+    ) -> Submission:
+        """``POST /submissions`` (to ``course``, or the server's choice when None);
+        ``filename`` (a base name) names the file in tracebacks.
 
         One idempotency key (a fresh uuid4 unless given) is sent with every retry, so a
         retried request never creates a second submission.
@@ -269,8 +310,23 @@ class Client:
         body = {"exercise": exercise, "source": source}
         if filename:
             body["filename"] = filename
+        if course is not None:
+            body["course"] = course
         answer = self._request("POST", "/submissions", json=body, headers={"Idempotency-Key": key})
         return self._submission(answer)
+
+    def courses(self) -> list[Course] | None:
+        """``GET /courses``: the caller's courses; None from a server without courses (404)."""
+        try:
+            return cast(list[Course], self._request("GET", "/courses"))
+        except ApiError as exc:
+            if exc.status == 404 and exc.error == "NotFound":
+                return None
+            raise
+
+    def course_exercises(self, course: str) -> CourseExercises:
+        """``GET /courses/{course}/exercises``: what is open, due dates, time left."""
+        return cast(CourseExercises, self._request("GET", f"/courses/{quote(course, safe='')}/exercises"))
 
     def submission(self, submission_id: int | str, *, wait: float = 0.0) -> Submission:
         """``GET /submissions/{id}``; with ``wait``, a long poll that the server answers as soon

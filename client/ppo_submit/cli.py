@@ -31,9 +31,11 @@ if TYPE_CHECKING:
     import httpx
 
     from . import config, render
+    from . import courses as course_view
 else:  # Rich and platformdirs load when a command first prints or reads the stored login
     render = lazy_import("ppo_submit.render")
     config = lazy_import("ppo_submit.config")
+    course_view = lazy_import("ppo_submit.courses")
 
 try:  # Typer >= 0.20 vendors click
     from typer._click.exceptions import UsageError as _ClickUsageError
@@ -146,6 +148,9 @@ def login(
     ctx: typer.Context,
     server: Annotated[str | None, typer.Option("--server", help="Grader URL, e.g. http://localhost:8000.")] = None,
     token: Annotated[str | None, typer.Option("--token", help="Your API token (asked for when omitted).")] = None,
+    course: Annotated[
+        str | None, typer.Option("--course", help="Default course for later commands (when you are in several).")
+    ] = None,
 ) -> None:
     """Check a server URL and token with the grader and store them for later commands."""
     runtime = _runtime(ctx)
@@ -156,7 +161,9 @@ def login(
     server = normalise_server(server)
     with runtime.client(server, token) as client:
         me = client.me()
-    path = config.save(config.Credentials(server=server, token=token))
+        if course is not None:
+            course_view.pick_courses(client.courses() or [], course)  # refuse a course you are not in
+    path = config.save(config.Credentials(server=server, token=token, course=course))
     who = me.get("display_name") or me.get("name") or "?"
     render.stdout_console().print(
         f"Logged in to {server} as {who} ({me.get('name', '?')}, {me.get('role', '?')}); saved to {path}",
@@ -165,12 +172,23 @@ def login(
     )
 
 
+CourseOption = Annotated[
+    str | None,
+    typer.Option("--course", envvar="PPO_GRADER_COURSE", help="Course slug (default: the stored login's, or your only course)."),
+]
+
+
 @app.command()
-def exercises(ctx: typer.Context) -> None:
-    """List the exercises: slug, function to write, title."""
+def exercises(ctx: typer.Context, course: CourseOption = None) -> None:
+    """List the exercises per course: what is open, due dates, time left, attempts."""
     with _runtime(ctx).client() as client:
-        items = client.exercises()
-    render.print_out(render.exercises_table(items))
+        mine = client.courses()
+        if mine is None:  # a server from before courses: the flat catalogue
+            render.print_out(render.exercises_table(client.exercises()))
+            return
+        chosen = course_view.pick_courses(mine, course)
+        listings = [client.course_exercises(str(c.get("slug"))) for c in chosen]
+    render.stdout_console().print(course_view.exercises_tables(listings), soft_wrap=True)
 
 
 @app.command()
@@ -202,12 +220,19 @@ def submit(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback.")
     ] = False,
+    course: CourseOption = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Send a late submission without asking.")] = False,
 ) -> None:
-    """Submit FILE for grading, wait for the verdict and show the checks."""
+    """Submit FILE for grading, wait for the verdict and show the checks.
+
+    After the due date it says so (and what the late policy costs) and asks before sending.
+    """
     source = read_source(file, commands=_command_names())
     with _runtime(ctx).client() as client:
         slug = exercise or match_exercise(source, client.exercises(), filename=str(file))
-        created = client.submit(slug, source, filename=file.name)
+        course = config.default_course(course)
+        _confirm_if_late(client, course, slug, yes)
+        created = client.submit(slug, source, filename=file.name, course=course)
         if no_wait:
             typer.echo(_to_json(created) if json_output else str(created.get("id")))
             return
@@ -265,6 +290,23 @@ def exit_code(sub: Submission) -> int:
     return 1
 
 
+def _confirm_if_late(client: Client, course: str | None, exercise: str, yes: bool) -> None:
+    """Warn (stderr) before a submission past its due date; ask unless ``--yes``."""
+    found = course_view.window_for(client, course, exercise)
+    warning = course_view.late_warning(*found) if found else None
+    if warning is None:
+        return
+    render.stderr_console().print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
+    if yes:
+        return
+    try:
+        send = typer.confirm("Send it late?", default=False, err=True)
+    except typer.Abort:  # no answer (stdin closed): do not send
+        send = False
+    if not send:
+        raise UsageError("not sent (late); pass --yes to send a late submission without asking")
+
+
 def _to_json(sub: Submission) -> str:
     return json.dumps(sub, indent=2)
 
@@ -278,6 +320,9 @@ def _report(sub: Submission, json_output: bool, *, verbose: bool = False, local_
         typer.echo(_to_json(sub))
     else:
         render.print_out(render.submission_result(sub, verbose=verbose, local_path=local_path))
+    note = course_view.late_note(sub)
+    if note is not None:
+        render.stderr_console().print(f"[yellow]late:[/yellow] {note}", highlight=False, soft_wrap=True)
     code = exit_code(sub)
     if sub.get("verdict") == "internal_error":
         render.error_line(GRADER_FAULT)

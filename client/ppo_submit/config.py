@@ -28,6 +28,8 @@ class Credentials:
 
     server: str | None = None
     token: str | None = None
+    #: The course submissions go to when ``--course`` is not given (``login --course``).
+    course: str | None = None
 
 
 def config_path() -> Path:
@@ -50,10 +52,11 @@ def load(path: Path | None = None) -> Credentials:
         raise UsageError(f"the config file {path} is not valid JSON; {LOGIN_HINT} again") from exc
     if not isinstance(data, dict):
         raise UsageError(f"the config file {path} is not a JSON object; {LOGIN_HINT} again")
-    server, token = data.get("server"), data.get("token")
+    server, token, course = data.get("server"), data.get("token"), data.get("course")
     return Credentials(
         server=server if isinstance(server, str) and server else None,
         token=token if isinstance(token, str) and token else None,
+        course=course if isinstance(course, str) and course else None,
     )
 
 
@@ -63,7 +66,10 @@ def save(credentials: Credentials, path: Path | None = None) -> Path:
     The file is created with mode 0600 (never briefly wider) in a directory created 0700.
     """
     path = path or config_path()
-    body = json.dumps({"server": credentials.server, "token": credentials.token}, indent=2) + "\n"
+    fields = {"server": credentials.server, "token": credentials.token}
+    if credentials.course:
+        fields["course"] = credentials.course
+    body = json.dumps(fields, indent=2) + "\n"
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -79,6 +85,12 @@ def save(credentials: Credentials, path: Path | None = None) -> Path:
     except OSError as exc:
         raise UsageError(f"cannot write the config file {path}: {exc.strerror or exc}") from exc
     return path
+
+
+def default_course(option: str | None) -> str | None:
+    """The course to use: ``--course`` (which falls back to ``PPO_GRADER_COURSE``), else the
+    stored default; None leaves the choice to the server (a learner in one course)."""
+    return option or load().course
 
 
 def resolve(server: str | None, token: str | None, stored: Credentials | None = None) -> Credentials:

@@ -7,15 +7,18 @@ from fastapi import APIRouter
 from server.catalog import service
 from server.catalog.schemas import ExerciseDetail, ExerciseSummary
 from server.openapi import errors
-from server.deps import CurrentUser
+from server.courses.sets import released_exercises
+from server.deps import CurrentUser, Now, SessionDep
 
 router = APIRouter(prefix="/exercises", tags=["exercises"])
 
 
 @router.get("", response_model=list[ExerciseSummary], responses=errors(401))
-def list_exercises(_user: CurrentUser) -> list[ExerciseSummary]:
-    """All exercises, in course order."""
-    return service.list_exercises()
+def list_exercises(user: CurrentUser, session: SessionDep, now: Now) -> list[ExerciseSummary]:
+    """The exercises, in catalogue order. A learner enrolled in courses sees those released
+    in one of them (``GET /courses/{course}/exercises`` has the dates)."""
+    visible = released_exercises(session, user, now)
+    return [e for e in service.list_exercises() if visible is None or e.slug in visible]
 
 
 @router.get("/{slug}", response_model=ExerciseDetail, responses=errors(401, 404))

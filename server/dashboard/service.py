@@ -18,7 +18,7 @@ from sqlalchemy import and_, case, distinct, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from server.leaderboard.service import FULL_SCORE, _as_datetime, counted, learner_ids
-from server.models import BestScore, CheckResult, Role, Status, Submission, User, Verdict
+from server.models import DEFAULT_COURSE_ID, BestScore, CheckResult, Role, Status, Submission, User, Verdict
 from server.stats.schemas import ExerciseStats
 from server.stats.service import exercise_stats
 
@@ -31,13 +31,14 @@ MAX_DAYS = 60
 
 
 def _learner_rows() -> list:  # type: ignore[type-arg]
-    """Filters on ``submissions`` for the class (learners only; a course filter goes here)."""
-    return [S.user_id.in_(learner_ids())]
+    """Filters on ``submissions`` for the class: the default course's learners and rows
+    (other courses' learners and submissions never show here)."""
+    return [S.course_id == DEFAULT_COURSE_ID, S.user_id.in_(learner_ids())]
 
 
 def _learner_best() -> list:  # type: ignore[type-arg]
-    """Filters on ``best_scores`` for the class."""
-    return [B.user_id.in_(learner_ids())]
+    """Filters on ``best_scores`` for the class (the default course)."""
+    return [B.course_id == DEFAULT_COURSE_ID, B.user_id.in_(learner_ids())]
 
 
 # --- the class -----------------------------------------------------------------------------
@@ -129,10 +130,10 @@ def learners(session: Session, limit: int, offset: int) -> tuple[int, list[Learn
     The page's learners first, then the aggregates for those ids only, so a page costs the
     same however large the class and its history are.
     """
-    total = session.scalar(select(func.count()).select_from(User).where(User.role == Role.LEARNER.value)) or 0
+    total = session.scalar(select(func.count()).select_from(User).where(User.id.in_(learner_ids()))) or 0
     people = session.execute(
         select(User.id, User.name, User.display_name)
-        .where(User.role == Role.LEARNER.value)
+        .where(User.id.in_(learner_ids()))
         .order_by(User.name)
         .limit(limit)
         .offset(offset)

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
 
+from server.courses.policy import counted_score
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
     MAX_CHECKS,
@@ -154,6 +155,10 @@ def store_report(
         )
     submission.verdict = verdict.value
     submission.score = None if report.score is None else clean_float(report.score)
+    # The late policy's penalty was fixed when the submission was accepted; the raw score stays.
+    submission.counted_score = (
+        counted_score(submission.score, submission.penalty_percent or 0.0) if verdict is Verdict.GRADED else None
+    )
     submission.message = _storable_message(report.message, filename)
     if len(checks) > MAX_CHECKS:
         submission.message += f"\n[only the first {MAX_CHECKS} checks are stored]"
@@ -198,16 +203,18 @@ def _count(session: Session, submission: Submission, previous: str | None) -> No
     """
     if previous is not None and previous != Verdict.INTERNAL_ERROR.value:
         session.flush()
-        backfill_best_scores(session, submission.user_id, submission.exercise)
+        backfill_best_scores(session, submission.course_id, submission.user_id, submission.exercise)
         return
     record_verdict(
         session,
+        course_id=submission.course_id,
         user_id=submission.user_id,
         exercise=submission.exercise,
         submission_id=submission.id,
         created_at=submission.created_at,
         verdict=submission.verdict or "",
         score=submission.score,
+        counted_score=submission.counted_score,
     )
 
 
@@ -227,6 +234,7 @@ def store_internal_error(
     submission.feedback = None
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
+    submission.counted_score = None
     submission.message = clean_text(message, MESSAGE_BYTES)
     submission.status = Status.DONE
     submission.finished_at = utcnow()

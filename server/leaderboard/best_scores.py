@@ -1,7 +1,8 @@
 """The ``best_scores`` table's two writers: the incremental upsert (one per stored verdict,
-in the verdict's transaction) and the backfill from ``submissions`` (migration 0004, the
-benchmark, and the rare re-count of one key). Both follow ``server.leaderboard.service``'s
-rules; ``tests/instructor/test_best_scores.py`` checks that they agree.
+in the verdict's transaction) and the backfill from ``submissions`` (the benchmark and the
+rare re-count of one key; migrations 0004 and 0006 carry frozen copies). Both follow
+``server.leaderboard.service``'s rules, per course, for the raw score and for the score
+that counts; ``tests/instructor/test_best_scores.py`` checks that they agree.
 """
 
 from __future__ import annotations
@@ -12,57 +13,69 @@ from sqlalchemy import Connection, and_, case, or_, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-# Plain SQL (not model code) so migration 0004 keeps working as the models change. The
-# correlated subqueries are answered from the 0002 covering index.
-_BACKFILL = """
-INSERT INTO best_scores (user_id, exercise, best_score, attempts, best_reached_at, best_submission_id, solved_at)
-SELECT p.user_id, p.exercise, p.best, p.attempts,
-  (SELECT MIN(s.created_at) FROM submissions s
-    WHERE s.user_id = p.user_id AND s.exercise = p.exercise AND s.verdict = 'graded' AND s.score = p.best),
-  (SELECT s.id FROM submissions s
-    WHERE s.user_id = p.user_id AND s.exercise = p.exercise AND s.verdict = 'graded' AND s.score = p.best
-    ORDER BY s.created_at, s.id LIMIT 1),
+_KEY = "s.course_id = p.course_id AND s.user_id = p.user_id AND s.exercise = p.exercise AND s.verdict = 'graded'"
+
+# Plain SQL, one INSERT ... SELECT on SQLite and PostgreSQL. For each of the raw score and
+# the score that counts: the max, the first submission time it was reached, and that row.
+_BACKFILL = f"""
+INSERT INTO best_scores (course_id, user_id, exercise, best_score, attempts, best_reached_at, best_submission_id,
+                         counted_score, counted_reached_at, counted_submission_id, solved_at)
+SELECT p.course_id, p.user_id, p.exercise, p.best, p.attempts,
+  (SELECT MIN(s.created_at) FROM submissions s WHERE {_KEY} AND s.score = p.best),
+  (SELECT s.id FROM submissions s WHERE {_KEY} AND s.score = p.best ORDER BY s.created_at, s.id LIMIT 1),
+  p.counted,
+  (SELECT MIN(s.created_at) FROM submissions s WHERE {_KEY} AND s.counted_score = p.counted),
+  (SELECT s.id FROM submissions s WHERE {_KEY} AND s.counted_score = p.counted ORDER BY s.created_at, s.id LIMIT 1),
   p.solved_at
 FROM (
-  SELECT user_id, exercise,
+  SELECT course_id, user_id, exercise,
     MAX(CASE WHEN verdict = 'graded' THEN score END) AS best,
+    MAX(CASE WHEN verdict = 'graded' THEN counted_score END) AS counted,
     COUNT(*) AS attempts,
-    MIN(CASE WHEN verdict = 'graded' AND score >= 100 THEN created_at END) AS solved_at
+    MIN(CASE WHEN verdict = 'graded' AND counted_score >= 100 THEN created_at END) AS solved_at
   FROM submissions
-  WHERE verdict IS NOT NULL AND verdict <> 'internal_error' {where}
-  GROUP BY user_id, exercise
+  WHERE verdict IS NOT NULL AND verdict <> 'internal_error' {{where}}
+  GROUP BY course_id, user_id, exercise
 ) p
 """
 
 FULL_SCORE = 100.0
 
 
-def backfill_best_scores(conn: Connection | Session, user_id: int | None = None, exercise: str | None = None) -> None:
-    """Rebuild ``best_scores`` from ``submissions`` in one INSERT ... SELECT (SQLite and
-    PostgreSQL): every key, or only ``(user_id, exercise)``. Existing rows for those keys
-    are deleted first, in the caller's transaction."""
+def backfill_best_scores(
+    conn: Connection | Session,
+    course_id: int | None = None,
+    user_id: int | None = None,
+    exercise: str | None = None,
+) -> None:
+    """Rebuild ``best_scores`` from ``submissions``: every key, or only ``(course_id,
+    user_id, exercise)``. Existing rows for those keys are deleted first, in the caller's
+    transaction."""
     if user_id is None:
         conn.execute(text("DELETE FROM best_scores"))
         conn.execute(text(_BACKFILL.format(where="")))
         return
-    params = {"user_id": user_id, "exercise": exercise}
-    conn.execute(text("DELETE FROM best_scores WHERE user_id = :user_id AND exercise = :exercise"), params)
-    conn.execute(text(_BACKFILL.format(where="AND user_id = :user_id AND exercise = :exercise")), params)
+    params = {"course_id": course_id, "user_id": user_id, "exercise": exercise}
+    key = "course_id = :course_id AND user_id = :user_id AND exercise = :exercise"
+    conn.execute(text(f"DELETE FROM best_scores WHERE {key}"), params)
+    conn.execute(text(_BACKFILL.format(where=f"AND {key}")), params)
 
 
 def record_verdict(
     session: Session,
     *,
+    course_id: int,
     user_id: int,
     exercise: str,
     submission_id: int,
     created_at: datetime,
     verdict: str,
     score: float | None,
+    counted_score: float | None,
 ) -> None:
     """Count one newly stored verdict in ``best_scores`` with a single upsert.
 
-    The max, the first time it was reached and the attempt count are computed by the
+    The maxima, the first times they were reached and the attempt count are computed by the
     database from the row as it is at write time (``ON CONFLICT DO UPDATE`` locks it), so
     two workers storing verdicts of the same learner and exercise cannot lose an update.
     ``internal_error`` is not an attempt and changes nothing.
@@ -72,14 +85,19 @@ def record_verdict(
     if verdict == Verdict.INTERNAL_ERROR.value:
         return
     graded = verdict == Verdict.GRADED.value and score is not None
-    solved = graded and score >= FULL_SCORE  # type: ignore[operator]
+    counted = counted_score if graded and counted_score is not None else (score if graded else None)
+    solved = graded and counted is not None and counted >= FULL_SCORE
     values = {
+        "course_id": course_id,
         "user_id": user_id,
         "exercise": exercise,
         "attempts": 1,
         "best_score": score if graded else None,
         "best_reached_at": created_at if graded else None,
         "best_submission_id": submission_id if graded else None,
+        "counted_score": counted,
+        "counted_reached_at": created_at if graded else None,
+        "counted_submission_id": submission_id if graded else None,
         "solved_at": created_at if solved else None,
     }
     dialect = session.get_bind().dialect.name
@@ -88,24 +106,28 @@ def record_verdict(
     new, old = stmt.excluded, BestScore.__table__.c
     set_: dict[str, object] = {"attempts": old.attempts + 1}
     if graded:
-        better = or_(
-            old.best_score.is_(None),
-            new.best_score > old.best_score,
-            and_(
-                new.best_score == old.best_score,
-                or_(
-                    old.best_reached_at.is_(None),
-                    new.best_reached_at < old.best_reached_at,
-                    and_(
-                        new.best_reached_at == old.best_reached_at,
-                        or_(old.best_submission_id.is_(None), new.best_submission_id < old.best_submission_id),
-                    ),
-                ),
-            ),
-        )
-        for column in ("best_score", "best_reached_at", "best_submission_id"):
-            set_[column] = case((better, getattr(new, column)), else_=old[column])
+        for prefix, score_column in (("best", "best_score"), ("counted", "counted_score")):
+            better = _better(new, old, score_column, f"{prefix}_reached_at", f"{prefix}_submission_id")
+            for column in (score_column, f"{prefix}_reached_at", f"{prefix}_submission_id"):
+                set_[column] = case((better, getattr(new, column)), else_=old[column])
     if solved:
         first = or_(old.solved_at.is_(None), new.solved_at < old.solved_at)
         set_["solved_at"] = case((first, new.solved_at), else_=old.solved_at)
-    session.execute(stmt.on_conflict_do_update(index_elements=[old.user_id, old.exercise], set_=set_))
+    key = [old.course_id, old.user_id, old.exercise]
+    session.execute(stmt.on_conflict_do_update(index_elements=key, set_=set_))
+
+
+def _better(new, old, score: str, reached: str, submission: str):  # type: ignore[no-untyped-def]
+    """SQL: the new row beats the stored one (higher, or as high and earlier, or the lower id)."""
+    return or_(
+        old[score].is_(None),
+        new[score] > old[score],
+        and_(
+            new[score] == old[score],
+            or_(
+                old[reached].is_(None),
+                new[reached] < old[reached],
+                and_(new[reached] == old[reached], or_(old[submission].is_(None), new[submission] < old[submission])),
+            ),
+        ),
+    )

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from server.catalog.service import find_exercise
+from server.courses.service import INSTRUCTOR, course_role, readable_course
 from server.deps import CurrentUser, SessionDep, SettingsDep
 from server.leaderboard import service
 from server.leaderboard.schemas import LeaderboardEntry, LeaderboardPage, SpeedEntry, SpeedPage
@@ -18,13 +19,18 @@ router = APIRouter(prefix="/leaderboard", tags=["leaderboard"])
 
 Limit = Annotated[int, Query(ge=1, le=500)]
 Offset = Annotated[int, Query(ge=0, le=1_000_000)]
+CourseParam = Annotated[
+    str | None,
+    Query(max_length=64, description="Course slug (default: the default course); 404 `CourseNotFound` if not yours."),
+]
 
 
-def shown_name(viewer: User, user_id: int, display_name: str, pseudonyms: bool, secret: bytes) -> str:
-    """What a viewer sees for a learner: real names for instructors; for learners the
-    display name, or a pseudonym when the setting asks (their own row included, so it
-    matches what others see; ``is_you`` marks it)."""
-    if Role(viewer.role).reads_everything or not pseudonyms:
+def shown_name(viewer: User, user_id: int, display_name: str, pseudonyms: bool, secret: bytes, teaches: bool | None = None) -> str:
+    """What a viewer sees for a learner: real names for the course's instructors; for
+    learners the display name, or a pseudonym when the setting asks (their own row
+    included, so it matches what others see; ``is_you`` marks it)."""
+    instructor = Role(viewer.role).reads_everything if teaches is None else teaches
+    if instructor or not pseudonyms:
         return display_name
     return pseudonym(user_id, secret)
 
@@ -37,13 +43,17 @@ def leaderboard(
     exercise: Annotated[str | None, Query(max_length=64, description="Omit for the overall table.")] = None,
     limit: Limit = 50,
     offset: Offset = 0,
+    course: CourseParam = None,
 ) -> LeaderboardPage:
-    """Per learner: best score, attempts, when the best was first reached; stable order."""
+    """Per learner of the course: best score that counts, raw best, attempts, when the best
+    was first reached; stable order."""
     if exercise is not None:
         find_exercise(exercise)
-    total, rows = service.board(session, exercise, limit, offset)
-    instructor = Role(viewer.role).reads_everything
+    where = readable_course(session, viewer, course)
+    total, rows = service.board(session, exercise, limit, offset, where.id)
+    instructor = course_role(session, viewer, where) == INSTRUCTOR
     return LeaderboardPage(
+        course=where.slug,
         exercise=exercise,
         total=total,
         limit=limit,
@@ -51,10 +61,11 @@ def leaderboard(
         entries=[
             LeaderboardEntry(
                 rank=offset + i + 1,
-                learner=shown_name(viewer, r.user_id, r.display_name, settings.LEADERBOARD_PSEUDONYMS, settings.secret_bytes),
+                learner=shown_name(viewer, r.user_id, r.display_name, settings.LEADERBOARD_PSEUDONYMS, settings.secret_bytes, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 best_score=r.best,
+                raw_best_score=r.raw_best,
                 attempts=r.attempts,
                 solved=r.solved,
                 best_reached_at=r.reached_at,
@@ -66,12 +77,14 @@ def leaderboard(
 
 @router.get("/{exercise}/speed", response_model=SpeedPage, responses=errors(401, 404, 422))
 def speed_leaderboard(
-    exercise: str, viewer: CurrentUser, session: SessionDep, settings: SettingsDep, limit: Limit = 50, offset: Offset = 0
+    exercise: str, viewer: CurrentUser, session: SessionDep, settings: SettingsDep, limit: Limit = 50, offset: Offset = 0,
+    course: CourseParam = None,
 ) -> SpeedPage:
-    """Learners who scored 100, by their fastest full-score run: cpu seconds, then peak memory."""
+    """The course's learners with a 100 that counts, by their fastest such run: cpu seconds, then peak memory."""
     find_exercise(exercise)
-    total, rows = service.speed_board(session, exercise, limit, offset)
-    instructor = Role(viewer.role).reads_everything
+    where = readable_course(session, viewer, course)
+    total, rows = service.speed_board(session, exercise, limit, offset, where.id)
+    instructor = course_role(session, viewer, where) == INSTRUCTOR
     return SpeedPage(
         exercise=exercise,
         total=total,
@@ -80,7 +93,7 @@ def speed_leaderboard(
         entries=[
             SpeedEntry(
                 rank=offset + i + 1,
-                learner=shown_name(viewer, r.user_id, r.display_name, settings.LEADERBOARD_PSEUDONYMS, settings.secret_bytes),
+                learner=shown_name(viewer, r.user_id, r.display_name, settings.LEADERBOARD_PSEUDONYMS, settings.secret_bytes, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 submission_id=r.submission_id if instructor or r.user_id == viewer.id else None,

@@ -16,7 +16,10 @@ class LeaderboardEntry(BaseModel):
     learner: str
     name: str | None = Field(description="Login name; instructors only.")
     is_you: bool
-    best_score: float = Field(description="Best graded score (overall: the sum of per-exercise bests).")
+    best_score: float = Field(
+        description="Best score that counts, after any late penalty (overall: the sum of per-exercise bests)."
+    )
+    raw_best_score: float = Field(description="Best raw score, before late penalties (overall: the sum).")
     attempts: int = Field(description="Finished submissions, internal errors excluded.")
     solved: int = Field(description="Exercises with a best score of 100.")
     best_reached_at: datetime | None = Field(
@@ -27,6 +30,7 @@ class LeaderboardEntry(BaseModel):
 class LeaderboardPage(BaseModel):
     """One page of a board, ordered by best score desc, reached-at asc, learner id asc."""
 
+    course: str = Field(description="The course whose board this is.")
     exercise: str | None
     total: int = Field(description="Learners on the board, all pages.")
     limit: int

@@ -12,6 +12,8 @@
   board still reads the submissions.
 - Overall: per learner, the sum over exercises of the per-exercise bests; reached-at is the
   latest of the per-exercise reached-ats (when that total was first complete).
+- Per course: only the course's learners and the submissions made to it. The best that
+  ranks is the best score that counts (after a late penalty); the raw best rides along.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from datetime import datetime
 from sqlalchemy import Select, case, func, select
 from sqlalchemy.orm import Session
 
-from server.models import BestScore, Role, Submission, User, Verdict
+from server.courses.service import member_ids_of
+from server.models import DEFAULT_COURSE_ID, BestScore, Submission, User, Verdict
 
 S = Submission
 B = BestScore
@@ -34,24 +37,28 @@ def counted() -> list:  # type: ignore[type-arg]
     return [S.verdict.is_not(None), S.verdict != Verdict.INTERNAL_ERROR.value]
 
 
-def learner_ids() -> Select[tuple[int]]:
-    return select(User.id).where(User.role == Role.LEARNER.value)
+def learner_ids(course_id: int = DEFAULT_COURSE_ID) -> Select[tuple[int]]:
+    """SQL: the learners a course's boards rank (``server.courses.service.member_ids_of``)."""
+    return member_ids_of(course_id)  # type: ignore[no-any-return]
 
 
-def per_exercise(exercise: str | None):  # type: ignore[no-untyped-def]
-    """CTE: one row per (learner, exercise) with best, attempts, reached_at and solved_at,
-    read from ``best_scores`` (kept by ``server.leaderboard.best_scores`` with the rules
-    above), so a board costs one row per learner and exercise, not one per submission."""
-    where = [B.user_id.in_(learner_ids())]
+def per_exercise(exercise: str | None, course_id: int = DEFAULT_COURSE_ID):  # type: ignore[no-untyped-def]
+    """CTE: one row per (learner, exercise) of one course with best (the score that
+    counts), raw_best, attempts, reached_at and solved_at, read from ``best_scores`` (kept
+    by ``server.leaderboard.best_scores`` with the rules above), so a board costs one row
+    per learner and exercise, not one per submission."""
+    where = [B.course_id == course_id, B.user_id.in_(learner_ids(course_id))]
     if exercise is not None:
         where.append(B.exercise == exercise)
     return (
         select(
             B.user_id.label("user_id"),
             B.exercise.label("exercise"),
-            func.coalesce(B.best_score, 0.0).label("best"),
+            func.coalesce(B.counted_score, 0.0).label("best"),
+            func.coalesce(B.best_score, 0.0).label("raw_best"),
+            B.counted_submission_id.label("submission_id"),
             B.attempts.label("attempts"),
-            B.best_reached_at.label("reached_at"),
+            B.counted_reached_at.label("reached_at"),
             B.solved_at.label("solved_at"),
         )
         .where(*where)
@@ -68,16 +75,20 @@ class BoardRow:
     attempts: int
     solved: int
     reached_at: datetime | None
+    raw_best: float = 0.0
 
 
-def board(session: Session, exercise: str | None, limit: int, offset: int) -> tuple[int, list[BoardRow]]:
-    """(learners on the board, one page of rows in the stable order)."""
-    rows = per_exercise(exercise)
+def board(
+    session: Session, exercise: str | None, limit: int, offset: int, course_id: int = DEFAULT_COURSE_ID
+) -> tuple[int, list[BoardRow]]:
+    """(learners on the course's board, one page of rows in the stable order)."""
+    rows = per_exercise(exercise, course_id)
     reached_at = func.max(rows.c.reached_at)
     per_user = (
         select(
             rows.c.user_id,
             func.sum(rows.c.best).label("best"),
+            func.sum(rows.c.raw_best).label("raw_best"),
             func.sum(rows.c.attempts).label("attempts"),
             func.sum(case((rows.c.best >= FULL_SCORE, 1), else_=0)).label("solved"),
             reached_at.label("reached_at"),
@@ -90,6 +101,7 @@ def board(session: Session, exercise: str | None, limit: int, offset: int) -> tu
             User.id, User.name, User.display_name, per_user.c.best, per_user.c.attempts,
             per_user.c.solved, per_user.c.reached_at,
             func.count().over().label("total"),  # the board's size in the same pass
+            per_user.c.raw_best,
         )
         .join(per_user, per_user.c.user_id == User.id)
         .order_by(
@@ -107,7 +119,7 @@ def board(session: Session, exercise: str | None, limit: int, offset: int) -> tu
     else:  # past the last page: count separately
         total = session.scalar(select(func.count()).select_from(per_user)) or 0
     page = [
-        BoardRow(r[0], r[1], r[2], float(r[3] or 0), int(r[4] or 0), int(r[5] or 0), _as_datetime(r[6]))
+        BoardRow(r[0], r[1], r[2], float(r[3] or 0), int(r[4] or 0), int(r[5] or 0), _as_datetime(r[6]), float(r[8] or 0))
         for r in result
     ]
     return total, page
@@ -124,8 +136,10 @@ class SpeedRow:
     created_at: datetime
 
 
-def speed_board(session: Session, exercise: str, limit: int, offset: int) -> tuple[int, list[SpeedRow]]:
-    """Learners with a graded 100, each by their fastest full-score submission."""
+def speed_board(
+    session: Session, exercise: str, limit: int, offset: int, course_id: int = DEFAULT_COURSE_ID
+) -> tuple[int, list[SpeedRow]]:
+    """A course's learners with a graded 100 that counts, each by their fastest such submission."""
     order = (
         S.cpu_seconds.is_(None), S.cpu_seconds.asc(),
         S.peak_memory_bytes.is_(None), S.peak_memory_bytes.asc(),
@@ -141,10 +155,12 @@ def speed_board(session: Session, exercise: str, limit: int, offset: int) -> tup
             func.row_number().over(partition_by=S.user_id, order_by=order).label("n"),
         )
         .where(
+            S.course_id == course_id,
             S.exercise == exercise,
             S.verdict == Verdict.GRADED.value,
-            S.score >= FULL_SCORE,
-            S.user_id.in_(learner_ids()),
+            S.score >= FULL_SCORE,  # narrows on the covering index; the penalty can only lower it
+            S.counted_score >= FULL_SCORE,
+            S.user_id.in_(learner_ids(course_id)),
         )
         .subquery("ranked")
     )

@@ -2,6 +2,7 @@
 
 from server.models.base import Base, utcnow
 from server.models.best_score import BestScore
+from server.models.course import DEFAULT_COURSE_ID, DEFAULT_COURSE_SLUG, Course, Enrollment, Extension, SetEntry
 from server.models.submission import CheckResult, Status, Submission, Verdict
 from server.models.user import ApiToken, Role, User
 
@@ -10,6 +11,12 @@ __all__ = [
     "Base",
     "BestScore",
     "CheckResult",
+    "Course",
+    "DEFAULT_COURSE_ID",
+    "DEFAULT_COURSE_SLUG",
+    "Enrollment",
+    "Extension",
+    "SetEntry",
     "Role",
     "Status",
     "Submission",

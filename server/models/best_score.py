@@ -1,5 +1,5 @@
-"""One row per (user, exercise): the leaderboard's and gradebook's aggregate, kept up to date
-in the transaction that stores each verdict (``server.grading.persistence``)."""
+"""One row per (course, user, exercise): the leaderboard's and gradebook's aggregate, kept up
+to date in the transaction that stores each verdict (``server.grading.persistence``)."""
 
 from __future__ import annotations
 
@@ -18,18 +18,26 @@ class BestScore(Base):
     - ``best_score``: max score over ``graded`` rows; NULL while there is none.
     - ``best_reached_at``: ``created_at`` of the first graded row with that score, and
       ``best_submission_id`` that row (lowest id on an exact tie).
-    - ``solved_at``: ``created_at`` of the first graded row with a full score.
+    - ``counted_score``, ``counted_reached_at``, ``counted_submission_id``: the same over the
+      score that counts (after the late policy's penalty).
+    - ``solved_at``: ``created_at`` of the first graded row whose score that counts is full.
     Every user is kept; readers filter learners, so a role change needs no rewrite.
     """
 
     __tablename__ = "best_scores"
 
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     exercise: Mapped[str] = mapped_column(String(64), primary_key=True)
     best_score: Mapped[float | None] = mapped_column(Float)
     attempts: Mapped[int] = mapped_column(default=0)
     best_reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     best_submission_id: Mapped[int | None] = mapped_column(
+        ForeignKey("submissions.id", ondelete="SET NULL")
+    )
+    counted_score: Mapped[float | None] = mapped_column(Float)
+    counted_reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    counted_submission_id: Mapped[int | None] = mapped_column(
         ForeignKey("submissions.id", ondelete="SET NULL")
     )
     solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -20,6 +20,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from server.models.base import Base, UTCDateTime, utcnow
+from server.models.course import DEFAULT_COURSE_ID
 
 if TYPE_CHECKING:  # resolved by name through the mapper registry at run time
     from server.models.user import User
@@ -58,23 +59,35 @@ class Submission(Base):
         Index("ix_submissions_status_id", "status", "id"),
         # A learner's history per exercise, newest first.
         Index("ix_submissions_user_id_exercise_created_at", "user_id", "exercise", "created_at"),
-        # Leaderboard, stats, gradebook: one exercise's rows grouped by learner (covering).
+        # Speed board, stats, best_scores backfill: one course's rows of one exercise grouped
+        # by learner (covering; migration 0006 put the course first).
         Index(
-            "ix_submissions_exercise_user_id_verdict_score_created_at",
-            "exercise", "user_id", "verdict", "score", "created_at",
+            "ix_submissions_course_id_exercise_user_id_covering",
+            "course_id", "exercise", "user_id", "verdict", "score", "created_at",
         ),
         # The per-learner cap on queued submissions.
         Index("ix_submissions_user_id_status", "user_id", "status"),
+        # Attempt limits and per-course histories: one learner's rows for one course's exercise.
+        Index("ix_submissions_course_id_user_id_exercise", "course_id", "user_id", "exercise"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    #: The course it was submitted to (migration 0006 put older rows in the default course).
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), default=DEFAULT_COURSE_ID)
     exercise: Mapped[str] = mapped_column(String(64))
     source: Mapped[str] = mapped_column(Text)
     source_sha256: Mapped[str] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(16), default=Status.QUEUED)
     verdict: Mapped[str | None] = mapped_column(String(32))
+    #: The raw score, as the judge gave it; never changed by a late policy.
     score: Mapped[float | None] = mapped_column(Float)
+    #: Seconds past the learner's due date when it was submitted; NULL when on time.
+    late_seconds: Mapped[int | None] = mapped_column()
+    #: Percent of the raw score the late policy takes off, fixed when it was accepted.
+    penalty_percent: Mapped[float] = mapped_column(Float, default=0.0)
+    #: ``score`` after the penalty: what boards and gradebooks count. NULL unless graded.
+    counted_score: Mapped[float | None] = mapped_column(Float)
     message: Mapped[str] = mapped_column(Text, default="")
     stdout: Mapped[str] = mapped_column(Text, default="")
     stderr: Mapped[str] = mapped_column(Text, default="")

@@ -11,7 +11,7 @@ from sqlalchemy import case, distinct, func, select
 from sqlalchemy.orm import Session
 
 from server.leaderboard.service import FULL_SCORE, counted, learner_ids
-from server.models import CheckResult, Submission, Verdict
+from server.models import DEFAULT_COURSE_ID, CheckResult, Submission, Verdict
 from server.stats.schemas import CheckStats, ExerciseStats, MisconceptionStats, ScoreBucket
 
 S = Submission
@@ -24,9 +24,9 @@ def _bucket(score):  # type: ignore[no-untyped-def]
     return case((score >= FULL_SCORE, 10), else_=func.floor(func.coalesce(score, 0) / 10))
 
 
-def exercise_stats(session: Session, exercise: str) -> ExerciseStats:
-    """All the numbers for one exercise."""
-    mine = [S.exercise == exercise, S.user_id.in_(learner_ids())]
+def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COURSE_ID) -> ExerciseStats:
+    """All the numbers for one exercise in one course (its learners, its submissions; raw scores)."""
+    mine = [S.course_id == course_id, S.exercise == exercise, S.user_id.in_(learner_ids(course_id))]
     graded = S.verdict == Verdict.GRADED.value
 
     totals = session.execute(

@@ -12,7 +12,8 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from server.deps import CurrentUser, SessionDep, SettingsDep, StateDep
+from server.courses.service import readable_course
+from server.deps import CurrentUser, Now, SessionDep, SettingsDep, StateDep
 from server.errors import InvalidSource, SourceTooLarge
 from server.limits import SubmissionLimits
 from server.openapi import errors
@@ -86,7 +87,14 @@ _CREATE_BODY_DOC = {
     status_code=status.HTTP_202_ACCEPTED,
     response_model=SubmissionPublic,
     openapi_extra=_CREATE_BODY_DOC,
-    responses={200: {"model": SubmissionPublic, "description": "Replay of an Idempotency-Key"}, **errors(401, 404, 409, 413, 422, 429)},
+    responses={
+        200: {"model": SubmissionPublic, "description": "Replay of an Idempotency-Key"},
+        **errors(401, 403, 404, 409, 413, 422, 429, notes={
+            403: "The course refuses it now: `NotReleased`, `SubmissionsClosed` (with the date) or `AttemptLimitReached`",
+            404: "`ExerciseNotFound` (unknown, or not in the course) or `CourseNotFound`",
+            422: "`ValidationError`, `EmptySource`, `InvalidSource`, or `CourseRequired` (in several courses, none named)",
+        }),
+    },
     dependencies=[SubmissionLimits],  # 429 before the body is read (learners only)
 )
 def create_submission(
@@ -95,9 +103,18 @@ def create_submission(
     session: SessionDep,
     state: StateDep,
     response: Response,
+    now: Now,
     idempotency_key: IdempotencyKey = None,
 ) -> SubmissionPublic:
-    """Queue a submission for grading: 202 when created, 200 when replaying a key."""
+    """Queue a submission for grading: 202 when created, 200 when replaying a key.
+
+    In a course, learners are refused before the exercise's release (403 ``NotReleased``),
+    after its hard close (403 ``SubmissionsClosed``) and past its attempt limit (403
+    ``AttemptLimitReached``), each with the date in the course's time zone; after the due
+    date the submission is accepted and flagged late (``late``, ``penalty_percent``). A
+    learner in several courses names one (``course``; 422 ``CourseRequired`` otherwise);
+    an exercise outside the course is 404 ``ExerciseNotFound``.
+    """
     submission, created = service.create_submission(
         session,
         state.queue,
@@ -105,6 +122,7 @@ def create_submission(
         payload,
         max_source_bytes=state.settings.MAX_SOURCE_BYTES,
         idempotency_key=idempotency_key,
+        now=now,
         max_queued=state.settings.MAX_QUEUED_PER_USER,
         retry_after=math.ceil(state.settings.WALL_SECONDS),
     )
@@ -140,16 +158,19 @@ async def read_submission(
         await state.announcer.wait(submission_id, min(left, POLL_SECONDS))
 
 
-@router.get("", response_model=list[SubmissionSummary], responses=errors(401, 403))
+@router.get("", response_model=list[SubmissionSummary], responses=errors(401, 403, 404))
 def list_submissions(
     user: CurrentUser,
     session: SessionDep,
     exercise: str | None = None,
+    course: Annotated[str | None, Query(max_length=64, description="Only this course's submissions.")] = None,
     user_name: Annotated[str | None, Query(alias="user", description="Instructors: whose submissions.")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
 ) -> list[SubmissionSummary]:
-    """The caller's submissions, newest first (instructors: ``user=`` for someone else's)."""
+    """The caller's submissions, newest first (instructors: ``user=`` for someone else's, in
+    the courses they teach; ``course=`` for one course, 404 ``CourseNotFound`` if not theirs)."""
+    selected = readable_course(session, user, course) if course is not None else None
     return service.list_submissions(
-        session, user, exercise=exercise, user_name=user_name, limit=limit, offset=offset
+        session, user, exercise=exercise, user_name=user_name, limit=limit, offset=offset, course=selected
     )

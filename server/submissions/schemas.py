@@ -19,6 +19,10 @@ class SubmissionCreate(BaseModel):
 
     exercise: str = Field(min_length=1, max_length=64, examples=["actor-loss"])
     source: str = Field(description="The learner's Python file, UTF-8 text.")
+    course: str | None = Field(
+        default=None, max_length=64,
+        description="Course slug; may be left out when the learner is in one course only.",
+    )
     filename: str | None = Field(
         default=None,
         max_length=255,
@@ -102,8 +106,20 @@ class Feedback(BaseModel):
     summary: FeedbackSummary
 
 
-class SubmissionPublic(BaseModel):
-    """One submission with its verdict and per-check results."""
+class LateFields(BaseModel):
+    """Where a submission stands against its course's due date."""
+
+    course: str = Field(description="Slug of the course it was submitted to.")
+    late: bool = Field(description="Submitted after the learner's due date (extension included).")
+    late_seconds: int | None = Field(description="Seconds past the due date; null when on time.")
+    penalty_percent: float = Field(description="Percent of the raw score the late policy takes off.")
+    counted_score: float | None = Field(
+        description="The score that counts on boards and in the gradebook: `score` less the penalty."
+    )
+
+
+class SubmissionPublic(LateFields):
+    """One submission with its verdict and per-check results; ``score`` is the raw score."""
 
     id: int
     exercise: str
@@ -130,7 +146,7 @@ class SubmissionPublic(BaseModel):
     )
 
 
-class SubmissionSummary(BaseModel):
+class SubmissionSummary(LateFields):
     """One row of ``GET /submissions``: no checks, output or source."""
 
     id: int

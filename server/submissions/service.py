@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -13,7 +14,10 @@ from sqlalchemy.orm import Session
 from exercises.feedback import safe_filename
 
 from server.catalog.service import find_exercise
+from server.courses.service import course_for_submission, taught_course_ids
+from server.courses.sets import accept
 from server.errors import (
+    GraderError,
     EmptySource,
     IdempotencyKeyConflict,
     InvalidSource,
@@ -24,7 +28,7 @@ from server.errors import (
 )
 from server.grading.queue import SubmissionQueue
 from server.limits import lock_learner, refuse_if_queue_full
-from server.models import Role, Status, Submission, User
+from server.models import Course, Role, Status, Submission, User, utcnow
 from server.submissions.schemas import (
     CheckPublic,
     Feedback,
@@ -61,6 +65,7 @@ def create_submission(
     idempotency_key: str | None,
     max_queued: int | None,
     retry_after: int = 0,
+    now: datetime | None = None,
 ) -> tuple[Submission, bool]:
     """Store a ``queued`` row (and, for procrastinate, its job) in one transaction, commit,
     then hand its id to an in-process queue. Returns (row, created).
@@ -70,6 +75,10 @@ def create_submission(
     submissions waiting gets ``TooManyQueued``; the count and the insert are one
     transaction under the learner's lock, so concurrent requests cannot both pass it.
     ``max_queued=None`` (trusted callers such as fixtures loading many rows) sets no cap.
+    Otherwise the course's rules at ``now`` (default: the system clock) decide
+    (``server.courses.sets.accept``): refused before the release, after the close or past
+    the attempt limit (counted under the learner's lock, so a burst cannot overrun it), or
+    accepted with its lateness and penalty fixed.
     """
     data = validate_source(payload.source, max_source_bytes)
     find_exercise(payload.exercise)
@@ -91,8 +100,19 @@ def create_submission(
             session.rollback()  # release the learner's lock before the 429 is written
             raise
 
+    now = now or utcnow()
+    try:
+        course = course_for_submission(session, user, payload.course)
+        acceptance = accept(session, course, user, payload.exercise, now)
+    except GraderError:
+        session.rollback()  # release the learner's lock before the refusal is written
+        raise
     submission = Submission(
         user_id=user.id,
+        course_id=course.id,
+        late_seconds=acceptance.late_seconds,
+        penalty_percent=acceptance.penalty_percent,
+        created_at=now,
         exercise=payload.exercise,
         filename=safe_filename(payload.filename),
         source=payload.source,
@@ -140,11 +160,25 @@ def get_submission(session: Session, reader: User, submission_id: int) -> Submis
     """A submission the reader may see. Others' rows answer 404, not 403, so that a
     learner cannot probe which ids exist."""
     submission = session.get(Submission, submission_id)
-    if submission is None or (
-        submission.user_id != reader.id and not Role(reader.role).reads_everything
-    ):
+    if submission is None or (submission.user_id != reader.id and not _teaches(session, reader, submission.course_id)):
         raise SubmissionNotFound(f"No submission {submission_id} that you can read.")
     return submission
+
+
+def _teaches(session: Session, reader: User, course_id: int) -> bool:
+    taught = taught_course_ids(session, reader)
+    return taught is None or course_id in taught
+
+
+def _late_fields(session: Session, submission: Submission) -> dict[str, object]:
+    course = session.get(Course, submission.course_id)
+    return {
+        "course": course.slug if course else "",
+        "late": submission.late_seconds is not None,
+        "late_seconds": submission.late_seconds,
+        "penalty_percent": submission.penalty_percent or 0.0,
+        "counted_score": submission.counted_score,
+    }
 
 
 def queue_position(session: Session, submission: Submission) -> int | None:
@@ -187,6 +221,7 @@ def to_public(session: Session, submission: Submission) -> SubmissionPublic:
         started_at=submission.started_at,
         finished_at=submission.finished_at,
         queue_position=queue_position(session, submission),
+        **_late_fields(session, submission),  # type: ignore[arg-type]
         filename=submission.filename,
         feedback=_feedback(submission.feedback),
     )
@@ -210,8 +245,10 @@ def list_submissions(
     user_name: str | None,
     limit: int,
     offset: int,
+    course: Course | None = None,
 ) -> list[SubmissionSummary]:
-    """The reader's own submissions, newest first; instructors may name another user."""
+    """The reader's own submissions, newest first (only ``course``'s when given); instructors
+    may name another user and then see only the submissions of courses they teach."""
     owner_name = user_name or reader.name
     if owner_name != reader.name and not Role(reader.role).reads_everything:
         raise NotAllowed("Only instructors and admins may list other users' submissions.")
@@ -225,6 +262,11 @@ def list_submissions(
     )
     if exercise:
         query = query.where(Submission.exercise == exercise)
+    if course is not None:
+        query = query.where(Submission.course_id == course.id)
+    taught = taught_course_ids(session, reader)
+    if owner_name != reader.name and taught is not None:
+        query = query.where(Submission.course_id.in_(taught))
     return [
         SubmissionSummary(
             id=s.id,
@@ -237,6 +279,7 @@ def list_submissions(
             created_at=s.created_at,
             started_at=s.started_at,
             finished_at=s.finished_at,
+            **_late_fields(session, s),  # type: ignore[arg-type]
         )
         for s, name in session.execute(query).tuples()
     ]

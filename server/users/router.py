@@ -7,7 +7,9 @@ manage answers 404, like a missing one.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, status
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 
 from server.deps import CurrentUser, InstructorUser, SessionDep, SettingsDep
@@ -68,11 +70,18 @@ def create_user(
         }
     },
 )
-async def import_roster(request: Request, actor: InstructorUser, session: SessionDep, settings: SettingsDep) -> RosterReport:
-    """Create users from a CSV roster (``name,display_name[,role]``, header row required).
+async def import_roster(
+    request: Request,
+    actor: InstructorUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    course: Annotated[str | None, Query(max_length=64, description="Enroll every row in this course.")] = None,
+) -> RosterReport:
+    """Create users from a CSV roster (``name,display_name[,role][,course]``, header row required).
 
     Each created user's token is in the answer, once. Duplicates and invalid rows are
-    reported per line, never fatal.
+    reported per line, never fatal. With ``course=`` or a ``course`` column, every row's
+    user is enrolled in that course (one the caller teaches), existing users included.
     """
     body = await request.body()
     if len(body) > ROSTER_MAX_BYTES:
@@ -82,12 +91,23 @@ async def import_roster(request: Request, actor: InstructorUser, session: Sessio
     except UnicodeDecodeError:
         raise InvalidRoster("The roster is not UTF-8 text.") from None
     def create_all() -> list[service.RosterOutcome]:
-        outcomes = service.import_roster(session, text, settings.secret_bytes, actor)
+        enroller = None
+        if course is not None or "course" in _header(text):
+            from server.courses.service import roster_enroller
+
+            enroller = roster_enroller(session, actor, course)
+        outcomes = service.import_roster(session, text, settings.secret_bytes, actor, enroller)
         session.commit()
         return outcomes
 
     # thousands of rows of hashing and inserts: off the event loop, like the sync routes
     return roster_report(await run_in_threadpool(create_all))
+
+
+def _header(text: str) -> list[str]:
+    """The roster's header cells, lower-cased (to see whether it has a ``course`` column)."""
+    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    return [cell.strip().strip('"').lower() for cell in first.split(",")]
 
 
 def roster_report(outcomes: list[service.RosterOutcome]) -> RosterReport:
@@ -101,11 +121,13 @@ def roster_report(outcomes: list[service.RosterOutcome]) -> RosterReport:
             created=o.token is not None,
             token=o.token,
             error=o.error,
+            course=o.course,
         )
         for o in outcomes
     ]
     created = sum(r.created for r in rows)
-    return RosterReport(created=created, skipped=len(rows) - created, rows=rows)
+    enrolled = sum(r.course is not None and not r.created for r in rows)
+    return RosterReport(created=created, enrolled=enrolled, skipped=len(rows) - created - enrolled, rows=rows)
 
 
 @router.post("/users/{name}/tokens/revoke", response_model=TokensRevoked, responses=errors(401, 404))

@@ -50,11 +50,13 @@ class RosterRow(BaseModel):
     created: bool
     token: str | None
     error: str | None
+    course: str | None = Field(default=None, description="The course the row's user was enrolled in, if any.")
 
 
 class RosterReport(BaseModel):
     """``POST /users/import``: what happened to each line."""
 
     created: int
+    enrolled: int = Field(default=0, description="Existing users enrolled in a course.")
     skipped: int
     rows: list[RosterRow]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import func, select, update
@@ -152,25 +153,35 @@ class RosterOutcome:
     role: Role | None
     token: str | None = None
     error: str | None = None
+    course: str | None = None
 
 
 ROSTER_MAX_ROWS = 5000
 
+#: Given a roster row's ``course`` cell, checks the course (raising a ``GraderError`` whose
+#: detail is reported on the row) and returns what enrolls a user in it: (user, account
+#: role) -> the course's slug.
+Enroll = Callable[[str], Callable[[User, Role], str]]
 
-def import_roster(session: Session, text: str, pepper: bytes, actor: User | None = None) -> list[RosterOutcome]:
-    """Create users from CSV text with columns ``name,display_name[,role]``.
+
+def import_roster(
+    session: Session, text: str, pepper: bytes, actor: User | None = None, enroll: Enroll | None = None
+) -> list[RosterOutcome]:
+    """Create users from CSV text with columns ``name,display_name[,role][,course]``.
 
     A header row is required. Every valid new row gets a user and a token; a duplicate (in
     the database or earlier in the file), an invalid name or role, or a role the actor may
-    not create is reported on its line and skipped, never fatal. The caller commits.
+    not create is reported on its line and skipped, never fatal. With ``enroll``
+    (``server.courses``), every row's user is also put in a course, and a user who exists
+    already is enrolled rather than skipped. The caller commits.
     """
     try:
-        return _import_rows(session, text, pepper, actor)
+        return _import_rows(session, text, pepper, actor, enroll)
     except csv.Error as exc:  # a malformed CSV is the uploader's to fix, not a server error
         raise InvalidRoster(f"The roster is not valid CSV: {exc}.") from None
 
 
-def _import_rows(session: Session, text: str, pepper: bytes, actor: User | None) -> list[RosterOutcome]:
+def _import_rows(session: Session, text: str, pepper: bytes, actor: User | None, enroll: Enroll | None) -> list[RosterOutcome]:
     # newline="" lets the csv module see quoted newlines and bare carriage returns itself
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
     fields = [f.strip().lower() for f in reader.fieldnames or []]
@@ -200,14 +211,26 @@ def _import_rows(session: Session, text: str, pepper: bytes, actor: User | None)
             continue
         seen.add(name)
         try:
+            # the course is checked before anyone is created, so a refused row adds nothing
+            enroll_in = enroll((row.get("course") or "").strip()) if enroll is not None else None
+        except GraderError as exc:
+            outcomes.append(RosterOutcome(index, name, display, role, error=exc.detail))
+            continue
+        existing = session.scalar(select(User).where(User.name == name)) if enroll_in is not None else None
+        if existing is not None and enroll_in is not None:
+            course = enroll_in(existing, Role(existing.role))
+            outcomes.append(RosterOutcome(index, name, existing.display_name, Role(existing.role), course=course))
+            continue
+        try:
             # create_user checks the name and its uniqueness before adding anything, so a
             # refused row leaves the session clean.
             created = create_user(session, name, role, pepper, display[:128])
+            course = enroll_in(created.user, role) if enroll_in is not None else None
         except UserAlreadyExists:
             outcomes.append(RosterOutcome(index, name, display, role, error="a user with this name exists already"))
             continue
         except GraderError as exc:
             outcomes.append(RosterOutcome(index, name, display, role, error=exc.detail))
             continue
-        outcomes.append(RosterOutcome(index, name, display, role, token=created.token))
+        outcomes.append(RosterOutcome(index, name, display, role, token=created.token, course=course))
     return outcomes

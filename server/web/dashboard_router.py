@@ -22,12 +22,14 @@ from pathlib import Path
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
+from server.courses.service import may_read_learner, taught_course_ids
 from server.dashboard import service
 from server.deps import SessionDep, SettingsDep
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
-from server.models import Role
+from server.models import Role, User
 from server.web import dashboard_pages as pages
 from server.web.responses import (
     SECURITY_HEADERS,
@@ -121,7 +123,7 @@ def learner_page(name: str, request: Request, session: SessionDep, settings: Set
         return user
     instructor = Role(user.role).reads_everything
     owner = user if name == user.name else (service.learner_by_name(session, name) if instructor else None)
-    if owner is None:
+    if owner is None or not may_read_learner(session, user, owner):  # courses: only the ones they teach
         return not_found(user)
     number = parse_int(page, 1, 1, MAX_PAGE)
     if number is None:
@@ -151,7 +153,7 @@ def submission_page(submission_id: str, request: Request, session: SessionDep, s
     number = parse_int(submission_id, 0, 1, MAX_ID)
     submission = service.submission_with_checks(session, number) if number else None
     instructor = Role(user.role).reads_everything
-    if submission is None or (submission.user_id != user.id and not instructor):
+    if submission is None or (submission.user_id != user.id and not _teaches(session, user, submission.course_id)):
         return not_found(user)
     mark = service.change_mark(session, None if instructor else user.id)
     title = _titles().get(submission.exercise, submission.exercise)
@@ -197,3 +199,9 @@ def wide_gradebook(request: Request, session: SessionDep, settings: SettingsDep)
     """The wide gradebook (Canvas and Moodle), for a logged-in instructor."""
     user = gate(request, session, settings, instructors_only=True)
     return user if isinstance(user, Response) else _csv(wide_gradebook_csv(session), "gradebook-wide.csv")
+
+
+def _teaches(session: Session, user: User, course_id: int) -> bool:
+    """An instructor reads the submissions of the courses they teach (admins: all)."""
+    taught = taught_course_ids(session, user)
+    return taught is None or course_id in taught

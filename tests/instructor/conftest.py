@@ -10,7 +10,8 @@ import pytest
 
 from server.db import transaction
 from server.leaderboard.best_scores import record_verdict
-from server.models import CheckResult, Status, Submission, User
+from server.courses.policy import counted_score
+from server.models import DEFAULT_COURSE_ID, CheckResult, Status, Submission, User
 from tests.server.conftest import *  # noqa: F403  (the server fixtures and hooks, whatever they are)
 from tests.server.conftest import Api
 
@@ -45,10 +46,16 @@ class Rows:
         memory: int | None = 1000,
         checks: list[tuple[str, bool, str | None]] = (),  # type: ignore[assignment]
         status: str = Status.DONE,
+        course_id: int = DEFAULT_COURSE_ID,
+        penalty: float = 0.0,
     ) -> int:
         with transaction(self.api.state.session_factory) as session:
             row = Submission(
                 user_id=self.user_id(name),
+                course_id=course_id,
+                penalty_percent=penalty,
+                late_seconds=60 if penalty else None,
+                counted_score=counted_score(score, penalty) if status == Status.DONE and verdict == "graded" else None,
                 exercise=exercise,
                 source="x = 1\n",
                 source_sha256="0" * 64,
@@ -68,8 +75,8 @@ class Rows:
             session.flush()
             if status == Status.DONE:  # what storing a verdict does (server.grading.persistence)
                 record_verdict(
-                    session, user_id=row.user_id, exercise=exercise, submission_id=row.id,
-                    created_at=row.created_at, verdict=verdict, score=score,
+                    session, course_id=course_id, user_id=row.user_id, exercise=exercise, submission_id=row.id,
+                    created_at=row.created_at, verdict=verdict, score=score, counted_score=row.counted_score,
                 )
             return row.id
 

@@ -17,14 +17,15 @@ from tests.server.fakes import FakeReport
 
 def _best(api: Api, name: str, rows: Rows, exercise: str = "actor-loss") -> BestScore | None:
     with api.state.session_factory() as session:
-        return session.get(BestScore, (rows.user_id(name), exercise))
+        return session.get(BestScore, (1, rows.user_id(name), exercise))
 
 
 def _table(api: Api) -> list[tuple]:  # type: ignore[type-arg]
     with api.state.session_factory() as session:
         return [
-            (b.user_id, b.exercise, b.best_score, b.attempts, b.best_reached_at, b.best_submission_id, b.solved_at)
-            for b in session.scalars(select(BestScore).order_by(BestScore.user_id, BestScore.exercise))
+            (b.course_id, b.user_id, b.exercise, b.best_score, b.attempts, b.best_reached_at, b.best_submission_id,
+             b.counted_score, b.counted_reached_at, b.counted_submission_id, b.solved_at)
+            for b in session.scalars(select(BestScore).order_by(BestScore.course_id, BestScore.user_id, BestScore.exercise))
         ]
 
 

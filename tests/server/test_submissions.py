@@ -146,7 +146,9 @@ def test_submission_public_shape(api: Api) -> None:
         "id", "exercise", "user", "status", "verdict", "score", "message", "checks", "stdout",
         "stderr", "timings", "peak_memory_bytes", "cpu_seconds", "created_at", "started_at",
         "finished_at", "queue_position", "filename", "feedback",
+        "course", "late", "late_seconds", "penalty_percent", "counted_score",
     }
+    assert (done["course"], done["late"], done["counted_score"]) == ("default", False, done["score"])
     assert done["checks"][2] == {
         "name": "clip", "weight": 25.0, "passed": False,
         "message": "clip boundary wrong", "misconception": "max instead of min",

@@ -1,0 +1,137 @@
+"""Courses on the client side: which course a command is about, the ``exercises`` tables
+(what is open, due dates, time left), and the late warning before a submission is sent.
+
+Kept apart from ``render.py``/``cli.py`` so that course features stay in one place; the
+server decides every rule (and its clock is the one that counts): the client only shows
+what ``GET /courses/{course}/exercises`` says.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+
+from .api import Client, Course, CourseExercises, ExerciseWindow, Submission, UsageError
+
+STATUS_STYLE = {"open": "green", "late": "yellow", "closed": "red", "not_released": "dim"}
+
+
+def duration(seconds: int) -> str:
+    """``3d 4h``, ``5h 10m``, ``12m``, ``40s``: the two largest units."""
+    seconds = abs(int(seconds))
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    if minutes:
+        return f"{minutes}m"
+    return f"{secs}s"
+
+
+def when(iso: str | None) -> str:
+    """A server time (already in the course's zone) as ``2026-12-11 17:00 +01:00``."""
+    if not iso:
+        return "-"
+    date, _, clock = iso.partition("T")
+    hhmm, offset = clock[:5], clock[8:].lstrip("0123456789.") or ""
+    return f"{date} {hhmm} {offset.replace('Z', 'UTC')}".strip()
+
+
+def time_left(window: ExerciseWindow) -> str:
+    """What the learner reads in the "time left" column."""
+    status = window.get("status")
+    to_due, to_close = window.get("seconds_to_due"), window.get("seconds_to_close")
+    if status == "closed":
+        return "closed"
+    if status == "not_released":
+        return "not open yet"
+    if status == "late" and to_due is not None:
+        left = f"; closes in {duration(to_close)}" if to_close is not None else ""
+        return f"late by {duration(to_due)}{left}"
+    if to_due is not None:
+        return f"{duration(to_due)} left"
+    return "no due date"
+
+
+def late_policy(window: ExerciseWindow) -> str:
+    """``10% per day`` or ``flagged only``."""
+    percent = float(window.get("penalty_percent") or 0)
+    return f"-{percent:g}% per {window.get('penalty_unit', 'day')}" if percent else "flagged only"
+
+
+def exercises_tables(listings: list[CourseExercises]) -> Group:
+    """Per course, a heading and one line per exercise (lines rather than a table, so that
+    dates never wrap mid-value in a narrow terminal): exercise, function, status, due date,
+    time left, late policy, attempts used."""
+    parts: list[Text] = []
+    for listing in listings:
+        parts.append(Text(f"{listing.get('course')}: {listing.get('title')} (times in {listing.get('time_zone')})",
+                          style="bold"))
+        windows = listing.get("exercises", [])
+        if not windows:
+            parts.append(Text("  nothing open yet", style="dim"))
+        for w in windows:
+            status = str(w.get("status", ""))
+            limit = w.get("max_attempts")
+            attempts = f"attempts {w.get('attempts_used', 0)}/{limit}" if limit else f"attempts {w.get('attempts_used', 0)}"
+            due = f"due {when(w.get('due_at'))}" + (" (extended)" if w.get("extended") else "") if w.get("due_at") else "no due date"
+            line = Text("  ")
+            line.append(f"{w.get('exercise', '')}  {w.get('function', '')}  ")
+            line.append(status, style=STATUS_STYLE.get(status, ""))
+            line.append(f"  {due}  {time_left(w)}  late: {late_policy(w)}  {attempts}")
+            parts.append(line)
+        parts.append(Text(""))
+    return Group(*parts)
+
+
+def pick_courses(courses: list[Course], wanted: str | None) -> list[Course]:
+    """The courses a listing shows: ``wanted`` only, or every course of the learner."""
+    if wanted is None:
+        return courses
+    chosen = [c for c in courses if c.get("slug") == wanted]
+    if not chosen:
+        names = ", ".join(str(c.get("slug")) for c in courses) or "none"
+        raise UsageError(f"you are not in a course called {wanted!r} (yours: {names})")
+    return chosen
+
+
+def window_for(client: Client, course: str | None, exercise: str) -> tuple[str, ExerciseWindow] | None:
+    """(course, the exercise's window) where the submission will go, when the client can tell:
+    the named course, or the learner's only one. None on a server without courses or when
+    the learner is in several courses and named none (the server then says which to pick)."""
+    if course is None:
+        mine = client.courses()
+        if not mine or len(mine) != 1:
+            return None
+        course = str(mine[0].get("slug"))
+    for window in client.course_exercises(course).get("exercises", []):
+        if window.get("exercise") == exercise:
+            return course, window
+    return None
+
+
+def late_warning(course: str, window: ExerciseWindow) -> str | None:
+    """The warning shown before a late submission is sent; None when it is on time."""
+    if window.get("status") != "late":
+        return None
+    penalty = float(window.get("penalty_percent") or 0)
+    cost = (f"it loses {penalty:g}% of its score per {window.get('penalty_unit', 'day')} started late"
+            if penalty else "it is flagged late")
+    close = f"; submissions close {when(window.get('close_at'))}" if window.get("close_at") else ""
+    return (f"{window.get('exercise')} was due {when(window.get('due_at'))} in {course} "
+            f"({duration(window.get('seconds_to_due') or 0)} ago): {cost}{close}")
+
+
+def late_note(sub: Submission) -> str | None:
+    """After grading: the late flag and the score that counts, when the submission was late."""
+    if not sub.get("late"):
+        return None
+    penalty = float(sub.get("penalty_percent") or 0)  # type: ignore[arg-type]
+    counted = sub.get("counted_score")
+    late_by = duration(int(sub.get("late_seconds") or 0))  # type: ignore[call-overload]
+    if penalty and counted is not None:
+        return f"submitted late by {late_by}: -{penalty:g}%, the score that counts is {float(counted):g} (raw {sub.get('score')})"  # type: ignore[arg-type]
+    return f"submitted late by {late_by}: flagged late" + (f" ({penalty:g}% penalty)" if penalty else "")

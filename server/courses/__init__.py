@@ -1,0 +1,1 @@
+"""Courses: rosters, exercise sets with release/due/close dates, late policies, extensions."""

@@ -1,0 +1,95 @@
+"""Wire types for courses, exercise sets and extensions.
+
+Times in answers are in the course's time zone (ISO 8601 with its offset); times sent
+without an offset are read in the course's time zone, times with one as given.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from server.courses.policy import Phase
+
+
+class CourseCreate(BaseModel):
+    """``POST /courses``."""
+
+    slug: str = Field(min_length=1, max_length=64, examples=["rlhf-fall-a"])
+    title: str = Field(default="", max_length=200, examples=["RLHF, fall term, section A"])
+    time_zone: str = Field(default="UTC", max_length=64, examples=["Europe/Paris"])
+
+
+class CoursePublic(BaseModel):
+    """A course and the caller's role in it."""
+
+    slug: str
+    title: str
+    time_zone: str
+    role: Literal["learner", "instructor"] = Field(description="The caller's role in this course.")
+
+
+class SetEntryIn(BaseModel):
+    """``PUT /courses/{course}/exercises/{exercise}``: publish an exercise, or change its rules."""
+
+    release_at: datetime | None = Field(default=None, description="Not listed nor accepted before; null: open now.")
+    due_at: datetime | None = Field(default=None, description="Accepted and flagged late after; null: never late.")
+    close_at: datetime | None = Field(default=None, description="Refused after; null: never closed.")
+    penalty_percent: float = Field(
+        default=0, ge=0, le=100, description="Percent of the raw score off per started unit late; 0: only flagged."
+    )
+    penalty_unit: Literal["day", "hour"] = "day"
+    max_attempts: int | None = Field(default=None, ge=1, le=100_000, description="Null: no limit.")
+
+
+class ExerciseWindow(BaseModel):
+    """One exercise of a course as the caller sees it now (their extension applied)."""
+
+    exercise: str
+    title: str
+    function: str
+    status: Phase = Field(description="not_released (instructors only), open, late (accepted, flagged) or closed.")
+    release_at: datetime | None
+    due_at: datetime | None
+    close_at: datetime | None
+    extended: bool = Field(description="The due date is the caller's extension.")
+    seconds_to_due: int | None = Field(description="Until the due date (negative once past); null without one.")
+    seconds_to_close: int | None = Field(description="Until the hard close (negative once past); null without one.")
+    penalty_percent: float
+    penalty_unit: str
+    max_attempts: int | None
+    attempts_used: int
+
+
+class CourseExercises(BaseModel):
+    """``GET /courses/{course}/exercises``."""
+
+    course: str
+    title: str
+    time_zone: str
+    now: datetime = Field(description="The server's time, in the course's zone.")
+    exercises: list[ExerciseWindow]
+
+
+class ExtensionIn(BaseModel):
+    """``PUT /courses/{course}/extensions/{user}/{exercise}``."""
+
+    due_at: datetime = Field(description="The learner's new due date (later than the course's).")
+
+
+class ExtensionPublic(BaseModel):
+    """A granted extension."""
+
+    course: str
+    user: str
+    exercise: str
+    due_at: datetime
+
+
+class Unpublished(BaseModel):
+    """``DELETE /courses/{course}/exercises/{exercise}``: taken out of the set (scores kept)."""
+
+    course: str
+    exercise: str

@@ -1,0 +1,201 @@
+"""Exercise sets: publishing an exercise in a course with its dates and late policy,
+extensions, the acceptance check a submission passes, and what a learner's listing shows.
+
+The date rules themselves are pure (``server.courses.policy``); this module reads them from
+the database and turns a refusal into an error that names the date in the course's zone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
+
+from server.catalog.service import find_exercise, list_exercises
+from server.courses.policy import Phase, Rules
+from server.courses.service import INSTRUCTOR, LEARNER, course_role, shown
+from server.errors import (
+    AttemptLimitReached,
+    ExerciseNotFound,
+    InvalidCourse,
+    NotReleased,
+    SubmissionsClosed,
+    UserNotFound,
+)
+from server.models import DEFAULT_COURSE_ID, Course, Extension, SetEntry, Submission, User, Verdict
+
+
+def publish(
+    session: Session,
+    course: Course,
+    exercise: str,
+    *,
+    release_at: datetime | None = None,
+    due_at: datetime | None = None,
+    close_at: datetime | None = None,
+    penalty_percent: float = 0.0,
+    penalty_unit: str = "day",
+    max_attempts: int | None = None,
+) -> SetEntry:
+    """Publish ``exercise`` in ``course`` (or replace its dates and policy). The caller commits."""
+    find_exercise(exercise)
+    dates = [(n, d) for n, d in (("release", release_at), ("due", due_at), ("close", close_at)) if d is not None]
+    for (first, a), (second, b) in zip(dates, dates[1:], strict=False):
+        if b < a:
+            raise InvalidCourse(f"The {second} date ({shown(b, course)}) is before the {first} date ({shown(a, course)}).")
+    if penalty_unit not in ("day", "hour"):
+        raise InvalidCourse(f"A late penalty is per 'day' or per 'hour', not {penalty_unit!r}.")
+    if not 0 <= penalty_percent <= 100:
+        raise InvalidCourse("The late penalty is a percent of the score per day or hour, between 0 and 100.")
+    if max_attempts is not None and max_attempts < 1:
+        raise InvalidCourse("An attempt limit is at least 1 (leave it out for no limit).")
+    entry = session.get(SetEntry, (course.id, exercise)) or SetEntry(course_id=course.id, exercise=exercise)
+    entry.release_at, entry.due_at, entry.close_at = release_at, due_at, close_at
+    entry.penalty_percent, entry.penalty_unit, entry.max_attempts = float(penalty_percent), penalty_unit, max_attempts
+    session.add(entry)
+    session.flush()
+    return entry
+
+
+def unpublish(session: Session, course: Course, exercise: str) -> None:
+    """Take ``exercise`` out of the course's set (its submissions and scores stay)."""
+    entry = session.get(SetEntry, (course.id, exercise))
+    if entry is None:
+        raise ExerciseNotFound(f"{exercise!r} is not published in {course.slug!r}.")
+    session.delete(entry)
+    session.flush()
+
+
+def grant_extension(session: Session, course: Course, user_name: str, exercise: str, due_at: datetime) -> Extension:
+    """Give one learner of ``course`` a later due date on one of its exercises."""
+    user = session.scalar(select(User).where(User.name == user_name))
+    if user is None or course_role(session, user, course) != LEARNER:
+        raise UserNotFound(f"No learner {user_name!r} in {course.slug!r}.")
+    entry = session.get(SetEntry, (course.id, exercise))
+    if entry is None or entry.due_at is None:
+        raise InvalidCourse(f"{exercise!r} has no due date in {course.slug!r}; publish it with one first.")
+    if due_at <= entry.due_at:
+        raise InvalidCourse(f"An extension must be later than the due date ({shown(entry.due_at, course)}).")
+    extension = session.get(Extension, (course.id, user.id, exercise)) or Extension(
+        course_id=course.id, user_id=user.id, exercise=exercise
+    )
+    extension.due_at = due_at
+    session.add(extension)
+    session.flush()
+    return extension
+
+
+def entries(session: Session, course: Course) -> list[SetEntry]:
+    """The course's set, in catalogue order."""
+    order = {e.slug: (e.order, e.slug) for e in list_exercises()}
+    found = session.scalars(select(SetEntry).where(SetEntry.course_id == course.id))
+    return sorted(found, key=lambda e: order.get(e.exercise, (10**6, e.exercise)))
+
+
+def rules_for(session: Session, course: Course, user_id: int, exercise: str) -> Rules | None:
+    """The rules in force for this learner, extension included; None when the exercise is
+    not part of the course. The default course opens every catalogue exercise without
+    dates unless it publishes an entry for it."""
+    entry = session.get(SetEntry, (course.id, exercise))
+    if entry is None:
+        return Rules(None, None, None) if course.id == DEFAULT_COURSE_ID else None
+    rules = Rules(entry.release_at, entry.due_at, entry.close_at, entry.penalty_percent, entry.penalty_unit, entry.max_attempts)
+    extension = session.get(Extension, (course.id, user_id, exercise))
+    return rules.with_extension(extension.due_at if extension else None)
+
+
+def attempts_used(session: Session, course_id: int, user_id: int, exercise: str) -> int:
+    """Submissions that count against an attempt limit: every one not failed by the grader
+    (queued and running ones too, so a burst cannot overrun the limit)."""
+    return session.scalar(
+        select(func.count()).select_from(Submission).where(
+            Submission.course_id == course_id,
+            Submission.user_id == user_id,
+            Submission.exercise == exercise,
+            or_(Submission.verdict.is_(None), Submission.verdict != Verdict.INTERNAL_ERROR.value),
+        )
+    ) or 0
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """How an accepted submission stands: seconds late (None: on time) and the penalty fixed now."""
+
+    late_seconds: int | None
+    penalty_percent: float
+
+
+def accept(session: Session, course: Course, user: User, exercise: str, now: datetime) -> Acceptance:
+    """Check a learner's submission against the course's rules at ``now``; raise the
+    matching 403 (with the date, in the course's zone) or return how late it is.
+
+    The course's instructors are never refused and never late: they try exercises out.
+    """
+    role = course_role(session, user, course)
+    rules = rules_for(session, course, user.id, exercise)
+    if rules is None:
+        raise ExerciseNotFound(f"{exercise!r} is not part of the course {course.slug!r}.")
+    if role == INSTRUCTOR:
+        return Acceptance(None, 0.0)
+    phase = rules.phase(now)
+    if phase is Phase.NOT_RELEASED:
+        assert rules.release_at is not None
+        raise NotReleased(f"{exercise!r} opens on {shown(rules.release_at, course)} in {course.slug!r}; it is not accepted before.")
+    if phase is Phase.CLOSED:
+        assert rules.close_at is not None
+        raise SubmissionsClosed(f"{exercise!r} closed on {shown(rules.close_at, course)} in {course.slug!r}; submissions are no longer accepted.")
+    if rules.max_attempts is not None:
+        used = attempts_used(session, course.id, user.id, exercise)
+        if used >= rules.max_attempts:
+            raise AttemptLimitReached(f"You have used all {rules.max_attempts} attempts on {exercise!r} in {course.slug!r}.")
+    late = rules.late_seconds(now)
+    return Acceptance(late, rules.penalty_for(late))
+
+
+@dataclass(frozen=True)
+class ListedExercise:
+    """One exercise of a course as one member sees it at one moment."""
+
+    exercise: str
+    title: str
+    function: str
+    phase: Phase
+    rules: Rules
+    attempts_used: int
+
+
+def listing(session: Session, course: Course, user: User, now: datetime) -> list[ListedExercise]:
+    """The course's exercises for ``user``: learners see released ones only (with their own
+    extension and attempts), instructors every one."""
+    catalogue = {e.slug: e for e in list_exercises()}
+    slugs = [e.exercise for e in entries(session, course)]
+    if course.id == DEFAULT_COURSE_ID:
+        slugs += [slug for slug in catalogue if slug not in slugs]
+    teaching = course_role(session, user, course) == INSTRUCTOR
+    out: list[ListedExercise] = []
+    for slug in slugs:
+        rules = rules_for(session, course, user.id, slug)
+        summary = catalogue.get(slug)
+        if rules is None or summary is None:
+            continue  # an exercise removed from the catalogue since it was published
+        phase = rules.phase(now)
+        if phase is Phase.NOT_RELEASED and not teaching:
+            continue
+        out.append(ListedExercise(slug, summary.title, summary.function, phase, rules,
+                                  attempts_used(session, course.id, user.id, slug)))
+    return out
+
+
+def released_exercises(session: Session, user: User, now: datetime) -> set[str] | None:
+    """Slugs a learner may see in the catalogue: those released in one of their courses
+    (None: everything, for instructors and for learners of the default course)."""
+    from server.courses.service import courses_of
+
+    visible: set[str] = set()
+    for course, role in courses_of(session, user):
+        if role == INSTRUCTOR or course.id == DEFAULT_COURSE_ID:
+            return None
+        visible.update(e.exercise for e in entries(session, course) if e.release_at is None or e.release_at <= now)
+    return visible

@@ -1,0 +1,88 @@
+"""Courses, who is enrolled in them, the exercises each publishes, and per-learner extensions.
+
+Times are stored in UTC; a course's ``time_zone`` (an IANA name read with ``zoneinfo``) is
+only how they are shown. The default course (id 1, made by migration 0006) holds everything
+that existed before courses: every user belongs to it implicitly and every catalogue
+exercise is open in it without dates, unless an instructor publishes a set entry for it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import CheckConstraint, Float, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from server.models.base import Base, UTCDateTime, utcnow
+
+#: Made by migration 0006; existing submissions and boards live here.
+DEFAULT_COURSE_ID = 1
+DEFAULT_COURSE_SLUG = "default"
+
+
+class Course(Base):
+    """One course or section: its own roster, exercise set, boards and gradebook."""
+
+    __tablename__ = "courses"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    title: Mapped[str] = mapped_column(String(200))
+    time_zone: Mapped[str] = mapped_column(String(64), default="UTC")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    @property
+    def is_default(self) -> bool:
+        """The course every user is in without enrollment."""
+        return self.id == DEFAULT_COURSE_ID
+
+
+class Enrollment(Base):
+    """A user in a course, as a learner or as one of its instructors."""
+
+    __tablename__ = "enrollments"
+    __table_args__ = (CheckConstraint("role IN ('learner', 'instructor')", name="role"),)
+
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True)
+    role: Mapped[str] = mapped_column(String(16))
+
+
+class SetEntry(Base):
+    """One exercise published in a course's exercise set, with its dates and rules.
+
+    - not listed and not accepted (for learners) before ``release_at`` (NULL: already open);
+    - accepted and flagged late after ``due_at`` (NULL: never late);
+    - refused after ``close_at`` (NULL: never closed);
+    - ``penalty_percent`` of the raw score is taken off the score that counts per started
+      ``penalty_unit`` (day or hour) of lateness, up to 100 (0: late is only flagged);
+    - at most ``max_attempts`` counted submissions per learner (NULL: no limit).
+    """
+
+    __tablename__ = "set_entries"
+    __table_args__ = (
+        CheckConstraint("penalty_unit IN ('day', 'hour')", name="penalty_unit"),
+        CheckConstraint("penalty_percent >= 0 AND penalty_percent <= 100", name="penalty_percent"),
+    )
+
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), primary_key=True)
+    exercise: Mapped[str] = mapped_column(String(64), primary_key=True)
+    release_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    due_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    close_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    penalty_percent: Mapped[float] = mapped_column(Float, default=0.0)
+    penalty_unit: Mapped[str] = mapped_column(String(8), default="day")
+    max_attempts: Mapped[int | None] = mapped_column()
+
+
+class Extension(Base):
+    """A later due date for one learner on one exercise of one course. It also moves the
+    hard close for that learner when the close came earlier than the new due date."""
+
+    __tablename__ = "extensions"
+
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    exercise: Mapped[str] = mapped_column(String(64), primary_key=True)
+    due_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    granted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,0 +1,96 @@
+"""Two courses on one server: no board, statistic, gradebook or learner page leaks across them."""
+
+from __future__ import annotations
+
+from server.models import Role
+from tests.courses.conftest import DUE, Term
+
+
+def test_two_courses_see_nothing_of_each_other(term: Term) -> None:
+    prof_a, prof_b = term.user("prof-a", Role.INSTRUCTOR), term.user("prof-b", Role.INSTRUCTOR)
+    admin = term.user("root", Role.ADMIN)
+    term.course("sec-a", headers=prof_a)
+    term.course("sec-b", headers=prof_b)
+    term.enroll("sec-a", "ann", headers=prof_a)
+    term.enroll("sec-b", "bob", headers=prof_b)
+    for slug, prof in (("sec-a", prof_a), ("sec-b", prof_b)):
+        term.publish(slug, headers=prof, due_at=DUE).raise_for_status()
+    ann_sub = term.submit_at(DUE, "ann")
+    bob_sub = term.submit_at(DUE, "bob")
+    assert (ann_sub["course"], bob_sub["course"]) == ("sec-a", "sec-b")
+    get = term.client.get
+
+    def board(course: str, who: dict[str, str], path: str = "/api/v1/leaderboard") -> list[str]:
+        answer = get(f"{path}?course={course}&exercise=actor-loss", headers=who)
+        assert answer.status_code == 200, answer.text
+        return [e["learner"] for e in answer.json()["entries"]]
+
+    # Boards: each course's own learners, for its instructor and its learners.
+    assert board("sec-a", prof_a) == board("sec-a", term.tokens["ann"]) == ["Ann"]
+    assert board("sec-b", prof_b) == board("sec-b", term.tokens["bob"]) == ["Bob"]
+    assert get("/api/v1/leaderboard?course=sec-a", headers=prof_a).json()["total"] == 1  # overall board too
+    assert board("sec-a", admin) == ["Ann"] and board("sec-b", admin) == ["Bob"]
+    # The default course holds neither (they are enrolled elsewhere).
+    assert board("default", prof_a) == []
+    # Someone else's course is 404, for its instructors and learners alike.
+    for who, other in ((prof_a, "sec-b"), (term.tokens["ann"], "sec-b"), (prof_b, "sec-a"), (term.tokens["bob"], "sec-a")):
+        for path in (f"/api/v1/leaderboard?course={other}", f"/api/v1/leaderboard/actor-loss/speed?course={other}",
+                     f"/api/v1/courses/{other}/exercises"):
+            answer = get(path, headers=who)
+            assert (answer.status_code, answer.json()["error"]) == (404, "CourseNotFound"), path
+    for path in ("/api/v1/exercises/actor-loss/stats?course=sec-b", "/api/v1/gradebook.csv?course=sec-b"):
+        assert get(path, headers=prof_a).status_code == 404
+        assert get(path, headers=prof_b).status_code == 200
+
+    # Statistics count only the course's learners and submissions.
+    stats = get("/api/v1/exercises/actor-loss/stats?course=sec-a", headers=prof_a).json()
+    assert (stats["submissions"], stats["learners_attempted"]) == (1, 1)
+    # Gradebooks list only the course's learners.
+    book_a = get("/api/v1/gradebook.csv?course=sec-a", headers=prof_a).text
+    book_b = get("/api/v1/gradebook.csv?course=sec-b", headers=prof_b).text
+    assert "ann," in book_a and "bob" not in book_a
+    assert "bob," in book_b and "ann" not in book_b
+    # Learner pages: one course's instructor cannot read the other's learners.
+    assert get("/api/v1/submissions?user=bob", headers=prof_a).json() == []
+    assert get(f"/api/v1/submissions/{bob_sub['id']}", headers=prof_a).status_code == 404
+    assert [s["id"] for s in get("/api/v1/submissions?user=ann", headers=prof_a).json()] == [ann_sub["id"]]
+    assert get(f"/api/v1/submissions/{bob_sub['id']}", headers=admin).status_code == 200
+    # Course lists: each their own; the admin every course.
+    assert [c["slug"] for c in get("/api/v1/courses", headers=term.tokens["ann"]).json()] == ["sec-a"]
+    assert [c["slug"] for c in get("/api/v1/courses", headers=prof_a).json()] == ["default", "sec-a"]
+    assert [c["slug"] for c in get("/api/v1/courses", headers=admin).json()] == ["default", "sec-a", "sec-b"]
+    # A learner cannot submit into a course they are not in.
+    wrong = term.submit_at(DUE, "ann", course="sec-b")
+    assert (wrong.status_code, wrong.json()["error"]) == (404, "CourseNotFound")
+
+
+def test_the_dashboard_keeps_courses_apart(term: Term) -> None:
+    prof_a = term.user("prof-a", Role.INSTRUCTOR)
+    term.course("sec-a", headers=prof_a)
+    term.enroll("sec-a", "ann", headers=prof_a)
+    term.publish("sec-a", headers=prof_a, due_at=DUE).raise_for_status()
+    ann_sub = term.submit_at(DUE, "ann")
+    term.user("dee")  # a learner of the default course only
+    dee_sub = term.submit_at(DUE, "dee")
+    assert dee_sub["course"] == "default"
+
+    def page(who: dict[str, str], path: str) -> int:
+        token = who["Authorization"].split()[1]
+        term.client.cookies.clear()
+        login = term.client.post("/login", data={"token": token}, headers={"Origin": "http://testserver"},
+                                 follow_redirects=False)
+        assert login.status_code in (302, 303), login.text
+        return term.client.get(path, follow_redirects=False).status_code
+
+    # prof (the default course's instructor, not sec-a's) cannot open ann's pages...
+    assert page(term.instructor, "/dashboard/learners/ann") == 404
+    assert page(term.instructor, f"/dashboard/submissions/{ann_sub['id']}") == 404
+    assert page(term.instructor, "/dashboard/learners/dee") == 200
+    # ...while sec-a's instructor opens ann's (and, like every instructor, the default course's).
+    assert page(prof_a, "/dashboard/learners/ann") == 200
+    assert page(prof_a, f"/dashboard/submissions/{ann_sub['id']}") == 200
+    # The class pages are the default course's: ann (sec-a) is not listed.
+    term.client.cookies.clear()
+    assert page(term.instructor, "/dashboard/learners") == 200
+    listing = term.client.get("/dashboard/learners").text
+    assert "dee" in listing and "ann" not in listing
