@@ -27,6 +27,8 @@ def as_submission(report: GradeReport, filename: str, *, diagnosis: list[dict[st
         "verdict": report.verdict, "score": report.score, "message": rename_in_text(report.message, filename),
         "checks": checks, "stdout": "", "stderr": "", "timings": {}, "peak_memory_bytes": None,
         "cpu_seconds": None, "filename": filename, "queue_position": None,
+        "course": "default", "late": False, "late_seconds": None, "penalty_percent": 0.0,
+        "counted_score": report.score,
         "created_at": "2026-11-30T12:00:00Z", "started_at": "2026-11-30T12:00:01Z",
         "finished_at": "2026-11-30T12:00:03Z",
         "feedback": Feedback.model_validate(feedback).model_dump() if feedback else None,
