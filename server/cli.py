@@ -263,7 +263,7 @@ def exercises_verify(
 
     settings = Settings()
     exercises = [get_exercise(slug)] if slug else all_exercises()
-    judge = Judge(secret=settings.secret_bytes(), limits=sandbox_limits(settings), pool_size=1)
+    judge = Judge(secret=settings.secret_bytes, limits=sandbox_limits(settings), pool_size=1)
     table = Table(title="Exercise verification")
     for col in ("exercise", "checks", "reference", "starter", "mutants killed / total", "named", "ok"):
         table.add_column(col)

@@ -67,3 +67,10 @@ def test_exercises_list(env: Settings) -> None:
     result = CliRunner().invoke(app, ["exercises", "list"])
     assert result.exit_code == 0
     assert "actor-loss" in result.stdout
+
+
+@pytest.mark.slow
+def test_exercises_verify_grades_one_exercise_in_the_real_jail(env: Settings) -> None:
+    result = CliRunner().invoke(app, ["exercises", "verify", "whiten"])
+    assert result.exit_code == 0, result.stdout
+    assert "whiten" in result.stdout and "yes" in result.stdout
