@@ -142,6 +142,7 @@ class Judge:
         # fresh interpreter per submission (reuse=False) serves both visits in turn.
         self._memory_pool = SandboxPool(pool_size, config) if reuse else None
         self._visits = ThreadPoolExecutor(max_workers=pool_size, thread_name_prefix="memory-visit") if reuse else None
+        self._reference_work = ThreadPoolExecutor(max_workers=2, thread_name_prefix="reference")
         self._reference_config = config
         # Started with the others, so the first learner does not wait for it.
         self._reference_pool: SandboxPool | None = SandboxPool(1, config) if reuse else None
@@ -151,6 +152,7 @@ class Judge:
     def close(self) -> None:
         if self._visits is not None:
             self._visits.shutdown(wait=True)
+        self._reference_work.shutdown(wait=True)
         self.pool.close()
         if self._memory_pool is not None:
             self._memory_pool.close()
@@ -197,7 +199,10 @@ class Judge:
         cases = exercise.build_cases(gen)
         regular = [c for c in cases if not c.memory]
         measured = [c for c in cases if c.memory]
-        want = run_in_process(exercise.reference, regular, "reference.py")
+        # The reference's expected outcomes and the measured case's digests are computed while the
+        # jail works on the learner's calls (torch releases the GIL): off the critical path.
+        want_pending = self._reference_work.submit(run_in_process, exercise.reference, regular, "reference.py")
+        digests_pending = self._reference_work.submit(self._reference_digests, exercise, measured)
         tensors: dict[str, torch.Tensor] = {}
         calls = [to_call(c, tensors, self.device) for c in regular]
         t_cases = time.monotonic()
@@ -209,7 +214,7 @@ class Judge:
             t_jail = time.monotonic()
             # While the measured visit may still run: what the reference's results digest to on
             # the same inputs, so the measured run is graded and not only measured.
-            expected_digests = self._reference_digests(exercise, measured) if job.status == JobStatus.OK else {}
+            expected_digests = digests_pending.result() if job.status == JobStatus.OK else {}
             if pending is not None:
                 mine = pending.result()
             elif job.status == JobStatus.OK:
@@ -221,12 +226,15 @@ class Judge:
                              stderr=_truncate(job.stderr), peak_memory_bytes=job.peak_memory_bytes,
                              cpu_seconds=job.cpu_seconds, line=job.line)
         if job.status != JobStatus.OK:
+            want_pending.cancel()
+            digests_pending.cancel()
             report.verdict = job.status.value
             report.score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
             report.message = _cap(self._message_for(job, exercise), MESSAGE_CAP)
             report.timings = {**timings, "total": time.monotonic() - t0}
             feedback.attach(report, source, None, exercise.function_name)
             return report
+        want = want_pending.result()
         got = outcomes_from(job.calls, job.tensors)
         memory: dict[str, MemoryReading] = {}
         if measured:
