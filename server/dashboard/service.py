@@ -1,5 +1,5 @@
-"""The dashboard's queries: one place, so a course filter is added once (every query here
-starts from ``_learner_rows`` or ``_learner_best``).
+"""The dashboard's queries, per course: every class query starts from ``_learner_rows`` or
+``_learner_best`` with the course's id.
 
 Same rules as the leaderboard and the statistics API (``server.leaderboard.service``,
 ``server.stats.service``): learners only; an attempt is a finished submission that is not
@@ -30,15 +30,15 @@ B = BestScore
 MAX_DAYS = 60
 
 
-def _learner_rows() -> list:  # type: ignore[type-arg]
-    """Filters on ``submissions`` for the class: the default course's learners and rows
-    (other courses' learners and submissions never show here)."""
-    return [S.course_id == DEFAULT_COURSE_ID, S.user_id.in_(learner_ids())]
+def _learner_rows(course_id: int) -> list:  # type: ignore[type-arg]
+    """Filters on ``submissions`` for one course's class: its learners and its rows (other
+    courses' learners and submissions never show)."""
+    return [S.course_id == course_id, S.user_id.in_(learner_ids(course_id))]
 
 
-def _learner_best() -> list:  # type: ignore[type-arg]
-    """Filters on ``best_scores`` for the class (the default course)."""
-    return [B.course_id == DEFAULT_COURSE_ID, B.user_id.in_(learner_ids())]
+def _learner_best(course_id: int) -> list:  # type: ignore[type-arg]
+    """Filters on ``best_scores`` for one course's class."""
+    return [B.course_id == course_id, B.user_id.in_(learner_ids(course_id))]
 
 
 # --- the class -----------------------------------------------------------------------------
@@ -62,7 +62,8 @@ class MisconceptionCount:
     learners: int
 
 
-def class_overview(session: Session, slugs: list[str]) -> tuple[list[ExerciseLine], list[MisconceptionCount]]:
+def class_overview(session: Session, slugs: list[str], course_id: int = DEFAULT_COURSE_ID
+                   ) -> tuple[list[ExerciseLine], list[MisconceptionCount]]:
     """Per exercise (in ``slugs`` order): attempts, learners attempted and solved (all from
     ``best_scores``, one row per learner and exercise) and the most common
     misconception; and every (exercise, misconception) by learners, most first."""
@@ -70,7 +71,7 @@ def class_overview(session: Session, slugs: list[str]) -> tuple[list[ExerciseLin
         ex: (int(a), int(s or 0), int(k or 0))
         for ex, a, s, k in session.execute(
             select(B.exercise, func.count(), func.sum(case((B.best_score >= FULL_SCORE, 1), else_=0)), func.sum(B.attempts))
-            .where(*_learner_best())
+            .where(*_learner_best(course_id))
             .group_by(B.exercise)
         ).tuples()
     }
@@ -90,7 +91,7 @@ def class_overview(session: Session, slugs: list[str]) -> tuple[list[ExerciseLin
                 select(S.exercise, named.c.misconception, func.count(distinct(S.user_id)))
                 .select_from(named)
                 .join(S, S.id == named.c.submission_id)
-                .where(*_learner_rows(), S.verdict == Verdict.GRADED.value)
+                .where(*_learner_rows(course_id), S.verdict == Verdict.GRADED.value)
                 .group_by(S.exercise, named.c.misconception)
             ).tuples()
         ),
@@ -124,16 +125,17 @@ class LearnerLine:
     last_submitted: datetime | None
 
 
-def learners(session: Session, limit: int, offset: int) -> tuple[int, list[LearnerLine]]:
+def learners(session: Session, limit: int, offset: int, course_id: int = DEFAULT_COURSE_ID
+             ) -> tuple[int, list[LearnerLine]]:
     """Every learner by login: exercises attempted and solved, attempts, last submission.
 
     The page's learners first, then the aggregates for those ids only, so a page costs the
     same however large the class and its history are.
     """
-    total = session.scalar(select(func.count()).select_from(User).where(User.id.in_(learner_ids()))) or 0
+    total = session.scalar(select(func.count()).select_from(User).where(User.id.in_(learner_ids(course_id)))) or 0
     people = session.execute(
         select(User.id, User.name, User.display_name)
-        .where(User.id.in_(learner_ids()))
+        .where(User.id.in_(learner_ids(course_id)))
         .order_by(User.name)
         .limit(limit)
         .offset(offset)
@@ -172,28 +174,29 @@ class ExerciseView:
     recent: list[SubmissionLine]
 
 
-def exercise_view(session: Session, slug: str) -> ExerciseView:
-    """The statistics API's numbers for ``slug`` plus submissions per day, the median
-    attempts to solve and the latest submissions."""
-    per_day, before = submissions_per_day(session, slug)
-    median, solvers = median_attempts_to_solve(session, slug)
+def exercise_view(session: Session, slug: str, course_id: int = DEFAULT_COURSE_ID) -> ExerciseView:
+    """The statistics API's numbers for ``slug`` in one course plus submissions per day, the
+    median attempts to solve and the latest submissions."""
+    per_day, before = submissions_per_day(session, slug, course_id)
+    median, solvers = median_attempts_to_solve(session, slug, course_id)
     return ExerciseView(
-        stats=exercise_stats(session, slug),
+        stats=exercise_stats(session, slug, course_id),
         per_day=per_day,
         days_before=before,
         median_attempts_to_solve=median,
         solvers=solvers,
-        recent=recent_submissions(session, exercise=slug, limit=20),
+        recent=recent_submissions(session, exercise=slug, limit=20, course_id=course_id),
     )
 
 
-def submissions_per_day(session: Session, slug: str) -> tuple[list[tuple[date, int]], int]:
+def submissions_per_day(session: Session, slug: str, course_id: int = DEFAULT_COURSE_ID
+                        ) -> tuple[list[tuple[date, int]], int]:
     """(day, submissions) for every day (UTC) from the first to the last with a submission,
     zeros included, cut to the last ``MAX_DAYS``; and how many came before the cut."""
     day = func.date(S.created_at) if session.get_bind().dialect.name == "sqlite" else func.date(func.timezone("UTC", S.created_at))
     counts: dict[date, int] = {}
     for value, n in session.execute(
-        select(day.label("d"), func.count()).where(S.exercise == slug, *_learner_rows()).group_by("d")
+        select(day.label("d"), func.count()).where(S.exercise == slug, *_learner_rows(course_id)).group_by("d")
     ).tuples():
         counts[value if isinstance(value, date) else date.fromisoformat(str(value))] = int(n)
     if not counts:
@@ -205,14 +208,16 @@ def submissions_per_day(session: Session, slug: str) -> tuple[list[tuple[date, i
     return [(d, counts.get(d, 0)) for d in days], before
 
 
-def median_attempts_to_solve(session: Session, slug: str) -> tuple[float | None, int]:
+def median_attempts_to_solve(session: Session, slug: str, course_id: int = DEFAULT_COURSE_ID
+                             ) -> tuple[float | None, int]:
     """The median, over learners who reached a full score, of their attempts up to and
     including the first one that did; and how many such learners there are."""
     rows = session.execute(
         select(func.count())
         .select_from(S)
-        .join(B, and_(B.user_id == S.user_id, B.exercise == S.exercise))
-        .where(S.exercise == slug, *_learner_rows(), *counted(), B.solved_at.is_not(None), S.created_at <= B.solved_at)
+        .join(B, and_(B.user_id == S.user_id, B.exercise == S.exercise, B.course_id == S.course_id))
+        .where(S.exercise == slug, *_learner_rows(course_id), *counted(), B.solved_at.is_not(None),
+               S.created_at <= B.solved_at)
         .group_by(S.user_id)
     ).scalars().all()
     return (float(statistics.median(rows)) if rows else None), len(rows)
@@ -233,7 +238,8 @@ class MisconceptionHolder:
     solved: bool
 
 
-def misconception_holders(session: Session, slug: str, misconception: str) -> list[MisconceptionHolder]:
+def misconception_holders(session: Session, slug: str, misconception: str, course_id: int = DEFAULT_COURSE_ID
+                          ) -> list[MisconceptionHolder]:
     """Learners whose graded submissions of ``slug`` hit ``misconception``, the most recent
     first (who is stuck now)."""
     hits = (
@@ -246,7 +252,7 @@ def misconception_holders(session: Session, slug: str, misconception: str) -> li
         )
         .join(C, C.submission_id == S.id)
         .where(
-            S.exercise == slug, *_learner_rows(), S.verdict == Verdict.GRADED.value,
+            S.exercise == slug, *_learner_rows(course_id), S.verdict == Verdict.GRADED.value,
             C.passed.is_(False), C.misconception == misconception,
         )
         .group_by(S.user_id)
@@ -255,7 +261,7 @@ def misconception_holders(session: Session, slug: str, misconception: str) -> li
     rows = session.execute(
         select(User.id, User.name, User.display_name, hits.c.n, hits.c.first_at, hits.c.last_at, hits.c.last_id, B.best_score)
         .join(hits, hits.c.user_id == User.id)
-        .outerjoin(B, and_(B.user_id == User.id, B.exercise == slug))
+        .outerjoin(B, and_(B.user_id == User.id, B.exercise == slug, B.course_id == course_id))
         .order_by(hits.c.last_at.desc(), User.name)
     ).tuples()
     return [
@@ -299,7 +305,8 @@ def learner_exercises(session: Session, user_id: int, slugs: list[str]) -> list[
     best = {
         ex: (score, int(attempts))
         for ex, score, attempts in session.execute(
-            select(B.exercise, B.best_score, B.attempts).where(B.user_id == user_id)
+            select(B.exercise, func.max(B.best_score), func.sum(B.attempts)).where(B.user_id == user_id)
+            .group_by(B.exercise)  # one line per exercise however many courses the learner is in
         ).tuples()
     }
     latest_ids = select(func.max(S.id)).where(S.user_id == user_id).group_by(S.exercise)
@@ -311,10 +318,11 @@ def learner_exercises(session: Session, user_id: int, slugs: list[str]) -> list[
 
 
 def recent_submissions(
-    session: Session, *, user_id: int | None = None, exercise: str | None = None, limit: int = 50, offset: int = 0
+    session: Session, *, user_id: int | None = None, exercise: str | None = None, limit: int = 50, offset: int = 0,
+    course_id: int = DEFAULT_COURSE_ID,
 ) -> list[SubmissionLine]:
-    """Submissions newest first, of one user or of the class's learners, optionally of one exercise."""
-    where = [S.user_id == user_id] if user_id is not None else _learner_rows()
+    """Submissions newest first, of one user or of one course's learners, optionally of one exercise."""
+    where = [S.user_id == user_id] if user_id is not None else _learner_rows(course_id)
     if exercise is not None:
         where.append(S.exercise == exercise)
     return _lines(session, *where, limit=limit, offset=offset)

@@ -32,8 +32,18 @@ def _tiles(items: Sequence[tuple[str, str]]) -> str:
 
 # --- the class -----------------------------------------------------------------------------
 
-def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine], misconceptions: list[MisconceptionCount], *, mark: str | None = None) -> str:
-    """Every exercise with its most common misconception; the class's top ones first."""
+def course_picker(course: tuple[str, str], courses: Sequence[tuple[str, str]]) -> str:
+    """Which course the class pages show, and links to the others the viewer teaches."""
+    slug, title = course
+    others = " · ".join(f'<a href="/dashboard?course={e(s)}">{e(t)}</a>' for s, t in courses if s != slug)
+    return (f'<p id="course">Course: <b>{e(title)}</b>'
+            + (f' <span class="muted">(switch to {others})</span>' if others else "") + "</p>")
+
+
+def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine], misconceptions: list[MisconceptionCount], *,
+               mark: str | None = None, course: tuple[str, str] = ("default", "Default course"),
+               courses: Sequence[tuple[str, str]] = ()) -> str:
+    """Every exercise of one course with its most common misconception; the class's top ones first."""
     if misconceptions:
         top = misconceptions[0]
         callout = (
@@ -75,7 +85,7 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
     )
     body = (
         "<h1>The class at a glance</h1>"
-        f"{callout}{table}{top_table}"
+        f"{course_picker(course, courses)}{callout}{table}{top_table}"
         '<h2>Downloads</h2><p><a href="/dashboard/gradebook.csv">Gradebook, one row per learner and exercise (CSV)</a> · '
         '<a href="/dashboard/gradebook-wide.csv">Gradebook for Canvas or Moodle import, one row per learner (CSV)</a></p>'
         '<p class="muted">Learners only; a misconception counts a learner once, however often they hit it. '

@@ -14,14 +14,20 @@ what does not exist.
   see is added or finished; ``/static/live.js`` polls it and reloads the page.
 - ``GET /dashboard/gradebook.csv``, ``/dashboard/gradebook-wide.csv``: the gradebooks, for
   the browser (the API has them for bearer tokens).
+
+The class pages and gradebooks are per course: ``?course=<slug>`` picks one of the courses the
+instructor teaches (admins: any) and is remembered in a cookie for the next pages; without it,
+the default course.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
@@ -29,7 +35,8 @@ from server.courses.service import may_read_learner, taught_course_ids
 from server.dashboard import service
 from server.deps import SessionDep, SettingsDep
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
-from server.models import Role, User
+from server.config import Settings
+from server.models import DEFAULT_COURSE_ID, Course, Role, User
 from server.web import dashboard_pages as pages
 from server.web.responses import (
     SECURITY_HEADERS,
@@ -53,6 +60,45 @@ MAX_ID = 2**31 - 1
 _LIVE_SCRIPT = (Path(__file__).parent / "static" / "live.js").read_bytes()
 
 
+#: Remembers the course an instructor picked, so every dashboard page shows the same class.
+COURSE_COOKIE = "ppo_course"
+
+
+def _course(request: Request, session: Session, user: User) -> Course | Response:
+    """The course the class pages show: ``?course=``, else the one picked before, else the
+    default course. A course the viewer does not teach is a 404 (a stale cookie falls back)."""
+    asked = request.query_params.get("course")
+    slug = asked or request.cookies.get(COURSE_COOKIE)
+    course = session.scalar(select(Course).where(Course.slug == slug[:64])) if slug else None
+    taught = taught_course_ids(session, user)
+    if course is not None and (taught is None or course.id in taught):
+        return course
+    if asked:
+        return not_found(user, "No course by that name that you teach.")
+    return session.get(Course, DEFAULT_COURSE_ID)  # type: ignore[return-value]
+
+
+def _in_course(response: Response, request: Request, course: Course) -> Response:
+    """Remember the course the viewer picked with ``?course=``."""
+    if request.query_params.get("course"):
+        response.set_cookie(COURSE_COOKIE, course.slug, httponly=True, samesite="strict", path="/dashboard",
+                            secure=request.url.scheme == "https")
+    return response
+
+
+def _courses(session: Session, user: User) -> list[tuple[str, str]]:
+    """(slug, title) of every course the viewer may pick."""
+    taught = taught_course_ids(session, user)
+    query = select(Course.slug, Course.title).order_by(Course.id)
+    if taught is not None:
+        query = query.where(Course.id.in_(taught))
+    return [(slug, title) for slug, title in session.execute(query).tuples()]
+
+
+def _course_title(title: str, course: Course) -> str:
+    return title if course.id == DEFAULT_COURSE_ID else f"{title} ({course.title})"
+
+
 def _titles() -> dict[str, str]:
     return {x.slug: x.title for x in list_exercises()}
 
@@ -65,10 +111,15 @@ def class_page(request: Request, session: SessionDep, settings: SettingsDep) -> 
         return user
     if not Role(user.role).reads_everything:
         return redirect(learner_url(user.name))
+    course = _course(request, session, user)
+    if isinstance(course, Response):
+        return course
     titles = _titles()
-    lines, misconceptions = service.class_overview(session, list(titles))
+    lines, misconceptions = service.class_overview(session, list(titles), course.id)
     mark = service.change_mark(session, None)
-    return html_response(pages.class_page(viewer_of(user), titles, lines, misconceptions, mark=mark))
+    body = pages.class_page(viewer_of(user), titles, lines, misconceptions, mark=mark,
+                            course=(course.slug, course.title), courses=_courses(session, user))
+    return _in_course(html_response(body), request, course)
 
 
 @router.get("/dashboard/exercises/{slug}", response_class=HTMLResponse)
@@ -80,9 +131,13 @@ def exercise_page(slug: str, request: Request, session: SessionDep, settings: Se
     titles = _titles()
     if slug not in titles:
         return not_found(user, f"No exercise is called {slug!r}.")
-    view = service.exercise_view(session, slug)
+    course = _course(request, session, user)
+    if isinstance(course, Response):
+        return course
+    view = service.exercise_view(session, slug, course.id)
     mark = service.change_mark(session, None)
-    return html_response(pages.exercise_page(viewer_of(user), slug, titles[slug], view, mark=mark))
+    body = pages.exercise_page(viewer_of(user), slug, _course_title(titles[slug], course), view, mark=mark)
+    return _in_course(html_response(body), request, course)
 
 
 @router.get("/dashboard/exercises/{slug}/misconception", response_class=HTMLResponse)
@@ -96,9 +151,13 @@ def misconception_page(slug: str, request: Request, session: SessionDep, setting
         return not_found(user, f"No exercise is called {slug!r}.")
     if not name or len(name) > 2000:
         return bad_request(user, "Name a misconception (name=...), as the exercise page's bars do.")
-    holders = service.misconception_holders(session, slug, name)
+    course = _course(request, session, user)
+    if isinstance(course, Response):
+        return course
+    holders = service.misconception_holders(session, slug, name, course.id)
     mark = service.change_mark(session, None)
-    return html_response(pages.misconception_page(viewer_of(user), slug, titles[slug], name, holders, mark=mark))
+    body = pages.misconception_page(viewer_of(user), slug, _course_title(titles[slug], course), name, holders, mark=mark)
+    return _in_course(html_response(body), request, course)
 
 
 @router.get("/dashboard/learners", response_class=HTMLResponse)
@@ -110,9 +169,13 @@ def learners_page(request: Request, session: SessionDep, settings: SettingsDep, 
     number = parse_int(page, 1, 1, MAX_PAGE)
     if number is None:
         return bad_request(user, "page must be a whole number, 1 or more.")
-    total, lines = service.learners(session, LEARNERS_PER_PAGE, (number - 1) * LEARNERS_PER_PAGE)
+    course = _course(request, session, user)
+    if isinstance(course, Response):
+        return course
+    total, lines = service.learners(session, LEARNERS_PER_PAGE, (number - 1) * LEARNERS_PER_PAGE, course.id)
     mark = service.change_mark(session, None)
-    return html_response(pages.learners_page(viewer_of(user), total, lines, number, LEARNERS_PER_PAGE, mark=mark))
+    body = pages.learners_page(viewer_of(user), total, lines, number, LEARNERS_PER_PAGE, mark=mark)
+    return _in_course(html_response(body), request, course)
 
 
 @router.get("/dashboard/learners/{name}", response_class=HTMLResponse)
@@ -189,16 +252,25 @@ def _csv(body: str, filename: str) -> Response:
 
 @router.get("/dashboard/gradebook.csv")
 def gradebook(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
-    """The long gradebook, for a logged-in instructor."""
-    user = gate(request, session, settings, instructors_only=True)
-    return user if isinstance(user, Response) else _csv(gradebook_csv(session), "gradebook.csv")
+    """The long gradebook of the course shown, for a logged-in instructor."""
+    return _gradebook(request, session, settings, gradebook_csv, "gradebook")
 
 
 @router.get("/dashboard/gradebook-wide.csv")
 def wide_gradebook(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
-    """The wide gradebook (Canvas and Moodle), for a logged-in instructor."""
+    """The wide gradebook (Canvas and Moodle) of the course shown, for a logged-in instructor."""
+    return _gradebook(request, session, settings, wide_gradebook_csv, "gradebook-wide")
+
+
+def _gradebook(request: Request, session: Session, settings: Settings, make: Callable[..., str], name: str) -> Response:
     user = gate(request, session, settings, instructors_only=True)
-    return user if isinstance(user, Response) else _csv(wide_gradebook_csv(session), "gradebook-wide.csv")
+    if isinstance(user, Response):
+        return user
+    course = _course(request, session, user)
+    if isinstance(course, Response):
+        return course
+    suffix = "" if course.id == DEFAULT_COURSE_ID else f"-{course.slug}"
+    return _csv(make(session, course), f"{name}{suffix}.csv")
 
 
 def _teaches(session: Session, user: User, course_id: int) -> bool:

@@ -94,3 +94,38 @@ def test_the_dashboard_keeps_courses_apart(term: Term) -> None:
     assert page(term.instructor, "/dashboard/learners") == 200
     listing = term.client.get("/dashboard/learners").text
     assert "dee" in listing and "ann" not in listing
+
+
+def test_the_class_pages_show_the_course_an_instructor_picks(term: Term) -> None:
+    prof_a, prof_b = term.user("prof-a", Role.INSTRUCTOR), term.user("prof-b", Role.INSTRUCTOR)
+    term.course("sec-a", headers=prof_a)
+    term.course("sec-b", headers=prof_b)
+    term.enroll("sec-a", "ann", headers=prof_a)
+    term.enroll("sec-b", "bob", headers=prof_b)
+    for slug, prof in (("sec-a", prof_a), ("sec-b", prof_b)):
+        term.publish(slug, headers=prof, due_at=DUE).raise_for_status()
+    term.submit_at(DUE, "ann")
+    term.submit_at(DUE, "bob")
+    client = term.client
+    client.cookies.clear()
+    token = prof_a["Authorization"].split()[1]
+    assert client.post("/login", data={"token": token}, headers={"Origin": "http://testserver"},
+                       follow_redirects=False).status_code in (302, 303)
+    # The default course first; sec-a offered as a switch, sec-b (not taught) never.
+    home = client.get("/dashboard").text
+    assert "Course: <b>" in home and "?course=sec-a" in home and "sec-b" not in home.lower()
+    # Picking sec-a: its learner and its numbers, remembered for the next pages.
+    picked = client.get("/dashboard?course=sec-a")
+    assert picked.status_code == 200 and "Course: <b>SEC-A" in picked.text
+    learners = client.get("/dashboard/learners").text
+    assert "ann" in learners and "bob" not in learners
+    exercise = client.get("/dashboard/exercises/actor-loss").text
+    stats = client.get("/api/v1/exercises/actor-loss/stats?course=sec-a", headers=prof_a).json()
+    assert f'data-value="{stats["submissions"]}"' in exercise or f">{stats['submissions']}<" in exercise
+    wide = client.get("/dashboard/gradebook-wide.csv")
+    assert wide.headers["content-disposition"].endswith('gradebook-wide-sec-a.csv"')
+    assert "ann" in wide.text and "bob" not in wide.text
+    # Someone else's course is a 404, whether asked for or left in a cookie.
+    assert client.get("/dashboard?course=sec-b").status_code == 404
+    client.cookies.set("ppo_course", "sec-b", path="/dashboard")
+    assert "Course: <b>" in client.get("/dashboard").text  # falls back to the default course
