@@ -99,8 +99,10 @@ def values_no_std(ctx: CheckContext) -> None:
 def all_equal(ctx: CheckContext) -> None:
     for case in ctx.cases("all-equal"):
         got = require_tensor(ctx.got(case), case, (), "advantages")
-        if torch.isnan(got.to(torch.float64)).any():
-            first = [int(i) for i in torch.isnan(got.to(torch.float64)).nonzero()[0]]
+        # isnan reads any floating dtype as it is: no float64 copy of a learner's (possibly huge) tensor
+        nan = torch.isnan(got) if got.is_floating_point() else torch.zeros((), dtype=torch.bool)
+        if nan.any():
+            first = [int(i) for i in nan.nonzero()[0]]
             raise CheckFailed(
                 f"NaN advantages {where(case)}, first at {first}: a group whose scores are all equal has std 0; "
                 "(score - mean) / (std + eps) is then 0 / eps = 0. Add eps to the std, and give a group whose "
