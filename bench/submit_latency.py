@@ -1,10 +1,13 @@
 """Submit-to-verdict through the real server, and where the time goes.
 
 Starts ``ppo-grader serve`` (SQLite, in-process worker, warm jail) on a free port, submits a
-correct solution N times one after another over HTTP, polls until each is done, and prints
-the median and p95 submit-to-verdict with the median split recorded by the worker: queue
-wait, jail start, building cases and the reference, the learner's visit to the jail, the
-measured memory case, and the checks.
+correct solution N times one after another over HTTP, and waits for each verdict two ways,
+taking turns: a long poll (``GET /submissions/{id}?wait=30``, answered when the verdict is
+stored) and client polling every 20 ms. Prints the median and p95 submit-to-verdict of both
+with the median split recorded by the worker (queue wait, jail start, building cases and the
+reference, the learner's visit to the jail, the measured memory case, the checks), then the
+real ``ppo-submit FILE`` end to end (its own start-up included) and ``ppo-submit --help``
+against a bare ``python -c pass``.
 
     .venv/bin/python bench/submit_latency.py --n 20 --exercise actor-loss --write
 """
@@ -61,6 +64,27 @@ def _start(tmp: str) -> tuple[subprocess.Popen[str], str, str]:
     return proc, url, token
 
 
+def _time_cli(url: str, token: str, exercise: str, source: str, n: int) -> dict[str, list[float]]:
+    """Wall times of the real client: ``ppo-submit FILE`` end to end, ``--help``, and ``python -c pass``."""
+    env = {**os.environ, "PPO_GRADER_URL": url, "PPO_GRADER_TOKEN": token}
+    times: dict[str, list[float]] = {"ppo-submit FILE (start-up included)": [], "ppo-submit --help": [],
+                                     "python -c pass (the floor)": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "solution.py"
+        path.write_text(source)
+        commands = {
+            "ppo-submit FILE (start-up included)": [str(BIN / "ppo-submit"), str(path), "--exercise", exercise],
+            "ppo-submit --help": [str(BIN / "ppo-submit"), "--help"],
+            "python -c pass (the floor)": [sys.executable, "-c", "pass"],
+        }
+        for _ in range(n):
+            for name, command in commands.items():
+                t0 = time.perf_counter()
+                subprocess.run(command, env=env, capture_output=True, timeout=120, check=False)
+                times[name].append(time.perf_counter() - t0)
+    return times
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
@@ -77,33 +101,39 @@ def main() -> None:
         proc, url, token = _start(tmp)
         try:
             client = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
-            totals: list[float] = []
+            totals: dict[str, list[float]] = {"long poll": [], "20 ms polling": []}
             splits: dict[str, list[float]] = {}
             scores = set()
-            for i in range(args.n + 1):
+            for i in range(2 * args.n + 1):
+                way = "long poll" if i % 2 else "20 ms polling"
                 t0 = time.perf_counter()
                 sub = client.post("/api/v1/submissions", json={"exercise": args.exercise, "source": source}).json()
                 while True:
-                    got = client.get(f"/api/v1/submissions/{sub['id']}").json()
+                    wait = "?wait=30" if way == "long poll" else ""
+                    got = client.get(f"/api/v1/submissions/{sub['id']}{wait}").json()
                     if got["status"] == "done":
                         break
-                    time.sleep(0.02)
+                    if way != "long poll":
+                        time.sleep(0.02)
                 elapsed = time.perf_counter() - t0
                 if i == 0:
                     continue  # the first grading measures the reference's memory baseline once
-                totals.append(elapsed)
+                totals[way].append(elapsed)
                 scores.add((got["verdict"], got["score"]))
                 for k, v in (got.get("timings") or {}).items():
                     splits.setdefault(k, []).append(float(v))
+            cli = _time_cli(url, token, args.exercise, source, max(5, args.n // 2))
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    med = statistics.median(totals)
-    rows = [f"| submit-to-verdict (client clock, 20 ms polling) | {med * 1000:.0f} | {p95(totals) * 1000:.0f} |"]
+    rows = [f"| submit-to-verdict, {way} (client clock) | {statistics.median(v) * 1000:.0f} | {p95(v) * 1000:.0f} |"
+            for way, v in totals.items()]
+    rows += [f"| {name} | {statistics.median(v) * 1000:.0f} | {p95(v) * 1000:.0f} |" for name, v in cli.items()]
     for k, v in sorted(splits.items()):
         rows.append(f"| {k} | {statistics.median(v) * 1000:.1f} | {p95(v) * 1000:.1f} |")
     table = "\n".join([
-        f"{args.n} correct `{args.exercise}` submissions, one at a time, verdicts {sorted(scores)}.", "",
+        f"{args.n} correct `{args.exercise}` submissions each way, one at a time, the ways taking turns; "
+        f"verdicts {sorted(scores)}; load average {os.getloadavg()[0]:.1f} at the end.", "",
         "| part | median ms | p95 ms |", "|---|---|---|", *rows, "",
         "- `queue_seconds`: submit to a worker picking the row up; `jail_*`: the learner's visit "
         "(fork and cgroup setup, the run, collecting results); `build_cases`: inputs and the reference's "
