@@ -93,7 +93,7 @@ def main() -> None:
     ]
     lines = [
         f"Command: `.venv/bin/python bench/jail_compare.py --baseline {args.baseline} --rounds {args.rounds} "
-        f"--n {args.n}{' --write' if args.write else ''}` ({time.strftime('%Y-%m-%d')}, {platform.machine()}, "
+        f"--n {args.n} --fresh {args.fresh}{' --write' if args.write else ''}` ({time.strftime('%Y-%m-%d')}, {platform.machine()}, "
         f"Python {platform.python_version()}, {os.cpu_count()} cores, load average at the end "
         f"{os.getloadavg()[0]:.1f})",
         "",
