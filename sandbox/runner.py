@@ -282,7 +282,7 @@ class JailHost:
             raise HostFailure(f"the jail host stopped answering ({type(exc).__name__})") from None
         if forked.get("event") != "forked":
             raise HostFailure("the jail host sent an unexpected frame instead of a fork report")
-        manager_pid, child_pid = _job_processes(self.outer_pid or self.proc.pid, forked)
+        _, child_pid = _job_processes(self.outer_pid or self.proc.pid, forked)
         group: cgroups.JobCgroup | None = None
         # Result files, plus the captured output's head and tail, plus slack for separators.
         max_blob = limits.output_bytes * 2 + 2 * (limits.captured_output_bytes + 8)
@@ -319,10 +319,10 @@ class JailHost:
                 validate_exited(exited, len(files_blob), limits)
             except BadReport as exc:
                 raise HostFailure(f"the jail host sent a malformed report ({exc})") from None
-            # Believe nothing until every process of the job is gone, and the pipe holds nothing
-            # more: after its one report the manager writes nothing, so anything left would be read
-            # as the next job's frame.
-            self._await_job_end(group, (child_pid, manager_pid))
+            # Believe nothing until every process of the job is gone (its init, and the cgroup
+            # empty), and the pipe holds nothing more: the trusted manager writes one report and
+            # exits, so anything left would be read as the next job's frame.
+            self._await_job_end(group, (child_pid,))
             if select.select([out_fd], [], [], 0)[0]:
                 raise HostFailure("the jail host wrote more than one report for a job")
             peak = group.peak_bytes() if group else max(0, exited["maxrss_bytes"] - exited["host_rss_bytes"])
@@ -351,7 +351,7 @@ class JailHost:
 
     @staticmethod
     def _await_job_end(group: cgroups.JobCgroup | None, pids: tuple[int, ...]) -> None:
-        """Return once the job's cgroup is empty and its child and manager are gone.
+        """Return once the job's cgroup is empty and its init (``pids``) is gone.
 
         The child was pid 1 of its namespace, so this is immediate in practice; anything still
         alive after a grace period is killed and the host is not trusted again.
