@@ -1,0 +1,46 @@
+"""The `actor-loss` reference with a switch per catalogued mistake (see exercises/faults.py).
+
+``faults=()`` is the reference; each switch is one misconception of mutants.py. Self-contained
+(torch only): a mutant's submitted file is this module plus a wrapper.
+"""
+
+import torch
+
+
+def faulty_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2, *, faults=frozenset()):
+    if "no-shape-check" not in faults:
+        if log_probs_old.shape != log_probs_new.shape:
+            raise ValueError(f"log_probs_old has shape {tuple(log_probs_old.shape)}, expected {tuple(log_probs_new.shape)}")
+        if advantages.shape != log_probs_new.shape:
+            raise ValueError(f"advantages has shape {tuple(advantages.shape)}, expected {tuple(log_probs_new.shape)}")
+    new = log_probs_new.detach() if "detached-ratio" in faults else log_probs_new
+    if "inverted-ratio" in faults:
+        ratio = torch.exp(log_probs_old - new)
+    elif "ratio-without-exp" in faults:
+        ratio = new - log_probs_old
+    else:
+        ratio = torch.exp(new - log_probs_old)
+    low, high = 1.0 - clip_range, 1.0 + clip_range
+    if "fixed-clip" in faults:
+        low, high = 0.8, 1.2
+    if "clip-advantage" in faults:
+        pg_loss1 = ratio * advantages
+        pg_loss2 = ratio * torch.clamp(advantages, low, high)
+    else:
+        clipped = torch.clamp(ratio, max=high) if "one-sided-clip" in faults else torch.clamp(ratio, low, high)
+        pg_loss1 = ratio * advantages
+        pg_loss2 = clipped * advantages
+    if "inplace-edit" in faults:
+        log_probs_old.sub_(0.5)  # after the ratio: the values are right, the caller's tensor is not
+    per_element = torch.max(pg_loss1, pg_loss2) if "max-for-min" in faults else torch.min(pg_loss1, pg_loss2)
+    if "missing-minus" not in faults:
+        per_element = -per_element
+    if "no-reduction" in faults:
+        return per_element
+    if "sum-not-mean" in faults:
+        return per_element.sum()
+    return per_element.mean()
+
+
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    return faulty_actor_loss(log_probs_new, log_probs_old, advantages, clip_range, faults=frozenset(['inplace-edit']))

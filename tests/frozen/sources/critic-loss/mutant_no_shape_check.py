@@ -1,0 +1,53 @@
+"""The `critic-loss` reference with a switch per catalogued mistake (see exercises/faults.py).
+
+``faults=()`` is the reference; each switch is one misconception of mutants.py. Self-contained
+(torch only): a mutant's submitted file is this module plus a wrapper.
+"""
+
+import torch
+
+
+def faulty_critic_loss(values, old_values, returns, mask=None, clip_range=None, *, faults=frozenset()):
+    expected = tuple(values.shape)
+    if "no-shape-check" not in faults:
+        for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
+            if t is not None and tuple(t.shape) != expected:
+                raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {expected}")
+    if mask is None:
+        valid = torch.ones(expected, dtype=torch.bool, device=values.device)
+    else:
+        valid = (mask != 0).expand(expected) if "no-shape-check" in faults else mask != 0
+    if "ignores-mask" in faults:
+        valid = torch.ones_like(valid)
+    old_t = old_values if "grad-to-targets" in faults else old_values.detach()
+    ret_t = returns if "grad-to-targets" in faults else returns.detach()
+    if "multiply-by-mask" in faults:
+        v, old, ret = values, old_t, ret_t
+    else:
+        v = torch.where(valid, values, 0.0)
+        old = torch.where(valid, old_t, 0.0)
+        ret = torch.where(valid, ret_t, 0.0)
+    vf_loss1 = (v - ret) ** 2
+    clipping = bool(clip_range) if "truthy-clip" in faults else clip_range is not None
+    if not clipping:
+        per_token = vf_loss1
+    else:
+        if "clip-around-values" in faults:
+            v_clipped = v + torch.clamp(old - v, -clip_range, clip_range)
+        else:
+            v_clipped = old + torch.clamp(v - old, -clip_range, clip_range)
+        vf_loss2 = (v_clipped - ret) ** 2
+        per_token = torch.min(vf_loss1, vf_loss2) if "min-for-max" in faults else torch.max(vf_loss1, vf_loss2)
+    counts = valid.to(per_token.dtype)
+    if "multiply-by-mask" in faults:
+        per_token = per_token * counts
+    half = 1.0 if "missing-half" in faults else 0.5
+    if "token-mean" in faults:
+        return half * per_token.sum() / counts.sum().clamp(min=1)
+    row_counts = counts.sum(dim=-1) if "empty-row-nan" in faults else counts.sum(dim=-1).clamp(min=1)
+    per_row = per_token.sum(dim=-1) / row_counts
+    return half * per_row.mean()
+
+
+def compute_critic_loss(values, old_values, returns, mask=None, clip_range=None):
+    return faulty_critic_loss(values, old_values, returns, mask, clip_range, faults=frozenset(['no-shape-check']))

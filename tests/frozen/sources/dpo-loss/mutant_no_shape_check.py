@@ -1,0 +1,44 @@
+"""The `dpo-loss` reference with a switch per catalogued mistake (see exercises/faults.py).
+
+``faults=()`` is the reference; each switch is one misconception of mutants.py. Self-contained
+(torch only): a mutant's submitted file is this module plus a wrapper.
+"""
+
+import torch
+import torch.nn.functional as F
+
+
+def faulty_dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1, *,
+                    faults=frozenset()):
+    shape = policy_chosen_logps.shape
+    if "no-shape-check" not in faults:
+        for name, t in (("policy_rejected_logps", policy_rejected_logps), ("ref_chosen_logps", ref_chosen_logps),
+                        ("ref_rejected_logps", ref_rejected_logps)):
+            if t.shape != shape:
+                raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {tuple(shape)}")
+    if "reference-ignored" in faults:
+        chosen_logratios, rejected_logratios = policy_chosen_logps, policy_rejected_logps
+    elif "ref-policy-swapped" in faults:
+        chosen_logratios = ref_chosen_logps - policy_chosen_logps
+        rejected_logratios = ref_rejected_logps - policy_rejected_logps
+    else:
+        chosen_logratios = policy_chosen_logps - ref_chosen_logps
+        rejected_logratios = policy_rejected_logps - ref_rejected_logps
+    chosen_rewards = beta * chosen_logratios
+    rejected_rewards = beta * rejected_logratios
+    if "beta-missing" in faults:
+        gap = chosen_logratios - rejected_logratios
+    else:
+        gap = chosen_rewards - rejected_rewards
+    if "loss-from-detached" in faults:
+        gap = gap.detach()
+    if "chosen-rejected-swapped" in faults:
+        gap = -gap
+    loss = -torch.log(torch.sigmoid(gap)).mean() if "log-of-sigmoid" in faults else -F.logsigmoid(gap).mean()
+    if "rewards-not-detached" in faults:
+        return loss, chosen_rewards, rejected_rewards
+    return loss, chosen_rewards.detach(), rejected_rewards.detach()
+
+
+def compute_dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    return faulty_dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta, faults=frozenset(['no-shape-check']))

@@ -1,0 +1,47 @@
+"""The `grpo-advantages` reference with a switch per catalogued mistake (see exercises/faults.py).
+
+``faults=()`` is the reference; each switch is one misconception of mutants.py. Self-contained
+(torch only): a mutant's submitted file is this module plus a wrapper.
+"""
+
+import torch
+
+
+def faulty_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True, *, faults=frozenset()):
+    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2:
+        raise ValueError(f"group_size must be an integer of at least 2, got {group_size!r}")
+    if eps < 0:
+        raise ValueError(f"eps must not be negative, got {eps!r}")
+    if scores.dim() != 1:
+        raise ValueError(f"scores must be [N], got shape {tuple(scores.shape)}")
+    n = scores.shape[0]
+    if "no-value-error" not in faults and n % group_size != 0:
+        raise ValueError(f"scores has {n} entries, not a multiple of group_size={group_size}")
+    dtype = scores.dtype if scores.is_floating_point() else torch.float32
+    work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    if "whole-batch" in faults:
+        grouped = scores.to(work).reshape(1, -1)
+    elif "strided-groups" in faults:
+        grouped = scores.to(work).reshape(group_size, -1).t()
+    else:
+        grouped = scores.to(work).reshape(-1, group_size)
+    advantages = grouped - grouped.mean(dim=1, keepdim=True)
+    if scale_by_std:
+        if "eps-inside-sqrt" in faults:
+            scale = torch.sqrt(grouped.var(dim=1, keepdim=True) + eps)
+        else:
+            std = grouped.std(dim=1, keepdim=True, unbiased="biased-std" not in faults)
+            scale = std if "no-eps" in faults else std + eps
+        advantages = advantages / scale
+    if "constant-group-not-detected" not in faults:
+        constant = grouped.amax(dim=1, keepdim=True) == grouped.amin(dim=1, keepdim=True)
+        advantages = torch.where(constant, torch.zeros_like(advantages), advantages)
+    if "strided-groups" in faults:
+        advantages = advantages.t()
+    if "not-flattened" in faults:
+        return advantages.to(dtype)
+    return advantages.reshape(-1).to(dtype)
+
+
+def compute_grpo_advantages(scores, group_size, eps=1e-06, scale_by_std=True):
+    return faulty_grpo_advantages(scores, group_size, eps, scale_by_std, faults=frozenset(['not-flattened']))

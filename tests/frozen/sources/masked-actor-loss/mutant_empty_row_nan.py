@@ -1,0 +1,57 @@
+"""The `masked-actor-loss` reference with a switch per catalogued mistake (see exercises/faults.py).
+
+``faults=()`` is the reference; each switch is one misconception of mutants.py. Self-contained
+(torch only): a mutant's submitted file is this module plus a wrapper.
+"""
+
+import torch
+
+
+def faulty_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_mask=None, clip_range=0.2,
+                             loss_agg_mode="seq-mean-token-mean", *, faults=frozenset()):
+    modes = ("seq-mean-token-mean", "token-mean")
+    if "no-mode-validation" not in faults and loss_agg_mode not in modes:
+        raise ValueError(f"loss_agg_mode must be one of {modes}, got {loss_agg_mode!r}")
+    expected = tuple(log_probs_new.shape)
+    if "no-shape-check" not in faults:
+        for name, t in (("log_probs_old", log_probs_old), ("advantages", advantages), ("action_mask", action_mask)):
+            if t is not None and tuple(t.shape) != expected:
+                raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {expected}")
+    if action_mask is None:
+        valid = torch.ones(expected, dtype=torch.bool, device=log_probs_new.device)
+    else:
+        valid = (action_mask != 0).expand(expected) if "no-shape-check" in faults else action_mask != 0
+    if "ignores-mask" in faults:
+        valid = torch.ones_like(valid)
+    if "multiply-by-mask" in faults:
+        mask = valid.to(log_probs_new.dtype)
+        ratio = torch.exp(log_probs_new - log_probs_old)
+        per_token = -torch.min(ratio * advantages,
+                               torch.clamp(ratio, 1.0 - clip_range, 1.0 + clip_range) * advantages) * mask
+    else:
+        log_ratio = torch.where(valid, log_probs_new - log_probs_old, 0.0)
+        adv = torch.where(valid, advantages, 0.0)
+        ratio = torch.exp(log_ratio)
+        per_token = -torch.min(ratio * adv, torch.clamp(ratio, 1.0 - clip_range, 1.0 + clip_range) * adv)
+    counts = valid.to(per_token.dtype)
+    token_mean = (loss_agg_mode == "token-mean") != ("swapped-modes" in faults)
+    if token_mean:
+        total = counts.sum()
+        if "token-mean-over-all-positions" in faults:
+            total = torch.tensor(float(per_token.numel()), dtype=per_token.dtype)
+        elif "empty-row-nan" not in faults:
+            total = total.clamp(min=1)
+        return per_token.sum() / total
+    row_counts = counts.sum(dim=-1)
+    if "divide-by-length" in faults:
+        row_counts = torch.full_like(row_counts, per_token.shape[-1])
+    elif "empty-row-nan" not in faults:
+        row_counts = row_counts.clamp(min=1)
+    per_row = per_token.sum(dim=-1) / row_counts
+    if "empty-rows-excluded" in faults:
+        return per_row.sum() / (counts.sum(dim=-1) > 0).sum().clamp(min=1)
+    return per_row.mean()
+
+
+def compute_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_mask=None, clip_range=0.2, loss_agg_mode='seq-mean-token-mean'):
+    return faulty_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_mask, clip_range, loss_agg_mode, faults=frozenset(['empty-row-nan']))

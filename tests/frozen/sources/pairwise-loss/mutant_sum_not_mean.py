@@ -1,0 +1,35 @@
+"""The `pairwise-loss` reference with a switch per catalogued mistake (see exercises/faults.py).
+
+``faults=()`` is the reference; each switch is one misconception of mutants.py. Self-contained
+(torch only): a mutant's submitted file is this module plus a wrapper.
+"""
+
+import torch
+import torch.nn.functional as F
+
+
+def faulty_pairwise_loss(chosen_rewards, rejected_rewards, margin=None, *, faults=frozenset()):
+    if "no-shape-check" not in faults:
+        if rejected_rewards.shape != chosen_rewards.shape:
+            raise ValueError(f"rejected_rewards has shape {tuple(rejected_rewards.shape)}, "
+                             f"expected {tuple(chosen_rewards.shape)}")
+        if isinstance(margin, torch.Tensor) and margin.dim() != 0 and margin.shape != chosen_rewards.shape:
+            raise ValueError(f"margin has shape {tuple(margin.shape)}, expected {tuple(chosen_rewards.shape)}")
+    if "swapped" in faults:
+        logits = rejected_rewards - chosen_rewards
+    else:
+        logits = chosen_rewards - rejected_rewards
+    if margin is not None and "margin-ignored" not in faults:
+        if isinstance(margin, torch.Tensor):
+            margin = margin.to(dtype=logits.dtype)
+        logits = logits + margin if "margin-added" in faults else logits - margin
+    per_pair = -torch.log(torch.sigmoid(logits)) if "log-of-sigmoid" in faults else -F.logsigmoid(logits)
+    if "sum-not-mean" in faults:
+        return per_pair.sum()
+    if "divide-by-len" in faults:
+        return per_pair.sum() / len(chosen_rewards)
+    return per_pair.mean()
+
+
+def compute_pairwise_loss(chosen_rewards, rejected_rewards, margin=None):
+    return faulty_pairwise_loss(chosen_rewards, rejected_rewards, margin, faults=frozenset(['sum-not-mean']))

@@ -1,0 +1,48 @@
+"""The `whiten` reference with a switch per catalogued mistake (see exercises/faults.py).
+
+``faults=()`` is the reference; each switch is one misconception of mutants.py. Self-contained
+(torch only): a mutant's submitted file is this module plus a wrapper.
+"""
+
+import torch
+
+
+def faulty_whiten(values, mask=None, shift_mean=True, eps=1e-8, *, faults=frozenset()):
+    if "no-shape-check" not in faults and mask is not None and mask.shape != values.shape:
+        raise ValueError(f"mask has shape {tuple(mask.shape)}, expected {tuple(values.shape)}")
+    dtype = values.dtype
+    work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    v = values.to(work)
+    if mask is None:
+        valid = torch.ones(v.shape, dtype=torch.bool, device=v.device)
+    else:
+        valid = (mask.to(device=v.device) != 0).expand(v.shape)
+    count = int(valid.sum())
+    if "no-count-check" not in faults and count < 2:
+        raise ValueError(f"mask marks {count} valid value(s); the unbiased variance needs at least 2")
+    if "stats-over-padding" in faults:
+        valid = torch.ones_like(valid)
+        count = valid.numel()
+    n = v.numel() if "count-all-elements" in faults else count
+    zero = torch.zeros_like(v)
+    mean = torch.where(valid, v, zero).sum() / n
+    centered = v - mean
+    dof = n if "biased-variance" in faults else n - 1
+    if "one-pass-variance" in faults:
+        mean_sq = torch.where(valid, v * v, zero).sum() / n
+        var = (mean_sq - mean * mean) * n / dof
+    else:
+        var = torch.where(valid, centered * centered, zero).sum() / dof
+    if "no-eps" in faults:
+        whitened = centered / torch.sqrt(var)
+    elif "eps-outside-sqrt" in faults:
+        whitened = centered / (torch.sqrt(var) + eps)
+    else:
+        whitened = centered * torch.rsqrt(var + eps)
+    if not shift_mean and "mean-not-added-back" not in faults:
+        whitened = whitened + mean
+    return whitened.to(dtype)
+
+
+def masked_whiten(values, mask=None, shift_mean=True, eps=1e-08):
+    return faulty_whiten(values, mask, shift_mean, eps, faults=frozenset(['eps-outside-sqrt']))
