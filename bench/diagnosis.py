@@ -49,8 +49,8 @@ def run(exercises: list[str] | None) -> list[str]:
             continue
         corpus = build_corpus(ex)
         scored = [evaluate(ex, e) for e in corpus]
-        singles = [evaluate(ex, Entry(ex.slug, (m.fault,), 1000 + i))
-                   for i, m in enumerate(ex.mutants) if m.fault is not None]
+        singles = [evaluate(ex, Entry(ex.slug, (m.key,), 1000 + i))
+                   for i, m in enumerate(ex.mistakes) if m.is_switch]
         mistakes = sum(len(s.entry.faults) for s in scored)
         hits = sum(s.hits for s in scored)
         false = sum(len(s.false) for s in scored)

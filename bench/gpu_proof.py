@@ -33,19 +33,19 @@ def main() -> int:
         for ex in all_exercises():
             t0 = time.perf_counter()
             ref = judge.grade(ex.slug, ex.reference_source, 1)
-            plain = [m for m in ex.mutants if not m.memory][0]
+            plain = [m for m in ex.mistakes if not m.is_memory][0]
             bad = judge.grade(ex.slug, plain.source(ex.function_name), 1)
-            named = any(c.misconception == plain.misconception for c in bad.checks if not c.passed)
+            named = any(c.misconception == plain.title for c in bad.checks if not c.passed)
             line_ok = ref.score == 100 and named
             ok &= line_ok
             failed = [(c.name, c.message[:160]) for c in ref.checks if not c.passed]
-            print(f"{ex.slug:18} ref={ref.score} ({ref.verdict}) mutant {plain.name}={bad.score} named={named} "
+            print(f"{ex.slug:18} ref={ref.score} ({ref.verdict}) mistake {plain.id}={bad.score} named={named} "
                   f"peak={ref.peak_memory_bytes} {time.perf_counter() - t0:.2f}s {'' if line_ok else failed}")
         gae = next(e for e in all_exercises() if e.slug == "gae")
-        for m in (m for m in gae.mutants if m.memory):
+        for m in (m for m in gae.mistakes if m.is_memory):
             r = judge.grade("gae", m.source(gae.function_name), 2)
             mem = [c for c in r.checks if c.name.startswith("peak memory")]
-            print(f"gae memory mutant {m.name}: score={r.score} memory check passed={mem[0].passed} :: {mem[0].message[:200]}")
+            print(f"memory mistake {m.id}: score={r.score} memory check passed={mem[0].passed} :: {mem[0].message[:200]}")
             ok &= not mem[0].passed
     finally:
         judge.close()

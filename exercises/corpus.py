@@ -17,8 +17,8 @@ import random
 from dataclasses import dataclass, field
 
 from exercises.diagnosis import diagnose, same_behaviour
-from exercises.faults import faulty_source, with_faults
-from exercises.framework import Exercise, Mutant, run_check
+from exercises.framework import Exercise, Run, evaluate_check
+from exercises.mistakes import Mistake, faulty_source, with_faults
 from exercises.offline import OfflineRun, grade_offline, regular_cases
 from exercises.outcomes import run_in_process
 
@@ -57,37 +57,36 @@ class Scored:
 
 
 def _faulty(exercise: Exercise):
-    return next(m.faulty for m in exercise.mutants if m.faulty is not None)
+    return next(m.faulty for m in exercise.mistakes if m.faulty is not None)
 
 
-def _switches(exercise: Exercise) -> list[Mutant]:
-    return [m for m in exercise.mutants if m.fault is not None]
+def _switches(exercise: Exercise) -> list[Mistake]:
+    return [m for m in exercise.mistakes if m.is_switch]
 
 
-def _visible(exercise: Exercise, combo: tuple[Mutant, ...], seed: int) -> bool:
+def _visible(exercise: Exercise, combo: tuple[Mistake, ...], seed: int) -> bool:
     """Every mistake of ``combo`` changes a failed check it explains (switching it off shows)."""
     faulty = _faulty(exercise)
     cases = regular_cases(exercise, seed)
     want = run_in_process(exercise.reference, cases, "reference.py")
-    full = grade_offline(exercise, with_faults(faulty, [m.fault for m in combo]), seed, cases=cases, want=want)
-    ctx = full.context()
+    full = grade_offline(exercise, with_faults(faulty, [m.key for m in combo]), seed, cases=cases, want=want)
+    run = full.run()
     for m in combo:
-        rest = [o.fault for o in combo if o is not m]
+        rest = [o.key for o in combo if o is not m]
         without = grade_offline(exercise, with_faults(faulty, rest), seed, cases=cases, want=want)
-        if not any(_differs(full, without, chk_id, ctx) for chk_id in set(full.failed) & set(m.explains)):
+        if not any(_differs(full, without, chk_id, run) for chk_id in set(full.failed) & set(m.explains)):
             return False
     return True
 
 
-def _differs(full: OfflineRun, without: OfflineRun, check_id: str, ctx) -> bool:
+def _differs(full: OfflineRun, without: OfflineRun, check_id: str, run: Run) -> bool:
     if without.results[check_id][0]:
         return True
     chk = next(c for c in full.exercise.checks if c.id == check_id)
-    probe = ctx.with_outcomes(full.want)
-    run_check(chk.fn, probe)
+    probe = evaluate_check(chk, run.with_outcomes(full.want))[2]
     aspects = probe.aspects | {"error"}
-    return not all(same_behaviour(full.got[cid], without.got[cid], aspects, ctx.case(cid).ungraded)
-                   for cid in probe.read)
+    return not all(same_behaviour(full.got[cid], without.got[cid], aspects, run.cases[cid].ungraded)
+                   for cid in probe.cases)
 
 
 def build_corpus(exercise: Exercise, *, pairs: int = 6, triples: int = 6, seed: int = 7) -> list[Entry]:
@@ -104,7 +103,7 @@ def build_corpus(exercise: Exercise, *, pairs: int = 6, triples: int = 6, seed: 
                 break
             case_seed = rng.randrange(1, 10**6)
             if _visible(exercise, combo, case_seed):
-                entries.append(Entry(exercise.slug, tuple(m.fault for m in combo), case_seed))
+                entries.append(Entry(exercise.slug, tuple(m.key for m in combo), case_seed))
                 taken += 1
     return entries
 
@@ -114,11 +113,11 @@ def evaluate(exercise: Exercise, entry: Entry) -> Scored:
     learner = with_faults(_faulty(exercise), entry.faults)
     run = grade_offline(exercise, learner, entry.seed)
     failed = [c for c in exercise.checks if c.id in run.failed]
-    diag = diagnose(exercise, run.context(), failed, seen=run.seen)
+    diag = diagnose(exercise, run.run(), failed, seen=run.seen)
     scored = Scored(entry, unexplained=list(diag.unexplained), seconds=diag.seconds, cpu_seconds=diag.cpu_seconds)
     for check_id, named in diag.by_check.items():
         for m in named:
-            scored.named.add(m.fault or m.name)
+            scored.named.add(m.key)
             if check_id not in m.explains:
-                scored.wrong_check.append((m.name, check_id))
+                scored.wrong_check.append((m.key, check_id))
     return scored

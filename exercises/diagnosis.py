@@ -1,11 +1,11 @@
 """Naming every mistake, even when a learner made several.
 
 For each failed check, diagnosis looks for the smallest set of catalogued faults (1, 2 or 3
-switches of the exercise's fault-parametrised reference, see :mod:`exercises.faults`) whose
+switches of the exercise's fault-parametrised reference, see :mod:`exercises.mistakes`) whose
 behaviour matches the learner's on what that check is about: the cases the check reads and
 only the parts of their outcomes it reads (values, gradients, inputs after the call, the
 exception raised), each tensor within its dtype's tolerance. Only faults that explain the
-check (``Mutant.explains``) are candidates there, so a mistake is never named on a check it
+check (``Mistake.explains``) are candidates there, so a mistake is never named on a check it
 cannot change, and a second mistake elsewhere cannot hide the first. Among the per-check
 matches the combination naming the fewest faults overall is kept.
 
@@ -24,8 +24,9 @@ from typing import Any
 import torch
 
 from exercises.compare import tolerance
-from exercises.faults import with_faults
-from exercises.framework import Case, Check, CheckContext, Exercise, Mutant, Outcome, run_check
+from exercises.evidence import Evidence
+from exercises.framework import Case, Check, Exercise, Outcome, Run, evaluate_check
+from exercises.mistakes import Mistake, with_faults
 from exercises.outcomes import Opaque, run_in_process
 
 #: Diagnosis compares two wrong answers, computed in different orders: a few ulps more than a check.
@@ -36,7 +37,7 @@ TOLERANCE_FACTOR = 4.0
 class Finding:
     """One mistake found, with the (display) names of the failed checks it explains."""
 
-    mutant: Mutant
+    mistake: Mistake
     checks: list[str] = field(default_factory=list)
 
 
@@ -44,7 +45,7 @@ class Finding:
 class Diagnosis:
     """What diagnosis found: per failed check, the mistakes named there; and what nothing explains."""
 
-    by_check: dict[str, list[Mutant]] = field(default_factory=dict)
+    by_check: dict[str, list[Mistake]] = field(default_factory=dict)
     unexplained: list[str] = field(default_factory=list)
     runs: int = 0
     seconds: float = 0.0
@@ -55,7 +56,7 @@ class Diagnosis:
         found: dict[str, Finding] = {}
         for chk in checks:
             for m in self.by_check.get(chk.id, []):
-                found.setdefault(m.name, Finding(m)).checks.append(chk.name)
+                found.setdefault(m.id, Finding(m)).checks.append(chk.name)
         return list(found.values())
 
 
@@ -132,7 +133,7 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
                    ungraded: torch.Tensor | None = None) -> bool:
     """Whether ``candidate`` behaves like ``learner`` in the parts of an outcome a check reads.
 
-    ``aspects`` as recorded by :class:`~exercises.framework.CheckContext`: "output" (all of it)
+    ``aspects`` as recorded by :mod:`exercises.evidence`: "output" (all of it)
     or "output:<item>", "grads" (all) or "grads:<argument>", "inputs_after", "meta:<field>",
     "error"; or as a check declares it: "zero-pattern" (where the outputs are exactly 0),
     "types" (the Python types of the returned items), "probes" (which inputs a gradient from
@@ -194,7 +195,7 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
 # -- the search ------------------------------------------------------------------------------
 
 class _Runner:
-    """Runs the faulty reference (or a hand-written mutant) on cases, memoised per case."""
+    """Runs the faulty reference (or a hand-written mistake) on cases, memoised per case."""
 
     def __init__(self, cases: dict[str, Case], max_runs: int, deadline: float) -> None:
         self.cases = cases
@@ -208,15 +209,15 @@ class _Runner:
         # same amount of work, so the same submission gets the same diagnosis.
         return self.runs >= self.max_runs or time.thread_time() > self.deadline
 
-    def outcomes(self, combo: tuple[Mutant, ...], case_ids: list[str]) -> dict[str, Outcome]:
-        key = tuple(sorted(m.name for m in combo))
+    def outcomes(self, combo: tuple[Mistake, ...], case_ids: list[str]) -> dict[str, Outcome]:
+        key = tuple(sorted(m.id for m in combo))
         todo = [cid for cid in case_ids if (key, cid) not in self.memo]
         if todo:
-            if len(combo) == 1 and combo[0].fault is None:
+            if len(combo) == 1 and not combo[0].is_switch:
                 fn = combo[0].fn
             else:
                 faulty = combo[0].faulty
-                fn = with_faults(faulty, [m.fault for m in combo])
+                fn = with_faults(faulty, [m.key for m in combo])
             self.runs += 1
             done = run_in_process(fn, [self.cases[cid] for cid in todo], "mutant.py")
             for cid in todo:
@@ -224,54 +225,51 @@ class _Runner:
         return {cid: self.memo[(key, cid)] for cid in case_ids}
 
 
-def _evidence(chk: Check, ctx: CheckContext, seen: tuple[set[str], set[str]] | None) -> tuple[list[str], set[str]]:
+def _evidence(chk: Check, run: Run, seen: Evidence | None) -> tuple[list[str], set[str]]:
     """The cases a check reads and the parts of their outcomes it reads: when it passes (on
     the reference's outcomes) and on the learner's (``seen``, if the judge recorded it)."""
-    probe = ctx.with_outcomes(ctx._want)
-    run_check(chk.fn, probe)
+    probe = evaluate_check(chk, run.with_outcomes(run.want))[2]
     if seen is None:
-        learner = ctx.with_outcomes(ctx._got)
-        run_check(chk.fn, learner)
-        seen = (learner.read, learner.aspects)
-    aspects = set(chk.reads) if chk.reads else probe.aspects | seen[1]
-    return sorted(probe.read | seen[0], key=str), aspects | {"error"}
+        seen = evaluate_check(chk, run)[2]
+    aspects = set(chk.reads) if chk.reads else probe.aspects | seen.aspects
+    return sorted(probe.cases | seen.cases, key=str), aspects | {"error"}
 
 
-def _crashed(ctx: CheckContext, case_ids: list[str]) -> bool:
+def _crashed(run: Run, case_ids: list[str]) -> bool:
     """Whether the learner's call raised on one of these cases where the reference's did not."""
     for cid in case_ids:
-        mine, want = ctx._got.get(cid), ctx._want.get(cid)
+        mine, want = run.got.get(cid), run.want.get(cid)
         if mine is not None and mine.error is not None and mine.error.phase == "call" and want is not None \
                 and want.error is None:
             return True
     return False
 
 
-def _combos(candidates: list[Mutant], size: int) -> list[tuple[Mutant, ...]]:
-    """Combinations of ``size`` faults, at most one per code site; hand-written mutants alone."""
+def _combos(candidates: list[Mistake], size: int) -> list[tuple[Mistake, ...]]:
+    """Combinations of ``size`` faults, at most one per code site; hand-written mistakes alone."""
     if size == 1:
         return [(m,) for m in candidates]
-    switches = [m for m in candidates if m.fault is not None]
+    switches = [m for m in candidates if m.is_switch]
     out = []
     for combo in itertools.combinations(switches, size):
-        sites = {m.site or m.fault for m in combo}
+        sites = {m.site or m.key for m in combo}
         if len(sites) == size and len({id(m.faulty) for m in combo}) == 1:
             out.append(combo)
     return out
 
 
-def _matching(chk: Check, ctx: CheckContext, evidence: tuple[list[str], set[str]],
-              combos: list[tuple[Mutant, ...]], runner: _Runner) -> list[tuple[Mutant, ...]]:
+def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
+              combos: list[tuple[Mistake, ...]], runner: _Runner) -> list[tuple[Mistake, ...]]:
     """The combinations that behave like the learner where ``chk`` looks, and fail it too."""
     case_ids, aspects = evidence
 
     def alike(outs: dict[str, Outcome], cids: list[str]) -> bool:
-        return all(same_behaviour(ctx._got.get(cid, Outcome(missing=True)), outs[cid], aspects,
-                                  ctx.case(cid).ungraded) for cid in cids)
+        return all(same_behaviour(run.got.get(cid, Outcome(missing=True)), outs[cid], aspects,
+                                  run.cases[cid].ungraded) for cid in cids)
 
     # Most candidates are told apart on the first case where the learner leaves the
     # reference: try that one case before all the others.
-    probe = next((cid for cid in case_ids if not alike({cid: ctx._want.get(cid, Outcome(missing=True))}, [cid])),
+    probe = next((cid for cid in case_ids if not alike({cid: run.want.get(cid, Outcome(missing=True))}, [cid])),
                  case_ids[0])
     found = []
     for combo in combos:
@@ -282,13 +280,13 @@ def _matching(chk: Check, ctx: CheckContext, evidence: tuple[list[str], set[str]
         outs = runner.outcomes(combo, case_ids)
         if not alike(outs, case_ids):
             continue
-        if run_check(chk.fn, ctx.with_outcomes(outs))[0]:
+        if evaluate_check(chk, run.with_outcomes(outs))[0]:
             continue  # behaves alike within the tolerance, yet passes: not this
         found.append(combo)
     return found
 
 
-def _smallest_union(options: dict[str, list[tuple[Mutant, ...]]], limit: int = 256) -> dict[str, tuple[Mutant, ...]]:
+def _smallest_union(options: dict[str, list[tuple[Mistake, ...]]], limit: int = 256) -> dict[str, tuple[Mistake, ...]]:
     """One match per check such that the union names the fewest mistakes (then the most specific)."""
     ids = list(options)
     choices = [options[i] for i in ids]
@@ -297,9 +295,9 @@ def _smallest_union(options: dict[str, list[tuple[Mutant, ...]]], limit: int = 2
         total *= len(c)
     if total > limit:  # keep it bounded: the first (smallest) option per check
         return {i: options[i][0] for i in ids}
-    best: tuple[tuple[int, int], tuple[tuple[Mutant, ...], ...]] | None = None
+    best: tuple[tuple[int, int], tuple[tuple[Mistake, ...], ...]] | None = None
     for pick in itertools.product(*choices):
-        union = {m.name for combo in pick for m in combo}
+        union = {m.id for combo in pick for m in combo}
         key = (len(union), sum(len(m.explains) for combo in pick for m in combo))
         if best is None or key < best[0]:
             best = (key, pick)
@@ -307,13 +305,13 @@ def _smallest_union(options: dict[str, list[tuple[Mutant, ...]]], limit: int = 2
     return dict(zip(ids, best[1]))
 
 
-def diagnose(exercise: Exercise, ctx: CheckContext, failed: list[Check], *, max_faults: int = 3,
+def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: int = 3,
              max_runs: int = 2000, budget_seconds: float = 0.5,
-             seen: dict[str, tuple[set[str], set[str]]] | None = None) -> Diagnosis:
+             seen: dict[str, Evidence] | None = None) -> Diagnosis:
     """Name the mistakes behind ``failed`` (non-memory checks that failed on their own).
 
-    ``seen`` maps a check id to the cases and outcome parts it read on the learner's outcomes
-    (recorded while grading), which saves running the check again. ``budget_seconds`` is CPU
+    ``seen`` maps a check id to the evidence it read on the learner's outcomes (recorded
+    while grading), which saves running the check again. ``budget_seconds`` is CPU
     time of this thread.
 
     Pass 1 tries every single fault that explains a failed check (cheapest checks first;
@@ -323,44 +321,45 @@ def diagnose(exercise: Exercise, ctx: CheckContext, failed: list[Check], *, max_
     smallest overall explanation comes first and the search stays bounded.
     """
     t0, cpu0 = time.monotonic(), time.thread_time()
-    runner = _Runner(ctx._cases, max_runs, cpu0 + budget_seconds)
+    runner = _Runner(run.cases, max_runs, cpu0 + budget_seconds)
     result = Diagnosis()
-    candidates = {chk.id: [m for m in exercise.mutants if not m.memory and chk.id in m.explains] for chk in failed}
-    evidence = {chk.id: _evidence(chk, ctx, (seen or {}).get(chk.id)) for chk in failed}
-    options: dict[str, list[tuple[Mutant, ...]]] = {}
+    candidates = {chk.id: [m for m in exercise.mistakes if not m.is_memory and chk.id in m.explains]
+                  for chk in failed}
+    evidence = {chk.id: _evidence(chk, run, (seen or {}).get(chk.id)) for chk in failed}
+    options: dict[str, list[tuple[Mistake, ...]]] = {}
     confirmed: set[str] = set()
     # Cheap checks first; a fault already seen elsewhere is tried first and, if it fits, ends
     # the pass for this check (it can only make the overall explanation smaller).
     order = sorted(failed, key=lambda c: len(evidence[c.id][0]))
     for chk in order:
-        known = [m for m in candidates[chk.id] if m.name in confirmed]
-        found = _matching(chk, ctx, evidence[chk.id], _combos(known, 1), runner)
+        known = [m for m in candidates[chk.id] if m.id in confirmed]
+        found = _matching(chk, run, evidence[chk.id], _combos(known, 1), runner)
         if not found:
-            rest = [m for m in candidates[chk.id] if m.name not in confirmed]
-            found = _matching(chk, ctx, evidence[chk.id], _combos(rest, 1), runner)
+            rest = [m for m in candidates[chk.id] if m.id not in confirmed]
+            found = _matching(chk, run, evidence[chk.id], _combos(rest, 1), runner)
         if found:
             options[chk.id] = found
-            confirmed |= {m.name for combo in found for m in combo}
+            confirmed |= {m.id for combo in found for m in combo}
     for chk in order:
         if chk.id in options or not evidence[chk.id][0]:
             continue
         for size in range(2, max_faults + 1):
-            groups: dict[int, list[tuple[Mutant, ...]]] = {}
+            groups: dict[int, list[tuple[Mistake, ...]]] = {}
             for combo in _combos(candidates[chk.id], size):
-                groups.setdefault(sum(m.name not in confirmed for m in combo), []).append(combo)
+                groups.setdefault(sum(m.id not in confirmed for m in combo), []).append(combo)
             for new in sorted(groups):
-                found = _matching(chk, ctx, evidence[chk.id], groups[new], runner)
+                found = _matching(chk, run, evidence[chk.id], groups[new], runner)
                 if found:
                     options[chk.id] = found
-                    confirmed |= {m.name for combo in found for m in combo}
+                    confirmed |= {m.id for combo in found for m in combo}
                     break
             if chk.id in options:
                 break
     # A check the learner's own exception failed (where the reference returned) is explained by
     # that exception, which the feedback's root causes show; it is no unknown mistake.
-    result.unexplained = [chk.id for chk in failed if chk.id not in options and not _crashed(ctx, evidence[chk.id][0])]
+    result.unexplained = [chk.id for chk in failed if chk.id not in options and not _crashed(run, evidence[chk.id][0])]
     for cid, combo in _smallest_union(options).items():
-        result.by_check[cid] = sorted(combo, key=lambda m: exercise.mutants.index(m))
+        result.by_check[cid] = sorted(combo, key=lambda m: exercise.mistakes.index(m))
     result.runs = runner.runs
     result.seconds = time.monotonic() - t0
     result.cpu_seconds = time.thread_time() - cpu0

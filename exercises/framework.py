@@ -1,28 +1,30 @@
-"""The parts every exercise is made of: cases, checks, mutants, and the spec that binds them.
+"""The parts every exercise is made of: cases, checks, runs, and the spec that binds them.
 
 An exercise folder ``exercises/<name>/`` holds ``spec.py`` (an :class:`ExerciseSpec` called
 ``SPEC``), ``starter.py`` (the learner's template), ``reference.py`` (the hidden solution),
-``checks.py`` (a ``cases(gen)`` function and ``@check`` functions) and ``mutants.py``
-(``@mutant`` functions, each a known-wrong solution naming its misconception).
+``checks.py`` (a ``cases(gen)`` function and ``@check`` functions) and ``mutants.py`` (its
+known mistakes, :mod:`exercises.mistakes`).
 
-A check reads what came back through a :class:`CheckContext` and calls :meth:`CheckContext.fail`
-(or a helper from :mod:`exercises.compare`) with a message for the learner. Which cases a
-check looked at is recorded, so the judge can tell whether a failing learner matches a
-mutant on exactly those cases and name the misconception.
+A grading run is a :class:`Run`: the cases, the submission's outcomes, the reference's, and
+the memory readings. A check reads it through a :class:`CheckContext` and calls
+:meth:`CheckContext.fail` (or a helper from :mod:`exercises.compare`) with a message for the
+learner. What a check read is recorded (:mod:`exercises.evidence`), so diagnosis can tell
+whether a failing learner matches a known mistake on exactly that and name it.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
-import textwrap
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, Callable
 
 import torch
+
+from exercises.evidence import Evidence, seen
+from exercises.mistakes import Mistake
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +110,7 @@ def _short_value(v: Any, name: str) -> str:
 
 @dataclass
 class Outcome:
-    """What one call produced, decoded: the same structure for learner, reference and mutant."""
+    """What one call produced, decoded: the same structure for learner, reference and mistake."""
 
     output: Any = None
     #: Metadata the harness recorded for each tensor in the output, by path ("" for the root).
@@ -129,121 +131,6 @@ class Outcome:
         return self.error is not None and name in self.error.classes
 
 
-_ASPECT_OF = {"output": "output", "grads": "grads", "inputs_after": "inputs_after", "probes": "probes",
-              "error": "error", "raised": "error", "missing": "error"}
-
-
-class _SeenMeta(dict):
-    """Per-tensor metadata whose read keys are recorded as aspects ("meta:requires_grad", ...)."""
-
-    def __init__(self, meta: dict[str, Any], aspects: set[str]) -> None:
-        super().__init__({k: _SeenFields(v, aspects) if isinstance(v, dict) else v for k, v in meta.items()})
-
-
-class _SeenKeys(dict):
-    """A dict of per-argument tensors (grads) recording which keys a check reads ("grads:0")."""
-
-    def __init__(self, items: dict[str, Any], aspects: set[str], prefix: str) -> None:
-        super().__init__(items)
-        self._aspects = aspects
-        self._prefix = prefix
-
-    def get(self, key: str, default: Any = None) -> Any:
-        self._aspects.add(f"{self._prefix}:{key}")
-        return super().get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        self._aspects.add(f"{self._prefix}:{key}")
-        return super().__getitem__(key)
-
-    def _all(self) -> None:
-        self._aspects.add(self._prefix)
-
-    def items(self):  # type: ignore[override]
-        self._all()
-        return super().items()
-
-    def values(self):  # type: ignore[override]
-        self._all()
-        return super().values()
-
-    def __iter__(self):
-        self._all()
-        return super().__iter__()
-
-
-def _seen_items(value: Any, aspects: set[str]) -> Any:
-    """A returned tuple, list or dict (same type to isinstance) recording which items a check
-    reads ("output:0", "output:actor"); iterating over it reads them all ("output")."""
-
-    base = type(value)
-
-    class Seen(base):  # type: ignore[valid-type, misc]
-        def __getitem__(self, key: Any) -> Any:
-            aspects.add(f"output:{key}")
-            return base.__getitem__(self, key)
-
-        def __iter__(self):
-            aspects.add("output")
-            return base.__iter__(self)
-
-        def get(self, key: Any, default: Any = None) -> Any:  # dicts only
-            aspects.add(f"output:{key}")
-            return base.get(self, key, default)
-
-        def items(self):  # dicts only
-            aspects.add("output")
-            return base.items(self)
-
-        def values(self):  # dicts only
-            aspects.add("output")
-            return base.values(self)
-
-    Seen.__name__ = Seen.__qualname__ = base.__name__
-    return Seen(value) if base is not dict else Seen(value.items())
-
-
-class _SeenFields(dict):
-    def __init__(self, fields: dict[str, Any], aspects: set[str]) -> None:
-        super().__init__(fields)
-        self._aspects = aspects
-
-    def get(self, key: str, default: Any = None) -> Any:
-        self._aspects.add(f"meta:{key}")
-        return super().get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        self._aspects.add(f"meta:{key}")
-        return super().__getitem__(key)
-
-
-class _Seen:
-    """An :class:`Outcome` seen by a check: records which of its parts the check reads, so
-    diagnosis compares only what the check is about (values, gradients, inputs after)."""
-
-    __slots__ = ("_outcome", "_aspects")
-
-    def __init__(self, outcome: Outcome, aspects: set[str]) -> None:
-        self._outcome = outcome
-        self._aspects = aspects
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "meta":
-            return _SeenMeta(self._outcome.meta, self._aspects)
-        if name == "grads":
-            return _SeenKeys(self._outcome.grads, self._aspects, "grads")
-        if name == "output":
-            value = self._outcome.output
-            if type(value) in (tuple, list, dict):
-                return _seen_items(value, self._aspects)
-            self._aspects.add("output")
-            return value
-        aspect = _ASPECT_OF.get(name)
-        if aspect is not None:
-            self._aspects.add(aspect)
-        return getattr(self._outcome, name)
-
-
 @dataclass
 class MemoryReading:
     """Peak memory of a measured case: the learner's and the reference's, same harness."""
@@ -259,54 +146,72 @@ class MemoryReading:
     mismatch: str = ""
 
 
-class CheckContext:
-    """A check's view of one grading run. Records which cases the check reads."""
+@dataclass(frozen=True)
+class Run:
+    """One grading run as its checks see it: the cases, what the submission's calls gave, what
+    the reference's gave on the same cases, and the measured cases' memory readings.
 
-    def __init__(self, cases: dict[str, Case], got: dict[str, Outcome], want: dict[str, Outcome],
-                 memory: dict[str, MemoryReading] | None = None, device: str = "cpu") -> None:
-        self._cases = cases
-        self._got = got
-        self._want = want
-        self._memory = memory or {}
-        self.device = device
-        self.read: set[str] = set()
-        #: Which parts of an outcome the check looked at ("output", "grads", "inputs_after", "error").
-        self.aspects: set[str] = set()
+    A check reads a run through a :class:`CheckContext`; diagnosis asks the same checks about
+    a candidate mistake's outcomes on the same run (:meth:`with_outcomes`).
+    """
+
+    cases: dict[str, Case]
+    got: dict[str, Outcome]
+    want: dict[str, Outcome]
+    memory: dict[str, MemoryReading] = field(default_factory=dict)
+    device: str = "cpu"
+
+    def outcome(self, case_id: str) -> Outcome:
+        """The submission's outcome for a case (a missing one when nothing came back)."""
+        return self.got.get(case_id) or Outcome(missing=True)
+
+    def with_outcomes(self, got: dict[str, Outcome], memory: dict[str, MemoryReading] | None = None) -> Run:
+        """The same run with other outcomes (a mistake's), for matching it against the learner's."""
+        return replace(self, got=got, memory=self.memory if memory is None else memory)
+
+
+class CheckContext:
+    """A check's view of one :class:`Run`. Records what the check reads (its :class:`Evidence`)."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.evidence = Evidence()
+
+    @property
+    def device(self) -> str:
+        """The device the submission's calls ran on ("cpu" or "cuda")."""
+        return self.run.device
 
     def cases(self, *tags: str) -> list[Case]:
         """Cases carrying every one of ``tags``, in the order they were built."""
-        return [c for c in self._cases.values() if all(t in c.tags for t in tags)]
+        return [c for c in self.run.cases.values() if all(t in c.tags for t in tags)]
 
     def case(self, case_id: str) -> Case:
-        return self._cases[case_id]
+        return self.run.cases[case_id]
 
     def got(self, case: Case) -> Outcome:
         """The submission's outcome for a case (a view that records which parts are read)."""
-        self.read.add(case.id)
-        return _Seen(self._got.get(case.id) or Outcome(missing=True), self.aspects)  # type: ignore[return-value]
+        self.evidence.cases.add(case.id)
+        return seen(self.run.outcome(case.id), self.evidence)
 
     def want(self, case: Case) -> Outcome:
         """The reference's outcome for a case."""
-        return self._want[case.id]
+        return self.run.want[case.id]
 
     def memory(self, case: Case) -> MemoryReading:
-        self.read.add(case.id)
-        return self._memory[case.id]
+        self.evidence.cases.add(case.id)
+        return self.run.memory[case.id]
 
     @staticmethod
     def fail(message: str) -> None:
         raise CheckFailed(message)
-
-    def with_outcomes(self, got: dict[str, Outcome], memory: dict[str, MemoryReading] | None = None) -> "CheckContext":
-        """The same run seen with other outcomes (a mutant's), for misconception matching."""
-        return CheckContext(self._cases, got, self._want, self._memory if memory is None else memory, self.device)
 
 
 @dataclass
 class Check:
     """A weighted check. ``hidden`` checks do not reveal their inputs in messages.
 
-    ``id`` is the check function's name, the stable handle mutants and starters refer to.
+    ``id`` is the check function's name, the stable handle mistakes and starters refer to.
     ``core`` checks are the exercise's values on ordinary inputs; ``gated`` checks (contract
     details: shape errors, in-place edits, dtype, memory) earn their points only when every
     core check passes, so an empty or constant answer scores close to 0 (EXERCISES.md,
@@ -328,53 +233,6 @@ class Check:
     reads: tuple[str, ...] = ()
 
 
-@dataclass
-class Mutant:
-    """A known-wrong solution and the misconception it embodies.
-
-    Most mutants are one switch (``fault``) of the exercise's fault-parametrised reference
-    ``faulty``: the reference with exactly that mistake, so switches combine into the
-    several-mistake solutions learners write. ``explains`` lists the ids of the checks this
-    mistake can make fail; ``fix`` says in one sentence how to repair it.
-    """
-
-    name: str
-    misconception: str
-    fn: Callable[..., Any]
-    #: Right values, wrong cost: named only by a memory check, from its measured peak.
-    memory: bool = False
-    fix: str = ""
-    explains: tuple[str, ...] = ()
-    fault: str | None = None
-    faulty: Callable[..., Any] | None = None
-    #: Faults at one site of the code exclude each other in combinations.
-    site: str = ""
-
-    def source(self, function_name: str) -> str:
-        """A submittable module whose ``function_name`` is this mutant."""
-        if self.faulty is not None and self.fault is not None:
-            from exercises.faults import faulty_source
-
-            return faulty_source(self.faulty, (self.fault,), function_name)
-        return mutant_source(self.fn, function_name)
-
-
-_IMPORTS = "import math\nimport torch\nimport torch.nn.functional as F\n\n"
-
-
-def mutant_source(fn: Callable[..., Any], function_name: str) -> str:
-    """Source of a self-contained function, renamed, with its decorators dropped."""
-    lines = textwrap.dedent(inspect.getsource(fn)).splitlines()
-    while lines and lines[0].lstrip().startswith("@"):
-        lines.pop(0)
-        # a decorator spanning several lines ends with a line that closes its parenthesis
-        while lines and not lines[0].lstrip().startswith("def "):
-            lines.pop(0)
-    first = lines[0]
-    lines[0] = first.replace(f"def {fn.__name__}(", f"def {function_name}(", 1)
-    return _IMPORTS + "\n".join(lines) + "\n"
-
-
 def check(name: str, weight: float, *, hidden: bool = False, memory: bool = False, core: bool = False,
           gated: bool = False, announce: str | tuple[str, ...] = (),
           reads: tuple[str, ...] = ()) -> Callable[[Callable[[CheckContext], None]], Check]:
@@ -390,21 +248,6 @@ def check(name: str, weight: float, *, hidden: bool = False, memory: bool = Fals
         sentences = sentences or (name,)  # by default the check's own name announces it
         return Check(name=name, weight=weight, fn=fn, hidden=hidden, needs_memory=memory, id=fn.__name__,
                      core=core, gated=gated or memory, announce=sentences, reads=tuple(reads))
-
-    return wrap
-
-
-def mutant(misconception: str, *, memory: bool = False, fix: str = "",
-           explains: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Mutant]:
-    """Declare a hand-written known-wrong solution; ``misconception`` is what feedback will name.
-
-    ``memory=True`` marks a solution whose values are right but whose peak memory is not
-    (an O(T^2) intermediate, say): it is matched on memory checks by its measured peak.
-    """
-
-    def wrap(fn: Callable[..., Any]) -> Mutant:
-        return Mutant(name=fn.__name__, misconception=misconception, fn=fn, memory=memory, fix=fix,
-                      explains=tuple(explains))
 
     return wrap
 
@@ -426,7 +269,7 @@ class ExerciseSpec:
 
 @dataclass
 class Exercise:
-    """A loaded exercise: its spec, sources, reference, cases, checks and mutants."""
+    """A loaded exercise: its spec, sources, reference, cases, checks and known mistakes."""
 
     spec: ExerciseSpec
     starter: str
@@ -434,7 +277,8 @@ class Exercise:
     reference: Callable[..., Any]
     build_cases: Callable[["CaseGen"], list[Case]]
     checks: list[Check]
-    mutants: list[Mutant]
+    #: The known mistakes, each under its id ``"<slug>/<key>"``.
+    mistakes: list[Mistake]
     folder: str = ""
 
     # flat attributes the server reads
@@ -467,13 +311,16 @@ class Exercise:
                      reference_mod: ModuleType, starter: str, reference_source: str) -> "Exercise":
         spec: ExerciseSpec = spec_mod.SPEC
         checks = [v for v in vars(checks_mod).values() if isinstance(v, Check)]
-        mutants = [v for v in vars(mutants_mod).values() if isinstance(v, Mutant)]
-        mutants += [m for m in getattr(mutants_mod, "MUTANTS", []) if isinstance(m, Mutant)]
+        declared = [v for v in vars(mutants_mod).values() if isinstance(v, Mistake)]
+        declared += [m for m in getattr(mutants_mod, "MUTANTS", []) if isinstance(m, Mistake)]
+        mistakes = [m.in_exercise(spec.slug) for m in declared]
         known = {c.id for c in checks}
-        for m in mutants:
+        for m in mistakes:
             unknown = set(m.explains) - known
             if unknown:
-                raise ValueError(f"{spec.slug}: mutant {m.name} explains unknown checks {sorted(unknown)}")
+                raise ValueError(f"{spec.slug}: mistake {m.key} explains unknown checks {sorted(unknown)}")
+        if len({m.id for m in mistakes}) != len(mistakes):
+            raise ValueError(f"{spec.slug}: two mistakes share an id")
         total = sum(c.weight for c in checks)
         if not math.isclose(total, 100.0):
             raise ValueError(f"{spec.slug}: check weights sum to {total}, not 100")
@@ -484,7 +331,7 @@ class Exercise:
             reference=getattr(reference_mod, spec.function_name),
             build_cases=checks_mod.cases,
             checks=checks,
-            mutants=mutants,
+            mistakes=mistakes,
             folder=folder,
         )
 
@@ -528,6 +375,13 @@ class CaseGen:
     def case(self, *args: Any, **fields: Any) -> Case:
         """A :class:`Case` with a fresh id (keyword fields as in :class:`Case`, ``kwargs=`` for the call)."""
         return Case(id=self.next_id(), args=list(args), seed=self.seed, **fields)
+
+
+def evaluate_check(check: Check, run: Run) -> tuple[bool, str, Evidence]:
+    """Run one check on ``run``: whether it passed, its message, and what it read."""
+    ctx = CheckContext(run)
+    passed, message = run_check(check.fn, ctx)
+    return passed, message, ctx.evidence
 
 
 def run_check(fn: Any, ctx: CheckContext) -> tuple[bool, str]:

@@ -13,7 +13,9 @@ from typing import Any, Callable
 
 import torch
 
-from exercises.framework import Case, CaseGen, Check, CheckContext, Exercise, Outcome, run_check
+from exercises.evidence import Evidence
+from exercises.framework import Case, CaseGen, Exercise, Outcome, Run, evaluate_check
+from exercises.scoring import counted_checks
 from exercises.outcomes import run_in_process
 
 
@@ -26,16 +28,17 @@ class OfflineRun:
     got: dict[str, Outcome]
     want: dict[str, Outcome]
     results: dict[str, tuple[bool, str]]
-    #: Per check: the cases and outcome parts it read on ``got`` (as the judge records them).
-    seen: dict[str, tuple[set[str], set[str]]] = field(default_factory=dict)
+    #: Per check: what it read on ``got`` (as the judge records it).
+    seen: dict[str, Evidence] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[str]:
         """Ids of the failed checks, in the exercise's order."""
         return [c.id for c in self.exercise.checks if c.id in self.results and not self.results[c.id][0]]
 
-    def context(self) -> CheckContext:
-        return CheckContext({c.id: c for c in self.cases}, self.got, self.want)
+    def run(self) -> Run:
+        """The run the checks read (no memory readings: memory checks are left out)."""
+        return Run({c.id: c for c in self.cases}, self.got, self.want)
 
 
 def single_threaded() -> None:
@@ -55,14 +58,13 @@ def grade_offline(exercise: Exercise, fn: Callable[..., Any], seed: int, *, case
     cases = regular_cases(exercise, seed) if cases is None else cases
     want = run_in_process(exercise.reference, cases, "reference.py") if want is None else want
     got = run_in_process(fn, cases, "submission.py")
-    ctx = CheckContext({c.id: c for c in cases}, got, want)
+    run = Run({c.id: c for c in cases}, got, want)
     results: dict[str, tuple[bool, str]] = {}
-    seen: dict[str, tuple[set[str], set[str]]] = {}
+    seen: dict[str, Evidence] = {}
     for chk in exercise.checks:
         if not chk.needs_memory:
-            ctx.read, ctx.aspects = set(), set()
-            results[chk.id] = run_check(chk.fn, ctx)
-            seen[chk.id] = (ctx.read, ctx.aspects)
+            passed, message, seen[chk.id] = evaluate_check(chk, run)
+            results[chk.id] = (passed, message)
     return OfflineRun(exercise, cases, got, want, results, seen)
 
 
@@ -70,9 +72,3 @@ def score(exercise: Exercise, results: dict[str, tuple[bool, str]]) -> float:
     """The score these results earn, gated like the judge's (memory checks count as passed)."""
     passed = {c.id for c in exercise.checks if c.needs_memory or results.get(c.id, (False, ""))[0]}
     return round(sum(c.weight for c in counted_checks(exercise.checks, passed)), 2)
-
-
-def counted_checks(checks: list[Check], passed: set[str]) -> list[Check]:
-    """The passed checks whose points count: gated ones only when every core check passed."""
-    core_ok = all(c.id in passed for c in checks if c.core)
-    return [c for c in checks if c.id in passed and (core_ok or not c.gated)]

@@ -1,4 +1,4 @@
-"""Self-check of the catalogue: does each exercise grade its reference 100 and kill its mutants?
+"""Self-check of the catalogue: does each exercise grade its reference 100 and catch its mistakes?
 
 ``ppo-grader exercises verify`` prints this for instructors who add their own exercises.
 Every submission goes through the real jail, exactly as a learner's would.
@@ -13,9 +13,11 @@ from exercises.registry import Exercise
 
 
 @dataclass
-class MutantRow:
-    name: str
-    misconception: str
+class MistakeRow:
+    """One known mistake's file graded: its score, whether a check failed, whether one named it."""
+
+    id: str
+    title: str
     score: float | None
     killed: bool
     named: bool
@@ -29,28 +31,28 @@ class VerifyRow:
     checks: int
     reference_score: float | None
     starter_score: float | None
-    mutants: list[MutantRow] = field(default_factory=list)
+    mistakes: list[MistakeRow] = field(default_factory=list)
 
     @property
     def killed(self) -> int:
-        return sum(m.killed for m in self.mutants)
+        return sum(m.killed for m in self.mistakes)
 
     @property
     def ok(self) -> bool:
-        """Reference 100, starter below 100, every mutant killed and named."""
+        """Reference 100, starter below 100, every mistake caught and named."""
         return (self.reference_score == 100 and self.starter_score is not None and self.starter_score < 100
-                and all(m.killed and m.named for m in self.mutants))
+                and all(m.killed and m.named for m in self.mistakes))
 
 
 def verify_exercise(judge: Judge, exercise: Exercise, seed: int = 1) -> VerifyRow:
-    """Grade the reference, the starter and every mutant of one exercise."""
+    """Grade the reference, the starter and every known mistake of one exercise."""
     ref = judge.grade(exercise.slug, exercise.reference_source, seed)
     starter = judge.grade(exercise.slug, exercise.starter, seed)
     row = VerifyRow(exercise.slug, len(exercise.checks), ref.score, starter.score)
-    for m in exercise.mutants:
+    for m in exercise.mistakes:
         report = judge.grade(exercise.slug, m.source(exercise.function_name), seed)
         failed = [c for c in report.checks if not c.passed]
         killed = report.verdict != "graded" or bool(failed)
-        named = any(c.misconception == m.misconception for c in failed)
-        row.mutants.append(MutantRow(m.name, m.misconception, report.score, killed, named))
+        named = any(c.misconception == m.title for c in failed)
+        row.mistakes.append(MistakeRow(m.id, m.title, report.score, killed, named))
     return row

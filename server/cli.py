@@ -252,7 +252,7 @@ def exercises_verify(
     slug: Annotated[str | None, typer.Argument(help="Only this exercise (default: all).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every mutant.")] = False,
 ) -> None:
-    """Grade each exercise's reference, starter and mutants in the real jail; print the table."""
+    """Grade each exercise's reference, starter and known mistakes in the real jail; print the table."""
     from rich.console import Console
     from rich.table import Table
 
@@ -273,14 +273,14 @@ def exercises_verify(
         for ex in exercises:
             row = verify_exercise(judge, ex)
             all_ok &= row.ok
-            named = sum(m.named for m in row.mutants)
+            named = sum(m.named for m in row.mistakes)
             table.add_row(row.slug, str(row.checks), f"{row.reference_score}", f"{row.starter_score}",
-                          f"{row.killed} / {len(row.mutants)}", f"{named} / {len(row.mutants)}",
+                          f"{row.killed} / {len(row.mistakes)}", f"{named} / {len(row.mistakes)}",
                           "[green]yes[/green]" if row.ok else "[red]NO[/red]")
             if verbose:
-                for m in row.mutants:
+                for m in row.mistakes:
                     mark = "killed" if m.killed else "SURVIVED"
-                    console.print(f"  {row.slug}:{m.name}: {mark}, score {m.score}, named={m.named}")
+                    console.print(f"  {m.id}: {mark}, score {m.score}, named={m.named}")
     finally:
         judge.close()
     console.print(table)

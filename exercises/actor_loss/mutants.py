@@ -7,8 +7,7 @@ to it over many seeds. The memory mutant is hand-written: right values, float64 
 import torch
 
 from exercises.actor_loss.faulty import faulty_actor_loss
-from exercises.faults import fault, fault_mutants
-from exercises.framework import mutant
+from exercises.mistakes import fault, fault_mutants, mutant
 
 VALUES = ("values_default", "values_custom_clip", "clipped_side", "unclipped_side", "gradient",
           "zero_grad_where_clipped", "dtype_device", "any_shape")

@@ -5,7 +5,7 @@ to it over many seeds.
 """
 
 from exercises.critic_loss.faulty import faulty_critic_loss
-from exercises.faults import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants
 
 UNCLIPPED = ("values_unclipped", "edge_rows", "large_padding", "gradient", "dtype_device")
 CLIPPED = ("values_clipped", "clip_zero", "gradient", "large_padding", "dtype_device", "edge_rows")

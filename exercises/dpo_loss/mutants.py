@@ -5,7 +5,7 @@ to it over many seeds.
 """
 
 from exercises.dpo_loss.faulty import faulty_dpo_loss
-from exercises.faults import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants
 
 LOSS = ("loss_default", "loss_custom_beta", "worked_values", "gradient", "stable", "dtype_device")
 REWARDS = ("rewards", "worked_values", "dtype_device", "stable")

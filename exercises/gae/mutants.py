@@ -6,8 +6,7 @@ to it over many seeds. The memory mutant is hand-written: right values, an O(T^2
 
 import torch
 
-from exercises.faults import fault, fault_mutants
-from exercises.framework import mutant
+from exercises.mistakes import fault, fault_mutants, mutant
 from exercises.gae.faulty import faulty_gae
 
 ADV = ("advantages_default", "hyper", "no_bootstrap_from_padding", "edge_rows", "no_mask", "dtype_device")

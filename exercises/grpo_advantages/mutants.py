@@ -4,7 +4,7 @@
 to it over many seeds.
 """
 
-from exercises.faults import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants
 from exercises.grpo_advantages.faulty import faulty_grpo_advantages
 
 SCALED = ("values_random", "all_equal", "eps_outside", "unbiased", "consecutive", "flat", "dtype_device")

@@ -4,7 +4,7 @@
 to it over many seeds.
 """
 
-from exercises.faults import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants
 from exercises.kl_penalty.faulty import faulty_kl_penalty
 
 COMMON = ("large_gaps", "gradient", "any_shape", "dtype_device")

@@ -4,7 +4,7 @@
 to it over many seeds.
 """
 
-from exercises.faults import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants
 from exercises.masked_actor_loss.faulty import faulty_masked_actor_loss
 
 SEQ_VALUES = ("values_seq", "values_custom_clip", "edge_rows", "large_padding", "gradient", "dtype_device")

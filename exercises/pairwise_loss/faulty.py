@@ -1,4 +1,4 @@
-"""The `pairwise-loss` reference with a switch per catalogued mistake (see exercises/faults.py).
+"""The `pairwise-loss` reference with a switch per catalogued mistake (see exercises/mistakes.py).
 
 ``faults=()`` is the reference; each switch is one misconception of mutants.py. Self-contained
 (torch only): a mutant's submitted file is this module plus a wrapper.

@@ -4,7 +4,7 @@
 to it over many seeds.
 """
 
-from exercises.faults import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants
 from exercises.pairwise_loss.faulty import faulty_pairwise_loss
 
 MARGIN = ("values_float_margin", "values_tensor_margin", "worked_values", "stable", "gradient", "dtype_device",

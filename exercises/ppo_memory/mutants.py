@@ -4,7 +4,7 @@
 to it over many seeds.
 """
 
-from exercises.faults import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants
 from exercises.ppo_memory.faulty import faulty_ppo_memory
 
 LEDGERS = ("chapter", "chapter_zero3", "stage1", "stage2", "rounding", "byte_sizes", "random_ledgers", "ints")

@@ -4,7 +4,7 @@
 to it over many seeds.
 """
 
-from exercises.faults import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants
 from exercises.token_rewards.faulty import faulty_token_rewards
 
 KL = ("values_default", "values_custom_coef", "mask_kinds", "edge_rows", "dtype_device")

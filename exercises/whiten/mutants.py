@@ -4,7 +4,7 @@
 to it over many seeds.
 """
 
-from exercises.faults import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants
 from exercises.whiten.faulty import faulty_whiten
 
 VALUES = ("values_random", "values_no_shift", "unbiased", "any_shape", "near_constant", "custom_eps", "dtype_device")

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from server.config import Settings
 
 if TYPE_CHECKING:
-    from exercises.judge import GradeReport, Judge
+    from exercises.judge import Judge
+    from exercises.report import GradeReport
 
 GradeFunction = Callable[[str, str, int], "GradeReport"]
 

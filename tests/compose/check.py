@@ -421,14 +421,14 @@ def grade_the_three(learner: Learner) -> None:
     expect(code == 0 and result["verdict"] == "graded" and result["score"] == 100, "the correct actor loss must score 100")
     expect(all(c["passed"] for c in result["checks"]), "every check of the correct actor loss passes")
 
-    mutant = next(m for m in actor.mutants if m.name == "max_for_min")
+    mutant = next(m for m in actor.mistakes if m.key == "max-for-min")
     code, result = learner.submit("actor_wrong.py", mutant.source(actor.function_name))
     say(report_line("actor-loss, wrong (max for min)", code, result))
     expect(code == 1 and result["verdict"] == "graded" and result["score"] < 100, "the wrong actor loss scores < 100")
-    named = [c["message"] for c in result["checks"] if not c["passed"] and mutant.misconception in c["message"]]
-    expect(bool(named), f"a failed check names the misconception {mutant.misconception!r}")
-    at = named[0].index(mutant.misconception)
-    say(f"  misconception named: ...{named[0][max(0, at - 60):at + len(mutant.misconception) + 20]!r}")
+    named = [c["message"] for c in result["checks"] if not c["passed"] and mutant.title in c["message"]]
+    expect(bool(named), f"a failed check names the misconception {mutant.title!r}")
+    at = named[0].index(mutant.title)
+    say(f"  misconception named: ...{named[0][max(0, at - 60):at + len(mutant.title) + 20]!r}")
 
     gae = get_exercise("gae")
     code, result = learner.submit("gae.py", gae.reference_source)

@@ -40,7 +40,7 @@ def test_correct_file_scores_100(server, learner, tmp_path: Path):
 
 def test_wrong_file_names_the_misconception(server, learner, tmp_path: Path):
     ex = get_exercise("actor-loss")
-    mutant = next(m for m in ex.mutants if m.name == "max_for_min")
+    mutant = next(m for m in ex.mistakes if m.key == "max-for-min")
     path = tmp_path / "wrong.py"
     path.write_text(mutant.source(ex.function_name))
     done = server.submit(learner, str(path), "--json")
@@ -48,7 +48,7 @@ def test_wrong_file_names_the_misconception(server, learner, tmp_path: Path):
     result = json.loads(done.stdout)
     assert result["verdict"] == "graded" and result["score"] < 100
     failed = [c for c in result["checks"] if not c["passed"]]
-    assert any(mutant.misconception in c["message"] for c in failed)
+    assert any(mutant.title in c["message"] for c in failed)
 
 
 def test_table_output_and_syntax_error(server, learner, tmp_path: Path):

@@ -25,8 +25,8 @@ def test_catalogue_covers_the_contract():
     assert IDS == CONTRACT, "one exercise per EXERCISES.md section, in its order"
     for ex in EXERCISES:
         assert math.isclose(sum(c.weight for c in ex.checks), 100.0)
-        assert len(ex.mutants) >= 5, ex.slug
-        assert len({m.misconception for m in ex.mutants}) == len(ex.mutants), "misconceptions must differ"
+        assert len(ex.mistakes) >= 5, ex.slug
+        assert len({m.title for m in ex.mistakes}) == len(ex.mistakes), "misconceptions must differ"
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
@@ -53,15 +53,15 @@ def test_starter_scores_below_100(judge, ex):
     assert report.score is not None and report.score < 100
 
 
-MUTANTS = [(e, m) for e in EXERCISES for m in e.mutants]
+MUTANTS = [(e, m) for e in EXERCISES for m in e.mistakes]
 
 
-@pytest.mark.parametrize("ex,mutant", MUTANTS, ids=[f"{e.slug}:{m.name}" for e, m in MUTANTS])
+@pytest.mark.parametrize("ex,mutant", MUTANTS, ids=[m.id for e, m in MUTANTS])
 def test_mutant_is_killed_and_named(judge, ex, mutant):
     report = judge.grade(ex.slug, mutant.source(ex.function_name), 23)
     failed = [c for c in report.checks if not c.passed]
-    assert report.verdict == "graded" and failed, f"{mutant.name} passed every check"
+    assert report.verdict == "graded" and failed, f"{mutant.id} passed every check"
     assert report.score < 100
-    named = [c for c in failed if c.misconception == mutant.misconception]
-    assert named, f"no failed check names '{mutant.misconception}': {[(c.name, c.misconception) for c in failed]}"
-    assert mutant.misconception in named[0].message
+    named = [c for c in failed if c.misconception == mutant.title]
+    assert named, f"no failed check names '{mutant.title}': {[(c.name, c.misconception) for c in failed]}"
+    assert mutant.title in named[0].message

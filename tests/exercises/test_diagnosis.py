@@ -73,7 +73,7 @@ def test_compound_file_is_diagnosed_through_the_real_jail(judge, ex):
     assert injected <= named, (injected, report.diagnosis)
     assert named - injected <= {f"{ex.slug}/unexplained"}, report.diagnosis
     failed = {c.name for c in report.checks if not c.passed and not c.message.startswith("Not counted yet")}
-    by_id = {m.fault: m for m in ex.mutants if m.fault}
+    by_id = {m.key: m for m in ex.mistakes if m.is_switch}
     for entry in report.diagnosis:
         assert set(entry) == {"misconception", "title", "fix", "checks"}
         assert entry["fix"] and entry["title"] and entry["checks"]
@@ -105,7 +105,7 @@ def test_an_unknown_mistake_is_said_to_be_unexplained(judge):
 
 def test_contract_points_are_withheld_until_the_values_are_right(judge):
     ex = get_exercise("actor-loss")
-    mutant = next(m for m in ex.mutants if m.fault == "sum-not-mean")
+    mutant = next(m for m in ex.mistakes if m.key == "sum-not-mean")
     report = judge.grade(ex.slug, mutant.source(ex.function_name), 4)
     shape = next(c for c in report.checks if c.name.startswith("ValueError on mismatched shapes"))
     assert not shape.passed and shape.message.startswith("Not counted yet")

@@ -10,7 +10,7 @@ from functools import cache
 
 import pytest
 
-from exercises.faults import faulty_source, with_faults
+from exercises.mistakes import faulty_source, with_faults
 from exercises.offline import OfflineRun, grade_offline, regular_cases, score
 from exercises.outcomes import run_in_process
 from exercises.registry import all_exercises
@@ -29,17 +29,17 @@ def _sweep(slug: str) -> dict[str, list[OfflineRun]]:
         cases = regular_cases(ex, seed)
         want = run_in_process(ex.reference, cases, "reference.py")
         runs[""].append(grade_offline(ex, ex.reference, seed, cases=cases, want=want))
-        for m in ex.mutants:
-            if not m.memory:
-                runs.setdefault(m.name, []).append(grade_offline(ex, m.fn, seed, cases=cases, want=want))
+        for m in ex.mistakes:
+            if not m.is_memory:
+                runs.setdefault(m.id, []).append(grade_offline(ex, m.fn, seed, cases=cases, want=want))
     return runs
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
 def test_every_exercise_has_a_fault_parametrised_reference(ex):
-    value_mutants = [m for m in ex.mutants if not m.memory]
-    assert value_mutants and all(m.fault and m.faulty for m in value_mutants), "mutants are switches of faulty.py"
-    assert all(m.explains and m.fix for m in ex.mutants), "every mistake says which checks it explains and how to fix it"
+    value_mutants = [m for m in ex.mistakes if not m.is_memory]
+    assert value_mutants and all(m.is_switch and m.faulty for m in value_mutants), "mutants are switches of faulty.py"
+    assert all(m.explains and m.fix for m in ex.mistakes), "every mistake says which checks it explains and how to fix it"
     faulty = value_mutants[0].faulty
     source = faulty_source(faulty, [], ex.function_name)
     assert "import exercises" not in source and "from exercises" not in source, "mutant files are self-contained"
@@ -47,7 +47,7 @@ def test_every_exercise_has_a_fault_parametrised_reference(ex):
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
 def test_faulty_reference_with_no_switch_is_the_reference(ex):
-    faulty = next(m.faulty for m in ex.mutants if m.faulty)
+    faulty = next(m.faulty for m in ex.mistakes if m.faulty)
     for seed in (1, 2, 3):
         run = grade_offline(ex, with_faults(faulty, []), seed)
         assert not run.failed, (seed, {c: run.results[c][1][:300] for c in run.failed})
@@ -74,8 +74,8 @@ def test_every_mutant_is_caught_on_every_seed(ex):
 @pytest.mark.slow
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
 def test_each_mutant_fails_only_checks_its_misconception_explains(ex):
-    for m in ex.mutants:
-        if m.memory:
+    for m in ex.mistakes:
+        if m.is_memory:
             continue
-        failed = set().union(*(set(r.failed) for r in _sweep(ex.slug)[m.name]))
-        assert failed <= set(m.explains), f"{m.name} fails {sorted(failed - set(m.explains))}, not in its explains"
+        failed = set().union(*(set(r.failed) for r in _sweep(ex.slug)[m.id]))
+        assert failed <= set(m.explains), f"{m.id} fails {sorted(failed - set(m.explains))}, not in its explains"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from exercises.compare import explain_mismatch
-from exercises.faults import faulty_source
+from exercises.mistakes import faulty_source
 from exercises.registry import get_exercise
 
 
@@ -45,11 +45,11 @@ def test_a_traceback_is_shown_once_then_referred_to(judge):
 def test_the_most_specific_misconception_is_named(judge):
     """A learner who hard-coded clip_range *and* skipped the shape check is told both, each where it applies."""
     ex = get_exercise("actor-loss")
-    fixed = next(m for m in ex.mutants if m.name == "fixed_clip")
-    no_check = next(m for m in ex.mutants if m.name == "no_shape_check")
-    source = faulty_source(fixed.faulty, [fixed.fault, no_check.fault], ex.function_name)
+    fixed = next(m for m in ex.mistakes if m.key == "fixed-clip")
+    no_check = next(m for m in ex.mistakes if m.key == "no-shape-check")
+    source = faulty_source(fixed.faulty, [fixed.key, no_check.key], ex.function_name)
     report = judge.grade("actor-loss", source, 4)
     named = {c.name: c.misconception for c in report.checks if not c.passed}
     assert {d["misconception"] for d in report.diagnosis} == {"actor-loss/fixed-clip", "actor-loss/no-shape-check"}
-    assert named["ValueError on mismatched shapes (no broadcasting)"] == no_check.misconception
-    assert named["value with non-default clip_range"] == fixed.misconception
+    assert named["ValueError on mismatched shapes (no broadcasting)"] == no_check.title
+    assert named["value with non-default clip_range"] == fixed.title

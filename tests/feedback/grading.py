@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from exercises.feedback import for_learner, rename_in_text
-from exercises.judge import GradeReport, Judge
+from exercises.judge import Judge
+from exercises.report import GradeReport
 from server.submissions.schemas import CheckPublic, Feedback
 
 SOURCES = Path(__file__).parent / "sources"

@@ -20,7 +20,7 @@ from exercises.feedback import (
     suggest,
     syntax_error_location,
 )
-from exercises.judge import CheckOutcome, GradeReport
+from exercises.report import CheckOutcome, GradeReport
 from sandbox.protocol import CallError
 
 SOURCE = "import torch\n\n\ndef f(values):\n    x = 1\n    return value + x\n"

@@ -125,8 +125,8 @@ def write_sources() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "reference.py").write_text(exercise.reference_source, encoding="utf-8")
         (folder / "starter.py").write_text(exercise.starter, encoding="utf-8")
-        for m in exercise.mutants:
-            (folder / f"mutant_{m.name}.py").write_text(m.source(exercise.function_name), encoding="utf-8")
+        for m in exercise.mistakes:
+            (folder / f"mutant_{m.key.replace('-', '_')}.py").write_text(m.source(exercise.function_name), encoding="utf-8")
     feedback = SOURCES / FEEDBACK_FOLDER
     feedback.mkdir(parents=True, exist_ok=True)
     for f in sorted((HERE.parent / "feedback" / "sources").glob("*.py")):

@@ -63,7 +63,7 @@ class Jail:
 
     def track_hosts(self) -> None:
         """Remember every jail host's session ids (hosts are replaced when they break)."""
-        for pool in (self.judge.pool, self.judge._reference_pool):  # type: ignore[attr-defined]
+        for pool in self.judge.pools.sandbox_pools():  # type: ignore[attr-defined]
             for host in getattr(pool, "_hosts", []):
                 if host.proc is not None:
                     self.sessions.add(host.proc.pid)

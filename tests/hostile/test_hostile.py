@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from exercises.judge import VERDICTS, GradeReport
+from exercises.report import VERDICTS, GradeReport
 from tests.hostile import sources as S
 from tests.hostile.conftest import CANARY, MARKER, REPO, Jail
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from exercises.judge import MESSAGE_CAP
+from exercises.report import MESSAGE_CAP
 from tests.hostile import isolation_sources as A
 from tests.hostile import sources as S
 from tests.hostile.conftest import MARKER, Jail

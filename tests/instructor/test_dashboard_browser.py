@@ -38,7 +38,7 @@ def test_chromium_reads_the_dashboard_and_learners_see_only_their_own(server: Se
     from playwright import sync_api
 
     exercise = get_exercise("actor-loss")
-    mutant = next(m for m in exercise.mutants if m.name == "max_for_min").source(exercise.function_name)
+    mutant = next(m for m in exercise.mistakes if m.key == "max-for-min").source(exercise.function_name)
     seeded = [  # graded 100; two learners with the same misconception
         ("dash-grace", "Grace Hopper", exercise.reference_source),
         ("dash-alan", "Alan <Turing>", mutant),

@@ -347,7 +347,7 @@ def test_chromium_logs_in_and_reads_the_board(server: Server, tmp_path: Path) ->
         pytest.fail("the playwright package is needed (.venv/bin/pip install playwright; see .ci/install-extra.sh)")
 
     exercise = get_exercise("actor-loss")
-    wrong = next(m for m in exercise.mutants if m.name == "max_for_min").source(exercise.function_name)
+    wrong = next(m for m in exercise.mistakes if m.key == "max-for-min").source(exercise.function_name)
     seeded = [  # (login, display name, source): graded 100, graded below 100, a syntax error
         ("web-grace", "Grace Hopper", exercise.reference_source),
         ("web-alan", "Alan <Turing>", wrong),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from exercises.judge import CheckOutcome, GradeReport
+from exercises.report import CheckOutcome, GradeReport
 
 
 def FakeReport(**overrides: Any) -> GradeReport:  # noqa: N802 (reads like the class it stands in for)

@@ -10,7 +10,7 @@ import math
 
 from sqlalchemy import func, select
 
-from exercises.judge import CheckOutcome
+from exercises.report import CheckOutcome
 from server.config import Settings
 from server.grading.sanitize import MAX_CHECKS, MAX_TIMINGS, MESSAGE_BYTES, TIMING_KEY_CHARS, clean_text
 from server.models import BestScore, CheckResult, Submission

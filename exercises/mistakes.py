@@ -1,0 +1,154 @@
+"""Known mistakes: one :class:`Mistake` per catalogued misconception, and how to declare one.
+
+Most mistakes are switches of a fault-parametrised reference (an error model): each
+exercise's ``faulty.py`` holds its reference written once more with a keyword-only ``faults``
+argument, every switch in it one catalogued misconception, and the function with
+``faults=()`` is the reference. A single mistake is the reference with one switch on; a
+learner who made two or three mistakes behaves like the reference with two or three switches
+on, which is what diagnosis searches (after the error models of Singh et al., PLDI 2013, and
+the conceptual mutants of Prasad et al., 2024). A few mistakes are hand-written functions
+(``@mutant``), such as the memory mistakes: right values, wrong cost.
+
+``faulty.py`` is self-contained (torch, ``torch.nn.functional`` and math only), so a mistake's
+source, submitted through the real jail, is that file plus a wrapper with the exercise's own
+function name and signature.
+
+An exercise's ``mutants.py`` declares its mistakes with :func:`fault` (then
+:func:`fault_mutants`) and :func:`mutant`, under ids local to the exercise; the registry
+prefixes the exercise's slug when it loads them, so every loaded mistake's id is
+``"<slug>/<key>"`` (``gae/bootstrap-from-padding``): the id the diagnosis, the reports, the
+database, the statistics and the dashboard share. Titles and fixes are display text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import sys
+import textwrap
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Callable, Iterable
+
+
+class MistakeKind(StrEnum):
+    """How a mistake is written, which decides how diagnosis may use it."""
+
+    #: A switch of the exercise's faulty reference: combines with other switches.
+    SWITCH = "switch"
+    #: A hand-written wrong solution: tried alone.
+    FUNCTION = "function"
+    #: Right values, wrong cost (hand-written): named only by a memory check, from its measured peak.
+    MEMORY = "memory"
+
+
+@dataclass(frozen=True, eq=False)
+class Mistake:
+    """One catalogued misconception of one exercise.
+
+    ``explains``: ids of the checks this mistake can make fail (and the only checks it may be
+    named on). ``site``: mistakes at the same site of the code exclude each other (a learner
+    writes one thing there), so combinations take at most one per site. ``fn`` is the wrong
+    solution, callable like the learner's function; ``faulty`` the faulty reference a switch
+    belongs to.
+    """
+
+    id: str
+    title: str
+    fix: str
+    explains: tuple[str, ...]
+    site: str
+    kind: MistakeKind
+    fn: Callable[..., Any] | None = None
+    faulty: Callable[..., Any] | None = None
+
+    @property
+    def key(self) -> str:
+        """The id without the exercise's slug: the faulty reference's switch, for a switch."""
+        return self.id.rsplit("/", 1)[-1]
+
+    @property
+    def is_switch(self) -> bool:
+        return self.kind is MistakeKind.SWITCH
+
+    @property
+    def is_memory(self) -> bool:
+        return self.kind is MistakeKind.MEMORY
+
+    def in_exercise(self, slug: str) -> Mistake:
+        """This mistake under its full id ``"<slug>/<key>"`` (the registry calls it once)."""
+        if "/" in self.id:
+            raise ValueError(f"mistake {self.id!r} is already bound to an exercise")
+        return dataclasses.replace(self, id=f"{slug}/{self.id}")
+
+    def source(self, function_name: str) -> str:
+        """A submittable module whose ``function_name`` is this mistake."""
+        if self.faulty is not None and self.is_switch:
+            return faulty_source(self.faulty, (self.key,), function_name)
+        assert self.fn is not None, f"mistake {self.id} has no function"
+        return mutant_source(self.fn, function_name)
+
+
+def fault(id: str, title: str, *, fix: str, explains: Iterable[str], site: str = "") -> Mistake:
+    """Declare a switch ``id`` of the exercise's faulty reference (bound to it by :func:`fault_mutants`)."""
+    return Mistake(id=id, title=title, fix=fix, explains=tuple(explains), site=site or id, kind=MistakeKind.SWITCH)
+
+
+def fault_mutants(faulty: Callable[..., Any], faults: list[Mistake]) -> list[Mistake]:
+    """The declared switches, each bound to the faulty reference ``faulty``."""
+    names = inspect.signature(faulty).parameters
+    if "faults" not in names:
+        raise ValueError(f"{faulty.__name__} has no faults= parameter")
+    return [dataclasses.replace(f, fn=with_faults(faulty, [f.key]), faulty=faulty) for f in faults]
+
+
+def mutant(title: str, *, memory: bool = False, fix: str = "",
+           explains: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Mistake]:
+    """Declare a hand-written known-wrong solution; ``title`` is what feedback will name.
+
+    Its id is the function's name, hyphenated. ``memory=True`` marks a solution whose values
+    are right but whose peak memory is not (an O(T^2) intermediate, say): it is matched on
+    memory checks by its measured peak.
+    """
+
+    def wrap(fn: Callable[..., Any]) -> Mistake:
+        key = fn.__name__.replace("_", "-")
+        return Mistake(id=key, title=title, fix=fix, explains=tuple(explains), site=key,
+                       kind=MistakeKind.MEMORY if memory else MistakeKind.FUNCTION, fn=fn)
+
+    return wrap
+
+
+def with_faults(faulty: Callable[..., Any], faults: Iterable[str]) -> Callable[..., Any]:
+    """The faulty reference with these switches on, callable like the learner's function."""
+    return functools.partial(faulty, faults=frozenset(faults))
+
+
+def faulty_source(faulty: Callable[..., Any], faults: Iterable[str], function_name: str) -> str:
+    """A submittable module: the faulty reference's file and a wrapper named ``function_name``."""
+    module = sys.modules[faulty.__module__]
+    text = inspect.getsource(module)
+    sig = inspect.signature(faulty)
+    params = [p for name, p in sig.parameters.items() if name != "faults"]
+    header = ", ".join(str(p) for p in params)
+    call = ", ".join(f"{p.name}={p.name}" if p.kind is p.KEYWORD_ONLY else p.name for p in params)
+    switches = sorted(set(faults))
+    return (f"{text}\n\ndef {function_name}({header}):\n"
+            f"    return {faulty.__name__}({call}, faults=frozenset({switches!r}))\n")
+
+
+_IMPORTS = "import math\nimport torch\nimport torch.nn.functional as F\n\n"
+
+
+def mutant_source(fn: Callable[..., Any], function_name: str) -> str:
+    """Source of a self-contained function, renamed, with its decorators dropped."""
+    lines = textwrap.dedent(inspect.getsource(fn)).splitlines()
+    while lines and lines[0].lstrip().startswith("@"):
+        lines.pop(0)
+        # a decorator spanning several lines ends with a line that closes its parenthesis
+        while lines and not lines[0].lstrip().startswith("def "):
+            lines.pop(0)
+    first = lines[0]
+    lines[0] = first.replace(f"def {fn.__name__}(", f"def {function_name}(", 1)
+    return _IMPORTS + "\n".join(lines) + "\n"

@@ -1,0 +1,113 @@
+"""From a run to the report's checks and score: evaluate, name the mistakes, gate, score.
+
+:func:`evaluate` runs every check of an exercise on a :class:`~exercises.framework.Run`,
+asks diagnosis to name the mistakes behind the failed value checks (and a memory check's
+measured-peak naming, supplied by the judge, behind a failed memory check), appends each
+named mistake to its check's message, withholds the points of contract details until the
+core values are right (EXERCISES.md, "Numbers and gradients"), and scores what is left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from exercises.diagnosis import Diagnosis, diagnose
+from exercises.evidence import Evidence
+from exercises.framework import Check, Exercise, Run, evaluate_check
+from exercises.mistakes import Mistake
+from exercises.report import CheckOutcome, cap_messages, shorten_repeated_tracebacks
+
+#: Names the memory mistake behind a failed memory check, from measured peaks (or None).
+MemoryNaming = Callable[[Exercise, Check, Run], Mistake | None]
+
+
+@dataclass
+class Evaluation:
+    """The checks' outcomes (named, gated, capped), the diagnosis, the score and its summary."""
+
+    checks: list[CheckOutcome]
+    diagnosis: list[dict[str, Any]] = field(default_factory=list)
+    diagnosis_seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        """The points of the passed checks (after gating), to two decimals."""
+        return round(sum(c.weight for c in self.checks if c.passed), 2)
+
+    @property
+    def message(self) -> str:
+        passed = sum(c.passed for c in self.checks)
+        total = len(self.checks)
+        return f"All {total} checks passed." if passed == total else f"{passed} of {total} checks passed."
+
+
+def evaluate(exercise: Exercise, run: Run, name_memory_mistake: MemoryNaming) -> Evaluation:
+    """Every check of ``exercise`` on ``run``, the mistakes behind the failures, gated and capped."""
+    outcomes: list[CheckOutcome] = []
+    failed: list[Check] = []
+    memory_named: dict[str, Mistake] = {}
+    seen: dict[str, Evidence] = {}
+    for chk in exercise.checks:
+        passed, message, seen[chk.id] = evaluate_check(chk, run)
+        outcomes.append(CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message,
+                                     hidden=chk.hidden))
+        if not passed and chk.needs_memory:
+            found = name_memory_mistake(exercise, chk, run)
+            if found is not None:
+                memory_named[chk.id] = found
+        elif not passed:
+            failed.append(chk)
+    diag = diagnose(exercise, run, failed, seen=seen) if failed else Diagnosis()
+    diag.by_check.update({cid: [m] for cid, m in memory_named.items()})
+    name_mistakes(exercise.checks, outcomes, diag)
+    withhold_contract_points(exercise.checks, outcomes)
+    tracebacks = {o.error.traceback for o in run.got.values() if o.error is not None and o.error.traceback}
+    shorten_repeated_tracebacks(outcomes, tracebacks)
+    cap_messages(outcomes)
+    return Evaluation(outcomes, diagnosis_entries(exercise, diag), diag.seconds)
+
+
+def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagnosis) -> None:
+    """Each failed check's message ends with the mistakes named on it, or says none fits."""
+    for chk, outcome in zip(checks, outcomes):
+        named = diag.by_check.get(chk.id, [])
+        if named:
+            outcome.misconception = named[0].title
+            titles = "; ".join(m.title for m in named)
+            outcome.message += (f" This matches a known mistake: {titles}" if len(named) == 1
+                                else f" This matches known mistakes together: {titles}")
+        elif chk.id in diag.unexplained:
+            outcome.message += " No known mistake explains this failure: compare what was expected with what came back."
+
+
+def diagnosis_entries(exercise: Exercise, diag: Diagnosis) -> list[dict[str, Any]]:
+    """The report's ``diagnosis``: each mistake once, with the checks it explains and its fix."""
+    entries = [{"misconception": f.mistake.id, "title": f.mistake.title, "fix": f.mistake.fix, "checks": f.checks}
+               for f in diag.findings(exercise.checks)]
+    if diag.unexplained:
+        names = [c.name for c in exercise.checks if c.id in diag.unexplained]
+        entries.append({"misconception": f"{exercise.slug}/unexplained",
+                        "title": "No known mistake explains these failures",
+                        "fix": "Compare what was expected with what came back in these checks' messages.",
+                        "checks": names})
+    return entries
+
+
+def counted_checks(checks: list[Check], passed: set[str]) -> list[Check]:
+    """The passed checks whose points count: gated ones only when every core check passed."""
+    core_ok = all(c.id in passed for c in checks if c.core)
+    return [c for c in checks if c.id in passed and (core_ok or not c.gated)]
+
+
+def withhold_contract_points(checks: list[Check], outcomes: list[CheckOutcome]) -> None:
+    """Contract details earn points only when the core value checks pass (EXERCISES.md)."""
+    passed = {c.id for c, o in zip(checks, outcomes) if o.passed}
+    counted = {c.id for c in counted_checks(checks, passed)}
+    core = [o.name for c, o in zip(checks, outcomes) if c.core and not o.passed]
+    for chk, outcome in zip(checks, outcomes):
+        if outcome.passed and chk.id not in counted:
+            outcome.passed = False
+            outcome.message = (f"Not counted yet: this contract detail earns its points only once the values "
+                               f"on ordinary inputs are right (failed: {'; '.join(core)}).")
