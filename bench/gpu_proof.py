@@ -35,7 +35,7 @@ def main() -> int:
             ref = judge.grade(ex.slug, ex.reference_source, 1)
             plain = [m for m in ex.mistakes if not m.is_memory][0]
             bad = judge.grade(ex.slug, plain.source(ex.function_name), 1)
-            named = any(c.misconception == plain.title for c in bad.checks if not c.passed)
+            named = any(c.mistake_id == plain.id for c in bad.checks if not c.passed)
             line_ok = ref.score == 100 and named
             ok &= line_ok
             failed = [(c.name, c.message[:160]) for c in ref.checks if not c.passed]

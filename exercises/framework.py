@@ -306,6 +306,10 @@ class Exercise:
     def order(self) -> int:
         return self.spec.order
 
+    def check_id(self, check: Check) -> str:
+        """A check's stable id: ``"<slug>/<check>"`` (e.g. ``gae/no_bootstrap_from_padding``)."""
+        return f"{self.slug}/{check.id}"
+
     @staticmethod
     def from_modules(folder: str, spec_mod: ModuleType, checks_mod: ModuleType, mutants_mod: ModuleType,
                      reference_mod: ModuleType, starter: str, reference_source: str) -> "Exercise":

@@ -79,3 +79,20 @@ def get_exercise(slug: str) -> Exercise:
         return _exercises()[slug]
     except KeyError:
         raise UnknownExercise(slug) from None
+
+
+def _exercise_of(item_id: str) -> Exercise | None:
+    slug = item_id.split("/", 1)[0]
+    return _exercises().get(slug)
+
+
+def check_name(check_id: str) -> str | None:
+    """Today's sentence of the check ``"<slug>/<check>"``; None when the catalogue has none such."""
+    exercise = _exercise_of(check_id)
+    return next((c.name for c in exercise.checks if exercise.check_id(c) == check_id), None) if exercise else None
+
+
+def mistake_title(mistake_id: str) -> str | None:
+    """Today's title of the mistake ``"<slug>/<mistake>"``; None when the catalogue has none such."""
+    exercise = _exercise_of(mistake_id)
+    return next((m.title for m in exercise.mistakes if m.id == mistake_id), None) if exercise else None

@@ -63,6 +63,10 @@ class CheckOutcome:
     #: The title of the mistake named on this failed check (display text).
     misconception: str | None = None
     hidden: bool = False
+    #: The check's stable id, ``"<slug>/<check>"``: what is stored and grouped by.
+    check_id: str | None = None
+    #: The named mistake's stable id, ``"<slug>/<mistake>"`` (None when none is named).
+    mistake_id: str | None = None
 
 
 @dataclass

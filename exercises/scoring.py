@@ -52,7 +52,7 @@ def evaluate(exercise: Exercise, run: Run, name_memory_mistake: MemoryNaming) ->
     for chk in exercise.checks:
         passed, message, seen[chk.id] = evaluate_check(chk, run)
         outcomes.append(CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message,
-                                     hidden=chk.hidden))
+                                     hidden=chk.hidden, check_id=exercise.check_id(chk)))
         if not passed and chk.needs_memory:
             found = name_memory_mistake(exercise, chk, run)
             if found is not None:
@@ -74,7 +74,7 @@ def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagn
     for chk, outcome in zip(checks, outcomes):
         named = diag.by_check.get(chk.id, [])
         if named:
-            outcome.misconception = named[0].title
+            outcome.misconception, outcome.mistake_id = named[0].title, named[0].id
             titles = "; ".join(m.title for m in named)
             outcome.message += (f" This matches a known mistake: {titles}" if len(named) == 1
                                 else f" This matches known mistakes together: {titles}")

@@ -53,6 +53,6 @@ def verify_exercise(judge: Judge, exercise: Exercise, seed: int = 1) -> VerifyRo
         report = judge.grade(exercise.slug, m.source(exercise.function_name), seed)
         failed = [c for c in report.checks if not c.passed]
         killed = report.verdict != "graded" or bool(failed)
-        named = any(c.misconception == m.title for c in failed)
+        named = any(c.mistake_id == m.id for c in failed)
         row.mistakes.append(MistakeRow(m.id, m.title, report.score, killed, named))
     return row

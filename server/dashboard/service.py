@@ -6,6 +6,8 @@ Same rules as the leaderboard and the statistics API (``server.leaderboard.servi
 an ``internal_error``; a misconception counts when a failed check of a graded submission
 names it. The exercise page's histogram, check bars and misconception bars are the
 statistics API's own numbers (``exercise_stats``), so the page and the API cannot disagree.
+Misconceptions are counted by the mistake's id and shown with its current title, as the
+statistics do (``server.stats.service.mistake_key``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from sqlalchemy.orm import Session, selectinload
 from server.leaderboard.service import FULL_SCORE, _as_datetime, counted, learner_ids
 from server.models import DEFAULT_COURSE_ID, BestScore, CheckResult, Role, Status, Submission, User, Verdict
 from server.stats.schemas import ExerciseStats
-from server.stats.service import exercise_stats
+from server.stats.service import exercise_stats, mistake_key, shown_mistake
 
 S = Submission
 C = CheckResult
@@ -53,13 +55,18 @@ class ExerciseLine:
     learners_solved: int
     top_misconception: str | None
     top_misconception_learners: int
+    #: What the top misconception's link names: its mistake id (or, stored before ids, its title).
+    top_mistake: str | None = None
 
 
 @dataclass(frozen=True)
 class MisconceptionCount:
     exercise: str
+    #: The title shown (the catalogue's current one).
     misconception: str
     learners: int
+    #: What it is counted and linked by: the mistake's id (or, stored before ids, its title).
+    mistake: str = ""
 
 
 def class_overview(session: Session, slugs: list[str], course_id: int = DEFAULT_COURSE_ID
@@ -79,20 +86,21 @@ def class_overview(session: Session, slugs: list[str], course_id: int = DEFAULT_
     # then their submissions by primary key: about half the work of walking every
     # submission's checks, which is the plan the databases otherwise choose.
     named = (
-        select(C.submission_id.label("submission_id"), C.misconception.label("misconception"))
-        .where(C.passed.is_(False), C.misconception.is_not(None))
+        select(C.submission_id.label("submission_id"), mistake_key().label("mistake"),
+               C.misconception.label("misconception"))
+        .where(C.passed.is_(False), mistake_key().is_not(None))
         .cte("named")
         .prefix_with("MATERIALIZED")
     )
     misconceptions = sorted(
         (
-            MisconceptionCount(ex, m, int(n))
-            for ex, m, n in session.execute(
-                select(S.exercise, named.c.misconception, func.count(distinct(S.user_id)))
+            MisconceptionCount(ex, shown_mistake(key, stored), int(n), key)
+            for ex, key, stored, n in session.execute(
+                select(S.exercise, named.c.mistake, func.max(named.c.misconception), func.count(distinct(S.user_id)))
                 .select_from(named)
                 .join(S, S.id == named.c.submission_id)
                 .where(*_learner_rows(course_id), S.verdict == Verdict.GRADED.value)
-                .group_by(S.exercise, named.c.misconception)
+                .group_by(S.exercise, named.c.mistake)
             ).tuples()
         ),
         key=lambda m: (-m.learners, m.exercise, m.misconception),
@@ -108,6 +116,7 @@ def class_overview(session: Session, slugs: list[str], course_id: int = DEFAULT_
             learners_solved=best.get(slug, (0, 0, 0))[1],
             top_misconception=top[slug].misconception if slug in top else None,
             top_misconception_learners=top[slug].learners if slug in top else 0,
+            top_mistake=top[slug].mistake if slug in top else None,
         )
         for slug in slugs
     ]
@@ -238,10 +247,10 @@ class MisconceptionHolder:
     solved: bool
 
 
-def misconception_holders(session: Session, slug: str, misconception: str, course_id: int = DEFAULT_COURSE_ID
+def misconception_holders(session: Session, slug: str, mistake: str, course_id: int = DEFAULT_COURSE_ID
                           ) -> list[MisconceptionHolder]:
-    """Learners whose graded submissions of ``slug`` hit ``misconception``, the most recent
-    first (who is stuck now)."""
+    """Learners whose graded submissions of ``slug`` hit ``mistake`` (its id, or for results
+    stored before ids its title), the most recent first (who is stuck now)."""
     hits = (
         select(
             S.user_id.label("user_id"),
@@ -253,7 +262,7 @@ def misconception_holders(session: Session, slug: str, misconception: str, cours
         .join(C, C.submission_id == S.id)
         .where(
             S.exercise == slug, *_learner_rows(course_id), S.verdict == Verdict.GRADED.value,
-            C.passed.is_(False), C.misconception == misconception,
+            C.passed.is_(False), mistake_key() == mistake,
         )
         .group_by(S.user_id)
         .subquery()

@@ -16,10 +16,12 @@ from exercises.feedback import for_learner, rename_in_text
 from server.courses.policy import counted_score
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
+    ID_CHARS,
     MAX_CHECKS,
     MESSAGE_BYTES,
     clean_bytes_count,
     clean_float,
+    clean_id,
     clean_optional_text,
     clean_text,
     clean_timings,
@@ -44,6 +46,7 @@ class CheckLike(Protocol):
     passed: bool
     message: str
     misconception: str | None
+    # Optional, read with getattr: ``check_id`` and ``mistake_id``, absent from older reports.
 
 
 class ReportLike(Protocol):
@@ -146,10 +149,12 @@ def store_report(
         submission.checks.append(
             CheckResult(
                 name=clean_text(check.name, CHECK_NAME_CHARS)[:CHECK_NAME_CHARS],
+                check_id=clean_id(getattr(check, "check_id", None)),
                 weight=clean_float(check.weight) or 0.0,
                 passed=bool(check.passed),
                 message=_storable_message(check.message, filename),
                 misconception=clean_optional_text(check.misconception, MESSAGE_BYTES),
+                mistake_id=clean_id(getattr(check, "mistake_id", None)),
                 position=position,
             )
         )

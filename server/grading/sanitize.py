@@ -7,7 +7,9 @@ PostgreSQL refuse the row (internal_error). So, at storage, whatever the judge s
 - text (verdict message, check messages, misconceptions, stdout, stderr) is cut to a byte
   cap with a visible note, NUL becomes the visible escape ``\\x00`` (PostgreSQL text cannot
   hold NUL) and lone surrogates (which neither UTF-8 nor the drivers accept) become U+FFFD;
-- check names fit their column; at most ``MAX_CHECKS`` checks are kept;
+- check names fit their column, and so do check and mistake ids (or they are dropped: an id
+  is never stored cut, since a cut id would count as another check or mistake); at most
+  ``MAX_CHECKS`` checks are kept;
 - ``timings`` keeps at most ``MAX_TIMINGS`` finite numbers under short clean keys;
 - score, CPU seconds and peak memory are finite numbers in range, or None.
 
@@ -26,6 +28,8 @@ from typing import Any
 MESSAGE_BYTES = 4 * 1024
 #: Column width of ``check_results.name``.
 CHECK_NAME_CHARS = 128
+#: Width of ``check_results.check_id`` and ``mistake_id`` (``"<slug>/<id>"``).
+ID_CHARS = 160
 #: Checks kept per report (exercises have about ten).
 MAX_CHECKS = 64
 #: Entries kept in ``timings``, and the length of each key.
@@ -48,6 +52,14 @@ def clean_text(value: object, limit_bytes: int) -> str:
         return cleaned
     kept = data[:limit_bytes].decode("utf-8", errors="ignore")  # never split a character
     return f"{kept}\n[... cut to {limit_bytes} bytes; the original was {len(text)} characters]"
+
+
+def clean_id(value: object) -> str | None:
+    """A check or mistake id fit to store and group by: printable text within ``ID_CHARS``
+    characters, else None (stored as "no id": the row is then grouped by its sentence)."""
+    if not isinstance(value, str) or not 0 < len(value) <= ID_CHARS or not value.isprintable():
+        return None
+    return None if _SURROGATES.search(value) else value
 
 
 def clean_optional_text(value: object, limit_bytes: int) -> str | None:

@@ -19,6 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from exercises.report import Verdict
 from server.models.base import Base, UTCDateTime, utcnow
 from server.models.course import DEFAULT_COURSE_ID
 
@@ -32,20 +33,6 @@ class Status(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"
     DONE = "done"
-
-
-class Verdict(StrEnum):
-    """Closed list of verdicts; ``INTERNAL_ERROR`` is the grader's fault and never counts."""
-
-    GRADED = "graded"
-    SYNTAX_ERROR = "syntax_error"
-    MISSING_FUNCTION = "missing_function"
-    RUNTIME_ERROR = "runtime_error"
-    TIME_LIMIT = "time_limit"
-    MEMORY_LIMIT = "memory_limit"
-    OUTPUT_LIMIT = "output_limit"
-    CRASHED = "crashed"
-    INTERNAL_ERROR = "internal_error"
 
 
 class Submission(Base):
@@ -112,22 +99,36 @@ class Submission(Base):
     )
 
 
+#: Width of the id columns: ``"<slug>/<id>"`` with a slug of at most 64 characters
+#: (server.grading.sanitize.ID_CHARS, which stores nothing wider).
+ID_CHARS = 160
+
+
 class CheckResult(Base):
     """The outcome of one named check of one submission."""
 
     __tablename__ = "check_results"
-    # Per-check failure rates for one exercise's submissions, from the index alone.
-    __table_args__ = (Index("ix_check_results_submission_id_name_passed", "submission_id", "name", "passed"),)
+    # Per-check failure rates for one exercise's submissions, from the index alone (grouped by
+    # id, or by the sentence for rows stored before ids: migration 0007).
+    __table_args__ = (
+        Index("ix_check_results_submission_id_check_id_name_passed", "submission_id", "check_id", "name", "passed"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     submission_id: Mapped[int] = mapped_column(
         ForeignKey("submissions.id", ondelete="CASCADE"), index=True
     )
+    #: The check's sentence when it was graded (display text; the catalogue's current one is shown).
     name: Mapped[str] = mapped_column(String(128))
+    #: The check's stable id, ``"<slug>/<check>"``; NULL for rows migration 0007 could not match.
+    check_id: Mapped[str | None] = mapped_column(String(ID_CHARS))
     weight: Mapped[float] = mapped_column(Float)
     passed: Mapped[bool]
     message: Mapped[str] = mapped_column(Text, default="")
+    #: The named mistake's title when it was graded (display text).
     misconception: Mapped[str | None] = mapped_column(Text)
+    #: The named mistake's stable id, ``"<slug>/<mistake>"``; what statistics group by.
+    mistake_id: Mapped[str | None] = mapped_column(String(ID_CHARS))
     position: Mapped[int]
 
     submission: Mapped[Submission] = relationship(back_populates="checks")

@@ -17,7 +17,8 @@ class ScoreBucket(BaseModel):
 class CheckStats(BaseModel):
     """How often one check failed among graded submissions."""
 
-    name: str
+    name: str = Field(description="The check's sentence as the catalogue words it now.")
+    check_id: str | None = Field(description="Its stable id; null for results stored before ids.")
     runs: int
     failures: int
     failure_rate: float
@@ -26,7 +27,8 @@ class CheckStats(BaseModel):
 class MisconceptionStats(BaseModel):
     """A named misconception and how many learners hit it at least once."""
 
-    misconception: str
+    misconception: str = Field(description="The mistake's title as the catalogue words it now.")
+    mistake_id: str | None = Field(description="Its stable id; null for results stored before ids.")
     learners: int
     submissions: int
 

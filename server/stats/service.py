@@ -3,6 +3,11 @@
 Attempts follow the leaderboard's rules (``server.leaderboard.service``): finished, not an
 internal error. Check failure rates and misconceptions are read from graded submissions,
 the only ones whose checks ran.
+
+Checks and misconceptions are counted by id (``check_results.check_id``, ``mistake_id``) and
+shown with the catalogue's current wording, so rewording a check or a mistake never splits
+its history. A row stored before ids (migration 0007 could not match its text) is counted
+under its stored text instead: :func:`check_key` and :func:`mistake_key` are those keys.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 from sqlalchemy import case, distinct, func, select
 from sqlalchemy.orm import Session
 
+from exercises.registry import check_name, mistake_title
 from server.leaderboard.service import FULL_SCORE, counted, learner_ids
 from server.models import DEFAULT_COURSE_ID, CheckResult, Submission, Verdict
 from server.stats.schemas import CheckStats, ExerciseStats, MisconceptionStats, ScoreBucket
@@ -17,6 +23,26 @@ from server.stats.schemas import CheckStats, ExerciseStats, MisconceptionStats, 
 S = Submission
 C = CheckResult
 BUCKETS = [(low, low + 9) for low in range(0, 100, 10)] + [(100, 100)]
+
+
+def check_key():  # type: ignore[no-untyped-def]
+    """SQL: what check results are grouped by: the check's id, else its stored sentence."""
+    return func.coalesce(C.check_id, C.name)
+
+
+def mistake_key():  # type: ignore[no-untyped-def]
+    """SQL: what named mistakes are grouped by: the mistake's id, else its stored title."""
+    return func.coalesce(C.mistake_id, C.misconception)
+
+
+def shown_check(key: str, stored: str) -> str:
+    """The sentence to show for a check key: the catalogue's current one, else the stored one."""
+    return check_name(key) or stored
+
+
+def shown_mistake(key: str, stored: str) -> str:
+    """The title to show for a mistake key: the catalogue's current one, else the stored one."""
+    return mistake_title(key) or stored
 
 
 def _bucket(score):  # type: ignore[no-untyped-def]
@@ -58,27 +84,33 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
     ]
 
     graded_ids = select(S.id).where(*mine, graded)
+    key = check_key().label("key")
     check_rows = session.execute(
-        select(C.name, func.count(), func.count(case((C.passed.is_(False), 1))))
+        select(key, func.max(C.check_id), func.max(C.name), func.count(), func.count(case((C.passed.is_(False), 1))))
         .where(C.submission_id.in_(graded_ids))
-        .group_by(C.name)
+        .group_by(key)
     ).tuples()
     checks = sorted(
         (
-            CheckStats(name=name, runs=runs, failures=failures, failure_rate=round(failures / runs, 4) if runs else 0.0)
-            for name, runs, failures in check_rows
+            CheckStats(name=shown_check(k, stored), check_id=check_id, runs=runs, failures=failures,
+                       failure_rate=round(failures / runs, 4) if runs else 0.0)
+            for k, check_id, stored, runs, failures in check_rows
         ),
         key=lambda c: (-c.failure_rate, c.name),
     )
 
+    named = mistake_key().label("key")
     miss_rows = session.execute(
-        select(C.misconception, func.count(distinct(S.user_id)), func.count())
+        # Submissions, not check rows: one submission names a mistake on several checks.
+        select(named, func.max(C.mistake_id), func.max(C.misconception), func.count(distinct(S.user_id)),
+               func.count(distinct(S.id)))
         .join(S, S.id == C.submission_id)
-        .where(*mine, graded, C.misconception.is_not(None), C.passed.is_(False))
-        .group_by(C.misconception)
+        .where(*mine, graded, named.is_not(None), C.passed.is_(False))
+        .group_by(named)
     ).tuples()
     misconceptions = sorted(
-        (MisconceptionStats(misconception=m, learners=n, submissions=k) for m, n, k in miss_rows),
+        (MisconceptionStats(misconception=shown_mistake(k, stored), mistake_id=mistake_id, learners=n, submissions=c)
+         for k, mistake_id, stored, n, c in miss_rows),
         key=lambda m: (-m.learners, m.misconception),
     )
     return ExerciseStats(

@@ -38,7 +38,12 @@ class CheckPublic(BaseModel):
     weight: float
     passed: bool
     message: str
-    misconception: str | None
+    misconception: str | None = Field(description="The title of the mistake named on this failed check.")
+    check_id: str | None = Field(
+        default=None, description="The check's stable id, `<exercise>/<check>`.", examples=["gae/hyper"])
+    mistake_id: str | None = Field(
+        default=None, description="The named mistake's stable id, `<exercise>/<mistake>`.",
+        examples=["gae/bootstrap-from-padding"])
 
 
 class Location(BaseModel):

@@ -209,6 +209,8 @@ def to_public(session: Session, submission: Submission) -> SubmissionPublic:
                 passed=c.passed,
                 message=c.message,
                 misconception=c.misconception,
+                check_id=c.check_id,
+                mistake_id=c.mistake_id,
             )
             for c in submission.checks
         ],

@@ -48,7 +48,7 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
         top = misconceptions[0]
         callout = (
             '<div class="callout" id="top-misconception"><b>Most common misconception in the class:</b> '
-            f'<a href="{e(misconception_url(top.exercise, top.misconception))}">{e(top.misconception)}</a> '
+            f'<a href="{e(misconception_url(top.exercise, top.mistake))}">{e(top.misconception)}</a> '
             f"in {e(titles.get(top.exercise, top.exercise))}, held by {e(_plural(top.learners, 'learner'))}. "
             "Follow the link to see who.</div>"
         )
@@ -60,7 +60,8 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
         f'<td class="num">{line.attempts}</td><td class="num">{line.learners_attempted}</td>'
         f'<td class="num">{line.learners_solved}</td>'
         + (
-            f'<td><a href="{e(misconception_url(line.slug, line.top_misconception))}">{e(line.top_misconception)}</a></td>'
+            f'<td><a href="{e(misconception_url(line.slug, line.top_mistake or line.top_misconception))}">'
+            f'{e(line.top_misconception)}</a></td>'
             f'<td class="num">{line.top_misconception_learners}</td>'
             if line.top_misconception else '<td class="muted">none named</td><td class="num">0</td>'
         )
@@ -74,7 +75,7 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
         f"<tbody>{rows}</tbody></table>"
     )
     ranked = "".join(
-        f'<tr><td><a href="{e(misconception_url(m.exercise, m.misconception))}">{e(m.misconception)}</a></td>'
+        f'<tr><td><a href="{e(misconception_url(m.exercise, m.mistake))}">{e(m.misconception)}</a></td>'
         f'<td>{e(titles.get(m.exercise, m.exercise))}</td><td class="num">{m.learners}</td></tr>'
         for m in misconceptions[:10]
     )
@@ -109,7 +110,8 @@ def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, 
     misconceptions = horizontal_bars(
         "chart-misconceptions", "Named misconceptions: learners who hit each (follow a bar to see who)",
         [
-            Bar(m.misconception, m.learners, _plural(m.learners, "learner"), misconception_url(slug, m.misconception),
+            Bar(m.misconception, m.learners, _plural(m.learners, "learner"),
+                misconception_url(slug, m.mistake_id or m.misconception),
                 note=_plural(m.submissions, "submission"))
             for m in stats.misconceptions
         ],

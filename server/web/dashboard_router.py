@@ -7,7 +7,8 @@ what does not exist.
 
 - ``GET /dashboard``: the class (a learner is sent to their own page).
 - ``GET /dashboard/exercises/{slug}``: charts of one exercise.
-- ``GET /dashboard/exercises/{slug}/misconception?name=``: who hit one misconception.
+- ``GET /dashboard/exercises/{slug}/misconception?mistake=``: who hit one misconception (by
+  the mistake's id, as the exercise page's bars link it).
 - ``GET /dashboard/learners``: every learner; ``/dashboard/learners/{login}``: one.
 - ``GET /dashboard/submissions/{id}``: one submission, its feedback and source.
 - ``GET /dashboard/live``: ``{"mark": ...}``, which changes when a submission the viewer can
@@ -37,6 +38,7 @@ from server.deps import SessionDep, SettingsDep
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
 from server.config import Settings
 from server.models import DEFAULT_COURSE_ID, Course, Role, User
+from server.stats.service import shown_mistake
 from server.web import dashboard_pages as pages
 from server.web.responses import (
     SECURITY_HEADERS,
@@ -141,7 +143,8 @@ def exercise_page(slug: str, request: Request, session: SessionDep, settings: Se
 
 
 @router.get("/dashboard/exercises/{slug}/misconception", response_class=HTMLResponse)
-def misconception_page(slug: str, request: Request, session: SessionDep, settings: SettingsDep, name: str = "") -> Response:
+def misconception_page(slug: str, request: Request, session: SessionDep, settings: SettingsDep,
+                       mistake: str = "") -> Response:
     """The learners who hit one misconception of one exercise."""
     user = gate(request, session, settings, instructors_only=True)
     if isinstance(user, Response):
@@ -149,14 +152,15 @@ def misconception_page(slug: str, request: Request, session: SessionDep, setting
     titles = _titles()
     if slug not in titles:
         return not_found(user, f"No exercise is called {slug!r}.")
-    if not name or len(name) > 2000:
-        return bad_request(user, "Name a misconception (name=...), as the exercise page's bars do.")
+    if not mistake or len(mistake) > 2000:
+        return bad_request(user, "Name a misconception (mistake=...), as the exercise page's bars do.")
     course = _course(request, session, user)
     if isinstance(course, Response):
         return course
-    holders = service.misconception_holders(session, slug, name, course.id)
+    holders = service.misconception_holders(session, slug, mistake, course.id)
     mark = service.change_mark(session, None)
-    body = pages.misconception_page(viewer_of(user), slug, _course_title(titles[slug], course), name, holders, mark=mark)
+    body = pages.misconception_page(viewer_of(user), slug, _course_title(titles[slug], course),
+                                    shown_mistake(mistake, mistake), holders, mark=mark)
     return _in_course(html_response(body), request, course)
 
 

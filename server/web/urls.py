@@ -13,9 +13,9 @@ def exercise_url(slug: str) -> str:
     return f"/dashboard/exercises/{quote(slug, safe='')}"
 
 
-def misconception_url(slug: str, misconception: str) -> str:
-    """The learners who hit ``misconception`` in exercise ``slug``."""
-    return f"{exercise_url(slug)}/misconception?{urlencode({'name': misconception})}"
+def misconception_url(slug: str, mistake: str) -> str:
+    """The learners who hit ``mistake`` (its id; for results stored before ids, its title) in ``slug``."""
+    return f"{exercise_url(slug)}/misconception?{urlencode({'mistake': mistake})}"
 
 
 def learner_url(name: str) -> str:

@@ -62,6 +62,7 @@ def test_mutant_is_killed_and_named(judge, ex, mutant):
     failed = [c for c in report.checks if not c.passed]
     assert report.verdict == "graded" and failed, f"{mutant.id} passed every check"
     assert report.score < 100
-    named = [c for c in failed if c.misconception == mutant.title]
-    assert named, f"no failed check names '{mutant.title}': {[(c.name, c.misconception) for c in failed]}"
-    assert mutant.title in named[0].message
+    named = [c for c in failed if c.mistake_id == mutant.id]
+    assert named, f"no failed check names '{mutant.id}': {[(c.name, c.mistake_id) for c in failed]}"
+    assert named[0].misconception == mutant.title and mutant.title in named[0].message
+    assert [c.check_id for c in report.checks] == [ex.check_id(c) for c in ex.checks]

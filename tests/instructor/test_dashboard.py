@@ -115,7 +115,7 @@ def test_every_number_on_the_exercise_page_matches_the_statistics_api(api: Api, 
     ] == [(MAX_FOR_MIN, 2), (NO_MINUS, 1)]
     for label, _, href in misconceptions:  # each bar links to its learners
         assert href is not None and urlsplit(href).path == f"/dashboard/exercises/{EXERCISE}/misconception"
-        assert parse_qs(urlsplit(href).query) == {"name": [label]}
+        assert parse_qs(urlsplit(href).query) == {"mistake": [label]}  # no id stored: its title
 
     assert [(label, value) for label, value, _ in drawn["chart-days"]] == [("01-01", 4), ("01-02", 1), ("01-03", 1)]
     tiles = dict((v, k) for k, v in re.findall(r"<li><b>([^<]*)</b>([^<]*)</li>", page.text))
@@ -158,7 +158,7 @@ def test_the_class_page_names_the_most_common_misconception_and_who_holds_it(api
     ]
     assert "Ben &lt;Baker&gt;" in holders.text and "<Baker>" not in holders.text
     assert '<a href="/dashboard/learners/ben">' in holders.text
-    missing = api.client.get(f"/dashboard/exercises/{EXERCISE}/misconception", params={"name": "never seen"})
+    missing = api.client.get(f"/dashboard/exercises/{EXERCISE}/misconception", params={"mistake": "never seen"})
     assert missing.status_code == 200 and "No learner has hit this misconception." in missing.text
     assert api.client.get(f"/dashboard/exercises/{EXERCISE}/misconception").status_code == 400
     assert api.client.get("/dashboard/exercises/nope").status_code == 404
@@ -191,7 +191,7 @@ def test_learners_see_only_their_own_pages(api: Api, klass: dict[str, int]) -> N
     for path in [
         "/dashboard/learners/ben", "/dashboard/learners/teacher", "/dashboard/learners/nobody",
         f"/dashboard/submissions/{klass['ben1']}", f"/dashboard/submissions/{klass['teacher1']}", "/dashboard/submissions/999999",
-        "/dashboard/learners", f"/dashboard/exercises/{EXERCISE}", f"/dashboard/exercises/{EXERCISE}/misconception?name=x",
+        "/dashboard/learners", f"/dashboard/exercises/{EXERCISE}", f"/dashboard/exercises/{EXERCISE}/misconception?mistake=x",
         "/leaderboard", "/dashboard/gradebook.csv", "/dashboard/gradebook-wide.csv",
     ]:
         page = api.client.get(path)

@@ -18,7 +18,8 @@ def FakeReport(**overrides: Any) -> GradeReport:  # noqa: N802 (reads like the c
         "checks": [
             CheckOutcome("value", 50, True, "ok"),
             CheckOutcome("gradient", 25, True, "ok"),
-            CheckOutcome("clip", 25, False, "clip boundary wrong", "max instead of min"),
+            CheckOutcome("clip", 25, False, "clip boundary wrong", "max instead of min",
+                         check_id="actor-loss/clip", mistake_id="actor-loss/max-for-min"),
         ],
         "stdout": "hello from learner\n",
         "stderr": "",

@@ -48,8 +48,9 @@ def test_nul_surrogates_and_a_10_mb_message_are_stored_capped_and_readable(
         stderr="err\x00" + "e" * 100_000,
         checks=[
             CheckOutcome("value", 50, True, "ok \x00"),
-            CheckOutcome("gradient", 25, False, hostile, "misconception \ud83d text\x00" * 1000),
-            CheckOutcome("clip", 25, True, "fine"),
+            CheckOutcome("gradient", 25, False, hostile, "misconception \ud83d text\x00" * 1000,
+                         check_id="actor-loss/gradient\x00", mistake_id="actor-loss/" + "x" * 10_000),
+            CheckOutcome("clip", 25, True, "fine", check_id="actor-loss/clip"),
         ],
         timings={"jail\x00start\ud800": 0.5},
     )
@@ -71,7 +72,10 @@ def test_nul_surrogates_and_a_10_mb_message_are_stored_capped_and_readable(
     assert "\x00" not in gradient["misconception"] and "\\x00" in gradient["misconception"]
     assert "\ufffd" in gradient["misconception"]
     assert len(gradient["misconception"].encode()) <= MESSAGE_BYTES + NOTE_ALLOWANCE
-    assert clip == {"name": "clip", "weight": 25.0, "passed": True, "message": "fine", "misconception": None}
+    assert clip == {"name": "clip", "weight": 25.0, "passed": True, "message": "fine", "misconception": None,
+                    "check_id": "actor-loss/clip", "mistake_id": None}
+    # An id is stored whole or not at all: cut or escaped, it would count as another check.
+    assert (gradient["check_id"], gradient["mistake_id"]) == (None, None)
     assert done["stdout"].startswith("before\\x00after \ufffd end\n")
     assert len(done["stdout"].encode()) <= OUTPUT_CAP + NOTE_ALLOWANCE
     assert done["stderr"].startswith("err\\x00eee")

@@ -152,6 +152,7 @@ def test_submission_public_shape(api: Api) -> None:
     assert done["checks"][2] == {
         "name": "clip", "weight": 25.0, "passed": False,
         "message": "clip boundary wrong", "misconception": "max instead of min",
+        "check_id": "actor-loss/clip", "mistake_id": "actor-loss/max-for-min",
     }
     assert done["queue_position"] is None
     assert done["peak_memory_bytes"] == 12345
