@@ -28,7 +28,7 @@ from server.grading.queue import InProcessQueue
 from server.grading.worker import WorkerPool
 from server.health.router import router as health_router
 from server.leaderboard.router import router as leaderboard_router
-from server.metrics import router as metrics_router
+from server.health.metrics import router as metrics_router
 from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
 from server.state import AppState
