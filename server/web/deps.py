@@ -37,7 +37,7 @@ def get_web_user(request: Request, session: SessionDep, settings: SettingsDep) -
 WebUser = Annotated[User, Depends(get_web_user)]
 
 
-def get_web_instructor(user: WebUser) -> User:
+async def get_web_instructor(user: WebUser) -> User:
     """The logged-in user if they are an instructor or admin; ``PageNotFound`` for a learner."""
     if not Role(user.role).reads_everything:
         raise PageNotFound(user)
