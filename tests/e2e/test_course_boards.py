@@ -44,7 +44,7 @@ def api_board(server: Server, course: str) -> list[tuple[str, float]]:
 def test_two_courses_boards_differ(server: Server, tmp_path: Path) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     exercise = get_exercise("actor-loss")
-    wrong = next(m for m in exercise.mutants if m.name == "max_for_min").source(exercise.function_name)
+    wrong = next(m for m in exercise.mistakes if m.key == "max-for-min").source(exercise.function_name)
     sources = {"right.py": exercise.reference_source, "wrong.py": wrong}
     for name, text in sources.items():
         (tmp_path / name).write_text(text)
