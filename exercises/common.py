@@ -8,6 +8,9 @@ message that says what was expected, what came back, and on which input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 from exercises.compare import (
@@ -19,7 +22,7 @@ from exercises.compare import (
     summarize,
     where,
 )
-from exercises.framework import Case, CheckContext, CheckFailed
+from exercises.framework import Case, CheckContext, CheckFailed, MemoryBudget
 
 MiB = 1 << 20
 
@@ -75,20 +78,32 @@ def expect_detached(ctx: CheckContext, cases: list[Case], paths: list[tuple[int 
                     "torch.no_grad()).")
 
 
-def expect_value_error(ctx: CheckContext, cases: list[Case]) -> None:
-    """Each case has mismatched shapes and must raise ValueError naming the offending argument."""
+#: What :func:`expect_value_error` says by default: the contract's shape errors.
+SHAPES_RETURNED = ("Expected ValueError for mismatched shapes {where}, but the call returned normally "
+                   "(broadcasting is not accepted: shapes must be equal).")
+SHAPES_RAISED = "Expected ValueError for mismatched shapes {where}, got {error}"
+
+
+def expect_value_error(ctx: CheckContext, cases: list[Case], *, returned: str = SHAPES_RETURNED,
+                       raised: str = SHAPES_RAISED, describe: Callable[[Any], str] = repr) -> None:
+    """Each case must raise ValueError (or a subclass): by default, for mismatched shapes.
+
+    ``returned`` is the message when the call returned normally, ``raised`` when it raised
+    something else: templates with ``{where}`` (the case), ``{about}`` (its description),
+    ``{error}`` ("Type: message" of what was raised) and, in ``returned``, ``{value}`` (what
+    came back, through ``describe``). What came back is read only when ``{value}`` is asked
+    for, so the check's evidence is the exception alone otherwise.
+    """
     for case in cases:
         got = ctx.got(case)
         if got.missing:
             raise CheckFailed(f"No result came back {where(case)}.")
         if got.error is None:
-            raise CheckFailed(
-                f"Expected ValueError for mismatched shapes {where(case)}, but the call returned normally "
-                "(broadcasting is not accepted: shapes must be equal).")
+            value = describe(got.output) if "{value}" in returned else ""
+            raise CheckFailed(returned.format(where=where(case), about=case.about, value=value))
         if not got.raised("ValueError"):
-            raise CheckFailed(
-                f"Expected ValueError for mismatched shapes {where(case)}, got {got.error.type}: "
-                f"{got.error.message}")
+            error = f"{got.error.type}: {got.error.message}"
+            raise CheckFailed(raised.format(where=where(case), about=case.about, error=error))
 
 
 def expect_inputs_unchanged(ctx: CheckContext, cases: list[Case]) -> None:
@@ -131,9 +146,9 @@ def expect_dtype_device(ctx: CheckContext, cases: list[Case], path: tuple[int | 
             assert_close(tensor, want, case, what)
 
 
-def expect_memory_within_budget(ctx: CheckContext, case: Case, ratio: float = 1.5, slack: int = 16 * MiB,
+def expect_memory_within_budget(ctx: CheckContext, case: Case, budget: MemoryBudget,
                                 fix: str = "Avoid materialising large intermediate tensors.") -> None:
-    """Peak memory of the measured case is at most max(ratio x reference, reference + slack).
+    """Peak memory of the measured case is within ``budget`` (the exercise's, ``SPEC.memory_budget``).
 
     ``fix`` tells a solution whose values are right how to get within the budget.
     """
@@ -146,13 +161,13 @@ def expect_memory_within_budget(ctx: CheckContext, case: Case, ratio: float = 1.
     if reading.reference_bytes is None:
         raise CheckFailed("The reference's memory could not be measured; this check is the grader's fault.")
     ref = reading.reference_bytes
-    budget = max(int(ratio * ref), ref + slack)
+    allowed = budget.allowed(ref)
     used = reading.learner_bytes
-    if used > budget:
+    if used > allowed:
         raise CheckFailed(
-            f"Peak memory {used / MiB:.1f} MiB {where(case)} is over the budget of {budget / MiB:.1f} MiB "
-            f"(max({ratio:g} x the reference's {ref / MiB:.1f} MiB, reference + {slack / MiB:.0f} MiB); "
-            f"measured by {reading.source}). {fix}")
+            f"Peak memory {used / MiB:.1f} MiB {where(case)} is over the budget of {allowed / MiB:.1f} MiB "
+            f"(max({budget.ratio:g} x the reference's {ref / MiB:.1f} MiB, reference + "
+            f"{budget.slack_bytes / MiB:.0f} MiB); measured by {reading.source}). {fix}")
 
 
 def expect_empty_rows_add_zero(ctx: CheckContext, cases: list[Case], grad_name: str, hint: str = "") -> None:

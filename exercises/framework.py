@@ -252,6 +252,25 @@ def check(name: str, weight: float, *, hidden: bool = False, memory: bool = Fals
     return wrap
 
 
+_MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    """The peak memory a measured case may take: max(``ratio`` x the reference's peak, the
+    reference's peak + ``slack_bytes``), both measured by the same harness."""
+
+    ratio: float = 1.5
+    slack_bytes: int = 16 * _MiB
+
+    def allowed(self, reference_bytes: int) -> int:
+        """The budget, in bytes, for a reference that peaked at ``reference_bytes``."""
+        return max(int(self.ratio * reference_bytes), reference_bytes + self.slack_bytes)
+
+    def __str__(self) -> str:
+        return f"max({self.ratio:g} x reference, reference + {self.slack_bytes / _MiB:.0f} MiB)"
+
+
 @dataclass
 class ExerciseSpec:
     """Everything about one exercise that is not code to run."""
@@ -262,9 +281,8 @@ class ExerciseSpec:
     summary: str
     description: str
     order: int
-    #: The reference's run time and memory are a budget: a check may allow a multiple of them.
-    memory_budget_ratio: float = 1.5
-    memory_budget_slack_bytes: int = 16 << 20
+    #: The one place an exercise states its memory budget; its memory checks read it.
+    memory_budget: MemoryBudget = field(default_factory=MemoryBudget)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from exercises.common import (
     expect_values,
 )
 from exercises.compare import require_no_error, where
+from exercises.actor_loss.spec import SPEC
 from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
 
 CLIP_RANGES = (0.2, 0.1, 0.3, 0.05)
@@ -169,6 +170,6 @@ def any_shape(ctx: CheckContext) -> None:
 @check("peak memory on a 16 x 32768 input within budget", 8, memory=True)
 def memory(ctx: CheckContext) -> None:
     for case in ctx.cases("memory"):
-        expect_memory_within_budget(ctx, case, fix=(
+        expect_memory_within_budget(ctx, case, SPEC.memory_budget, fix=(
             "Compute in the inputs' dtype: a float64 copy (or several full-size temporaries) of a large input is "
             "what goes over; build the loss from ratio, clamp and min without .double()."))

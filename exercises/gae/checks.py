@@ -14,6 +14,7 @@ from exercises.common import (
 )
 from exercises.compare import require_tensor, where
 from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
+from exercises.gae.spec import SPEC
 
 ADV, RET = (0,), (1,)
 #: (gamma, lam) pairs other than the defaults, including lam = 1 (Monte Carlo) and lam = 0 (TD).
@@ -198,10 +199,9 @@ def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))
 
 
-@check(f"peak memory on a {MEMORY_SHAPE[0]} x {MEMORY_SHAPE[1]} input within max(1.5 x reference, reference + 16 MiB)",
-       6, memory=True)
+@check(f"peak memory on a {MEMORY_SHAPE[0]} x {MEMORY_SHAPE[1]} input within {SPEC.memory_budget}", 6, memory=True)
 def memory(ctx: CheckContext) -> None:
     for case in ctx.cases("memory"):
-        expect_memory_within_budget(ctx, case, fix=(
+        expect_memory_within_budget(ctx, case, SPEC.memory_budget, fix=(
             "Memory must stay linear in T: run the recursion backwards over t with O(B) state; never build a "
             "[T, T] discount matrix."))

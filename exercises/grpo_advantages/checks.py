@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from exercises.common import expect_dtype_device, expect_inputs_unchanged, expect_values
+from exercises.common import expect_dtype_device, expect_inputs_unchanged, expect_value_error, expect_values
 from exercises.compare import require_tensor, where
 from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
 
@@ -138,16 +138,11 @@ def flat(ctx: CheckContext) -> None:
 
 @check("ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps", 10, gated=True)
 def not_multiple(ctx: CheckContext) -> None:
-    for case in ctx.cases("not-multiple") + ctx.cases("bad-argument"):
-        got = ctx.got(case)
-        if got.missing:
-            raise CheckFailed(f"No result came back {where(case)}.")
-        if got.error is None:
-            raise CheckFailed(f"Expected ValueError {where(case)}: N must be a multiple of group_size, "
-                              "group_size at least 2 and eps not negative, but the call returned normally.")
-        if not got.raised("ValueError"):
-            raise CheckFailed(f"Expected ValueError {where(case)}, got "
-                              f"{got.error.type}: {got.error.message}. Check N % group_size yourself.")
+    expect_value_error(
+        ctx, ctx.cases("not-multiple") + ctx.cases("bad-argument"),
+        returned=("Expected ValueError {where}: N must be a multiple of group_size, group_size at least 2 and eps "
+                  "not negative, but the call returned normally."),
+        raised="Expected ValueError {where}, got {error}. Check N % group_size yourself.")
 
 
 @check("result in the scores' dtype (float32, float64, bfloat16; float32 for integer scores) and device", 10, gated=True)

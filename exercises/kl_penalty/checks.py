@@ -154,15 +154,10 @@ def any_shape(ctx: CheckContext) -> None:
 
 @check("ValueError for an unknown kind", 10, gated=True)
 def bad_kind(ctx: CheckContext) -> None:
-    for case in ctx.cases("bad-kind"):
-        got = ctx.got(case)
-        if got.missing:
-            raise CheckFailed(f"No result came back {where(case)}.")
-        if got.error is None or not got.raised("ValueError"):
-            came = "the call returned normally" if got.error is None else f"got {got.error.type}: {got.error.message}"
-            raise CheckFailed(
-                f"Expected ValueError for an unknown kind {where(case)}, but {came}. Only 'k1', 'k2' and 'k3' "
-                "are accepted (exactly, case-sensitive); do not fall back silently to one of them.")
+    only = "Only 'k1', 'k2' and 'k3' are accepted (exactly, case-sensitive); do not fall back silently to one of them."
+    expect_value_error(ctx, ctx.cases("bad-kind"),
+                       returned="Expected ValueError for an unknown kind {where}, but the call returned normally. " + only,
+                       raised="Expected ValueError for an unknown kind {where}, but got {error}. " + only)
 
 
 @check("ValueError on mismatched shapes (no broadcasting)", 8, gated=True)

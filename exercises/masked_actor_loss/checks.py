@@ -13,8 +13,7 @@ from exercises.common import (
     expect_value_error,
     expect_values,
 )
-from exercises.compare import where
-from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
+from exercises.framework import Case, CaseGen, CheckContext, check
 
 SEQ, TOK = "seq-mean-token-mean", "token-mean"
 
@@ -159,15 +158,11 @@ def gradient(ctx: CheckContext) -> None:
 
 @check("ValueError for an unknown loss_agg_mode", 8, gated=True)
 def bad_mode(ctx: CheckContext) -> None:
-    for case in ctx.cases("bad-mode"):
-        got = ctx.got(case)
-        if got.missing:
-            raise CheckFailed(f"No result came back {where(case)}.")
-        if got.error is None or not got.raised("ValueError"):
-            came = "the call returned normally" if got.error is None else f"got {got.error.type}: {got.error.message}"
-            raise CheckFailed(
-                f"Expected ValueError for an unknown loss_agg_mode {where(case)}, but {came}. Only "
-                f"{SEQ!r} and {TOK!r} are accepted; do not fall back silently to one of them.")
+    only = f"Only {SEQ!r} and {TOK!r} are accepted; do not fall back silently to one of them."
+    expect_value_error(
+        ctx, ctx.cases("bad-mode"),
+        returned="Expected ValueError for an unknown loss_agg_mode {where}, but the call returned normally. " + only,
+        raised="Expected ValueError for an unknown loss_agg_mode {where}, but got {error}. " + only)
 
 
 @check("ValueError on mismatched shapes (no broadcasting)", 8, gated=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from exercises.common import expect_value_error
 from exercises.compare import require_no_error, where
 from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
 
@@ -167,17 +168,11 @@ def random_ledgers(ctx: CheckContext) -> None:
 
 @check("ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3", 10, gated=True)
 def invalid_counts(ctx: CheckContext) -> None:
-    for case in ctx.cases("invalid"):
-        got = ctx.got(case)
-        if got.missing:
-            raise CheckFailed(f"No result came back {where(case)}.")
-        if got.error is None:
-            raise CheckFailed(
-                f"Expected ValueError for {case.about} (counts must be non-negative integers, num_gpus at least 1, "
-                f"zero_stage 0-3), but the call "
-                f"returned {_kind(got.output)} {where(case)}.")
-        if not got.raised("ValueError"):
-            raise CheckFailed(f"Expected ValueError for {case.about}, got {got.error.type}: {got.error.message} {where(case)}.")
+    expect_value_error(
+        ctx, ctx.cases("invalid"), describe=_kind,
+        returned=("Expected ValueError for {about} (counts must be non-negative integers, num_gpus at least 1, "
+                  "zero_stage 0-3), but the call returned {value} {where}."),
+        raised="Expected ValueError for {about}, got {error} {where}.")
 
 
 @check("every entry is a Python int (whole bytes, not floats)", 8, gated=True, reads=("types",))

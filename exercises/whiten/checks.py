@@ -151,17 +151,11 @@ def custom_eps(ctx: CheckContext) -> None:
 
 @check("ValueError for fewer than two valid values", 10, gated=True)
 def too_few(ctx: CheckContext) -> None:
-    for case in ctx.cases("too-few"):
-        got = ctx.got(case)
-        if got.missing:
-            raise CheckFailed(f"No result came back {where(case)}.")
-        if got.error is None:
-            raise CheckFailed(
-                f"Expected ValueError {where(case)}: fewer than two valid values leave the unbiased variance "
-                "undefined (it divides by n - 1), but the call returned normally.")
-        if not got.raised("ValueError"):
-            raise CheckFailed(f"Expected ValueError {where(case)} (fewer than two valid values), got "
-                              f"{got.error.type}: {got.error.message}")
+    expect_value_error(
+        ctx, ctx.cases("too-few"),
+        returned=("Expected ValueError {where}: fewer than two valid values leave the unbiased variance undefined "
+                  "(it divides by n - 1), but the call returned normally."),
+        raised="Expected ValueError {where} (fewer than two valid values), got {error}")
 
 
 @check("ValueError on a mask of another shape (no broadcasting)", 8, gated=True)

@@ -16,7 +16,6 @@ from exercises.feedback import for_learner, rename_in_text
 from server.courses.policy import counted_score
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
-    ID_CHARS,
     MAX_CHECKS,
     MESSAGE_BYTES,
     clean_bytes_count,
