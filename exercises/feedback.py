@@ -39,6 +39,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from sandbox.text import cap as _cap
+
 log = logging.getLogger(__name__)
 
 #: The name the learner's file has inside the jail (``sandbox.protocol.JobRequest.filename``).
@@ -60,10 +62,6 @@ _CASE_WITH_ABOUT = re.compile(r": \((?:[^()\n]|\([^()\n]*\))*\) \[case [^\]\n]*,
 _CASE_SEED = re.compile(r" \[case [^\]\n]*, seed -?\d+\]")
 #: The judge appends the misconception to a failed check's message; the summary names it apart.
 _KNOWN_MISTAKE = " This matches a known mistake: "
-
-
-def _cap(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # -- locations --------------------------------------------------------------------------------

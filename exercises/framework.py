@@ -25,6 +25,7 @@ import torch
 
 from exercises.evidence import Evidence, seen
 from exercises.mistakes import Mistake
+from sandbox.text import cap
 
 log = logging.getLogger(__name__)
 
@@ -415,4 +416,4 @@ def run_check(fn: Any, ctx: CheckContext) -> tuple[bool, str]:
         return False, str(exc)
     except Exception as exc:  # a check that breaks on odd output is a failed check, not a crash
         log.exception("check raised")
-        return False, f"Your result could not be checked ({type(exc).__name__}: {str(exc)[:200]})."
+        return False, f"Your result could not be checked ({type(exc).__name__}: {cap(str(exc), 200)})."

@@ -20,20 +20,17 @@ from exercises.framework import Case, CaseGen, Exercise, Run
 from exercises.measurement import Pools, Visit
 from exercises.outcomes import outcomes_from
 from exercises.registry import get_exercise
-from exercises.report import MESSAGE_CAP, OUTPUT_CAP, GradeReport, cap
+from exercises.report import MESSAGE_CAP, OUTPUT_CAP, GradeReport
 from exercises.scoring import Evaluation, evaluate
 from sandbox.protocol import JobResult, JobStatus, SandboxLimits
 from sandbox.runner import JailConfig
+from sandbox.text import cap
 
 
 def mix_seed(secret: bytes, slug: str, seed: int | str) -> int:
     """A case seed that a learner cannot predict without the server secret."""
     digest = hmac.new(secret, f"{slug}:{seed}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
-
-
-def _truncate(text: str) -> str:
-    return text if len(text) <= OUTPUT_CAP else text[:OUTPUT_CAP] + f"\n[{len(text) - OUTPUT_CAP} characters cut]"
 
 
 class Judge:
@@ -81,8 +78,8 @@ class Judge:
 def _report(visit: Visit) -> GradeReport:
     """A report with what the jail measured of the regular visit."""
     job = visit.job
-    return GradeReport(verdict="graded", score=None, message="", stdout=_truncate(job.stdout),
-                       stderr=_truncate(job.stderr), peak_memory_bytes=job.peak_memory_bytes,
+    return GradeReport(verdict="graded", score=None, message="", stdout=cap(job.stdout, OUTPUT_CAP),
+                       stderr=cap(job.stderr, OUTPUT_CAP), peak_memory_bytes=job.peak_memory_bytes,
                        cpu_seconds=job.cpu_seconds, line=job.line)
 
 

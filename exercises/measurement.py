@@ -27,10 +27,10 @@ import torch
 from exercises.framework import Case, Check, Exercise, MemoryReading, Outcome, Run, evaluate_check
 from exercises.mistakes import Mistake
 from exercises.outcomes import run_in_process, to_call
-from exercises.report import cap
 from sandbox.harness import execute_calls
 from sandbox.protocol import JobRequest, JobResult, JobStatus
 from sandbox.runner import JailConfig, SandboxPool
+from sandbox.text import cap
 
 #: Digests of a measured case agree when within this fraction of the larger weighted |sum|.
 DIGEST_RTOL = 1e-4

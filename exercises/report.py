@@ -2,8 +2,8 @@
 
 These types are the judge's whole answer, as the server stores it and every renderer shows
 it. They are importable without torch (the server's models and the API read them), and so
-is everything else here: the one text capper every stored or shown message goes through,
-and the text rules of a report (caps, tracebacks shown once).
+is everything else here: the caps of a report's texts (cut by the one capper,
+:func:`sandbox.text.cap`) and tracebacks shown once.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from sandbox.text import cap
 
 
 class Verdict(StrEnum):
@@ -42,14 +44,6 @@ MESSAGE_CAP = 4 << 10
 TITLE_CAP = 400
 #: Longest stdout or stderr kept (the jail keeps its head and tail already).
 OUTPUT_CAP = 8 << 10
-
-
-def cap(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, note included, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    note = f" [... {len(text) - limit} characters cut]"
-    return text[: max(0, limit - len(note))] + note
 
 
 @dataclass

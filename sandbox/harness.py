@@ -34,6 +34,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from sandbox.protocol import Arg, Backward, Call, JobRequest
+from sandbox.text import cap
 
 # Captured before any learner code runs (see the module docstring). Builtins cannot be patched.
 _TENSOR = torch.Tensor
@@ -69,7 +70,7 @@ _MAX_TEXT = 2000
 
 
 def _short(text: str, limit: int = _MAX_TEXT) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} characters cut)"
+    return cap(text, limit)
 
 
 def _learner_traceback(exc: BaseException, filename: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from sandbox import harness, host
 from sandbox.protocol import CallError, CallResult, JobResult, JobStatus, SandboxLimits
 from sandbox.tensors import decode
+from sandbox.text import cut_note
 
 _MAX_RESULT_JSON = 4 << 20
 
@@ -104,7 +105,7 @@ def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed
     for name, text in (("stdout.txt", stdout), ("stderr.txt", stderr)):
         cut = sizes.get(name, 0) - limits.captured_output_bytes
         if cut > 0:
-            note = f"\n[output truncated: {cut} of {sizes[name]} bytes cut]"
+            note = cut_note(cut, "bytes")
             if name == "stdout.txt":
                 stdout += note
             else:

@@ -5,7 +5,7 @@ formats a whole learner tensor was once 150 MB, and one NUL byte in the output m
 PostgreSQL refuse the row (internal_error). So, at storage, whatever the judge sent:
 
 - text (verdict message, check messages, misconceptions, stdout, stderr) is cut to a byte
-  cap with a visible note, NUL becomes the visible escape ``\\x00`` (PostgreSQL text cannot
+  cap with a visible note (the one capper, :func:`sandbox.text.cap_bytes`), NUL becomes the visible escape ``\\x00`` (PostgreSQL text cannot
   hold NUL) and lone surrogates (which neither UTF-8 nor the drivers accept) become U+FFFD;
 - check names fit their column, and so do check and mistake ids (or they are dropped: an id
   is never stored cut, since a cut id would count as another check or mistake); at most
@@ -23,6 +23,8 @@ import math
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from sandbox.text import cap_bytes
 
 #: Each check message, misconception and the verdict message: "about 4 KiB each".
 MESSAGE_BYTES = 4 * 1024
@@ -42,16 +44,12 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def clean_text(value: object, limit_bytes: int) -> str:
-    """``value`` as storable text: at most ``limit_bytes`` UTF-8 bytes (plus a short note
-    saying it was cut), NUL shown as ``\\x00``, lone surrogates replaced by U+FFFD."""
+    """``value`` as storable text: at most ``limit_bytes`` UTF-8 bytes, a note saying how much
+    was cut included, NUL shown as ``\\x00``, lone surrogates replaced by U+FFFD."""
     text = value if isinstance(value, str) else ("" if value is None else str(value))
     head = text[:limit_bytes]  # every character is at least one byte: nothing past this is kept
     cleaned = _SURROGATES.sub("\ufffd", head.replace("\x00", "\\x00"))
-    data = cleaned.encode("utf-8")
-    if len(data) <= limit_bytes and len(head) == len(text):
-        return cleaned
-    kept = data[:limit_bytes].decode("utf-8", errors="ignore")  # never split a character
-    return f"{kept}\n[... cut to {limit_bytes} bytes; the original was {len(text)} characters]"
+    return cap_bytes(cleaned, limit_bytes, total=len(text) if len(head) < len(text) else None)
 
 
 def clean_id(value: object) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sandbox.text import cap
 from server.models import Status, Submission
 from server.submissions.schemas import CheckPublic, Feedback, Mistake, RootCause, SubmissionPublic
 from server.web.html import e, format_score
@@ -228,7 +229,7 @@ def _with_output(parts: list[str], submission: Submission, resources: str) -> st
     for stream in ("stdout", "stderr"):
         captured = getattr(submission, stream) or ""
         if captured.strip():
-            shown = captured if len(captured) <= OUTPUT_MAX_CHARS else captured[:OUTPUT_MAX_CHARS] + f"\n… ({len(captured) - OUTPUT_MAX_CHARS} more characters cut)"
+            shown = cap(captured, OUTPUT_MAX_CHARS)
             parts.append(f"<h2>Captured {stream}</h2><pre>{e(shown)}</pre>")
     parts.append("</section>")
     return "".join(parts)
