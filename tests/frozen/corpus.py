@@ -15,8 +15,9 @@ few pages per run; cgroup v1 or v2 depends on the machine).
 A change meant to alter grading regenerates the expected files with
 ``UPDATE_FROZEN=1 .venv/bin/python -m pytest -q tests/frozen`` and says why in its commit; a
 change meant to keep it (a refactoring) must leave them byte-identical.
-``.venv/bin/python -m tests.frozen.corpus sources`` writes the sources afresh from today's
-catalogue (only when the corpus itself is renewed).
+``.venv/bin/python -m tests.frozen.corpus sources [slug ...]`` writes the sources afresh from
+today's catalogue: the named exercises' folders only (a new exercise), or all of them with the
+feedback suite's files (only when the corpus itself is renewed).
 """
 
 from __future__ import annotations
@@ -116,17 +117,20 @@ def dumps(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_sources() -> None:
-    """Freeze today's catalogue and the feedback suite's files into ``sources/``."""
+def write_sources(slugs: list[str] | None = None) -> None:
+    """Freeze today's catalogue (the exercises ``slugs`` only, when given) and, without
+    ``slugs``, the feedback suite's files into ``sources/``."""
     from exercises.registry import all_exercises
 
-    for exercise in all_exercises():
+    for exercise in (e for e in all_exercises() if not slugs or e.slug in slugs):
         folder = SOURCES / exercise.slug
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "reference.py").write_text(exercise.reference_source, encoding="utf-8")
         (folder / "starter.py").write_text(exercise.starter, encoding="utf-8")
         for m in exercise.mistakes:
             (folder / f"mutant_{m.key.replace('-', '_')}.py").write_text(m.source(exercise.function_name), encoding="utf-8")
+    if slugs:
+        return
     feedback = SOURCES / FEEDBACK_FOLDER
     feedback.mkdir(parents=True, exist_ok=True)
     for f in sorted((HERE.parent / "feedback" / "sources").glob("*.py")):
@@ -134,7 +138,7 @@ def write_sources() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["sources"]:
-        write_sources()
+    if sys.argv[1:2] == ["sources"]:
+        write_sources(sys.argv[2:] or None)
     else:
-        sys.exit("usage: python -m tests.frozen.corpus sources")
+        sys.exit("usage: python -m tests.frozen.corpus sources [slug ...]")
