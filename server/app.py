@@ -129,7 +129,9 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     workers.start()
     state = AppState(settings, engine, session_factory, queue, workers, announcer)
     # Reads the app's clock at each sweep (the lifespan sets it after this returns).
-    similarity = SimilarityWorker(session_factory, lambda: state.clock(), settings.SIMILARITY_POLL_SECONDS)
+    similarity = SimilarityWorker(
+        session_factory, lambda: state.clock(), settings.SIMILARITY_POLL_SECONDS, settings.SIMILARITY_PROCESSES
+    )
     similarity.start()
     state.similarity = similarity
     return state, close_grader

@@ -484,7 +484,7 @@ def similarity(
             run_id = service.request_run(session, where)[0].id if needed else None
         if run_id is not None:
             err.print(f"Comparing the submissions of {course!r}...", highlight=False)
-            service.run_similarity(sessions, run_id)
+            service.run_similarity(sessions, run_id, processes=settings.SIMILARITY_PROCESSES)
         with sessions() as session:
             where = find_course(session, course)
             run = service.latest_done_run(session, where)

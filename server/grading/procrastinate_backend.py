@@ -179,7 +179,7 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
     if queue == "cpu":
         from server.similarity.jobs import register_tasks
 
-        register_tasks(app, sessions)  # similarity runs, below every grading job's priority
+        register_tasks(app, sessions, settings.SIMILARITY_PROCESSES)  # similarity runs, below every grading job's priority
 
     async def main() -> None:
         async with app.open_async():

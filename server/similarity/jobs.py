@@ -59,8 +59,9 @@ class SimilarityQueue(Protocol):
 class SimilarityWorker:
     """One thread that computes runs for the in-process queue."""
 
-    def __init__(self, sessions: SessionFactory, clock: Clock, poll_seconds: float = 30.0) -> None:
+    def __init__(self, sessions: SessionFactory, clock: Clock, poll_seconds: float = 30.0, processes: int = 1) -> None:
         self._sessions = sessions
+        self._processes = processes
         self._clock = clock
         self._poll = poll_seconds
         self._ids: queue.Queue[int | None] = queue.Queue()
@@ -100,7 +101,7 @@ class SimilarityWorker:
             if run_id is None:
                 return
             try:
-                run_similarity(self._sessions, run_id)
+                run_similarity(self._sessions, run_id, processes=self._processes)
             except Exception:  # never let one run kill the thread
                 log.exception("similarity run %s could not be processed", run_id)
 
@@ -131,7 +132,7 @@ class ProcrastinateSimilarity:
         """Nothing after the commit: the job was committed with the run."""
 
 
-def register_tasks(app: procrastinate.App, sessions: SessionFactory) -> None:
+def register_tasks(app: procrastinate.App, sessions: SessionFactory, processes: int = 1) -> None:
     """The similarity job and the periodic due sweep, on a procrastinate worker's app."""
     from server.clock import system_clock
 
@@ -139,7 +140,7 @@ def register_tasks(app: procrastinate.App, sessions: SessionFactory) -> None:
 
     @app.task(name=TASK_NAME, pass_context=False)
     def similarity_job(run_id: int) -> None:
-        run_similarity(sessions, run_id)
+        run_similarity(sessions, run_id, processes=processes)
 
     @app.periodic(cron="*/5 * * * *", periodic_id="similarity-due")
     @app.task(name=SWEEP_TASK_NAME, pass_context=False, queue="cpu", priority=PRIORITY)

@@ -165,16 +165,44 @@ class Computed:
     submissions: int
 
 
-def compute(session: Session, course_id: int, exercises: list[str], tuning: Tuning = Tuning()) -> Computed:
-    """Compare every learner pair of a course on each exercise and aggregate."""
+def _compare(slug: str, found: list[Entry], tuning: Tuning) -> ExerciseComparison:
+    """One exercise's comparison (run in a child process when a run has several)."""
+    return ExerciseComparison(get_exercise(slug).starter, found, tuning)
+
+
+def compute(
+    session: Session, course_id: int, exercises: list[str], tuning: Tuning = Tuning(), processes: int = 1
+) -> Computed:
+    """Compare every learner pair of a course on each exercise and aggregate.
+
+    With ``processes`` > 1, exercises are compared in that many child processes (spawned,
+    not forked: the server has threads), at most ``processes`` exercises' files in memory at
+    once. Normalising is pure Python and CPU-bound, so threads would not help.
+    """
     comparisons: dict[str, ExerciseComparison] = {}
     learners: set[int] = set()
     submissions = 0
-    for slug in exercises:
+
+    def read(slug: str) -> list[Entry]:
+        nonlocal submissions
         found = _entries(session, course_id, slug)
         submissions += len({e.submission for e in found})
-        learners |= {e.learner for e in found}
-        comparisons[slug] = ExerciseComparison(get_exercise(slug).starter, found, tuning)
+        learners.update(e.learner for e in found)
+        return found
+
+    if processes <= 1 or len(exercises) <= 1:
+        for slug in exercises:
+            comparisons[slug] = _compare(slug, read(slug), tuning)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+            for start in range(0, len(exercises), processes):
+                batch = exercises[start:start + processes]
+                futures = {slug: pool.submit(_compare, slug, read(slug), tuning) for slug in batch}
+                for slug, future in futures.items():
+                    comparisons[slug] = future.result()
     return Computed(aggregate(comparisons), comparisons, len(learners), submissions)
 
 
@@ -200,9 +228,10 @@ def _stored_exercises(pair: CoursePair, computed: Computed) -> dict[str, dict[st
     return out
 
 
-def run_similarity(sessions: SessionFactory, run_id: int, tuning: Tuning = Tuning()) -> str | None:
-    """The job body of every queue: claim the run, compute, store the capped pairs, mark it
-    done (or ``failed`` with the reason). Returns the final status, None if not claimed."""
+def run_similarity(sessions: SessionFactory, run_id: int, tuning: Tuning = Tuning(), processes: int = 1) -> str | None:
+    """The job body of every queue: claim the run, compute (in ``processes`` child processes),
+    store the capped pairs, mark it done (or ``failed`` with the reason). Returns the final
+    status, None if not claimed."""
     with transaction(sessions) as session:
         run = claim_run(session, run_id)
         if run is None:
@@ -212,7 +241,7 @@ def run_similarity(sessions: SessionFactory, run_id: int, tuning: Tuning = Tunin
         course_id = run.course_id
     try:
         with sessions() as session:
-            computed = compute(session, course_id, exercises, tuning)
+            computed = compute(session, course_id, exercises, tuning, processes)
         with transaction(sessions) as session:
             kept = _kept(computed)
             for pair in kept:
