@@ -33,6 +33,7 @@ from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
 from server.similarity.jobs import ProcrastinateSimilarity, SimilarityWorker
 from server.similarity.router import router as similarity_router
+from server.similarity.web import router as similarity_pages_router
 from server.state import AppState
 from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
@@ -90,6 +91,7 @@ def create_app(
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     app.include_router(web_router)  # /login, /logout, /leaderboard: HTML pages (not in the schema)
     app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work, HTML
+    app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
     _install_error_handlers(app)
     app.add_middleware(RefuseNulInUrl)
     default_openapi = app.openapi
