@@ -18,8 +18,9 @@ _MATCH = ' class="match"'
 RUN_ACTION = "/dashboard/similarity/run"
 
 CSS = """
-.side{display:grid;grid-template-columns:1fr 1fr;gap:.8rem}
-.side pre{margin:0;padding:.4rem 0;font-size:12.5px}
+.side{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:.8rem}
+.side figure{margin:0;min-width:0}
+.side pre{margin:0;padding:.4rem 0;font-size:12.5px;overflow:auto}
 .side pre span{display:block;padding:0 .5rem;white-space:pre}
 .side pre span.match{background:#fff1b8;box-shadow:inset 3px 0 #d4a106}
 .side pre i{font-style:normal;color:#98a2b3;display:inline-block;width:2.6rem;user-select:none}
@@ -78,7 +79,7 @@ def list_page(
         for p in pairs
     )
     table = (
-        '<table><thead><tr><th class="num">rank</th><th>learners</th><th class="num">score</th>'
+        '<table id="similar-pairs"><thead><tr><th class="num">rank</th><th>learners</th><th class="num">score</th>'
         '<th class="num">similar on</th><th>exercises (similarity)</th><th>review</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
         if pairs else "<p>No similar pairs.</p>" if shown is not None else ""

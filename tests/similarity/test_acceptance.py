@@ -5,6 +5,7 @@ The planted pairs rank in the top 3 and no independent pair ranks above any of t
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -64,3 +65,10 @@ def test_planted_pairs_rank_first_in_a_course_graded_by_the_real_judge(tmp_path)
         ranked = [(p["learner_a"], p["learner_b"], p["score"]) for p in report["pairs"]]
         assert {(a, b) for a, b, _ in ranked[:3]} == PLANTED, ranked[:6]
         assert ranked[3][2] < min(score for _, _, score in ranked[:3]), ranked[:6]
+
+        # The course page shows the same order.
+        token = prof["Authorization"].split()[1]
+        assert client.post("/login", data={"token": token}, follow_redirects=False).status_code == 303
+        page = client.get("/dashboard/similarity?course=rlhf-a").text
+        shown = re.findall(r'<a href="/dashboard/similarity/(l\d\d)/(l\d\d)\?course=rlhf-a">', page)
+        assert set(shown[:3]) == PLANTED and len(shown) > 3, shown[:6]
