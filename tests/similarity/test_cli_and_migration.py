@@ -59,3 +59,21 @@ def test_migration_0010_upgrades_and_downgrades(settings: Settings) -> None:
         assert "similarity_pairs" in set(inspect(engine).get_table_names())
     finally:
         engine.dispose()
+
+
+def test_child_processes_find_what_one_process_finds(term: Term) -> None:
+    """SIMILARITY_PROCESSES > 1 compares exercises in spawned children: same pairs, same numbers."""
+    from sqlalchemy import select
+
+    from server.models import Course
+    from server.similarity.service import compute
+
+    small_course(term)
+    with term.api.state.session_factory() as session:
+        course_id = session.scalar(select(Course.id).where(Course.slug == "rlhf-a"))
+        assert course_id is not None
+        one = compute(session, course_id, ["kl-penalty", "gae"], processes=1)
+        two = compute(session, course_id, ["kl-penalty", "gae"], processes=2)
+    assert one.pairs and [(p.learner_a, p.learner_b, p.score) for p in one.pairs] == [
+        (p.learner_a, p.learner_b, p.score) for p in two.pairs]
+    assert (one.learners, one.submissions) == (two.learners, two.submissions) == (8, 8)
