@@ -95,7 +95,7 @@ def list_page(
         '<button type="submit">Compare now</button></form>'
         f'<nav aria-label="Exercise">{filters}</nav>{table}'
     )
-    return page(f"Similarity · {title}", body, viewer)
+    return page(f"Similarity · {title}", body, viewer, current="Similarity")
 
 
 def _numbered(source: str, spans: list[tuple[int, int]]) -> str:
@@ -140,4 +140,4 @@ def pair_page(viewer: Viewer, course: tuple[str, str], pair: PairPublic, sides: 
         "normalised); the starter and code most learners share are not marked.</p>"
         f"{sections}"
     )
-    return page(f"Similarity · {names[0]} / {names[1]}", body, viewer)
+    return page(f"Similarity · {names[0]} / {names[1]}", body, viewer, current="Similarity")

@@ -32,6 +32,7 @@ from server.leaderboard.service import learner_ids
 from server.models import (
     BestScore,
     Course,
+    Extension,
     ReviewMark,
     RunStatus,
     SetEntry,
@@ -91,20 +92,22 @@ def request_run(
 
 
 def due_courses(session: Session, now: datetime) -> list[Course]:
-    """Courses with a due date that passed after their last run was requested (or with no
-    run at all): a set's due date is when its copies are settled."""
+    """Courses with a due date (a set's, or an extension's) that passed after their last run
+    was requested, or with no run at all: a due date is when its copies are settled."""
     last_run = (
         select(SimilarityRun.course_id, func.max(SimilarityRun.requested_at).label("at"))
         .group_by(SimilarityRun.course_id).subquery()
     )
-    rows = session.scalars(
-        select(Course).join(SetEntry, SetEntry.course_id == Course.id)
-        .outerjoin(last_run, last_run.c.course_id == Course.id)
-        .where(SetEntry.due_at.is_not(None), SetEntry.due_at <= now,
-               or_(last_run.c.at.is_(None), last_run.c.at < SetEntry.due_at))
-        .distinct()
-    )
-    return list(rows)
+    found: dict[int, Course] = {}
+    for table in (SetEntry, Extension):
+        rows = session.scalars(
+            select(Course).join(table, table.course_id == Course.id)
+            .outerjoin(last_run, last_run.c.course_id == Course.id)
+            .where(table.due_at.is_not(None), table.due_at <= now,
+                   or_(last_run.c.at.is_(None), last_run.c.at < table.due_at))
+        )
+        found.update((c.id, c) for c in rows)
+    return [found[i] for i in sorted(found)]
 
 
 def sweep_due(session: Session, now: datetime, defer: Defer = no_defer) -> list[int]:

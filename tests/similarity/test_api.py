@@ -109,10 +109,22 @@ def test_a_passed_due_date_requests_a_run_by_itself(term: Term) -> None:
     term.clock.now = DUE + HOUR
     body = wait_run(term)
     assert body["latest"]["reason"] == "due" and body["latest"]["status"] == "done"
-    assert body["pairs"][0]["score"] == 1.0
+    assert body["pairs"] and body["pairs"][0]["score"] == 1.0, body
     first = body["latest"]["id"]
     time.sleep(0.5)  # the due date is settled: no second run
     assert term.client.get("/api/v1/courses/rlhf-a/similarity", headers=term.instructor).json()["latest"]["id"] == first
+    # An extension's later due date settles that learner's work: one more run after it.
+    answer = term.client.put("/api/v1/courses/rlhf-a/extensions/l28/kl-penalty", json={"due_at": (DUE + 3 * HOUR).isoformat()},
+                             headers=term.instructor)
+    assert answer.status_code == 200, answer.text
+    time.sleep(0.5)
+    assert term.client.get("/api/v1/courses/rlhf-a/similarity", headers=term.instructor).json()["latest"]["id"] == first
+    term.clock.now = DUE + 4 * HOUR
+    deadline = time.monotonic() + 30
+    while (latest := term.client.get("/api/v1/courses/rlhf-a/similarity", headers=term.instructor).json()["latest"])["id"] == first:
+        assert time.monotonic() < deadline, latest
+        time.sleep(0.1)
+    assert latest["reason"] == "due"
 
 
 def test_hostile_sources_do_not_fail_a_run(term: Term) -> None:
