@@ -1,7 +1,7 @@
 """similarity: runs over a course, the pairs they rank, instructors' review marks.
 
 Revision ID: 0010
-Revises: 0006
+Revises: 0007
 Create Date: 2026-12-01
 
 Three new tables, nothing existing is touched (see ``server/models/similarity.py``).
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010"
-down_revision: str | None = "0006"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
