@@ -67,6 +67,18 @@ def match_exercise(source: str, exercises: Sequence[ExerciseSummary], *, filenam
     Raises ``UsageError`` (telling the user to pass ``--exercise``) when none or several match.
     """
     names, error_line = defined_functions(source)
+    return match_functions(names, exercises, filename=filename,
+                           syntax_error=None if error_line is None else f"line {error_line}")
+
+
+def match_functions(names: Sequence[str], exercises: Sequence[ExerciseSummary], *, filename: str,
+                    syntax_error: str | None = None) -> str:
+    """The slug of the one exercise whose ``function`` is among ``names`` (top-level functions).
+
+    ``syntax_error`` says where the source failed to parse (``line 3``, ``cell 4, line 3``),
+    when it did. Raises ``UsageError`` (telling the user to pass ``--exercise``) when none or
+    several match.
+    """
     defined = set(names)
     matches = [ex for ex in exercises if ex.get("function") in defined]
     if len(matches) == 1:
@@ -74,9 +86,9 @@ def match_exercise(source: str, exercises: Sequence[ExerciseSummary], *, filenam
     if matches:
         listed = ", ".join(f"{ex.get('slug')} ({ex.get('function')})" for ex in matches)
         raise UsageError(f"{filename} defines functions of several exercises: {listed}; pass --exercise SLUG")
-    if error_line is not None and not names:
+    if syntax_error is not None and not names:
         raise UsageError(
-            f"{filename} has a syntax error (line {error_line}) and no top-level def to recognise; "
+            f"{filename} has a syntax error ({syntax_error}) and no top-level def to recognise; "
             "pass --exercise SLUG to submit it anyway"
         )
     functions = {str(ex.get("function")): ex for ex in exercises}
