@@ -38,6 +38,7 @@ from typing import Protocol
 
 from .api import UsageError
 from .cells import Cell, PythonCell
+from .source import suggest
 
 #: Names every module has without defining them.
 MODULE_NAMES = frozenset({"__name__", "__doc__", "__file__", "__builtins__", "__spec__", "__loader__",
@@ -160,7 +161,7 @@ class _Scanner:
 
     def __init__(self) -> None:
         self.result = Scan()
-        self.cell_index = 0
+        self.position = 0  # the cell being read: its place in the run (order of statements)
 
     # -- static expressions -----------------------------------------------------------------
 
@@ -239,14 +240,14 @@ class _Scanner:
         self.result.bindings[name] = Binding(name, kind, pieces, cell, line, statement, replaced)
 
     def cell(self, python: PythonCell) -> None:
-        self.cell_index += 1
         cell = python.cell
+        self.position = cell.position
         try:
             tree = ast.parse(python.text)
         except (SyntaxError, ValueError) as exc:
             line = getattr(exc, "lineno", None) or 1
             self.result.unparsable.append((cell, line))
-            piece = Piece(python.text.rstrip("\n"), cell, 1, 0, (self.cell_index, 1))
+            piece = Piece(python.text.rstrip("\n"), cell, 1, 0, (self.position, 1))
             for name in dict.fromkeys(_DEF_LINE.findall(python.text)):
                 self.result.functions.append(name)
                 # the function's own cell does not parse: send it whole, the grader shows where
@@ -258,7 +259,7 @@ class _Scanner:
 
     def statement(self, node: ast.stmt, lines: list[str], cell: Cell) -> None:
         text, line, column = _segment(lines, node)
-        piece = Piece(text, cell, line, column, (self.cell_index, line))
+        piece = Piece(text, cell, line, column, (self.position, line))
         shown = _first_line(text)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if not isinstance(node, ast.ClassDef):
@@ -300,7 +301,8 @@ class _Scanner:
             before = self.result.bindings.get(name)
             if (isinstance(node, ast.Import) and alias.asname is None and before is not None
                     and before.kind == "import" and _plain_imports(before.pieces, name)):
-                pieces = before.pieces + pieces  # `import a` then `import a.b`: a kernel has both
+                # `import a` then `import a.b`: a kernel has both (the same statement twice: once)
+                pieces = tuple(p for p in before.pieces if p.text.strip() != text.strip()) + pieces
             self.bind(name, "import", pieces, piece.cell, piece.line, _first_line(piece.text))
 
 
@@ -352,7 +354,63 @@ def free_names(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def local_names(text: str) -> list[str]:
+    """The parameters and local variables of the functions ``text`` defines."""
+    try:
+        table = symtable.symtable(text, "<cell>", "exec")
+    except (SyntaxError, ValueError):
+        return []
+    found: list[str] = []
+
+    def visit(scope: symtable.SymbolTable) -> None:
+        if scope.get_type() == "function":
+            found.extend(s.get_name() for s in scope.get_symbols() if s.is_local() or s.is_parameter())
+        for child in scope.get_children():
+            visit(child)
+
+    visit(table)
+    return list(dict.fromkeys(found))
+
+
+def first_use(pieces: Iterable[Piece], name: str) -> str | None:
+    """Where ``name`` is first read in ``pieces``, as ``cell 5, line 4`` (None when not found)."""
+    for piece in pieces:
+        if piece.cell is None:
+            continue
+        try:
+            tree = ast.parse(piece.text)
+        except (SyntaxError, ValueError):
+            continue
+        lines = [node.lineno for node in ast.walk(tree)
+                 if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)]
+        if lines:
+            return f"{piece.cell.label}, line {piece.line + min(lines) - 1}"
+    return None
+
+
 # --------------------------------------------------------------------------- resolving
+
+
+@dataclass(frozen=True)
+class Use:
+    """Who reads a name, and where (``cell 5, line 4``), for the sentence when it is missing."""
+
+    name: str
+    where: str | None = None
+    #: The reader's own parameters and locals, for "did you mean ...?" on a typo.
+    nearby: tuple[str, ...] = ()
+
+    def at(self, name: str, candidates: Iterable[str] = ()) -> str:
+        """`` (cell 5, line 4; did you mean `values`?)``: where ``name`` is read, and the name
+        close by it may be a typo of."""
+        near = suggest(name, [*self.nearby, *candidates])
+        notes = [n for n in (self.where, f"did you mean `{near}`?" if near else None) if n]
+        return f" ({'; '.join(notes)})" if notes else ""
+
+    @property
+    def place(self) -> str:
+        """`` (cell 5, line 4)``, or nothing when the place is not known."""
+        return f" ({self.where})" if self.where else ""
 
 
 @dataclass(frozen=True)
@@ -366,7 +424,7 @@ class Resolved:
 class Resolver(Protocol):
     """Finds what to send for a name; returns None for a name the jail has anyway (a builtin)."""
 
-    def resolve(self, name: str, used_by: str) -> Resolved | str | None:
+    def resolve(self, name: str, used_by: Use) -> Resolved | str | None:
         """A ``Resolved``, None (nothing to send), or the sentence naming why ``name`` is missing."""
         ...
 
@@ -387,7 +445,7 @@ class CellResolver:
         self.scan = scanned
         self.notebook = notebook
 
-    def resolve(self, name: str, used_by: str) -> Resolved | str | None:
+    def resolve(self, name: str, used_by: Use) -> Resolved | str | None:
         binding = self.scan.bindings.get(name)
         if binding is None or binding.kind == "deleted":
             if name in BUILTIN_NAMES:
@@ -395,26 +453,30 @@ class CellResolver:
             if self.scan.stars:  # `from x import *` may bind it: send the star imports
                 return Resolved(tuple(self.scan.stars))
             if binding is not None:
-                return (f"{used_by} uses `{name}`, but {binding.where} deletes it (`{binding.statement}`), so it "
+                return (f"{used_by.name} uses `{name}`{used_by.place}, but {binding.where} deletes it "
+                        f"(`{binding.statement}`), so it "
                         "would be missing from what is sent: define it again after that cell, or remove the `del`.")
-            return (f"{used_by} uses `{name}`, but no cell of {self.notebook} defines or imports it, so it would be "
+            return (f"{used_by.name} uses `{name}`{used_by.at(name, self.scan.bindings)}, but no "
+                    f"cell of {self.notebook} defines or imports it, so it would be "
                     f"missing from what is sent: define `{name}` in a cell (or import it) and submit again.")
         if binding.kind == "variable":
             return variable_sentence(name, used_by, binding)
         return resolved(binding.pieces)
 
 
-def variable_sentence(name: str, used_by: str, binding: Binding, what: str = "") -> str:
+def variable_sentence(name: str, used_by: Use, binding: Binding, what: str = "") -> str:
     """The sentence for a name bound by something that is not sent (a computed variable)."""
     if binding.replaced is not None:
         old = binding.replaced
         kind = "function" if old.kind == "function" else "class"
-        return (f"{used_by} uses `{name}`, the {kind} defined at {old.where}, but {binding.where} then rebinds "
+        return (f"{used_by.name} uses `{name}`{used_by.place}, the {kind} defined at {old.where}, but {binding.where} "
+                "then rebinds "
                 f"`{name}` (`{binding.statement}`), so no definition of it would be sent: rename one of the two "
                 "and run the cells again.")
     what = what or "a variable"
-    return (f"{used_by} reads `{name}`, {what} that {binding.where} computes (`{binding.statement}`) rather than "
-            f"a definition, so it would be missing from what is sent: define it inside {used_by}, pass it as an "
+    return (f"{used_by.name} reads `{name}`{used_by.place}, {what} that {binding.where} computes "
+            f"(`{binding.statement}`) rather than a definition, so it would be missing from what is sent: define it "
+            f"inside {used_by.name}, pass it as an "
             f"argument, or make it a constant (`{name} = 0.5`).")
 
 
@@ -467,7 +529,7 @@ def build(function: str, resolver: Resolver, *, header: str = "", always: Sequen
     chosen: dict[Piece, None] = dict.fromkeys(always)  # __future__ imports
     problems: dict[str, str] = {}
     seen: set[str] = set()
-    queue: deque[tuple[str, str]] = deque([(function, function)])
+    queue: deque[tuple[str, Use]] = deque([(function, Use(function))])
     while queue:
         name, used_by = queue.popleft()
         if name in seen:
@@ -480,7 +542,8 @@ def build(function: str, resolver: Resolver, *, header: str = "", always: Sequen
             problems.setdefault(name, found)
             continue
         chosen.update(dict.fromkeys(found.pieces))
-        queue.extend((read, name) for read in found.reads)
+        nearby = tuple(n for piece in found.pieces for n in local_names(piece.text))
+        queue.extend((read, Use(name, first_use(found.pieces, read), nearby)) for read in found.reads)
     if problems:
         names = list(problems)
         more = f" (also missing: {', '.join(f'`{n}`' for n in names[1:])})" if len(names) > 1 else ""
@@ -510,9 +573,9 @@ def assemble(pieces: Sequence[Piece], header: str = "") -> Built:
         if piece.future:
             continue
         label = piece.cell.label if piece.cell is not None else None
+        if out:
+            out.append("")
         if label != last_label:
-            if out:
-                out.append("")
             out.append(f"# {label}" if label is not None else "# from the kernel's namespace, as it is now")
             last_label = label
         add(piece)

@@ -114,7 +114,7 @@ def mistakes(diagnosis: Sequence[dict[str, Any]]) -> list[RenderableType]:
     return parts
 
 
-def _results(checks: Sequence[dict[str, Any]], causes: Sequence[dict[str, Any]],
+def check_results(checks: Sequence[dict[str, Any]], causes: Sequence[dict[str, Any]],
              details: Iterable[dict[str, Any]]) -> list[str]:
     """Each check's short result for the table: which error above, or the feedback's short text."""
     by_name = {str(d.get("check")): d for d in details if isinstance(d, dict)}
@@ -163,7 +163,7 @@ def layout(sub: Submission, data: dict[str, Any], *, verbose: bool, local_path: 
         parts.append(hanging(Text("Next:", style="bold green"), Text(str(summary["next_step"]))))
     if checks:
         parts.append(Text(""))
-        parts.append(checks_table(checks, _results(checks, causes, summary.get("details") or [])))
+        parts.append(checks_table(checks, check_results(checks, causes, summary.get("details") or [])))
         if verbose:
             details = failure_details(checks, rename=locator.text)
             if details is not None:

@@ -35,6 +35,7 @@ class NotebookModule:
     source: str
     line_map: LineMap
     dropped: tuple[Dropped, ...]
+    #: Cells left out because they do not parse (the function's own cell is sent as it is).
     unparsable: tuple[tuple[Cell, int], ...]
 
 
@@ -106,4 +107,6 @@ def notebook_module(path: Path, exercises: Sequence[ExerciseSummary], *, exercis
     header = f"Built by ppo-submit from {name}: {function} and what it uses, cell by cell."
     built = build(function, CellResolver(scanned, name), header=header, always=scanned.futures)
     dropped = tuple(d for p in python for d in p.dropped)
-    return NotebookModule(exercise, function, built.source, built.line_map, dropped, tuple(scanned.unparsable))
+    sent = {piece.cell for piece in built.pieces}
+    left_out = tuple((cell, line) for cell, line in scanned.unparsable if cell not in sent)
+    return NotebookModule(exercise, function, built.source, built.line_map, dropped, left_out)

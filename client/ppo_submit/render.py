@@ -61,8 +61,9 @@ def print_out(renderable: RenderableType) -> None:
 
 def plain_text(renderable: RenderableType, width: int) -> str:
     """``renderable`` as plain text ``width`` columns wide, without trailing spaces."""
+    # force_jupyter=False: inside a kernel Rich would also display what it captures
     console = Console(width=width, color_system=None, highlight=False, emoji=False, force_terminal=False,
-                      file=io.StringIO())
+                      force_jupyter=False, file=io.StringIO())
     with console.capture() as captured:
         console.print(renderable, crop=False)
     return "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
