@@ -197,10 +197,19 @@ def exercises(ctx: typer.Context, course: CourseOption = None) -> None:
 def starter(
     ctx: typer.Context,
     slug: Annotated[str, typer.Argument(help="Exercise slug, e.g. actor-loss.")],
+    notebook: Annotated[
+        bool, typer.Option("--notebook", help="Write a Jupyter notebook instead (`> gae.ipynb`): the contract, "
+                           "the function, the self-tests and a cell that submits.")
+    ] = False,
 ) -> None:
     """Print an exercise's starter file, and nothing else, to stdout (`> file.py`)."""
     with _runtime(ctx).client() as client:
-        text = str(client.exercise(slug).get("starter") or "")
+        found = client.exercise(slug)
+    text = str(found.get("starter") or "")
+    if notebook:
+        from .starter_notebook import starter_notebook
+
+        text = starter_notebook(text, str(found.get("function") or ""))
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
 

@@ -44,7 +44,8 @@ def is_notebook(path: Path) -> bool:
     return path.suffix.lower() == NOTEBOOK_SUFFIX
 
 
-def _nbformat() -> Any:
+def load_nbformat() -> Any:
+    """The nbformat module; ``UsageError`` saying how to install it when it is missing."""
     try:
         import nbformat
     except ImportError as exc:
@@ -62,7 +63,7 @@ def read_cells(path: Path, *, commands: Sequence[str] = ()) -> list[Cell]:
         raise UsageError(f"{path} is {size / 2**20:.0f} MiB; notebooks over {MAX_NOTEBOOK_BYTES // 2**20} MiB "
                          "are not read (clear its outputs: Edit > Clear Outputs of All Cells, then save)")
     text = read_source(path, commands=commands)
-    nbformat = _nbformat()
+    nbformat = load_nbformat()
     logging.getLogger("nbformat").setLevel(logging.CRITICAL)  # schema warnings are not the learner's concern
     try:
         notebook = nbformat.reads(text, as_version=4)
