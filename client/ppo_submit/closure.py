@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import difflib
 import re
 import symtable
 from collections import deque
@@ -38,12 +39,15 @@ from typing import Protocol
 
 from .api import UsageError
 from .cells import Cell, PythonCell
-from .source import suggest
 
 #: Names every module has without defining them.
 MODULE_NAMES = frozenset({"__name__", "__doc__", "__file__", "__builtins__", "__spec__", "__loader__",
                           "__package__", "__annotations__", "__dict__"})
 BUILTIN_NAMES = frozenset(dir(builtins)) | MODULE_NAMES
+
+#: How close a missing name must be to one close by to be called a typo of it (``value`` for
+#: ``values`` is 0.91; ``clipped_ratio`` for ``clip_range`` is 0.70 and is not one).
+TYPO_CUTOFF = 0.8
 
 _DEF_LINE = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 
@@ -274,7 +278,13 @@ class _Scanner:
                 isinstance(t, ast.Name | ast.Tuple) for t in _targets(node)):
             kind = "constant" if self.is_static(node.value) else "variable"
             for name in _stored_names(node):
-                self.bind(name, kind, (piece,), cell, line, shown)
+                before = self.result.bindings.get(name)
+                if kind == "constant" and before is not None and before.kind in ("function", "class") and _literal(
+                        node.value):
+                    # `helper = 3` after `def helper`: a call to helper() can only fail
+                    self.bind(name, "variable", (), cell, line, shown)
+                else:
+                    self.bind(name, kind, (piece,), cell, line, shown)
         elif isinstance(node, ast.If | ast.Try) and self.only_defines([node]):
             for name in _stored_names(node):
                 self.bind(name, "block", (piece,), cell, line, shown)
@@ -304,6 +314,14 @@ class _Scanner:
                 # `import a` then `import a.b`: a kernel has both (the same statement twice: once)
                 pieces = tuple(p for p in before.pieces if p.text.strip() != text.strip()) + pieces
             self.bind(name, "import", pieces, piece.cell, piece.line, _first_line(piece.text))
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
@@ -403,7 +421,9 @@ class Use:
     def at(self, name: str, candidates: Iterable[str] = ()) -> str:
         """`` (cell 5, line 4; did you mean `values`?)``: where ``name`` is read, and the name
         close by it may be a typo of."""
-        near = suggest(name, [*self.nearby, *candidates])
+        pool = [n for n in dict.fromkeys([*self.nearby, *candidates]) if n != name]
+        found = difflib.get_close_matches(name, pool, n=1, cutoff=TYPO_CUTOFF)
+        near = found[0] if found else None
         notes = [n for n in (self.where, f"did you mean `{near}`?" if near else None) if n]
         return f" ({'; '.join(notes)})" if notes else ""
 
