@@ -27,6 +27,8 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _LINE_MAGIC = re.compile(r"^[ \t]*(?:[%!]|\?|[\w.]+[ \t]*=[ \t]*[%!])")
 _HELP = re.compile(r"^[ \t]*[\w.]+\?{1,2}[ \t]*$")
 _CELL_MAGIC = re.compile(r"^[ \t]*%%(\w+)")
+#: ``%time STATEMENT`` runs the statement in the kernel's namespace: the statement is kept.
+_TIME = re.compile(r"^(?P<indent>[ \t]*)%time[ \t]+(?P<statement>\S.*)$")
 
 
 @dataclass(frozen=True)
@@ -57,12 +59,14 @@ class Dropped:
     line: int
     text: str
     whole_cell: bool = False
+    #: The magic ran a Python statement (``%time import torch``), which is kept.
+    kept_statement: bool = False
 
     def describe(self) -> str:
         """``cell 3, line 1: %matplotlib inline`` (the text cut to one short line)."""
         shown = self.text.strip()
         shown = shown if len(shown) <= 60 else shown[:59] + "…"
-        what = " (the whole cell)" if self.whole_cell else ""
+        what = " (the whole cell)" if self.whole_cell else " (its statement is kept)" if self.kept_statement else ""
         return f"{self.cell.label}, line {self.line}: {shown}{what}"
 
 
@@ -121,8 +125,9 @@ def _drop_lines(cell: Cell, lines: list[str], dropped: list[Dropped]) -> PythonC
     for i, line in enumerate(lines):
         if i + 1 in continued or not (_LINE_MAGIC.match(line) or _HELP.match(line)):
             continue
-        dropped.append(Dropped(cell, i + 1, line))
+        timed = _TIME.match(line)
+        dropped.append(Dropped(cell, i + 1, line, kept_statement=timed is not None))
         indent = line[: len(line) - len(line.lstrip())]
-        lines[i] = f"{indent}pass" if indent else ""
+        lines[i] = (indent + timed.group("statement")) if timed else f"{indent}pass" if indent else ""
     dropped.sort(key=lambda d: d.line)
     return PythonCell(cell, "\n".join(lines) + ("\n" if lines else ""), dropped)

@@ -12,7 +12,8 @@ What a name can be bound to, and what is sent for it:
 ``import``                 the import, narrowed to the names needed (``import a.b`` statements
                            that bind ``a`` accumulate, as submodules do in a kernel)
 ``constant``               ``NAME = <static expression>``: literals, operators, other sendable
-                           names, and calls only on something imported (``math.log(2)``)
+                           names, and calls only on something imported (``math.log(2)``), but
+                           not random draws or reads (``torch.randn``, ``torch.load``)
 ``block``                  an ``if`` / ``try`` at top level that only defines and imports
 ``variable``               anything else (``data = load()``, ``for`` loops, ``x += 1``): never
                            sent; a function that reads one gets one sentence naming it
@@ -48,6 +49,11 @@ BUILTIN_NAMES = frozenset(dir(builtins)) | MODULE_NAMES
 #: How close a missing name must be to one close by to be called a typo of it (``value`` for
 #: ``values`` is 0.91; ``clipped_ratio`` for ``clip_range`` is 0.70 and is not one).
 TYPO_CUTOFF = 0.8
+
+#: Calls that make data rather than constants (random draws, files, downloads): what they
+#: assign is a variable, even when the callee is imported (``data = torch.randn(100)``).
+_DYNAMIC_CALL = re.compile(r"rand|random|normal|uniform|seed|load|open|read|fetch|download|pretrained|input",
+                           re.IGNORECASE)
 
 _DEF_LINE = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 
@@ -208,7 +214,8 @@ class _Scanner:
             root = node.func
             while isinstance(root, ast.Attribute):
                 root = root.value
-            return (isinstance(root, ast.Name) and self._is_import(root.id)
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            return (isinstance(root, ast.Name) and self._is_import(root.id) and not _DYNAMIC_CALL.search(called)
                     and all(self.is_static(a) for a in node.args)
                     and all(self.is_static(k.value) for k in node.keywords))
         return False

@@ -138,8 +138,10 @@ def _resources(sub: Submission) -> str:
     bits = []
     timings = sub.get("timings") or {}
     graded = timings.get("grade_seconds", timings.get("total")) if isinstance(timings, Mapping) else None
+    queued = timings.get("queue_seconds") if isinstance(timings, Mapping) else None
     if isinstance(graded, int | float):
-        bits.append(f"graded in {_number(graded)} s")
+        bits.append(f"graded in {_number(graded)} s" + (f" (queued {_number(queued)} s)"
+                                                         if isinstance(queued, int | float) else ""))
     if sub.get("cpu_seconds") is not None:
         bits.append(f"cpu {_number(sub.get('cpu_seconds'))} s")
     peak = sub.get("peak_memory_bytes")

@@ -16,7 +16,7 @@ def test_magics_shell_escapes_and_help_are_dropped_without_moving_lines() -> Non
         "!pip install einops\n"
         "files = !ls\n"
         "def f(x):\n"
-        "    %time y = x\n"
+        "    %who\n"
         "    return x\n"
         "f?\n"
         "??f\n"
@@ -53,3 +53,9 @@ def test_a_cell_that_is_not_python_stays_as_it_is() -> None:
 def test_labels_use_the_execution_count_where_known() -> None:
     assert Cell("", position=3, execution_count=12).label == "cell 12"
     assert Cell("", position=3).label == "code cell 3"
+
+
+def test_time_keeps_the_statement_it_times() -> None:
+    python = to_python(Cell("%time import torch\nx = 1\n", position=1, execution_count=2))
+    assert python.text == "import torch\nx = 1\n"
+    assert python.dropped[0].describe() == "cell 2, line 1: %time import torch (its statement is kept)"

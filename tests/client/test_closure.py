@@ -71,6 +71,14 @@ def test_a_variable_rather_than_a_definition_is_named() -> None:
     assert "rather than a definition" in caught.value.message
 
 
+@pytest.mark.parametrize("value", ["torch.randn(4)", "torch.load('ckpt.pt')", "torch.randn(4).std()", "len(x)"])
+def test_computed_data_is_a_variable_but_constants_from_imports_are_sent(value: str) -> None:
+    with pytest.raises(MissingName, match="rather than a definition"):
+        module(f"import torch\nx = [1]\ndata = {value}", GAE.format(body="rewards * data"))
+    assert "EPS = torch.finfo(torch.float32).eps" in module(
+        "import torch\nEPS = torch.finfo(torch.float32).eps", GAE.format(body="rewards + EPS"))
+
+
 def test_a_helper_rebound_by_a_later_cell_is_named_with_both_cells() -> None:
     with pytest.raises(MissingName) as caught:
         module("def helper(x):\n    return x\n", GAE.format(body="helper(rewards)"), "helper = 3\n")
