@@ -232,7 +232,7 @@ class _Scanner:
         self.position = cell.position
         try:
             tree = ast.parse(python.text)
-        except (SyntaxError, ValueError) as exc:
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             line = getattr(exc, "lineno", None) or 1
             self.result.unparsable.append((cell, line))
             piece = Piece(python.text.rstrip("\n"), cell, 1, 0, (self.position, 1))

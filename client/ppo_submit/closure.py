@@ -58,7 +58,7 @@ def free_names(text: str) -> list[str]:
     """
     try:
         table = symtable.symtable(text, "<cell>", "exec")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found: list[str] = []
 
@@ -80,7 +80,7 @@ def local_names(text: str) -> list[str]:
     """The parameters and local variables of the functions ``text`` defines."""
     try:
         table = symtable.symtable(text, "<cell>", "exec")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found: list[str] = []
 
@@ -101,7 +101,7 @@ def first_use(pieces: Iterable[Piece], name: str) -> str | None:
             continue
         try:
             tree = ast.parse(piece.text)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         lines = [node.lineno for node in ast.walk(tree)
                  if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)]

@@ -32,6 +32,9 @@ from .closure import (BUILTIN_NAMES, Built, Piece, Resolved, Scan, Use, build, r
                       variable_sentence)
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None))
+#: Largest kernel value written out as a literal (items counted through its containers).
+MAX_LITERAL_ITEMS = 1000
+MAX_LITERAL_CHARS = 10_000
 
 
 def history_cells(shell: Any) -> list[Cell]:
@@ -43,8 +46,11 @@ def history_cells(shell: Any) -> list[Cell]:
 
 def _literal(value: Any) -> str | None:
     """``repr(value)`` when it reads back as the same value (numbers, strings, their containers)."""
+    budget = [MAX_LITERAL_ITEMS]
+
     def plain(item: Any, depth: int = 0) -> bool:
-        if depth > 20:
+        budget[0] -= 1
+        if depth > 20 or budget[0] < 0:
             return False
         if isinstance(item, _LITERAL_TYPES):
             return type(item) in _LITERAL_TYPES
@@ -56,9 +62,11 @@ def _literal(value: Any) -> str | None:
 
     if not plain(value):
         return None
+    if isinstance(value, str | bytes) and len(value) > MAX_LITERAL_CHARS:
+        return None
     text = repr(value)
     try:
-        same = len(text) <= 10_000 and ast.literal_eval(text) == value
+        same = len(text) <= MAX_LITERAL_CHARS and ast.literal_eval(text) == value
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
     return text if same else None

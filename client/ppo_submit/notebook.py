@@ -81,8 +81,14 @@ class _Cell:
         self._handle: Any = None
 
     def show(self, html: str, text: str) -> None:
-        from IPython.display import display
-
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+        except ImportError:
+            get_ipython = None
+        if get_ipython is None or get_ipython() is None:  # a plain interpreter: the text
+            print(text.rstrip("\n"))
+            return
         data = {"text/html": html, "text/plain": text}
         if self._handle is None:
             self._handle = display(data, raw=True, display_id=True)
