@@ -261,7 +261,7 @@ class _Scanner:
         elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and all(
                 isinstance(t, ast.Name | ast.Tuple) for t in _targets(node)):
             kind: Kind = "constant" if self.is_static(node.value) else "variable"
-            for name in _stored_names(node):
+            for name in _target_names(_targets(node)):
                 before = self.result.bindings.get(name)
                 if kind == "constant" and before is not None and before.kind in ("function", "class") and _literal(
                         node.value):
@@ -308,6 +308,19 @@ def _literal(node: ast.expr) -> bool:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True
+
+
+def _target_names(targets: Iterable[ast.expr]) -> list[str]:
+    """The names assignment targets bind (``a``, ``a, (b, *c)``), in order."""
+    found: list[str] = []
+    for target in targets:
+        if isinstance(target, ast.Name):
+            found.append(target.id)
+        elif isinstance(target, ast.Tuple | ast.List):
+            found.extend(_target_names(target.elts))
+        elif isinstance(target, ast.Starred):
+            found.extend(_target_names([target.value]))
+    return list(dict.fromkeys(found))
 
 
 def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:

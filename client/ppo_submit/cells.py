@@ -79,9 +79,10 @@ class PythonCell:
     dropped: list[Dropped] = field(default_factory=list)
 
 
-def _continuation_lines(text: str) -> set[int]:
+def _continuation_lines(text: str, last: int) -> set[int]:
     """1-based lines that continue a statement begun above (inside brackets or a multi-line
-    string, or after a backslash): a ``%`` or ``!`` there is Python, not a magic.
+    string, or after a backslash): a ``%`` or ``!`` there is Python, not a magic. Lines after
+    ``last`` are not looked at.
 
     The tokenizer reads IPython syntax as stray operators; when it gives up on a cell, every
     line counts as the start of a statement (the cell would not run as Python anyway).
@@ -92,6 +93,8 @@ def _continuation_lines(text: str) -> set[int]:
     first: int | None = None
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.start[0] > last and first is None:
+                break  # past the last line in question
             if token.type in skipped:
                 continue
             if token.type == tokenize.NEWLINE:
@@ -121,9 +124,12 @@ def to_python(cell: Cell) -> PythonCell:
 
 
 def _drop_lines(cell: Cell, lines: list[str], dropped: list[Dropped]) -> PythonCell:
-    continued = _continuation_lines("\n".join(lines))
-    for i, line in enumerate(lines):
-        if i + 1 in continued or not (_LINE_MAGIC.match(line) or _HELP.match(line)):
+    candidates = [i for i, line in enumerate(lines) if _LINE_MAGIC.match(line) or _HELP.match(line)]
+    # tokenizing tells a magic from a `%` inside brackets or a string; most cells have none to tell
+    continued = _continuation_lines("\n".join(lines), candidates[-1] + 1) if candidates else set()
+    for i in candidates:
+        line = lines[i]
+        if i + 1 in continued:
             continue
         timed = _TIME.match(line)
         dropped.append(Dropped(cell, i + 1, line, kept_statement=timed is not None))
