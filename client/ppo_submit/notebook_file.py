@@ -9,7 +9,7 @@ Nothing in the notebook is executed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,14 +73,20 @@ def read_cells(path: Path, *, commands: Sequence[str] = ()) -> list[Cell]:
     except Exception as exc:  # nbformat raises many types for JSON that is not a notebook
         reason = " ".join(str(exc).split())[:120] or type(exc).__name__
         raise UsageError(f"{path} is JSON but not a Jupyter notebook ({reason})") from None
-    cells = []
-    for cell in notebook.get("cells") or []:
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+    return code_cells(notebook)
+
+
+def code_cells(notebook: Mapping[str, Any]) -> list[Cell]:
+    """The code cells of a notebook's JSON (as nbformat or ``json`` reads it), in order."""
+    cells: list[Cell] = []
+    listed = notebook.get("cells")
+    for cell in listed if isinstance(listed, list) else []:
+        if not isinstance(cell, Mapping) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source") or ""
-        source = "".join(source) if isinstance(source, list) else str(source)
+        source = "".join(str(s) for s in source) if isinstance(source, list) else str(source)
         count = cell.get("execution_count")
-        cells.append(Cell(source, len(cells) + 1, count if isinstance(count, int) and count > 0 else None))
+        cells.append(Cell(source, len(cells) + 1, count if type(count) is int and count > 0 else None))
     return cells
 
 
@@ -92,19 +98,26 @@ def notebook_module(path: Path, exercises: Sequence[ExerciseSummary], *, exercis
     Raises ``UsageError`` for a file that is not a notebook, no or several exercise functions,
     and ``closure.MissingName`` (one sentence) when a name it needs is not defined by a cell.
     """
-    cells = read_cells(path, commands=commands)
+    return module_of(read_cells(path, commands=commands), exercises, exercise=exercise, name=path.name,
+                     shown=str(path))
+
+
+def module_of(cells: Sequence[Cell], exercises: Sequence[ExerciseSummary], *, exercise: str | None = None,
+              name: str, shown: str | None = None) -> NotebookModule:
+    """The module to send for a notebook's code ``cells`` (see :func:`notebook_module`);
+    ``name`` is the notebook's file name, ``shown`` how messages name it (its path)."""
     python = [to_python(cell) for cell in cells]
     scanned = scan(python)
-    name = path.name
+    shown = shown or name
     if exercise is None:
         error = next((f"{cell.label}, line {line}" for cell, line in scanned.unparsable), None)
-        exercise = match_functions(scanned.functions, exercises, filename=str(path), syntax_error=error)
+        exercise = match_functions(scanned.functions, exercises, filename=shown, syntax_error=error)
     function = next((str(e.get("function")) for e in exercises if e.get("slug") == exercise), None)
     if function is None:
         known = ", ".join(sorted(str(e.get("slug")) for e in exercises))
         raise UsageError(f"no exercise {exercise!r} on this server ({known}); see `ppo-submit exercises`")
     if function not in scanned.functions:
-        raise UsageError(f"{path} defines no {function}() (the function of {exercise}) in any code cell")
+        raise UsageError(f"{shown} defines no {function}() (the function of {exercise}) in any code cell")
     header = f"Built by ppo-submit from {name}: {function} and what it uses, cell by cell."
     built = build(function, CellResolver(scanned, name), header=header, always=scanned.futures)
     dropped = tuple(d for p in python for d in p.dropped)
