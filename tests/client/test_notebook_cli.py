@@ -40,8 +40,8 @@ def notebook(tmp_path: Path) -> Path:
 
 EXPECTED = (
     "# Built by ppo-submit from actor.ipynb: compute_actor_loss and what it uses, cell by cell.\n"
-    "\n# cell 2\nCLIP = 0.2\n"
-    "\n# cell 3\n" + FUNCTION
+    "\n# cell 2, line 1\nCLIP = 0.2\n"
+    "\n# cell 3, line 1\n" + FUNCTION
     + "    ratio = (log_probs_new - log_probs_old).exp()\n    return -(ratio * advantages).mean() * CLIP\n"
 )
 
@@ -92,7 +92,8 @@ def test_feedback_names_the_cell_and_its_line(invoke: Invoke, grader: FakeGrader
 def test_without_execution_counts_cells_are_numbered_by_position(invoke: Invoke, tmp_path: Path) -> None:
     path = write(tmp_path / "fresh.ipynb", "import torch", FUNCTION + "    return torch.zeros(())\n", counts=False)
     result = invoke(str(path), "--show-source")
-    assert "# code cell 1\nimport torch\n" in result.stdout and "# code cell 2\ndef compute_actor_loss" in result.stdout
+    assert "# code cell 1, line 1\nimport torch\n" in result.stdout
+    assert "# code cell 2, line 1\ndef compute_actor_loss" in result.stdout
 
 
 # --------------------------------------------------------------------------- bad inputs: exit 2, one line
