@@ -110,15 +110,15 @@ class KernelResolver:
     def _live_function(self, value: Any) -> Piece | None:
         """The function's source as its code object has it: its cell and first line."""
         code = getattr(inspect.unwrap(value), "__code__", None)
-        if code is None:
-            return None
+        if code is None or code.co_name == "<lambda>":
+            return None  # a lambda's source is the statement around it: the cells' binding has it
         try:
             text = inspect.getsource(value)
         except (OSError, TypeError):
             return None
         cell = self._cell_of(code.co_filename)
-        if cell is None:
-            return None
+        if cell is None or text[:1].isspace():
+            return None  # not from a cell, or defined inside a block: the cells' binding has it
         line = code.co_firstlineno
         return Piece(text.rstrip("\n"), cell, line, 0, (cell.position, line))
 
