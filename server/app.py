@@ -20,15 +20,17 @@ from server.catalog.router import router as catalog_router
 from server.clock import Clock, system_clock
 from server.config import Settings
 from server.courses.router import router as courses_router
+from server.dashboard.router import router as dashboard_router
 from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
 from server.gradebook.router import router as gradebook_router
 from server.grading.grader import GradeFunction, build_judge, grade_submission
 from server.grading.queue import InProcessQueue
 from server.grading.worker import WorkerPool
+from server.health.metrics import router as metrics_router
 from server.health.router import router as health_router
+from server.leaderboard.page_router import router as leaderboard_page_router
 from server.leaderboard.router import router as leaderboard_router
-from server.metrics import router as metrics_router
 from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
 from server.state import AppState
@@ -38,7 +40,7 @@ from server.submissions.waiting import VerdictAnnouncer
 from server.text_guard import RefuseNulInUrl
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
-from server.web.dashboard_router import router as dashboard_router
+from server.web.errors import install_page_error_handlers
 from server.web.router import router as web_router
 
 log = logging.getLogger(__name__)
@@ -86,9 +88,12 @@ def create_app(
     for router in (health_router, users_router, catalog_router, courses_router, submissions_router, leaderboard_router, stats_router, gradebook_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
-    app.include_router(web_router)  # /login, /logout, /leaderboard: HTML pages (not in the schema)
-    app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work, HTML
+    # HTML pages (not in the schema): the kit's /login, /logout and script; each domain's pages
+    app.include_router(web_router)
+    app.include_router(leaderboard_page_router)  # /leaderboard
+    app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work
     _install_error_handlers(app)
+    install_page_error_handlers(app)  # "login required" and the pages' 404/400 as HTML
     app.add_middleware(RefuseNulInUrl)
     default_openapi = app.openapi
 

@@ -146,6 +146,24 @@ def taught_course_ids(session: Session, user: User) -> set[int] | None:
     return ids
 
 
+def default_course(session: Session) -> Course:
+    """The default course: everything before courses existed, and the boards' default."""
+    course = session.get(Course, DEFAULT_COURSE_ID)
+    if course is None:  # the migrations create it; only a hand-damaged database lacks it
+        raise CourseNotFound("The default course is missing; run the migrations (ppo-grader serve does).")
+    return course
+
+
+def taught_course_named(session: Session, user: User, slug: str) -> Course | None:
+    """The course called ``slug`` if ``user`` teaches it (admins: any course); None otherwise,
+    so a page answers the same for a course that does not exist and one taught by others."""
+    course = session.scalar(select(Course).where(Course.slug == slug[:64]))
+    if course is None:
+        return None
+    taught = taught_course_ids(session, user)
+    return course if taught is None or course.id in taught else None
+
+
 def may_read_learner(session: Session, reader: User, learner: User) -> bool:
     """Whether ``reader`` may read ``learner``'s pages: themselves, an admin, or an
     instructor of a course the learner is in (the default course: learners enrolled nowhere)."""

@@ -1,7 +1,7 @@
 """This process's own grading counters (Prometheus), kept in the grading package.
 
-The worker counts verdicts here; ``server.metrics`` (the ``/metrics`` page) only reads them
-through the default registry. Keeping the counter out of ``server.metrics`` means the worker
+The worker counts verdicts here; ``server.health.metrics`` (the ``/metrics`` page) only reads them
+through the default registry. Keeping the counter out of ``server.health.metrics`` means the worker
 never imports the page, which imports ``server.state``, which imports the worker.
 """
 

@@ -1,1 +1,1 @@
-"""Liveness and queue depth, no authentication."""
+"""Operations: liveness and queue depth (``/api/v1/health``), Prometheus metrics (``/metrics``); no authentication."""

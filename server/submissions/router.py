@@ -15,10 +15,10 @@ from starlette.concurrency import run_in_threadpool
 from server.courses.service import readable_course
 from server.deps import CurrentUser, Now, SessionDep, SettingsDep, StateDep
 from server.errors import InvalidSource, SourceTooLarge
-from server.limits import SubmissionLimits
-from server.openapi import errors
 from server.models import Status, User
+from server.openapi import errors
 from server.submissions import service
+from server.submissions.limits import SubmissionLimits
 from server.submissions.schemas import SubmissionCreate, SubmissionPublic, SubmissionSummary
 from server.submissions.waiting import MAX_WAIT_SECONDS, POLL_SECONDS
 

@@ -27,8 +27,8 @@ from server.errors import (
     TooManyQueued,
 )
 from server.grading.queue import SubmissionQueue
-from server.limits import lock_learner, refuse_if_queue_full
 from server.models import Course, Role, Status, Submission, User, utcnow
+from server.submissions.limits import lock_learner, refuse_if_queue_full
 from server.submissions.schemas import (
     CheckPublic,
     Feedback,

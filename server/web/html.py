@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 
-from server.feedback_view import FEEDBACK_CSS
 from server.web.urls import learner_url
 
 LOGIN_ACTION = "/login"
@@ -54,12 +53,6 @@ form.inline{display:inline}
 input[type=password]{padding:.45rem;font:inherit}
 button{font:inherit;padding:.35rem .9rem;cursor:pointer}
 pre{background:#f6f8fa;border:1px solid #e3e7ee;border-radius:.4rem;padding:.7rem;overflow:auto;font-size:13px;line-height:1.4}
-.check-message pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0}
-.verdict{font-weight:600}
-.pass{color:#166534}.fail{color:#b42318}
-ul.checks{list-style:none;padding:0}ul.checks li{margin:.5rem 0;padding:.4rem .6rem;border-left:4px solid #e3e7ee}
-ul.checks li.failed{border-left-color:#b42318}ul.checks li.passed{border-left-color:#166534}
-.misconception{background:#fff8db;border:1px solid #f5d76e;border-radius:.3rem;padding:.3rem .5rem;margin-top:.3rem}
 """
 
 
@@ -77,8 +70,13 @@ class Viewer:
     instructor: bool
 
 
-def page(title: str, body: str, viewer: Viewer | None = None, *, current: str = "", live: str | None = None) -> str:
+def page(
+    title: str, body: str, viewer: Viewer | None = None, *, current: str = "", live: str | None = None, styles: str = ""
+) -> str:
     """A whole document around ``body`` (already escaped markup).
+
+    ``styles``: more CSS for what ``body`` holds (a domain's fragment brings its own, such as
+    ``server.submissions.feedback_view.FEEDBACK_CSS``), after the shell's.
 
     ``live``: the change mark the page was drawn at (``server.dashboard.service.change_mark``).
     The small same-origin script (``/static/live.js``, allowed by ``script-src 'self'``) polls
@@ -96,7 +94,7 @@ def page(title: str, body: str, viewer: Viewer | None = None, *, current: str = 
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="referrer" content="same-origin">'
-        f"<title>{e(title)} · ppo-grader</title><style>{_CSS}{FEEDBACK_CSS}</style>{live_head}</head>"
+        f"<title>{e(title)} · ppo-grader</title><style>{_CSS}{styles}</style>{live_head}</head>"
         f"<body{live_attr}>{site_header(viewer, current)}{body}</body></html>\n"
     )
 

@@ -1,4 +1,5 @@
-"""What every HTML route shares: security headers, the login gate, form and number parsing.
+"""What every HTML route shares: security headers, redirects, the session cookie's removal, form
+and number parsing. Who may see a page is ``server.web.deps``; what a page answers instead, ``server.web.errors``.
 
 One policy for every page: nothing but our own style, our one script file and requests
 back to ourselves; never framed; never cached (the pages show private data).
@@ -11,12 +12,10 @@ from urllib.parse import parse_qs, urlsplit
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy.orm import Session
 
-from server.config import Settings
 from server.models import Role, User
 from server.web import html
-from server.web.session import COOKIE_NAME, COOKIE_PATH, user_for_cookie
+from server.web.session import COOKIE_NAME, COOKIE_PATH
 
 MAX_FORM_BYTES = 4096
 
@@ -89,35 +88,6 @@ FormFields = Annotated[dict[str, str] | None, Depends(_form)]
 def viewer_of(user: User) -> html.Viewer:
     """The header's view of a user."""
     return html.Viewer(user.name, user.display_name, Role(user.role).reads_everything)
-
-
-def gate(request: Request, session: Session, settings: Settings, *, instructors_only: bool) -> User | Response:
-    """The logged-in user, or the response to send instead: the login form (coming back
-    here afterwards) without a live session; a 404 page for a learner on an instructors'
-    page (as for another learner's page: nothing says it exists)."""
-    cookie = request.cookies.get(COOKIE_NAME)
-    user = user_for_cookie(session, cookie, settings.secret_bytes)
-    if user is None:
-        notice = "Your session has ended (logged out, expired, or its token was revoked). Log in again." if cookie else None
-        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        response = html_response(html.login_page(notice, local_path(here) or ""))
-        if cookie:
-            clear_cookie(response, request)
-        return response
-    if instructors_only and not Role(user.role).reads_everything:
-        return not_found(user)
-    return user
-
-
-def not_found(user: User | None, text: str = "There is no such page, or it is not yours to see.") -> HTMLResponse:
-    """The one 404 page, the same for what does not exist and what is someone else's."""
-    viewer = viewer_of(user) if user is not None else None
-    return html_response(html.message_page("Not found", text, viewer), 404)
-
-
-def bad_request(user: User, text: str) -> HTMLResponse:
-    """A 400 page that says what was wrong."""
-    return html_response(html.message_page("Bad request", text, viewer_of(user)), 400)
 
 
 def parse_int(text: str | None, default: int, low: int, high: int) -> int | None:

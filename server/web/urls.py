@@ -1,4 +1,5 @@
-"""Addresses of the dashboard's pages, built in one place so every link agrees with the routes."""
+"""Addresses of the site's pages, built in one place so every link (the shell's header, the board's
+rows, the dashboard's tables) agrees with the routes the domains declare."""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from server.models import Role
 from tests.courses.conftest import DUE, Term
 
@@ -129,3 +131,55 @@ def test_the_class_pages_show_the_course_an_instructor_picks(term: Term) -> None
     assert client.get("/dashboard?course=sec-b").status_code == 404
     client.cookies.set("ppo_course", "sec-b", path="/dashboard")
     assert "Course: <b>" in client.get("/dashboard").text  # falls back to the default course
+
+
+def test_the_html_board_shows_the_course_asked_for(term: Term) -> None:
+    """``/leaderboard?course=`` ranks that course's learners, as ``/api/v1/leaderboard?course=`` does;
+    its tabs and pager stay in the course; a course the viewer does not teach is a 404."""
+    prof_a, prof_b = term.user("prof-a", Role.INSTRUCTOR), term.user("prof-b", Role.INSTRUCTOR)
+    term.course("sec-a", headers=prof_a)
+    term.course("sec-b", headers=prof_b)
+    term.enroll("sec-a", "ann", "cid", headers=prof_a)
+    term.enroll("sec-b", "bob", headers=prof_b)
+    for slug, prof in (("sec-a", prof_a), ("sec-b", prof_b)):
+        term.publish(slug, headers=prof, due_at=DUE).raise_for_status()
+    for name in ("ann", "cid", "bob"):
+        term.submit_at(DUE, name)
+    term.user("dee")  # the default course's learner
+    term.submit_at(DUE, "dee")
+    client = term.client
+
+    def log_in(who: dict[str, str]) -> None:
+        client.cookies.clear()
+        answer = client.post("/login", data={"token": who["Authorization"].split()[1]}, follow_redirects=False)
+        assert answer.status_code == 303, answer.text
+
+    def logins(path: str) -> list[str]:
+        page = client.get(path)
+        assert page.status_code == 200, page.text
+        return re.findall(r'<td class="login">([^<]*)</td>', page.text)
+
+    def api_logins(course: str, who: dict[str, str]) -> list[str]:
+        body = client.get(f"/api/v1/leaderboard?course={course}&exercise=actor-loss", headers=who).json()
+        return [e["name"] for e in body["entries"]]
+
+    log_in(prof_a)
+    assert logins("/leaderboard?course=sec-a&exercise=actor-loss") == api_logins("sec-a", prof_a) == ["ann", "cid"]
+    assert logins("/leaderboard?exercise=actor-loss") == api_logins("default", prof_a) == ["dee"]  # no course: the default
+    page = client.get("/leaderboard?course=sec-a&limit=1").text
+    assert "<h1>Leaderboard · Overall (SEC-A)</h1>" in page
+    assert 'href="/leaderboard?course=sec-a&amp;exercise=actor-loss&amp;limit=1"' in page  # tabs keep the course
+    assert 'href="/leaderboard?course=sec-a&amp;page=2&amp;limit=1">Next' in page  # so does the pager
+    for other in ("sec-b", "nope"):  # not taught, or not there: the same 404
+        answer = client.get(f"/leaderboard?course={other}")
+        assert answer.status_code == 404 and "No course by that name that you teach." in answer.text
+        assert 'id="board"' not in answer.text
+
+    log_in(prof_b)
+    assert logins("/leaderboard?course=sec-b&exercise=actor-loss") == api_logins("sec-b", prof_b) == ["bob"]
+    assert client.get("/leaderboard?course=sec-a").status_code == 404
+
+    log_in(term.user("root", Role.ADMIN))  # an admin reads every course's board
+    assert logins("/leaderboard?course=sec-a") == ["ann", "cid"] and logins("/leaderboard?course=sec-b") == ["bob"]
+    log_in(term.tokens["ann"])  # a learner: the same 404 as for any instructors' page
+    assert client.get("/leaderboard?course=sec-a").status_code == 404

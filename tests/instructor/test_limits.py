@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.config import Settings
-from server.limits import SlidingWindow, parse_rate
+from server.submissions.limits import SlidingWindow, parse_rate
 from server.models import Role
 from tests.instructor.conftest import Rows
 from tests.server.conftest import StartApi

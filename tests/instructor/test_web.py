@@ -12,6 +12,7 @@ import shutil
 import time
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -297,6 +298,30 @@ def test_the_html_routes_stay_out_of_the_openapi_schema(api: Api) -> None:
     paths = api.client.get("/api/v1/openapi.json").json()["paths"]
     assert not [p for p in paths if p.startswith(("/leaderboard", "/dashboard", "/login", "/logout", "/static"))]
     assert "/api/v1/leaderboard" in paths
+
+
+
+def test_every_page_asks_for_its_login_by_dependency() -> None:
+    """Authorization lives in ``server.web.deps``: every page under /dashboard and /leaderboard
+    depends on ``get_web_user`` (instructors' pages through ``get_web_instructor``), so a route
+    cannot forget the check; only the JSON change mark reads the cookie itself (a JSON 401)."""
+    from fastapi.routing import APIRoute
+
+    from server.dashboard.router import router as dashboard
+    from server.leaderboard.page_router import router as board
+    from server.web.deps import get_web_instructor, get_web_user
+
+    def calls(dependant: Any) -> set[Any]:
+        found = {dependant.call}
+        for sub in dependant.dependencies:
+            found |= calls(sub)
+        return found
+
+    pages = {r.path: calls(r.dependant) for r in dashboard.routes + board.routes if isinstance(r, APIRoute)}
+    assert len(pages) >= 10 and "/leaderboard" in pages and "/dashboard/gradebook.csv" in pages
+    assert sorted(path for path, found in pages.items() if get_web_user not in found) == ["/dashboard/live"]
+    everyone = {"/dashboard", "/dashboard/learners/{name}", "/dashboard/submissions/{submission_id}", "/dashboard/live"}
+    assert sorted(path for path, found in pages.items() if get_web_instructor not in found) == sorted(everyone)
 
 
 # --- the real server in a real browser ---------------------------------------------------

@@ -77,3 +77,18 @@ def test_server_imports_have_no_cycle() -> None:
     graph = import_graph()
     assert "server.grading.worker" in graph and "server.state" in graph["server.deps"]
     assert find_cycle(graph) is None
+
+
+def test_the_html_kit_imports_no_domain() -> None:
+    """``server/web`` is the shared HTML kit (shell, charts, responses, session, login, page
+    authorization): the domains' pages import it, never the other way round."""
+    graph = import_graph()
+    kit = {name for name in graph if name == "server.web" or name.startswith("server.web.")}
+    assert {"server.web.html", "server.web.deps", "server.web.errors"} <= kit
+    domains = tuple(
+        f"server.{p.name}" for p in (ROOT / "server").iterdir()
+        if p.is_dir() and (p / "__init__.py").exists() and p.name not in {"web", "models", "migrations"}
+    )
+    assert "server.dashboard" in domains and "server.leaderboard" in domains and "server.submissions" in domains
+    reached = {name: sorted(t for t in graph[name] if t.startswith(domains)) for name in sorted(kit)}
+    assert {name: found for name, found in reached.items() if found} == {}

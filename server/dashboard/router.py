@@ -3,7 +3,8 @@
 All pages need the web session (``POST /login``); without it they show the login form and
 come back afterwards. Instructors and admins see everything; a learner sees their own
 learner page and their own submissions, and gets the same 404 for anything else as for
-what does not exist.
+what does not exist. Each route says who may see it with a dependency (``WebUser``,
+``WebInstructor`` from ``server.web.deps``; ``DashboardCourse``, an instructor's course).
 
 - ``GET /dashboard``: the class (a learner is sent to their own page).
 - ``GET /dashboard/exercises/{slug}``: charts of one exercise.
@@ -17,13 +18,12 @@ what does not exist.
 
 The class pages and gradebooks are per course: ``?course=<slug>`` picks one of the courses the
 instructor teaches (admins: any) and is remembered in a cookie for the next pages; without it,
-the default course.
+the default course (``server.dashboard.deps``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -32,22 +32,14 @@ from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
 from server.courses.service import may_read_learner, taught_course_ids
-from server.dashboard import service
+from server.dashboard import pages, service
+from server.dashboard.deps import DashboardCourse, ShownCourse, shown_course
 from server.deps import SessionDep, SettingsDep
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
-from server.config import Settings
 from server.models import DEFAULT_COURSE_ID, Course, Role, User
-from server.web import dashboard_pages as pages
-from server.web.responses import (
-    SECURITY_HEADERS,
-    bad_request,
-    gate,
-    html_response,
-    not_found,
-    parse_int,
-    redirect,
-    viewer_of,
-)
+from server.web.deps import WebInstructor, WebUser
+from server.web.errors import PageBadRequest, PageNotFound
+from server.web.responses import SECURITY_HEADERS, html_response, parse_int, redirect, viewer_of
 from server.web.session import COOKIE_NAME, user_for_cookie
 from server.web.urls import learner_url
 
@@ -57,33 +49,6 @@ LEARNERS_PER_PAGE = 100
 SUBMISSIONS_PER_PAGE = 50
 MAX_PAGE = 100_000
 MAX_ID = 2**31 - 1
-_LIVE_SCRIPT = (Path(__file__).parent / "static" / "live.js").read_bytes()
-
-
-#: Remembers the course an instructor picked, so every dashboard page shows the same class.
-COURSE_COOKIE = "ppo_course"
-
-
-def _course(request: Request, session: Session, user: User) -> Course | Response:
-    """The course the class pages show: ``?course=``, else the one picked before, else the
-    default course. A course the viewer does not teach is a 404 (a stale cookie falls back)."""
-    asked = request.query_params.get("course")
-    slug = asked or request.cookies.get(COURSE_COOKIE)
-    course = session.scalar(select(Course).where(Course.slug == slug[:64])) if slug else None
-    taught = taught_course_ids(session, user)
-    if course is not None and (taught is None or course.id in taught):
-        return course
-    if asked:
-        return not_found(user, "No course by that name that you teach.")
-    return session.get(Course, DEFAULT_COURSE_ID)  # type: ignore[return-value]
-
-
-def _in_course(response: Response, request: Request, course: Course) -> Response:
-    """Remember the course the viewer picked with ``?course=``."""
-    if request.query_params.get("course"):
-        response.set_cookie(COURSE_COOKIE, course.slug, httponly=True, samesite="strict", path="/dashboard",
-                            secure=request.url.scheme == "https")
-    return response
 
 
 def _courses(session: Session, user: User) -> list[tuple[str, str]]:
@@ -103,94 +68,79 @@ def _titles() -> dict[str, str]:
     return {x.slug: x.title for x in list_exercises()}
 
 
+def _exercise_titles(user: User, slug: str) -> dict[str, str]:
+    """Every exercise's title; ``PageNotFound`` when ``slug`` is not one of them."""
+    titles = _titles()
+    if slug not in titles:
+        raise PageNotFound(user, f"No exercise is called {slug!r}.")
+    return titles
+
+
 @router.get("/dashboard", response_class=HTMLResponse)
-def class_page(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
-    """The class: every exercise and its most common misconception."""
-    user = gate(request, session, settings, instructors_only=False)
-    if isinstance(user, Response):
-        return user
+def class_page(request: Request, session: SessionDep, user: WebUser) -> Response:
+    """The class: every exercise and its most common misconception (a learner goes to their own page)."""
     if not Role(user.role).reads_everything:
         return redirect(learner_url(user.name))
-    course = _course(request, session, user)
-    if isinstance(course, Response):
-        return course
+    shown = shown_course(request, session, user)  # after the redirect: a learner has no course to pick
+    course = shown.course
     titles = _titles()
     lines, misconceptions = service.class_overview(session, list(titles), course.id)
     mark = service.change_mark(session, None)
     body = pages.class_page(viewer_of(user), titles, lines, misconceptions, mark=mark,
                             course=(course.slug, course.title), courses=_courses(session, user))
-    return _in_course(html_response(body), request, course)
+    return shown.remember(html_response(body), request)
 
 
 @router.get("/dashboard/exercises/{slug}", response_class=HTMLResponse)
-def exercise_page(slug: str, request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+def exercise_page(slug: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse) -> Response:
     """One exercise's charts."""
-    user = gate(request, session, settings, instructors_only=True)
-    if isinstance(user, Response):
-        return user
-    titles = _titles()
-    if slug not in titles:
-        return not_found(user, f"No exercise is called {slug!r}.")
-    course = _course(request, session, user)
-    if isinstance(course, Response):
-        return course
-    view = service.exercise_view(session, slug, course.id)
+    titles = _exercise_titles(user, slug)
+    view = service.exercise_view(session, slug, shown.course.id)
     mark = service.change_mark(session, None)
-    body = pages.exercise_page(viewer_of(user), slug, _course_title(titles[slug], course), view, mark=mark)
-    return _in_course(html_response(body), request, course)
+    body = pages.exercise_page(viewer_of(user), slug, _course_title(titles[slug], shown.course), view, mark=mark)
+    return shown.remember(html_response(body), request)
 
 
 @router.get("/dashboard/exercises/{slug}/misconception", response_class=HTMLResponse)
-def misconception_page(slug: str, request: Request, session: SessionDep, settings: SettingsDep, name: str = "") -> Response:
+def misconception_page(
+    slug: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse, name: str = ""
+) -> Response:
     """The learners who hit one misconception of one exercise."""
-    user = gate(request, session, settings, instructors_only=True)
-    if isinstance(user, Response):
-        return user
-    titles = _titles()
-    if slug not in titles:
-        return not_found(user, f"No exercise is called {slug!r}.")
+    titles = _exercise_titles(user, slug)
     if not name or len(name) > 2000:
-        return bad_request(user, "Name a misconception (name=...), as the exercise page's bars do.")
-    course = _course(request, session, user)
-    if isinstance(course, Response):
-        return course
-    holders = service.misconception_holders(session, slug, name, course.id)
+        raise PageBadRequest(user, "Name a misconception (name=...), as the exercise page's bars do.")
+    holders = service.misconception_holders(session, slug, name, shown.course.id)
     mark = service.change_mark(session, None)
-    body = pages.misconception_page(viewer_of(user), slug, _course_title(titles[slug], course), name, holders, mark=mark)
-    return _in_course(html_response(body), request, course)
+    title = _course_title(titles[slug], shown.course)
+    body = pages.misconception_page(viewer_of(user), slug, title, name, holders, mark=mark)
+    return shown.remember(html_response(body), request)
 
 
 @router.get("/dashboard/learners", response_class=HTMLResponse)
-def learners_page(request: Request, session: SessionDep, settings: SettingsDep, page: str | None = None) -> Response:
-    """Every learner, by login."""
-    user = gate(request, session, settings, instructors_only=True)
-    if isinstance(user, Response):
-        return user
+def learners_page(
+    request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse, page: str | None = None
+) -> Response:
+    """Every learner of the course, by login."""
     number = parse_int(page, 1, 1, MAX_PAGE)
     if number is None:
-        return bad_request(user, "page must be a whole number, 1 or more.")
-    course = _course(request, session, user)
-    if isinstance(course, Response):
-        return course
-    total, lines = service.learners(session, LEARNERS_PER_PAGE, (number - 1) * LEARNERS_PER_PAGE, course.id)
+        raise PageBadRequest(user, "page must be a whole number, 1 or more.")
+    offset = (number - 1) * LEARNERS_PER_PAGE
+    total, lines = service.learners(session, LEARNERS_PER_PAGE, offset, shown.course.id)
     mark = service.change_mark(session, None)
     body = pages.learners_page(viewer_of(user), total, lines, number, LEARNERS_PER_PAGE, mark=mark)
-    return _in_course(html_response(body), request, course)
+    return shown.remember(html_response(body), request)
 
 
 @router.get("/dashboard/learners/{name}", response_class=HTMLResponse)
-def learner_page(name: str, request: Request, session: SessionDep, settings: SettingsDep, page: str | None = None) -> Response:
+def learner_page(name: str, session: SessionDep, user: WebUser, page: str | None = None) -> Response:
     """One learner's exercises and submissions: their own, or anyone's for instructors."""
-    user = gate(request, session, settings, instructors_only=False)
-    if isinstance(user, Response):
-        return user
     instructor = Role(user.role).reads_everything
     owner = user if name == user.name else (service.learner_by_name(session, name) if instructor else None)
     if owner is None or not may_read_learner(session, user, owner):  # courses: only the ones they teach
-        return not_found(user)
+        raise PageNotFound(user)
     number = parse_int(page, 1, 1, MAX_PAGE)
     if number is None:
-        return bad_request(user, "page must be a whole number, 1 or more.")
+        raise PageBadRequest(user, "page must be a whole number, 1 or more.")
     titles = _titles()
     view = pages.LearnerView(
         name=owner.name,
@@ -208,39 +158,26 @@ def learner_page(name: str, request: Request, session: SessionDep, settings: Set
 
 
 @router.get("/dashboard/submissions/{submission_id}", response_class=HTMLResponse)
-def submission_page(submission_id: str, request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+def submission_page(submission_id: str, session: SessionDep, user: WebUser) -> Response:
     """One submission: the learner's own, or anyone's for instructors."""
-    user = gate(request, session, settings, instructors_only=False)
-    if isinstance(user, Response):
-        return user
     number = parse_int(submission_id, 0, 1, MAX_ID)
     submission = service.submission_with_checks(session, number) if number else None
-    instructor = Role(user.role).reads_everything
     if submission is None or (submission.user_id != user.id and not _teaches(session, user, submission.course_id)):
-        return not_found(user)
-    mark = service.change_mark(session, None if instructor else user.id)
+        raise PageNotFound(user)
+    mark = service.change_mark(session, None if Role(user.role).reads_everything else user.id)
     title = _titles().get(submission.exercise, submission.exercise)
     return html_response(pages.submission_page(viewer_of(user), title, submission, mark=mark))
 
 
 @router.get("/dashboard/live")
 def live(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
-    """The viewer's change mark: the class's for instructors, their own for learners."""
+    """The viewer's change mark: the class's for instructors, their own for learners. JSON for
+    ``/static/live.js``, so no session is a JSON 401, not the login form."""
     user = user_for_cookie(session, request.cookies.get(COOKIE_NAME), settings.secret_bytes)
     if user is None:
         return JSONResponse({"error": "NotAuthenticated", "detail": "Log in again."}, status_code=401, headers=SECURITY_HEADERS)
     scope = None if Role(user.role).reads_everything else user.id
     return JSONResponse({"mark": service.change_mark(session, scope)}, headers=SECURITY_HEADERS)
-
-
-@router.get("/static/live.js")
-def live_script() -> Response:
-    """The pages' one script (same origin, so ``script-src 'self'`` allows it)."""
-    return Response(
-        _LIVE_SCRIPT,
-        media_type="text/javascript; charset=utf-8",
-        headers={"Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff"},
-    )
 
 
 def _csv(body: str, filename: str) -> Response:
@@ -251,24 +188,19 @@ def _csv(body: str, filename: str) -> Response:
 
 
 @router.get("/dashboard/gradebook.csv")
-def gradebook(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+def gradebook(session: SessionDep, shown: DashboardCourse) -> Response:
     """The long gradebook of the course shown, for a logged-in instructor."""
-    return _gradebook(request, session, settings, gradebook_csv, "gradebook")
+    return _gradebook(session, shown, gradebook_csv, "gradebook")
 
 
 @router.get("/dashboard/gradebook-wide.csv")
-def wide_gradebook(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+def wide_gradebook(session: SessionDep, shown: DashboardCourse) -> Response:
     """The wide gradebook (Canvas and Moodle) of the course shown, for a logged-in instructor."""
-    return _gradebook(request, session, settings, wide_gradebook_csv, "gradebook-wide")
+    return _gradebook(session, shown, wide_gradebook_csv, "gradebook-wide")
 
 
-def _gradebook(request: Request, session: Session, settings: Settings, make: Callable[..., str], name: str) -> Response:
-    user = gate(request, session, settings, instructors_only=True)
-    if isinstance(user, Response):
-        return user
-    course = _course(request, session, user)
-    if isinstance(course, Response):
-        return course
+def _gradebook(session: Session, shown: ShownCourse, make: Callable[..., str], name: str) -> Response:
+    course = shown.course
     suffix = "" if course.id == DEFAULT_COURSE_ID else f"-{course.slug}"
     return _csv(make(session, course), f"{name}{suffix}.csv")
 

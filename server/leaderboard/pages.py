@@ -1,4 +1,5 @@
-"""HTML for the instructors' leaderboard page: plain strings, every value escaped with ``e()``."""
+"""HTML for the instructors' leaderboard page (``/leaderboard``): plain strings, every value
+escaped with ``e()``. Its route is ``server.leaderboard.page_router``; the rows are the API's."""
 
 from __future__ import annotations
 
@@ -24,11 +25,14 @@ class BoardView:
     offset: int
     rows: list[BoardRow]
     pseudonyms: dict[int, str] | None  # user id -> what learners see, when that setting is on
+    course: tuple[str, str] | None = None  # (slug, title) of the course shown; None: the default course
 
 
-def board_url(exercise: str | None, page_number: int = 1, limit: int | None = None) -> str:
-    """The board's address for one exercise (None: overall) and page."""
+def board_url(exercise: str | None, page_number: int = 1, limit: int | None = None, course: str | None = None) -> str:
+    """The board's address for one course (None: the default), one exercise (None: overall) and page."""
     params: dict[str, object] = {}
+    if course is not None:
+        params["course"] = course
     if exercise is not None:
         params["exercise"] = exercise
     if page_number > 1:
@@ -38,12 +42,19 @@ def board_url(exercise: str | None, page_number: int = 1, limit: int | None = No
     return BOARD_PATH + ("?" + urlencode(params) if params else "")
 
 
+def _url(view: BoardView, exercise: str | None, page_number: int = 1, limit: int | None = None) -> str:
+    """A link that stays in the course shown."""
+    return board_url(exercise, page_number, limit, view.course[0] if view.course is not None else None)
+
+
 def board_page(view: BoardView, default_limit: int, *, mark: str | None = None) -> str:
     """The board: exercise tabs, the table, paging and a logout button."""
     limit_param = None if view.limit == default_limit else view.limit
-    tabs = [_tab("Overall", board_url(None, limit=limit_param), view.exercise is None)]
-    tabs += [_tab(title, board_url(slug, limit=limit_param), view.exercise == slug) for slug, title in view.exercises]
+    tabs = [_tab("Overall", _url(view, None, limit=limit_param), view.exercise is None)]
+    tabs += [_tab(title, _url(view, slug, limit=limit_param), view.exercise == slug) for slug, title in view.exercises]
     current = next((title for slug, title in view.exercises if slug == view.exercise), "Overall")
+    if view.course is not None:
+        current = f"{current} ({view.course[1]})"
     score_head = "Total of best scores" if view.exercise is None else "Best score"
     pseudonym_head = '<th scope="col">Shown to learners as</th>' if view.pseudonyms is not None else ""
     head = (
@@ -89,11 +100,11 @@ def _pager(view: BoardView, limit_param: int | None) -> str:
     first, last = view.offset + 1, min(view.offset + len(view.rows), view.total)
     where = f"{first}–{last} of {view.total}" if view.rows else f"{view.total} in all"
     prev_link = (
-        f'<a rel="prev" href="{e(board_url(view.exercise, page_number - 1, limit_param))}">← Previous</a>'
+        f'<a rel="prev" href="{e(_url(view, view.exercise, page_number - 1, limit_param))}">← Previous</a>'
         if page_number > 1 else '<span class="muted">← Previous</span>'
     )
     next_link = (
-        f'<a rel="next" href="{e(board_url(view.exercise, page_number + 1, limit_param))}">Next →</a>'
+        f'<a rel="next" href="{e(_url(view, view.exercise, page_number + 1, limit_param))}">Next →</a>'
         if view.offset + view.limit < view.total else '<span class="muted">Next →</span>'
     )
     return (

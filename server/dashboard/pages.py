@@ -1,5 +1,8 @@
 """HTML of the dashboard: the class, one exercise (charts), the learners of a misconception,
-the learner list, one learner, one submission. Plain strings; every value through ``e()``."""
+the learner list, one learner, one submission. Plain strings; every value through ``e()``.
+
+The shell, charts and escaping are the HTML kit's (``server.web``); a submission's feedback is
+the submissions domain's one renderer (``server.submissions.feedback_view``)."""
 
 from __future__ import annotations
 
@@ -16,8 +19,8 @@ from server.dashboard.service import (
     SubmissionLine,
 )
 from server.models import Submission
+from server.submissions.feedback_view import FEEDBACK_CSS, feedback_section
 from server.web.charts import Bar, columns, horizontal_bars
-from server.web.feedback import feedback_html
 from server.web.html import Viewer, e, format_score, page, time_html
 from server.web.urls import LEARNERS, exercise_url, learner_url, misconception_url, submission_url
 
@@ -292,7 +295,7 @@ def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark:
     )
     body = (
         f"<h1>Submission #{submission.id}</h1>{facts}"
-        f"{feedback_html(submission)}"
+        f"{feedback_section(submission)}"
         f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
     )
-    return page(f"Submission {submission.id}", body, viewer, live=mark)
+    return page(f"Submission {submission.id}", body, viewer, live=mark, styles=FEEDBACK_CSS)

@@ -1,0 +1,47 @@
+"""The HTML pages' authorization, as named dependency types (the JSON API's are in ``server.deps``).
+
+A page asks for who may see it, and never checks a result's type::
+
+    def learners_page(user: WebInstructor, ...) -> Response: ...
+
+- ``WebUser``: the owner of a live web session (any role), else ``LoginRequired``: the login form,
+  coming back to this page afterwards (``server.web.errors``).
+- ``WebInstructor``: the same, if they read everything (instructors and admins); a learner gets
+  ``PageNotFound``, the same 404 as for another learner's page (nothing says the page exists).
+
+Every request re-reads the session's token row (``server.web.session.user_for_cookie``), so a
+revoked or rotated token ends its web sessions at once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from server.deps import SessionDep, SettingsDep
+from server.models import Role, User
+from server.web.errors import LoginRequired, PageNotFound
+from server.web.session import COOKIE_NAME, user_for_cookie
+
+
+def get_web_user(request: Request, session: SessionDep, settings: SettingsDep) -> User:
+    """The user (any role) the session cookie belongs to while its token is live; else ``LoginRequired``."""
+    cookie = request.cookies.get(COOKIE_NAME)
+    user = user_for_cookie(session, cookie, settings.secret_bytes)
+    if user is None:
+        raise LoginRequired(session_ended=bool(cookie))
+    return user
+
+
+WebUser = Annotated[User, Depends(get_web_user)]
+
+
+async def get_web_instructor(user: WebUser) -> User:
+    """The logged-in user if they are an instructor or admin; ``PageNotFound`` for a learner."""
+    if not Role(user.role).reads_everything:
+        raise PageNotFound(user)
+    return user
+
+
+WebInstructor = Annotated[User, Depends(get_web_instructor)]
