@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
-import re
 import symtable
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -221,8 +220,6 @@ class Span:
 
 #: The comment above what ppo-submit wrote from the kernel's live values.
 KERNEL_MARK = "# from the kernel's namespace, as it is now"
-#: The comment above each statement from a cell (:func:`assemble`).
-_CELL_MARK = re.compile(r"^# ((?:code )?cell \d+), line (\d+)$")
 
 
 @dataclass(frozen=True)
@@ -230,22 +227,6 @@ class LineMap:
     """From lines of the built module back to the learner's cells."""
 
     spans: tuple[Span, ...] = ()
-
-    @classmethod
-    def from_source(cls, source: str) -> LineMap:
-        """The map of a module :func:`assemble` built, read back from its ``# cell 7, line 3``
-        comments (columns after a ``;`` are not recovered)."""
-        lines = source.splitlines()
-        spans: list[Span] = []
-        marks = [i for i, line in enumerate(lines) if _CELL_MARK.match(line) or line == KERNEL_MARK]
-        for n, i in enumerate(marks):
-            found = _CELL_MARK.match(lines[i])
-            end = marks[n + 1] if n + 1 < len(marks) else len(lines)
-            while end > i + 1 and not lines[end - 1].strip():
-                end -= 1
-            if found and end > i + 1:
-                spans.append(Span(i + 2, end, found.group(1), int(found.group(2))))
-        return cls(tuple(spans))
 
     def locate(self, line: int, column: int | None = None) -> tuple[str, int, int | None] | None:
         """``(cell label, line in the cell, column in the cell)`` for a line of the module;
@@ -301,7 +282,7 @@ def build(function: str, resolver: Resolver, *, header: str = "", always: Sequen
 def assemble(pieces: Sequence[Piece], header: str = "") -> Built:
     """The pieces as one module: ``__future__`` imports first, then the header as comments,
     then each statement under a comment saying where it starts (``# cell 7, line 3``), which
-    :meth:`LineMap.from_source` reads back."""
+    the server reads back for its pages (``server/submissions/places.py``)."""
     out: list[str] = []
     spans: list[Span] = []
 

@@ -17,7 +17,7 @@ from typing import Any
 from .api import ExerciseSummary, UsageError
 from .cells import Cell, Dropped, to_python
 from .closure import CellResolver, LineMap, build, scan
-from .source import match_functions, read_source
+from .source import CHOOSE_ON_COMMAND_LINE, match_functions, read_source
 
 #: Largest notebook file read at all. Outputs (plots, images) make notebooks far larger than
 #: their code; what is sent is only the code it needs, which the server's own cap bounds.
@@ -103,15 +103,16 @@ def notebook_module(path: Path, exercises: Sequence[ExerciseSummary], *, exercis
 
 
 def module_of(cells: Sequence[Cell], exercises: Sequence[ExerciseSummary], *, exercise: str | None = None,
-              name: str, shown: str | None = None) -> NotebookModule:
+              name: str, shown: str | None = None, choose: tuple[str, str] = CHOOSE_ON_COMMAND_LINE) -> NotebookModule:
     """The module to send for a notebook's code ``cells`` (see :func:`notebook_module`);
-    ``name`` is the notebook's file name, ``shown`` how messages name it (its path)."""
+    ``name`` is the notebook's file name, ``shown`` how messages name it (its path),
+    ``choose`` how they say to name the exercise (``source.match_functions``)."""
     python = [to_python(cell) for cell in cells]
     scanned = scan(python)
     shown = shown or name
     if exercise is None:
         error = next((f"{cell.label}, line {line}" for cell, line in scanned.unparsable), None)
-        exercise = match_functions(scanned.functions, exercises, filename=shown, syntax_error=error)
+        exercise = match_functions(scanned.functions, exercises, filename=shown, syntax_error=error, choose=choose)
     function = next((str(e.get("function")) for e in exercises if e.get("slug") == exercise), None)
     if function is None:
         known = ", ".join(sorted(str(e.get("slug")) for e in exercises))

@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from ppo_submit.cells import Cell, to_python
-from ppo_submit.closure import CellResolver, LineMap, MissingName, build, free_names, scan
+from ppo_submit.closure import CellResolver, MissingName, build, free_names, scan
 
 
 def module(*sources: str, function: str = "compute_gae", counts: bool = True) -> str:
@@ -144,12 +144,6 @@ def test_the_line_map_points_back_at_cell_and_line() -> None:
     body = lines.index("    return torch.zeros(1)") + 1
     assert result.line_map.locate(body, 5) == ("code cell 2", 4, 5)
     assert result.line_map.locate(1) is None  # the header ppo-submit wrote
-
-
-def test_the_line_map_is_read_back_from_the_module_itself() -> None:
-    result = built("import torch", "\n\n@torch.no_grad()\n" + GAE.format(body="helper()"),
-                   "def helper():\n\n    x = 1\n\n    return x")
-    assert LineMap.from_source(result.source) == result.line_map
 
 
 def test_a_statement_after_a_semicolon_keeps_its_column() -> None:
