@@ -144,7 +144,8 @@ class KernelResolver:
         if name not in self.namespace:
             if name in BUILTIN_NAMES:
                 return None
-            ran = (f" ({binding.where} defined it, but it is gone now: deleted, or the kernel restarted)"
+            ran = (f" ({binding.where} defines it, but the kernel does not have it now: the cell stopped "
+                   "before it, it was deleted, or the kernel restarted)"
                    if binding is not None and binding.kind in ("function", "class", "import", "constant") else "")
             return (f"{used_by.name} uses `{name}`{used_by.at(name, self.namespace)}, but the kernel has no "
                     f"`{name}`{ran}, so it would be missing from what is sent: run the cell that defines it "
