@@ -33,6 +33,9 @@ from server.leaderboard.page_router import router as leaderboard_page_router
 from server.leaderboard.router import router as leaderboard_router
 from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
+from server.similarity.jobs import ProcrastinateSimilarity, SimilarityWorker
+from server.similarity.router import router as similarity_router
+from server.similarity.page_router import router as similarity_pages_router
 from server.state import AppState
 from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
@@ -85,13 +88,14 @@ def create_app(
         docs_url=f"{API_PREFIX}/docs",
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
-    for router in (health_router, users_router, catalog_router, courses_router, submissions_router, leaderboard_router, stats_router, gradebook_router):
+    for router in (health_router, users_router, catalog_router, courses_router, submissions_router, leaderboard_router, stats_router, gradebook_router, similarity_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     # HTML pages (not in the schema): the kit's /login, /logout and script; each domain's pages
     app.include_router(web_router)
     app.include_router(leaderboard_page_router)  # /leaderboard
     app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work
+    app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
     _install_error_handlers(app)
     install_page_error_handlers(app)  # "login required" and the pages' 404/400 as HTML
     app.add_middleware(RefuseNulInUrl)
@@ -131,6 +135,12 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     workers.recover()  # before start(): re-queued rows go first, in id order
     workers.start()
     state = AppState(settings, engine, session_factory, queue, workers, announcer)
+    # Reads the app's clock at each sweep (the lifespan sets it after this returns).
+    similarity = SimilarityWorker(
+        session_factory, lambda: state.clock(), settings.SIMILARITY_POLL_SECONDS, settings.SIMILARITY_PROCESSES
+    )
+    similarity.start()
+    state.similarity = similarity
     return state, close_grader
 
 
@@ -144,11 +154,14 @@ def _start_procrastinate(settings: Settings, engine: Any, session_factory: Any) 
     conninfo(settings.DATABASE_URL)  # refuses a non-PostgreSQL database early
     workers = RemoteWorkers(session_factory, settings)
     state = AppState(settings, engine, session_factory, ProcrastinateQueue(settings), workers)  # type: ignore[arg-type]
+    state.similarity = ProcrastinateSimilarity()
     return state, lambda: None
 
 
 def _stop(state: AppState, close_grader: Callable[[], None]) -> None:
     # Workers first (they use the judge), then the judge, then the engine.
+    if isinstance(state.similarity, SimilarityWorker):
+        state.similarity.stop()
     state.workers.stop(timeout=state.settings.WALL_SECONDS + 5)
     try:
         close_grader()

@@ -50,6 +50,12 @@ class Settings(BaseSettings):
     LEADERBOARD_PSEUDONYMS: bool = False
     RATE_LIMIT: str = Field(default="30/minute", pattern=r"^\s*\d+\s*/\s*(second|minute|hour|day)\s*$")
     MAX_QUEUED_PER_USER: int = Field(default=5, ge=1)
+    #: The in-process similarity worker looks for passed due dates and runs queued by
+    #: another process this often (issue 27; procrastinate workers look every 5 minutes).
+    SIMILARITY_POLL_SECONDS: float = Field(default=30, gt=0)
+    #: Child processes one similarity run compares exercises in (1: in the worker's own thread;
+    #: more only where the worker has idle cores: docs/benchmarks.md).
+    SIMILARITY_PROCESSES: int = Field(default=1, ge=1, le=64)
 
     @model_validator(mode="after")
     def _refuse_weak_secret_in_production(self) -> Settings:

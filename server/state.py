@@ -11,6 +11,7 @@ from server.config import Settings
 from server.db import SessionFactory
 from server.grading.queue import SubmissionQueue
 from server.grading.worker import WorkerPool
+from server.similarity.jobs import SimilarityQueue
 from server.submissions.waiting import VerdictAnnouncer
 
 
@@ -27,3 +28,5 @@ class AppState:
     announcer: VerdictAnnouncer = field(default_factory=VerdictAnnouncer)
     #: What "now" is for release, due and close rules (tests inject their own).
     clock: Clock = system_clock
+    #: Where similarity runs go (the in-process worker, or procrastinate); None: not started.
+    similarity: SimilarityQueue | None = None

@@ -176,6 +176,11 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
             sessions, grade, submission_id, output_cap=settings.OUTPUT_BYTES, claim_row=claim_job, fenced=True
         )
 
+    if queue == "cpu":
+        from server.similarity.jobs import register_tasks
+
+        register_tasks(app, sessions, settings.SIMILARITY_PROCESSES)  # similarity runs, below every grading job's priority
+
     async def main() -> None:
         async with app.open_async():
             reaper = asyncio.create_task(reap_stalled(app, settings))

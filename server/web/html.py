@@ -104,7 +104,8 @@ def site_header(viewer: Viewer | None, current: str) -> str:
     if viewer is None:
         return ""
     if viewer.instructor:
-        links = [("Class", "/dashboard"), ("Learners", "/dashboard/learners"), ("Leaderboard", "/leaderboard")]
+        links = [("Class", "/dashboard"), ("Learners", "/dashboard/learners"), ("Leaderboard", "/leaderboard"),
+                 ("Similarity", "/dashboard/similarity")]
     else:
         links = [("My work", learner_url(viewer.name))]
     nav = "".join(

@@ -1,0 +1,1 @@
+"""Which learners handed in the same code (issue 27): engine, runs, views. Instructors only."""

@@ -1,0 +1,45 @@
+"""Exercise critic-loss: the PPO value loss with optional value clipping."""
+
+import torch
+
+
+def compute_critic_loss(values, old_values, returns, mask=None, clip_range=None):
+    if old_values.shape != values.shape:
+        raise ValueError("old_values: must match values' shape")
+    if returns.shape != values.shape:
+        raise ValueError("returns: must match values' shape")
+    if mask is not None and mask.shape != values.shape:
+        raise ValueError("mask: must match values' shape")
+
+    dtype = values.dtype
+    valid = torch.ones_like(values, dtype=torch.bool) if mask is None else mask.bool()
+    z = torch.zeros((), dtype=torch.float64, device=values.device)
+    v = torch.where(valid, values.double(), z)
+    old = torch.where(valid, old_values.detach().double(), z)
+    ret = torch.where(valid, returns.detach().double(), z)
+    loss_tok = (v - ret) ** 2
+    if clip_range is not None:
+        v_clipped = old + torch.clamp(v - old, -0.2, 0.2)
+        loss_tok = torch.max(loss_tok, (v_clipped - ret) ** 2)
+    n = valid.sum(dim=1).double()
+    loss = 0.5 * ((loss_tok * valid.double()).sum(dim=1) / n).mean()
+    return loss.float()
+
+
+if __name__ == "__main__":
+    # One token: old 0, new 1, return 2. Unclipped: 0.5 * (1 - 2)^2 = 0.5.
+    v, old, ret = torch.tensor([[1.0]]), torch.tensor([[0.0]]), torch.tensor([[2.0]])
+    loss = compute_critic_loss(v, old, ret)
+    assert torch.isclose(loss, torch.tensor(0.5)), loss
+    assert loss.dim() == 0
+    # clip_range 0.2: v_clipped = 0.2, (0.2 - 2)^2 = 3.24 > 1, so the loss is 0.5 * 3.24 = 1.62.
+    loss = compute_critic_loss(v, old, ret, clip_range=0.2)
+    assert torch.isclose(loss, torch.tensor(1.62)), loss
+    # Two rows with a mask: row 0 errors 1 and 3 (mean of squares 5), row 1 one error of 2 (4);
+    # the padded entries (garbage 9.0) are ignored: 0.5 * (5 + 4) / 2 = 2.25.
+    values = torch.tensor([[1.0, 3.0, 9.0], [2.0, 9.0, 9.0]])
+    zeros = torch.tensor([[0.0, 0.0, 9.0], [0.0, -9.0, 9.0]])
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    loss = compute_critic_loss(values, zeros, zeros, mask)
+    assert torch.isclose(loss, torch.tensor(2.25)), loss
+    print("self-tests passed")

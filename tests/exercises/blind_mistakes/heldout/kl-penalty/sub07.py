@@ -1,0 +1,48 @@
+"""Exercise kl-penalty: the k1, k2 and k3 per-token KL estimators."""
+
+import torch
+
+_KINDS = ("k1", "k2", "k3")
+
+
+def compute_kl_penalty(log_probs, ref_log_probs, kind="k1"):
+    if not isinstance(kind, str) or kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS} (lower-case), got {kind!r}")
+    if not isinstance(log_probs, torch.Tensor):
+        raise ValueError("log_probs must be a torch.Tensor")
+    if not isinstance(ref_log_probs, torch.Tensor) or ref_log_probs.shape != log_probs.shape:
+        raise ValueError(f"ref_log_probs must be a tensor of shape {tuple(log_probs.shape)}")
+
+    log_ratio = torch.log(log_probs.exp() / ref_log_probs.to(log_probs.dtype).exp())
+    if kind == "k1":
+        result = log_ratio
+    elif kind == "k2":
+        result = 0.5 * log_ratio * log_ratio
+    else:
+        neg = -log_ratio
+        result = torch.expm1(neg) - neg
+    return result.to(dtype=log_probs.dtype, device=log_probs.device)
+
+
+if __name__ == "__main__":
+    import math
+
+    lp, ref = torch.tensor([-1.0, -2.0]), torch.tensor([-2.0, -1.0])  # log-ratios +1 and -1
+    assert torch.allclose(compute_kl_penalty(lp, ref), torch.tensor([1.0, -1.0]))  # k1 is the default
+    assert torch.allclose(compute_kl_penalty(lp, ref, "k2"), torch.tensor([0.5, 0.5]))
+    # k3: ref - lp = -1 gives e^-1 + 1 - 1; ref - lp = +1 gives e - 1 - 1
+    k3 = compute_kl_penalty(lp, ref, "k3")
+    assert torch.allclose(k3, torch.tensor([math.exp(-1.0), math.e - 2.0])), k3
+    # Identical distributions: every estimator is 0.
+    for kind in ("k1", "k2", "k3"):
+        assert torch.allclose(compute_kl_penalty(lp, lp, kind), torch.zeros(2)), kind
+    # Large gap: the policy likes a token the reference gives log-prob -200. k3 = e^-199.5 + 199.5 - 1.
+    k3 = compute_kl_penalty(torch.tensor([-0.5]), torch.tensor([-200.0]), "k3")
+    assert torch.isfinite(k3).all() and torch.isclose(k3, torch.tensor([198.5])), k3
+    try:
+        compute_kl_penalty(lp, ref, "k4")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("an unknown kind must raise ValueError")
+    print("self-tests passed")

@@ -1,0 +1,72 @@
+"""Exercise ppo-memory: how many bytes each GPU holds for the four models of PPO."""
+
+
+def _shard(nbytes, num_gpus):
+    q, rem = divmod(nbytes, num_gpus)
+    return q + (1 if rem else 0)
+
+
+def _params(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be an integer parameter count")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"{name} must be integral, got {value}")
+        value = int(value)
+    return value
+
+
+def estimate_ppo_memory(actor_params, critic_params, reward_params, reference_params, weight_bytes=2, grad_bytes=2,
+                        optimizer_bytes=12, num_gpus=1, zero_stage=0):
+    actor_params = _params("actor_params", actor_params)
+    critic_params = _params("critic_params", critic_params)
+    reward_params = _params("reward_params", reward_params)
+    reference_params = _params("reference_params", reference_params)
+    if num_gpus < 1:
+        raise ValueError("num_gpus < 1")
+    if zero_stage not in {0, 1, 2, 3}:
+        raise ValueError("zero_stage must be 0-3")
+
+    def train_bytes(n):
+        weights, grads, optim = n * weight_bytes, n * grad_bytes, n * optimizer_bytes
+        if zero_stage >= 1:
+            optim = _shard(optim, num_gpus)
+        if zero_stage >= 1:
+            grads = _shard(grads, num_gpus)
+        if zero_stage == 3:
+            weights = _shard(weights, num_gpus)
+        return weights + grads + optim
+
+    actor = train_bytes(actor_params)
+    critic = train_bytes(critic_params)
+    reward = reward_params * float(weight_bytes)
+    reference = reference_params * weight_bytes
+    return {"actor": actor, "critic": critic, "reward": reward, "reference": reference,
+            "total_per_gpu": actor + critic + reward + reference}
+
+
+if __name__ == "__main__":
+    # The chapter's 7B Actor / 7B Critic / 3B Reward Model / 7B Reference on one GPU.
+    got = estimate_ppo_memory(7_000_000_000, 7_000_000_000, 3_000_000_000, 7_000_000_000)
+    assert got == {"actor": 112 * 10**9, "critic": 112 * 10**9, "reward": 6 * 10**9, "reference": 14 * 10**9,
+                   "total_per_gpu": 244 * 10**9}, got
+    assert all(type(v) is int for v in got.values())
+    # The same on 8 GPUs with ZeRO stage 3: 7e9 * 16 / 8 = 14e9 for each trainable model.
+    got = estimate_ppo_memory(7_000_000_000, 7_000_000_000, 3_000_000_000, 7_000_000_000, num_gpus=8, zero_stage=3)
+    assert got == {"actor": 14 * 10**9, "critic": 14 * 10**9, "reward": 6 * 10**9, "reference": 14 * 10**9,
+                   "total_per_gpu": 48 * 10**9}, got
+    # Tiny models, 4 GPUs, ZeRO stage 1: actor 5 params = 10 + 10 + ceil(60 / 4) = 35 bytes;
+    # critic 3 params = 6 + 6 + ceil(36 / 4) = 21; reward 2 params = 4; reference 5 params = 10.
+    got = estimate_ppo_memory(5, 3, 2, 5, num_gpus=4, zero_stage=1)
+    assert got == {"actor": 35, "critic": 21, "reward": 4, "reference": 10, "total_per_gpu": 70}, got
+    # Rounding up: 1 param with 2-byte weights over 4 GPUs at stage 3 is ceil(2 / 4) = 1 byte per GPU.
+    got = estimate_ppo_memory(1, 0, 0, 0, num_gpus=4, zero_stage=3)
+    assert got["actor"] == 1 + 1 + 3, got
+    for bad in (-1, 7.5):
+        try:
+            estimate_ppo_memory(bad, 1, 1, 1)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f"actor_params={bad!r} must raise ValueError")
+    print("self-tests passed")
