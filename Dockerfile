@@ -32,6 +32,10 @@ COPY server ./server
 COPY exercises ./exercises
 COPY sandbox ./sandbox
 RUN pip install --no-cache-dir --no-deps . && rm -rf build *.egg-info
+# The dashboard's upload builds a notebook's module with the client's own code (standard
+# library only: ppo_submit.notebook_file), so the same notebook gets the same answer both ways.
+COPY client ./client
+RUN pip install --no-cache-dir ./client && rm -rf client/build client/*.egg-info
 
 # An unprivileged user runs everything, the jail included: bubblewrap creates its own
 # user namespace, so no capability is needed (compose drops them all).

@@ -8,4 +8,11 @@ learner installs holds no hidden reference or checks.
 #: the start-up; a test checks the two agree.
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "load_ipython_extension"]
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext ppo_submit`` in a notebook: adds ``%ppo_submit FUNCTION`` (see ``ppo_submit.notebook``)."""
+    from .notebook import load_ipython_extension as load
+
+    load(ipython)

@@ -30,12 +30,14 @@ from .terminal import plain_output
 if TYPE_CHECKING:
     import httpx
 
-    from . import config, render
+    from . import config, locations, notebook_file, render
     from . import courses as course_view
 else:  # Rich and platformdirs load when a command first prints or reads the stored login
     render = lazy_import("ppo_submit.render")
     config = lazy_import("ppo_submit.config")
     course_view = lazy_import("ppo_submit.courses")
+    locations = lazy_import("ppo_submit.locations")
+    notebook_file = lazy_import("ppo_submit.notebook_file")
 
 try:  # Typer >= 0.20 vendors click
     from typer._click.exceptions import UsageError as _ClickUsageError
@@ -195,17 +197,28 @@ def exercises(ctx: typer.Context, course: CourseOption = None) -> None:
 def starter(
     ctx: typer.Context,
     slug: Annotated[str, typer.Argument(help="Exercise slug, e.g. actor-loss.")],
+    notebook: Annotated[
+        bool, typer.Option("--notebook", help="Write a Jupyter notebook instead (`> gae.ipynb`): the contract, "
+                           "the function, the self-tests and a cell that submits.")
+    ] = False,
 ) -> None:
     """Print an exercise's starter file, and nothing else, to stdout (`> file.py`)."""
     with _runtime(ctx).client() as client:
-        text = str(client.exercise(slug).get("starter") or "")
+        found = client.exercise(slug)
+    text = str(found.get("starter") or "")
+    if notebook:
+        from .starter_notebook import starter_notebook
+
+        text = starter_notebook(text, str(found.get("function") or ""))
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
 
 @app.command()
 def submit(
     ctx: typer.Context,
-    file: Annotated[Path, typer.Argument(metavar="FILE", help="The Python file to grade.", show_default=False)],
+    file: Annotated[
+        Path, typer.Argument(metavar="FILE", help="The Python file or Jupyter notebook (.ipynb) to grade.",
+                             show_default=False)],
     exercise: Annotated[
         str | None,
         typer.Option("--exercise", "-e", help="Exercise slug; found from the functions FILE defines when omitted."),
@@ -222,12 +235,29 @@ def submit(
     ] = False,
     course: CourseOption = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Send a late submission without asking.")] = False,
+    show_source: Annotated[
+        bool, typer.Option("--show-source", help="Print exactly what would be sent, and send nothing.")
+    ] = False,
 ) -> None:
     """Submit FILE for grading, wait for the verdict and show the checks.
 
-    After the due date it says so (and what the late policy costs) and asks before sending.
+    A notebook sends only the exercise's function and the helpers, imports and constants it
+    uses; IPython magics and shell escapes are left out (and listed). After the due date it
+    says so (and what the late policy costs) and asks before sending.
     """
-    source = read_source(file, commands=_command_names())
+    locator = None
+    if notebook_file.is_notebook(file):
+        with _runtime(ctx).client() as client:
+            module = notebook_file.notebook_module(file, client.exercises(), exercise=exercise,
+                                                   commands=_command_names())
+        _notes_on(module)
+        source, exercise = module.source, module.exercise
+        locator = locations.CellLocator(file.name, module.line_map, shown=str(file))
+    else:
+        source = read_source(file, commands=_command_names())
+    if show_source:
+        sys.stdout.write(source)
+        return
     with _runtime(ctx).client() as client:
         slug = exercise or match_exercise(source, client.exercises(), filename=str(file))
         course = config.default_course(course)
@@ -244,7 +274,26 @@ def submit(
             raise Interrupted(
                 f"stopped waiting; submission {sub_id} is still graded: see `ppo-submit show {sub_id}`"
             ) from None
-    _report(final, json_output, verbose=verbose, local_path=str(file))
+    _report(final, json_output, verbose=verbose, local_path=str(file), locator=locator)
+
+
+#: Dropped notebook lines listed one by one, at most; the rest are counted.
+_MAX_NOTES = 8
+
+
+def _notes_on(module: "notebook_file.NotebookModule") -> None:
+    """Say on stderr what of the notebook is not sent: IPython syntax, cells that do not parse."""
+    from rich.markup import escape
+
+    console = render.stderr_console()
+    for dropped in module.dropped[:_MAX_NOTES]:
+        console.print(f"[dim]not sent (IPython syntax):[/dim] {escape(dropped.describe())}", highlight=False,
+                      soft_wrap=True)
+    if len(module.dropped) > _MAX_NOTES:
+        console.print(f"[dim]not sent: {len(module.dropped) - _MAX_NOTES} more IPython lines[/dim]", highlight=False)
+    for cell, line in module.unparsable:
+        console.print(f"[dim]not sent:[/dim] {cell.label} has a syntax error (line {line}), so nothing it "
+                      "defines is sent", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -311,15 +360,17 @@ def _to_json(sub: Submission) -> str:
     return json.dumps(sub, indent=2)
 
 
-def _report(sub: Submission, json_output: bool, *, verbose: bool = False, local_path: str | None = None) -> None:
+def _report(sub: Submission, json_output: bool, *, verbose: bool = False, local_path: str | None = None,
+            locator: "locations.Locator | None" = None) -> None:
     """Show ``sub`` (JSON or the summary and tables) and exit with its code.
 
-    ``local_path`` is the file as given on the command line, shown in place of its base name.
+    ``local_path`` is the file as given on the command line, shown in place of its base name;
+    ``locator`` shows places otherwise (a notebook's cells).
     """
     if json_output:
         typer.echo(_to_json(sub))
     else:
-        render.print_out(render.submission_result(sub, verbose=verbose, local_path=local_path))
+        render.print_out(render.submission_result(sub, verbose=verbose, local_path=local_path, locator=locator))
     note = course_view.late_note(sub)
     if note is not None:
         render.stderr_console().print(f"[yellow]late:[/yellow] {note}", highlight=False, soft_wrap=True)

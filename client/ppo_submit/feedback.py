@@ -20,7 +20,7 @@ source line too wide for the caret under it is wrapped and its column named inst
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -29,17 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .api import Submission
-
-Renamer = Callable[[str], str]
-
-
-def _renamer(filename: str | None, local_path: str | None) -> Renamer:
-    """Text with the submitted file's base name replaced by the local path the learner typed."""
-    if not filename or not local_path or filename == local_path:
-        return lambda text: text
-    quoted, path = f'File "{filename}"', f'File "{local_path}"'
-    return lambda text: text.replace(quoted, path)
-
+from .locations import FileLocator, Locator
 
 def hanging(label: Text, body: RenderableType, indent: int = 0) -> RenderableType:
     """``label`` then ``body``, whose wrapped lines stay to the right of the label."""
@@ -50,16 +40,11 @@ def hanging(label: Text, body: RenderableType, indent: int = 0) -> RenderableTyp
     return Padding(grid, (0, 0, 0, indent)) if indent else grid
 
 
-def _display_file(location: dict[str, Any], filename: str | None, local_path: str | None) -> str:
-    file = str(location.get("file") or "")
-    return local_path if local_path and (file == filename or not filename) else file
-
-
 class SourceSnippet:
     """The gutter, the source line and the caret with its label, fitted to the width."""
 
-    def __init__(self, location: dict[str, Any], label: str) -> None:
-        self.line = int(location.get("line") or 0)
+    def __init__(self, location: dict[str, Any], label: str, line: int | None = None) -> None:
+        self.line = int(location.get("line") or 0) if line is None else line
         self.column = max(1, int(location.get("column") or 1))
         self.end_column = max(self.column + 1, int(location.get("end_column") or self.column + 1))
         # a tab is shown as one space so that the caret, counted in characters, stays aligned
@@ -86,9 +71,9 @@ class SourceSnippet:
             yield Padding(Text(f"= at column {self.column}: {self.label}", style="bold red"), (0, 0, 0, len(pad) + 1))
 
 
-def root_cause(cause: dict[str, Any], index: int | None, *, filename: str | None, local_path: str | None,
-               verbose: bool) -> list[RenderableType]:
-    """One root cause: headline, location, source with caret, and the checks it failed."""
+def root_cause(cause: dict[str, Any], index: int | None, *, locator: Locator, verbose: bool) -> list[RenderableType]:
+    """One root cause: headline, location (in the learner's terms: ``locator``), source with
+    caret, and the checks it failed."""
     label = f"{cause.get('exception', 'Error')}: {cause.get('message', '')}".rstrip(": ")
     if cause.get("phase") == "syntax":  # the headline names the SyntaxError already
         label = str(cause.get("message") or "here")
@@ -98,10 +83,9 @@ def root_cause(cause: dict[str, Any], index: int | None, *, filename: str | None
     ]
     location = cause.get("location")
     if isinstance(location, dict):
-        where = f"{_display_file(location, filename, local_path)}:{location.get('line')}:{location.get('column')}"
         # one line even when wider than the terminal: editors and terminals link path:line:col
-        parts.append(Text.assemble(("  --> ", "bold blue"), where, no_wrap=True, overflow="ignore"))
-        parts.append(SourceSnippet(location, label))
+        parts.append(Text.assemble(("  --> ", "bold blue"), locator.where(location), no_wrap=True, overflow="ignore"))
+        parts.append(SourceSnippet(location, label, line=locator.line(location)))
     else:
         parts.append(Padding(Text(label, style="bold red"), (0, 0, 0, 2)))
     checks = [str(c) for c in cause.get("checks") or []]
@@ -109,7 +93,7 @@ def root_cause(cause: dict[str, Any], index: int | None, *, filename: str | None
         line = str(cause.get("checks_line") or " · ".join(checks))
         parts.append(hanging(Text("= failed:", style="bold blue"), Text(line), indent=2))
     if verbose and cause.get("traceback"):
-        parts.append(Padding(Text(_renamer(filename, local_path)(str(cause["traceback"])).rstrip(), style="dim"),
+        parts.append(Padding(Text(locator.text(str(cause["traceback"])).rstrip(), style="dim"),
                              (0, 0, 0, 2)))
     return parts
 
@@ -130,7 +114,7 @@ def mistakes(diagnosis: Sequence[dict[str, Any]]) -> list[RenderableType]:
     return parts
 
 
-def _results(checks: Sequence[dict[str, Any]], causes: Sequence[dict[str, Any]],
+def check_results(checks: Sequence[dict[str, Any]], causes: Sequence[dict[str, Any]],
              details: Iterable[dict[str, Any]]) -> list[str]:
     """Each check's short result for the table: which error above, or the feedback's short text."""
     by_name = {str(d.get("check")): d for d in details if isinstance(d, dict)}
@@ -146,15 +130,19 @@ def _results(checks: Sequence[dict[str, Any]], causes: Sequence[dict[str, Any]],
     return out
 
 
-def layout(sub: Submission, data: dict[str, Any], *, verbose: bool, local_path: str | None) -> list[RenderableType]:
-    """The feedback, summary first: verdict and score, mistakes, root causes, next step, checks."""
+def layout(sub: Submission, data: dict[str, Any], *, verbose: bool, local_path: str | None = None,
+           locator: Locator | None = None) -> list[RenderableType]:
+    """The feedback, summary first: verdict and score, mistakes, root causes, next step, checks.
+
+    Places are shown by ``locator``; by default the submitted file's name becomes ``local_path``.
+    """
     from .render import _verdict_line, checks_table, failure_details
 
     summary = data.get("summary") or {}
     causes = [c for c in data.get("root_causes") or [] if isinstance(c, dict)]
     diagnosis = [d for d in data.get("diagnosis") or [] if isinstance(d, dict)]
     checks = sub.get("checks") or []
-    filename = sub.get("filename")
+    locator = locator or FileLocator(sub.get("filename"), local_path)
     total = summary.get("checks_total") or 0
     counted = f"{summary.get('checks_passed', 0)} of {total} checks passed" if total else ""
     parts: list[RenderableType] = [_verdict_line(sub, counted)]
@@ -169,16 +157,15 @@ def layout(sub: Submission, data: dict[str, Any], *, verbose: bool, local_path: 
     numbered = len(causes) > 1
     for i, cause in enumerate(causes, 1):
         parts.append(Text(""))
-        parts.extend(root_cause(cause, i if numbered else None, filename=filename, local_path=local_path,
-                                verbose=verbose))
+        parts.extend(root_cause(cause, i if numbered else None, locator=locator, verbose=verbose))
     if summary.get("next_step"):
         parts.append(Text(""))
         parts.append(hanging(Text("Next:", style="bold green"), Text(str(summary["next_step"]))))
     if checks:
         parts.append(Text(""))
-        parts.append(checks_table(checks, _results(checks, causes, summary.get("details") or [])))
+        parts.append(checks_table(checks, check_results(checks, causes, summary.get("details") or [])))
         if verbose:
-            details = failure_details(checks, rename=_renamer(filename, local_path))
+            details = failure_details(checks, rename=locator.text)
             if details is not None:
                 parts.append(details)
     return parts

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -22,6 +22,9 @@ from rich.text import Text
 
 from .api import CheckResult, ExerciseSummary, Submission
 from .terminal import plain_output
+
+if TYPE_CHECKING:
+    from .locations import Locator
 
 #: Captured learner output shown at most this many lines / characters per stream.
 OUTPUT_MAX_LINES = 20
@@ -58,8 +61,9 @@ def print_out(renderable: RenderableType) -> None:
 
 def plain_text(renderable: RenderableType, width: int) -> str:
     """``renderable`` as plain text ``width`` columns wide, without trailing spaces."""
+    # force_jupyter=False: inside a kernel Rich would also display what it captures
     console = Console(width=width, color_system=None, highlight=False, emoji=False, force_terminal=False,
-                      file=io.StringIO())
+                      force_jupyter=False, file=io.StringIO())
     with console.capture() as captured:
         console.print(renderable, crop=False)
     return "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
@@ -199,18 +203,20 @@ def _timings(timings: dict[str, Any]) -> str:
     return text.strip()
 
 
-def submission_result(sub: Submission, *, verbose: bool = False, local_path: str | None = None) -> RenderableType:
+def submission_result(sub: Submission, *, verbose: bool = False, local_path: str | None = None,
+                      locator: Locator | None = None) -> RenderableType:
     """A submission as the CLI shows it: the summary first (score, verdict, mistakes, root
     causes, next step), then the checks, resources and captured output.
 
     ``local_path`` is the file as the learner named it on the command line: locations in
     the submitted file's name are shown with it, so an editor can jump to them.
+    ``locator`` shows places otherwise (a notebook's cells: ``locations.CellLocator``).
     ``verbose`` adds every failed check's full message, with its case, seed and traceback.
     """
     from . import feedback
 
     parts: list[RenderableType] = []
-    name = local_path or sub.get("filename")
+    name = locator.name if locator is not None else local_path or sub.get("filename")
     header = Text.assemble(
         ("Submission ", "bold"),
         (str(sub.get("id", "?")), "bold"),
@@ -224,7 +230,7 @@ def submission_result(sub: Submission, *, verbose: bool = False, local_path: str
     checks = sub.get("checks") or []
     data = sub.get("feedback")
     if isinstance(data, dict) and isinstance(data.get("summary"), dict):
-        parts.extend(feedback.layout(sub, data, verbose=verbose, local_path=local_path))
+        parts.extend(feedback.layout(sub, data, verbose=verbose, local_path=local_path, locator=locator))
     else:  # a server or a row from before feedback data: the checks and their messages
         parts.append(_verdict_line(sub))
         if sub.get("message"):

@@ -67,17 +67,34 @@ def match_exercise(source: str, exercises: Sequence[ExerciseSummary], *, filenam
     Raises ``UsageError`` (telling the user to pass ``--exercise``) when none or several match.
     """
     names, error_line = defined_functions(source)
+    return match_functions(names, exercises, filename=filename,
+                           syntax_error=None if error_line is None else f"line {error_line}")
+
+
+#: How the CLI's messages say to name the exercise ({slug}: one in particular).
+CHOOSE_ON_COMMAND_LINE = ("pass --exercise SLUG", "pass --exercise {slug}")
+
+
+def match_functions(names: Sequence[str], exercises: Sequence[ExerciseSummary], *, filename: str,
+                    syntax_error: str | None = None, choose: tuple[str, str] = CHOOSE_ON_COMMAND_LINE) -> str:
+    """The slug of the one exercise whose ``function`` is among ``names`` (top-level functions).
+
+    ``syntax_error`` says where the source failed to parse (``line 3``, ``cell 4, line 3``),
+    when it did. Raises ``UsageError`` (telling the user how to name the exercise: ``choose``,
+    any and one in particular) when none or several match.
+    """
+    choose_any, choose_one = choose
     defined = set(names)
     matches = [ex for ex in exercises if ex.get("function") in defined]
     if len(matches) == 1:
         return str(matches[0]["slug"])
     if matches:
         listed = ", ".join(f"{ex.get('slug')} ({ex.get('function')})" for ex in matches)
-        raise UsageError(f"{filename} defines functions of several exercises: {listed}; pass --exercise SLUG")
-    if error_line is not None and not names:
+        raise UsageError(f"{filename} defines functions of several exercises: {listed}; {choose_any}")
+    if syntax_error is not None and not names:
         raise UsageError(
-            f"{filename} has a syntax error (line {error_line}) and no top-level def to recognise; "
-            "pass --exercise SLUG to submit it anyway"
+            f"{filename} has a syntax error ({syntax_error}) and no top-level def to recognise; "
+            f"{choose_any} to submit it anyway"
         )
     functions = {str(ex.get("function")): ex for ex in exercises}
     for name in names:
@@ -86,10 +103,8 @@ def match_exercise(source: str, exercises: Sequence[ExerciseSummary], *, filenam
             slug = functions[near].get("slug")
             raise UsageError(
                 f"{filename} defines {name}(), not {near}(): did you mean {near}? "
-                f"Rename it to submit for {slug} (or pass --exercise {slug})"
+                f"Rename it to submit for {slug} (or {choose_one.format(slug=slug)})"
             )
     wanted = ", ".join(sorted(functions)) or "none"
-    raise UsageError(
-        f"{filename} defines none of the exercise functions ({wanted}); "
-        "pass --exercise SLUG (see `ppo-submit exercises`)"
-    )
+    see = " (see `ppo-submit exercises`)" if choose == CHOOSE_ON_COMMAND_LINE else ""
+    raise UsageError(f"{filename} defines none of the exercise functions ({wanted}); {choose_any}{see}")

@@ -215,8 +215,56 @@ class LearnerView:
     per_page: int
 
 
-def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, mark: str | None = None) -> str:
-    """One learner: every exercise (best, attempts, last verdict), then every submission."""
+@dataclass(frozen=True)
+class UploadView:
+    """What the upload form on a learner's own page needs (``server.dashboard.upload``)."""
+
+    form_token: str
+    idempotency_key: str
+    #: (slug, title) of the courses the learner may submit to, when there are several.
+    courses: list[tuple[str, str]]
+    max_source_kib: int
+    max_upload_mib: int
+
+
+def upload_form(titles: dict[str, str], upload: UploadView) -> str:
+    """A ``.py`` or ``.ipynb`` file, or a pasted function, submitted from the browser."""
+    options = "".join(f'<option value="{e(slug)}">{e(title)}</option>' for slug, title in titles.items())
+    course = ""
+    if upload.courses:
+        picks = "".join(f'<option value="{e(slug)}">{e(title)}</option>' for slug, title in upload.courses)
+        course = f'<label for="upload-course">Course</label><select id="upload-course" name="course">{picks}</select>'
+    return (
+        '<section id="upload"><h2>Submit from the browser</h2>'
+        '<form id="upload-form" method="post" action="/dashboard/submit" enctype="multipart/form-data" data-live-hold>'
+        f'<input type="hidden" name="csrf" value="{e(upload.form_token)}">'
+        f'<input type="hidden" name="key" value="{e(upload.idempotency_key)}">'
+        '<label for="upload-exercise">Exercise</label><select id="upload-exercise" name="exercise">'
+        f'<option value="">found from the function</option>{options}</select>{course}'
+        '<label for="upload-file">A .py file or a Jupyter notebook (.ipynb)</label>'
+        '<input id="upload-file" name="file" type="file" accept=".py,.ipynb,text/x-python,application/x-ipynb+json">'
+        '<label for="upload-source">or paste your function</label>'
+        '<textarea id="upload-source" name="source" rows="10" spellcheck="false" '
+        'placeholder="def compute_gae(rewards, values, mask=None, gamma=1.0, lam=0.95):"></textarea>'
+        '<button type="submit">Submit</button></form>'
+        f'<p class="muted">The code sent is at most {upload.max_source_kib} KiB; a notebook file may be up to '
+        f"{upload.max_upload_mib} MiB with its outputs, of which only the function and the helpers, imports "
+        "and constants it uses are sent, as <code>ppo-submit notebook.ipynb</code> sends them. "
+        "The submission's page shows the verdict as soon as it arrives.</p></section>"
+    )
+
+
+UPLOAD_CSS = """
+#upload-form{display:grid;grid-template-columns:max-content 1fr;gap:.5rem .8rem;max-width:52rem;align-items:start}
+#upload-form textarea{font:13px/1.4 ui-monospace,monospace;width:100%;box-sizing:border-box}
+#upload-form button{grid-column:2;justify-self:start}
+"""
+
+
+def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, mark: str | None = None,
+                 upload: UploadView | None = None) -> str:
+    """One learner: every exercise (best, attempts, last verdict), the upload form on their own
+    page, then every submission."""
     own = viewer.name == view.name
     rows = []
     for x in view.exercises:
@@ -240,13 +288,14 @@ def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, m
     heading = "Your work" if own else f"{view.display_name} ({view.name})"
     body = (
         f"<h1>{e(heading)}</h1>{table}"
+        f"{upload_form(titles, upload) if upload is not None and own else ''}"
         f"<h2>Submissions ({view.total_submissions})</h2>"
         f"{submissions_table(view.submissions, with_learner=False, with_exercise=True, titles=titles)}"
         f'<div class="pager">{prev}<span>Page {view.page_number} of {pages}</span>{nxt}</div>'
         '<p class="muted">Open a submission for its checks, messages, misconceptions, timing and source. '
         "This page reloads by itself when a verdict arrives.</p>"
     )
-    return page(heading, body, viewer, current="My work" if own else "Learners", live=mark)
+    return page(heading, body, viewer, current="My work" if own else "Learners", live=mark, styles=UPLOAD_CSS)
 
 
 def _outcome(line: SubmissionLine) -> str:

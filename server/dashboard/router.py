@@ -12,6 +12,9 @@ what does not exist. Each route says who may see it with a dependency (``WebUser
   the mistake's id, as the exercise page's bars link it).
 - ``GET /dashboard/learners``: every learner; ``/dashboard/learners/{login}``: one.
 - ``GET /dashboard/submissions/{id}``: one submission, its feedback and source.
+- ``POST /dashboard/submit``: a submission from the upload form on a learner's own page (a
+  ``.py`` or ``.ipynb`` file, or a pasted function; ``server.dashboard.upload``), then 303 to
+  its page, which reloads by itself when the verdict arrives.
 - ``GET /dashboard/live``: ``{"mark": ...}``, which changes when a submission the viewer can
   see is added or finished; ``/static/live.js`` polls it and reloads the page.
 - ``GET /dashboard/gradebook.csv``, ``/dashboard/gradebook-wide.csv``: the gradebooks, for
@@ -24,26 +27,35 @@ the default course (``server.dashboard.deps``).
 
 from __future__ import annotations
 
+import math
+import uuid
 from collections.abc import Callable
 
 from fastapi import APIRouter, Request
+from pydantic import ValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
-from server.courses.service import may_read_learner, taught_course_ids
+from server.config import Settings
+from server.courses.service import courses_of, may_read_learner, taught_course_ids
 from server.dashboard import pages, service
 from server.dashboard.deps import DashboardCourse, ShownCourse, shown_course
-from server.deps import SessionDep, SettingsDep
+from server.dashboard.upload import MAX_UPLOAD_BYTES, UploadForm, UploadRefused, prepare
+from server.deps import Now, SessionDep, SettingsDep, StateDep
+from server.errors import GraderError
+from server.submissions.limits import check_submission_limits, submission_window
+from server.submissions.schemas import SubmissionCreate
+from server.submissions.service import create_submission
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, Course, Role, User
 from server.stats.service import shown_mistake
 from server.web.deps import WebInstructor, WebUser
 from server.web.errors import PageBadRequest, PageNotFound
-from server.web.responses import SECURITY_HEADERS, html_response, parse_int, redirect, viewer_of
-from server.web.session import COOKIE_NAME, user_for_cookie
-from server.web.urls import learner_url
+from server.web.responses import SECURITY_HEADERS, html_response, parse_int, redirect, same_origin, viewer_of
+from server.web.session import COOKIE_NAME, form_token, form_token_matches, user_for_cookie
+from server.web.urls import learner_url, submission_url
 
 router = APIRouter(include_in_schema=False)
 
@@ -134,7 +146,8 @@ def learners_page(
 
 
 @router.get("/dashboard/learners/{name}", response_class=HTMLResponse)
-def learner_page(name: str, session: SessionDep, user: WebUser, page: str | None = None) -> Response:
+def learner_page(name: str, request: Request, session: SessionDep, settings: SettingsDep, user: WebUser,
+                 page: str | None = None) -> Response:
     """One learner's exercises and submissions: their own, or anyone's for instructors."""
     instructor = Role(user.role).reads_everything
     owner = user if name == user.name else (service.learner_by_name(session, name) if instructor else None)
@@ -156,7 +169,20 @@ def learner_page(name: str, session: SessionDep, user: WebUser, page: str | None
         per_page=SUBMISSIONS_PER_PAGE,
     )
     mark = service.change_mark(session, None if instructor else user.id)
-    return html_response(pages.learner_page(viewer_of(user), titles, view, mark=mark))
+    upload = _upload_view(session, user, request, settings) if owner.id == user.id else None
+    return html_response(pages.learner_page(viewer_of(user), titles, view, mark=mark, upload=upload))
+
+
+def _upload_view(session: Session, user: User, request: Request, settings: Settings) -> pages.UploadView:
+    """The upload form's token (this session's), a fresh idempotency key, the courses to pick from."""
+    mine = [(course.slug, course.title) for course, _role in courses_of(session, user)]
+    return pages.UploadView(
+        form_token=form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes),
+        idempotency_key=str(uuid.uuid4()),
+        courses=mine if len(mine) > 1 else [],
+        max_source_kib=settings.MAX_SOURCE_BYTES // 1024,
+        max_upload_mib=MAX_UPLOAD_BYTES // 2**20,
+    )
 
 
 @router.get("/dashboard/submissions/{submission_id}", response_class=HTMLResponse)
@@ -169,6 +195,32 @@ def submission_page(submission_id: str, session: SessionDep, user: WebUser) -> R
     mark = service.change_mark(session, None if Role(user.role).reads_everything else user.id)
     title = _titles().get(submission.exercise, submission.exercise)
     return html_response(pages.submission_page(viewer_of(user), title, submission, mark=mark))
+
+
+@router.post("/dashboard/submit")
+def submit_upload(request: Request, upload: UploadForm, session: SessionDep, state: StateDep, user: WebUser,
+                  now: Now) -> Response:
+    """Submit the upload form's file or pasted function, as ``POST /api/v1/submissions`` does."""
+    back = learner_url(user.name)
+    cookie = request.cookies.get(COOKIE_NAME)
+    if not same_origin(request) or not form_token_matches(upload.fields.get("csrf"), cookie, state.settings.secret_bytes):
+        raise UploadRefused(403, "The form was not sent from your dashboard page (or it is out of date): "
+                                 "reload your page and submit again.", back)
+    settings = state.settings
+    key = upload.fields.get("key") or None
+    try:
+        check_submission_limits(user, session, settings, submission_window(request, settings), key)
+        prepared = prepare(upload, back)
+        payload = SubmissionCreate(exercise=prepared.exercise, source=prepared.source, filename=prepared.filename,
+                                   course=upload.fields.get("course") or None)
+        submission, _ = create_submission(
+            session, state.queue, user, payload, max_source_bytes=settings.MAX_SOURCE_BYTES, idempotency_key=key,
+            max_queued=settings.MAX_QUEUED_PER_USER, retry_after=math.ceil(settings.WALL_SECONDS), now=now)
+    except GraderError as exc:  # the API's refusals, in its own words
+        raise UploadRefused(exc.status_code, exc.detail, back) from None
+    except ValidationError:
+        raise UploadRefused(400, "The form's fields are too long; reload your page and submit again.", back) from None
+    return redirect(submission_url(submission.id))
 
 
 @router.get("/dashboard/live")

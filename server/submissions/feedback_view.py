@@ -11,6 +11,7 @@ Two entry points, one layout:
 - :func:`feedback_section`: a stored row's ``<section id="feedback">`` for a page (the dashboard's
   submission page): the same fragment, or the row's checks when it was graded before feedback
   data existed, then the timings and resources and the captured output (capped as the CLI caps it).
+  A notebook submission's places are its cells (``cell 7, line 3``: ``server.submissions.places``).
 
 Every value passes through ``e()``; the markup needs :data:`FEEDBACK_CSS` on the page.
 """
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 
 from sandbox.text import cap
 from server.models import Status, Submission
+from server.submissions.places import CellPlaces
 from server.submissions.schemas import CheckPublic, Feedback, Mistake, RootCause, SubmissionPublic
 from server.web.html import e, format_score
 
@@ -52,11 +54,11 @@ ul.checks li.failed{border-left-color:#b42318}ul.checks li.passed{border-left-co
 """
 
 
-def _snippet(cause: RootCause) -> str:
+def _snippet(cause: RootCause, places: CellPlaces | None) -> str:
     loc = cause.location
     assert loc is not None
     label = cause.message if cause.phase == "syntax" else f"{cause.exception}: {cause.message}"
-    number = str(loc.line)
+    number = str(places.line(loc.line) if places else loc.line)
     pad = " " * len(number)
     source = loc.source.replace("\t", " ")
     carets = " " * (loc.column - 1) + "^" * max(1, loc.end_column - loc.column)
@@ -66,13 +68,14 @@ def _snippet(cause: RootCause) -> str:
     )
 
 
-def _root_cause(cause: RootCause, index: int | None) -> str:
+def _root_cause(cause: RootCause, index: int | None, places: CellPlaces | None) -> str:
     tag = f"error[{index}]" if index is not None else "error"
     parts = [f'<section class="fb-error"><h3>{e(tag)}: {e(cause.headline)}</h3>']
     if cause.location is not None:
         loc = cause.location
-        parts.append(f'<div class="fb-where">{e(loc.file)}:{loc.line}:{loc.column}</div>')
-        parts.append(_snippet(cause))
+        where = places.where(loc.file, loc.line, loc.column) if places else f"{loc.file}:{loc.line}:{loc.column}"
+        parts.append(f'<div class="fb-where">{e(where)}</div>')
+        parts.append(_snippet(cause, places))
     else:
         parts.append(f"<p>{e(cause.exception)}: {e(cause.message)}</p>")
     if cause.checks:
@@ -116,8 +119,9 @@ def _mistakes(diagnosis: Sequence[Mistake]) -> str:
 
 
 def _fragment(verdict: str | None, score: float | None, message: str, checks: Sequence[CheckPublic],
-              feedback: Feedback | None) -> str:
-    """The layout itself: summary, mistakes, root causes, next step, checks."""
+              feedback: Feedback | None, places: CellPlaces | None = None) -> str:
+    """The layout itself: summary, mistakes, root causes, next step, checks. ``places``: a
+    notebook submission's cells, which its locations are shown in."""
     head = f"Verdict: {verdict or '-'}"
     if score is not None:
         head += f" · Score: {format_score(score)} / 100"
@@ -136,7 +140,7 @@ def _fragment(verdict: str | None, score: float | None, message: str, checks: Se
         parts.append(_mistakes(feedback.diagnosis))
     numbered = len(feedback.root_causes) > 1
     for i, cause in enumerate(feedback.root_causes, 1):
-        parts.append(_root_cause(cause, i if numbered else None))
+        parts.append(_root_cause(cause, i if numbered else None, places))
     if summary.next_step:
         parts.append(f'<p class="fb-next">Next: {e(summary.next_step)}</p>')
     if checks:
@@ -169,7 +173,8 @@ def _stored_fragment(submission: Submission) -> str | None:
         return None
     checks = [CheckPublic(name=c.name, weight=c.weight, passed=c.passed, message=c.message,
                           misconception=c.misconception) for c in submission.checks]
-    return _fragment(submission.verdict, submission.score, submission.message, checks, feedback)
+    places = CellPlaces.of(submission.filename, submission.source or "")
+    return _fragment(submission.verdict, submission.score, submission.message, checks, feedback, places)
 
 
 # --- a stored row's section on a page --------------------------------------------------------

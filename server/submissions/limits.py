@@ -27,6 +27,7 @@ from fastapi import Depends, Header, Request
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from server.config import Settings
 from server.deps import CurrentUser, SessionDep, SettingsDep
 from server.errors import RateLimited, TooManyQueued
 from server.models import Role, Status, Submission, User
@@ -80,6 +81,13 @@ def enforce_submission_limits(
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", include_in_schema=False)] = None,
 ) -> None:
     """Refuse a learner's new submission with 429 when over either limit."""
+    check_submission_limits(user, session, settings, window, idempotency_key)
+
+
+def check_submission_limits(user: User, session: Session, settings: Settings, window: SlidingWindow,
+                            idempotency_key: str | None = None) -> None:
+    """Raise ``TooManyQueued`` or ``RateLimited`` (429) for a learner's new submission over a
+    limit: the API's dependency above, and the dashboard's upload."""
     if Role(user.role) is not Role.LEARNER:
         return
     if idempotency_key is not None and session.scalar(

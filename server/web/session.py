@@ -29,6 +29,7 @@ COOKIE_PATH = "/"
 SESSION_SECONDS = 12 * 3600
 _VERSION = "v1"
 _KEY_LABEL = b"ppo-grader/web-session/v1"
+_FORM_LABEL = b"ppo-grader/web-form/v1"
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,22 @@ def verify(value: str, secret: bytes, now: float | None = None) -> tuple[int, in
     if int(parts[3]) <= (time.time() if now is None else now):
         return None
     return int(parts[1]), int(parts[2])
+
+
+def form_token(cookie: str, secret: bytes) -> str:
+    """The token a page's form carries for this session (a POST that changes something checks
+    it, beside the ``Origin`` check): an HMAC of the session cookie, so a page of another site,
+    which cannot read the cookie, cannot forge it; it ends with the session."""
+    key = hmac.new(secret, _FORM_LABEL, hashlib.sha256).digest()
+    digest = hmac.new(key, cookie.encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def form_token_matches(sent: str | None, cookie: str | None, secret: bytes) -> bool:
+    """Whether a form's token is the one :func:`form_token` gives this session."""
+    if not sent or not cookie or len(sent) > 100:
+        return False
+    return hmac.compare_digest(sent.encode(), form_token(cookie, secret).encode())
 
 
 def login_for_token(session: Session, token: str, pepper: bytes) -> Login | None:

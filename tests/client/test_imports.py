@@ -38,3 +38,21 @@ def test_the_written_version_is_the_installed_one() -> None:
     import ppo_submit
 
     assert ppo_submit.__version__ == version("ppo-submit")
+
+
+def test_notebook_support_loads_ipython_and_nbformat_only_when_used() -> None:
+    """``import ppo_submit`` / ``ppo_submit.notebook`` and the CLI cost nothing more for notebooks:
+    IPython loads when a kernel calls ``submit``, nbformat when a ``.ipynb`` is read or written."""
+    code = (
+        "import sys\n"
+        "import ppo_submit, ppo_submit.notebook, ppo_submit.cli\n"
+        "from ppo_submit.cli import main\n"
+        "try:\n"
+        "    main(['submit', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = [m for m in ('IPython', 'nbformat', 'ipykernel', 'torch', 'ppo_submit.closure')\n"
+        "          if m in sys.modules and type(sys.modules[m]).__name__ != '_LazyModule']\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60, capture_output=True)

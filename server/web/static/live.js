@@ -2,6 +2,8 @@
 // The page carries the change mark it was drawn at (data-live-mark); this polls the
 // same-origin JSON at data-live every 5 s (30 s while the tab is hidden) and reloads
 // when the server's mark differs. No other script runs on these pages.
+// A form marked data-live-hold (the upload form) holds the reload once something is typed
+// or chosen in it, so a verdict arriving never wipes what the learner is about to send.
 (function () {
   "use strict";
   var body = document.body;
@@ -9,6 +11,12 @@
   var mark = body.getAttribute("data-live-mark");
   if (!url || mark === null) { return; }
   var failures = 0;
+  var held = false;
+  var forms = document.querySelectorAll("form[data-live-hold]");
+  for (var i = 0; i < forms.length; i += 1) {
+    forms[i].addEventListener("input", function () { held = true; });
+    forms[i].addEventListener("change", function () { held = true; });
+  }
   function schedule() {
     window.setTimeout(check, document.hidden ? 30000 : 5000);
   }
@@ -20,7 +28,7 @@
       })
       .then(function (answer) {
         failures = 0;
-        if (answer.mark !== mark) { window.location.reload(); return; }
+        if (answer.mark !== mark && !held) { window.location.reload(); return; }
         schedule();
       })
       .catch(function () {
