@@ -44,7 +44,7 @@ def test_chromium_shows_the_feedback_readably_in_light_and_dark_themes(kernel: K
     from playwright import sync_api
 
     actor = get_exercise("actor-loss")
-    mistaken = next(m for m in actor.mutants if m.name == "max_for_min").source(actor.function_name)
+    mistaken = next(m for m in actor.mistakes if m.key == "max-for-min").source(actor.function_name)
     run = kernel.cells(
         mistaken,
         "from ppo_submit import notebook\nnotebook.submit(compute_actor_loss)",

@@ -39,7 +39,7 @@ def test_a_starter_notebook_filled_in_correctly_scores_100(kernel: Kernel) -> No
 
 def test_a_function_redefined_in_a_later_cell_sends_the_later_version(kernel: Kernel) -> None:
     gae = get_exercise("gae")
-    wrong = next(m for m in gae.mutants if m.name == "discount_matrix").source(gae.function_name)
+    wrong = next(m for m in gae.mistakes if m.key == "discount-matrix").source(gae.function_name)
     run = kernel.cells(
         wrong,
         "import torch\nprint(compute_gae(torch.ones(1, 3), torch.zeros(1, 3))[0])",
