@@ -126,7 +126,7 @@ class _Seen:
     the check reads, so diagnosis compares only what the check is about (values, gradients,
     inputs after)."""
 
-    __slots__ = ("_outcome", "_aspects")
+    __slots__ = ("_aspects", "_outcome")
 
     def __init__(self, outcome: Outcome, aspects: set[str]) -> None:
         self._outcome = outcome

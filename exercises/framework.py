@@ -17,9 +17,10 @@ from __future__ import annotations
 import logging
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -54,7 +55,7 @@ class Case:
     weights: torch.Tensor | None = None
     return_inputs: bool = False
     memory: bool = False
-    warmup: "Case | None" = None
+    warmup: Case | None = None
     about: str = ""
     #: The run's case seed (already mixed with the server secret), shown so a case can be named.
     seed: int | None = None
@@ -294,7 +295,7 @@ class Exercise:
     starter: str
     reference_source: str
     reference: Callable[..., Any]
-    build_cases: Callable[["CaseGen"], list[Case]]
+    build_cases: Callable[[CaseGen], list[Case]]
     checks: list[Check]
     #: The known mistakes, each under its id ``"<slug>/<key>"``.
     mistakes: list[Mistake]
@@ -331,7 +332,7 @@ class Exercise:
 
     @staticmethod
     def from_modules(folder: str, spec_mod: ModuleType, checks_mod: ModuleType, mutants_mod: ModuleType,
-                     reference_mod: ModuleType, starter: str, reference_source: str) -> "Exercise":
+                     reference_mod: ModuleType, starter: str, reference_source: str) -> Exercise:
         spec: ExerciseSpec = spec_mod.SPEC
         checks = [v for v in vars(checks_mod).values() if isinstance(v, Check)]
         declared = [v for v in vars(mutants_mod).values() if isinstance(v, Mistake)]

@@ -27,9 +27,10 @@ import functools
 import inspect
 import sys
 import textwrap
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Callable, Iterable
+from typing import Any
 
 
 class MistakeKind(StrEnum):

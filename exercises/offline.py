@@ -8,15 +8,16 @@ measurements and are left out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
 from exercises.evidence import Evidence
 from exercises.framework import Case, CaseGen, Exercise, Outcome, Run, evaluate_check
-from exercises.scoring import counted_checks
 from exercises.outcomes import run_in_process
+from exercises.scoring import counted_checks
 
 
 @dataclass

@@ -17,6 +17,7 @@ from exercises.framework import Case, GeneratedTensor, Outcome
 from sandbox.harness import execute_calls
 from sandbox.protocol import Arg, Backward, Call, CallError
 
+
 def _arg(value: Any, name: str, tensors: dict[str, torch.Tensor], grad: bool) -> Arg:
     if isinstance(value, GeneratedTensor):
         return Arg(generate=value.spec(), requires_grad=grad)

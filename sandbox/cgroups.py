@@ -70,7 +70,7 @@ def _detect() -> _Layout | None:
     return None
 
 
-_LAYOUT: _Layout | None | bool = False
+_LAYOUT: _Layout | bool | None = False
 
 
 def layout() -> _Layout | None:

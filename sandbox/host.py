@@ -34,7 +34,7 @@ Control protocol on fds 0 (in) and 1 (out), framed by :mod:`sandbox.protocol`:
 from __future__ import annotations
 
 import ctypes
-import ctypes.util  # noqa: F401  (pre-imported: a child may not be able to read it later)
+import ctypes.util  # pre-imported: a child may not be able to read it later
 import json
 import os
 import resource

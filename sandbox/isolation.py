@@ -14,7 +14,7 @@ Python 3.11 has no ``os.unshare`` and no ``mount``: ctypes calls libc directly.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util  # noqa: F401  (pre-imported: the child may not be able to read it later)
+import ctypes.util  # pre-imported: the child may not be able to read it later
 import os
 
 CLONE_NEWNS = 0x00020000

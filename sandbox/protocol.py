@@ -72,11 +72,11 @@ class Arg:
     generate: dict[str, Any] | None = None
 
     @staticmethod
-    def of_tensor(name: str, requires_grad: bool = False) -> "Arg":
+    def of_tensor(name: str, requires_grad: bool = False) -> Arg:
         return Arg(tensor=name, requires_grad=requires_grad)
 
     @staticmethod
-    def of_value(value: Any) -> "Arg":
+    def of_value(value: Any) -> Arg:
         return Arg(value=value)
 
 
@@ -134,7 +134,7 @@ class JobRequest:
         return asdict(self)
 
     @staticmethod
-    def from_json(data: dict[str, Any]) -> "JobRequest":
+    def from_json(data: dict[str, Any]) -> JobRequest:
         def call(c: dict[str, Any]) -> Call:
             return Call(
                 id=str(c["id"]),
@@ -221,7 +221,7 @@ def write_frame(stream: BinaryIO, header: dict[str, Any], blob: bytes = b"") -> 
     stream.flush()
 
 
-def read_frame_fd(fd: int, deadline_read: "ReadExactly", *, max_blob: int,
+def read_frame_fd(fd: int, deadline_read: ReadExactly, *, max_blob: int,
                   max_json: int = MAX_JSON_BYTES) -> tuple[dict[str, Any], bytes]:
     """Read one frame from a file descriptor with a reader that enforces a deadline.
 

@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ class HostFailure(RuntimeError):
 class JailConfig:
     """How jobs are isolated and where they run."""
 
-    limits: SandboxLimits = SandboxLimits()
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
     #: Run inside bubblewrap with the seccomp filter (False only for the naive baseline).
     jailed: bool = True
     #: Keep the host for the next job (the warm pool); False starts one per job.

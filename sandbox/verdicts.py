@@ -102,7 +102,7 @@ def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed
     sizes = {k: int(v) for k, v in exited.get("sizes", {}).items()}
     stdout = files.get("stdout.txt", b"").decode("utf-8", "replace")
     stderr = files.get("stderr.txt", b"").decode("utf-8", "replace")
-    for name, text in (("stdout.txt", stdout), ("stderr.txt", stderr)):
+    for name in ("stdout.txt", "stderr.txt"):
         cut = sizes.get(name, 0) - limits.captured_output_bytes
         if cut > 0:
             note = cut_note(cut, "bytes")

@@ -34,8 +34,8 @@ from server.leaderboard.router import router as leaderboard_router
 from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
 from server.similarity.jobs import ProcrastinateSimilarity, SimilarityWorker
-from server.similarity.router import router as similarity_router
 from server.similarity.page_router import router as similarity_pages_router
+from server.similarity.router import router as similarity_router
 from server.state import AppState
 from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router

@@ -92,7 +92,6 @@ def serve(
     import uvicorn
 
     from server.app import create_app
-
     from server.logging_setup import configure_logging
 
     settings = Settings()

@@ -29,10 +29,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .cells import Cell, PythonCell
+
 #: What a statement made of a name (see the module's docstring).
 Kind = Literal["function", "class", "import", "constant", "block", "unparsable", "variable", "deleted"]
 
-from .cells import Cell, PythonCell
 
 #: Calls that make data rather than constants (random draws, files, downloads): what they
 #: assign is a variable, even when the callee is imported (``data = torch.randn(100)``).

@@ -31,6 +31,7 @@ from rich.text import Text
 from .api import Submission
 from .locations import FileLocator, Locator
 
+
 def hanging(label: Text, body: RenderableType, indent: int = 0) -> RenderableType:
     """``label`` then ``body``, whose wrapped lines stay to the right of the label."""
     grid = Table.grid(padding=(0, 1, 0, 0))

@@ -28,8 +28,7 @@ from types import BuiltinFunctionType, FunctionType, ModuleType
 from typing import Any
 
 from .cells import Cell, to_python
-from .closure import (BUILTIN_NAMES, Built, Piece, Resolved, Scan, Use, build, resolved, scan,
-                      variable_sentence)
+from .closure import BUILTIN_NAMES, Built, Piece, Resolved, Scan, Use, build, resolved, scan, variable_sentence
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None))
 #: Largest kernel value written out as a literal (items counted through its containers).

@@ -7,11 +7,10 @@ or a check message are never read as Rich markup.
 from __future__ import annotations
 
 import io
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType

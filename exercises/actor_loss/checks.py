@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from exercises.actor_loss.spec import SPEC
 from exercises.common import (
     expect_dtype_device,
     expect_grads,
@@ -15,7 +16,6 @@ from exercises.common import (
     expect_values,
 )
 from exercises.compare import require_no_error, where
-from exercises.actor_loss.spec import SPEC
 from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
 
 CLIP_RANGES = (0.2, 0.1, 0.3, 0.05)

@@ -6,8 +6,8 @@ to it over many seeds. The memory mutant is hand-written: right values, an O(T^2
 
 import torch
 
-from exercises.mistakes import fault, fault_mutants, mutant
 from exercises.gae.faulty import faulty_gae
+from exercises.mistakes import fault, fault_mutants, mutant
 
 ADV = ("advantages_default", "hyper", "no_bootstrap_from_padding", "edge_rows", "no_mask", "dtype_device")
 RET = ("returns_default", "hyper", "no_bootstrap_from_padding", "edge_rows", "no_mask", "dtype_device")

@@ -4,8 +4,8 @@
 to it over many seeds.
 """
 
-from exercises.mistakes import fault, fault_mutants
 from exercises.grpo_advantages.faulty import faulty_grpo_advantages
+from exercises.mistakes import fault, fault_mutants
 
 SCALED = ("values_random", "all_equal", "eps_outside", "unbiased", "consecutive", "flat", "dtype_device")
 ALL = SCALED + ("values_no_std",)

@@ -4,8 +4,8 @@
 to it over many seeds.
 """
 
-from exercises.mistakes import fault, fault_mutants
 from exercises.kl_penalty.faulty import faulty_kl_penalty
+from exercises.mistakes import fault, fault_mutants
 
 COMMON = ("large_gaps", "gradient", "any_shape", "dtype_device")
 

@@ -4,8 +4,8 @@
 to it over many seeds.
 """
 
-from exercises.mistakes import fault, fault_mutants
 from exercises.masked_actor_loss.faulty import faulty_masked_actor_loss
+from exercises.mistakes import fault, fault_mutants
 
 SEQ_VALUES = ("values_seq", "values_custom_clip", "edge_rows", "large_padding", "gradient", "dtype_device")
 TOK_VALUES = ("values_token", "values_custom_clip", "edge_rows", "large_padding", "gradient", "dtype_device")

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import torch
 
-from exercises.common import expect_dtype_device, expect_grads, expect_inputs_unchanged, expect_value_error, expect_values
+from exercises.common import (
+    expect_dtype_device,
+    expect_grads,
+    expect_inputs_unchanged,
+    expect_value_error,
+    expect_values,
+)
 from exercises.framework import Case, CaseGen, CheckContext, check
 
 GRAD = ("0", "1")

@@ -6,9 +6,9 @@ from fastapi import APIRouter
 
 from server.catalog import service
 from server.catalog.schemas import ExerciseDetail, ExerciseSummary
-from server.openapi import errors
 from server.courses.sets import released_exercises
 from server.deps import CurrentUser, Now, SessionDep
+from server.openapi import errors
 
 router = APIRouter(prefix="/exercises", tags=["exercises"])
 

@@ -6,7 +6,6 @@ from typing import Any
 
 from exercises.feedback import suggest
 from exercises.registry import UnknownExercise, all_exercises, get_exercise
-
 from server.catalog.schemas import CheckInfo, ExerciseDetail, ExerciseSummary
 from server.errors import ExerciseNotFound
 

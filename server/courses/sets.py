@@ -7,6 +7,7 @@ the database and turns a refusal into an error that names the date in the course
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -42,7 +43,7 @@ def publish(
     """Publish ``exercise`` in ``course`` (or replace its dates and policy). The caller commits."""
     find_exercise(exercise)
     dates = [(n, d) for n, d in (("release", release_at), ("due", due_at), ("close", close_at)) if d is not None]
-    for (first, a), (second, b) in zip(dates, dates[1:], strict=False):
+    for (first, a), (second, b) in itertools.pairwise(dates):
         if b < a:
             raise InvalidCourse(f"The {second} date ({shown(b, course)}) is before the {first} date ({shown(a, course)}).")
     if penalty_unit not in ("day", "hour"):

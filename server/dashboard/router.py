@@ -32,8 +32,8 @@ import uuid
 from collections.abc import Callable
 
 from fastapi import APIRouter, Request
-from pydantic import ValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -45,12 +45,12 @@ from server.dashboard.deps import DashboardCourse, ShownCourse, shown_course
 from server.dashboard.upload import MAX_UPLOAD_BYTES, UploadForm, UploadRefused, prepare
 from server.deps import Now, SessionDep, SettingsDep, StateDep
 from server.errors import GraderError
-from server.submissions.limits import check_submission_limits, submission_window
-from server.submissions.schemas import SubmissionCreate
-from server.submissions.service import create_submission
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, Course, Role, User
 from server.stats.service import shown_mistake
+from server.submissions.limits import check_submission_limits, submission_window
+from server.submissions.schemas import SubmissionCreate
+from server.submissions.service import create_submission
 from server.web.deps import WebInstructor, WebUser
 from server.web.errors import PageBadRequest, PageNotFound
 from server.web.responses import SECURITY_HEADERS, html_response, parse_int, redirect, same_origin, viewer_of

@@ -20,7 +20,7 @@ from sqlalchemy import and_, case, distinct, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from server.leaderboard.service import FULL_SCORE, _as_datetime, counted, learner_ids
-from server.models import DEFAULT_COURSE_ID, BestScore, CheckResult, Role, Status, Submission, User, Verdict
+from server.models import DEFAULT_COURSE_ID, BestScore, CheckResult, Status, Submission, User, Verdict
 from server.stats.schemas import ExerciseStats
 from server.stats.service import exercise_stats, mistake_key, shown_mistake
 

@@ -10,9 +10,9 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from server.courses.service import taught_course
-from server.models import Course
 from server.deps import InstructorUser, SessionDep
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
+from server.models import Course
 from server.openapi import errors
 
 router = APIRouter(tags=["gradebook"])

@@ -12,7 +12,6 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
-
 from server.courses.policy import counted_score
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,

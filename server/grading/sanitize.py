@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from sandbox.text import cap_bytes
 

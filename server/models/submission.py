@@ -19,7 +19,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from exercises.report import Verdict
 from server.models.base import Base, UTCDateTime, utcnow
 from server.models.course import DEFAULT_COURSE_ID
 

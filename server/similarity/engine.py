@@ -53,6 +53,10 @@ class Tuning:
         return max(self.common_floor, math.ceil(self.common_share * learners))
 
 
+#: The knobs every run uses unless a caller (a benchmark, a test) asks otherwise.
+DEFAULT_TUNING = Tuning()
+
+
 @dataclass(frozen=True)
 class Entry:
     """One submission to compare: whose it is, its id, its text."""

@@ -45,7 +45,7 @@ from server.models import (
     Verdict,
     utcnow,
 )
-from server.similarity.engine import CoursePair, Entry, ExerciseComparison, Tuning, aggregate, rank
+from server.similarity.engine import DEFAULT_TUNING, CoursePair, Entry, ExerciseComparison, Tuning, aggregate, rank
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ def _compare(slug: str, found: list[Entry], tuning: Tuning) -> ExerciseCompariso
 
 
 def compute(
-    session: Session, course_id: int, exercises: list[str], tuning: Tuning = Tuning(), processes: int = 1
+    session: Session, course_id: int, exercises: list[str], tuning: Tuning = DEFAULT_TUNING, processes: int = 1
 ) -> Computed:
     """Compare every learner pair of a course on each exercise and aggregate.
 
@@ -231,7 +231,7 @@ def _stored_exercises(pair: CoursePair, computed: Computed) -> dict[str, dict[st
     return out
 
 
-def run_similarity(sessions: SessionFactory, run_id: int, tuning: Tuning = Tuning(), processes: int = 1) -> str | None:
+def run_similarity(sessions: SessionFactory, run_id: int, tuning: Tuning = DEFAULT_TUNING, processes: int = 1) -> str | None:
     """The job body of every queue: claim the run, compute (in ``processes`` child processes),
     store the capped pairs, mark it done (or ``failed`` with the reason). Returns the final
     status, None if not claimed."""

@@ -12,13 +12,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from exercises.feedback import safe_filename
-
 from server.catalog.service import find_exercise
 from server.courses.service import course_for_submission, taught_course_ids
 from server.courses.sets import accept
 from server.errors import (
-    GraderError,
     EmptySource,
+    GraderError,
     IdempotencyKeyConflict,
     InvalidSource,
     NotAllowed,

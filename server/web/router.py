@@ -36,7 +36,7 @@ _LIVE_SCRIPT = (Path(__file__).parent / "static" / "live.js").read_bytes()
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_form(next: str | None = None) -> Response:  # noqa: A002  (the conventional name)
+def login_form(next: str | None = None) -> Response:
     """The token form."""
     return html_response(html.login_page(next_path=local_path(next) or ""))
 

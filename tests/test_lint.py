@@ -1,0 +1,29 @@
+"""Style and types are part of the tests: ruff (lint) and mypy on the four packages.
+
+The configuration lives in pyproject.toml (``[tool.ruff]``, ``[tool.mypy]``). A failure prints
+what the tool said, file and line, so fixing it needs no second run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ["server", "exercises", "sandbox", "client"]
+
+
+def _tool(name: str) -> str:
+    """The tool installed beside this interpreter (the project's .venv), else on PATH."""
+    beside = Path(sys.executable).with_name(name)
+    found = str(beside) if beside.exists() else shutil.which(name)
+    assert found, f"{name} is not installed: it comes with the dev extra (pip install -e '.[dev]')"
+    return found
+
+
+def test_ruff_finds_nothing() -> None:
+    run = subprocess.run([_tool("ruff"), "check", "--no-cache", *PACKAGES], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
