@@ -50,14 +50,8 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 
 from sandbox import harness, isolation, seccomp  # noqa: E402
+from sandbox.exit_codes import ExitCode  # noqa: E402
 from sandbox.protocol import MAX_REQUEST_BLOB_BYTES, ReadExactly, read_frame_fd  # noqa: E402
-
-#: Exit codes of the child beyond the harness's own (see :mod:`sandbox.harness`). They mean
-#: "the grader's fault" only while the setup byte has not been sent.
-EXIT_ABORTED = 20
-EXIT_OUT_OF_MEMORY = 21
-EXIT_HARNESS_FAILED = 22
-EXIT_SANDBOX_SETUP = 23
 
 #: The byte the child writes on the setup pipe once it is isolated and has loaded its job.
 SETUP_OK = b"S"
@@ -113,7 +107,7 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict, use_secco
     limit signals (SIGXCPU, SIGXFSZ) and its own signals act on it as usual, which they would
     not on a namespace's pid 1.
     """
-    code = EXIT_SANDBOX_SETUP
+    code = ExitCode.SANDBOX_SETUP
     try:
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)
@@ -123,7 +117,7 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict, use_secco
         go = os.read(go_fd, 1)
         os.close(go_fd)
         if go != b"g":
-            os._exit(EXIT_ABORTED)
+            os._exit(ExitCode.ABORTED)
         pid = os.fork()
         if pid == 0:
             os.close(status_fd)
@@ -145,7 +139,7 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict, use_secco
 
 def _learner(setup_fd: int, limits: dict, use_seccomp: bool) -> None:
     """The learner's process (pid 2 of the job's namespace); never returns."""
-    code = EXIT_SANDBOX_SETUP
+    code = ExitCode.SANDBOX_SETUP
     try:
         os.setsid()  # a process group of its own: kill(0, ...) reaches nothing but itself
         out = os.open(os.path.join(JOB_DIR, "stdout.txt"), _CREATE, 0o600)
@@ -177,10 +171,10 @@ def _learner(setup_fd: int, limits: dict, use_seccomp: bool) -> None:
         # From here on, whatever happens is the learner's doing.
         os.write(setup_fd, SETUP_OK)
         os.close(setup_fd)
-        code = EXIT_HARNESS_FAILED
+        code = ExitCode.HARNESS_FAILED
         code = harness.run_loaded_job(JOB_DIR, job)
     except MemoryError:
-        code = EXIT_OUT_OF_MEMORY
+        code = ExitCode.OUT_OF_MEMORY
     except BaseException:
         try:
             import traceback
