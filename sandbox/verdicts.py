@@ -62,7 +62,7 @@ def validate_exited(exited: dict[str, Any], blob_len: int, limits: SandboxLimits
     if sig is not None and _count(sig, "signal", 64) < 1:
         raise BadReport("signal out of range")
     cpu = exited.get("cpu_seconds")
-    if type(cpu) not in (int, float) or not math.isfinite(cpu) or not 0 <= cpu < 1e6:
+    if not isinstance(cpu, (int, float)) or isinstance(cpu, bool) or not math.isfinite(cpu) or not 0 <= cpu < 1e6:
         raise BadReport("cpu_seconds is not a finite non-negative number")
     for name in _INT_FIELDS:
         _count(exited.get(name), name)
