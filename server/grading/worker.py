@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from server.db import SessionFactory, transaction
 from server.grading import counters
-from server.grading.grader import GradeFunction
+from server.grading.grader import GradeFunction, verdict_versions
 from server.grading.persistence import (
     MAX_ATTEMPTS,
     Claimed,
@@ -165,6 +165,8 @@ def process_submission(
             return Verdict.INTERNAL_ERROR.value
 
         _test_hooks(claimed.source)
+        # Read before grading: the versions of the code this process grades with.
+        versions = verdict_versions(claimed.exercise)
         began = time.perf_counter()
         try:
             report = grade(claimed.exercise, claimed.source, claimed.id)
@@ -188,7 +190,8 @@ def process_submission(
         try:
             with transaction(sessions) as session:
                 stored = store_report(
-                    session, submission_id, report, output_cap=output_cap, extra_timings=extra, attempt=attempt
+                    session, submission_id, report, output_cap=output_cap, extra_timings=extra, attempt=attempt,
+                    versions=versions,
                 )
         except Exception:
             log.exception("storing the report failed")
