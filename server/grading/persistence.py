@@ -12,6 +12,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
+from exercises.versions import UNKNOWN_VERSION
 from server.courses.policy import counted_score
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
@@ -25,7 +26,6 @@ from server.grading.sanitize import (
     clean_timings,
 )
 from server.leaderboard.best_scores import backfill_best_scores, record_verdict
-from exercises.versions import UNKNOWN_VERSION
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
 
 # A submission that has taken down this many workers is not tried again (poison pill).
