@@ -510,5 +510,15 @@ def similarity(
     )
 
 
+def _register_regrade() -> None:
+    """``ppo-grader regrade ...`` (server/regrades/commands.py), with this module's edge."""
+    from server.regrades.commands import build_regrade_app
+
+    app.add_typer(build_regrade_app(_edge, _session), name="regrade")
+
+
+_register_regrade()
+
+
 if __name__ == "__main__":
     app()

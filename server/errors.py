@@ -12,15 +12,19 @@ Tree::
     ├── UserNotFound              404
     ├── CourseNotFound            404  also what a non-member gets for a course
     ├── SubmissionNotFound        404  also what a learner gets for someone else's submission
+    ├── RegradeNotFound           404  also what a learner or another course's instructor gets
     ├── UserAlreadyExists         409
     ├── CourseAlreadyExists       409
     ├── IdempotencyKeyConflict    409  same key reused with a different exercise or source
+    ├── RegradeNotReady           409  a regrade set still grading cannot be applied yet
+    ├── RegradeClosed             409  a regrade set already applied or cancelled (never twice)
     ├── SourceTooLarge            413
     ├── EmptySource               422
     ├── InvalidSource             422  NUL bytes or text that is not valid UTF-8
     ├── InvalidRoster             422  a roster CSV without a ``name`` column, or not UTF-8
     ├── InvalidCourse             422  a bad course slug or time zone, dates out of order, ...
     ├── CourseRequired            422  the learner is in several courses and named none
+    ├── NothingToRegrade          422  no stored verdict matches a regrade's selection
     ├── RateLimited               429  too many submissions in the window (Retry-After)
     └── TooManyQueued             429  too many of the learner's submissions waiting (Retry-After)
 
@@ -181,5 +185,29 @@ class InvalidCourse(GraderError):
 
 class CourseRequired(GraderError):
     """A learner in several courses must say which one a submission is for."""
+
+    status_code = 422
+
+
+class RegradeNotFound(GraderError):
+    """No regrade set with this id that the caller may read."""
+
+    status_code = 404
+
+
+class RegradeNotReady(GraderError):
+    """The set's results are not all graded yet."""
+
+    status_code = 409
+
+
+class RegradeClosed(GraderError):
+    """The set was applied or cancelled already; a set is applied at most once."""
+
+    status_code = 409
+
+
+class NothingToRegrade(GraderError):
+    """A regrade's selection matches no stored verdict."""
 
     status_code = 422

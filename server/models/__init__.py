@@ -4,6 +4,7 @@ from exercises.report import Verdict
 from server.models.base import Base, utcnow
 from server.models.best_score import BestScore
 from server.models.course import DEFAULT_COURSE_ID, DEFAULT_COURSE_SLUG, Course, Enrollment, Extension, SetEntry
+from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState, SupersededVerdict
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
 from server.models.user import ApiToken, Role, User
@@ -18,6 +19,10 @@ __all__ = [
     "Course",
     "Enrollment",
     "Extension",
+    "Keep",
+    "RegradeResult",
+    "RegradeSet",
+    "RegradeState",
     "ReviewMark",
     "Role",
     "RunStatus",
@@ -27,6 +32,7 @@ __all__ = [
     "SimilarityRun",
     "Status",
     "Submission",
+    "SupersededVerdict",
     "User",
     "Verdict",
     "utcnow",

@@ -123,7 +123,30 @@ class LateFields(BaseModel):
     )
 
 
-class SubmissionPublic(LateFields):
+class RegradeNote(BaseModel):
+    """An applied regrade that replaced this submission's verdict, and the instructor's reason."""
+
+    regrade: int = Field(description="The regrade set's id.")
+    applied_at: datetime | None
+    reason: str
+    old_verdict: Verdict | None
+    old_score: float | None
+    old_counted_score: float | None
+    new_verdict: Verdict | None
+    new_score: float | None
+    new_counted_score: float | None
+    old_content_version: str
+    old_grader_version: str
+
+
+class Regraded(BaseModel):
+    """Applied regrades of a submission, oldest first (empty when none)."""
+
+    regrades: list[RegradeNote] = Field(
+        default_factory=list, description="Applied regrades that changed this verdict, oldest first, with their reason.")
+
+
+class SubmissionPublic(LateFields, Regraded):
     """One submission with its verdict and per-check results; ``score`` is the raw score."""
 
     id: int
@@ -149,9 +172,15 @@ class SubmissionPublic(LateFields):
     feedback: Feedback | None = Field(
         default=None, description="Root causes, diagnosis and summary; null until done (and for older rows)."
     )
+    content_version: str = Field(
+        default="unknown", description="The exercise's content version that produced the verdict; "
+        "`unknown` for verdicts older than versions (and until done).", examples=["3f2a9c01d4be"])
+    grader_version: str = Field(
+        default="unknown", description="The grader's (judge, harness, jail) version that produced the verdict.",
+        examples=["a81c07e5f3d2"])
 
 
-class SubmissionSummary(LateFields):
+class SubmissionSummary(LateFields, Regraded):
     """One row of ``GET /submissions``: no checks, output or source."""
 
     id: int
