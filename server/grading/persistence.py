@@ -12,7 +12,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
-from server.courses.policy import counted_score
+from server.courses.counted import submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
     MAX_CHECKS,
@@ -160,7 +160,7 @@ def store_report(
     submission.score = None if report.score is None else clean_float(report.score)
     # The late policy's penalty was fixed when the submission was accepted; the raw score stays.
     submission.counted_score = (
-        counted_score(submission.score, submission.penalty_percent or 0.0) if verdict is Verdict.GRADED else None
+        submission_counted(submission.score, submission.penalty_percent) if verdict is Verdict.GRADED else None
     )
     submission.message = _storable_message(report.message, filename)
     if len(checks) > MAX_CHECKS:

@@ -3,6 +3,7 @@
 from exercises.report import Verdict
 from server.models.base import Base, utcnow
 from server.models.best_score import BestScore
+from server.models.correction import CorrectionKind, ScoreCorrection
 from server.models.course import DEFAULT_COURSE_ID, DEFAULT_COURSE_SLUG, Course, Enrollment, Extension, SetEntry
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
@@ -15,12 +16,14 @@ __all__ = [
     "Base",
     "BestScore",
     "CheckResult",
+    "CorrectionKind",
     "Course",
     "Enrollment",
     "Extension",
     "ReviewMark",
     "Role",
     "RunStatus",
+    "ScoreCorrection",
     "SetEntry",
     "SimilarityPair",
     "SimilarityReview",
