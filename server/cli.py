@@ -452,9 +452,17 @@ def extensions_grant(
     settings = Settings()
     with _session(settings) as session:
         where = find_course(session, course)
-        extension = grant_extension(session, where, user, exercise, _when(due, where, "--due"))
-        when = shown(extension.due_at, where)
-    err.print(f"{user!r} may hand in {exercise!r} in {course!r} until {when}.", highlight=False)
+        granted = grant_extension(session, where, user, exercise, _when(due, where, "--due"))
+        when = shown(granted.extension.due_at, where)
+    err.print(f"{user!r} may hand in {exercise!r} in {course!r} until {when}; "
+              f"{_recomputed(granted.recomputed)}.", highlight=False)
+
+
+def _recomputed(count: int) -> str:
+    """What an extension did to the submissions already made, in one phrase."""
+    if not count:
+        return "no earlier submission changed"
+    return f"recomputed the late penalty of {count} earlier submission{'s' if count != 1 else ''}"
 
 
 @app.command()

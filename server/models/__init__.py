@@ -3,6 +3,7 @@
 from exercises.report import Verdict
 from server.models.base import Base, utcnow
 from server.models.best_score import BestScore
+from server.models.correction import CorrectionKind, ScoreCorrection
 from server.models.course import DEFAULT_COURSE_ID, DEFAULT_COURSE_SLUG, Course, Enrollment, Extension, SetEntry
 from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState, SupersededVerdict
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
@@ -16,6 +17,7 @@ __all__ = [
     "Base",
     "BestScore",
     "CheckResult",
+    "CorrectionKind",
     "Course",
     "Enrollment",
     "Extension",
@@ -26,6 +28,7 @@ __all__ = [
     "ReviewMark",
     "Role",
     "RunStatus",
+    "ScoreCorrection",
     "SetEntry",
     "SimilarityPair",
     "SimilarityReview",
