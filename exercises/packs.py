@@ -32,8 +32,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from exercises.framework import Exercise
+if TYPE_CHECKING:  # torch-free at import: the CLI names PackError without loading torch
+    from exercises.framework import Exercise
 
 #: The environment variable an operator lists pack folders in (``:``-separated).
 PACKS_ENV = "PPO_GRADER_EXERCISE_PACKS"
@@ -133,6 +135,8 @@ def load_exercise(pack: Pack, folder: Path) -> Exercise:
     missing = [f for f in ROLE_FILES if not (folder / f).is_file()]
     if missing:
         raise PackError(f"{where} lacks {', '.join(missing)}")
+    from exercises.framework import Exercise
+
     package = f"{pack.package}.{folder.name}"
     try:
         modules = [importlib.import_module(f"{package}.{role}") for role in ("spec", "checks", "mutants", "reference")]

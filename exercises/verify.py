@@ -39,7 +39,7 @@ SEEDS = tuple(range(1, 21))
 STUB_CEILING = 5.0
 #: How a passed contract check whose points are withheld starts its message (exercises.scoring).
 _WITHHELD = "Not counted yet:"
-#: Problems kept per criterion (the rest are counted).
+#: Problems shown and kept per criterion.
 MAX_PROBLEMS = 12
 
 
@@ -56,21 +56,44 @@ def tolerance_statement() -> str:
 
 @dataclass
 class Criterion:
-    """One thing the gate demands, and every way the exercise falls short of it."""
+    """One thing the gate demands, and every way the exercise falls short of it.
+
+    A problem found on several seeds is one problem: its text holds ``{seeds}``, which reads
+    "seed 7" or "seeds 1, 2, 3 (3 of 20)" once every seed has been tried.
+    """
 
     name: str
-    problems: list[str] = field(default_factory=list)
-    #: How many problems were found in all (``problems`` keeps the first MAX_PROBLEMS).
-    found: int = 0
+    #: Problem text (with ``{seeds}`` where seeds apply) -> the seeds it was found on.
+    found: dict[str, list[int]] = field(default_factory=dict)
+    #: How many seeds the criterion was tried on (for "3 of 20").
+    tried: int = 0
+    #: Per problem, what the first seed it was found on showed (a check's message).
+    notes: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
-        return self.found == 0
+        return not self.found
 
-    def add(self, problem: str) -> None:
-        self.found += 1
-        if len(self.problems) < MAX_PROBLEMS:
-            self.problems.append(problem)
+    def add(self, problem: str, seed: int | None = None, note: str = "") -> None:
+        if note and problem not in self.found:
+            self.notes[problem] = note
+        self.found.setdefault(problem, [])
+        if seed is not None:
+            self.found[problem].append(seed)
+
+    @property
+    def problems(self) -> list[str]:
+        """Each problem once, its seeds filled in, the first MAX_PROBLEMS of them."""
+        return [text.replace("{seeds}", _seeds(seeds, self.tried))
+                + (f" (seed {seeds[0]}: {self.notes[text]})" if text in self.notes else "")
+                for text, seeds in list(self.found.items())[:MAX_PROBLEMS]]
+
+
+def _seeds(seeds: list[int], tried: int) -> str:
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    shown = ", ".join(str(s) for s in seeds[:6]) + (", ..." if len(seeds) > 6 else "")
+    return f"seeds {shown} ({len(seeds)} of {tried})"
 
 
 @dataclass
@@ -91,7 +114,7 @@ class Verification:
 
     def summary(self) -> dict[str, Any]:
         """What is stored with the result (bounded: MAX_PROBLEMS per criterion)."""
-        return {"criteria": [{"name": c.name, "ok": c.ok, "found": c.found, "problems": c.problems}
+        return {"criteria": [{"name": c.name, "ok": c.ok, "problems": c.problems}
                              for c in self.criteria]}
 
 
@@ -103,7 +126,7 @@ def verify_exercise(judge: Judge, exercise: Exercise, seeds: Iterable[int] = SEE
         c = Criterion(name)
         criterion(exercise, c)
         result.criteria.append(c)
-    deterministic = Criterion("cases are deterministic (a seed builds the same cases twice)")
+    deterministic = Criterion("cases are deterministic (a seed builds the same cases twice)", tried=len(seeds))
     for seed in seeds:
         _check_determinism(exercise, seed, deterministic)
     result.criteria.append(deterministic)
@@ -216,30 +239,40 @@ def _case_fields(case: Case) -> list[Any]:
 def _check_determinism(exercise: Exercise, seed: int, c: Criterion) -> None:
     first, second = exercise.build_cases(CaseGen(seed)), exercise.build_cases(CaseGen(seed))
     if [x.id for x in first] != [x.id for x in second]:
-        c.add(f"seed {seed} builds different cases on two calls (ids {len(first)} vs {len(second)} cases)")
+        c.add("{seeds} builds different cases on two calls", seed)
         return
     for a, b in zip(first, second):
         if not _same(_case_fields(a), _case_fields(b)):
-            c.add(f"seed {seed}: case {a.id} ({a.about or 'no description'}) differs between two builds; draw "
-                  "inputs from the CaseGen (gen.randn, gen.randint...), never from torch's global generator")
+            c.add(f"case {a.id} ({a.about or 'no description'}) differs between two builds of {{seeds}}: draw "
+                  "inputs from the CaseGen (gen.randn, gen.randint...), never from torch's global generator", seed)
             return
 
 
 # --- through the jail -------------------------------------------------------------------------
 
 
-def _failures(report: GradeReport) -> str:
-    failed = [f"{c.check_id} ({c.message.splitlines()[0][:120] if c.message else 'failed'})"
-              for c in report.checks if not c.passed]
-    return "; ".join(failed[:3]) if failed else report.message.splitlines()[0][:200] if report.message else ""
+def _failed_checks(report: GradeReport) -> list[str]:
+    """Ids (without the slug) of the checks that really failed: not those whose points are only
+    withheld (scoring.withhold_contract_points) because a core check failed."""
+    return [ch.check_id.rsplit("/", 1)[-1] for ch in report.checks
+            if ch.check_id and not ch.passed and not ch.message.startswith(_WITHHELD)]
+
+
+def _first_message(report: GradeReport) -> str:
+    failed = [ch.message for ch in report.checks if not ch.passed and not ch.message.startswith(_WITHHELD)]
+    text = failed[0] if failed else report.message
+    return " ".join(text.split())[:240]
 
 
 def _reference_on_every_seed(judge: Judge, exercise: Exercise, seeds: tuple[int, ...]) -> Criterion:
-    c = Criterion(f"reference scores 100 on {len(seeds)} seeds (real jail)")
+    c = Criterion(f"reference scores 100 on {len(seeds)} seeds (real jail)", tried=len(seeds))
     for seed in seeds:
         report = judge.grade(exercise.slug, exercise.reference_source, seed)
-        if report.verdict != "graded" or report.score != 100:
-            c.add(f"the reference scores {report.score} ({report.verdict}) on seed {seed}: {_failures(report)}")
+        if report.verdict != "graded":
+            c.add(f"the reference ends as {report.verdict} on {{seeds}}", seed, _first_message(report))
+        elif report.score != 100:
+            c.add(f"the reference fails its own checks {', '.join(_failed_checks(report))} on {{seeds}}", seed,
+                  _first_message(report))
     return c
 
 
@@ -273,7 +306,8 @@ def _starter_and_stub(judge: Judge, exercise: Exercise, seed: int) -> Criterion:
 
 
 def _faults_on_every_seed(judge: Judge, exercise: Exercise, seeds: tuple[int, ...]) -> Criterion:
-    c = Criterion(f"every fault caught on every seed and named on a check it explains ({len(exercise.mistakes)} faults)")
+    c = Criterion(f"every fault caught on every seed and named on a check it explains ({len(exercise.mistakes)} faults)",
+                  tried=len(seeds))
     if not exercise.mistakes:
         c.add("the exercise declares no fault (mutants.py: FAULTS with fault(...), MUTANTS = fault_mutants(...))")
     for mistake in exercise.mistakes:
@@ -285,19 +319,17 @@ def _faults_on_every_seed(judge: Judge, exercise: Exercise, seeds: tuple[int, ..
 def _fault_on_seed(judge: Judge, exercise: Exercise, mistake: Mistake, seed: int, c: Criterion) -> None:
     report = judge.grade(exercise.slug, mistake.source(exercise.function_name), seed)
     if report.verdict != "graded":
-        c.add(f"fault {mistake.key} ends as {report.verdict} on seed {seed}, not graded: {_failures(report)}")
+        c.add(f"fault {mistake.key} ends as {report.verdict} on {{seeds}}, not graded", seed, _first_message(report))
         return
-    # A contract check whose points are only withheld (scoring.withhold_contract_points) did not fail.
-    failed = [ch for ch in report.checks if not ch.passed and not ch.message.startswith(_WITHHELD)]
-    if not failed:
-        c.add(f"fault {mistake.key} is not caught on seed {seed} by any check")
+    local = set(_failed_checks(report))
+    if not local:
+        c.add(f"fault {mistake.key} is not caught on {{seeds}} by any check", seed)
         return
-    local = {ch.check_id.rsplit("/", 1)[-1] for ch in failed}
     # A memory check also compares the large input's values, so any wrong-valued fault fails it.
     measured = {ch.id for ch in exercise.checks if ch.needs_memory and not mistake.is_memory}
     stray = sorted(local - set(mistake.explains) - measured)
     if stray:
-        c.add(f"fault {mistake.key} fails {', '.join(stray)} on seed {seed}, which its explains= does not list")
-    if not any(ch.mistake_id == mistake.id for ch in failed):
-        c.add(f"fault {mistake.key} is caught on seed {seed} ({', '.join(sorted(local))}) but no failed check names "
-              "it: its outcomes must fail a check its explains= lists")
+        c.add(f"fault {mistake.key} fails {', '.join(stray)} on {{seeds}}, which its explains= does not list", seed)
+    if not any(ch.mistake_id == mistake.id for ch in report.checks if not ch.passed):
+        c.add(f"fault {mistake.key} is caught on {{seeds}} ({', '.join(sorted(local))}) but no failed check names "
+              "it: its outcomes must fail a check its explains= lists", seed)

@@ -14,6 +14,7 @@ Tree::
     ├── SubmissionNotFound        404  also what a learner gets for someone else's submission
     ├── UserAlreadyExists         409
     ├── CourseAlreadyExists       409
+    ├── ExerciseNotVerified       409  a pack exercise without a passed verify at its content version
     ├── IdempotencyKeyConflict    409  same key reused with a different exercise or source
     ├── SourceTooLarge            413
     ├── EmptySource               422
@@ -169,6 +170,12 @@ class CourseNotFound(GraderError):
 
 class CourseAlreadyExists(GraderError):
     """A course with this slug exists already."""
+
+    status_code = 409
+
+
+class ExerciseNotVerified(GraderError):
+    """A pack's exercise has not passed ``exercises verify`` at its current content version."""
 
     status_code = 409
 

@@ -7,6 +7,7 @@ from server.models.course import DEFAULT_COURSE_ID, DEFAULT_COURSE_SLUG, Course,
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
 from server.models.user import ApiToken, Role, User
+from server.models.verification import ExerciseVerification
 
 __all__ = [
     "DEFAULT_COURSE_ID",
@@ -17,6 +18,7 @@ __all__ = [
     "CheckResult",
     "Course",
     "Enrollment",
+    "ExerciseVerification",
     "Extension",
     "ReviewMark",
     "Role",
