@@ -15,6 +15,7 @@ Tree::
     ├── RegradeNotFound           404  also what a learner or another course's instructor gets
     ├── UserAlreadyExists         409
     ├── CourseAlreadyExists       409
+    ├── ExerciseNotVerified       409  a pack exercise without a passed verify at its content version
     ├── IdempotencyKeyConflict    409  same key reused with a different exercise or source
     ├── RegradeNotReady           409  a regrade set still grading cannot be applied yet
     ├── RegradeClosed             409  a regrade set already applied or cancelled (never twice)
@@ -173,6 +174,12 @@ class CourseNotFound(GraderError):
 
 class CourseAlreadyExists(GraderError):
     """A course with this slug exists already."""
+
+    status_code = 409
+
+
+class ExerciseNotVerified(GraderError):
+    """A pack's exercise has not passed ``exercises verify`` at its current content version."""
 
     status_code = 409
 

@@ -15,6 +15,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from server.catalog.service import find_exercise, list_exercises
+from server.catalog.verification import require_verified
 from server.courses.policy import Phase, Rules
 from server.courses.service import INSTRUCTOR, LEARNER, course_role, shown
 from server.errors import (
@@ -40,8 +41,12 @@ def publish(
     penalty_unit: str = "day",
     max_attempts: int | None = None,
 ) -> SetEntry:
-    """Publish ``exercise`` in ``course`` (or replace its dates and policy). The caller commits."""
-    find_exercise(exercise)
+    """Publish ``exercise`` in ``course`` (or replace its dates and policy). The caller commits.
+
+    A pack's exercise must have passed ``exercises verify`` at its current content version
+    (:func:`server.catalog.verification.require_verified`).
+    """
+    require_verified(session, find_exercise(exercise))
     dates = [(n, d) for n, d in (("release", release_at), ("due", due_at), ("close", close_at)) if d is not None]
     for (first, a), (second, b) in itertools.pairwise(dates):
         if b < a:

@@ -9,6 +9,7 @@ from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState,
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
 from server.models.user import ApiToken, Role, User
+from server.models.verification import ExerciseVerification
 
 __all__ = [
     "DEFAULT_COURSE_ID",
@@ -20,6 +21,7 @@ __all__ = [
     "CorrectionKind",
     "Course",
     "Enrollment",
+    "ExerciseVerification",
     "Extension",
     "Keep",
     "RegradeResult",
