@@ -3,7 +3,15 @@
 from exercises.report import Verdict
 from server.models.base import Base, utcnow
 from server.models.best_score import BestScore
-from server.models.course import DEFAULT_COURSE_ID, DEFAULT_COURSE_SLUG, Course, Enrollment, Extension, SetEntry
+from server.models.course import (
+    DEFAULT_COURSE_ID,
+    DEFAULT_COURSE_SLUG,
+    Course,
+    Enrollment,
+    Extension,
+    FeedbackToken,
+    SetEntry,
+)
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
 from server.models.user import ApiToken, Role, User
@@ -18,6 +26,7 @@ __all__ = [
     "Course",
     "Enrollment",
     "Extension",
+    "FeedbackToken",
     "ReviewMark",
     "Role",
     "RunStatus",

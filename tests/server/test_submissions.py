@@ -147,8 +147,10 @@ def test_submission_public_shape(api: Api) -> None:
         "stderr", "timings", "peak_memory_bytes", "cpu_seconds", "created_at", "started_at",
         "finished_at", "queue_position", "filename", "feedback",
         "course", "late", "late_seconds", "penalty_percent", "counted_score",
+        "feedback_view", "feedback_policy", "released_at", "token_spent", "tokens_left",
     }
     assert (done["course"], done["late"], done["counted_score"]) == ("default", False, done["score"])
+    assert (done["feedback_view"], done["feedback_policy"], done["tokens_left"]) == ("full", "full", None)
     assert done["checks"][2] == {
         "name": "clip", "weight": 25.0, "passed": False,
         "message": "clip boundary wrong", "misconception": "max instead of min",
