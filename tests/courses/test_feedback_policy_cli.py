@@ -1,0 +1,138 @@
+"""Feedback policies through the real ``ppo-submit`` against a real server (uvicorn over HTTP,
+the app's clock injected): the submit result, ``show``, ``history``, ``token`` and ``--json``
+show a learner exactly what the exercise set's policy allows."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from server.app import create_app
+from server.config import Settings
+from server.db import transaction
+from server.models import Role
+from server.users.service import create_user
+from tests.courses.conftest import DUE, HOUR, RELEASE, FakeClock, Term
+from tests.courses.feedback_fixtures import EXPECTED, PRINTED, RAISED, leaky_report
+from tests.server.conftest import Api
+from tests.server.fakes import FakeGrader
+from tests.server.live_server import live_server
+
+COURSE = "rlhf-a"
+BIN = Path(sys.executable).parent
+SOURCE = "def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):\n    return 0\n"
+
+
+@pytest.fixture
+def live(settings: Settings, clock: FakeClock) -> Iterator[tuple[Term, str]]:
+    """A real server on a free port with the fake clock, and a course team made through its API."""
+    settings = settings.model_copy(update={"RATE_LIMIT": "1000/minute", "MAX_QUEUED_PER_USER": 100})
+    app = create_app(settings, FakeGrader(leaky_report()).factory, clock=clock)
+    with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+        state = app.state.grader
+        with transaction(state.session_factory) as session:
+            token = create_user(session, "prof", Role.INSTRUCTOR, settings.secret_bytes).token
+        yield Term(Api(client, state), clock, {"Authorization": f"Bearer {token}"}), url  # type: ignore[arg-type]
+
+
+def _setup(term: Term, policy: str) -> None:
+    term.course(COURSE)
+    term.enroll(COURSE, "ann")
+    answer = term.publish(COURSE, release_at=RELEASE, due_at=DUE, feedback_policy=policy)
+    assert answer.status_code == 200, answer.text
+    term.clock.now = RELEASE + HOUR
+
+
+def _cli(live: tuple[Term, str], tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    term, url = live
+    token = term.tokens["ann"]["Authorization"].removeprefix("Bearer ")
+    env = {**os.environ, "PPO_GRADER_URL": url, "PPO_GRADER_TOKEN": token, "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "NO_COLOR": "1", "COLUMNS": "120"}
+    return subprocess.run([str(BIN / "ppo-submit"), *args], env=env, capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+
+
+def _submit(live: tuple[Term, str], tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    (tmp_path / "mine.py").write_text(SOURCE)
+    shown = _cli(live, tmp_path, "mine.py", "--course", COURSE)
+    listed = json.loads(_cli(live, tmp_path, "show", _newest(live, tmp_path), "--json").stdout)
+    return shown, listed
+
+
+def _newest(live: tuple[Term, str], tmp_path: Path) -> str:
+    term, _ = live
+    return str(term.client.get("/api/v1/submissions", headers=term.tokens["ann"]).json()[0]["id"])
+
+
+def _nothing_leaks(text: str) -> None:
+    assert RAISED not in text and PRINTED not in text
+    assert "Traceback" not in text or "most recent call last" in text  # only the learner's frames, never a crash
+
+
+def test_full_shows_the_learner_everything(live: tuple[Term, str], tmp_path: Path) -> None:
+    _setup(live[0], "full")
+    shown, record = _submit(live, tmp_path)
+    assert shown.returncode == 1, shown.stderr
+    assert "Score: 60 / 100" in shown.stdout and RAISED in shown.stdout and PRINTED in shown.stdout
+    assert record["feedback_view"] == "full" and RAISED in json.dumps(record)
+
+
+def test_score_shows_the_score_and_the_check_names(live: tuple[Term, str], tmp_path: Path) -> None:
+    _setup(live[0], "score")
+    shown, record = _submit(live, tmp_path)
+    assert shown.returncode == 1, shown.stderr
+    for text in (shown.stdout, _cli(live, tmp_path, "show", str(record["id"])).stdout):
+        assert "Score: 60 / 100" in text and "feedback (score): the score and the check names only" in text
+        assert all(name in text for name in ("value", "gradient", "clip"))
+        assert EXPECTED not in text and "max instead of min" not in text
+        _nothing_leaks(text)
+    assert record["feedback_view"] == "score" and record["feedback"] is None and record["stdout"] == ""
+    _nothing_leaks(json.dumps(record))
+    history = _cli(live, tmp_path, "history")
+    assert history.returncode == 0 and "60" in history.stdout
+
+
+def test_hidden_until_due_shows_nothing_then_the_report_at_the_due_date(live: tuple[Term, str], tmp_path: Path) -> None:
+    term, _ = live
+    _setup(term, "hidden-until-due")
+    shown, record = _submit(live, tmp_path)
+    assert shown.returncode == 0, shown.stderr  # received: nothing to fix yet that it may say
+    assert "Score:" not in shown.stdout and "released on 2026-12-11 17:00:00" in shown.stdout
+    assert "feedback (hidden-until-due): received and graded" in shown.stdout
+    assert (record["verdict"], record["score"], record["checks"]) == (None, None, [])
+    _nothing_leaks(shown.stdout + json.dumps(record))
+    history = _cli(live, tmp_path, "history").stdout
+    assert " 60" not in history
+    term.clock.now = DUE
+    after = _cli(live, tmp_path, "show", str(record["id"]))
+    assert after.returncode == 1 and "Score: 60 / 100" in after.stdout and EXPECTED in after.stdout
+    _nothing_leaks(after.stdout)
+    released = json.loads(_cli(live, tmp_path, "show", str(record["id"]), "--json").stdout)
+    assert released["feedback_view"] == "report" and released["score"] == 60
+    _nothing_leaks(json.dumps(released))
+
+
+def test_tokens_are_spent_with_ppo_submit_token(live: tuple[Term, str], tmp_path: Path) -> None:
+    _setup(live[0], "tokens:1")
+    shown, first = _submit(live, tmp_path)
+    assert "1 token left today (ppo-submit token" in shown.stdout and EXPECTED not in shown.stdout
+    _, second = _submit(live, tmp_path)
+    spent = _cli(live, tmp_path, "token", str(first["id"]), "--json")
+    assert spent.returncode == 1, spent.stderr
+    record = json.loads(spent.stdout)
+    assert (record["feedback_view"], record["token_spent"], record["tokens_left"]) == ("report", True, 0)
+    assert EXPECTED in spent.stdout
+    _nothing_leaks(spent.stdout)
+    assert EXPECTED in _cli(live, tmp_path, "show", str(first["id"])).stdout  # spent once, kept
+    refused = _cli(live, tmp_path, "token", str(second["id"]))
+    assert refused.returncode == 2 and "spent all 1 tokens of today" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr
+    assert EXPECTED not in _cli(live, tmp_path, "show", str(second["id"])).stdout
