@@ -136,3 +136,64 @@ def test_tokens_are_spent_with_ppo_submit_token(live: tuple[Term, str], tmp_path
     assert refused.returncode == 2 and "spent all 1 tokens of today" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr
     assert EXPECTED not in _cli(live, tmp_path, "show", str(second["id"])).stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("policy", ["full", "score", "hidden-until-due", "tokens:1"])
+def test_chromium_shows_a_learner_what_the_policy_allows(live: tuple[Term, str], tmp_path: Path, policy: str) -> None:
+    """The learner's own pages in a real browser: their page (best score, submissions table) and
+    the submission's page; hidden-until-due releases there at the due date too."""
+    from playwright import sync_api
+
+    from tests.instructor.test_web import CHROMIUM, CHROMIUM_ARGS
+
+    term, url = live
+    _setup(term, policy)
+    _, record = _submit(live, tmp_path)
+    if policy.startswith("tokens"):
+        _, unspent = _submit(live, tmp_path)
+        assert _cli(live, tmp_path, "token", str(record["id"])).returncode == 1
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+            page.set_default_timeout(30_000)
+            page.goto(f"{url}/dashboard")
+            page.fill("#token", term.tokens["ann"]["Authorization"].removeprefix("Bearer "))
+            page.click("button[type=submit]")
+            page.wait_for_url(f"{url}/dashboard/learners/ann")
+            best = page.locator("table#learner-exercises tbody tr").first.locator("td").nth(1).inner_text()
+            scores = page.locator("table.submissions tbody td.num").all_inner_texts()
+            page.goto(f"{url}/dashboard/submissions/{record['id']}")
+            section = page.locator("#feedback").inner_text()
+            facts = page.locator("#submission-facts").inner_text()
+            page.screenshot(path=str(tmp_path / f"{policy.replace(':', '-')}.png"), full_page=True)
+            if policy == "full":
+                assert best == "60" and "60" in scores
+                assert RAISED in section and PRINTED in section and EXPECTED in section
+                assert "Feedback" not in facts
+            elif policy == "score":
+                assert best == "60" and "60" in scores and "Score: 60 / 100" in section
+                assert "gradient" in section and EXPECTED not in section and "max instead of min" not in section
+                assert RAISED not in section and PRINTED not in section
+                assert "score: the score and the check names only" in facts
+            elif policy == "hidden-until-due":
+                assert best == "hidden until due" and "60" not in scores
+                assert "Score" not in section and "released on 2026-12-11 17:00:00" in section
+                assert RAISED not in section and EXPECTED not in section
+                term.clock.now = DUE
+                page.reload()
+                section = page.locator("#feedback").inner_text()
+                assert "Score: 60 / 100" in section and EXPECTED in section
+                assert RAISED not in section and PRINTED not in section
+                page.goto(f"{url}/dashboard/learners/ann")
+                assert page.locator("table#learner-exercises tbody tr").first.locator("td").nth(1).inner_text() == "60"
+            else:  # the token was spent on this one, not on the other
+                assert "Score: 60 / 100" in section and EXPECTED in section and RAISED not in section
+                assert "a token was spent on this submission" in facts
+                page.goto(f"{url}/dashboard/submissions/{unspent['id']}")
+                other = page.locator("#feedback").inner_text()
+                assert "Score: 60 / 100" in other and EXPECTED not in other
+                assert "0 tokens left today" in page.locator("#submission-facts").inner_text()
+        finally:
+            browser.close()
