@@ -199,6 +199,8 @@ class ExerciseWindow(TypedDict, total=False):
     penalty_unit: str
     max_attempts: int | None
     attempts_used: int
+    feedback_policy: str  # full | score | hidden-until-due | tokens:N
+    tokens_left: int | None  # tokens:N only
 
 
 class CourseExercises(TypedDict, total=False):

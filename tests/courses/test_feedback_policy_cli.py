@@ -14,14 +14,17 @@ from typing import Any
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
 from server.app import create_app
+from server.cli import app as cli_app
 from server.config import Settings
 from server.db import transaction
 from server.models import Role
 from server.users.service import create_user
 from tests.courses.conftest import DUE, HOUR, RELEASE, FakeClock, Term
 from tests.courses.feedback_fixtures import EXPECTED, PRINTED, RAISED, leaky_report
+from tests.courses.test_term_cli import env, ppo_grader  # noqa: F401  (the CLI's database fixture)
 from tests.server.conftest import Api
 from tests.server.fakes import FakeGrader
 from tests.server.live_server import live_server
@@ -54,9 +57,9 @@ def _setup(term: Term, policy: str) -> None:
 def _cli(live: tuple[Term, str], tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     term, url = live
     token = term.tokens["ann"]["Authorization"].removeprefix("Bearer ")
-    env = {**os.environ, "PPO_GRADER_URL": url, "PPO_GRADER_TOKEN": token, "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "NO_COLOR": "1", "COLUMNS": "120"}
-    return subprocess.run([str(BIN / "ppo-submit"), *args], env=env, capture_output=True, text=True, timeout=120,
+    environ = {**os.environ, "PPO_GRADER_URL": url, "PPO_GRADER_TOKEN": token,
+               "XDG_CONFIG_HOME": str(tmp_path / "config"), "NO_COLOR": "1", "COLUMNS": "120"}
+    return subprocess.run([str(BIN / "ppo-submit"), *args], env=environ, capture_output=True, text=True, timeout=120,
                           cwd=tmp_path)
 
 
@@ -197,3 +200,24 @@ def test_chromium_shows_a_learner_what_the_policy_allows(live: tuple[Term, str],
                 assert "0 tokens left today" in page.locator("#submission-facts").inner_text()
         finally:
             browser.close()
+
+
+def test_instructors_set_the_policy_with_ppo_grader_sets(env: Settings) -> None:  # noqa: F811  (the fixture)
+    """``ppo-grader sets publish --feedback`` sets it, ``sets list`` shows it, a bad one is one line."""
+    ppo_grader("courses", "create", COURSE, "--time-zone", "Europe/Paris")
+    ppo_grader("sets", "publish", COURSE, "actor-loss", "--due", "2026-12-11 17:00", "--feedback", "hidden-until-due")
+    ppo_grader("sets", "publish", COURSE, "gae", "--feedback", "tokens:3")
+    ppo_grader("sets", "publish", COURSE, "whiten")
+    listing = ppo_grader("sets", "list", COURSE).splitlines()
+    assert [line.rsplit("; ", 1)[1] for line in listing] == [
+        "feedback: hidden-until-due", "feedback: tokens:3", "feedback: full"]
+    for bad, said in (("tokens:0", "full, score, hidden-until-due or tokens:N"), ("hidden-until-due", "give a due date")):
+        result = CliRunner().invoke(cli_app, ["sets", "publish", COURSE, "kl-penalty", "--feedback", bad])
+        assert result.exit_code != 0 and said in result.output and "Traceback" not in result.output
+        assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_ppo_submit_exercises_names_the_policy(live: tuple[Term, str], tmp_path: Path) -> None:
+    _setup(live[0], "tokens:2")
+    listing = _cli(live, tmp_path, "exercises")
+    assert listing.returncode == 0 and "feedback: tokens:2 (2 left today)" in listing.stdout, listing.stdout
