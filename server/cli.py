@@ -422,8 +422,11 @@ def sets_publish(
     penalty: Annotated[float, typer.Option(min=0, max=100, help="Percent of the score off per started --per late (0: only flag).")] = 0.0,
     per: Annotated[str, typer.Option(help="day or hour.")] = "day",
     attempts: Annotated[int | None, typer.Option(min=1, help="At most this many attempts per learner.")] = None,
+    feedback: Annotated[str, typer.Option(
+        help="What learners see of a verdict: full, score (score and check names), hidden-until-due "
+             "(released at the due date) or tokens:N (N full reports a day; the others score).")] = "full",
 ) -> None:
-    """Publish an exercise in a course with its dates and late policy (or change them)."""
+    """Publish an exercise in a course with its dates, late and feedback policies (or replace them)."""
     from server.courses.service import find_course, shown
     from server.courses.sets import publish
 
@@ -434,13 +437,16 @@ def sets_publish(
             session, where, exercise,
             release_at=_when(release, where, "--release"), due_at=_when(due, where, "--due"),
             close_at=_when(close, where, "--close"), penalty_percent=penalty, penalty_unit=per, max_attempts=attempts,
+            feedback_policy=feedback,
         )
         dates = ", ".join(
             f"{label} {shown(moment, where)}"
             for label, moment in (("opens", entry.release_at), ("due", entry.due_at), ("closes", entry.close_at))
             if moment is not None
         )
-    err.print(f"Published {exercise!r} in {course!r}" + (f": {dates}." if dates else " (open, no dates)."), highlight=False)
+        policy = entry.feedback_policy
+    err.print(f"Published {exercise!r} in {course!r}" + (f": {dates}" if dates else " (open, no dates)")
+              + f"; feedback: {policy}.", highlight=False)
 
 
 @sets_app.command("list")
@@ -460,7 +466,8 @@ def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> No
                 for label, m in (("opens", e.release_at), ("due", e.due_at), ("closes", e.close_at))
             )
             late = f"{e.penalty_percent:g}% off per {e.penalty_unit} late" if e.penalty_percent else "late: flagged only"
-            lines.append(f"{e.exercise}: {dates}; {late}; attempts: {e.max_attempts or 'no limit'}")
+            lines.append(f"{e.exercise}: {dates}; {late}; attempts: {e.max_attempts or 'no limit'}; "
+                         f"feedback: {e.feedback_policy}")
     print("\n".join(lines) if lines else f"{course}: no exercise published yet")
 
 

@@ -4,7 +4,15 @@ from exercises.report import Verdict
 from server.models.base import Base, utcnow
 from server.models.best_score import BestScore
 from server.models.correction import CorrectionKind, ScoreCorrection
-from server.models.course import DEFAULT_COURSE_ID, DEFAULT_COURSE_SLUG, Course, Enrollment, Extension, SetEntry
+from server.models.course import (
+    DEFAULT_COURSE_ID,
+    DEFAULT_COURSE_SLUG,
+    Course,
+    Enrollment,
+    Extension,
+    FeedbackToken,
+    SetEntry,
+)
 from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState, SupersededVerdict
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
@@ -23,6 +31,7 @@ __all__ = [
     "Enrollment",
     "ExerciseVerification",
     "Extension",
+    "FeedbackToken",
     "Keep",
     "RegradeResult",
     "RegradeSet",
