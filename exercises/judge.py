@@ -72,6 +72,8 @@ class Judge:
         timings = {"build_cases": t_built - t0, "learner_jail": visit.jail_seconds,
                    "memory_cases": t_measured - t_built - visit.jail_seconds, "checks": t_end - t_measured,
                    "diagnosis": evaluation.diagnosis_seconds, "total": t_end - t0}
+        if evaluation.diagnosis_skipped is not None:
+            timings["diagnosis_skipped"] = 1.0  # the check messages say so too
         return _graded(exercise, source, visit, run, evaluation, measured, timings)
 
 
