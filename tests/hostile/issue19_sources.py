@@ -1,0 +1,31 @@
+"""Attacks of issue 19 (the third white-box review), as source strings for gae and token-rewards.
+
+Templates use ``{name}`` placeholders; literal braces are doubled.
+"""
+
+from __future__ import annotations
+
+#: Writes the harness's result files itself: one large tensor, named ``copies`` times by every
+#: call's output tree (the harness never names a tensor twice), then ends the process.
+FORGE_ONE_TENSOR_NAMED_MANY_TIMES = '''
+import json, os, torch
+from safetensors.torch import save_file
+request = json.load(open("../request.json"))
+n = {elements}
+save_file({{"big": torch.zeros(n)}}, "../outputs.safetensors")
+node = {{"type": "tensor", "name": "big", "shape": [n], "dtype": "float32", "device": "cpu",
+         "requires_grad": False, "layout": "strided"}}
+calls = [{{"id": c["id"], "output": {{"type": "tuple", "items": [node] * {copies}, "length": {copies}}}}}
+         for c in request["calls"]]
+json.dump({{"status": "ok", "calls": calls}}, open("../result.json", "w"))
+os._exit(0)
+'''
+
+#: No patched harness: a function that returns one large tensor twice (the diagnosis of the
+#: failed "zero at padding" check used to turn each into a Python list).
+RETURN_BIG_BIG = '''
+import torch
+def {function}(*args, **kwargs):
+    big = torch.zeros({elements})
+    return big, big
+'''
