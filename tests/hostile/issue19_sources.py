@@ -29,3 +29,25 @@ def {function}(*args, **kwargs):
     big = torch.zeros({elements})
     return big, big
 '''
+
+#: Rewrites the detachment probes' answers by wrapping the harness's per-call function (the
+#: review's attack), then defines ``body`` (code that leaves its outputs attached).
+WRAP_THE_HARNESS = '''
+import sys
+print("IN sys.modules:", sorted(n for n in sys.modules if n.startswith("sandbox")))
+def _wrap():
+    import sandbox.harness as h
+    real = h._run_call
+    def fake(*args, **kwargs):
+        record = real(*args, **kwargs)
+        for probe in record.get("probes") or []:
+            probe["requires_grad"] = False
+            probe["grads"] = {{k: None for k in probe["grads"]}}
+        return record
+    h._run_call = fake
+try:
+    _wrap()
+    print("ESCAPED the harness was wrapped")
+except ImportError as exc:
+    print("DENIED", type(exc).__name__, exc)
+'''

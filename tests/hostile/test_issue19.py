@@ -42,3 +42,38 @@ def test_returning_one_big_tensor_twice_is_graded_in_normal_time(jail: Jail, slu
     assert report.verdict == "graded" and report.score == 0, report.message
     assert time.monotonic() - t0 < honest_seconds + 5
     assert report.timings["diagnosis"] < 1.0
+
+
+def attached_gae() -> str:
+    """gae's reference with its outputs left on the graph (values' gradient reaches them)."""
+    source = get_exercise("gae").reference_source
+    attached = source.replace("with torch.no_grad():", "if True:").replace("values.detach()", "values")
+    assert attached != source
+    return attached
+
+
+def test_the_harness_cannot_be_imported_or_wrapped_by_learner_code(jail: Jail) -> None:
+    plain = grade(jail, "gae", attached_gae())
+    wrapped = grade(jail, "gae", S.WRAP_THE_HARNESS + attached_gae())
+    assert "IN sys.modules: []" in wrapped.stdout, wrapped.stdout
+    assert "DENIED ModuleNotFoundError" in wrapped.stdout and "ESCAPED" not in wrapped.stdout, wrapped.stdout
+    detached = [c for c in wrapped.checks if c.check_id == "gae/detached"]
+    assert detached and not detached[0].passed
+    assert wrapped.score == plain.score < 100
+
+
+def test_a_hook_that_changes_the_output_after_the_call_fails_the_call(jail: Jail) -> None:
+    """The graph state of the returned tensor is read again before the record is written."""
+    source = get_exercise("actor-loss").reference_source.replace(
+        "import torch", "import torch\n_hooked = []\n", 1) + '''
+_real = compute_actor_loss
+def compute_actor_loss(*args, **kwargs):
+    out = _real(*args, **kwargs)
+    if out.requires_grad:
+        out.register_hook(lambda g: out.detach_() and None)
+    return out
+'''
+    report = grade(jail, "actor-loss", source)
+    assert report.verdict == "graded"
+    assert any("graph changed while the grader read it" in c.message for c in report.checks), \
+        [c.message[:120] for c in report.checks]
