@@ -39,6 +39,15 @@ class Evaluation:
         return round(sum(c.weight for c in self.checks if c.passed), 2)
 
     @property
+    def board_score(self) -> float:
+        """What the boards rank by: the points of the passed checks whose evidence the judge
+        confirmed, out of 100 (as a share of the confirmed checks' weights). A self-reported
+        check's points count in the score, never on the boards, so forging what only the
+        learner's process reports (detachment, in-place edits, gradient provenance) cannot
+        raise a board place above identical honest code (docs/security.md)."""
+        return board_score(self.checks)
+
+    @property
     def message(self) -> str:
         passed = sum(c.passed for c in self.checks)
         total = len(self.checks)
@@ -54,7 +63,8 @@ def evaluate(exercise: Exercise, run: Run, name_memory_mistake: MemoryNaming) ->
     for chk in exercise.checks:
         passed, message, seen[chk.id] = evaluate_check(chk, run)
         outcomes.append(CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message,
-                                     hidden=chk.hidden, check_id=exercise.check_id(chk)))
+                                     hidden=chk.hidden, check_id=exercise.check_id(chk),
+                                     self_reported=chk.self_reported))
         if not passed and chk.needs_memory:
             found = name_memory_mistake(exercise, chk, run)
             if found is not None:
@@ -83,6 +93,15 @@ def safe_diagnose(exercise: Exercise, run: Run, failed: list[Check], seen: dict[
         return diagnose(exercise, run, failed, seen=seen)
     except Exception as exc:  # MemoryError and RecursionError are Exceptions too
         return Diagnosis(skipped=type(exc).__name__)
+
+
+def board_score(checks: list[CheckOutcome]) -> float:
+    """100 x the passed confirmed checks' weight / all confirmed checks' weight (2 decimals)."""
+    confirmed = [c for c in checks if not c.self_reported]
+    total = sum(c.weight for c in confirmed)
+    if total <= 0:
+        return 0.0
+    return round(100.0 * sum(c.weight for c in confirmed if c.passed) / total, 2)
 
 
 def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagnosis) -> None:

@@ -59,8 +59,8 @@ class ReportLike(Protocol):
     timings: Mapping[str, float]
     peak_memory_bytes: int | None
     cpu_seconds: float | None
-    # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
-    # (the judge's named mistakes), absent from older reports.
+    # Optional, read with getattr: ``feedback`` (exercises/feedback.py), ``diagnosis``
+    # (the judge's named mistakes) and ``board_score`` (what the boards rank by), absent from older reports.
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,12 @@ def store_report(
     submission.counted_score = (
         counted_score(submission.score, submission.penalty_percent or 0.0) if verdict is Verdict.GRADED else None
     )
+    # The boards rank by the confirmed checks only (a report without a board score: its score).
+    board = getattr(report, "board_score", None)
+    board = submission.score if board is None else clean_float(board)
+    submission.board_score = (
+        counted_score(board, submission.penalty_percent or 0.0) if verdict is Verdict.GRADED else None
+    )
     submission.message = _storable_message(report.message, filename)
     if len(checks) > MAX_CHECKS:
         submission.message += f"\n[only the first {MAX_CHECKS} checks are stored]"
@@ -218,6 +224,7 @@ def _count(session: Session, submission: Submission, previous: str | None) -> No
         verdict=submission.verdict or "",
         score=submission.score,
         counted_score=submission.counted_score,
+        board_score=submission.board_score,
     )
 
 
@@ -238,6 +245,7 @@ def store_internal_error(
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
     submission.counted_score = None
+    submission.board_score = None
     submission.message = clean_text(message, MESSAGE_BYTES)
     submission.status = Status.DONE
     submission.finished_at = utcnow()

@@ -45,8 +45,8 @@ def leaderboard(
     offset: Offset = 0,
     course: CourseParam = None,
 ) -> LeaderboardPage:
-    """Per learner of the course: best score that counts, raw best, attempts, when the best
-    was first reached; stable order."""
+    """Per learner of the course: best board score that counts (confirmed checks only), raw
+    best, attempts, when the best was first reached; stable order."""
     if exercise is not None:
         find_exercise(exercise)
     where = readable_course(session, viewer, course)
@@ -80,7 +80,8 @@ def speed_leaderboard(
     exercise: str, viewer: CurrentUser, session: SessionDep, settings: SettingsDep, limit: Limit = 50, offset: Offset = 0,
     course: CourseParam = None,
 ) -> SpeedPage:
-    """The course's learners with a 100 that counts, by their fastest such run: cpu seconds, then peak memory."""
+    """The course's learners with a full board score that counts (every confirmed check passed), by their
+    fastest such run: cpu seconds, then peak memory."""
     find_exercise(exercise)
     where = readable_course(session, viewer, course)
     total, rows = service.speed_board(session, exercise, limit, offset, where.id)

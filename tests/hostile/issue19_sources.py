@@ -1,6 +1,7 @@
 """Attacks of issue 19 (the third white-box review), as source strings for gae and token-rewards.
 
-Templates use ``{name}`` placeholders; literal braces are doubled.
+Templates (the ones formatted with ``{name}`` placeholders) double their literal braces; the
+attacks after ``WRAP_THE_HARNESS`` are used as they are.
 """
 
 from __future__ import annotations
@@ -50,4 +51,61 @@ try:
     print("ESCAPED the harness was wrapped")
 except ImportError as exc:
     print("DENIED", type(exc).__name__, exc)
+'''
+
+#: The sealing's known limit: from inside the call, the caller's frame reaches the harness's
+#: globals. Wraps the per-call function there so every later call's detachment probes say
+#: "detached"; prepended to code that leaves its outputs attached. Self-reported facts are
+#: therefore kept off the boards.
+FRAME_WALK_FORGE_PROBES = '''
+import sys as _sys
+def _forge_probes():
+    g = _sys._getframe(2).f_globals
+    real = g.get("_run_call")
+    if real is None or getattr(real, "forged", False):
+        return
+    def fake(*args, **kwargs):
+        record = real(*args, **kwargs)
+        for probe in record.get("probes") or []:
+            probe["requires_grad"] = False
+            probe["grads"] = {k: None for k in probe["grads"]}
+        return record
+    fake.forged = True
+    g["_run_call"] = fake
+'''
+
+#: A numpy loss (no autograd at all) whose hand-computed gradient is written into the record
+#: by a wrapped per-call function (reached through the caller's frame).
+NUMPY_LOSS_WITH_FORGED_GRADIENTS = '''
+import sys
+import numpy as np
+import torch
+_last = []
+def _install():
+    g = sys._getframe(2).f_globals
+    real = g.get("_run_call")
+    if real is None or getattr(real, "forged", False):
+        return
+    def fake(fn, call, inputs, out, filename, record):
+        _last.clear()
+        result = real(fn, call, inputs, out, filename, record)
+        if _last and "grads" in result and "0" in result["grads"]:
+            result["grads"]["0"] = out.add(f"c{call.id}.grad.0", _last[0])
+        return result
+    fake.forged = True
+    g["_run_call"] = fake
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    _install()
+    if log_probs_old.shape != log_probs_new.shape or advantages.shape != log_probs_new.shape:
+        raise ValueError("log_probs_old and advantages must have the shape of log_probs_new")
+    dtype, device = log_probs_new.dtype, log_probs_new.device
+    new = log_probs_new.detach().cpu().double().numpy()
+    old = log_probs_old.detach().cpu().double().numpy()
+    adv = advantages.detach().cpu().double().numpy()
+    ratio = np.exp(new - old)
+    s1, s2 = ratio * adv, np.clip(ratio, 1 - clip_range, 1 + clip_range) * adv
+    loss = -np.minimum(s1, s2).mean()
+    grad = np.where(s1 <= s2, -ratio * adv, 0.0) / max(new.size, 1)
+    _last.append(torch.from_numpy(np.ascontiguousarray(grad)).to(dtype))
+    return torch.tensor(loss, dtype=dtype, device=device)
 '''
