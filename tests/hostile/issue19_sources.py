@@ -109,3 +109,19 @@ def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2)
     _last.append(torch.from_numpy(np.ascontiguousarray(grad)).to(dtype))
     return torch.tensor(loss, dtype=dtype, device=device)
 '''
+
+#: Watches the shared read-only files with inotify (a timing side channel between jobs).
+INOTIFY = '''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for name, call in (("inotify_init1", lambda: libc.inotify_init1(0)), ("inotify_init", lambda: libc.inotify_init()),
+                   ("fanotify_init", lambda: libc.fanotify_init(0, 0))):
+    fd = call()
+    err = ctypes.get_errno()
+    if fd >= 0:
+        print("ESCAPED", name, fd)
+        wd = libc.inotify_add_watch(fd, b"/usr/lib", 0xfff)
+        print("ESCAPED watch", wd, ctypes.get_errno())
+    else:
+        print("DENIED", name, os.strerror(err))
+'''

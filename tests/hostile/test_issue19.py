@@ -77,3 +77,11 @@ def compute_actor_loss(*args, **kwargs):
     assert report.verdict == "graded"
     assert any("graph changed while the grader read it" in c.message for c in report.checks), \
         [c.message[:120] for c in report.checks]
+
+
+def test_inotify_is_refused_inside_the_job(jail: Jail) -> None:
+    report = grade(jail, "actor-loss", S.INOTIFY + get_exercise("actor-loss").reference_source)
+    assert report.score == 100, report.message  # the honest part still grades
+    assert "ESCAPED" not in report.stdout, report.stdout
+    assert "DENIED inotify_init1 Operation not permitted" in report.stdout, report.stdout
+    assert "DENIED fanotify_init" in report.stdout, report.stdout

@@ -48,5 +48,9 @@ def downgrade() -> None:
         batch.drop_column("board_submission_id")
         batch.drop_column("board_reached_at")
         batch.drop_column("board_score")
-    with op.batch_alter_table("submissions") as batch:
-        batch.drop_column("board_score")
+    # check_results rows cascade from submissions: a batch copy of that table on SQLite would
+    # delete them, so the column is dropped in place (SQLite 3.35+).
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute("ALTER TABLE submissions DROP COLUMN board_score")
+    else:
+        op.drop_column("submissions", "board_score")
