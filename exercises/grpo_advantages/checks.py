@@ -104,6 +104,9 @@ def cases(gen: CaseGen) -> list[Case]:
     out.append(gen.case(ints, 4, tags=("dtype", "int"), about="int64 scores, 3 groups of 4 (float32 result)"))
     out.append(gen.case(_scores(gen, 3, 4), 4, kwargs={"eps": 1e-3}, tags=("inplace",), return_inputs=True,
                         about="scores checked after the call"))
+    # Built last, so the cases before it keep their ids and draws.
+    out.append(gen.case(gen.randn(8), 0, tags=("bad-argument",),
+                        about="group_size=0 (a ValueError, never a ZeroDivisionError)"))
     return out
 
 
@@ -160,7 +163,9 @@ def flat(ctx: CheckContext) -> None:
         expect_advantages(ctx, [case])
 
 
-@check("ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps", 10, gated=True)
+@check("ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps", 10, gated=True,
+       announce=("ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps",
+                 "group_size=0 included: a ValueError, never a ZeroDivisionError"))
 def not_multiple(ctx: CheckContext) -> None:
     expect_value_error(
         ctx, ctx.cases("not-multiple") + ctx.cases("bad-argument"),

@@ -30,8 +30,8 @@ def compute_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True):
         integer scores) and device.
 
     Raises:
-        ValueError when N is not a multiple of group_size, when group_size < 2, or when eps
-        is negative.
+        ValueError when N is not a multiple of group_size, when group_size < 2 (0 included:
+        check it before N % group_size), or when eps is negative.
     Must not modify scores in place.
 
     Graded (points in brackets; * counts only once the values on ordinary inputs are right):
@@ -43,7 +43,8 @@ def compute_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True):
         - unbiased std (Bessel's correction) in groups of 2 and 3 [8]
         - groups are consecutive runs of group_size scores [8]
         - result is a flat [N] tensor in the order of scores [6]
-        - ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps [10*]
+        - ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps;
+          group_size=0 included: a ValueError, never a ZeroDivisionError [10*]
         - result in the scores' dtype (float32, float64, bfloat16; float32 for integer scores) and device
           [10*]
         - scores not modified in place [6*]
