@@ -53,11 +53,11 @@ _RUN_BACKWARD = torch.autograd.Variable._execution_engine.run_backward
 _SET_GRAD_ENABLED = torch._C._set_grad_enabled
 _TB = torch._C.TensorBase
 _DETACH, _TO, _CONTIGUOUS, _CLONE = _TB.detach, _TB.to, _TB.contiguous, _TB.clone
-_REQUIRES_GRAD = _TB.requires_grad.__get__
+_REQUIRES_GRAD = _TB.requires_grad.__get__  # type: ignore[attr-defined]  # the C getset descriptor
 _NUMEL, _IS_CONTIGUOUS, _RESHAPE, _NARROW = _TB.numel, _TB.is_contiguous, _TB.reshape, _TB.narrow
 _ARANGE, _FRAC, _ABS, _ADD = _VF.arange, _VF.frac, _VF.abs, _VF.add
 _ITEM = _TB.item
-_DEVICE, _DTYPE, _SHAPE = _TB.device.__get__, _TB.dtype.__get__, _TB.shape.__get__
+_DEVICE, _DTYPE, _SHAPE = _TB.device.__get__, _TB.dtype.__get__, _TB.shape.__get__  # type: ignore[attr-defined]
 _GRAD_FN, _IS_LEAF, _VERSION = _TB.grad_fn.__get__, _TB.is_leaf.__get__, _TB._version.__get__  # type: ignore[attr-defined, union-attr]
 _JSON_DUMPS = json.dumps
 _OPEN = io.open
@@ -68,6 +68,11 @@ _LEN_FUNCTION_MODES = torch._C._len_torch_function_stack
 _POP_FUNCTION_MODE = torch._C._pop_torch_function_stack
 _LEN_DISPATCH_MODES = torch._C._len_torch_dispatch_stack
 _POP_DISPATCH_MODE = torch._C._pop_torch_dispatch_stack
+# A tuple subclass (a NamedTuple) is read through tuple's own C slots, never its methods: the
+# true MRO comes from type's C getter, the items from tuple's C getitem and length.
+_MRO = type.__dict__["__mro__"].__get__
+_TUPLE_LEN = tuple.__len__
+_TUPLE_GETITEM = tuple.__getitem__
 
 
 _MAX_ITEMS = 64
@@ -128,7 +133,9 @@ class _Outputs:
 
         Kinds are decided by exact ``type()``, which an object cannot fake (``isinstance``
         believes a ``__class__`` property): a tensor subclass, or a subclass of a container or
-        number whose methods could answer anything, is reported as an object.
+        number whose methods could answer anything, is reported as an object. The exception is
+        a tuple subclass (a NamedTuple is a tuple, EXERCISES.md): it is described as a tuple
+        from the items tuple's C storage holds (:func:`_tuple_items`), whatever its methods say.
         """
         kind = type(value)
         if kind is _TENSOR:
@@ -154,15 +161,18 @@ class _Outputs:
             return {"type": "float", "value": value if value == value and abs(value) != float("inf") else float.__repr__(value)}
         if kind is str:
             return {"type": "str", "value": _short(value, 200)}
-        if depth < _MAX_DEPTH and kind in (tuple, list):
+        if depth < _MAX_DEPTH and kind is list:
             items = [self.describe(v, f"{prefix}.{i}", depth + 1) for i, v in enumerate(value[:_MAX_ITEMS])]
-            return {"type": kind.__name__, "items": items, "length": len(value)}
+            return {"type": "list", "items": items, "length": len(value)}
+        if depth < _MAX_DEPTH and _is_tuple(kind):
+            items = [self.describe(v, f"{prefix}.{i}", depth + 1) for i, v in enumerate(_tuple_items(value))]
+            return {"type": "tuple", "items": items, "length": _TUPLE_LEN(value)}
         if depth < _MAX_DEPTH and kind is dict:
-            items = {}
+            entries: dict[str, Any] = {}
             for i, (k, v) in enumerate(list(value.items())[:_MAX_ITEMS]):
-                items[_short(str(k) if type(k) is str else repr(type(k).__qualname__), 100)] = self.describe(
+                entries[_short(str(k) if type(k) is str else repr(type(k).__qualname__), 100)] = self.describe(
                     v, f"{prefix}.k{i}", depth + 1)
-            return {"type": "dict", "items": items, "length": len(value)}
+            return {"type": "dict", "items": entries, "length": len(value)}
         return {"type": "object", "class": _short(str(type.__getattribute__(kind, "__qualname__")), 100)}
 
 
@@ -191,11 +201,24 @@ def _reraise_out_of_memory(exc: BaseException) -> None:
         raise MemoryError(text[:200]) from None
 
 
+def _is_tuple(kind: type) -> bool:
+    """Whether ``kind`` is tuple or a subclass, by its true MRO (a metaclass cannot fake it)."""
+    return tuple in _MRO(kind)
+
+
+def _tuple_items(value: tuple[Any, ...]) -> list[Any]:
+    """The first items of a tuple or tuple subclass, read by tuple's own C methods."""
+    return [_TUPLE_GETITEM(value, i) for i in range(min(_TUPLE_LEN(value), _MAX_ITEMS))]
+
+
 def _pick(value: Any, path: list[int | str]) -> Any:
-    """Follow ``path`` into plain tuples, lists and dicts only (no learner ``__getitem__``)."""
+    """Follow ``path`` into tuples (subclasses read as tuples), lists and dicts only (no
+    learner ``__getitem__``)."""
     for key in path:
         kind = type(value)
-        if kind in (tuple, list) and type(key) is int:
+        if _is_tuple(kind) and type(key) is int:
+            value = _TUPLE_GETITEM(value, key)
+        elif kind is list and type(key) is int:
             value = value[key]
         elif kind is dict:
             value = value[key]

@@ -118,6 +118,12 @@ def cases(gen: CaseGen) -> list[Case]:
     r, v, m = _inputs(gen, b, t, lengths=[t, t - 1, t // 2, t - gen.randint(1, 100)])
     out.append(gen.case(r, v, m, kwargs=_hyper(0.99, 0.95), tags=("memory",), memory=True, warmup=warm,
                         about=f"a long response, B={b}, T={t}"))
+    # The dtype on the mask=None path too (bfloat16, the 1/8 grid as above). Built last, so the
+    # cases before it keep their ids and draws.
+    r, v, _ = _inputs(gen, 3, 6)
+    r, v = (torch.round(x.clamp(-8, 8) * 8) / 8 for x in (r, v))
+    out.append(gen.case(r.to(torch.bfloat16), v.to(torch.bfloat16), None, kwargs=_hyper(1.0, 0.5), tags=("dtype",),
+                        about="torch.bfloat16 inputs, mask=None"))
     return out
 
 
@@ -187,7 +193,9 @@ def shape_errors(ctx: CheckContext) -> None:
     expect_value_error(ctx, ctx.cases("shape"))
 
 
-@check("outputs in the inputs' dtype (float32, float64, bfloat16) and device", 6, gated=True)
+@check("outputs in the inputs' dtype (float32, float64, bfloat16) and device", 6, gated=True,
+       announce=("outputs in the inputs' dtype (float32, float64, bfloat16) and device",
+                 "bfloat16 inputs with mask=None come back in bfloat16 too"))
 def dtype_device(ctx: CheckContext) -> None:
     for case in ctx.cases("dtype"):
         expect_dtype_device(ctx, [case], ADV, what="advantages")
