@@ -258,14 +258,21 @@ def _combos(candidates: list[Mistake], size: int) -> list[tuple[Mistake, ...]]:
     return out
 
 
+def _alike(run: Run, aspects: set[str], outs: dict[str, Outcome], cids: list[str],
+           mine: dict[str, Outcome] | None = None) -> bool:
+    """Whether ``outs`` behave like the learner (or like ``mine``) on these cases, in these aspects."""
+    mine = run.got if mine is None else mine
+    return all(same_behaviour(mine.get(cid, Outcome(missing=True)), outs[cid], aspects, run.cases[cid].ungraded)
+               for cid in cids)
+
+
 def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
               combos: list[tuple[Mistake, ...]], runner: _Runner) -> list[tuple[Mistake, ...]]:
     """The combinations that behave like the learner where ``chk`` looks, and fail it too."""
     case_ids, aspects = evidence
 
     def alike(outs: dict[str, Outcome], cids: list[str]) -> bool:
-        return all(same_behaviour(run.got.get(cid, Outcome(missing=True)), outs[cid], aspects,
-                                  run.cases[cid].ungraded) for cid in cids)
+        return _alike(run, aspects, outs, cids)
 
     # Most candidates are told apart on the first case where the learner leaves the
     # reference: try that one case before all the others.
@@ -286,6 +293,64 @@ def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
     return found
 
 
+def _changed(run: Run, aspects: set[str], outs: dict[str, Outcome], case_ids: list[str]) -> list[str]:
+    """The cases where ``outs`` leave the reference's behaviour (what a mistake changes there)."""
+    return [cid for cid in case_ids if not _alike(run, aspects, {cid: run.want.get(cid, Outcome(missing=True))},
+                                                   [cid], mine=outs)]
+
+
+def _supports(chk: Check, run: Run, evidence: tuple[list[str], set[str]], mistake: Mistake,
+              runner: _Runner) -> bool:
+    """Whether ``mistake`` alone explains part of what the learner got wrong on ``chk``.
+
+    A learner with several mistakes rarely matches one of them on every case of a check. Per
+    case, a mistake changes some of them (its own footprint there); it is supported when the
+    learner leaves the reference on every case it changes, behaves exactly like it on at least
+    one of them, and the mistake alone fails the check. The other cases are left to the other
+    mistakes.
+    """
+    case_ids, aspects = evidence
+    if mistake.signature:
+        return _shows_signature(run, mistake.signature, case_ids)
+    outs = runner.outcomes((mistake,), case_ids)
+    footprint = _changed(run, aspects, outs, case_ids)
+    if not footprint or not set(footprint) <= set(_changed(run, aspects, run.got, case_ids)):
+        return False
+    if not any(_alike(run, aspects, outs, [cid]) for cid in footprint):
+        return False
+    return not evaluate_check(chk, run.with_outcomes(outs))[0]
+
+
+def _shows_signature(run: Run, signature: str, case_ids: list[str]) -> bool:
+    """Whether the learner shows ``signature`` (see :data:`exercises.mistakes.SIGNATURES`) on one
+    of these cases, compared with the reference's outcome there."""
+    for cid in case_ids:
+        mine, want = run.got.get(cid), run.want.get(cid)
+        if mine is None or want is None or mine.missing or want.missing:
+            continue
+        if signature == "no-value-error" and want.raised("ValueError") and not mine.raised("ValueError"):
+            return True
+        if signature == "edits-inputs" and mine.error is None and any(
+                key in mine.inputs_after and not _close(mine.inputs_after[key], before, compare_dtype=False)
+                for key, before in want.inputs_after.items()):
+            return True
+    return False
+
+
+def _claims(exercise: Exercise, run: Run, mistake: Mistake, failed: list[Check],
+            evidence: dict[str, tuple[list[str], set[str]]], runner: _Runner) -> list[str]:
+    """The failed checks ``mistake`` would fail on its own (those it claims to explain), leaving
+    out the checks the learner's own exception failed (they say nothing for or against it)."""
+    claimed = []
+    for chk in failed:
+        case_ids = evidence[chk.id][0]
+        if chk.id not in mistake.explains or not case_ids or _crashed(run, case_ids):
+            continue
+        if not evaluate_check(chk, run.with_outcomes(runner.outcomes((mistake,), case_ids)))[0]:
+            claimed.append(chk.id)
+    return claimed
+
+
 def _smallest_union(options: dict[str, list[tuple[Mistake, ...]]], limit: int = 256) -> dict[str, tuple[Mistake, ...]]:
     """One match per check such that the union names the fewest mistakes (then the most specific)."""
     ids = list(options)
@@ -303,6 +368,32 @@ def _smallest_union(options: dict[str, list[tuple[Mistake, ...]]], limit: int = 
             best = (key, pick)
     assert best is not None
     return dict(zip(ids, best[1]))
+
+
+def _most_claims_explained(exercise: Exercise, run: Run, failed: list[Check],
+                           evidence: dict[str, tuple[list[str], set[str]]], runner: _Runner,
+                           chosen: dict[str, tuple[Mistake, ...]], partial: dict[str, list[Mistake]]) -> set[str]:
+    """The ids of the found mistakes that explain most of the failed checks they claim.
+
+    A mistake matched on one check out of the seven it would fail is weak evidence (code with
+    no clipping looks like "max instead of min" on the clipped-side check only): it is named
+    only when the checks it explains (alone or together with others) are more than half of
+    the failed checks it would fail on its own.
+    """
+    explained: dict[str, set[str]] = {}
+    for cid, combo in chosen.items():
+        for m in combo:
+            explained.setdefault(m.id, set()).add(cid)
+    for cid, found_here in partial.items():
+        for m in found_here:
+            explained.setdefault(m.id, set()).add(cid)
+    by_id = {m.id: m for m in exercise.mistakes}
+    kept = set()
+    for mid, checks in explained.items():
+        claimed = set(_claims(exercise, run, by_id[mid], failed, evidence, runner)) | checks
+        if 2 * len(checks) > len(claimed):
+            kept.add(mid)
+    return kept
 
 
 def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: int = 3,
@@ -355,11 +446,29 @@ def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: i
                     break
             if chk.id in options:
                 break
+    # Pass 3: a check no combination matches may still show single mistakes in the cases each
+    # changes (a learner's form of a mistake, or a mistake beside an uncatalogued one).
+    partial: dict[str, list[Mistake]] = {}
+    for chk in order:
+        if chk.id in options or not evidence[chk.id][0] or _crashed(run, evidence[chk.id][0]):
+            continue
+        found_here = [m for m in candidates[chk.id] if not runner.exhausted()
+                      and _supports(chk, run, evidence[chk.id], m, runner)]
+        if found_here:
+            partial[chk.id] = found_here
+    chosen = _smallest_union(options)
+    named = _most_claims_explained(exercise, run, failed, evidence, runner, chosen, partial)
+    for cid, combo in chosen.items():
+        if all(m.id in named for m in combo):
+            result.by_check[cid] = sorted(combo, key=lambda m: exercise.mistakes.index(m))
+    for cid, found_here in partial.items():
+        kept = [m for m in found_here if m.id in named]
+        if kept:
+            result.by_check[cid] = sorted(kept, key=lambda m: exercise.mistakes.index(m))
     # A check the learner's own exception failed (where the reference returned) is explained by
     # that exception, which the feedback's root causes show; it is no unknown mistake.
-    result.unexplained = [chk.id for chk in failed if chk.id not in options and not _crashed(run, evidence[chk.id][0])]
-    for cid, combo in _smallest_union(options).items():
-        result.by_check[cid] = sorted(combo, key=lambda m: exercise.mistakes.index(m))
+    result.unexplained = [chk.id for chk in failed
+                          if chk.id not in result.by_check and not _crashed(run, evidence[chk.id][0])]
     result.runs = runner.runs
     result.seconds = time.monotonic() - t0
     result.cpu_seconds = time.thread_time() - cpu0

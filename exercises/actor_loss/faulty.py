@@ -28,6 +28,10 @@ def faulty_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2, 
         pg_loss2 = ratio * torch.clamp(advantages, low, high)
     else:
         clipped = torch.clamp(ratio, max=high) if "one-sided-clip" in faults else torch.clamp(ratio, low, high)
+        if "no-clip" in faults:
+            clipped = ratio
+        elif "clipped-grad-leak" in faults:
+            clipped = ratio * (clipped / ratio).detach()  # the clipped value, with the unclipped gradient
         pg_loss1 = ratio * advantages
         pg_loss2 = clipped * advantages
     if "inplace-edit" in faults:

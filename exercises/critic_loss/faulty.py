@@ -8,6 +8,9 @@ import torch
 
 
 def faulty_critic_loss(values, old_values, returns, mask=None, clip_range=None, *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        returns, edited = returns.clone(), returns
+        edited.data.add_(1)
     expected = tuple(values.shape)
     if "no-shape-check" not in faults:
         for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):

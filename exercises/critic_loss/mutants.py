@@ -45,7 +45,10 @@ FAULTS = [
           explains=("large_padding",), site="mask"),
     fault("no-shape-check", "no shape check: a [B, 1] return (or mask) silently broadcasts against [B, T] values",
           fix="Raise ValueError naming the argument when old_values, returns or mask differ in shape from values.",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("inplace-edit", "in-place edit of an input: returns is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
 ]
 
 MUTANTS = fault_mutants(faulty_critic_loss, FAULTS)

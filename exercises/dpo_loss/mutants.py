@@ -41,7 +41,10 @@ FAULTS = [
           explains=("gradient", "stable"), site="loss-detach"),
     fault("no-shape-check", "no shape check: a [B, 1] log-prob tensor silently broadcasts against [B] ones",
           fix="Raise ValueError naming the argument when the four inputs differ in shape.",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("inplace-edit", "in-place edit of an input: ref_chosen_logps is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
 ]
 
 MUTANTS = fault_mutants(faulty_dpo_loss, FAULTS)

@@ -10,6 +10,9 @@ import torch
 
 
 def faulty_gae(rewards, values, mask=None, gamma=1.0, lam=0.95, *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        rewards, edited = rewards.clone(), rewards
+        edited.data.add_(1)
     if values.shape != rewards.shape:
         raise ValueError(f"values has shape {tuple(values.shape)}, expected {tuple(rewards.shape)}")
     if mask is not None and mask.shape != rewards.shape:

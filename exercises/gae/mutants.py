@@ -50,6 +50,9 @@ FAULTS = [
           "raw advantages (whiten later, separately)",
           fix="Return the raw advantages; whitening is a separate step (masked_whiten).",
           explains=ADV + ("zero_at_padding",), site="whiten"),
+    fault("inplace-edit", "in-place edit of an input: rewards is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
 ]
 
 MUTANTS = fault_mutants(faulty_gae, FAULTS)

@@ -8,6 +8,9 @@ import torch
 
 
 def faulty_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True, *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        scores, edited = scores.clone(), scores
+        edited.data.add_(1)
     if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2:
         raise ValueError(f"group_size must be an integer of at least 2, got {group_size!r}")
     if eps < 0:

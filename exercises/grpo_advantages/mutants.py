@@ -40,6 +40,9 @@ FAULTS = [
           "off, and that step divided by eps comes back as a large advantage instead of 0",
           fix="Give a group whose scores are all equal (max == min) exactly 0 advantage.",
           explains=("all_equal",), site="constant"),
+    fault("inplace-edit", "in-place edit of an input: scores is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
 ]
 
 MUTANTS = fault_mutants(faulty_grpo_advantages, FAULTS)

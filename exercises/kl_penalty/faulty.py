@@ -8,6 +8,9 @@ import torch
 
 
 def faulty_kl_penalty(log_probs, ref_log_probs, kind="k1", *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        ref_log_probs, edited = ref_log_probs.clone(), ref_log_probs
+        edited.data.add_(1)
     kinds = ("k1", "k2", "k3")
     if "unknown-kind-fallback" not in faults and kind not in kinds:
         raise ValueError(f"kind must be one of {kinds}, got {kind!r}")

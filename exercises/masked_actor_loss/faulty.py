@@ -23,16 +23,22 @@ def faulty_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_ma
         valid = (action_mask != 0).expand(expected) if "no-shape-check" in faults else action_mask != 0
     if "ignores-mask" in faults:
         valid = torch.ones_like(valid)
+    low, high = (0.8, 1.2) if "fixed-clip" in faults else (1.0 - clip_range, 1.0 + clip_range)
+    diff = log_probs_old - log_probs_new if "inverted-ratio" in faults else log_probs_new - log_probs_old
     if "multiply-by-mask" in faults:
         mask = valid.to(log_probs_new.dtype)
-        ratio = torch.exp(log_probs_new - log_probs_old)
-        per_token = -torch.min(ratio * advantages,
-                               torch.clamp(ratio, 1.0 - clip_range, 1.0 + clip_range) * advantages) * mask
+        ratio, adv = torch.exp(diff), advantages
     else:
-        log_ratio = torch.where(valid, log_probs_new - log_probs_old, 0.0)
+        mask = None
+        ratio = torch.exp(torch.where(valid, diff, 0.0))
         adv = torch.where(valid, advantages, 0.0)
-        ratio = torch.exp(log_ratio)
-        per_token = -torch.min(ratio * adv, torch.clamp(ratio, 1.0 - clip_range, 1.0 + clip_range) * adv)
+    clipped = ratio if "no-clip" in faults else torch.clamp(ratio, low, high)
+    pick = torch.max if "max-for-min" in faults else torch.min
+    per_token = pick(ratio * adv, clipped * adv)
+    if "missing-minus" not in faults:
+        per_token = -per_token
+    if mask is not None:
+        per_token = per_token * mask
     counts = valid.to(per_token.dtype)
     token_mean = (loss_agg_mode == "token-mean") != ("swapped-modes" in faults)
     if token_mean:

@@ -9,6 +9,9 @@ import torch.nn.functional as F
 
 
 def faulty_pairwise_loss(chosen_rewards, rejected_rewards, margin=None, *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        rejected_rewards, edited = rejected_rewards.clone(), rejected_rewards
+        edited.data.add_(1)
     if "no-shape-check" not in faults:
         if rejected_rewards.shape != chosen_rewards.shape:
             raise ValueError(f"rejected_rewards has shape {tuple(rejected_rewards.shape)}, "

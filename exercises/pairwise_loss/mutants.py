@@ -37,7 +37,10 @@ FAULTS = [
           "pairs",
           fix="Raise ValueError when rejected_rewards (or a non-scalar tensor margin) differs in shape from "
               "chosen_rewards.",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("inplace-edit", "in-place edit of an input: rejected_rewards is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
 ]
 
 MUTANTS = fault_mutants(faulty_pairwise_loss, FAULTS)

@@ -10,6 +10,9 @@ import torch
 
 
 def faulty_token_rewards(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1, *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        ref_log_probs, edited = ref_log_probs.clone(), ref_log_probs
+        edited.data.add_(1)
     expected = tuple(log_probs_old.shape)
     for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
         if t is not None and tuple(t.shape) != expected:

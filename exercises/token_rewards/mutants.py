@@ -44,7 +44,10 @@ FAULTS = [
     fault("no-scores-shape-check", "no shape check on scores: a [B, 1] (or wrong-length) scores tensor is silently "
           "reshaped",
           fix="Raise ValueError unless scores has shape [B].",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("inplace-edit", "in-place edit of an input: ref_log_probs is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
 ]
 
 MUTANTS = fault_mutants(faulty_token_rewards, FAULTS)

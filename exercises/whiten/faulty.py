@@ -8,6 +8,9 @@ import torch
 
 
 def faulty_whiten(values, mask=None, shift_mean=True, eps=1e-8, *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        values, edited = values.clone(), values
+        edited.data.add_(1)
     if "no-shape-check" not in faults and mask is not None and mask.shape != values.shape:
         raise ValueError(f"mask has shape {tuple(mask.shape)}, expected {tuple(values.shape)}")
     dtype = values.dtype

@@ -40,10 +40,13 @@ FAULTS = [
     fault("no-count-check", "no check for fewer than two valid values: the unbiased variance divides by n - 1 = 0 "
           "and the result is NaN",
           fix="Raise ValueError when fewer than two values are valid.",
-          explains=("too_few",), site="count-check"),
+          explains=("too_few",), site="count-check", signature="no-value-error"),
     fault("no-shape-check", "no shape check: a mask of another shape silently broadcasts against values",
           fix="Raise ValueError when mask's shape differs from values'.",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("inplace-edit", "in-place edit of an input: values is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
 ]
 
 MUTANTS = fault_mutants(faulty_whiten, FAULTS)
