@@ -323,7 +323,10 @@ def _supports(chk: Check, run: Run, evidence: tuple[list[str], set[str]], mistak
 
 def _shows_signature(run: Run, signature: str, case_ids: list[str]) -> bool:
     """Whether the learner shows ``signature`` (see :data:`exercises.mistakes.SIGNATURES`) on one
-    of these cases, compared with the reference's outcome there."""
+    of these cases, compared with the reference's outcome there. A function that never returns
+    (a starter, a typo) shows nothing: its exception is the root cause, not a missing check."""
+    if not any(o.error is None and not o.missing for o in run.got.values()):
+        return False
     for cid in case_ids:
         mine, want = run.got.get(cid), run.want.get(cid)
         if mine is None or want is None or mine.missing or want.missing:
