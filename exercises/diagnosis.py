@@ -282,6 +282,8 @@ def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
     for combo in combos:
         if runner.exhausted():
             break
+        if any(m.signature and not _shows_signature(run, m.signature, case_ids) for m in combo):
+            continue  # what every form of that mistake shares is not there
         if not alike(runner.outcomes(combo, [probe]), [probe]):
             continue
         outs = runner.outcomes(combo, case_ids)
@@ -333,11 +335,21 @@ def _shows_signature(run: Run, signature: str, case_ids: list[str]) -> bool:
             continue
         if signature == "no-value-error" and want.raised("ValueError") and not mine.raised("ValueError"):
             return True
+        if signature == "wrong-dtype" and mine.error is None and want.error is None and any(
+                a is not None and b is not None and a != b for a, b in zip(_dtypes(mine.output), _dtypes(want.output))):
+            return True
         if signature == "edits-inputs" and mine.error is None and any(
                 key in mine.inputs_after and not _close(mine.inputs_after[key], before, compare_dtype=False)
                 for key, before in want.inputs_after.items()):
             return True
     return False
+
+
+def _dtypes(output: Any) -> list[Any]:
+    """The dtypes of the tensors in a returned structure, in order (None for anything else)."""
+    items = list(output.values()) if isinstance(output, dict) else output if isinstance(output, (tuple, list)) \
+        else [output]
+    return [x.dtype if isinstance(x, torch.Tensor) else None for x in items]
 
 
 def _claims(exercise: Exercise, run: Run, mistake: Mistake, failed: list[Check],

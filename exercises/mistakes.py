@@ -96,8 +96,9 @@ class Mistake:
 
 #: Signatures a mistake may declare: "edits-inputs" (an input differs after the call, however
 #: it was edited), "no-value-error" (no ValueError where the contract asks for one, whatever
-#: happens instead: a broadcast, another exception, a result).
-SIGNATURES = ("edits-inputs", "no-value-error")
+#: happens instead: a broadcast, another exception, a result), "wrong-dtype" (a returned
+#: tensor's dtype is not the reference's, whichever dtype it is).
+SIGNATURES = ("edits-inputs", "no-value-error", "wrong-dtype")
 
 
 def fault(id: str, title: str, *, fix: str, explains: Iterable[str], site: str = "", signature: str = "") -> Mistake:

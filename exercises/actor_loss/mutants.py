@@ -61,6 +61,10 @@ FAULTS = [
     fault("no-reduction", "result not reduced to a scalar: the per-element loss is returned",
           fix="Reduce the per-element losses to one 0-dim tensor with .mean().",
           explains=VALUES, site="reduce"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device", "clipped_side", "unclipped_side"), site="dtype",
+          signature="wrong-dtype"),
 ]
 
 MUTANTS = fault_mutants(faulty_actor_loss, FAULTS)

@@ -46,7 +46,14 @@ def faulty_critic_loss(values, old_values, returns, mask=None, clip_range=None, 
         per_token = per_token * counts
     half = 1.0 if "missing-half" in faults else 0.5
     if "token-mean" in faults:
-        return half * per_token.sum() / counts.sum().clamp(min=1)
+        return _dtype_fault(half * per_token.sum() / counts.sum().clamp(min=1), faults)
     row_counts = counts.sum(dim=-1) if "empty-row-nan" in faults else counts.sum(dim=-1).clamp(min=1)
     per_row = per_token.sum(dim=-1) / row_counts
-    return half * per_row.mean()
+    return _dtype_fault(half * per_row.mean(), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

@@ -39,5 +39,12 @@ def faulty_dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps
         gap = -gap
     loss = -torch.log(torch.sigmoid(gap)).mean() if "log-of-sigmoid" in faults else -F.logsigmoid(gap).mean()
     if "rewards-not-detached" in faults:
-        return loss, chosen_rewards, rejected_rewards
-    return loss, chosen_rewards.detach(), rejected_rewards.detach()
+        return _dtype_fault((loss, chosen_rewards, rejected_rewards), faults)
+    return _dtype_fault((loss, chosen_rewards.detach(), rejected_rewards.detach()), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

@@ -68,4 +68,11 @@ def faulty_gae(rewards, values, mask=None, gamma=1.0, lam=0.95, *, faults=frozen
             mean = (advantages * m).sum() / n
             var = (((advantages - mean) * m) ** 2).sum() / (n - 1)
             advantages = (advantages - mean) * torch.rsqrt(var + 1e-8) * m
-    return advantages.to(dtype), returns.to(dtype)
+    return _dtype_fault((advantages.to(dtype), returns.to(dtype)), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

@@ -42,5 +42,12 @@ def faulty_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True, *, f
     if "strided-groups" in faults:
         advantages = advantages.t()
     if "not-flattened" in faults:
-        return advantages.to(dtype)
-    return advantages.reshape(-1).to(dtype)
+        return _dtype_fault(advantages.to(dtype), faults)
+    return _dtype_fault(advantages.reshape(-1).to(dtype), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

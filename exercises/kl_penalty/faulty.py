@@ -36,4 +36,11 @@ def faulty_kl_penalty(log_probs, ref_log_probs, kind="k1", *, faults=frozenset()
             out = torch.clamp(out, min=-10, max=10)
     else:
         out = -log_ratio if "k1-wrong-sign" in faults else log_ratio
-    return out.mean() if "reduced-to-mean" in faults else out
+    return _dtype_fault(out.mean() if "reduced-to-mean" in faults else out, faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

@@ -47,7 +47,7 @@ def faulty_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_ma
             total = torch.tensor(float(per_token.numel()), dtype=per_token.dtype)
         elif "empty-row-nan" not in faults:
             total = total.clamp(min=1)
-        return per_token.sum() / total
+        return _dtype_fault(per_token.sum() / total, faults)
     row_counts = counts.sum(dim=-1)
     if "divide-by-length" in faults:
         row_counts = torch.full_like(row_counts, per_token.shape[-1])
@@ -55,5 +55,12 @@ def faulty_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_ma
         row_counts = row_counts.clamp(min=1)
     per_row = per_token.sum(dim=-1) / row_counts
     if "empty-rows-excluded" in faults:
-        return per_row.sum() / (counts.sum(dim=-1) > 0).sum().clamp(min=1)
-    return per_row.mean()
+        return _dtype_fault(per_row.sum() / (counts.sum(dim=-1) > 0).sum().clamp(min=1), faults)
+    return _dtype_fault(per_row.mean(), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

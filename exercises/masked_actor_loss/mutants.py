@@ -64,6 +64,9 @@ FAULTS = [
           "log-probs",
           fix="Raise ValueError naming the argument when log_probs_old, advantages or action_mask differ in shape.",
           explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device",), site="dtype", signature="wrong-dtype"),
 ]
 
 MUTANTS = fault_mutants(faulty_masked_actor_loss, FAULTS)

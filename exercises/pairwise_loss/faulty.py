@@ -28,7 +28,14 @@ def faulty_pairwise_loss(chosen_rewards, rejected_rewards, margin=None, *, fault
         logits = logits + margin if "margin-added" in faults else logits - margin
     per_pair = -torch.log(torch.sigmoid(logits)) if "log-of-sigmoid" in faults else -F.logsigmoid(logits)
     if "sum-not-mean" in faults:
-        return per_pair.sum()
+        return _dtype_fault(per_pair.sum(), faults)
     if "divide-by-len" in faults:
-        return per_pair.sum() / len(chosen_rewards)
-    return per_pair.mean()
+        return _dtype_fault(per_pair.sum() / len(chosen_rewards), faults)
+    return _dtype_fault(per_pair.mean(), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

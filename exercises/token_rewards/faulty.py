@@ -44,4 +44,11 @@ def faulty_token_rewards(scores, log_probs_old, ref_log_probs, mask=None, kl_coe
             at = valid
         per_row = scores.reshape(-1, 1) if "no-scores-shape-check" in faults else scores.unsqueeze(-1)
         rewards = rewards + torch.where(at, per_row.to(rewards.dtype), 0.0)
-    return rewards
+    return _dtype_fault(rewards, faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

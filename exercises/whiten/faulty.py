@@ -44,4 +44,11 @@ def faulty_whiten(values, mask=None, shift_mean=True, eps=1e-8, *, faults=frozen
         whitened = centered * torch.rsqrt(var + eps)
     if not shift_mean and "mean-not-added-back" not in faults:
         whitened = whitened + mean
-    return whitened.to(dtype)
+    return _dtype_fault(whitened.to(dtype), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()
