@@ -35,10 +35,13 @@ def faulty_critic_loss(values, old_values, returns, mask=None, clip_range=None, 
     if not clipping:
         per_token = vf_loss1
     else:
+        c = 0.2 if "fixed-clip" in faults else clip_range
         if "clip-around-values" in faults:
-            v_clipped = v + torch.clamp(old - v, -clip_range, clip_range)
+            v_clipped = v + torch.clamp(old - v, -c, c)
+        elif "clip-around-returns" in faults:
+            v_clipped = ret + torch.clamp(v - ret, -c, c)
         else:
-            v_clipped = old + torch.clamp(v - old, -clip_range, clip_range)
+            v_clipped = old + torch.clamp(v - old, -c, c)
         vf_loss2 = (v_clipped - ret) ** 2
         per_token = torch.min(vf_loss1, vf_loss2) if "min-for-max" in faults else torch.max(vf_loss1, vf_loss2)
     counts = valid.to(per_token.dtype)

@@ -49,6 +49,26 @@ FAULTS = [
           fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
           explains=("dtype_device", "worked_values"), site="dtype",
           signature="wrong-dtype"),
+    fault("reference-added", "the reference log-ratio added instead of subtracted: (pi_c - pi_r) + (ref_c - ref_r)",
+          fix="The DPO logit is beta * ((pi_c - pi_r) - (ref_c - ref_r)): subtract the reference's log-ratio.",
+          explains=("loss_default", "loss_custom_beta", "worked_values", "gradient", "stable", "dtype_device"),
+          site="loss-reference"),
+    fault("missing-minus", "missing minus sign: the loss is -logsigmoid(...), the negative log-likelihood",
+          fix="Return mean(-logsigmoid(chosen_rewards - rejected_rewards)).",
+          explains=("loss_default", "loss_custom_beta", "worked_values", "gradient", "stable", "dtype_device"),
+          site="sign"),
+    fault("sum-not-mean", "sum instead of mean over the pairs",
+          fix="Average the per-pair losses with .mean(), not .sum().",
+          explains=("loss_default", "loss_custom_beta", "worked_values", "gradient", "stable", "dtype_device"),
+          site="reduce"),
+    fault("rewards-without-beta", "rewards returned without beta: chosen_rewards is beta * (policy - reference), "
+          "not the raw log-ratio",
+          fix="Return beta * (policy_chosen_logps - ref_chosen_logps) (and likewise rejected), detached.",
+          explains=("rewards", "worked_values", "dtype_device"), site="rewards-beta"),
+    fault("rewards-swapped", "rewards returned in the wrong order: the result is (loss, chosen_rewards, "
+          "rejected_rewards)",
+          fix="Return (loss, chosen_rewards, rejected_rewards) in that order.",
+          explains=("rewards", "worked_values", "dtype_device"), site="rewards-order"),
 ]
 
 MUTANTS = fault_mutants(faulty_dpo_loss, FAULTS)

@@ -29,7 +29,7 @@ def faulty_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True, *, f
     else:
         grouped = scores.to(work).reshape(-1, group_size)
     advantages = grouped - grouped.mean(dim=1, keepdim=True)
-    if scale_by_std:
+    if scale_by_std or "scale-flag-ignored" in faults:
         if "eps-inside-sqrt" in faults:
             scale = torch.sqrt(grouped.var(dim=1, keepdim=True) + eps)
         else:

@@ -47,6 +47,9 @@ FAULTS = [
           fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
           explains=("dtype_device", "eps_outside", "unbiased"), site="dtype",
           signature="wrong-dtype"),
+    fault("scale-flag-ignored", "scale_by_std=False ignored: the advantages are divided by (std + eps) anyway",
+          fix="Divide by (std + eps) only when scale_by_std is True; otherwise return the centred scores.",
+          explains=("values_no_std",), site="scale-flag"),
 ]
 
 MUTANTS = fault_mutants(faulty_grpo_advantages, FAULTS)

@@ -36,6 +36,8 @@ def faulty_kl_penalty(log_probs, ref_log_probs, kind="k1", *, faults=frozenset()
             out = torch.clamp(out, min=-10, max=10)
     else:
         out = -log_ratio if "k1-wrong-sign" in faults else log_ratio
+        if "k1-detached" in faults:
+            out = out.detach()
     return _dtype_fault(out.mean() if "reduced-to-mean" in faults else out, faults)
 
 

@@ -50,6 +50,10 @@ FAULTS = [
     fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
           fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
           explains=("dtype_device",), site="dtype", signature="wrong-dtype"),
+    fault("k1-detached", "k1 detached: the estimate carries no gradient to log_probs (a habit from using the KL "
+          "as a reward)",
+          fix="Return log_probs - ref_log_probs without .detach() or torch.no_grad().",
+          explains=("gradient", "any_shape", "large_gaps"), site="k1-grad"),
 ]
 
 MUTANTS = fault_mutants(faulty_kl_penalty, FAULTS)

@@ -45,7 +45,7 @@ def faulty_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_ma
         total = counts.sum()
         if "token-mean-over-all-positions" in faults:
             total = torch.tensor(float(per_token.numel()), dtype=per_token.dtype)
-        elif "empty-row-nan" not in faults:
+        elif "empty-row-nan" not in faults and "empty-batch-nan" not in faults:
             total = total.clamp(min=1)
         return _dtype_fault(per_token.sum() / total, faults)
     row_counts = counts.sum(dim=-1)

@@ -67,6 +67,10 @@ FAULTS = [
     fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
           fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
           explains=("dtype_device",), site="dtype", signature="wrong-dtype"),
+    fault("empty-batch-nan", "token-mean of a batch with no valid token gives 0/0 = NaN: clamp the token count "
+          "to at least 1",
+          fix="Divide the token-mean's sum by mask.sum().clamp(min=1), so an empty batch returns 0.",
+          explains=("edge_rows",), site="token-count-clamp"),
 ]
 
 MUTANTS = fault_mutants(faulty_masked_actor_loss, FAULTS)

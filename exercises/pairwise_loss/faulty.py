@@ -16,6 +16,8 @@ def faulty_pairwise_loss(chosen_rewards, rejected_rewards, margin=None, *, fault
         if rejected_rewards.shape != chosen_rewards.shape:
             raise ValueError(f"rejected_rewards has shape {tuple(rejected_rewards.shape)}, "
                              f"expected {tuple(chosen_rewards.shape)}")
+        if isinstance(margin, torch.Tensor) and margin.dim() == 0 and "scalar-margin-rejected" in faults:
+            raise ValueError("margin must have the rewards' shape")
         if isinstance(margin, torch.Tensor) and margin.dim() != 0 and margin.shape != chosen_rewards.shape:
             raise ValueError(f"margin has shape {tuple(margin.shape)}, expected {tuple(chosen_rewards.shape)}")
     if "swapped" in faults:
@@ -27,6 +29,8 @@ def faulty_pairwise_loss(chosen_rewards, rejected_rewards, margin=None, *, fault
             margin = margin.to(dtype=logits.dtype)
         logits = logits + margin if "margin-added" in faults else logits - margin
     per_pair = -torch.log(torch.sigmoid(logits)) if "log-of-sigmoid" in faults else -F.logsigmoid(logits)
+    if "missing-minus" in faults:
+        per_pair = -per_pair
     if "sum-not-mean" in faults:
         return _dtype_fault(per_pair.sum(), faults)
     if "divide-by-len" in faults:

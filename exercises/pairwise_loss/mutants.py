@@ -45,6 +45,15 @@ FAULTS = [
           fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
           explains=("dtype_device", "worked_values"), site="dtype",
           signature="wrong-dtype"),
+    fault("missing-minus", "missing minus sign: the loss is -logsigmoid(chosen - rejected), the negative "
+          "log-likelihood",
+          fix="Return mean(-logsigmoid(chosen - rejected - margin)).",
+          explains=("values_no_margin", "values_float_margin", "values_tensor_margin", "worked_values", "stable",
+                    "gradient", "dtype_device", "any_shape"), site="sign"),
+    fault("scalar-margin-rejected", "a 0-dim tensor margin rejected: a scalar margin is allowed besides one of the "
+          "rewards' shape",
+          fix="Accept a 0-dim tensor margin (subtract it from every gap); only other shapes raise ValueError.",
+          explains=("values_tensor_margin", "values_float_margin", "gradient"), site="margin-scalar"),
 ]
 
 MUTANTS = fault_mutants(faulty_pairwise_loss, FAULTS)

@@ -13,6 +13,8 @@ def faulty_whiten(values, mask=None, shift_mean=True, eps=1e-8, *, faults=frozen
         edited.data.add_(1)
     if "no-shape-check" not in faults and mask is not None and mask.shape != values.shape:
         raise ValueError(f"mask has shape {tuple(mask.shape)}, expected {tuple(values.shape)}")
+    if "fixed-eps" in faults:
+        eps = 1e-8
     dtype = values.dtype
     work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
     v = values.to(work)
@@ -38,6 +40,8 @@ def faulty_whiten(values, mask=None, shift_mean=True, eps=1e-8, *, faults=frozen
         var = torch.where(valid, centered * centered, zero).sum() / dof
     if "no-eps" in faults:
         whitened = centered / torch.sqrt(var)
+    elif "divide-by-variance" in faults:
+        whitened = centered / (var + eps)
     elif "eps-outside-sqrt" in faults:
         whitened = centered / (torch.sqrt(var) + eps)
     else:

@@ -51,6 +51,14 @@ FAULTS = [
           fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
           explains=("dtype_device", "unbiased", "near_constant", "custom_eps"), site="dtype",
           signature="wrong-dtype"),
+    fault("divide-by-variance", "dividing by the variance (var + eps) instead of the standard deviation: "
+          "multiply by rsqrt(var + eps)",
+          fix="Scale by torch.rsqrt(var + eps), the inverse standard deviation, not 1 / (var + eps).",
+          explains=("values_random", "values_no_shift", "unbiased", "any_shape", "near_constant", "custom_eps",
+                    "dtype_device"), site="eps"),
+    fault("fixed-eps", "eps hard-coded to 1e-8 instead of using the argument",
+          fix="Use the eps argument inside the square root: rsqrt(var + eps).",
+          explains=("custom_eps",), site="eps-value"),
 ]
 
 MUTANTS = fault_mutants(faulty_whiten, FAULTS)
