@@ -395,6 +395,14 @@ def comparable_cases(run: Run, case_ids: list[str], budget: Budget) -> list[str]
     return kept
 
 
+def _alike(run: Run, aspects: set[str], outs: dict[str, Outcome], cids: list[str],
+           mine: dict[str, Outcome] | None = None) -> bool:
+    """Whether ``outs`` behave like the learner (or like ``mine``) on these cases, in these aspects."""
+    mine = run.got if mine is None else mine
+    return all(same_behaviour(mine.get(cid, Outcome(missing=True)), outs[cid], aspects, run.cases[cid].ungraded)
+               for cid in cids)
+
+
 def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
               combos: list[tuple[Mistake, ...]], runner: _Runner) -> list[tuple[Mistake, ...]]:
     """The combinations that behave like the learner where ``chk`` looks, and fail it too
@@ -414,8 +422,7 @@ def _search(chk: Check, run: Run, evidence: tuple[list[str], set[str]], combos: 
         return
 
     def alike(outs: dict[str, Outcome], cids: list[str]) -> bool:
-        return all(same_behaviour(run.got.get(cid, Outcome(missing=True)), outs[cid], aspects,
-                                  run.cases[cid].ungraded) for cid in cids)
+        return _alike(run, aspects, outs, cids)
 
     # Most candidates are told apart on the first case where the learner leaves the
     # reference: try that one case before all the others.
@@ -424,6 +431,8 @@ def _search(chk: Check, run: Run, evidence: tuple[list[str], set[str]], combos: 
     for combo in combos:
         if runner.exhausted():
             break
+        if any(m.signature and not _shows_signature(run, m.signature, case_ids) for m in combo):
+            continue  # what every form of that mistake shares is not there
         if not alike(runner.outcomes(combo, [probe]), [probe]):
             continue
         outs = runner.outcomes(combo, case_ids)
@@ -432,6 +441,77 @@ def _search(chk: Check, run: Run, evidence: tuple[list[str], set[str]], combos: 
         if evaluate_check(chk, run.with_outcomes(outs))[0]:
             continue  # behaves alike within the tolerance, yet passes: not this
         found.append(combo)
+
+
+def _changed(run: Run, aspects: set[str], outs: dict[str, Outcome], case_ids: list[str]) -> list[str]:
+    """The cases where ``outs`` leave the reference's behaviour (what a mistake changes there)."""
+    return [cid for cid in case_ids if not _alike(run, aspects, {cid: run.want.get(cid, Outcome(missing=True))},
+                                                   [cid], mine=outs)]
+
+
+def _supports(chk: Check, run: Run, evidence: tuple[list[str], set[str]], mistake: Mistake,
+              runner: _Runner) -> bool:
+    """Whether ``mistake`` alone explains part of what the learner got wrong on ``chk``.
+
+    A learner with several mistakes rarely matches one of them on every case of a check. Per
+    case, a mistake changes some of them (its own footprint there); it is supported when the
+    learner leaves the reference on every case it changes, behaves exactly like it on at least
+    one of them, and the mistake alone fails the check. The other cases are left to the other
+    mistakes.
+    """
+    case_ids, aspects = evidence
+    if mistake.signature:
+        return _shows_signature(run, mistake.signature, case_ids)
+    outs = runner.outcomes((mistake,), case_ids)
+    footprint = _changed(run, aspects, outs, case_ids)
+    if not footprint or not set(footprint) <= set(_changed(run, aspects, run.got, case_ids)):
+        return False
+    if not any(_alike(run, aspects, outs, [cid]) for cid in footprint):
+        return False
+    return not evaluate_check(chk, run.with_outcomes(outs))[0]
+
+
+def _shows_signature(run: Run, signature: str, case_ids: list[str]) -> bool:
+    """Whether the learner shows ``signature`` (see :data:`exercises.mistakes.SIGNATURES`) on one
+    of these cases, compared with the reference's outcome there. A function that never returns
+    (a starter, a typo) shows nothing: its exception is the root cause, not a missing check."""
+    if not any(o.error is None and not o.missing for o in run.got.values()):
+        return False
+    for cid in case_ids:
+        mine, want = run.got.get(cid), run.want.get(cid)
+        if mine is None or want is None or mine.missing or want.missing:
+            continue
+        if signature == "no-value-error" and want.raised("ValueError") and not mine.raised("ValueError"):
+            return True
+        if signature == "wrong-dtype" and mine.error is None and want.error is None and any(
+                a is not None and b is not None and a != b for a, b in zip(_dtypes(mine.output), _dtypes(want.output))):
+            return True
+        if signature == "edits-inputs" and mine.error is None and any(
+                key in mine.inputs_after and not _close(mine.inputs_after[key], before, compare_dtype=False)
+                for key, before in want.inputs_after.items()):
+            return True
+    return False
+
+
+def _dtypes(output: Any) -> list[Any]:
+    """The dtypes of the tensors in a returned structure, in order (None for anything else)."""
+    items = list(output.values()) if isinstance(output, dict) else output if isinstance(output, (tuple, list)) \
+        else [output]
+    return [x.dtype if isinstance(x, torch.Tensor) else None for x in items]
+
+
+def _claims(exercise: Exercise, run: Run, mistake: Mistake, failed: list[Check],
+            evidence: dict[str, tuple[list[str], set[str]]], runner: _Runner) -> list[str]:
+    """The failed checks ``mistake`` would fail on its own (those it claims to explain), leaving
+    out the checks the learner's own exception failed (they say nothing for or against it)."""
+    claimed = []
+    for chk in failed:
+        case_ids = evidence[chk.id][0]
+        if chk.id not in mistake.explains or not case_ids or _crashed(run, case_ids):
+            continue
+        if not evaluate_check(chk, run.with_outcomes(runner.outcomes((mistake,), case_ids)))[0]:
+            claimed.append(chk.id)
+    return claimed
 
 
 def _smallest_union(options: dict[str, list[tuple[Mistake, ...]]], limit: int = 256) -> dict[str, tuple[Mistake, ...]]:
@@ -451,6 +531,36 @@ def _smallest_union(options: dict[str, list[tuple[Mistake, ...]]], limit: int = 
             best = (key, pick)
     assert best is not None
     return dict(zip(ids, best[1]))
+
+
+def _most_claims_explained(exercise: Exercise, run: Run, failed: list[Check],
+                           evidence: dict[str, tuple[list[str], set[str]]], runner: _Runner,
+                           chosen: dict[str, tuple[Mistake, ...]], partial: dict[str, list[Mistake]]) -> set[str]:
+    """The ids of the found mistakes that explain most of the failed checks they claim.
+
+    A mistake matched on one check out of the seven it would fail is weak evidence (code with
+    no clipping looks like "max instead of min" on the clipped-side check only): it is named
+    only when the checks it explains (alone or together with others) are more than half of
+    the failed checks it would fail on its own.
+    """
+    explained: dict[str, set[str]] = {}
+    for cid, combo in chosen.items():
+        for m in combo:
+            explained.setdefault(m.id, set()).add(cid)
+    for cid, found_here in partial.items():
+        for m in found_here:
+            explained.setdefault(m.id, set()).add(cid)
+    by_id = {m.id: m for m in exercise.mistakes}
+    kept = set()
+    for mid, checks in explained.items():
+        try:
+            claimed = set(_claims(exercise, run, by_id[mid], failed, evidence, runner)) | checks
+        except BudgetExceeded:
+            kept.add(mid)  # its claims could not be weighed within the budget: it stays named
+            continue
+        if 2 * len(checks) > len(claimed):
+            kept.add(mid)
+    return kept
 
 
 def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: int = 3,
@@ -516,11 +626,34 @@ def _diagnose(exercise: Exercise, run: Run, failed: list[Check], max_faults: int
                     break
             if chk.id in options:
                 break
+    # Pass 3: a check no combination matches may still show single mistakes in the cases each
+    # changes (a learner's form of a mistake, or a mistake beside an uncatalogued one).
+    partial: dict[str, list[Mistake]] = {}
+    for chk in order:
+        if chk.id in options or not evidence[chk.id][0] or _crashed(run, evidence[chk.id][0]):
+            continue
+        found_here = []
+        try:
+            for m in candidates[chk.id]:
+                if _supports(chk, run, evidence[chk.id], m, runner):
+                    found_here.append(m)
+        except BudgetExceeded:
+            pass  # what was found before the budget ran out still counts
+        if found_here:
+            partial[chk.id] = found_here
+    chosen = _smallest_union(options)
+    named = _most_claims_explained(exercise, run, failed, evidence, runner, chosen, partial)
+    for cid, combo in chosen.items():
+        if all(m.id in named for m in combo):
+            result.by_check[cid] = sorted(combo, key=lambda m: exercise.mistakes.index(m))
+    for cid, found_here in partial.items():
+        kept = [m for m in found_here if m.id in named]
+        if kept:
+            result.by_check[cid] = sorted(kept, key=lambda m: exercise.mistakes.index(m))
     # A check the learner's own exception failed (where the reference returned) is explained by
     # that exception, which the feedback's root causes show; it is no unknown mistake.
-    result.unexplained = [chk.id for chk in failed if chk.id not in options and not _crashed(run, evidence[chk.id][0])]
-    for cid, combo in _smallest_union(options).items():
-        result.by_check[cid] = sorted(combo, key=lambda m: exercise.mistakes.index(m))
+    result.unexplained = [chk.id for chk in failed
+                          if chk.id not in result.by_check and not _crashed(run, evidence[chk.id][0])]
     result.runs, result.elements, result.exhausted = budget.runs, budget.elements, budget.exhausted
     result.seconds = time.monotonic() - t0
     result.cpu_seconds = time.thread_time() - cpu0
