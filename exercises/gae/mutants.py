@@ -50,6 +50,10 @@ FAULTS = [
           "raw advantages (whiten later, separately)",
           fix="Return the raw advantages; whitening is a separate step (masked_whiten).",
           explains=ADV + ("zero_at_padding",), site="whiten"),
+    fault("mask-none-dtype", "results in float32 when mask=None: the path without a mask computes in float32 (a "
+          "float32 mask of ones, or an upcast) and never casts back to the inputs' dtype",
+          fix="Cast both outputs back to the inputs' dtype on every path, mask=None included.",
+          explains=("dtype_device",), site="dtype"),
 ]
 
 MUTANTS = fault_mutants(faulty_gae, FAULTS)
