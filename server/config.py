@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     WORKER_STALLED_SECONDS: float = Field(default=30, gt=0)
     WORKER_REAPER_SECONDS: float = Field(default=10, gt=0)
     GPU_WORKERS: bool = False
+    #: On PostgreSQL, long polls are woken by LISTEN/NOTIFY (one listening connection per API
+    #: process) instead of re-reading their row every 50 ms. False behind a pooler that cannot
+    #: LISTEN (PgBouncer in transaction mode); ignored on SQLite, which always polls.
+    LISTEN_NOTIFY: bool = True
     GPU_EXERCISES: str = ""
     MAX_SOURCE_BYTES: int = Field(default=64 * 1024, gt=0)
     # Jail limits, passed through to the sandbox by the judge factory.

@@ -27,6 +27,7 @@ from server.grading.sanitize import (
 )
 from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
+from server.submissions.waiting import notify_verdict
 
 # A submission that has taken down this many workers is not tried again (poison pill).
 MAX_ATTEMPTS = 3
@@ -233,6 +234,7 @@ def store_report(
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)
+    notify_verdict(session, submission_id)
     return True
 
 
@@ -302,6 +304,7 @@ def store_internal_error(
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)  # not an attempt: changes nothing unless it undoes one
+    notify_verdict(session, submission_id)
 
 
 def requeue_unfinished(session: Session) -> list[int]:
