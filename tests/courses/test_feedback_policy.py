@@ -9,9 +9,14 @@ import json
 from typing import Any
 
 import pytest
+from alembic import command
+from sqlalchemy import inspect, text
 
+from server.config import Settings
 from server.courses.feedback_policy import CUT_NOTE, FeedbackPolicy, PolicyKind, cut_raised, shown_type
+from server.db import make_engine
 from server.errors import InvalidCourse
+from server.migrations import alembic_config
 from tests.courses.conftest import DAY, DUE, HOUR, RELEASE, SECOND, Term
 from tests.courses.feedback_fixtures import CHECK_NAMES, EXPECTED, PRINTED, RAISED, leaky_report
 from tests.server.fakes import FakeGrader
@@ -243,3 +248,23 @@ def test_the_policy_spellings_and_the_cut() -> None:
     assert cut_raised("Raised Leak_0_4711: x") == f"Raised an exception {CUT_NOTE}"
     assert shown_type("ZeroDivisionError") == "ZeroDivisionError" and shown_type("print") == "an exception"
     assert cut_raised("Wrong loss: expected 1, got 2.") == "Wrong loss: expected 1, got 2."
+
+
+def test_migration_0015_upgrades_and_downgrades(settings: Settings) -> None:
+    """Existing set entries come out ``full`` (nothing changes for them); down and up again."""
+    engine = make_engine(settings.DATABASE_URL)
+    try:
+        command.upgrade(alembic_config(engine), "0010")
+        with engine.begin() as connection:
+            connection.execute(text("INSERT INTO set_entries (course_id, exercise, penalty_percent, penalty_unit) "
+                                    "VALUES (1, 'gae', 0, 'day')"))
+        command.upgrade(alembic_config(engine), "0015")
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT feedback_policy FROM set_entries")).scalar_one() == "full"
+        assert "feedback_tokens" in set(inspect(engine).get_table_names())
+        command.downgrade(alembic_config(engine), "0010")
+        assert "feedback_tokens" not in set(inspect(engine).get_table_names())
+        assert "feedback_policy" not in {c["name"] for c in inspect(engine).get_columns("set_entries")}
+        command.upgrade(alembic_config(engine), "head")
+    finally:
+        engine.dispose()
