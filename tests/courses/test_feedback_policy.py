@@ -98,6 +98,7 @@ def _assert_hidden(record: dict[str, Any]) -> None:
     assert "released on 2026-12-11 17:00:00" in record["message"]
     if "checks" in record:
         assert (record["checks"], record["feedback"], record["stdout"]) == ([], None, "")
+        assert (record["timings"], record["cpu_seconds"], record["peak_memory_bytes"]) == ({}, None, None)
 
 
 def test_full_shows_everything(term: Term) -> None:

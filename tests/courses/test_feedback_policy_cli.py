@@ -38,7 +38,7 @@ SOURCE = "def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_
 def live(settings: Settings, clock: FakeClock) -> Iterator[tuple[Term, str]]:
     """A real server on a free port with the fake clock, and a course team made through its API."""
     settings = settings.model_copy(update={"RATE_LIMIT": "1000/minute", "MAX_QUEUED_PER_USER": 100})
-    app = create_app(settings, FakeGrader(leaky_report()).factory, clock=clock)
+    app = create_app(settings, FakeGrader(leaky_report()).factory, clock=clock)  # type: ignore[arg-type]
     with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
         state = app.state.grader
         with transaction(state.session_factory) as session:
