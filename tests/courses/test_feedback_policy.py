@@ -269,3 +269,19 @@ def test_migration_0015_upgrades_and_downgrades(settings: Settings) -> None:
         command.upgrade(alembic_config(engine), "head")
     finally:
         engine.dispose()
+
+
+def test_the_dashboards_token_button_needs_the_pages_form(term: Term) -> None:
+    """A token spent from another site (no form token) is refused and costs nothing; someone
+    else's submission is the 404 page."""
+    _setup(term, "tokens:1")
+    done = _submit(term, "ann")
+    token = term.tokens["ann"]["Authorization"].removeprefix("Bearer ")
+    assert term.client.post("/login", data={"token": token}, follow_redirects=False).status_code == 303
+    forged = term.client.post(f"/dashboard/submissions/{done['id']}/token", data={"csrf": "x"},
+                              headers={"Origin": "http://testserver"}, follow_redirects=False)
+    assert forged.status_code == 403 and "No token spent" in forged.text
+    page = term.client.get(f"/dashboard/submissions/{done['id']}")
+    assert "1 token left today" in page.text and EXPECTED not in page.text and RAISED not in page.text
+    bobs = _submit(term, "bob")
+    assert term.client.post(f"/dashboard/submissions/{bobs['id']}/token", data={"csrf": "x"}).status_code == 404
