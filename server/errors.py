@@ -14,9 +14,13 @@ Tree::
     ├── UserNotFound              404
     ├── CourseNotFound            404  also what a non-member gets for a course
     ├── SubmissionNotFound        404  also what a learner gets for someone else's submission
+    ├── RegradeNotFound           404  also what a learner or another course's instructor gets
     ├── UserAlreadyExists         409
     ├── CourseAlreadyExists       409
+    ├── ExerciseNotVerified       409  a pack exercise without a passed verify at its content version
     ├── IdempotencyKeyConflict    409  same key reused with a different exercise or source
+    ├── RegradeNotReady           409  a regrade set still grading cannot be applied yet
+    ├── RegradeClosed             409  a regrade set already applied or cancelled (never twice)
     ├── TokensNotInUse            409  a token spent on a submission whose set's feedback policy takes none
     ├── SourceTooLarge            413
     ├── EmptySource               422
@@ -24,6 +28,7 @@ Tree::
     ├── InvalidRoster             422  a roster CSV without a ``name`` column, or not UTF-8
     ├── InvalidCourse             422  a bad course slug or time zone, dates out of order, ...
     ├── CourseRequired            422  the learner is in several courses and named none
+    ├── NothingToRegrade          422  no stored verdict matches a regrade's selection
     ├── RateLimited               429  too many submissions in the window (Retry-After)
     └── TooManyQueued             429  too many of the learner's submissions waiting (Retry-After)
 
@@ -176,6 +181,12 @@ class CourseAlreadyExists(GraderError):
     status_code = 409
 
 
+class ExerciseNotVerified(GraderError):
+    """A pack's exercise has not passed ``exercises verify`` at its current content version."""
+
+    status_code = 409
+
+
 class InvalidCourse(GraderError):
     """A course, exercise set entry or extension that cannot be stored as given."""
 
@@ -188,6 +199,18 @@ class CourseRequired(GraderError):
     status_code = 422
 
 
+class RegradeNotFound(GraderError):
+    """No regrade set with this id that the caller may read."""
+
+    status_code = 404
+
+
+class RegradeNotReady(GraderError):
+    """The set's results are not all graded yet."""
+
+    status_code = 409
+
+
 class NoTokensLeft(GraderError):
     """Every feedback token of today is spent on this exercise; the detail says when the next comes."""
 
@@ -198,6 +221,18 @@ class TokensNotInUse(GraderError):
     """A token asked for on a submission whose exercise set's feedback policy is not ``tokens:N``."""
 
     status_code = 409
+
+
+class RegradeClosed(GraderError):
+    """The set was applied or cancelled already; a set is applied at most once."""
+
+    status_code = 409
+
+
+class NothingToRegrade(GraderError):
+    """A regrade's selection matches no stored verdict."""
+
+    status_code = 422
 
 
 class ScoresHidden(GraderError):

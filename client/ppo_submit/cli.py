@@ -308,7 +308,7 @@ def show(
     """Show one of your submissions, as `ppo-submit FILE` does (same exit codes)."""
     with _runtime(ctx).client() as client:
         sub = client.submission(submission_id)
-    _report(sub, json_output, verbose=verbose)
+    _report(sub, json_output, verbose=verbose, notes=render.version_lines(sub))
 
 
 @app.command()
@@ -378,16 +378,19 @@ def _to_json(sub: Submission) -> str:
 
 
 def _report(sub: Submission, json_output: bool, *, verbose: bool = False, local_path: str | None = None,
-            locator: "locations.Locator | None" = None) -> None:
+            locator: "locations.Locator | None" = None, notes: Sequence[Any] = ()) -> None:
     """Show ``sub`` (JSON or the summary and tables) and exit with its code.
 
     ``local_path`` is the file as given on the command line, shown in place of its base name;
-    ``locator`` shows places otherwise (a notebook's cells).
+    ``locator`` shows places otherwise (a notebook's cells); ``notes`` are lines printed after
+    the result (``show``: the versions that graded it, its regrades).
     """
     if json_output:
         typer.echo(_to_json(sub))
     else:
         render.print_out(render.submission_result(sub, verbose=verbose, local_path=local_path, locator=locator))
+        for line in notes:
+            render.print_out(line)
     note = course_view.late_note(sub)
     if note is not None:
         render.stderr_console().print(f"[yellow]late:[/yellow] {note}", highlight=False, soft_wrap=True)

@@ -120,19 +120,48 @@ def exercises_table(exercises: Sequence[ExerciseSummary]) -> Table:
 
 
 def history_table(submissions: Sequence[Submission]) -> Table:
-    """One row per submission: id, exercise, when, status, verdict, score."""
-    table = Table("Id", "Exercise", "Submitted", "Status", "Verdict", "Score", title="Submissions", title_justify="left",
-                  box=table_box())
+    """One row per submission: id, exercise, when, status, verdict, score; and, when a regrade
+    changed one, what it changed and why."""
+    regraded = any(sub.get("regrades") for sub in submissions)
+    columns = ["Id", "Exercise", "Submitted", "Status", "Verdict", "Score"] + (["Regraded"] if regraded else [])
+    table = Table(*columns, title="Submissions", title_justify="left", box=table_box())
     for sub in submissions:
-        table.add_row(
+        cells = [
             Text(str(sub.get("id", ""))),
             Text(str(sub.get("exercise", ""))),
             Text(str(sub.get("created_at") or "-")),
             Text(str(sub.get("status", ""))),
             Text(str(sub.get("verdict") or "-")),
             Text(number(sub.get("score")), justify="right"),
-        )
+        ]
+        if regraded:
+            notes = sub.get("regrades") or []
+            cells.append(Text(regrade_line(notes[-1]) if notes else "", style="yellow"))
+        table.add_row(*cells)
     return table
+
+
+def version_lines(sub: Submission) -> list[Text]:
+    """What graded the verdict (the exercise's and the grader's versions), then each regrade
+    that changed it, with the instructor's reason."""
+    lines = []
+    if sub.get("status") == "done":
+        lines.append(Text(f"Graded by exercise version {sub.get('content_version') or 'unknown'}, "
+                          f"grader version {sub.get('grader_version') or 'unknown'}", style="dim"))
+    for note in sub.get("regrades") or []:
+        lines.append(Text(regrade_line(note), style="yellow"))
+    return lines
+
+
+def regrade_line(note: dict[str, Any]) -> str:
+    """One applied regrade of a submission: old and new verdict, when, and why."""
+    def outcome(verdict: Any, score: Any) -> str:
+        return f"{verdict} {number(score)}" if score is not None else str(verdict or "-")
+
+    when = str(note.get("applied_at") or "")[:16].replace("T", " ")
+    reason = note.get("reason") or ""
+    return (f"Regraded {when}: {outcome(note.get('old_verdict'), note.get('old_score'))} -> "
+            f"{outcome(note.get('new_verdict'), note.get('new_score'))}" + (f" ({reason})" if reason else ""))
 
 
 def _first_line(message: str) -> str:

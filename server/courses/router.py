@@ -172,9 +172,11 @@ def grant_extension(
     where = service.taught_course(session, instructor, course)
     due_at = service.read_time(payload.due_at, where)
     assert due_at is not None
-    extension = sets.grant_extension(session, where, user, exercise, due_at)
+    granted = sets.grant_extension(session, where, user, exercise, due_at)
     session.commit()
-    return ExtensionPublic(course=where.slug, user=user, exercise=exercise, due_at=service.local(extension.due_at, where))  # type: ignore[arg-type]
+    return ExtensionPublic(course=where.slug, user=user, exercise=exercise,
+                           due_at=service.local(granted.extension.due_at, where),  # type: ignore[arg-type]
+                           recomputed=granted.recomputed)
 
 
 @router.post(

@@ -94,6 +94,9 @@ class ExtensionPublic(BaseModel):
     user: str
     exercise: str
     due_at: datetime
+    recomputed: int = Field(
+        default=0, description="How many of the learner's earlier submissions had their late penalty recomputed."
+    )
 
 
 class Unpublished(BaseModel):

@@ -373,6 +373,8 @@ def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark:
         f'<tr><th scope="row">Submitted</th><td>{time_html(submission.created_at)}</td></tr>'
         f'<tr><th scope="row">Finished</th><td>{time_html(submission.finished_at)}</td></tr>'
         f'<tr><th scope="row">Status</th><td>{e(submission.status)}</td></tr>'
+        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(submission.content_version)}</code>, '
+        f'grader version <code>{e(submission.grader_version)}</code></td></tr>'
         f"{_policy_row(shown, submission.id, csrf)}"
         "</tbody></table>"
     )

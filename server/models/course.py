@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, Float, ForeignKey, Index, String
+from sqlalchemy import CheckConstraint, Float, ForeignKey, Index, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from server.models.base import Base, UTCDateTime, utcnow
@@ -30,6 +30,9 @@ class Course(Base):
     title: Mapped[str] = mapped_column(String(200))
     time_zone: Mapped[str] = mapped_column(String(64), default="UTC")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    #: Learners see classmates' display names on the boards (off: pseudonyms, the default;
+    #: instructors always see names). Set per course by its instructor (migration 0012).
+    board_real_names: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     @property
     def is_default(self) -> bool:

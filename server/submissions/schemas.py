@@ -123,6 +123,31 @@ class LateFields(BaseModel):
     )
 
 
+class RegradeNote(BaseModel):
+    """An applied regrade that replaced this submission's verdict, and the instructor's reason."""
+
+    regrade: int = Field(description="The regrade set's id.")
+    applied_at: datetime | None
+    reason: str
+    old_verdict: Verdict | None
+    old_score: float | None
+    old_counted_score: float | None
+    new_verdict: Verdict | None
+    new_score: float | None
+    new_counted_score: float | None
+    old_content_version: str
+    old_grader_version: str
+
+
+class Regraded(BaseModel):
+    """Applied regrades of a submission, oldest first (empty when none)."""
+
+    regrades: list[RegradeNote] = Field(
+        default_factory=list, description="Applied regrades that changed this verdict, oldest first, with their reason.")
+
+
+
+
 class FeedbackFields(BaseModel):
     """How much of the verdict the caller sees, by the exercise set's feedback policy
     (``server.courses.feedback_policy``; instructors always see everything)."""
@@ -140,7 +165,9 @@ class FeedbackFields(BaseModel):
     tokens_left: int | None = Field(default=None, description="tokens:N: tokens you have left today on this exercise.")
 
 
-class SubmissionPublic(LateFields, FeedbackFields):
+
+
+class SubmissionPublic(LateFields, FeedbackFields, Regraded):
     """One submission with its verdict and per-check results; ``score`` is the raw score."""
 
     id: int
@@ -166,9 +193,15 @@ class SubmissionPublic(LateFields, FeedbackFields):
     feedback: Feedback | None = Field(
         default=None, description="Root causes, diagnosis and summary; null until done (and for older rows)."
     )
+    content_version: str = Field(
+        default="unknown", description="The exercise's content version that produced the verdict; "
+        "`unknown` for verdicts older than versions (and until done).", examples=["3f2a9c01d4be"])
+    grader_version: str = Field(
+        default="unknown", description="The grader's (judge, harness, jail) version that produced the verdict.",
+        examples=["a81c07e5f3d2"])
 
 
-class SubmissionSummary(LateFields, FeedbackFields):
+class SubmissionSummary(LateFields, FeedbackFields, Regraded):
     """One row of ``GET /submissions``: no checks, output or source."""
 
     id: int

@@ -28,6 +28,7 @@ from server.errors import (
 )
 from server.grading.queue import SubmissionQueue
 from server.models import Course, Role, Status, Submission, User, utcnow
+from server.regrades.notes import regrade_notes
 from server.submissions.limits import lock_learner, refuse_if_queue_full
 from server.submissions.schemas import (
     CheckPublic,
@@ -232,6 +233,9 @@ def to_public(session: Session, submission: Submission) -> SubmissionPublic:
         **_late_fields(session, submission),  # type: ignore[arg-type]
         filename=submission.filename,
         feedback=_feedback(submission.feedback),
+        content_version=submission.content_version,
+        grader_version=submission.grader_version,
+        regrades=regrade_notes(session, [submission.id]).get(submission.id, []),
     )
 
 
@@ -277,6 +281,8 @@ def list_submissions(
     taught = taught_course_ids(session, reader)
     if owner_name != reader.name and taught is not None:
         query = query.where(Submission.course_id.in_(taught))
+    found = session.execute(query).tuples().all()
+    notes = regrade_notes(session, (s.id for s, _ in found))
     return [
         visible_report(SubmissionSummary(
             id=s.id,
@@ -290,6 +296,7 @@ def list_submissions(
             started_at=s.started_at,
             finished_at=s.finished_at,
             **_late_fields(session, s),  # type: ignore[arg-type]
+            regrades=notes.get(s.id, []),
         ), access_for(session, reader, s, now))
-        for s, name in session.execute(query).tuples()
+        for s, name in found
     ]
