@@ -158,8 +158,9 @@ def visible_report(report: R, access: Access) -> R:
         when = shown(access.released_at, access.course) if access.released_at and access.course else "the due date"
         changes.update(verdict=None, score=None, counted_score=None, message=HIDDEN_NOTE.format(when=when),
                        checks=[], stdout="", stderr="", feedback=None,
-                       # time and memory too: a time limit or a crash would show in them
-                       timings={}, cpu_seconds=None, peak_memory_bytes=None)
+                       # time and memory too: a time limit or a crash would show in them; and a
+                       # regrade's note carries the old and new scores
+                       timings={}, cpu_seconds=None, peak_memory_bytes=None, regrades=[])
     elif access.view is View.SCORE:
         changes.update(message=SCORE_NOTE.format(policy=access.policy), stdout="", stderr="", feedback=None,
                        checks=[_replace(c, message="", misconception=None, mistake_id=None)

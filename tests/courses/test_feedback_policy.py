@@ -285,3 +285,27 @@ def test_the_dashboards_token_button_needs_the_pages_form(term: Term) -> None:
     assert "1 token left today" in page.text and EXPECTED not in page.text and RAISED not in page.text
     bobs = _submit(term, "bob")
     assert term.client.post(f"/dashboard/submissions/{bobs['id']}/token", data={"csrf": "x"}).status_code == 404
+
+
+def test_a_held_back_verdict_says_nothing_of_its_regrades() -> None:
+    """visible_report on a record as the API builds it: a regrade's note carries the old and new
+    scores, so a hidden view drops it; a score view keeps it (scores are what it shows)."""
+    from datetime import UTC, datetime
+
+    from server.courses.feedback_policy import Access, View, visible_report
+    from server.submissions.schemas import RegradeNote, SubmissionPublic
+
+    note = RegradeNote(regrade=1, applied_at=None, reason="fixed a check", old_verdict="graded", old_score=40.0,
+                       old_counted_score=40.0, new_verdict="graded", new_score=60.0, new_counted_score=60.0,
+                       old_content_version="a", old_grader_version="b")
+    now = datetime(2026, 12, 8, tzinfo=UTC)
+    record = SubmissionPublic(
+        id=1, exercise="gae", user="ann", status="done", verdict="graded", score=60.0, message="", checks=[],
+        stdout="", stderr="", timings={"grade_seconds": 1.0}, peak_memory_bytes=10, cpu_seconds=1.0, created_at=now,
+        started_at=now, finished_at=now, queue_position=None, course="rlhf-a", late=False, late_seconds=None,
+        penalty_percent=0, counted_score=60.0, regrades=[note])
+    hidden = visible_report(record, Access(View.HIDDEN, FeedbackPolicy.parse("hidden-until-due"), DUE))
+    assert (hidden.score, hidden.regrades, hidden.timings, hidden.cpu_seconds) == (None, [], {}, None)
+    assert "60" not in hidden.model_dump_json(exclude={"created_at", "started_at", "finished_at", "released_at"})
+    scored = visible_report(record, Access(View.SCORE, FeedbackPolicy.parse("score")))
+    assert scored.regrades == [note] and scored.score == 60
