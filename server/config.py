@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     # names; submissions per learner per window ("30/minute", in-memory sliding window);
     # at most this many of a learner's submissions queued or running at once.
     LEADERBOARD_PSEUDONYMS: bool = False
+    #: ``GET /metrics`` (per-exercise counts and timings) wants ``Authorization: Bearer <this>``;
+    #: unset, it answers loopback clients only (a Prometheus on the same host).
+    METRICS_TOKEN: SecretStr | None = None
     RATE_LIMIT: str = Field(default="30/minute", pattern=r"^\s*\d+\s*/\s*(second|minute|hour|day)\s*$")
     MAX_QUEUED_PER_USER: int = Field(default=5, ge=1)
     #: The in-process similarity worker looks for passed due dates and runs queued by

@@ -60,8 +60,8 @@ class ReportLike(Protocol):
     timings: Mapping[str, float]
     peak_memory_bytes: int | None
     cpu_seconds: float | None
-    # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
-    # (the judge's named mistakes), absent from older reports.
+    # Optional, read with getattr: ``feedback`` (exercises/feedback.py), ``diagnosis``
+    # (the judge's named mistakes) and ``board_score`` (what the boards rank by), absent from older reports.
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,9 @@ class Storable:
 
     verdict: Verdict
     score: float | None
+    #: The raw board score: the confirmed checks' share (``exercises.scoring.board_score``),
+    #: the score itself for a report without one.
+    board: float | None
     message: str
     checks: list[dict[str, Any]]
     feedback: Any
@@ -153,12 +156,15 @@ def storable(
         }
         for check in checks[:MAX_CHECKS]
     ]
+    score = None if report.score is None else clean_float(report.score)
+    board = getattr(report, "board_score", None)
     message = _storable_message(report.message, filename)
     if len(checks) > MAX_CHECKS:
         message += f"\n[only the first {MAX_CHECKS} checks are stored]"
     return Storable(
         verdict=verdict,
-        score=None if report.score is None else clean_float(report.score),
+        score=score,
+        board=score if board is None else clean_float(board),
         message=message,
         checks=rows,
         feedback=_clean_json(for_learner(getattr(report, "feedback", None), filename, getattr(report, "diagnosis", None))),
@@ -212,6 +218,10 @@ def store_report(
     submission.counted_score = (
         submission_counted(clean.score, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
     )
+    # The boards rank by the confirmed checks only, after the same penalty.
+    graded = clean.verdict is Verdict.GRADED
+    submission.board_raw_score = clean.board if graded else None
+    submission.board_score = submission_counted(clean.board, submission.penalty_percent) if graded else None
     submission.message = clean.message
     submission.feedback = clean.feedback
     submission.stdout = clean.stdout
@@ -266,6 +276,7 @@ def _count(session: Session, submission: Submission, previous: str | None) -> No
         verdict=submission.verdict or "",
         score=submission.score,
         counted_score=submission.counted_score,
+        board_score=submission.board_score,
     )
 
 
@@ -286,6 +297,7 @@ def store_internal_error(
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
     submission.counted_score = None
+    submission.board_score = submission.board_raw_score = None
     submission.message = clean_text(message, MESSAGE_BYTES)
     submission.status = Status.DONE
     submission.finished_at = utcnow()
