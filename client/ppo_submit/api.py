@@ -172,6 +172,11 @@ class Submission(TypedDict, total=False):
     started_at: str | None
     finished_at: str | None
     queue_position: int | None
+    feedback_view: str  # full | report | score | hidden: what the exercise's feedback policy let through
+    feedback_policy: str  # full | score | hidden-until-due | tokens:N
+    released_at: str | None
+    token_spent: bool
+    tokens_left: int | None
 
 
 class Course(TypedDict, total=False):

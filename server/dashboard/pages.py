@@ -307,16 +307,22 @@ _VIEW_TEXT = {
 }
 
 
-def _policy_row(shown: SubmissionPublic | None) -> str:
-    """The feedback policy's row of the facts, when it hides anything from this viewer."""
+def _policy_row(shown: SubmissionPublic | None, submission_id: int, csrf: str) -> str:
+    """The feedback policy's row of the facts, when it hides anything from this viewer (with the
+    button that spends a token, when one is left)."""
     if shown is None or shown.feedback_view == "full":
         return ""
     text = f"{shown.feedback_policy}: {_VIEW_TEXT[shown.feedback_view]}"
     if shown.tokens_left is not None:
         spent = "a token was spent on this submission" if shown.token_spent else (
-            f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today (ppo-submit token ID)")
+            f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today")
         text += f" · {spent}"
-    return f'<tr id="feedback-policy"><th scope="row">Feedback</th><td>{e(text)}</td></tr>'
+    button = ""
+    if shown.tokens_left and not shown.token_spent:
+        button = (f' <form id="spend-token" method="post" action="/dashboard/submissions/{submission_id}/token" '
+                  f'style="display:inline"><input type="hidden" name="csrf" value="{e(csrf)}">'
+                  '<button type="submit">Use a token: show the report</button></form>')
+    return f'<tr id="feedback-policy"><th scope="row">Feedback</th><td>{e(text)}{button}</td></tr>'
 
 
 def _outcome(line: SubmissionLine) -> str:
@@ -355,7 +361,7 @@ def submissions_table(lines: list[SubmissionLine], *, with_learner: bool, with_e
 # --- one submission ------------------------------------------------------------------------
 
 def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark: str | None = None,
-                    shown: SubmissionPublic | None = None) -> str:
+                    shown: SubmissionPublic | None = None, csrf: str = "") -> str:
     """One submission: who, what, when; the feedback ``ppo-submit`` prints (``shown``: as the
     viewer may see it, by the exercise set's feedback policy); the source."""
     owner = submission.user
@@ -369,7 +375,7 @@ def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark:
         f'<tr><th scope="row">Status</th><td>{e(submission.status)}</td></tr>'
         f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(submission.content_version)}</code>, '
         f'grader version <code>{e(submission.grader_version)}</code></td></tr>'
-        f"{_policy_row(shown)}"
+        f"{_policy_row(shown, submission.id, csrf)}"
         "</tbody></table>"
     )
     body = (
