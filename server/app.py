@@ -20,6 +20,7 @@ from server.catalog.router import router as catalog_router
 from server.clock import Clock, system_clock
 from server.config import Settings
 from server.courses.router import router as courses_router
+from server.dashboard.corrections import router as corrections_router
 from server.dashboard.router import router as dashboard_router
 from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
@@ -95,6 +96,7 @@ def create_app(
     app.include_router(web_router)
     app.include_router(leaderboard_page_router)  # /leaderboard
     app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work
+    app.include_router(corrections_router)  # POST /dashboard/corrections: overrides, excuses, extensions
     app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
     _install_error_handlers(app)
     install_page_error_handlers(app)  # "login required" and the pages' 404/400 as HTML

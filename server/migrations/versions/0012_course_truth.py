@@ -48,13 +48,13 @@ def upgrade() -> None:
     )
     op.create_index("ix_score_corrections_course_id_user_id_exercise", "score_corrections",
                     ["course_id", "user_id", "exercise"])
-    with op.batch_alter_table("courses") as batch:
-        batch.add_column(sa.Column("board_real_names", sa.Boolean(), nullable=False, server_default=sa.false()))
+    # A plain ADD COLUMN, never a batch copy: on SQLite a batch drops and re-creates
+    # ``courses``, and the cascade would take every submission with it.
+    op.add_column("courses", sa.Column("board_real_names", sa.Boolean(), nullable=False, server_default=sa.false()))
 
 
 def downgrade() -> None:
     """Drop them again."""
-    with op.batch_alter_table("courses") as batch:
-        batch.drop_column("board_real_names")
+    op.drop_column("courses", "board_real_names")  # SQLite 3.35+ drops a column in place
     op.drop_index("ix_score_corrections_course_id_user_id_exercise", table_name="score_corrections")
     op.drop_table("score_corrections")
