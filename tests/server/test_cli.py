@@ -10,6 +10,7 @@ from server.config import Settings
 from server.db import make_engine, make_session_factory
 from server.security import hash_token
 from server.users.service import user_for_token
+from tests.server.conftest import served_database
 
 
 @pytest.fixture
@@ -17,6 +18,7 @@ def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
     monkeypatch.setenv("PPO_GRADER_DATABASE_URL", settings.DATABASE_URL)
     monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
     monkeypatch.delenv("PPO_GRADER_SECRET_KEY", raising=False)
+    served_database(settings)  # admin commands refuse a database `serve` never set up
     return settings
 
 
@@ -44,7 +46,8 @@ def test_duplicate_user_is_one_red_line_exit_2(env: Settings) -> None:
     assert CliRunner().invoke(app, ["users", "add", "bob"]).exit_code == 0
     result = CliRunner().invoke(app, ["users", "add", "bob"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == "error: A user named 'bob' exists already."
+    first, last = result.stderr.strip().splitlines()  # which database, then the one red line
+    assert first.startswith("database: sqlite:///") and last == "error: A user named 'bob' exists already."
     assert "Traceback" not in result.output
 
 
@@ -74,3 +77,36 @@ def test_exercises_verify_grades_one_exercise_in_the_real_jail(env: Settings) ->
     result = CliRunner().invoke(app, ["exercises", "verify", "whiten"])
     assert result.exit_code == 0, result.stdout
     assert "whiten" in result.stdout and "yes" in result.stdout
+
+
+def test_admin_commands_find_the_served_database_say_which_and_never_create_one(
+    tmp_path, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    """Issue 25: run from another folder without PPO_GRADER_DATABASE_URL, an admin command
+    used to create a new ./data/ database and print a token the real server rejected."""
+    from server.location import remember
+
+    monkeypatch.delenv("PPO_GRADER_DATABASE_URL", raising=False)
+    monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
+    monkeypatch.setenv("PPO_GRADER_CONFIG", str(tmp_path / "config" / "server.json"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    refused = CliRunner().invoke(app, ["users", "add", "bob"])
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert "no ppo-grader database at sqlite:///" in refused.stderr and "--init" in refused.stderr
+    assert not (elsewhere / "data").exists()  # nothing was created
+
+    served = tmp_path / "server" / "grader.db"
+    url = f"sqlite:///{served}"
+    served_database(Settings(DATABASE_URL=url))
+    assert remember(url) == tmp_path / "config" / "server.json"  # what `serve` does at its first start
+    found = CliRunner().invoke(app, ["users", "add", "bob"])
+    assert found.exit_code == 0, found.output
+    assert f"database: {url} (from {tmp_path / 'config' / 'server.json'})" in found.stderr
+    assert found.stdout.strip().startswith("ppg_")
+
+    monkeypatch.setenv("PPO_GRADER_CONFIG", str(tmp_path / "none.json"))
+    created = CliRunner().invoke(app, ["--init", "users", "add", "carol"])
+    assert created.exit_code == 0, created.output
+    assert (elsewhere / "data" / "ppo-grader.db").exists()  # asked for with --init
