@@ -612,6 +612,29 @@ def scores_undo(
     err.print(f"Took back the {kind} of {learner!r} on {exercise!r} in {course!r}: now {now}.", highlight=False)
 
 
+@submissions_app.command("export")
+@_edge
+def submissions_export(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    exercise: Annotated[str | None, typer.Option(help="Only this exercise.")] = None,
+    out: Annotated[str | None, typer.Option(help="Where to write the zip (default: COURSE-submissions.zip here).")] = None,
+) -> None:
+    """Write a zip of each learner's latest and counted sources, with a manifest CSV
+    (learner, exercise, submission, raw and counted score, late, time)."""
+    from pathlib import Path
+
+    from server.courses.service import find_course
+    from server.submissions.export import export_zip
+
+    target = Path(out or f"{course}{'-' + exercise if exercise else ''}-submissions.zip")
+    with _session(_settings()) as session:
+        where = find_course(session, course)
+        with open(target, "wb") as handle:
+            done = export_zip(session, where, handle, exercise)
+    err.print(f"Wrote {target}: {done.files} source file(s) of {done.learners} learner(s), and manifest.csv.",
+              highlight=False)
+
+
 @courses_app.command("real-names")
 @_edge
 def courses_real_names(
