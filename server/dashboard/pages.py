@@ -45,11 +45,10 @@ def _tiles(items: Sequence[tuple[str, str]]) -> str:
 # --- the class -----------------------------------------------------------------------------
 
 def course_picker(course: tuple[str, str], courses: Sequence[tuple[str, str]]) -> str:
-    """Which course the class pages show, and links to the others the viewer teaches."""
-    slug, title = course
+    """Links to the other courses the viewer teaches (the header names the one shown)."""
+    slug, _title = course
     others = " · ".join(f'<a href="{e(in_course(DASHBOARD, s))}">{e(t)}</a>' for s, t in courses if s != slug)
-    return (f'<p id="course">Course: <b>{e(title)}</b>'
-            + (f' <span class="muted">(switch to {others})</span>' if others else "") + "</p>")
+    return f'<p id="course" class="muted">Other courses you teach: {others}</p>' if others else ""
 
 
 def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine], misconceptions: list[MisconceptionCount], *,
@@ -271,7 +270,8 @@ def upload_form(titles: dict[str, str], upload: UploadView) -> str:
 
 
 UPLOAD_CSS = """
-#upload-form{display:grid;grid-template-columns:max-content 1fr;gap:.5rem .8rem;max-width:52rem;align-items:start}
+#upload-form,#correction-form{display:grid;grid-template-columns:max-content 1fr;gap:.5rem .8rem;max-width:52rem;align-items:start}
+#correction-form button{grid-column:2;justify-self:start}
 #upload-form textarea{font:13px/1.4 ui-monospace,monospace;width:100%;box-sizing:border-box}
 #upload-form button{grid-column:2;justify-self:start}
 """
