@@ -62,6 +62,15 @@ def late_policy(window: ExerciseWindow) -> str:
     return f"-{percent:g}% per {window.get('penalty_unit', 'day')}" if percent else "flagged only"
 
 
+def feedback_policy(window: ExerciseWindow) -> str:
+    """``  feedback: tokens:3 (2 left today)``; nothing for ``full`` (or an older server)."""
+    policy = window.get("feedback_policy") or "full"
+    if policy == "full":
+        return ""
+    left = window.get("tokens_left")
+    return f"  feedback: {policy}" + (f" ({left} left today)" if isinstance(left, int) else "")
+
+
 def wrap_fields(fields: list[tuple[str, str]], width: int, indent: str = "  ", more: str = "    ") -> list[Text]:
     """``(text, style)`` fields on lines of at most ``width`` columns, broken only between
     fields (two spaces apart), never inside one: ``-10% per day`` stays whole at 80 columns."""
@@ -99,7 +108,7 @@ def exercises_tables(listings: list[CourseExercises], width: int = 80) -> Group:
                 (str(w.get("exercise", "")), ""), (str(w.get("function", "")), ""),
                 (status, STATUS_STYLE.get(status, "")), (due, ""), (time_left(w), ""),
                 (f"late: {late_policy(w)}", ""), (attempts, ""),
-            ], width))
+            ] + ([(feedback_policy(w).strip(), "")] if feedback_policy(w) else []), width))
         parts.append(Text(""))
     return Group(*parts)
 

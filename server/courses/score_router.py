@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from server.courses import corrections, service
 from server.courses.counted import Correction, ExerciseScore, course_scores, describe, score_that_counts
+from server.courses.feedback_policy import hidden_own_exercises
 from server.courses.score_schemas import (
     CorrectionPublic,
     CourseScores,
@@ -24,7 +25,7 @@ from server.courses.score_schemas import (
     ScorePublic,
     TakenBack,
 )
-from server.deps import CurrentUser, InstructorUser, SessionDep
+from server.deps import CurrentUser, InstructorUser, Now, SessionDep
 from server.errors import UserNotFound
 from server.models import CorrectionKind, Course, User
 from server.openapi import errors
@@ -73,20 +74,34 @@ def scores_of(session: Session, course: Course, learners: list[User], exercise: 
 
 @router.get("/{course}/scores", response_model=CourseScores, responses=errors(401, 404))
 def list_scores(
-    course: CourseSlug, user: CurrentUser, session: SessionDep,
+    course: CourseSlug, user: CurrentUser, session: SessionDep, now: Now,
     learner: Annotated[str | None, Query(max_length=64, description="One learner (instructors); learners get their own.")] = None,
     exercise: Annotated[str | None, Query(max_length=64, description="One exercise of the course.")] = None,
 ) -> CourseScores:
     """The score that counts per learner and exercise: raw best, late mark, penalty,
-    extension, override, excuse, and the text every view shows. 404 for another learner's."""
+    extension, override, excuse, and the text every view shows. 404 for another learner's.
+    A learner's own score on a ``hidden-until-due`` exercise stays hidden until their due date."""
     where = service.readable_course(session, user, course)
     if service.course_role(session, user, where) == service.INSTRUCTOR:
         people = service.members(session, where) if learner is None else [corrections.course_learner(session, where, learner)]
-    elif learner in (None, user.name):
-        people = [user]
-    else:
+        return CourseScores(course=where.slug, time_zone=where.time_zone, scores=scores_of(session, where, people, exercise))
+    if learner not in (None, user.name):
         raise UserNotFound(f"No learner {learner!r} in {where.slug!r} whose scores you may read.")
-    return CourseScores(course=where.slug, time_zone=where.time_zone, scores=scores_of(session, where, people, exercise))
+    hidden = hidden_own_exercises(session, user, now)
+    own = [_held_back(s) if s.exercise in hidden else s for s in scores_of(session, where, [user], exercise)]
+    return CourseScores(course=where.slug, time_zone=where.time_zone, scores=own)
+
+
+def _held_back(score: ScorePublic) -> ScorePublic:
+    """A score the feedback policy holds back: only that it exists, and its corrections' absence of numbers."""
+    return score.model_copy(update={
+        "counted_score": None, "raw_best_score": None, "counted_submission_id": None, "late": False,
+        "late_seconds": None, "penalty_percent": 0.0, "override": None, "excused": None, "shown": HIDDEN_SHOWN,
+    })
+
+
+#: What a held-back score reads as, on every view (the learner's page says the same).
+HIDDEN_SHOWN = "hidden until due"
 
 
 def _one(session: Session, course: Course, learner: str, exercise: str) -> ScorePublic:

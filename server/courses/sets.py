@@ -15,6 +15,8 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from server.catalog.service import find_exercise, list_exercises
+from server.catalog.verification import require_verified
+from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
 from server.courses.policy import Phase, Rules
 from server.courses.service import INSTRUCTOR, LEARNER, course_role, shown
 from server.errors import (
@@ -39,9 +41,18 @@ def publish(
     penalty_percent: float = 0.0,
     penalty_unit: str = "day",
     max_attempts: int | None = None,
+    feedback_policy: str = "full",
 ) -> SetEntry:
-    """Publish ``exercise`` in ``course`` (or replace its dates and policy). The caller commits."""
-    find_exercise(exercise)
+    """Publish ``exercise`` in ``course`` (or replace its dates and policies). The caller commits.
+
+    A pack's exercise must have passed ``exercises verify`` at its current content version
+    (:func:`server.catalog.verification.require_verified`). ``feedback_policy``: ``full``,
+    ``score``, ``hidden-until-due`` (needs a due date) or ``tokens:N``
+    (``server.courses.feedback_policy``)."""
+    require_verified(session, find_exercise(exercise))
+    policy = FeedbackPolicy.parse(feedback_policy)
+    if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE and due_at is None:
+        raise InvalidCourse("The feedback policy hidden-until-due releases scores at the due date: give a due date.")
     dates = [(n, d) for n, d in (("release", release_at), ("due", due_at), ("close", close_at)) if d is not None]
     for (first, a), (second, b) in itertools.pairwise(dates):
         if b < a:
@@ -55,6 +66,7 @@ def publish(
     entry = session.get(SetEntry, (course.id, exercise)) or SetEntry(course_id=course.id, exercise=exercise)
     entry.release_at, entry.due_at, entry.close_at = release_at, due_at, close_at
     entry.penalty_percent, entry.penalty_unit, entry.max_attempts = float(penalty_percent), penalty_unit, max_attempts
+    entry.feedback_policy = str(policy)
     session.add(entry)
     session.flush()
     return entry
@@ -206,6 +218,7 @@ class ListedExercise:
     phase: Phase
     rules: Rules
     attempts_used: int
+    feedback_policy: str = "full"
 
 
 def listing(session: Session, course: Course, user: User, now: datetime) -> list[ListedExercise]:
@@ -225,8 +238,10 @@ def listing(session: Session, course: Course, user: User, now: datetime) -> list
         phase = rules.phase(now)
         if phase is Phase.NOT_RELEASED and not teaching:
             continue
+        entry = session.get(SetEntry, (course.id, slug))
         out.append(ListedExercise(slug, summary.title, summary.function, phase, rules,
-                                  attempts_used(session, course.id, user.id, slug)))
+                                  attempts_used(session, course.id, user.id, slug),
+                                  entry.feedback_policy if entry is not None else "full"))
     return out
 
 

@@ -21,6 +21,7 @@ from server.dashboard.service import (
 )
 from server.models import Submission
 from server.submissions.feedback_view import FEEDBACK_CSS, feedback_section
+from server.submissions.schemas import SubmissionPublic
 from server.web.charts import Bar, columns, horizontal_bars
 from server.web.html import Viewer, e, format_score, page, time_html
 from server.web.urls import (
@@ -294,8 +295,11 @@ def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, m
         counted = "–" if x.score is None or x.score.counted is None else format_score(x.score.counted)
         if x.score is not None and x.score.excused:
             counted = "excused"
+        how = describe(x.score, zone)
+        if x.best_hidden:  # the feedback policy holds the score back until the due date
+            counted = how = "hidden until due"
         rows.append(f'<tr data-exercise="{e(x.slug)}"><td>{name}</td><td class="num counted">{e(counted)}</td>'
-                    f'<td class="shown">{e(describe(x.score, zone))}</td><td class="num">{x.attempts}</td><td>{last}</td></tr>')
+                    f'<td class="shown">{e(how)}</td><td class="num">{x.attempts}</td><td>{last}</td></tr>')
     table = (
         '<table id="learner-exercises"><thead><tr><th scope="col">Exercise</th>'
         '<th scope="col" class="num">Score that counts</th><th scope="col">How it counts</th>'
@@ -329,9 +333,31 @@ def late_mark(late_seconds: int | None, penalty_percent: float | None) -> str:
     return f"late {late_by(late_seconds)}{penalty}"
 
 
+#: What each feedback view means, on a learner's submission page.
+_VIEW_TEXT = {
+    "report": "the report, without what your code printed or raised on the judge's inputs",
+    "score": "the score and the check names only",
+    "hidden": "received and graded; the score and feedback come at the due date",
+}
+
+
+def _policy_row(shown: SubmissionPublic | None) -> str:
+    """The feedback policy's row of the facts, when it hides anything from this viewer."""
+    if shown is None or shown.feedback_view == "full":
+        return ""
+    text = f"{shown.feedback_policy}: {_VIEW_TEXT[shown.feedback_view]}"
+    if shown.tokens_left is not None:
+        spent = "a token was spent on this submission" if shown.token_spent else (
+            f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today (ppo-submit token ID)")
+        text += f" · {spent}"
+    return f'<tr id="feedback-policy"><th scope="row">Feedback</th><td>{e(text)}</td></tr>'
+
+
 def _outcome(line: SubmissionLine) -> str:
     if line.status != "done":
         return line.status
+    if line.verdict is None:  # a feedback policy holds the verdict back until the due date
+        return "received"
     return f"{line.verdict} {format_score(line.score)}" if line.score is not None else str(line.verdict)
 
 
@@ -364,10 +390,13 @@ def submissions_table(viewer: Viewer, lines: list[SubmissionLine], *, with_learn
 
 # --- one submission ------------------------------------------------------------------------
 
-def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark: str | None = None) -> str:
-    """One submission: who, what, when; the feedback ``ppo-submit`` prints; the source."""
+def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark: str | None = None,
+                    shown: SubmissionPublic | None = None) -> str:
+    """One submission: who, what, when; the feedback ``ppo-submit`` prints (``shown``: as the
+    viewer may see it, by the exercise set's feedback policy); the source."""
     owner, here = submission.user, viewer.course_slug
     exercise = f'<a href="{e(exercise_url(submission.exercise, here))}">{e(title)}</a>' if viewer.instructor else e(title)
+    raw, counted = (shown.score, shown.counted_score) if shown is not None else (submission.score, submission.counted_score)
     facts = (
         '<table id="submission-facts"><tbody>'
         f'<tr><th scope="row">Learner</th><td><a href="{e(learner_url(owner.name, here))}">{e(owner.display_name)}</a> ({e(owner.name)})</td></tr>'
@@ -375,14 +404,17 @@ def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark:
         f'<tr><th scope="row">Submitted</th><td>{time_html(submission.created_at, viewer.zone)}</td></tr>'
         f'<tr><th scope="row">Finished</th><td>{time_html(submission.finished_at, viewer.zone)}</td></tr>'
         f'<tr><th scope="row">Status</th><td>{e(submission.status)}</td></tr>'
-        f'<tr><th scope="row">Raw score</th><td>{e(format_score(submission.score))}</td></tr>'
+        f'<tr><th scope="row">Raw score</th><td>{e(format_score(raw))}</td></tr>'
         f'<tr><th scope="row">Late</th><td>{e(late_mark(submission.late_seconds, submission.penalty_percent) or "no")}</td></tr>'
-        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(submission.counted_score))}</td></tr>'
+        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(counted))}</td></tr>'
+        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(submission.content_version)}</code>, '
+        f'grader version <code>{e(submission.grader_version)}</code></td></tr>'
+        f"{_policy_row(shown)}"
         "</tbody></table>"
     )
     body = (
         f"<h1>Submission #{submission.id}</h1>{facts}"
-        f"{feedback_section(submission)}"
+        f"{feedback_section(submission, shown)}"
         f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
     )
     return page(f"Submission {submission.id}", body, viewer, live=mark, styles=FEEDBACK_CSS)

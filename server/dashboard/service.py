@@ -307,6 +307,7 @@ class LearnerExercise:
     slug: str
     score: ExerciseScore | None  # None: never attempted, no correction
     last: SubmissionLine | None  # the latest submission to the course, any status
+    best_hidden: bool = False  # the feedback policy holds the score back (hidden-until-due)
 
     @property
     def attempts(self) -> int:

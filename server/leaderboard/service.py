@@ -42,12 +42,16 @@ def learner_ids(course_id: int = DEFAULT_COURSE_ID) -> Select[tuple[int]]:
     return member_ids_of(course_id)
 
 
-def per_exercise(exercise: str | None, course_id: int = DEFAULT_COURSE_ID):  # type: ignore[no-untyped-def]
+def per_exercise(exercise: str | None, course_id: int = DEFAULT_COURSE_ID,  # type: ignore[no-untyped-def]
+                 hidden: frozenset[str] = frozenset()):
     """CTE: one row per (learner, exercise) of one course with best (the score that
     counts), raw_best, attempts, reached_at and solved_at, read from ``best_scores`` (kept
     by ``server.leaderboard.best_scores`` with the rules above), so a board costs one row
-    per learner and exercise, not one per submission."""
+    per learner and exercise, not one per submission. ``hidden``: exercises left out (scores
+    not released yet: ``server.courses.feedback_policy.hidden_board_exercises``)."""
     where = [B.course_id == course_id, B.user_id.in_(learner_ids(course_id))]
+    if hidden:
+        where.append(B.exercise.not_in(sorted(hidden)))
     if exercise is not None:
         where.append(B.exercise == exercise)
     return (
@@ -79,9 +83,11 @@ class BoardRow:
 
 
 def board(
-    session: Session, exercise: str | None, limit: int, offset: int, course_id: int = DEFAULT_COURSE_ID
+    session: Session, exercise: str | None, limit: int, offset: int, course_id: int = DEFAULT_COURSE_ID,
+    hidden: frozenset[str] = frozenset(),
 ) -> tuple[int, list[BoardRow]]:
-    """(learners on the course's board, one page of rows in the stable order).
+    """(learners on the course's board, one page of rows in the stable order), without the
+    ``hidden`` exercises (a feedback policy holding their scores back).
 
     Scores come from ``server.courses.counted.course_scores`` (late penalties, overrides,
     excuses), one row per learner and exercise, so the board ranks what the gradebooks
@@ -97,8 +103,8 @@ def board(
     }
     totals: dict[int, list] = {}  # type: ignore[type-arg]
     scores = course_scores(session, course_id, exercises=None if exercise is None else [exercise])
-    for (uid, _slug), score in scores.items():
-        if uid not in people:
+    for (uid, slug), score in scores.items():
+        if uid not in people or slug in hidden:
             continue
         row = totals.setdefault(uid, [0.0, 0.0, 0, 0, None])
         row[0] += score.points
