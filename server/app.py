@@ -20,6 +20,8 @@ from server.catalog.router import router as catalog_router
 from server.clock import Clock, system_clock
 from server.config import Settings
 from server.courses.router import router as courses_router
+from server.courses.score_router import router as scores_router
+from server.dashboard.corrections import router as corrections_router
 from server.dashboard.router import router as dashboard_router
 from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
@@ -88,13 +90,14 @@ def create_app(
         docs_url=f"{API_PREFIX}/docs",
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
-    for router in (health_router, users_router, catalog_router, courses_router, submissions_router, leaderboard_router, stats_router, gradebook_router, similarity_router):
+    for router in (health_router, users_router, catalog_router, courses_router, scores_router, submissions_router, leaderboard_router, stats_router, gradebook_router, similarity_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     # HTML pages (not in the schema): the kit's /login, /logout and script; each domain's pages
     app.include_router(web_router)
     app.include_router(leaderboard_page_router)  # /leaderboard
     app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work
+    app.include_router(corrections_router)  # POST /dashboard/corrections: overrides, excuses, extensions
     app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
     _install_error_handlers(app)
     install_page_error_handlers(app)  # "login required" and the pages' 404/400 as HTML

@@ -48,10 +48,9 @@ class Settings(BaseSettings):
     FILE_BYTES: int = Field(default=64 * 1024**2, gt=0)
     #: Captured stdout/stderr kept per stream (head and tail, with a note of what was cut).
     OUTPUT_BYTES: int = Field(default=8 * 1024, gt=0)
-    # Instructor side (issue 6): learner-visible boards show pseudonyms instead of display
-    # names; submissions per learner per window ("30/minute", in-memory sliding window);
-    # at most this many of a learner's submissions queued or running at once.
-    LEADERBOARD_PSEUDONYMS: bool = False
+    # Instructor side (issue 6): submissions per learner per window ("30/minute", in-memory
+    # sliding window); at most this many of a learner's submissions queued or running at once.
+    # (Pseudonyms on learners' boards are per course since issue 25: courses.board_real_names.)
     #: ``GET /metrics`` (per-exercise counts and timings) wants ``Authorization: Bearer <this>``;
     #: unset, it answers loopback clients only (a Prometheus on the same host).
     METRICS_TOKEN: SecretStr | None = None

@@ -172,6 +172,11 @@ class Submission(TypedDict, total=False):
     started_at: str | None
     finished_at: str | None
     queue_position: int | None
+    course: str
+    late: bool
+    late_seconds: int | None
+    penalty_percent: float
+    counted_score: float | None
     feedback_view: str  # full | report | score | hidden: what the exercise's feedback policy let through
     feedback_policy: str  # full | score | hidden-until-due | tokens:N
     released_at: str | None
@@ -217,6 +222,29 @@ class CourseExercises(TypedDict, total=False):
     time_zone: str
     now: str
     exercises: list[ExerciseWindow]
+
+
+class ScoreCounted(TypedDict, total=False):
+    """One item of ``GET /courses/{course}/scores``: the score that counts and what it comes from."""
+
+    learner: str
+    exercise: str
+    counted_score: float | None
+    raw_best_score: float | None
+    late: bool
+    penalty_percent: float
+    override: dict[str, Any] | None
+    excused: dict[str, Any] | None
+    attempts: int
+    shown: str
+
+
+class CourseScores(TypedDict, total=False):
+    """``GET /courses/{course}/scores``."""
+
+    course: str
+    time_zone: str
+    scores: list[ScoreCounted]
 
 
 # --------------------------------------------------------------------------- client
@@ -349,6 +377,16 @@ class Client:
     def course_exercises(self, course: str) -> CourseExercises:
         """``GET /courses/{course}/exercises``: what is open, due dates, time left."""
         return cast(CourseExercises, self._request("GET", f"/courses/{quote(course, safe='')}/exercises"))
+
+    def course_scores(self, course: str, exercise: str | None = None) -> CourseScores | None:
+        """``GET /courses/{course}/scores``: the caller's scores that count; None from a server without it."""
+        try:
+            params = {"exercise": exercise} if exercise else None
+            return cast(CourseScores, self._request("GET", f"/courses/{quote(course, safe='')}/scores", params=params))
+        except ApiError as exc:
+            if exc.status == 404 and exc.error == "NotFound":
+                return None
+            raise
 
     def submission(self, submission_id: int | str, *, wait: float = 0.0) -> Submission:
         """``GET /submissions/{id}``; with ``wait``, a long poll that the server answers as soon

@@ -28,8 +28,9 @@ CourseParam = Annotated[
 
 def shown_name(viewer: User, user_id: int, display_name: str, pseudonyms: bool, secret: bytes, teaches: bool | None = None) -> str:
     """What a viewer sees for a learner: real names for the course's instructors; for
-    learners the display name, or a pseudonym when the setting asks (their own row
-    included, so it matches what others see; ``is_you`` marks it)."""
+    learners a pseudonym unless the course's instructor turned real names on
+    (``courses.board_real_names``; their own row too, so it matches what others see;
+    ``is_you`` marks it)."""
     instructor = Role(viewer.role).reads_everything if teaches is None else teaches
     if instructor or not pseudonyms:
         return display_name
@@ -68,7 +69,7 @@ def leaderboard(
         entries=[
             LeaderboardEntry(
                 rank=offset + i + 1,
-                learner=shown_name(viewer, r.user_id, r.display_name, settings.LEADERBOARD_PSEUDONYMS, settings.secret_bytes, instructor),
+                learner=shown_name(viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 best_score=r.best,
@@ -103,7 +104,7 @@ def speed_leaderboard(
         entries=[
             SpeedEntry(
                 rank=offset + i + 1,
-                learner=shown_name(viewer, r.user_id, r.display_name, settings.LEADERBOARD_PSEUDONYMS, settings.secret_bytes, instructor),
+                learner=shown_name(viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 submission_id=r.submission_id if instructor or r.user_id == viewer.id else None,

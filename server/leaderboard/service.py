@@ -42,7 +42,7 @@ def counted() -> list:  # type: ignore[type-arg]
 
 def learner_ids(course_id: int = DEFAULT_COURSE_ID) -> Select[tuple[int]]:
     """SQL: the learners a course's boards rank (``server.courses.service.member_ids_of``)."""
-    return member_ids_of(course_id)  # type: ignore[no-any-return]
+    return member_ids_of(course_id)
 
 
 def per_exercise(exercise: str | None, course_id: int = DEFAULT_COURSE_ID,  # type: ignore[no-untyped-def]
