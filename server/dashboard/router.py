@@ -47,6 +47,9 @@ from server.deps import Now, SessionDep, SettingsDep, StateDep
 from server.errors import GraderError
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, Course, Role, User
+from server.regrades.notes import regrade_notes
+from server.regrades.pages import regrade_notes_html, stale_notice
+from server.regrades.service import stale_lines
 from server.stats.service import shown_mistake
 from server.submissions.limits import check_submission_limits, submission_window
 from server.submissions.schemas import SubmissionCreate
@@ -111,7 +114,9 @@ def exercise_page(slug: str, request: Request, session: SessionDep, user: WebIns
     titles = _exercise_titles(user, slug)
     view = service.exercise_view(session, slug, shown.course.id)
     mark = service.change_mark(session, None)
-    body = pages.exercise_page(viewer_of(user), slug, _course_title(titles[slug], shown.course), view, mark=mark)
+    notice = stale_notice(stale_lines(session, {shown.course.id}, slug))
+    body = pages.exercise_page(viewer_of(user), slug, _course_title(titles[slug], shown.course), view, mark=mark,
+                               notice=notice)
     return shown.remember(html_response(body), request)
 
 
@@ -194,7 +199,8 @@ def submission_page(submission_id: str, session: SessionDep, user: WebUser) -> R
         raise PageNotFound(user)
     mark = service.change_mark(session, None if Role(user.role).reads_everything else user.id)
     title = _titles().get(submission.exercise, submission.exercise)
-    return html_response(pages.submission_page(viewer_of(user), title, submission, mark=mark))
+    notes = regrade_notes_html(regrade_notes(session, [submission.id]).get(submission.id, []))
+    return html_response(pages.submission_page(viewer_of(user), title, submission, mark=mark, notes=notes))
 
 
 @router.post("/dashboard/submit")

@@ -10,7 +10,7 @@ the earliest submission that reached it, then the user id.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -20,7 +20,17 @@ from sqlalchemy.orm import Session
 
 from server.courses.policy import counted_score
 from server.courses.service import member_ids_of
-from server.models import CheckResult, Course, Keep, RegradeResult, RegradeSet, Submission, User, Verdict
+from server.models import (
+    CheckResult,
+    Course,
+    Keep,
+    RegradeResult,
+    RegradeSet,
+    Submission,
+    SupersededVerdict,
+    User,
+    Verdict,
+)
 
 #: How many of the largest score changes the diff lists.
 LARGEST = 10
@@ -152,7 +162,8 @@ def _checks_of(rows: Iterable[Any]) -> tuple[dict[str, bool], frozenset[str]]:
 
 
 def compute_diff(session: Session, regrade: RegradeSet, keep: Keep = Keep.NEW) -> Diff:
-    """Compare every graded result of the set with the submission's verdict now."""
+    """Compare every graded result of the set with the submission's verdict now (for an
+    applied set: with the verdict it superseded, so the diff still says what the apply did)."""
     rows = session.execute(
         select(RegradeResult, Submission, User.name)
         .join(Submission, Submission.id == RegradeResult.submission_id)
@@ -166,10 +177,17 @@ def compute_diff(session: Session, regrade: RegradeSet, keep: Keep = Keep.NEW) -
         for c in session.scalars(select(CheckResult).where(CheckResult.submission_id.in_(ids[chunk:chunk + 500]))):
             old_checks.setdefault(c.submission_id, []).append(
                 {"check_id": c.check_id, "name": c.name, "passed": c.passed, "mistake_id": c.mistake_id})
+    superseded = {} if regrade.state != "applied" else {
+        row.submission_id: row for row in session.scalars(select(SupersededVerdict).where(SupersededVerdict.set_id == regrade.id))}
     diff = Diff(keep=keep)
     for result, sub, name in rows:
-        checks, mistakes = _checks_of(old_checks.get(sub.id, []))
-        old = Outcome(sub.verdict, sub.score, sub.counted_score, checks, mistakes)
+        was = superseded.get(sub.id)
+        if was is not None:
+            checks, mistakes = _checks_of(was.checks or [])
+            old = Outcome(was.verdict, was.score, was.counted_score, checks, mistakes)
+        else:
+            checks, mistakes = _checks_of(old_checks.get(sub.id, []))
+            old = Outcome(sub.verdict, sub.score, sub.counted_score, checks, mistakes)
         new_checks, new_mistakes = _checks_of(result.checks or [])
         graded = result.verdict == Verdict.GRADED.value
         new_counted = counted_score(result.score, sub.penalty_percent or 0.0) if graded else None
@@ -179,18 +197,24 @@ def compute_diff(session: Session, regrade: RegradeSet, keep: Keep = Keep.NEW) -
     diff.checks = _shifts(({k for k, ok in c.old.checks.items() if not ok}, {k for k, ok in c.new.checks.items() if not ok})
                           for c in changed)
     diff.mistakes = _shifts((set(c.old.mistakes), set(c.new.mistakes)) for c in changed)
-    diff.learners = _learner_shifts(session, regrade.exercise, [c for c in changed if c.kept(keep) is c.new])
+    if superseded:  # applied: the rows hold the new verdicts; the board before had the old ones
+        replaced = [c for c in changed if c.submission_id in superseded]
+        diff.learners = _learner_shifts(session, regrade.exercise, replaced, {c.submission_id: c.old for c in replaced}, {})
+    else:
+        kept = [c for c in changed if c.kept(keep) is c.new]
+        diff.learners = _learner_shifts(session, regrade.exercise, kept, {}, {c.submission_id: c.new for c in kept})
     return diff
 
 
-def _learner_shifts(session: Session, exercise: str, applied: Sequence[Change]) -> list[LearnerShift]:
-    """Learners whose best counted score or rank on the exercise's board moves once ``applied``
-    replace their verdicts, in every course those submissions belong to."""
-    if not applied:
+def _learner_shifts(session: Session, exercise: str, moved: Sequence[Change], before_over: dict[int, Outcome],
+                    after_over: dict[int, Outcome]) -> list[LearnerShift]:
+    """Learners whose best counted score or rank on the exercise's board differs between the
+    board with ``before_over`` in place of the stored verdicts and the board with
+    ``after_over``, in every course the ``moved`` submissions belong to."""
+    if not moved:
         return []
-    replaced = {c.submission_id: c.new for c in applied}
     shifts: list[LearnerShift] = []
-    for course_id in sorted({c.course_id for c in applied}):
+    for course_id in sorted({c.course_id for c in moved}):
         slug = session.scalar(select(Course.slug).where(Course.id == course_id)) or ""
         learners = set(session.scalars(member_ids_of(course_id)))
         rows = session.execute(
@@ -198,15 +222,22 @@ def _learner_shifts(session: Session, exercise: str, applied: Sequence[Change]) 
             .where(Submission.course_id == course_id, Submission.exercise == exercise,
                    Submission.verdict.is_not(None), Submission.verdict != Verdict.INTERNAL_ERROR.value)
         ).tuples().all()
-        before = _board(((sid, uid, at, v, c) for sid, uid, at, v, c in rows if uid in learners))
-        after = _board(((sid, uid, at, replaced[sid].verdict, replaced[sid].counted) if sid in replaced else (sid, uid, at, v, c)
-                        for sid, uid, at, v, c in rows if uid in learners))
+        mine = [row for row in rows if row[1] in learners]
+        before, after = (_board(_with(mine, over)) for over in (before_over, after_over))
         names = dict(session.execute(select(User.id, User.name).where(User.id.in_(list(before)))).tuples().all())
         for uid, (old_score, old_rank) in before.items():
             new_score, new_rank = after[uid]
             if (old_score, old_rank) != (new_score, new_rank):
                 shifts.append(LearnerShift(slug, names.get(uid, str(uid)), old_score, new_score, old_rank, new_rank))
     return sorted(shifts, key=lambda s: (s.course, -abs(s.new_score - s.old_score), s.user_name))
+
+
+def _with(rows: Iterable[tuple[int, int, datetime, str | None, float | None]], over: dict[int, Outcome]
+          ) -> Iterator[tuple[int, int, datetime, str | None, float | None]]:
+    """The rows with the outcomes in ``over`` in place of theirs."""
+    for sid, uid, at, verdict, counted in rows:
+        outcome = over.get(sid)
+        yield (sid, uid, at, outcome.verdict, outcome.counted) if outcome else (sid, uid, at, verdict, counted)
 
 
 def _board(rows: Iterable[tuple[int, int, datetime, str | None, float | None]]) -> dict[int, tuple[float, int]]:

@@ -170,10 +170,9 @@ def list_sets(session: Session, reader: User | None, limit: int = 50) -> list[Re
 def progress(session: Session, set_id: int) -> tuple[int, int]:
     """(results graded, results in all) of a set."""
     rows = dict(session.execute(
-        select(RegradeResult.status == "done", func.count()).where(RegradeResult.set_id == set_id)
-        .group_by(RegradeResult.status == "done")
+        select(RegradeResult.status, func.count()).where(RegradeResult.set_id == set_id).group_by(RegradeResult.status)
     ).tuples().all())
-    return int(rows.get(True, 0)), int(sum(rows.values()))
+    return int(rows.get("done", 0)), int(sum(rows.values()))
 
 
 def cancel(session: Session, regrade: RegradeSet) -> None:
