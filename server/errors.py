@@ -8,6 +8,8 @@ Tree::
     ├── NotReleased               403  the exercise opens later in this course (the date is in detail)
     ├── SubmissionsClosed         403  past the exercise's hard close (the date is in detail)
     ├── AttemptLimitReached       403  the learner used every attempt the course allows
+    ├── ScoresHidden              403  a board of a hidden-until-due exercise before every due date has passed
+    ├── NoTokensLeft              403  every feedback token of today is spent (when the next comes is in detail)
     ├── ExerciseNotFound          404
     ├── UserNotFound              404
     ├── CourseNotFound            404  also what a non-member gets for a course
@@ -15,9 +17,11 @@ Tree::
     ├── RegradeNotFound           404  also what a learner or another course's instructor gets
     ├── UserAlreadyExists         409
     ├── CourseAlreadyExists       409
+    ├── ExerciseNotVerified       409  a pack exercise without a passed verify at its content version
     ├── IdempotencyKeyConflict    409  same key reused with a different exercise or source
     ├── RegradeNotReady           409  a regrade set still grading cannot be applied yet
     ├── RegradeClosed             409  a regrade set already applied or cancelled (never twice)
+    ├── TokensNotInUse            409  a token spent on a submission whose set's feedback policy takes none
     ├── SourceTooLarge            413
     ├── EmptySource               422
     ├── InvalidSource             422  NUL bytes or text that is not valid UTF-8
@@ -177,6 +181,12 @@ class CourseAlreadyExists(GraderError):
     status_code = 409
 
 
+class ExerciseNotVerified(GraderError):
+    """A pack's exercise has not passed ``exercises verify`` at its current content version."""
+
+    status_code = 409
+
+
 class InvalidCourse(GraderError):
     """A course, exercise set entry or extension that cannot be stored as given."""
 
@@ -201,6 +211,18 @@ class RegradeNotReady(GraderError):
     status_code = 409
 
 
+class NoTokensLeft(GraderError):
+    """Every feedback token of today is spent on this exercise; the detail says when the next comes."""
+
+    status_code = 403
+
+
+class TokensNotInUse(GraderError):
+    """A token asked for on a submission whose exercise set's feedback policy is not ``tokens:N``."""
+
+    status_code = 409
+
+
 class RegradeClosed(GraderError):
     """The set was applied or cancelled already; a set is applied at most once."""
 
@@ -211,3 +233,9 @@ class NothingToRegrade(GraderError):
     """A regrade's selection matches no stored verdict."""
 
     status_code = 422
+
+
+class ScoresHidden(GraderError):
+    """A learner asked for the board of a ``hidden-until-due`` exercise before its scores are released."""
+
+    status_code = 403

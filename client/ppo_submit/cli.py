@@ -312,6 +312,22 @@ def show(
 
 
 @app.command()
+def token(
+    ctx: typer.Context,
+    submission_id: Annotated[str, typer.Argument(metavar="ID", help="Submission id.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback.")
+    ] = False,
+) -> None:
+    """Spend one of today's feedback tokens on a submission (exercises with a tokens:N policy),
+    then show its report. Viewing never spends a token; spending twice on one submission costs one."""
+    with _runtime(ctx).client() as client:
+        sub = client.spend_token(submission_id)
+    _report(sub, json_output, verbose=verbose)
+
+
+@app.command()
 def history(
     ctx: typer.Context,
     exercise: Annotated[str | None, typer.Option("--exercise", "-e", help="Only this exercise.")] = None,
@@ -327,8 +343,9 @@ def history(
 
 
 def exit_code(sub: Submission) -> int:
-    """0 for a full score (or a submission not finished yet), 2 for ``internal_error``, else 1."""
-    if sub.get("status") != "done":
+    """0 for a full score (or a submission not finished yet, or one whose verdict a feedback
+    policy holds back until the due date), 2 for ``internal_error``, else 1."""
+    if sub.get("status") != "done" or (sub.get("feedback_view") == "hidden" and sub.get("verdict") is None):
         return 0
     verdict = sub.get("verdict")
     if verdict == "internal_error":

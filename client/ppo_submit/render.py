@@ -255,6 +255,9 @@ def submission_result(sub: Submission, *, verbose: bool = False, local_path: str
         parts.append(Text(status_text(sub), style="dim"))
         return Group(*parts)
 
+    policy = policy_note(sub)
+    if policy is not None:
+        parts.append(Text(policy, style="yellow"))
     checks = sub.get("checks") or []
     data = sub.get("feedback")
     if isinstance(data, dict) and isinstance(data.get("summary"), dict):
@@ -265,7 +268,7 @@ def submission_result(sub: Submission, *, verbose: bool = False, local_path: str
             parts.append(Text(str(sub["message"])))
         if checks:
             parts.append(checks_table(checks))
-            details = failure_details(checks)
+            details = failure_details(checks) if sub.get("feedback_view", "full") in ("full", "report") else None
             if details is not None:
                 parts.append(details)
 
@@ -285,6 +288,29 @@ def submission_result(sub: Submission, *, verbose: bool = False, local_path: str
             parts.append(Text(f"captured {stream}:", style="dim bold"))
             parts.append(Text(truncate(captured), style="dim"))
     return Group(*parts)
+
+
+#: What each feedback view shows, said to the learner (the server decides; this only names it).
+_VIEWS = {
+    "report": "the report, without what your code printed or raised on the judge's inputs",
+    "score": "the score and the check names only",
+    "hidden": "received and graded; the score and feedback come at the due date",
+}
+
+
+def policy_note(sub: Submission) -> str | None:
+    """``feedback (tokens:3): the score and the check names only · 2 tokens left today
+    (ppo-submit token 12)``, when the exercise's feedback policy holds anything back."""
+    view = sub.get("feedback_view") or "full"
+    if view not in _VIEWS:
+        return None
+    text = f"feedback ({sub.get('feedback_policy', '?')}): {_VIEWS[view]}"
+    left = sub.get("tokens_left")
+    if sub.get("token_spent"):
+        text += " · a token was spent on it"
+    elif isinstance(left, int):
+        text += f" · {left} token{'s' if left != 1 else ''} left today (ppo-submit token {sub.get('id', 'ID')})"
+    return text
 
 
 def _verdict_line(sub: Submission, checks_line: str = "") -> Text:

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
-from server.courses.policy import counted_score
+from server.courses.counted import submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
     MAX_CHECKS,
@@ -210,7 +210,7 @@ def store_report(
     submission.score = clean.score
     # The late policy's penalty was fixed when the submission was accepted; the raw score stays.
     submission.counted_score = (
-        counted_score(clean.score, submission.penalty_percent or 0.0) if clean.verdict is Verdict.GRADED else None
+        submission_counted(clean.score, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
     )
     submission.message = clean.message
     submission.feedback = clean.feedback

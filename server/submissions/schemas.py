@@ -7,7 +7,7 @@ they cannot leak by accident.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -146,7 +146,28 @@ class Regraded(BaseModel):
         default_factory=list, description="Applied regrades that changed this verdict, oldest first, with their reason.")
 
 
-class SubmissionPublic(LateFields, Regraded):
+
+
+class FeedbackFields(BaseModel):
+    """How much of the verdict the caller sees, by the exercise set's feedback policy
+    (``server.courses.feedback_policy``; instructors always see everything)."""
+
+    feedback_view: Literal["full", "report", "score", "hidden"] = Field(
+        default="full",
+        description="full: everything; report: the report less what your code printed or raised on the "
+        "judge's inputs; score: verdict, score and check names only; hidden: received and graded, "
+        "released at `released_at`.",
+    )
+    feedback_policy: str = Field(default="full", description="The set's policy: full, score, hidden-until-due or tokens:N.",
+                                 examples=["tokens:3"])
+    released_at: datetime | None = Field(default=None, description="hidden-until-due: when the verdict is released.")
+    token_spent: bool = Field(default=False, description="tokens:N: a token was spent on this submission.")
+    tokens_left: int | None = Field(default=None, description="tokens:N: tokens you have left today on this exercise.")
+
+
+
+
+class SubmissionPublic(LateFields, FeedbackFields, Regraded):
     """One submission with its verdict and per-check results; ``score`` is the raw score."""
 
     id: int
@@ -180,7 +201,7 @@ class SubmissionPublic(LateFields, Regraded):
         examples=["a81c07e5f3d2"])
 
 
-class SubmissionSummary(LateFields, Regraded):
+class SubmissionSummary(LateFields, FeedbackFields, Regraded):
     """One row of ``GET /submissions``: no checks, output or source."""
 
     id: int
