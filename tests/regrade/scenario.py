@@ -85,7 +85,8 @@ def snapshot(sessions: SessionFactory) -> dict[str, Any]:
 
 def _messages(sessions: SessionFactory, ids: list[int]) -> list[str]:
     with sessions() as session:
-        return list(session.scalars(text("SELECT message FROM regrade_results WHERE submission_id IN (%s)" % ",".join(map(str, ids or [0])))))
+        listed = ",".join(str(int(i)) for i in ids or [0])
+        return list(session.scalars(text(f"SELECT message FROM regrade_results WHERE submission_id IN ({listed})")))
 
 
 def gradebook(client: TestClient, prof: dict[str, str]) -> dict[str, float]:
