@@ -35,6 +35,8 @@ from server.leaderboard.page_router import router as leaderboard_page_router
 from server.leaderboard.router import router as leaderboard_router
 from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
+from server.regrades.page_router import router as regrades_page_router
+from server.regrades.router import router as regrades_router
 from server.similarity.jobs import ProcrastinateSimilarity, SimilarityWorker
 from server.similarity.page_router import router as similarity_pages_router
 from server.similarity.router import router as similarity_router
@@ -90,7 +92,7 @@ def create_app(
         docs_url=f"{API_PREFIX}/docs",
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
-    for router in (health_router, users_router, catalog_router, courses_router, scores_router, submissions_router, leaderboard_router, stats_router, gradebook_router, similarity_router):
+    for router in (health_router, users_router, catalog_router, courses_router, scores_router, submissions_router, leaderboard_router, stats_router, gradebook_router, similarity_router, regrades_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     # HTML pages (not in the schema): the kit's /login, /logout and script; each domain's pages
@@ -99,6 +101,7 @@ def create_app(
     app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work
     app.include_router(corrections_router)  # POST /dashboard/corrections: overrides, excuses, extensions
     app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
+    app.include_router(regrades_page_router)  # /dashboard/regrades/{id}: a regrade's diff, instructors only
     _install_error_handlers(app)
     install_page_error_handlers(app)  # "login required" and the pages' 404/400 as HTML
     app.add_middleware(RefuseNulInUrl)

@@ -112,8 +112,10 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
 
 # --- one exercise --------------------------------------------------------------------------
 
-def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, mark: str | None = None) -> str:
-    """Tiles, then the charts: misconceptions, checks, best scores, submissions per day."""
+def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, mark: str | None = None,
+                  notice: str = "") -> str:
+    """Tiles, then the charts: misconceptions, checks, best scores, submissions per day.
+    ``notice``: markup shown under the title (stale verdicts, server.regrades.pages)."""
     stats = view.stats
     median = "–" if view.median_attempts_to_solve is None else format_score(view.median_attempts_to_solve)
     tiles = _tiles([
@@ -165,7 +167,7 @@ def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, 
         "(attempts up to and including the first full score).</p>"
     )
     body = (
-        f"<h1>{e(title)}</h1>{tiles}{median_note}{misconceptions}{checks}{histogram}{per_day}{earlier}"
+        f"<h1>{e(title)}</h1>{notice}{tiles}{median_note}{misconceptions}{checks}{histogram}{per_day}{earlier}"
         f"<h2>Latest submissions</h2>{submissions_table(viewer, view.recent, with_learner=True, with_exercise=False)}"
     )
     return page(title, body, viewer, live=mark)
@@ -397,9 +399,10 @@ def submissions_table(viewer: Viewer, lines: list[SubmissionLine], *, with_learn
 # --- one submission ------------------------------------------------------------------------
 
 def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark: str | None = None,
-                    shown: SubmissionPublic | None = None, csrf: str = "") -> str:
-    """One submission: who, what, when; the feedback ``ppo-submit`` prints (``shown``: as the
-    viewer may see it, by the exercise set's feedback policy); the source."""
+                    shown: SubmissionPublic | None = None, csrf: str = "", notes: str = "") -> str:
+    """One submission: who, what, when; applied regrades (``notes``, markup); the feedback
+    ``ppo-submit`` prints (``shown``: as the viewer may see it, by the exercise set's feedback
+    policy); the source."""
     owner, here = submission.user, viewer.course_slug
     exercise = f'<a href="{e(exercise_url(submission.exercise, here))}">{e(title)}</a>' if viewer.instructor else e(title)
     raw, counted = (shown.score, shown.counted_score) if shown is not None else (submission.score, submission.counted_score)
@@ -419,7 +422,7 @@ def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark:
         "</tbody></table>"
     )
     body = (
-        f"<h1>Submission #{submission.id}</h1>{facts}"
+        f"<h1>Submission #{submission.id}</h1>{facts}{notes}"
         f"{feedback_section(submission, shown)}"
         f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
     )

@@ -53,6 +53,9 @@ from server.deps import Now, SessionDep, SettingsDep, StateDep
 from server.errors import GraderError
 from server.gradebook.service import course_exercises, gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, Course, Role, Submission, User
+from server.regrades.notes import regrade_notes
+from server.regrades.pages import regrade_notes_html, stale_notice
+from server.regrades.service import stale_lines
 from server.stats.service import shown_mistake
 from server.submissions.limits import check_submission_limits, submission_window
 from server.submissions.schemas import SubmissionCreate
@@ -128,8 +131,9 @@ def exercise_page(slug: str, request: Request, session: SessionDep, user: WebIns
     titles = _exercise_titles(session, user, shown.course, slug)
     view = service.exercise_view(session, slug, shown.course.id)
     mark = service.change_mark(session, None)
+    notice = stale_notice(stale_lines(session, {shown.course.id}, slug))
     body = pages.exercise_page(viewer_of(user, shown.course), slug, _course_title(titles[slug], shown.course), view,
-                               mark=mark)
+                               mark=mark, notice=notice)
     return shown.remember(html_response(body), request)
 
 
@@ -250,7 +254,9 @@ def submission_page(submission_id: str, request: Request, session: SessionDep, s
     course = session.get(Course, submission.course_id)
     shown = visible_report(to_public(session, submission), access_for(session, user, submission, now))
     csrf = form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes)
-    return html_response(pages.submission_page(viewer_of(user, course), title, submission, mark=mark, shown=shown, csrf=csrf))
+    notes = regrade_notes_html(regrade_notes(session, [submission.id]).get(submission.id, []))
+    return html_response(pages.submission_page(viewer_of(user, course), title, submission, mark=mark, shown=shown,
+                                               csrf=csrf, notes=notes))
 
 
 @router.post("/dashboard/submissions/{submission_id}/token")
