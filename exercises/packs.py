@@ -146,7 +146,7 @@ def load_exercise(pack: Pack, folder: Path) -> Exercise:
             reference_source=(folder / "reference.py").read_text(encoding="utf-8"),
         )
     except Exception as exc:
-        raise PackError(f"{where} {_why(exc, folder)}") from None
+        raise PackError(f"{where}: {_why(exc, folder)}") from None
     exercise.pack = pack.name
     return exercise
 
