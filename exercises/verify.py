@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -166,18 +167,26 @@ def _announces(exercise: Exercise, c: Criterion) -> None:
     if not doc:
         return
     for ch in exercise.checks:
-        for sentence in ch.announce:
-            if " ".join(sentence.split()) not in doc:
-                c.add(f"check {ch.id} is not announced in the starter's docstring (expected: {sentence!r})")
+        missing = [s for s in ch.announce if " ".join(s.split()) not in doc]
+        for sentence in missing:
+            c.add(f"check {ch.id} is not announced in the starter's docstring (expected: {sentence!r})")
+        if missing:
+            continue
+        # The points are the first bracket after an announcement of the check: "- values ... [40]".
         points = f"[{ch.weight:g}{'*' if ch.gated else ''}]"
-        if points not in doc:
-            c.add(f"check {ch.id}: the starter does not state its points {points}")
+        sentence = " ".join(ch.announce[0].split())
+        starts = [m.end() for m in re.finditer(re.escape(sentence), doc)]
+        if not any((after := _POINTS.search(doc, start)) and after.group(0) == points for start in starts):
+            c.add(f"check {ch.id}: the starter does not state its points {points} after its announcement")
     if _floating(exercise) and tolerance_statement() not in doc:
         c.add(f"the starter does not state the tolerance: {tolerance_statement()!r}")
     if "# YOUR CODE" not in exercise.starter:
         c.add("the starter has no '# YOUR CODE' block")
     if '__name__ == "__main__"' not in exercise.starter:
         c.add("the starter has no self-tests (an `if __name__ == \"__main__\":` block)")
+
+
+_POINTS = re.compile(r"\[\d+(?:\.\d+)?\*?\]")
 
 
 def _floating(exercise: Exercise) -> bool:
