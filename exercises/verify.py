@@ -127,7 +127,7 @@ def verify_exercise(judge: Judge, exercise: Exercise, seeds: Iterable[int] = SEE
         c = Criterion(name)
         criterion(exercise, c)
         result.criteria.append(c)
-    deterministic = Criterion("cases are deterministic (a seed builds the same cases twice)", tried=len(seeds))
+    deterministic = Criterion("cases deterministic (a seed builds the same cases twice)", tried=len(seeds))
     for seed in seeds:
         _check_determinism(exercise, seed, deterministic)
     result.criteria.append(deterministic)
@@ -315,7 +315,7 @@ def _starter_and_stub(judge: Judge, exercise: Exercise, seed: int) -> Criterion:
 
 
 def _faults_on_every_seed(judge: Judge, exercise: Exercise, seeds: tuple[int, ...]) -> Criterion:
-    c = Criterion(f"every fault caught on every seed and named on a check it explains ({len(exercise.mistakes)} faults)",
+    c = Criterion(f"{len(exercise.mistakes)} fault(s): each caught on every seed, named on what it explains",
                   tried=len(seeds))
     if not exercise.mistakes:
         c.add("the exercise declares no fault (mutants.py: FAULTS with fault(...), MUTANTS = fault_mutants(...))")
