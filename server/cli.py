@@ -421,8 +421,11 @@ def sets_publish(
     penalty: Annotated[float, typer.Option(min=0, max=100, help="Percent of the score off per started --per late (0: only flag).")] = 0.0,
     per: Annotated[str, typer.Option(help="day or hour.")] = "day",
     attempts: Annotated[int | None, typer.Option(min=1, help="At most this many attempts per learner.")] = None,
+    feedback: Annotated[str, typer.Option(
+        help="What learners see of a verdict: full, score (score and check names), hidden-until-due "
+             "(released at the due date) or tokens:N (N full reports a day; the others score).")] = "full",
 ) -> None:
-    """Publish an exercise in a course with its dates and late policy (or change them)."""
+    """Publish an exercise in a course with its dates, late and feedback policies (or replace them)."""
     from server.courses.service import find_course, shown
     from server.courses.sets import publish
 
@@ -433,13 +436,16 @@ def sets_publish(
             session, where, exercise,
             release_at=_when(release, where, "--release"), due_at=_when(due, where, "--due"),
             close_at=_when(close, where, "--close"), penalty_percent=penalty, penalty_unit=per, max_attempts=attempts,
+            feedback_policy=feedback,
         )
         dates = ", ".join(
             f"{label} {shown(moment, where)}"
             for label, moment in (("opens", entry.release_at), ("due", entry.due_at), ("closes", entry.close_at))
             if moment is not None
         )
-    err.print(f"Published {exercise!r} in {course!r}" + (f": {dates}." if dates else " (open, no dates)."), highlight=False)
+        policy = entry.feedback_policy
+    err.print(f"Published {exercise!r} in {course!r}" + (f": {dates}" if dates else " (open, no dates)")
+              + f"; feedback: {policy}.", highlight=False)
 
 
 @sets_app.command("list")
@@ -459,7 +465,8 @@ def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> No
                 for label, m in (("opens", e.release_at), ("due", e.due_at), ("closes", e.close_at))
             )
             late = f"{e.penalty_percent:g}% off per {e.penalty_unit} late" if e.penalty_percent else "late: flagged only"
-            lines.append(f"{e.exercise}: {dates}; {late}; attempts: {e.max_attempts or 'no limit'}")
+            lines.append(f"{e.exercise}: {dates}; {late}; attempts: {e.max_attempts or 'no limit'}; "
+                         f"feedback: {e.feedback_policy}")
     print("\n".join(lines) if lines else f"{course}: no exercise published yet")
 
 
@@ -494,9 +501,17 @@ def extensions_grant(
     settings = Settings()
     with _session(settings) as session:
         where = find_course(session, course)
-        extension = grant_extension(session, where, user, exercise, _when(due, where, "--due"))
-        when = shown(extension.due_at, where)
-    err.print(f"{user!r} may hand in {exercise!r} in {course!r} until {when}.", highlight=False)
+        granted = grant_extension(session, where, user, exercise, _when(due, where, "--due"))
+        when = shown(granted.extension.due_at, where)
+    err.print(f"{user!r} may hand in {exercise!r} in {course!r} until {when}; "
+              f"{_recomputed(granted.recomputed)}.", highlight=False)
+
+
+def _recomputed(count: int) -> str:
+    """What an extension did to the submissions already made, in one phrase."""
+    if not count:
+        return "no earlier submission changed"
+    return f"recomputed the late penalty of {count} earlier submission{'s' if count != 1 else ''}"
 
 
 @app.command()
@@ -550,6 +565,16 @@ def similarity(
         f"{summary.get('learners', 0)} learners, {summary.get('submissions', 0)} submissions, "
         f"{summary.get('pairs_found', 0)} similar pair(s). Nothing here changes a score.", highlight=False,
     )
+
+
+def _register_regrade() -> None:
+    """``ppo-grader regrade ...`` (server/regrades/commands.py), with this module's edge."""
+    from server.regrades.commands import build_regrade_app
+
+    app.add_typer(build_regrade_app(_edge, _session), name="regrade")
+
+
+_register_regrade()
 
 
 if __name__ == "__main__":
