@@ -74,6 +74,8 @@ class Judge:
         timings = {"build_cases": t_built - t0, "learner_jail": visit.jail_seconds,
                    "memory_cases": t_measured - t_built - visit.jail_seconds, "checks": t_end - t_measured,
                    "diagnosis": evaluation.diagnosis_seconds, "total": t_end - t0}
+        if evaluation.diagnosis_skipped is not None:
+            timings["diagnosis_skipped"] = 1.0  # the check messages say so too
         return _graded(exercise, source, visit, run, evaluation, measured, timings)
 
     def grade_seeds(self, slug: str, source: str, seeds: Sequence[int | str]) -> list[GradeReport]:
@@ -121,7 +123,7 @@ def _failed(exercise: Exercise, source: str, visit: Visit, timings: dict[str, fl
     job = visit.job
     report = _report(visit)
     report.verdict = job.status.value
-    report.score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
+    report.score = report.board_score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
     report.message = cap(_message_for(job, exercise), MESSAGE_CAP)
     report.timings = {**timings, **{f"jail_{k}": v for k, v in job.timings.items()}, "total": time.monotonic() - t0}
     feedback.attach(report, source, None, exercise.function_name)
@@ -143,6 +145,7 @@ def _graded(exercise: Exercise, source: str, visit: Visit, run: Run, evaluation:
             report.peak_memory_bytes = mine.peak_memory_bytes
     report.checks, report.diagnosis = evaluation.checks, evaluation.diagnosis
     report.score, report.message = evaluation.score, evaluation.message
+    report.board_score = evaluation.board_score
     report.timings = {"build_cases": timings["build_cases"], **{f"jail_{k}": v for k, v in visit.job.timings.items()},
                       **timings}
     feedback.attach(report, source, run.got, exercise.function_name)

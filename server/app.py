@@ -39,7 +39,7 @@ from server.similarity.router import router as similarity_router
 from server.state import AppState
 from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
-from server.submissions.waiting import VerdictAnnouncer
+from server.submissions.waiting import VerdictAnnouncer, VerdictListener
 from server.text_guard import RefuseNulInUrl
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
@@ -137,6 +137,7 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     workers.recover_regrades()
     workers.start()
     state = AppState(settings, engine, session_factory, queue, workers, announcer)
+    _listen(state)
     # Reads the app's clock at each sweep (the lifespan sets it after this returns).
     similarity = SimilarityWorker(
         session_factory, lambda: state.clock(), settings.SIMILARITY_POLL_SECONDS, settings.SIMILARITY_PROCESSES
@@ -156,11 +157,24 @@ def _start_procrastinate(settings: Settings, engine: Any, session_factory: Any) 
     conninfo(settings.DATABASE_URL)  # refuses a non-PostgreSQL database early
     workers = RemoteWorkers(session_factory, settings)
     state = AppState(settings, engine, session_factory, ProcrastinateQueue(settings), workers)  # type: ignore[arg-type]
+    _listen(state)
     state.similarity = ProcrastinateSimilarity()
     return state, lambda: None
 
 
+def _listen(state: AppState) -> None:
+    """On PostgreSQL (unless ``LISTEN_NOTIFY`` is off), wake long polls by LISTEN/NOTIFY."""
+    if not state.settings.LISTEN_NOTIFY or state.engine.dialect.name != "postgresql":
+        return
+    from server.grading.procrastinate_backend import conninfo
+
+    state.listener = VerdictListener(conninfo(state.settings.DATABASE_URL), state.announcer)
+    state.listener.start()
+
+
 def _stop(state: AppState, close_grader: Callable[[], None]) -> None:
+    if state.listener is not None:
+        state.listener.stop()
     # Workers first (they use the judge), then the judge, then the engine.
     if isinstance(state.similarity, SimilarityWorker):
         state.similarity.stop()

@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 from . import __version__
 from .api import Client, ClientError, Interrupted, Submission, UsageError, normalise_server
 from .lazy import lazy_import
-from .source import match_exercise, read_source
+from .source import is_notebook, match_exercise, read_source
 from .terminal import plain_output
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ def submit(
     says so (and what the late policy costs) and asks before sending.
     """
     locator = None
-    if notebook_file.is_notebook(file):
+    if is_notebook(file):
         with _runtime(ctx).client() as client:
             module = notebook_file.notebook_module(file, client.exercises(), exercise=exercise,
                                                    commands=_command_names())
@@ -434,6 +434,10 @@ def route(args: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
+    # httpx's package imports its own command-line tool (click, Pygments, Rich's syntax
+    # highlighting) when it finds it installed. ppo-submit never runs that tool, and importing
+    # it was a sixth of a command's start-up; a None entry makes httpx take its fallback.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     # help in a pipe or under NO_COLOR is click's plain text, like every other output
     app.rich_markup_mode = None if plain_output() else "rich"
     app(args=route(sys.argv[1:] if argv is None else argv), prog_name="ppo-submit")

@@ -183,7 +183,7 @@ def no_mask(ctx: CheckContext) -> None:
         expect_values(ctx, [case], RET, what="returns")
 
 
-@check("both outputs detached even when values requires grad", 8, gated=True, reads=("probes",))
+@check("both outputs detached even when values requires grad", 8, gated=True, reads=("probes",), self_reported="detachment")
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detach"), [ADV, RET], ["advantages", "returns"])
 
@@ -202,7 +202,7 @@ def dtype_device(ctx: CheckContext) -> None:
         expect_dtype_device(ctx, [case], RET, what="returns")
 
 
-@check("inputs not modified in place", 4, gated=True)
+@check("inputs not modified in place", 4, gated=True, self_reported="in-place edits")
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))
 

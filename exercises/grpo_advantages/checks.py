@@ -186,6 +186,6 @@ def dtype_device(ctx: CheckContext) -> None:
         expect_advantages(ctx, [case])
 
 
-@check("scores not modified in place", 6, gated=True)
+@check("scores not modified in place", 6, gated=True, self_reported="in-place edits")
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))

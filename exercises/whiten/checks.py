@@ -186,6 +186,6 @@ def dtype_device(ctx: CheckContext) -> None:
         expect_valid_values(ctx, [case])
 
 
-@check("inputs not modified in place", 6, gated=True)
+@check("inputs not modified in place", 6, gated=True, self_reported="in-place edits")
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))

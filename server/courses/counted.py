@@ -77,6 +77,11 @@ class ExerciseScore:
     #: When the score that counts was first reached (a board's tie-break), and when it first was full.
     reached_at: datetime | None = None
     solved_at: datetime | None = None
+    #: The best board score over graded runs (confirmed checks only, after the late penalty:
+    #: ``exercises.scoring.board_score``) and when it was first reached; None for verdicts
+    #: stored before board scores, which rank by the score that counts.
+    board_best: float | None = None
+    board_reached_at: datetime | None = None
 
     @property
     def late(self) -> bool:
@@ -99,8 +104,25 @@ class ExerciseScore:
 
     @property
     def points(self) -> float:
-        """What the exercise adds to a board's total: the counted score, 0 when excused or unattempted."""
+        """What the exercise adds to a gradebook's total: the counted score, 0 when excused or unattempted."""
         return self.counted or 0.0
+
+    @property
+    def board_points(self) -> float:
+        """What the exercise adds to a board's total: an instructor's override as it is, 0 when
+        excused; otherwise the best board score, which counts the confirmed checks only, so
+        points a self-reported check gave, which the judge could not confirm, earn no board
+        place (docs/security.md)."""
+        if self.excused or self.override is not None or self.board_best is None:
+            return self.points
+        return self.board_best
+
+    @property
+    def board_reached(self) -> datetime | None:
+        """When the board's points were first reached (the board's tie-break)."""
+        if self.excused or self.override is not None or self.board_best is None:
+            return self.reached_at
+        return self.board_reached_at
 
 
 def submission_counted(raw: float | None, penalty_percent: float | None) -> float | None:
@@ -120,6 +142,8 @@ def score_that_counts(
     excuse: Correction | None = None,
     reached_at: datetime | None = None,
     solved_at: datetime | None = None,
+    board_best: float | None = None,
+    board_reached_at: datetime | None = None,
 ) -> ExerciseScore:
     """The score that counts for one learner on one exercise (rules 3 to 6), as a pure
     function. ``reached_at`` and ``solved_at`` are the graded runs' (``best_scores``); an
@@ -136,7 +160,7 @@ def score_that_counts(
     else:
         counted = 0.0 if attempts else None
     return ExerciseScore(user_id, exercise, raw_best, run, attempts, extended_to, override, excuse, counted,
-                         reached_at, solved_at)
+                         reached_at, solved_at, board_best, board_reached_at)
 
 
 def describe(score: ExerciseScore | None, zone_name: str = "UTC") -> str:
@@ -208,16 +232,18 @@ def course_scores(
     rows = session.execute(
         narrow(
             select(B.user_id, B.exercise, B.best_score, B.attempts, S.id, S.score, S.late_seconds,
-                   S.penalty_percent, S.created_at, B.counted_reached_at, B.solved_at)
+                   S.penalty_percent, S.created_at, B.counted_reached_at, B.solved_at, B.board_score,
+                   B.board_reached_at)
             .outerjoin(S, S.id == B.counted_submission_id),
             B,
         )
     ).tuples()
-    base: dict[Key, tuple[float | None, int, Run | None, datetime | None, datetime | None]] = {}
-    for user_id, exercise, raw_best, attempts, sid, raw, late, penalty, at, reached, solved in rows:
+    base: dict[Key, tuple[float | None, int, Run | None, datetime | None, datetime | None, float | None,
+                          datetime | None]] = {}
+    for user_id, exercise, raw_best, attempts, sid, raw, late, penalty, at, reached, solved, board, board_at in rows:
         run = None if sid is None or raw is None else Run(sid, float(raw), late, float(penalty or 0.0), at)
         base[(user_id, exercise)] = (None if raw_best is None else float(raw_best), int(attempts or 0), run,
-                                     reached, solved)
+                                     reached, solved, None if board is None else float(board), board_at)
     extended = {
         (user_id, exercise): due
         for user_id, exercise, due in session.execute(
@@ -227,10 +253,11 @@ def course_scores(
     overrides, excuses = corrections_in_force(session, narrow(select(ScoreCorrection), ScoreCorrection))
     out: dict[Key, ExerciseScore] = {}
     for key in set(base) | set(overrides) | set(excuses):
-        raw_best, attempts, run, reached, solved = base.get(key, (None, 0, None, None, None))
+        raw_best, attempts, run, reached, solved, board, board_at = base.get(key, (None, 0, None, None, None, None, None))
         out[key] = score_that_counts(
             key[0], key[1], raw_best=raw_best, run=run, attempts=attempts, extended_to=extended.get(key),
             override=overrides.get(key), excuse=excuses.get(key), reached_at=reached, solved_at=solved,
+            board_best=board, board_reached_at=board_at,
         )
     return out
 

@@ -134,6 +134,8 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
         submission.late_seconds, submission.penalty_percent = late, penalty
         if submission.verdict == Verdict.GRADED.value:
             submission.counted_score = submission_counted(submission.score, penalty)
+            board = submission.score if submission.board_raw_score is None else submission.board_raw_score
+            submission.board_score = submission_counted(board, penalty)
         changed += 1
     if changed:
         session.flush()

@@ -27,6 +27,7 @@ from server.grading.sanitize import (
 )
 from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
+from server.submissions.waiting import notify_verdict
 
 # A submission that has taken down this many workers is not tried again (poison pill).
 MAX_ATTEMPTS = 3
@@ -60,8 +61,8 @@ class ReportLike(Protocol):
     timings: Mapping[str, float]
     peak_memory_bytes: int | None
     cpu_seconds: float | None
-    # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
-    # (the judge's named mistakes), absent from older reports.
+    # Optional, read with getattr: ``feedback`` (exercises/feedback.py), ``diagnosis``
+    # (the judge's named mistakes) and ``board_score`` (what the boards rank by), absent from older reports.
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,9 @@ class Storable:
 
     verdict: Verdict
     score: float | None
+    #: The raw board score: the confirmed checks' share (``exercises.scoring.board_score``),
+    #: the score itself for a report without one.
+    board: float | None
     message: str
     checks: list[dict[str, Any]]
     feedback: Any
@@ -153,12 +157,15 @@ def storable(
         }
         for check in checks[:MAX_CHECKS]
     ]
+    score = None if report.score is None else clean_float(report.score)
+    board = getattr(report, "board_score", None)
     message = _storable_message(report.message, filename)
     if len(checks) > MAX_CHECKS:
         message += f"\n[only the first {MAX_CHECKS} checks are stored]"
     return Storable(
         verdict=verdict,
-        score=None if report.score is None else clean_float(report.score),
+        score=score,
+        board=score if board is None else clean_float(board),
         message=message,
         checks=rows,
         feedback=_clean_json(for_learner(getattr(report, "feedback", None), filename, getattr(report, "diagnosis", None))),
@@ -212,6 +219,10 @@ def store_report(
     submission.counted_score = (
         submission_counted(clean.score, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
     )
+    # The boards rank by the confirmed checks only, after the same penalty.
+    graded = clean.verdict is Verdict.GRADED
+    submission.board_raw_score = clean.board if graded else None
+    submission.board_score = submission_counted(clean.board, submission.penalty_percent) if graded else None
     submission.message = clean.message
     submission.feedback = clean.feedback
     submission.stdout = clean.stdout
@@ -223,6 +234,7 @@ def store_report(
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)
+    notify_verdict(session, submission_id)
     return True
 
 
@@ -266,6 +278,7 @@ def _count(session: Session, submission: Submission, previous: str | None) -> No
         verdict=submission.verdict or "",
         score=submission.score,
         counted_score=submission.counted_score,
+        board_score=submission.board_score,
     )
 
 
@@ -286,10 +299,12 @@ def store_internal_error(
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
     submission.counted_score = None
+    submission.board_score = submission.board_raw_score = None
     submission.message = clean_text(message, MESSAGE_BYTES)
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)  # not an attempt: changes nothing unless it undoes one
+    notify_verdict(session, submission_id)
 
 
 def requeue_unfinished(session: Session) -> list[int]:

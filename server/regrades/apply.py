@@ -95,6 +95,9 @@ def _replace(session: Session, submission: Submission, result: RegradeResult, se
     submission.verdict = result.verdict
     submission.score = result.score
     submission.counted_score = new_counted  # late_seconds and penalty_percent stay as accepted
+    board = result.score if result.board_score is None else result.board_score
+    submission.board_raw_score = board if graded else None
+    submission.board_score = counted_score(board, submission.penalty_percent or 0.0) if graded else None
     submission.message = result.message
     submission.feedback = result.feedback
     submission.stdout, submission.stderr = result.stdout, result.stderr
