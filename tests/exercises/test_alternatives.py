@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from exercises.framework import Exercise
 from exercises.judge import Judge
 from exercises.registry import all_exercises
 from exercises.report import GradeReport
@@ -47,7 +48,7 @@ def _body(path: Path) -> str:
 
 
 @pytest.mark.parametrize("ex", all_exercises(), ids=lambda e: e.slug)
-def test_every_exercise_has_six_alternatives_in_the_styles_issue_20_asks_for(ex) -> None:
+def test_every_exercise_has_six_alternatives_in_the_styles_issue_20_asks_for(ex: Exercise) -> None:
     bodies = [_body(p) for p in sorted((ALTERNATIVES / ex.slug).glob("*.py"))]
     assert len(bodies) >= 6, ex.slug
     loops = [bool(re.search(r"^\s+for .+:$", b, re.M)) for b in bodies]
