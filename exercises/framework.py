@@ -313,6 +313,8 @@ class Exercise:
     #: The known mistakes, each under its id ``"<slug>/<key>"``.
     mistakes: list[Mistake]
     folder: str = ""
+    #: The name of the pack it was loaded from (:mod:`exercises.packs`): "built-in" or the pack's.
+    pack: str = ""
 
     # flat attributes the server reads
     @property

@@ -1,18 +1,19 @@
-"""Discovers exercises: every package ``exercises/<name>/`` with a ``spec.py`` is one.
+"""The catalogue: every exercise of every pack (:mod:`exercises.packs`), by slug.
 
-Adding an exercise means adding its folder; nothing else is registered by hand.
+The built-in pack is the ``exercises`` package's own folders; operators add packs through
+``PPO_GRADER_EXERCISE_PACKS`` and installed entry points. The catalogue is built once per
+process, whole or not at all: a pack that fails to load raises
+:class:`~exercises.packs.PackError` and leaves no catalogue behind, so the next call fails the
+same way instead of serving half of it.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import threading
-from pathlib import Path
 
 from exercises.framework import Exercise
+from exercises.packs import Pack, configured_packs, load_catalogue
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
 _lock = threading.Lock()
 _cache: dict[str, Exercise] | None = None
 
@@ -24,47 +25,21 @@ class UnknownExercise(KeyError):
         return f"no exercise named {self.args[0]!r}"
 
 
-#: The files every exercise folder holds (see :mod:`exercises.framework`).
-ROLE_FILES = ("spec.py", "starter.py", "reference.py", "checks.py", "mutants.py")
-
-
-class BrokenExercise(RuntimeError):
-    """An exercise folder is incomplete or fails to load."""
-
-
-def load_exercise(package: str) -> Exercise:
-    """Import one exercise package (e.g. ``exercises.actor_loss``) and assemble it."""
-    folder = _PACKAGE_DIR / package.rsplit(".", 1)[-1]
-    missing = [f for f in ROLE_FILES if not (folder / f).exists()]
-    if missing:
-        raise BrokenExercise(f"exercise folder {folder.name}/ lacks {', '.join(missing)}")
-    spec_mod = importlib.import_module(f"{package}.spec")
-    checks_mod = importlib.import_module(f"{package}.checks")
-    mutants_mod = importlib.import_module(f"{package}.mutants")
-    reference_mod = importlib.import_module(f"{package}.reference")
-    return Exercise.from_modules(
-        str(folder), spec_mod, checks_mod, mutants_mod, reference_mod,
-        starter=(folder / "starter.py").read_text(encoding="utf-8"),
-        reference_source=(folder / "reference.py").read_text(encoding="utf-8"),
-    )
-
-
-def _discover() -> dict[str, Exercise]:
-    found: dict[str, Exercise] = {}
-    for info in pkgutil.iter_modules([str(_PACKAGE_DIR)]):
-        if info.ispkg and (_PACKAGE_DIR / info.name / "spec.py").exists():
-            ex = load_exercise(f"exercises.{info.name}")
-            if ex.slug in found:
-                raise ValueError(f"two exercises share the slug {ex.slug!r}")
-            found[ex.slug] = ex
-    return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
+def load(extra: list[Pack] | None = None) -> list[Exercise]:
+    """Build the catalogue now from the configured packs plus ``extra`` (verify's ``--pack``)
+    and use it from here on; :class:`~exercises.packs.PackError` leaves the previous one."""
+    global _cache
+    with _lock:
+        catalogue = load_catalogue(configured_packs(extra or []))
+        _cache = catalogue
+        return list(catalogue.values())
 
 
 def _exercises() -> dict[str, Exercise]:
     global _cache
     with _lock:
         if _cache is None:
-            _cache = _discover()
+            _cache = load_catalogue(configured_packs())
         return _cache
 
 
@@ -90,6 +65,15 @@ def check_name(check_id: str) -> str | None:
     """Today's sentence of the check ``"<slug>/<check>"``; None when the catalogue has none such."""
     exercise = _exercise_of(check_id)
     return next((c.name for c in exercise.checks if exercise.check_id(c) == check_id), None) if exercise else None
+
+
+def self_reported_fact(check_id: str) -> str:
+    """The self-reported fact the check ``"<slug>/<check>"`` rests on ("" when it has none, or
+    the catalogue has no such check: exercises.framework.Check.self_reported)."""
+    exercise = _exercise_of(check_id)
+    if exercise is None:
+        return ""
+    return next((c.self_reported for c in exercise.checks if exercise.check_id(c) == check_id), "")
 
 
 def mistake_title(mistake_id: str) -> str | None:

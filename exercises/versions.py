@@ -22,8 +22,10 @@ import functools
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from exercises.framework import Exercise
+if TYPE_CHECKING:  # only a type here: importing this module must not import torch (server.models reads it)
+    from exercises.framework import Exercise
 
 #: Length of a version in hex digits: 48 bits, unambiguous across a catalogue's history.
 VERSION_LENGTH = 12

@@ -39,6 +39,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file, save_file
 
+from sandbox.exit_codes import ExitCode
 from sandbox.protocol import Arg, Backward, Call, JobRequest
 from sandbox.text import cap
 
@@ -68,11 +69,6 @@ _POP_FUNCTION_MODE = torch._C._pop_torch_function_stack
 _LEN_DISPATCH_MODES = torch._C._len_torch_dispatch_stack
 _POP_DISPATCH_MODE = torch._C._pop_torch_dispatch_stack
 
-EXIT_OK = 0
-EXIT_SYNTAX = 10
-EXIT_IMPORT = 11
-EXIT_MISSING = 12
-EXIT_BAD_JOB = 13
 
 _MAX_ITEMS = 64
 _MAX_DEPTH = 4
@@ -428,7 +424,7 @@ def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]
     learner_path = os.path.join(work_dir, filename)
     code, syntax = _compile(request.source, filename)
     if syntax is not None:
-        return finish("syntax_error", EXIT_SYNTAX, **syntax)
+        return finish("syntax_error", ExitCode.SYNTAX, **syntax)
     with open(learner_path, "w", encoding="utf-8", errors="replace") as fh:
         fh.write(request.source)
     # tracebacks of the learner's frames show their source lines
@@ -442,16 +438,16 @@ def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]
         exec(code, module.__dict__)
     except BaseException as exc:
         _reraise_out_of_memory(exc)
-        return finish("runtime_error", EXIT_IMPORT, error=_error(exc, filename, "import"))
+        return finish("runtime_error", ExitCode.IMPORT, error=_error(exc, filename, "import"))
     fn = module.__dict__.get(request.function)
     if not callable(fn):
         defined = sorted(k for k, v in module.__dict__.items() if isinstance(v, types.FunctionType))
-        return finish("missing_function", EXIT_MISSING, defined=defined[:20],
+        return finish("missing_function", ExitCode.MISSING, defined=defined[:20],
                       found_type=None if fn is None else type(fn).__name__)
     calls, tensors = run_calls(fn, request.calls, inputs, filename, request.warmup_calls)
     _clear_modes()
     save(tensors, os.path.join(job_dir, "outputs.safetensors"))
-    return finish("ok", EXIT_OK, calls=calls)
+    return finish("ok", ExitCode.OK, calls=calls)
 
 
 class _Sealed:

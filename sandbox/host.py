@@ -44,20 +44,15 @@ import stat
 import struct
 import sys
 import warnings
+from typing import Any
 
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 import torch  # noqa: E402
 
 from sandbox import harness, isolation, seccomp  # noqa: E402
-from sandbox.protocol import MAX_REQUEST_BLOB_BYTES, ReadExactly, read_frame_fd  # noqa: E402
-
-#: Exit codes of the child beyond the harness's own (see :mod:`sandbox.harness`). They mean
-#: "the grader's fault" only while the setup byte has not been sent.
-EXIT_ABORTED = 20
-EXIT_OUT_OF_MEMORY = 21
-EXIT_HARNESS_FAILED = 22
-EXIT_SANDBOX_SETUP = 23
+from sandbox.exit_codes import ExitCode  # noqa: E402
+from sandbox.protocol import MAX_REQUEST_BLOB_BYTES, ReadExactly, read_frame_fd, write_frame_fd  # noqa: E402
 
 #: The byte the child writes on the setup pipe once it is isolated and has loaded its job.
 SETUP_OK = b"S"
@@ -75,14 +70,6 @@ _MANAGER_FAILED = 2
 RESULT_FILES = ("result.json", "outputs.safetensors", "stdout.txt", "stderr.txt")
 _OPEN_RESULT = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-def _write(fd: int, header: dict, blob: bytes = b"") -> None:
-    data = json.dumps(header).encode()
-    payload = len(data).to_bytes(4, "big") + len(blob).to_bytes(4, "big") + data + blob
-    view = memoryview(payload)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def _write_file(path: str, data: bytes) -> None:
@@ -104,7 +91,7 @@ def _close_all_but(*keep: int) -> None:
     os.closerange(low, 65536)
 
 
-def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict, use_seccomp: bool) -> None:
+def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict[str, Any], use_seccomp: bool) -> None:
     """pid 1 of the job's pid namespace (trusted; never runs learner code); never returns.
 
     It waits for "go" (by then the runner has put it in the job's cgroups, which the learner's
@@ -113,7 +100,7 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict, use_secco
     limit signals (SIGXCPU, SIGXFSZ) and its own signals act on it as usual, which they would
     not on a namespace's pid 1.
     """
-    code = EXIT_SANDBOX_SETUP
+    code: int = ExitCode.SANDBOX_SETUP
     try:
         os.setsid()
         null = os.open(os.devnull, os.O_RDWR)
@@ -123,7 +110,7 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict, use_secco
         go = os.read(go_fd, 1)
         os.close(go_fd)
         if go != b"g":
-            os._exit(EXIT_ABORTED)
+            os._exit(ExitCode.ABORTED)
         pid = os.fork()
         if pid == 0:
             os.close(status_fd)
@@ -143,9 +130,9 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict, use_secco
     os._exit(code)
 
 
-def _learner(setup_fd: int, limits: dict, use_seccomp: bool) -> None:
+def _learner(setup_fd: int, limits: dict[str, Any], use_seccomp: bool) -> None:
     """The learner's process (pid 2 of the job's namespace); never returns."""
-    code = EXIT_SANDBOX_SETUP
+    code: int = ExitCode.SANDBOX_SETUP
     try:
         os.setsid()  # a process group of its own: kill(0, ...) reaches nothing but itself
         out = os.open(os.path.join(JOB_DIR, "stdout.txt"), _CREATE, 0o600)
@@ -177,10 +164,10 @@ def _learner(setup_fd: int, limits: dict, use_seccomp: bool) -> None:
         # From here on, whatever happens is the learner's doing.
         os.write(setup_fd, SETUP_OK)
         os.close(setup_fd)
-        code = EXIT_HARNESS_FAILED
+        code = ExitCode.HARNESS_FAILED
         code = harness.run_loaded_job(JOB_DIR, job)
     except MemoryError:
-        code = EXIT_OUT_OF_MEMORY
+        code = ExitCode.OUT_OF_MEMORY
     except BaseException:
         try:
             import traceback
@@ -250,7 +237,7 @@ def _tmp_space() -> tuple[int, int]:
         return 0, 0
 
 
-def _run_job(header: dict, blob: bytes, ctl_in: int, ctl_out: int, use_seccomp: bool) -> None:
+def _run_job(header: dict[str, Any], blob: bytes, ctl_in: int, ctl_out: int, use_seccomp: bool) -> None:
     """The manager's work for one job (it runs in a process of its own, forked per job)."""
     limits = header["limits"]
     rss_before = _own_rss()  # before /proc is covered
@@ -271,7 +258,7 @@ def _run_job(header: dict, blob: bytes, ctl_in: int, ctl_out: int, use_seccomp: 
         _job_init(go_r, setup_w, status_w, limits, use_seccomp)
     for fd in (go_r, setup_w, status_w):
         os.close(fd)
-    _write(ctl_out, {"event": "forked", "manager": os.getpid(), "child": pid})
+    write_frame_fd(ctl_out, {"event": "forked", "manager": os.getpid(), "child": pid})
     order, _ = read_frame_fd(ctl_in, ReadExactly(), max_blob=0)
     os.write(go_w, b"g" if order.get("op") == "go" else b"x")
     os.close(go_w)
@@ -303,7 +290,7 @@ def _run_job(header: dict, blob: bytes, ctl_in: int, ctl_out: int, use_seccomp: 
         sizes[name] = size
         parts.append(data)
     tmp_free, tmp_total = _tmp_space()
-    _write(
+    write_frame_fd(
         ctl_out,
         {
             "event": "exited",
@@ -352,7 +339,7 @@ def main(argv: list[str]) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(2, 1)
-    _write(ctl_out, {"event": "ready", "pid": os.getpid(), "torch": torch.__version__})
+    write_frame_fd(ctl_out, {"event": "ready", "pid": os.getpid(), "torch": torch.__version__})
     while True:
         # Wait for the next request without reading it: a job manager forked for this one job
         # reads it. The fork-server itself never holds a job's source, inputs or outputs, so a

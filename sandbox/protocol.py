@@ -214,11 +214,24 @@ class JobResult:
         return None
 
 
-def write_frame(stream: BinaryIO, header: dict[str, Any], blob: bytes = b"") -> None:
-    """Write one frame and flush it."""
+def encode_frame(header: dict[str, Any], blob: bytes = b"") -> bytes:
+    """One frame: both lengths, then the JSON header, then the blob (the only frame format)."""
     data = json.dumps(header).encode()
-    stream.write(_HEADER.pack(len(data), len(blob)) + data + blob)
+    return _HEADER.pack(len(data), len(blob)) + data + blob
+
+
+def write_frame(stream: BinaryIO, header: dict[str, Any], blob: bytes = b"") -> None:
+    """Write one frame to a buffered stream and flush it (the runner's side)."""
+    stream.write(encode_frame(header, blob))
     stream.flush()
+
+
+def write_frame_fd(fd: int, header: dict[str, Any], blob: bytes = b"") -> None:
+    """Write one frame to a raw file descriptor, all of it (the host's side: no buffered
+    stream survives its forks)."""
+    view = memoryview(encode_frame(header, blob))
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def read_frame_fd(fd: int, deadline_read: ReadExactly, *, max_blob: int,

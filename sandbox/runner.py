@@ -211,6 +211,7 @@ class JailHost:
             start_new_session=True,
         )
         threading.Thread(target=self._drain_stderr, args=(self.proc, self.stderr_tail), daemon=True).start()
+        assert self.proc.stdout is not None  # Popen with stdout=PIPE
         try:
             ready, _ = read_frame_fd(self.proc.stdout.fileno(), ReadExactly(t0 + HOST_START_SECONDS), max_blob=0)
         except (EOFError, TimeoutError, ValueError) as exc:
@@ -255,7 +256,8 @@ class JailHost:
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
-                stream.close()  # type: ignore[union-attr]
+                if stream is not None:
+                    stream.close()
             except OSError:
                 pass
         self.proc = None

@@ -14,7 +14,8 @@ import math
 import signal
 from typing import Any
 
-from sandbox import harness, host
+from sandbox import host
+from sandbox.exit_codes import ExitCode
 from sandbox.protocol import CallError, CallResult, JobResult, JobStatus, SandboxLimits
 from sandbox.tensors import decode
 from sandbox.text import cut_note
@@ -61,7 +62,7 @@ def validate_exited(exited: dict[str, Any], blob_len: int, limits: SandboxLimits
     if sig is not None and _count(sig, "signal", 64) < 1:
         raise BadReport("signal out of range")
     cpu = exited.get("cpu_seconds")
-    if type(cpu) not in (int, float) or not math.isfinite(cpu) or not 0 <= cpu < 1e6:
+    if not isinstance(cpu, (int, float)) or isinstance(cpu, bool) or not math.isfinite(cpu) or not 0 <= cpu < 1e6:
         raise BadReport("cpu_seconds is not a finite non-negative number")
     for name in _INT_FIELDS:
         _count(exited.get(name), name)
@@ -139,7 +140,7 @@ def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed
         res.status = JobStatus.OUTPUT_LIMIT
         res.message = (f"Your code wrote more than the {limits.output_bytes >> 20} MiB output limit "
                        "(printed output, files, or returned tensors) and was stopped.")
-    elif code == host.EXIT_OUT_OF_MEMORY or (sig == signal.SIGKILL and oom):
+    elif code == ExitCode.OUT_OF_MEMORY or (sig == signal.SIGKILL and oom):
         # Exit 21 (a MemoryError, also torch refusing an absurd allocation) is the child's word:
         # it can claim no more than a score of 0 that counts as an attempt.
         res.status = JobStatus.MEMORY_LIMIT
@@ -168,7 +169,7 @@ def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limi
     raw = files.get("result.json")
     if raw is None or len(raw) > _MAX_RESULT_JSON:
         res.status = JobStatus.CRASHED
-        res.message = ended_early if code != host.EXIT_HARNESS_FAILED else (
+        res.message = ended_early if code != ExitCode.HARNESS_FAILED else (
             "The grader's harness could not finish after your code ran (did your code patch builtins, "
             "torch or the harness, or delete its working folder?).")
         return
@@ -191,7 +192,7 @@ def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limi
             res.status = JobStatus.MISSING_FUNCTION
             defined = ", ".join(str(d) for d in data.get("defined", [])) or "none"
             res.message = f"functions defined: {defined}"
-        elif status == "ok" and code == harness.EXIT_OK:
+        elif status == "ok" and code == ExitCode.OK:
             res.status = JobStatus.OK
             if not isinstance(data["calls"], list):
                 raise TypeError("calls is not a list")

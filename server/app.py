@@ -126,13 +126,15 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     except BaseException:
         engine.dispose()
         raise
-    queue = InProcessQueue()
+    # With two workers or more, regrades leave one free for live submissions.
+    queue = InProcessQueue(regrade_slots=settings.WORKERS - 1)
     announcer = VerdictAnnouncer()
     workers = WorkerPool(
         session_factory, queue, grade, workers=settings.WORKERS, output_cap=settings.OUTPUT_BYTES,
-        on_verdict=announcer.announce,
+        on_verdict=announcer.announce, regrade_poll_seconds=settings.REGRADE_POLL_SECONDS,
     )
     workers.recover()  # before start(): re-queued rows go first, in id order
+    workers.recover_regrades()
     workers.start()
     state = AppState(settings, engine, session_factory, queue, workers, announcer)
     # Reads the app's clock at each sweep (the lifespan sets it after this returns).

@@ -8,7 +8,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, ParamSpec, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -17,11 +18,15 @@ from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from exercises.packs import PackError
 from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
 from server.migrations import upgrade_to_head
 from server.models import Role
+
+if TYPE_CHECKING:
+    from exercises.verify import Verification
 
 app = typer.Typer(help="ppo-grader: the autograder service.", no_args_is_help=True, add_completion=False)
 users_app = typer.Typer(help="Manage users and their tokens.", no_args_is_help=True)
@@ -58,6 +63,8 @@ def _edge(command: Callable[P, R]) -> Callable[P, R]:
             _fail(f"database error: {exc.__class__.__name__}: {str(exc).splitlines()[0]}")
         except OSError as exc:
             _fail(str(exc))
+        except PackError as exc:
+            _fail(str(exc))
 
     return wrapper
 
@@ -91,10 +98,12 @@ def serve(
 
     import uvicorn
 
+    from exercises import registry
     from server.app import create_app
     from server.logging_setup import configure_logging
 
     settings = Settings()
+    registry.load()  # every pack now: one that fails stops the service here, with one line
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
     configure_logging()
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", log_config=None)
@@ -118,7 +127,10 @@ def worker(
 
     if queue not in QUEUES:
         raise typer.BadParameter(f"use one of {', '.join(QUEUES)}", param_hint="--queue")
+    from exercises import registry
+
     settings = Settings()
+    registry.load()  # the same packs as the API's, or no worker
     configure_logging()
     upgrade_to_head(make_engine(settings.DATABASE_URL))  # idempotent; the job tables must exist
     run_worker(settings, queue, concurrency, metrics_port)
@@ -245,46 +257,77 @@ def exercises_list() -> None:
     out.print(table)
 
 
+@exercises_app.command("new")
+@_edge
+def exercises_new(
+    slug: Annotated[str, typer.Argument(help="The new exercise's slug (lower-case words joined by hyphens).")],
+    pack: Annotated[Path, typer.Option("--pack", help="The pack folder to write it into (created if needed).")],
+) -> None:
+    """Write a working exercise (spec, starter, reference, faulty reference, checks) to change."""
+    from exercises.scaffold import ScaffoldError, new_exercise
+
+    try:
+        folder = new_exercise(slug, pack)
+    except ScaffoldError as exc:
+        _fail(str(exc))
+        return
+    err.print(f"Wrote {folder}/ (it passes verify as written). Next: edit reference.py, faulty.py, checks.py "
+              f"and starter.py, then `ppo-grader exercises verify --pack {pack}`.", highlight=False, soft_wrap=True)
+
+
 @exercises_app.command("verify")
 @_edge
 def exercises_verify(
-    slug: Annotated[str | None, typer.Argument(help="Only this exercise (default: all).")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every mutant.")] = False,
+    slug: Annotated[str | None, typer.Argument(help="Only this exercise (default: all, or all of --pack).")] = None,
+    pack: Annotated[Path | None, typer.Option("--pack", help="Verify the exercises of this pack folder.")] = None,
+    seeds: Annotated[int, typer.Option(min=1, max=100, help="Seeds graded per source (the gate asks for 20).")] = 20,
 ) -> None:
-    """Grade each exercise's reference, starter and known mistakes in the real jail; print the table."""
-    from rich.console import Console
-    from rich.table import Table
-
+    """The gate before learners see an exercise: grade its reference, starter, a zeros stub and
+    every fault through the real jail on every seed, check its starter and cases; print a table
+    per exercise, record the result by content version (``sets publish`` needs a pass), and exit
+    1 when anything fails."""
+    from exercises import registry
     from exercises.judge import Judge
-    from exercises.registry import all_exercises, get_exercise
-    from exercises.verify import verify_exercise
+    from exercises.packs import path_pack
+    from exercises.verify import SEEDS, verify_exercise
+    from server.catalog.verification import record_verification
     from server.grading.grader import sandbox_limits
 
     settings = Settings()
-    exercises = [get_exercise(slug)] if slug else all_exercises()
+    extra = path_pack(pack) if pack is not None else None
+    catalogue = registry.load([extra] if extra else [])
+    chosen = [e for e in catalogue if extra is None or e.pack == extra.name]
+    if slug is not None:
+        chosen = [e for e in chosen if e.slug == slug]
+        if not chosen:
+            _fail(f"no exercise {slug!r}" + (f" in pack {pack}" if pack else "") + "; `ppo-grader exercises list`")
     judge = Judge(secret=settings.secret_bytes, limits=sandbox_limits(settings), pool_size=1)
-    table = Table(title="Exercise verification")
-    for col in ("exercise", "checks", "reference", "starter", "mutants killed / total", "named", "ok"):
-        table.add_column(col)
-    all_ok = True
-    console = Console()
+    results = []
     try:
-        for ex in exercises:
-            row = verify_exercise(judge, ex)
-            all_ok &= row.ok
-            named = sum(m.named for m in row.mistakes)
-            table.add_row(row.slug, str(row.checks), f"{row.reference_score}", f"{row.starter_score}",
-                          f"{row.killed} / {len(row.mistakes)}", f"{named} / {len(row.mistakes)}",
-                          "[green]yes[/green]" if row.ok else "[red]NO[/red]")
-            if verbose:
-                for m in row.mistakes:
-                    mark = "killed" if m.killed else "SURVIVED"
-                    console.print(f"  {m.id}: {mark}, score {m.score}, named={m.named}")
+        for ex in chosen:
+            result = verify_exercise(judge, ex, SEEDS[:seeds] if seeds <= len(SEEDS) else range(1, seeds + 1))
+            results.append((ex, result))
+            _print_verification(result)
     finally:
         judge.close()
-    console.print(table)
-    if not all_ok:
+    with _session(settings) as session:
+        for ex, result in results:
+            record_verification(session, ex, result)
+    failed = [r.slug for _, r in results if not r.ok]
+    out.print(f"{len(results) - len(failed)} of {len(results)} exercise(s) pass verify"
+              + (f"; failing: {', '.join(failed)}" if failed else ""), highlight=False, soft_wrap=True)
+    if failed:
         raise typer.Exit(1)
+
+
+def _print_verification(result: Verification) -> None:
+    """One exercise's table, then each problem on a line of its own (never cut mid-sentence)."""
+    table = Table("criterion", "result", title=f"{result.slug} (pack {result.pack})", title_justify="left")
+    for c in result.criteria:
+        table.add_row(c.name, "[green]ok[/green]" if c.ok else f"[red]FAIL[/red] ({len(c.found)})")
+    out.print(table)
+    for problem in result.problems():
+        out.print(f"  [red]x[/red] {result.slug}: {problem}", highlight=False, soft_wrap=True)
 
 
 # --- Courses, exercise sets, extensions ------------------------------------------------
@@ -379,8 +422,11 @@ def sets_publish(
     penalty: Annotated[float, typer.Option(min=0, max=100, help="Percent of the score off per started --per late (0: only flag).")] = 0.0,
     per: Annotated[str, typer.Option(help="day or hour.")] = "day",
     attempts: Annotated[int | None, typer.Option(min=1, help="At most this many attempts per learner.")] = None,
+    feedback: Annotated[str, typer.Option(
+        help="What learners see of a verdict: full, score (score and check names), hidden-until-due "
+             "(released at the due date) or tokens:N (N full reports a day; the others score).")] = "full",
 ) -> None:
-    """Publish an exercise in a course with its dates and late policy (or change them)."""
+    """Publish an exercise in a course with its dates, late and feedback policies (or replace them)."""
     from server.courses.service import find_course, shown
     from server.courses.sets import publish
 
@@ -391,13 +437,16 @@ def sets_publish(
             session, where, exercise,
             release_at=_when(release, where, "--release"), due_at=_when(due, where, "--due"),
             close_at=_when(close, where, "--close"), penalty_percent=penalty, penalty_unit=per, max_attempts=attempts,
+            feedback_policy=feedback,
         )
         dates = ", ".join(
             f"{label} {shown(moment, where)}"
             for label, moment in (("opens", entry.release_at), ("due", entry.due_at), ("closes", entry.close_at))
             if moment is not None
         )
-    err.print(f"Published {exercise!r} in {course!r}" + (f": {dates}." if dates else " (open, no dates)."), highlight=False)
+        policy = entry.feedback_policy
+    err.print(f"Published {exercise!r} in {course!r}" + (f": {dates}" if dates else " (open, no dates)")
+              + f"; feedback: {policy}.", highlight=False)
 
 
 @sets_app.command("list")
@@ -417,7 +466,8 @@ def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> No
                 for label, m in (("opens", e.release_at), ("due", e.due_at), ("closes", e.close_at))
             )
             late = f"{e.penalty_percent:g}% off per {e.penalty_unit} late" if e.penalty_percent else "late: flagged only"
-            lines.append(f"{e.exercise}: {dates}; {late}; attempts: {e.max_attempts or 'no limit'}")
+            lines.append(f"{e.exercise}: {dates}; {late}; attempts: {e.max_attempts or 'no limit'}; "
+                         f"feedback: {e.feedback_policy}")
     print("\n".join(lines) if lines else f"{course}: no exercise published yet")
 
 
@@ -452,9 +502,17 @@ def extensions_grant(
     settings = Settings()
     with _session(settings) as session:
         where = find_course(session, course)
-        extension = grant_extension(session, where, user, exercise, _when(due, where, "--due"))
-        when = shown(extension.due_at, where)
-    err.print(f"{user!r} may hand in {exercise!r} in {course!r} until {when}.", highlight=False)
+        granted = grant_extension(session, where, user, exercise, _when(due, where, "--due"))
+        when = shown(granted.extension.due_at, where)
+    err.print(f"{user!r} may hand in {exercise!r} in {course!r} until {when}; "
+              f"{_recomputed(granted.recomputed)}.", highlight=False)
+
+
+def _recomputed(count: int) -> str:
+    """What an extension did to the submissions already made, in one phrase."""
+    if not count:
+        return "no earlier submission changed"
+    return f"recomputed the late penalty of {count} earlier submission{'s' if count != 1 else ''}"
 
 
 @app.command()
@@ -508,6 +566,16 @@ def similarity(
         f"{summary.get('learners', 0)} learners, {summary.get('submissions', 0)} submissions, "
         f"{summary.get('pairs_found', 0)} similar pair(s). Nothing here changes a score.", highlight=False,
     )
+
+
+def _register_regrade() -> None:
+    """``ppo-grader regrade ...`` (server/regrades/commands.py), with this module's edge."""
+    from server.regrades.commands import build_regrade_app
+
+    app.add_typer(build_regrade_app(_edge, _session), name="regrade")
+
+
+_register_regrade()
 
 
 if __name__ == "__main__":

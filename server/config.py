@@ -56,6 +56,9 @@ class Settings(BaseSettings):
     #: The in-process similarity worker looks for passed due dates and runs queued by
     #: another process this often (issue 27; procrastinate workers look every 5 minutes).
     SIMILARITY_POLL_SECONDS: float = Field(default=30, gt=0)
+    #: How often the in-process queue looks for regrade results queued by another process
+    #: (``ppo-grader regrade preview``); regrades never take more than WORKERS - 1 workers.
+    REGRADE_POLL_SECONDS: float = Field(default=2, gt=0)
     #: Child processes one similarity run compares exercises in (1: in the worker's own thread;
     #: more only where the worker has idle cores: docs/benchmarks.md).
     SIMILARITY_PROCESSES: int = Field(default=1, ge=1, le=64)

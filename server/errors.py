@@ -8,19 +8,27 @@ Tree::
     ├── NotReleased               403  the exercise opens later in this course (the date is in detail)
     ├── SubmissionsClosed         403  past the exercise's hard close (the date is in detail)
     ├── AttemptLimitReached       403  the learner used every attempt the course allows
+    ├── ScoresHidden              403  a board of a hidden-until-due exercise before every due date has passed
+    ├── NoTokensLeft              403  every feedback token of today is spent (when the next comes is in detail)
     ├── ExerciseNotFound          404
     ├── UserNotFound              404
     ├── CourseNotFound            404  also what a non-member gets for a course
     ├── SubmissionNotFound        404  also what a learner gets for someone else's submission
+    ├── RegradeNotFound           404  also what a learner or another course's instructor gets
     ├── UserAlreadyExists         409
     ├── CourseAlreadyExists       409
+    ├── ExerciseNotVerified       409  a pack exercise without a passed verify at its content version
     ├── IdempotencyKeyConflict    409  same key reused with a different exercise or source
+    ├── RegradeNotReady           409  a regrade set still grading cannot be applied yet
+    ├── RegradeClosed             409  a regrade set already applied or cancelled (never twice)
+    ├── TokensNotInUse            409  a token spent on a submission whose set's feedback policy takes none
     ├── SourceTooLarge            413
     ├── EmptySource               422
     ├── InvalidSource             422  NUL bytes or text that is not valid UTF-8
     ├── InvalidRoster             422  a roster CSV without a ``name`` column, or not UTF-8
     ├── InvalidCourse             422  a bad course slug or time zone, dates out of order, ...
     ├── CourseRequired            422  the learner is in several courses and named none
+    ├── NothingToRegrade          422  no stored verdict matches a regrade's selection
     ├── RateLimited               429  too many submissions in the window (Retry-After)
     └── TooManyQueued             429  too many of the learner's submissions waiting (Retry-After)
 
@@ -173,6 +181,12 @@ class CourseAlreadyExists(GraderError):
     status_code = 409
 
 
+class ExerciseNotVerified(GraderError):
+    """A pack's exercise has not passed ``exercises verify`` at its current content version."""
+
+    status_code = 409
+
+
 class InvalidCourse(GraderError):
     """A course, exercise set entry or extension that cannot be stored as given."""
 
@@ -183,3 +197,45 @@ class CourseRequired(GraderError):
     """A learner in several courses must say which one a submission is for."""
 
     status_code = 422
+
+
+class RegradeNotFound(GraderError):
+    """No regrade set with this id that the caller may read."""
+
+    status_code = 404
+
+
+class RegradeNotReady(GraderError):
+    """The set's results are not all graded yet."""
+
+    status_code = 409
+
+
+class NoTokensLeft(GraderError):
+    """Every feedback token of today is spent on this exercise; the detail says when the next comes."""
+
+    status_code = 403
+
+
+class TokensNotInUse(GraderError):
+    """A token asked for on a submission whose exercise set's feedback policy is not ``tokens:N``."""
+
+    status_code = 409
+
+
+class RegradeClosed(GraderError):
+    """The set was applied or cancelled already; a set is applied at most once."""
+
+    status_code = 409
+
+
+class NothingToRegrade(GraderError):
+    """A regrade's selection matches no stored verdict."""
+
+    status_code = 422
+
+
+class ScoresHidden(GraderError):
+    """A learner asked for the board of a ``hidden-until-due`` exercise before its scores are released."""
+
+    status_code = 403

@@ -199,6 +199,8 @@ class ExerciseWindow(TypedDict, total=False):
     penalty_unit: str
     max_attempts: int | None
     attempts_used: int
+    feedback_policy: str  # full | score | hidden-until-due | tokens:N
+    tokens_left: int | None  # tokens:N only
 
 
 class CourseExercises(TypedDict, total=False):
@@ -334,6 +336,13 @@ class Client:
         params = {"wait": f"{wait:g}"} if wait > 0 else None
         path = f"/submissions/{quote(str(submission_id), safe='')}"
         return self._submission(self._request("GET", path, params=params))
+
+    def spend_token(self, submission_id: int | str) -> Submission:
+        """``POST /submissions/{id}/token``: spend one of today's feedback tokens on one of your
+        submissions (a ``tokens:N`` exercise); the answer shows its report. Spending twice on one
+        submission costs one token."""
+        path = f"/submissions/{quote(str(submission_id), safe='')}/token"
+        return self._submission(self._request("POST", path))
 
     def submissions(
         self, *, exercise: str | None = None, limit: int | None = None, offset: int | None = None

@@ -308,6 +308,22 @@ def show(
     """Show one of your submissions, as `ppo-submit FILE` does (same exit codes)."""
     with _runtime(ctx).client() as client:
         sub = client.submission(submission_id)
+    _report(sub, json_output, verbose=verbose, notes=render.version_lines(sub))
+
+
+@app.command()
+def token(
+    ctx: typer.Context,
+    submission_id: Annotated[str, typer.Argument(metavar="ID", help="Submission id.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback.")
+    ] = False,
+) -> None:
+    """Spend one of today's feedback tokens on a submission (exercises with a tokens:N policy),
+    then show its report. Viewing never spends a token; spending twice on one submission costs one."""
+    with _runtime(ctx).client() as client:
+        sub = client.spend_token(submission_id)
     _report(sub, json_output, verbose=verbose)
 
 
@@ -327,8 +343,9 @@ def history(
 
 
 def exit_code(sub: Submission) -> int:
-    """0 for a full score (or a submission not finished yet), 2 for ``internal_error``, else 1."""
-    if sub.get("status") != "done":
+    """0 for a full score (or a submission not finished yet, or one whose verdict a feedback
+    policy holds back until the due date), 2 for ``internal_error``, else 1."""
+    if sub.get("status") != "done" or (sub.get("feedback_view") == "hidden" and sub.get("verdict") is None):
         return 0
     verdict = sub.get("verdict")
     if verdict == "internal_error":
@@ -361,16 +378,19 @@ def _to_json(sub: Submission) -> str:
 
 
 def _report(sub: Submission, json_output: bool, *, verbose: bool = False, local_path: str | None = None,
-            locator: "locations.Locator | None" = None) -> None:
+            locator: "locations.Locator | None" = None, notes: Sequence[Any] = ()) -> None:
     """Show ``sub`` (JSON or the summary and tables) and exit with its code.
 
     ``local_path`` is the file as given on the command line, shown in place of its base name;
-    ``locator`` shows places otherwise (a notebook's cells).
+    ``locator`` shows places otherwise (a notebook's cells); ``notes`` are lines printed after
+    the result (``show``: the versions that graded it, its regrades).
     """
     if json_output:
         typer.echo(_to_json(sub))
     else:
         render.print_out(render.submission_result(sub, verbose=verbose, local_path=local_path, locator=locator))
+        for line in notes:
+            render.print_out(line)
     note = course_view.late_note(sub)
     if note is not None:
         render.stderr_console().print(f"[yellow]late:[/yellow] {note}", highlight=False, soft_wrap=True)

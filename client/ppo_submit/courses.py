@@ -62,6 +62,15 @@ def late_policy(window: ExerciseWindow) -> str:
     return f"-{percent:g}% per {window.get('penalty_unit', 'day')}" if percent else "flagged only"
 
 
+def feedback_policy(window: ExerciseWindow) -> str:
+    """``  feedback: tokens:3 (2 left today)``; nothing for ``full`` (or an older server)."""
+    policy = window.get("feedback_policy") or "full"
+    if policy == "full":
+        return ""
+    left = window.get("tokens_left")
+    return f"  feedback: {policy}" + (f" ({left} left today)" if isinstance(left, int) else "")
+
+
 def exercises_tables(listings: list[CourseExercises]) -> Group:
     """Per course, a heading and one line per exercise (lines rather than a table, so that
     dates never wrap mid-value in a narrow terminal): exercise, function, status, due date,
@@ -81,7 +90,7 @@ def exercises_tables(listings: list[CourseExercises]) -> Group:
             line = Text("  ")
             line.append(f"{w.get('exercise', '')}  {w.get('function', '')}  ")
             line.append(status, style=STATUS_STYLE.get(status, ""))
-            line.append(f"  {due}  {time_left(w)}  late: {late_policy(w)}  {attempts}")
+            line.append(f"  {due}  {time_left(w)}  late: {late_policy(w)}  {attempts}{feedback_policy(w)}")
             parts.append(line)
         parts.append(Text(""))
     return Group(*parts)

@@ -120,19 +120,48 @@ def exercises_table(exercises: Sequence[ExerciseSummary]) -> Table:
 
 
 def history_table(submissions: Sequence[Submission]) -> Table:
-    """One row per submission: id, exercise, when, status, verdict, score."""
-    table = Table("Id", "Exercise", "Submitted", "Status", "Verdict", "Score", title="Submissions", title_justify="left",
-                  box=table_box())
+    """One row per submission: id, exercise, when, status, verdict, score; and, when a regrade
+    changed one, what it changed and why."""
+    regraded = any(sub.get("regrades") for sub in submissions)
+    columns = ["Id", "Exercise", "Submitted", "Status", "Verdict", "Score"] + (["Regraded"] if regraded else [])
+    table = Table(*columns, title="Submissions", title_justify="left", box=table_box())
     for sub in submissions:
-        table.add_row(
+        cells = [
             Text(str(sub.get("id", ""))),
             Text(str(sub.get("exercise", ""))),
             Text(str(sub.get("created_at") or "-")),
             Text(str(sub.get("status", ""))),
             Text(str(sub.get("verdict") or "-")),
             Text(number(sub.get("score")), justify="right"),
-        )
+        ]
+        if regraded:
+            notes = sub.get("regrades") or []
+            cells.append(Text(regrade_line(notes[-1]) if notes else "", style="yellow"))
+        table.add_row(*cells)
     return table
+
+
+def version_lines(sub: Submission) -> list[Text]:
+    """What graded the verdict (the exercise's and the grader's versions), then each regrade
+    that changed it, with the instructor's reason."""
+    lines = []
+    if sub.get("status") == "done":
+        lines.append(Text(f"Graded by exercise version {sub.get('content_version') or 'unknown'}, "
+                          f"grader version {sub.get('grader_version') or 'unknown'}", style="dim"))
+    for note in sub.get("regrades") or []:
+        lines.append(Text(regrade_line(note), style="yellow"))
+    return lines
+
+
+def regrade_line(note: dict[str, Any]) -> str:
+    """One applied regrade of a submission: old and new verdict, when, and why."""
+    def outcome(verdict: Any, score: Any) -> str:
+        return f"{verdict} {number(score)}" if score is not None else str(verdict or "-")
+
+    when = str(note.get("applied_at") or "")[:16].replace("T", " ")
+    reason = note.get("reason") or ""
+    return (f"Regraded {when}: {outcome(note.get('old_verdict'), note.get('old_score'))} -> "
+            f"{outcome(note.get('new_verdict'), note.get('new_score'))}" + (f" ({reason})" if reason else ""))
 
 
 def _first_line(message: str) -> str:
@@ -226,6 +255,9 @@ def submission_result(sub: Submission, *, verbose: bool = False, local_path: str
         parts.append(Text(status_text(sub), style="dim"))
         return Group(*parts)
 
+    policy = policy_note(sub)
+    if policy is not None:
+        parts.append(Text(policy, style="yellow"))
     checks = sub.get("checks") or []
     data = sub.get("feedback")
     if isinstance(data, dict) and isinstance(data.get("summary"), dict):
@@ -236,7 +268,7 @@ def submission_result(sub: Submission, *, verbose: bool = False, local_path: str
             parts.append(Text(str(sub["message"])))
         if checks:
             parts.append(checks_table(checks))
-            details = failure_details(checks)
+            details = failure_details(checks) if sub.get("feedback_view", "full") in ("full", "report") else None
             if details is not None:
                 parts.append(details)
 
@@ -256,6 +288,29 @@ def submission_result(sub: Submission, *, verbose: bool = False, local_path: str
             parts.append(Text(f"captured {stream}:", style="dim bold"))
             parts.append(Text(truncate(captured), style="dim"))
     return Group(*parts)
+
+
+#: What each feedback view shows, said to the learner (the server decides; this only names it).
+_VIEWS = {
+    "report": "the report, without what your code printed or raised on the judge's inputs",
+    "score": "the score and the check names only",
+    "hidden": "received and graded; the score and feedback come at the due date",
+}
+
+
+def policy_note(sub: Submission) -> str | None:
+    """``feedback (tokens:3): the score and the check names only · 2 tokens left today
+    (ppo-submit token 12)``, when the exercise's feedback policy holds anything back."""
+    view = sub.get("feedback_view") or "full"
+    if view not in _VIEWS:
+        return None
+    text = f"feedback ({sub.get('feedback_policy', '?')}): {_VIEWS[view]}"
+    left = sub.get("tokens_left")
+    if sub.get("token_spent"):
+        text += " · a token was spent on it"
+    elif isinstance(left, int):
+        text += f" · {left} token{'s' if left != 1 else ''} left today (ppo-submit token {sub.get('id', 'ID')})"
+    return text
 
 
 def _verdict_line(sub: Submission, checks_line: str = "") -> Text:

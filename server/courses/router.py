@@ -6,12 +6,15 @@ course's instructors; admins: everything). A course the caller is not in answers
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Request, status
 from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.orm import Session
 
 from server.courses import service, sets
+from server.courses.feedback_policy import FeedbackPolicy, PolicyKind, tokens_spent_today
 from server.courses.schemas import (
     CourseCreate,
     CourseExercises,
@@ -24,7 +27,7 @@ from server.courses.schemas import (
 )
 from server.deps import CurrentUser, InstructorUser, Now, SessionDep, SettingsDep
 from server.errors import InvalidRoster, SourceTooLarge
-from server.models import Course
+from server.models import Course, User
 from server.openapi import errors
 from server.users import service as users_service
 from server.users.router import ROSTER_MAX_BYTES, roster_report
@@ -68,11 +71,20 @@ def course_exercises(course: CourseSlug, user: CurrentUser, session: SessionDep,
         title=where.title,
         time_zone=where.time_zone,
         now=service.local(now, where),  # type: ignore[arg-type]
-        exercises=[_window(item, where, now) for item in sets.listing(session, where, user, now)],
+        exercises=[_window(item, where, now, _tokens_left(session, where, user, item, now))
+                   for item in sets.listing(session, where, user, now)],
     )
 
 
-def _window(item: sets.ListedExercise, course: Course, now) -> ExerciseWindow:  # type: ignore[no-untyped-def]
+def _tokens_left(session: Session, course: Course, user: User, item: sets.ListedExercise, now: datetime) -> int | None:
+    """A learner's tokens left today on a ``tokens:N`` exercise (None otherwise)."""
+    policy = FeedbackPolicy.parse(item.feedback_policy)
+    if policy.kind is not PolicyKind.TOKENS or service.course_role(session, user, course) != service.LEARNER:
+        return None
+    return max(0, policy.tokens - tokens_spent_today(session, course, user.id, item.exercise, now))
+
+
+def _window(item: sets.ListedExercise, course: Course, now, tokens_left: int | None = None) -> ExerciseWindow:  # type: ignore[no-untyped-def]
     rules = item.rules
 
     def until(moment):  # type: ignore[no-untyped-def]
@@ -93,6 +105,8 @@ def _window(item: sets.ListedExercise, course: Course, now) -> ExerciseWindow:  
         penalty_unit=rules.penalty_unit,
         max_attempts=rules.max_attempts,
         attempts_used=item.attempts_used,
+        feedback_policy=item.feedback_policy,
+        tokens_left=tokens_left,
     )
 
 
@@ -118,6 +132,7 @@ def publish_exercise(
         penalty_percent=payload.penalty_percent,
         penalty_unit=payload.penalty_unit,
         max_attempts=payload.max_attempts,
+        feedback_policy=payload.feedback_policy,
     )
     session.commit()
     item = next(i for i in sets.listing(session, where, instructor, now) if i.exercise == exercise)
@@ -157,9 +172,11 @@ def grant_extension(
     where = service.taught_course(session, instructor, course)
     due_at = service.read_time(payload.due_at, where)
     assert due_at is not None
-    extension = sets.grant_extension(session, where, user, exercise, due_at)
+    granted = sets.grant_extension(session, where, user, exercise, due_at)
     session.commit()
-    return ExtensionPublic(course=where.slug, user=user, exercise=exercise, due_at=service.local(extension.due_at, where))  # type: ignore[arg-type]
+    return ExtensionPublic(course=where.slug, user=user, exercise=exercise,
+                           due_at=service.local(granted.extension.due_at, where),  # type: ignore[arg-type]
+                           recomputed=granted.recomputed)
 
 
 @router.post(

@@ -42,6 +42,12 @@ class SetEntryIn(BaseModel):
     )
     penalty_unit: Literal["day", "hour"] = "day"
     max_attempts: int | None = Field(default=None, ge=1, le=100_000, description="Null: no limit.")
+    feedback_policy: str = Field(
+        default="full", max_length=32,
+        description="What learners see of a verdict: full, score (score and check names), hidden-until-due "
+        "(released at the due date; needs one) or tokens:N (N full reports a day, the others score).",
+        examples=["tokens:3"],
+    )
 
 
 class ExerciseWindow(BaseModel):
@@ -61,6 +67,8 @@ class ExerciseWindow(BaseModel):
     penalty_unit: str
     max_attempts: int | None
     attempts_used: int
+    feedback_policy: str = Field(default="full", description="full, score, hidden-until-due or tokens:N.")
+    tokens_left: int | None = Field(default=None, description="tokens:N: the caller's tokens left today on it.")
 
 
 class CourseExercises(BaseModel):
@@ -86,6 +94,9 @@ class ExtensionPublic(BaseModel):
     user: str
     exercise: str
     due_at: datetime
+    recomputed: int = Field(
+        default=0, description="How many of the learner's earlier submissions had their late penalty recomputed."
+    )
 
 
 class Unpublished(BaseModel):

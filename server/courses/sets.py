@@ -15,6 +15,8 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from server.catalog.service import find_exercise, list_exercises
+from server.catalog.verification import require_verified
+from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
 from server.courses.policy import Phase, Rules
 from server.courses.service import INSTRUCTOR, LEARNER, course_role, shown
 from server.errors import (
@@ -39,9 +41,18 @@ def publish(
     penalty_percent: float = 0.0,
     penalty_unit: str = "day",
     max_attempts: int | None = None,
+    feedback_policy: str = "full",
 ) -> SetEntry:
-    """Publish ``exercise`` in ``course`` (or replace its dates and policy). The caller commits."""
-    find_exercise(exercise)
+    """Publish ``exercise`` in ``course`` (or replace its dates and policies). The caller commits.
+
+    A pack's exercise must have passed ``exercises verify`` at its current content version
+    (:func:`server.catalog.verification.require_verified`). ``feedback_policy``: ``full``,
+    ``score``, ``hidden-until-due`` (needs a due date) or ``tokens:N``
+    (``server.courses.feedback_policy``)."""
+    require_verified(session, find_exercise(exercise))
+    policy = FeedbackPolicy.parse(feedback_policy)
+    if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE and due_at is None:
+        raise InvalidCourse("The feedback policy hidden-until-due releases scores at the due date: give a due date.")
     dates = [(n, d) for n, d in (("release", release_at), ("due", due_at), ("close", close_at)) if d is not None]
     for (first, a), (second, b) in itertools.pairwise(dates):
         if b < a:
@@ -55,6 +66,7 @@ def publish(
     entry = session.get(SetEntry, (course.id, exercise)) or SetEntry(course_id=course.id, exercise=exercise)
     entry.release_at, entry.due_at, entry.close_at = release_at, due_at, close_at
     entry.penalty_percent, entry.penalty_unit, entry.max_attempts = float(penalty_percent), penalty_unit, max_attempts
+    entry.feedback_policy = str(policy)
     session.add(entry)
     session.flush()
     return entry
@@ -69,8 +81,18 @@ def unpublish(session: Session, course: Course, exercise: str) -> None:
     session.flush()
 
 
-def grant_extension(session: Session, course: Course, user_name: str, exercise: str, due_at: datetime) -> Extension:
-    """Give one learner of ``course`` a later due date on one of its exercises."""
+@dataclass(frozen=True)
+class Granted:
+    """An extension, and how many of the learner's graded submissions it re-priced."""
+
+    extension: Extension
+    recomputed: int
+
+
+def grant_extension(session: Session, course: Course, user_name: str, exercise: str, due_at: datetime) -> Granted:
+    """Give one learner of ``course`` a later due date on one of its exercises, and recompute
+    the late mark and penalty of the submissions they already made to it under the new
+    rules (a submission the extension now covers is on time), then their best scores."""
     user = session.scalar(select(User).where(User.name == user_name))
     if user is None or course_role(session, user, course) != LEARNER:
         raise UserNotFound(f"No learner {user_name!r} in {course.slug!r}.")
@@ -85,7 +107,39 @@ def grant_extension(session: Session, course: Course, user_name: str, exercise: 
     extension.due_at = due_at
     session.add(extension)
     session.flush()
-    return extension
+    return Granted(extension, reprice(session, course, user.id, exercise))
+
+
+def reprice(session: Session, course: Course, user_id: int, exercise: str) -> int:
+    """Recompute the lateness, penalty and counted score of one learner's submissions to one
+    exercise under the rules in force now (extension included); re-count their best scores
+    when any changed. Returns how many submissions changed."""
+    from server.courses.counted import submission_board, submission_counted
+    from server.leaderboard.best_scores import backfill_best_scores
+
+    rules = rules_for(session, course, user_id, exercise)
+    if rules is None:
+        return 0
+    changed = 0
+    rows = session.scalars(
+        select(Submission).where(
+            Submission.course_id == course.id, Submission.user_id == user_id, Submission.exercise == exercise
+        )
+    )
+    for submission in rows:
+        late = rules.late_seconds(submission.created_at)
+        penalty = rules.penalty_for(late)
+        if late == submission.late_seconds and penalty == (submission.penalty_percent or 0.0):
+            continue
+        submission.late_seconds, submission.penalty_percent = late, penalty
+        if submission.verdict == Verdict.GRADED.value:
+            submission.counted_score = submission_counted(submission.score, penalty)
+            submission.board_score = submission_board(submission.checks, penalty)
+        changed += 1
+    if changed:
+        session.flush()
+        backfill_best_scores(session, course.id, user_id, exercise)
+    return changed
 
 
 def entries(session: Session, course: Course) -> list[SetEntry]:
@@ -165,6 +219,7 @@ class ListedExercise:
     phase: Phase
     rules: Rules
     attempts_used: int
+    feedback_policy: str = "full"
 
 
 def listing(session: Session, course: Course, user: User, now: datetime) -> list[ListedExercise]:
@@ -184,8 +239,10 @@ def listing(session: Session, course: Course, user: User, now: datetime) -> list
         phase = rules.phase(now)
         if phase is Phase.NOT_RELEASED and not teaching:
             continue
+        entry = session.get(SetEntry, (course.id, slug))
         out.append(ListedExercise(slug, summary.title, summary.function, phase, rules,
-                                  attempts_used(session, course.id, user.id, slug)))
+                                  attempts_used(session, course.id, user.id, slug),
+                                  entry.feedback_policy if entry is not None else "full"))
     return out
 
 

@@ -20,6 +20,7 @@ from server.dashboard.service import (
 )
 from server.models import Submission
 from server.submissions.feedback_view import FEEDBACK_CSS, feedback_section
+from server.submissions.schemas import SubmissionPublic
 from server.web.charts import Bar, columns, horizontal_bars
 from server.web.html import Viewer, e, format_score, page, time_html
 from server.web.urls import LEARNERS, exercise_url, learner_url, misconception_url, submission_url
@@ -274,7 +275,7 @@ def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, m
             last = '<span class="muted">not attempted</span>'
         else:
             last = f'<a href="{e(submission_url(x.last.id))}">{e(_outcome(x.last))}</a> · {time_html(x.last.created_at)}'
-        best = format_score(x.best_score) if x.attempts else "–"
+        best = "hidden until due" if x.best_hidden else format_score(x.best_score) if x.attempts else "–"
         rows.append(f'<tr><td>{name}</td><td class="num">{e(best)}</td><td class="num">{x.attempts}</td><td>{last}</td></tr>')
     table = (
         '<table id="learner-exercises"><thead><tr><th scope="col">Exercise</th><th scope="col" class="num">Best score</th>'
@@ -298,9 +299,31 @@ def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, m
     return page(heading, body, viewer, current="My work" if own else "Learners", live=mark, styles=UPLOAD_CSS)
 
 
+#: What each feedback view means, on a learner's submission page.
+_VIEW_TEXT = {
+    "report": "the report, without what your code printed or raised on the judge's inputs",
+    "score": "the score and the check names only",
+    "hidden": "received and graded; the score and feedback come at the due date",
+}
+
+
+def _policy_row(shown: SubmissionPublic | None) -> str:
+    """The feedback policy's row of the facts, when it hides anything from this viewer."""
+    if shown is None or shown.feedback_view == "full":
+        return ""
+    text = f"{shown.feedback_policy}: {_VIEW_TEXT[shown.feedback_view]}"
+    if shown.tokens_left is not None:
+        spent = "a token was spent on this submission" if shown.token_spent else (
+            f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today (ppo-submit token ID)")
+        text += f" · {spent}"
+    return f'<tr id="feedback-policy"><th scope="row">Feedback</th><td>{e(text)}</td></tr>'
+
+
 def _outcome(line: SubmissionLine) -> str:
     if line.status != "done":
         return line.status
+    if line.verdict is None:  # a feedback policy holds the verdict back until the due date
+        return "received"
     return f"{line.verdict} {format_score(line.score)}" if line.score is not None else str(line.verdict)
 
 
@@ -331,8 +354,10 @@ def submissions_table(lines: list[SubmissionLine], *, with_learner: bool, with_e
 
 # --- one submission ------------------------------------------------------------------------
 
-def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark: str | None = None) -> str:
-    """One submission: who, what, when; the feedback ``ppo-submit`` prints; the source."""
+def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark: str | None = None,
+                    shown: SubmissionPublic | None = None) -> str:
+    """One submission: who, what, when; the feedback ``ppo-submit`` prints (``shown``: as the
+    viewer may see it, by the exercise set's feedback policy); the source."""
     owner = submission.user
     exercise = f'<a href="{e(exercise_url(submission.exercise))}">{e(title)}</a>' if viewer.instructor else e(title)
     facts = (
@@ -342,11 +367,14 @@ def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark:
         f'<tr><th scope="row">Submitted</th><td>{time_html(submission.created_at)}</td></tr>'
         f'<tr><th scope="row">Finished</th><td>{time_html(submission.finished_at)}</td></tr>'
         f'<tr><th scope="row">Status</th><td>{e(submission.status)}</td></tr>'
+        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(submission.content_version)}</code>, '
+        f'grader version <code>{e(submission.grader_version)}</code></td></tr>'
+        f"{_policy_row(shown)}"
         "</tbody></table>"
     )
     body = (
         f"<h1>Submission #{submission.id}</h1>{facts}"
-        f"{feedback_section(submission)}"
+        f"{feedback_section(submission, shown)}"
         f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
     )
     return page(f"Submission {submission.id}", body, viewer, live=mark, styles=FEEDBACK_CSS)

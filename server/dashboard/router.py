@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
@@ -39,6 +41,7 @@ from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
 from server.config import Settings
+from server.courses.feedback_policy import access_for, hidden_own_exercises, visible_report
 from server.courses.service import courses_of, may_read_learner, taught_course_ids
 from server.dashboard import pages, service
 from server.dashboard.deps import DashboardCourse, ShownCourse, shown_course
@@ -46,11 +49,11 @@ from server.dashboard.upload import MAX_UPLOAD_BYTES, UploadForm, UploadRefused,
 from server.deps import Now, SessionDep, SettingsDep, StateDep
 from server.errors import GraderError
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
-from server.models import DEFAULT_COURSE_ID, Course, Role, User
+from server.models import DEFAULT_COURSE_ID, Course, Role, Submission, User
 from server.stats.service import shown_mistake
 from server.submissions.limits import check_submission_limits, submission_window
 from server.submissions.schemas import SubmissionCreate
-from server.submissions.service import create_submission
+from server.submissions.service import create_submission, to_public
 from server.web.deps import WebInstructor, WebUser
 from server.web.errors import PageBadRequest, PageNotFound
 from server.web.responses import SECURITY_HEADERS, html_response, parse_int, redirect, same_origin, viewer_of
@@ -146,9 +149,10 @@ def learners_page(
 
 
 @router.get("/dashboard/learners/{name}", response_class=HTMLResponse)
-def learner_page(name: str, request: Request, session: SessionDep, settings: SettingsDep, user: WebUser,
+def learner_page(name: str, request: Request, session: SessionDep, settings: SettingsDep, user: WebUser, now: Now,
                  page: str | None = None) -> Response:
-    """One learner's exercises and submissions: their own, or anyone's for instructors."""
+    """One learner's exercises and submissions: their own (as the feedback policies allow), or
+    anyone's for instructors."""
     instructor = Role(user.role).reads_everything
     owner = user if name == user.name else (service.learner_by_name(session, name) if instructor else None)
     if owner is None or not may_read_learner(session, user, owner):  # courses: only the ones they teach
@@ -157,13 +161,18 @@ def learner_page(name: str, request: Request, session: SessionDep, settings: Set
     if number is None:
         raise PageBadRequest(user, "page must be a whole number, 1 or more.")
     titles = _titles()
+    hidden = hidden_own_exercises(session, user, now) if owner.id == user.id else set()
     view = pages.LearnerView(
         name=owner.name,
         display_name=owner.display_name,
-        exercises=service.learner_exercises(session, owner.id, list(titles)),
-        submissions=service.recent_submissions(
+        exercises=[
+            replace(x, best_score=None if x.slug in hidden else x.best_score, best_hidden=x.slug in hidden,
+                    last=_visible_line(session, user, x.last, now) if x.last else None)
+            for x in service.learner_exercises(session, owner.id, list(titles))
+        ],
+        submissions=[_visible_line(session, user, line, now) for line in service.recent_submissions(
             session, user_id=owner.id, limit=SUBMISSIONS_PER_PAGE, offset=(number - 1) * SUBMISSIONS_PER_PAGE
-        ),
+        )],
         total_submissions=service.count_submissions(session, owner.id),
         page_number=number,
         per_page=SUBMISSIONS_PER_PAGE,
@@ -171,6 +180,12 @@ def learner_page(name: str, request: Request, session: SessionDep, settings: Set
     mark = service.change_mark(session, None if instructor else user.id)
     upload = _upload_view(session, user, request, settings) if owner.id == user.id else None
     return html_response(pages.learner_page(viewer_of(user), titles, view, mark=mark, upload=upload))
+
+
+def _visible_line(session: Session, viewer: User, line: service.SubmissionLine, now: datetime) -> service.SubmissionLine:
+    """A submission line as ``viewer`` may see it (the exercise set's feedback policy)."""
+    row = session.get(Submission, line.id)
+    return line if row is None else visible_report(line, access_for(session, viewer, row, now))
 
 
 def _upload_view(session: Session, user: User, request: Request, settings: Settings) -> pages.UploadView:
@@ -186,15 +201,16 @@ def _upload_view(session: Session, user: User, request: Request, settings: Setti
 
 
 @router.get("/dashboard/submissions/{submission_id}", response_class=HTMLResponse)
-def submission_page(submission_id: str, session: SessionDep, user: WebUser) -> Response:
-    """One submission: the learner's own, or anyone's for instructors."""
+def submission_page(submission_id: str, session: SessionDep, user: WebUser, now: Now) -> Response:
+    """One submission: the learner's own (as its set's feedback policy allows), or anyone's for instructors."""
     number = parse_int(submission_id, 0, 1, MAX_ID)
     submission = service.submission_with_checks(session, number) if number else None
     if submission is None or (submission.user_id != user.id and not _teaches(session, user, submission.course_id)):
         raise PageNotFound(user)
     mark = service.change_mark(session, None if Role(user.role).reads_everything else user.id)
     title = _titles().get(submission.exercise, submission.exercise)
-    return html_response(pages.submission_page(viewer_of(user), title, submission, mark=mark))
+    shown = visible_report(to_public(session, submission), access_for(session, user, submission, now))
+    return html_response(pages.submission_page(viewer_of(user), title, submission, mark=mark, shown=shown))
 
 
 @router.post("/dashboard/submit")

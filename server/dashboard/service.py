@@ -302,6 +302,7 @@ class LearnerExercise:
     best_score: float | None  # None: no graded run
     attempts: int
     last: SubmissionLine | None  # the latest submission, any status
+    best_hidden: bool = False  # the feedback policy holds the score back (hidden-until-due)
 
 
 def learner_by_name(session: Session, name: str) -> User | None:

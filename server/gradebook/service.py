@@ -1,12 +1,14 @@
 """The gradebooks of one course: the long one (a row per learner and exercise of its set) and
 the wide one (a row per learner, a column per exercise) that Canvas and Moodle import as they are.
 
-Read from ``best_scores``: same rules as the leaderboard (best over graded runs, attempts
-exclude internal errors). Both use the best score that counts (after a late penalty). The
-long file adds ``raw_best_score`` (before penalties), ``counted_submission_id`` (the
-submission that counted) and ``counted_late`` (whether it was late); ``solved_at`` is the
-first submission time of a 100 that counts, and learners without a submission for an
-exercise get a row with 0 and no attempts. The default course's set is the whole catalogue.
+Every score is ``server.courses.counted.course_scores``'s, as on the boards and pages: the
+score that counts (late penalty, extension, override; empty when excused). The long file
+adds ``raw_best_score`` (before penalties), ``counted_submission_id`` (the submission that
+counted), ``counted_late`` (whether it was late), ``penalty_percent`` (its late penalty),
+``extended_to`` (the learner's extended due date, UTC), ``correction`` (``override`` or
+``excused``) and ``shown`` (the score as every page writes it); ``solved_at`` is when the
+score that counts first was 100, and learners without a submission for an exercise get a
+row with 0 and no attempts. The default course's set is the whole catalogue.
 
 The wide file follows the layout of Canvas's own gradebook export, which is what Canvas's
 "Import" expects: ``Student, ID, SIS User ID, SIS Login ID, Section``, then one column per
@@ -27,17 +29,19 @@ import csv
 import io
 from collections.abc import Iterable, Iterator, Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
+from server.courses.counted import ExerciseScore, course_scores, describe
 from server.courses.sets import entries
-from server.leaderboard.service import _as_datetime, learner_ids, per_exercise
-from server.models import DEFAULT_COURSE_ID, Course, Submission, User
+from server.leaderboard.service import _as_datetime, learner_ids
+from server.models import DEFAULT_COURSE_ID, Course, User
 
 HEADER = [
     "learner", "display_name", "exercise", "best_score", "attempts", "solved_at",
     "raw_best_score", "counted_submission_id", "counted_late",
+    "penalty_percent", "extended_to", "correction", "shown",
 ]
 WIDE_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
@@ -51,60 +55,58 @@ def course_exercises(session: Session, course: Course) -> list[str]:
 
 def gradebook_rows(session: Session, course: Course | None = None) -> Iterator[list[str]]:
     """The CSV rows of one course (None: the default course), header first, by learner then
-    catalogue order."""
+    catalogue order; every score from ``server.courses.counted``."""
     course = course or session.get(Course, DEFAULT_COURSE_ID)
     assert course is not None
-    rows = per_exercise(None, course.id)
-    late = func.coalesce(Submission.late_seconds, 0) > 0
-    stats = {
-        (user_id, exercise): (best, raw, attempts, _as_datetime(solved_at), submission_id, bool(was_late))
-        for user_id, exercise, best, raw, attempts, solved_at, submission_id, was_late in session.execute(
-            select(
-                rows.c.user_id, rows.c.exercise, rows.c.best, rows.c.raw_best, rows.c.attempts,
-                rows.c.solved_at, rows.c.submission_id, late,
-            ).outerjoin(Submission, Submission.id == rows.c.submission_id)
-        ).tuples()
-    }
+    scores = course_scores(session, course)
     slugs = course_exercises(session, course)
     yield HEADER
-    learners = session.execute(
-        select(User.id, User.name, User.display_name).where(User.id.in_(learner_ids(course.id))).order_by(User.name)
-    ).tuples()
-    for user_id, name, display_name in learners:
+    for user_id, name, display_name in _learners(session, course):
         for slug in slugs:
-            best, raw, attempts, at, counted_id, was_late = stats.get((user_id, slug), (0.0, 0.0, 0, None, None, False))
+            score = scores.get((user_id, slug))
+            if score is None:
+                yield [name, display_name, slug, "0", "0", "", "0", "", "", "0", "", "", "-"]
+                continue
+            run, at = score.run, _as_datetime(score.solved_at)
+            extended = _as_datetime(score.extended_to)
             yield [
-                name, display_name, slug, f"{float(best):g}", str(attempts), at.isoformat() if at else "",
-                f"{float(raw):g}", str(counted_id or ""), ("yes" if was_late else "no") if counted_id else "",
+                name, display_name, slug, "" if score.counted is None else f"{score.counted:g}", str(score.attempts),
+                at.isoformat() if at else "", f"{score.raw_best or 0.0:g}", str(run.submission_id) if run else "",
+                ("yes" if score.late else "no") if run else "", f"{score.penalty_percent:g}",
+                extended.isoformat() if extended else "", _correction(score), describe(score, course.time_zone),
             ]
+
+
+def _correction(score: ExerciseScore) -> str:
+    return "excused" if score.excused else "override" if score.override is not None else ""
+
+
+def _learners(session: Session, course: Course) -> list[tuple[int, str, str]]:
+    return list(session.execute(
+        select(User.id, User.name, User.display_name).where(User.id.in_(learner_ids(course.id))).order_by(User.name)
+    ).tuples())
 
 
 def wide_gradebook_rows(session: Session, course: Course | None = None) -> Iterator[list[str]]:
     """The wide CSV's rows of one course (None: the default course), header first: one per
     learner (by login), one column per exercise of its set (catalogue order); an empty cell
-    where the learner never attempted the exercise. Scores are the best that count."""
+    where the learner never attempted the exercise or is excused from it. Scores are the
+    ones that count (``server.courses.counted``)."""
     course = course or session.get(Course, DEFAULT_COURSE_ID)
     assert course is not None
-    rows = per_exercise(None, course.id)
-    best = {
-        (user_id, exercise): float(score)
-        for user_id, exercise, score in session.execute(select(rows.c.user_id, rows.c.exercise, rows.c.best)).tuples()
-    }
+    scores = course_scores(session, course)
     slugs = set(course_exercises(session, course))
     exercises = [e for e in list_exercises() if e.slug in slugs]
     yield WIDE_IDENTITY + [e.title for e in exercises]
-    learners = session.execute(
-        select(User.id, User.name, User.display_name).where(User.id.in_(learner_ids(course.id))).order_by(User.name)
-    ).tuples()
-    for user_id, name, display_name in learners:
-        cells = [_score((user_id, e.slug), best) for e in exercises]
+    for user_id, name, display_name in _learners(session, course):
+        cells = [_score(scores.get((user_id, e.slug))) for e in exercises]
         yield [display_name, "", "", name, ""] + cells
 
 
-def _score(key: tuple[int, str], best: dict[tuple[int, str], float]) -> str:
-    if key not in best:
+def _score(score: ExerciseScore | None) -> str:
+    if score is None or score.counted is None:
         return ""
-    return f"{round(best[key], 2):g}"
+    return f"{round(score.counted, 2):g}"
 
 
 def wide_gradebook_csv(session: Session, course: Course | None = None) -> str:

@@ -54,3 +54,16 @@ def grade_submission(
     """Grade one submission (blocking). The submission id is the public part of the seed;
     the judge mixes in the secret so visible cases cannot be memorised."""
     return judge.grade(exercise_slug, source, seed=submission_id)
+
+
+def verdict_versions(exercise_slug: str) -> tuple[str, str]:
+    """(content version, grader version) of what this process grades ``exercise_slug`` with,
+    stored on the verdict; the content part is "unknown" for a slug the catalogue lacks."""
+    from exercises.registry import UnknownExercise, get_exercise
+    from exercises.versions import UNKNOWN_VERSION, content_version, grader_version
+
+    try:
+        content = content_version(get_exercise(exercise_slug))
+    except UnknownExercise:
+        content = UNKNOWN_VERSION
+    return content, grader_version()

@@ -12,7 +12,8 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
-from server.courses.policy import counted_score
+from exercises.versions import UNKNOWN_VERSION
+from server.courses.counted import submission_board, submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
     MAX_CHECKS,
@@ -59,8 +60,8 @@ class ReportLike(Protocol):
     timings: Mapping[str, float]
     peak_memory_bytes: int | None
     cpu_seconds: float | None
-    # Optional, read with getattr: ``feedback`` (exercises/feedback.py), ``diagnosis``
-    # (the judge's named mistakes) and ``board_score`` (what the boards rank by), absent from older reports.
+    # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
+    # (the judge's named mistakes), absent from older reports.
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,68 @@ def _claim(session: Session, submission_id: int, from_statuses: list[Status]) ->
     return Claimed(submission_id, row.exercise, row.source, row.attempts, row.created_at, started)
 
 
+@dataclass(frozen=True)
+class Storable:
+    """A judge's report made storable: every field the learner's run could influence is
+    bounded and cleaned (server.grading.sanitize). The judge caps too, but storage must not
+    depend on it. Checks are plain dicts with ``CheckResult``'s columns (a regrade result keeps
+    them as JSON until it is applied)."""
+
+    verdict: Verdict
+    score: float | None
+    message: str
+    checks: list[dict[str, Any]]
+    feedback: Any
+    stdout: str
+    stderr: str
+    timings: dict[str, Any]
+    peak_memory_bytes: int | None
+    cpu_seconds: float | None
+
+
+def storable(
+    report: ReportLike, filename: str | None, *, output_cap: int, extra_timings: Mapping[str, float] | None = None
+) -> Storable:
+    """Clean a report for storage; ``filename`` (the learner's) replaces the jail's in messages.
+
+    Raises ``ValueError`` on a verdict outside the closed list.
+    """
+    verdict = Verdict(report.verdict)
+    checks = list(report.checks[: MAX_CHECKS + 1])
+    rows = [
+        {
+            "name": clean_text(check.name, CHECK_NAME_CHARS)[:CHECK_NAME_CHARS],
+            "check_id": clean_id(getattr(check, "check_id", None)),
+            "weight": clean_float(check.weight) or 0.0,
+            "passed": bool(check.passed),
+            "message": _storable_message(check.message, filename),
+            "misconception": clean_optional_text(check.misconception, MESSAGE_BYTES),
+            "mistake_id": clean_id(getattr(check, "mistake_id", None)),
+        }
+        for check in checks[:MAX_CHECKS]
+    ]
+    message = _storable_message(report.message, filename)
+    if len(checks) > MAX_CHECKS:
+        message += f"\n[only the first {MAX_CHECKS} checks are stored]"
+    return Storable(
+        verdict=verdict,
+        score=None if report.score is None else clean_float(report.score),
+        message=message,
+        checks=rows,
+        feedback=_clean_json(for_learner(getattr(report, "feedback", None), filename, getattr(report, "diagnosis", None))),
+        stdout=clean_text(report.stdout, output_cap),
+        stderr=clean_text(report.stderr, output_cap),
+        timings=clean_timings(report.timings, extra_timings),
+        peak_memory_bytes=clean_bytes_count(report.peak_memory_bytes),
+        cpu_seconds=clean_float(report.cpu_seconds, minimum=0.0),
+    )
+
+
+def check_results(rows: Sequence[Mapping[str, Any]]) -> list[CheckResult]:
+    """``CheckResult`` rows, in order, from cleaned check dicts (``Storable.checks``)."""
+    return [CheckResult(position=position, **row) for position, row in enumerate(rows)]
+
+
 def store_report(
     session: Session,
     submission_id: int,
@@ -120,8 +183,10 @@ def store_report(
     output_cap: int,
     extra_timings: Mapping[str, float] | None = None,
     attempt: int | None = None,
+    versions: tuple[str, str] = (UNKNOWN_VERSION, UNKNOWN_VERSION),
 ) -> bool:
-    """Store the verdict, score, checks and measurements and mark the row ``done``.
+    """Store the verdict, score, checks, measurements and ``versions`` (content, grader) and
+    mark the row ``done``.
 
     Returns False (and stores nothing) if the row is no longer ``running`` in our hands,
     e.g. a restart re-queued it meanwhile, or (with ``attempt``) a later claim of the same
@@ -129,7 +194,7 @@ def store_report(
     cannot overwrite the result of the worker that took over. Raises ``ValueError`` on a verdict outside the
     closed list, so the caller can record an internal error instead.
     """
-    verdict = Verdict(report.verdict)
+    Verdict(report.verdict)
     # FOR UPDATE on PostgreSQL (ignored by SQLite, whose writers are serialised anyway).
     submission = session.get(Submission, submission_id, with_for_update=True)
     if submission is None or submission.status != Status.RUNNING:
@@ -137,47 +202,28 @@ def store_report(
     if attempt is not None and submission.attempts != attempt:
         return False
     previous = submission.verdict
+    clean = storable(report, submission.filename, output_cap=output_cap, extra_timings=extra_timings)
     submission.checks.clear()  # a re-graded row (after a crash) must not keep old results
     session.flush()
-    # Everything the learner's run could influence is bounded and made storable here
-    # (server.grading.sanitize): the judge caps too, but storage must not depend on it.
-    checks = list(report.checks[: MAX_CHECKS + 1])
-    filename = submission.filename  # the learner's file name replaces the jail's in messages
-    for position, check in enumerate(checks[:MAX_CHECKS]):
-        submission.checks.append(
-            CheckResult(
-                name=clean_text(check.name, CHECK_NAME_CHARS)[:CHECK_NAME_CHARS],
-                check_id=clean_id(getattr(check, "check_id", None)),
-                weight=clean_float(check.weight) or 0.0,
-                passed=bool(check.passed),
-                message=_storable_message(check.message, filename),
-                misconception=clean_optional_text(check.misconception, MESSAGE_BYTES),
-                mistake_id=clean_id(getattr(check, "mistake_id", None)),
-                position=position,
-            )
-        )
-    submission.verdict = verdict.value
-    submission.score = None if report.score is None else clean_float(report.score)
+    submission.checks.extend(check_results(clean.checks))
+    submission.verdict = clean.verdict.value
+    submission.score = clean.score
     # The late policy's penalty was fixed when the submission was accepted; the raw score stays.
     submission.counted_score = (
-        counted_score(submission.score, submission.penalty_percent or 0.0) if verdict is Verdict.GRADED else None
+        submission_counted(clean.score, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
     )
-    # The boards rank by the confirmed checks only (a report without a board score: its score).
-    board = getattr(report, "board_score", None)
-    board = submission.score if board is None else clean_float(board)
+    # The boards rank by the confirmed checks only (server.courses.counted.submission_board).
     submission.board_score = (
-        counted_score(board, submission.penalty_percent or 0.0) if verdict is Verdict.GRADED else None
+        submission_board(clean.checks, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
     )
-    submission.message = _storable_message(report.message, filename)
-    if len(checks) > MAX_CHECKS:
-        submission.message += f"\n[only the first {MAX_CHECKS} checks are stored]"
-    submission.feedback = _clean_json(
-        for_learner(getattr(report, "feedback", None), filename, getattr(report, "diagnosis", None)))
-    submission.stdout = clean_text(report.stdout, output_cap)
-    submission.stderr = clean_text(report.stderr, output_cap)
-    submission.timings = clean_timings(report.timings, extra_timings)
-    submission.peak_memory_bytes = clean_bytes_count(report.peak_memory_bytes)
-    submission.cpu_seconds = clean_float(report.cpu_seconds, minimum=0.0)
+    submission.message = clean.message
+    submission.feedback = clean.feedback
+    submission.stdout = clean.stdout
+    submission.stderr = clean.stderr
+    submission.timings = clean.timings
+    submission.peak_memory_bytes = clean.peak_memory_bytes
+    submission.cpu_seconds = clean.cpu_seconds
+    submission.content_version, submission.grader_version = versions
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)

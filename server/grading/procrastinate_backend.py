@@ -39,7 +39,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TASK_NAME = "ppo_grader.grade"
+REGRADE_TASK_NAME = "ppo_grader.regrade"
 QUEUES = ("cpu", "gpu")
+#: Regrade jobs: below live grading (priority 0; procrastinate takes the highest first), above
+#: similarity runs (-10). A learner's submission is never queued behind a regrade.
+REGRADE_PRIORITY = -5
 
 _DEFER_SQL = text(
     "SELECT procrastinate_defer_jobs_v1(ARRAY[ROW("
@@ -91,6 +95,23 @@ class ProcrastinateQueue:
         for name, count in rows:
             counts[name] = int(count)
         return counts
+
+
+# One statement for a whole set: a job per queued result, on the exercise's queue.
+_DEFER_REGRADE_SQL = text(
+    "SELECT procrastinate_defer_jobs_v1(ARRAY(SELECT ROW("
+    "CAST(:queue AS varchar), CAST(:task AS varchar), CAST(:priority AS integer), NULL::text, NULL::text, "
+    "jsonb_build_object('result_id', r.id), NULL::timestamptz)::procrastinate_job_to_defer_v1 "
+    "FROM regrade_results r WHERE r.set_id = :set_id AND r.status = 'queued' ORDER BY r.id))"
+)
+
+
+def defer_regrade(session: Session, set_id: int, exercise: str, settings: Settings) -> None:
+    """Insert a regrade job per queued result of the set, in the caller's transaction."""
+    session.execute(_DEFER_REGRADE_SQL, {
+        "queue": queue_for(exercise, settings), "task": REGRADE_TASK_NAME, "priority": REGRADE_PRIORITY,
+        "set_id": int(set_id),
+    })
 
 
 class RemoteWorkers:
@@ -157,6 +178,7 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
     from server.grading.grader import build_judge, grade_submission
     from server.grading.persistence import claim_job
     from server.grading.worker import process_submission
+    from server.regrades.grading import process_regrade
 
     if queue not in QUEUES:
         raise ValueError(f"unknown queue {queue!r}; use one of {', '.join(QUEUES)}")
@@ -175,6 +197,10 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
         process_submission(
             sessions, grade, submission_id, output_cap=settings.OUTPUT_BYTES, claim_row=claim_job, fenced=True
         )
+
+    @app.task(name=REGRADE_TASK_NAME, pass_context=False)
+    def regrade_job(result_id: int) -> None:
+        process_regrade(sessions, grade, result_id, output_cap=settings.OUTPUT_BYTES, redelivered=True)
 
     if queue == "cpu":
         from server.similarity.jobs import register_tasks

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from server.db import SessionFactory, transaction
 from server.grading import counters
-from server.grading.grader import GradeFunction
+from server.grading.grader import GradeFunction, verdict_versions
 from server.grading.persistence import (
     MAX_ATTEMPTS,
     Claimed,
@@ -27,6 +27,7 @@ from server.grading.persistence import (
 from server.grading.queue import InProcessQueue
 from server.logging_setup import submission_context
 from server.models import Verdict
+from server.regrades.grading import process_regrade, queued_results, requeue_unfinished_results
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class WorkerPool:
         workers: int,
         output_cap: int,
         on_verdict: Callable[[int], None] | None = None,
+        regrade_poll_seconds: float = 0.0,
     ) -> None:
         self._sessions = session_factory
         self._on_verdict = on_verdict
@@ -56,6 +58,9 @@ class WorkerPool:
         self._output_cap = output_cap
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
+        #: How often to look for regrade results another process queued (0: never).
+        self._regrade_poll = regrade_poll_seconds
+        self._poller: threading.Thread | None = None
 
     @property
     def alive(self) -> int:
@@ -78,6 +83,9 @@ class WorkerPool:
             thread = threading.Thread(target=self._run, name=f"grader-{index}", daemon=True)
             thread.start()
             self._threads.append(thread)
+        if self._regrade_poll > 0:
+            self._poller = threading.Thread(target=self._poll_loop, name="regrade-poll", daemon=True)
+            self._poller.start()
 
     def stop(self, timeout: float = 30.0) -> None:
         """Ask every thread to finish its current job and exit; wait up to ``timeout``.
@@ -87,18 +95,49 @@ class WorkerPool:
         self._stopping.set()
         self._queue.wake_all(len(self._threads))
         deadline = time.monotonic() + timeout
-        for thread in self._threads:
+        for thread in [*self._threads, *([self._poller] if self._poller else [])]:
             thread.join(max(0.0, deadline - time.monotonic()))
+
+    def recover_regrades(self) -> list[int]:
+        """Re-queue the regrade results a crash left ``running``; hand over every queued one."""
+        with transaction(self._sessions) as session:
+            ids = requeue_unfinished_results(session)
+        self._queue.enqueue_regrades(ids)
+        return ids
+
+    def poll_regrades(self) -> int:
+        """Hand over regrade results queued by another process (``ppo-grader regrade preview``
+        writes them to the database); only when none is waiting here, so none is handed twice
+        (a duplicate would only lose its claim). Returns how many were handed over."""
+        if self._queue.regrades_waiting():
+            return 0
+        with self._sessions() as session:
+            ids = queued_results(session)
+        self._queue.enqueue_regrades(ids)
+        return len(ids)
+
+    def _poll_loop(self) -> None:
+        while not self._stopping.wait(self._regrade_poll):
+            try:
+                self.poll_regrades()
+            except Exception:
+                log.exception("looking for queued regrades failed; trying again")
 
     def _run(self) -> None:
         while True:
-            submission_id = self._queue.get()
-            if submission_id is None or self._stopping.is_set():
+            job = self._queue.get()
+            if job is None or self._stopping.is_set():
                 return
             try:
-                self.process(submission_id)
+                if job.kind == "regrade":
+                    process_regrade(self._sessions, self._grade, job.id, output_cap=self._output_cap,
+                                    stopping=self._stopping.is_set)
+                else:
+                    self.process(job.id)
             except Exception:  # never let one bad job kill the thread
-                log.exception("worker failed on submission %s; it stays for the next start", submission_id)
+                log.exception("worker failed on %s %s; it stays for the next start", job.kind, job.id)
+            finally:
+                self._queue.finished(job)
 
     def process(self, submission_id: int) -> None:
         """Claim, grade and store one submission (no-op if another worker has it)."""
@@ -165,6 +204,8 @@ def process_submission(
             return Verdict.INTERNAL_ERROR.value
 
         _test_hooks(claimed.source)
+        # Read before grading: the versions of the code this process grades with.
+        versions = verdict_versions(claimed.exercise)
         began = time.perf_counter()
         try:
             report = grade(claimed.exercise, claimed.source, claimed.id)
@@ -188,7 +229,8 @@ def process_submission(
         try:
             with transaction(sessions) as session:
                 stored = store_report(
-                    session, submission_id, report, output_cap=output_cap, extra_timings=extra, attempt=attempt
+                    session, submission_id, report, output_cap=output_cap, extra_timings=extra, attempt=attempt,
+                    versions=versions,
                 )
         except Exception:
             log.exception("storing the report failed")

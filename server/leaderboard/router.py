@@ -7,8 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from server.catalog.service import find_exercise
+from server.courses.feedback_policy import hidden_board_exercises, refuse_hidden_board
 from server.courses.service import INSTRUCTOR, course_role, readable_course
-from server.deps import CurrentUser, SessionDep, SettingsDep
+from server.deps import CurrentUser, Now, SessionDep, SettingsDep
 from server.leaderboard import service
 from server.leaderboard.schemas import LeaderboardEntry, LeaderboardPage, SpeedEntry, SpeedPage
 from server.models import Role, User
@@ -35,22 +36,28 @@ def shown_name(viewer: User, user_id: int, display_name: str, pseudonyms: bool, 
     return pseudonym(user_id, secret)
 
 
-@router.get("", response_model=LeaderboardPage, responses=errors(401, 404, 422))
+@router.get("", response_model=LeaderboardPage, responses=errors(401, 403, 404, 422))
 def leaderboard(
     viewer: CurrentUser,
     session: SessionDep,
     settings: SettingsDep,
+    now: Now,
     exercise: Annotated[str | None, Query(max_length=64, description="Omit for the overall table.")] = None,
     limit: Limit = 50,
     offset: Offset = 0,
     course: CourseParam = None,
 ) -> LeaderboardPage:
     """Per learner of the course: best board score that counts (confirmed checks only), raw
-    best, attempts, when the best was first reached; stable order."""
+    best, attempts, when the best was first reached; stable order. For learners, a
+    ``hidden-until-due`` exercise is left out of the overall table (and its own board is 403
+    ``ScoresHidden``) until its scores are released."""
     if exercise is not None:
         find_exercise(exercise)
     where = readable_course(session, viewer, course)
-    total, rows = service.board(session, exercise, limit, offset, where.id)
+    hidden = hidden_board_exercises(session, viewer, where, now)
+    if exercise is not None:
+        refuse_hidden_board(session, viewer, where, exercise, now)
+    total, rows = service.board(session, exercise, limit, offset, where.id, frozenset(hidden))
     instructor = course_role(session, viewer, where) == INSTRUCTOR
     return LeaderboardPage(
         course=where.slug,
@@ -75,15 +82,17 @@ def leaderboard(
     )
 
 
-@router.get("/{exercise}/speed", response_model=SpeedPage, responses=errors(401, 404, 422))
+@router.get("/{exercise}/speed", response_model=SpeedPage, responses=errors(401, 403, 404, 422))
 def speed_leaderboard(
-    exercise: str, viewer: CurrentUser, session: SessionDep, settings: SettingsDep, limit: Limit = 50, offset: Offset = 0,
-    course: CourseParam = None,
+    exercise: str, viewer: CurrentUser, session: SessionDep, settings: SettingsDep, now: Now, limit: Limit = 50,
+    offset: Offset = 0, course: CourseParam = None,
 ) -> SpeedPage:
-    """The course's learners with a full board score that counts (every confirmed check passed), by their
-    fastest such run: cpu seconds, then peak memory."""
+    """The course's learners with a full board score that counts (every confirmed check passed), by
+    their fastest such run: cpu seconds, then peak memory (403 ``ScoresHidden`` for learners while a
+    ``hidden-until-due`` exercise's scores are not released)."""
     find_exercise(exercise)
     where = readable_course(session, viewer, course)
+    refuse_hidden_board(session, viewer, where, exercise, now)
     total, rows = service.speed_board(session, exercise, limit, offset, where.id)
     instructor = course_role(session, viewer, where) == INSTRUCTOR
     return SpeedPage(

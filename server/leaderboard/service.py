@@ -22,9 +22,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
-from sqlalchemy import Select, case, func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from server.courses.service import member_ids_of
@@ -45,12 +45,16 @@ def learner_ids(course_id: int = DEFAULT_COURSE_ID) -> Select[tuple[int]]:
     return member_ids_of(course_id)  # type: ignore[no-any-return]
 
 
-def per_exercise(exercise: str | None, course_id: int = DEFAULT_COURSE_ID):  # type: ignore[no-untyped-def]
+def per_exercise(exercise: str | None, course_id: int = DEFAULT_COURSE_ID,  # type: ignore[no-untyped-def]
+                 hidden: frozenset[str] = frozenset()):
     """CTE: one row per (learner, exercise) of one course with best (the score that
     counts), raw_best, attempts, reached_at and solved_at, read from ``best_scores`` (kept
     by ``server.leaderboard.best_scores`` with the rules above), so a board costs one row
-    per learner and exercise, not one per submission."""
+    per learner and exercise, not one per submission. ``hidden``: exercises left out (scores
+    not released yet: ``server.courses.feedback_policy.hidden_board_exercises``)."""
     where = [B.course_id == course_id, B.user_id.in_(learner_ids(course_id))]
+    if hidden:
+        where.append(B.exercise.not_in(sorted(hidden)))
     if exercise is not None:
         where.append(B.exercise == exercise)
     return (
@@ -82,50 +86,46 @@ class BoardRow:
 
 
 def board(
-    session: Session, exercise: str | None, limit: int, offset: int, course_id: int = DEFAULT_COURSE_ID
+    session: Session, exercise: str | None, limit: int, offset: int, course_id: int = DEFAULT_COURSE_ID,
+    hidden: frozenset[str] = frozenset(),
 ) -> tuple[int, list[BoardRow]]:
-    """(learners on the course's board, one page of rows in the stable order)."""
-    rows = per_exercise(exercise, course_id)
-    reached_at = func.max(rows.c.reached_at)
-    per_user = (
-        select(
-            rows.c.user_id,
-            func.sum(rows.c.best).label("best"),
-            func.sum(rows.c.raw_best).label("raw_best"),
-            func.sum(rows.c.attempts).label("attempts"),
-            func.sum(case((rows.c.best >= FULL_SCORE, 1), else_=0)).label("solved"),
-            reached_at.label("reached_at"),
-        )
-        .group_by(rows.c.user_id)
-        .cte("per_user")
-    )
-    query = (
-        select(
-            User.id, User.name, User.display_name, per_user.c.best, per_user.c.attempts,
-            per_user.c.solved, per_user.c.reached_at,
-            func.count().over().label("total"),  # the board's size in the same pass
-            per_user.c.raw_best,
-        )
-        .join(per_user, per_user.c.user_id == User.id)
-        .order_by(
-            per_user.c.best.desc(),
-            per_user.c.reached_at.is_(None),
-            per_user.c.reached_at.asc(),
-            User.id.asc(),
-        )
-        .limit(limit)
-        .offset(offset)
-    )
-    result = session.execute(query).tuples().all()
-    if result:
-        total = int(result[0][7])
-    else:  # past the last page: count separately
-        total = session.scalar(select(func.count()).select_from(per_user)) or 0
-    page = [
-        BoardRow(r[0], r[1], r[2], float(r[3] or 0), int(r[4] or 0), int(r[5] or 0), _as_datetime(r[6]), float(r[8] or 0))
-        for r in result
+    """(learners on the course's board, one page of rows in the stable order), without the
+    ``hidden`` exercises (a feedback policy holding their scores back).
+
+    Scores come from ``server.courses.counted.course_scores`` (late penalties, overrides,
+    excuses), one row per learner and exercise, so the board ranks what the gradebooks
+    and pages show; an excused exercise adds nothing. Ranked in Python: a course has a few
+    thousand such rows at most."""
+    from server.courses.counted import course_scores
+
+    people = {
+        uid: (name, display)
+        for uid, name, display in session.execute(
+            select(User.id, User.name, User.display_name).where(User.id.in_(learner_ids(course_id)))
+        ).tuples()
+    }
+    totals: dict[int, list] = {}  # type: ignore[type-arg]
+    scores = course_scores(session, course_id, exercises=None if exercise is None else [exercise])
+    for (uid, slug), score in scores.items():
+        if uid not in people or slug in hidden:
+            continue
+        row = totals.setdefault(uid, [0.0, 0.0, 0, 0, None])
+        row[0] += score.board_points  # confirmed checks only: self-reported facts earn no place
+        row[1] += score.raw_best or 0.0
+        row[2] += score.attempts
+        row[3] += 1 if score.board_solved else 0
+        reached = _as_datetime(score.board_reached_at)  # the latest: when the total was first complete
+        if reached is not None and (row[4] is None or reached > row[4]):
+            row[4] = reached
+    rows = [
+        BoardRow(uid, people[uid][0], people[uid][1], round(best, 6), attempts, solved, at, raw)
+        for uid, (best, raw, attempts, solved, at) in totals.items()
     ]
-    return total, page
+    rows.sort(key=lambda r: (-r.best, r.reached_at is None, r.reached_at or _EPOCH, r.user_id))
+    return len(rows), rows[offset: offset + limit]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -192,8 +192,6 @@ def speed_board(
 
 def _as_datetime(value: object) -> datetime | None:
     """Aggregates over CTEs may come back as SQLite text; make them aware UTC datetimes."""
-    from datetime import UTC
-
     if value is None:
         return None
     if isinstance(value, str):

@@ -3,10 +3,21 @@
 from exercises.report import Verdict
 from server.models.base import Base, utcnow
 from server.models.best_score import BestScore
-from server.models.course import DEFAULT_COURSE_ID, DEFAULT_COURSE_SLUG, Course, Enrollment, Extension, SetEntry
+from server.models.correction import CorrectionKind, ScoreCorrection
+from server.models.course import (
+    DEFAULT_COURSE_ID,
+    DEFAULT_COURSE_SLUG,
+    Course,
+    Enrollment,
+    Extension,
+    FeedbackToken,
+    SetEntry,
+)
+from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState, SupersededVerdict
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
 from server.models.user import ApiToken, Role, User
+from server.models.verification import ExerciseVerification
 
 __all__ = [
     "DEFAULT_COURSE_ID",
@@ -15,18 +26,27 @@ __all__ = [
     "Base",
     "BestScore",
     "CheckResult",
+    "CorrectionKind",
     "Course",
     "Enrollment",
+    "ExerciseVerification",
     "Extension",
+    "FeedbackToken",
+    "Keep",
+    "RegradeResult",
+    "RegradeSet",
+    "RegradeState",
     "ReviewMark",
     "Role",
     "RunStatus",
+    "ScoreCorrection",
     "SetEntry",
     "SimilarityPair",
     "SimilarityReview",
     "SimilarityRun",
     "Status",
     "Submission",
+    "SupersededVerdict",
     "User",
     "Verdict",
     "utcnow",

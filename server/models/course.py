@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, Float, ForeignKey, String
+from sqlalchemy import CheckConstraint, Float, ForeignKey, Index, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from server.models.base import Base, UTCDateTime, utcnow
@@ -30,6 +30,9 @@ class Course(Base):
     title: Mapped[str] = mapped_column(String(200))
     time_zone: Mapped[str] = mapped_column(String(64), default="UTC")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    #: Learners see classmates' display names on the boards (off: pseudonyms, the default;
+    #: instructors always see names). Set per course by its instructor (migration 0012).
+    board_real_names: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     @property
     def is_default(self) -> bool:
@@ -56,7 +59,9 @@ class SetEntry(Base):
     - refused after ``close_at`` (NULL: never closed);
     - ``penalty_percent`` of the raw score is taken off the score that counts per started
       ``penalty_unit`` (day or hour) of lateness, up to 100 (0: late is only flagged);
-    - at most ``max_attempts`` counted submissions per learner (NULL: no limit).
+    - at most ``max_attempts`` counted submissions per learner (NULL: no limit);
+    - ``feedback_policy``: what a learner sees of a verdict (``server.courses.feedback_policy``):
+      ``full``, ``score``, ``hidden-until-due`` or ``tokens:N``.
     """
 
     __tablename__ = "set_entries"
@@ -73,6 +78,7 @@ class SetEntry(Base):
     penalty_percent: Mapped[float] = mapped_column(Float, default=0.0)
     penalty_unit: Mapped[str] = mapped_column(String(8), default="day")
     max_attempts: Mapped[int | None] = mapped_column()
+    feedback_policy: Mapped[str] = mapped_column(String(32), default="full", server_default="full")
 
 
 class Extension(Base):
@@ -86,3 +92,20 @@ class Extension(Base):
     exercise: Mapped[str] = mapped_column(String(64), primary_key=True)
     due_at: Mapped[datetime] = mapped_column(UTCDateTime())
     granted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class FeedbackToken(Base):
+    """A learner's token spent on one submission of a ``tokens:N`` set: that submission's full
+    report is theirs to read from then on. ``spent_at`` counts it against that day's N."""
+
+    __tablename__ = "feedback_tokens"
+    __table_args__ = (
+        # Tokens spent today on one exercise of one course: counted at each spend.
+        Index("ix_feedback_tokens_course_id_user_id_exercise_spent_at", "course_id", "user_id", "exercise", "spent_at"),
+    )
+
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    exercise: Mapped[str] = mapped_column(String(64))
+    spent_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -19,6 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from exercises.versions import UNKNOWN_VERSION
 from server.models.base import Base, UTCDateTime, utcnow
 from server.models.course import DEFAULT_COURSE_ID
 
@@ -84,6 +85,10 @@ class Submission(Base):
     timings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     peak_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
     cpu_seconds: Mapped[float | None] = mapped_column(Float)
+    #: The exercise's content version and the grader's version that produced the verdict
+    #: (exercises/versions.py); "unknown" for verdicts stored before migration 0013.
+    content_version: Mapped[str] = mapped_column(String(16), default=UNKNOWN_VERSION)
+    grader_version: Mapped[str] = mapped_column(String(16), default=UNKNOWN_VERSION)
     #: Root causes, diagnosis and summary (exercises/feedback.py); NULL before migration 0005.
     feedback: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     #: Base name of the file the learner submitted, shown in tracebacks.

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sandbox.text import cap
-from server.models import Status, Submission
+from server.models import CheckResult, Status, Submission
 from server.submissions.places import CellPlaces
 from server.submissions.schemas import CheckPublic, Feedback, Mistake, RootCause, SubmissionPublic
 from server.web.html import e, format_score
@@ -179,8 +179,10 @@ def _stored_fragment(submission: Submission) -> str | None:
 
 # --- a stored row's section on a page --------------------------------------------------------
 
-def feedback_section(submission: Submission) -> str:
-    """The feedback block for one stored submission (checks loaded), as escaped HTML."""
+def feedback_section(submission: Submission, shown: SubmissionPublic | None = None) -> str:
+    """The feedback block for one stored submission (checks loaded), as escaped HTML. ``shown``:
+    the record as the viewer may see it (``server.courses.feedback_policy.visible_report``),
+    laid out instead of the row's own verdict, checks, feedback and output."""
     if submission.status != Status.DONE.value:
         state = "waiting in the queue" if submission.status == Status.QUEUED.value else "being graded now"
         return (
@@ -188,13 +190,18 @@ def feedback_section(submission: Submission) -> str:
             "the page updates by itself when the verdict arrives.</p></section>"
         )
     parts = ['<section class="feedback" id="feedback">']
+    if shown is not None:
+        places = CellPlaces.of(submission.filename, submission.source or "")
+        parts.append(_fragment(shown.verdict, shown.score, shown.message, shown.checks, shown.feedback, places)
+                     if shown.feedback is not None else _checks_html(shown))
+        return _with_output(parts, shown, _resources(shown))
     # the summary, mistakes, root causes and checks, laid out from the same data ppo-submit shows;
     # a row graded before feedback data (migration 0005) shows its checks as they were shown then
     parts.append(_stored_fragment(submission) or _checks_html(submission))
     return _with_output(parts, submission, _resources(submission))
 
 
-def _checks_html(submission: Submission) -> str:
+def _checks_html(submission: Submission | SubmissionPublic) -> str:
     """Verdict, score, message and every check with its message and misconception."""
     verdict = submission.verdict or "–"
     parts = [f'<p><span class="verdict">Verdict: {e(verdict)}</span>']
@@ -203,7 +210,7 @@ def _checks_html(submission: Submission) -> str:
     parts.append("</p>")
     if submission.message:
         parts.append(f'<p class="message">{e(submission.message)}</p>')
-    checks = list(submission.checks)
+    checks: list[CheckResult | CheckPublic] = list(submission.checks)
     if checks:
         passed = sum(1 for c in checks if c.passed)
         parts.append(f"<h2>Checks ({passed} of {len(checks)} passed)</h2><ul class=\"checks\">")
@@ -227,7 +234,7 @@ def _checks_html(submission: Submission) -> str:
     return "".join(parts)
 
 
-def _with_output(parts: list[str], submission: Submission, resources: str) -> str:
+def _with_output(parts: list[str], submission: Submission | SubmissionPublic, resources: str) -> str:
     """The timings and resources, the captured output, and the section's end."""
     if resources:
         parts.append(f'<p class="muted timing">{e(resources)}</p>')
@@ -240,7 +247,7 @@ def _with_output(parts: list[str], submission: Submission, resources: str) -> st
     return "".join(parts)
 
 
-def _resources(submission: Submission) -> str:
+def _resources(submission: Submission | SubmissionPublic) -> str:
     """``graded in 0.21 s (queued 0.003 s) · cpu 0.1 s · peak memory 12.0 MiB``, as the CLI says it."""
     timings = dict(submission.timings or {})
     found = []

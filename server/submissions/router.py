@@ -12,11 +12,13 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from server.courses.feedback_policy import spend_token as spend
 from server.courses.service import readable_course
 from server.deps import CurrentUser, Now, SessionDep, SettingsDep, StateDep
 from server.errors import InvalidSource, SourceTooLarge
 from server.models import Status, User
 from server.openapi import errors
+from server.state import AppState
 from server.submissions import service
 from server.submissions.limits import SubmissionLimits
 from server.submissions.schemas import SubmissionCreate, SubmissionPublic, SubmissionSummary
@@ -128,12 +130,12 @@ def create_submission(
     )
     if not created:
         response.status_code = status.HTTP_200_OK
-    return service.to_public(session, submission)
+    return service.shown_to(session, user, submission, now)  # a replayed key's row may be graded
 
 
-def _read_fresh(session: Session, user: User, submission_id: int) -> SubmissionPublic:
+def _read_fresh(session: Session, user: User, submission_id: int, state: AppState) -> SubmissionPublic:
     session.rollback()  # end any earlier read's snapshot: see what workers committed since
-    return service.to_public(session, service.get_submission(session, user, submission_id))
+    return service.shown_to(session, user, service.get_submission(session, user, submission_id), state.clock())
 
 
 @router.get("/{submission_id}", response_model=SubmissionPublic, responses=errors(401, 404))
@@ -146,10 +148,11 @@ async def read_submission(
         "Long poll: wait up to this many seconds for the verdict and answer as soon as it is stored "
         "(0, the default, answers at once)."))] = 0,
 ) -> SubmissionPublic:
-    """One submission; 404 ``SubmissionNotFound`` if it is not the caller's (learners)."""
+    """One submission; 404 ``SubmissionNotFound`` if it is not the caller's (learners). A
+    learner sees what the exercise set's feedback policy allows (``feedback_view``)."""
     deadline = time.monotonic() + wait
     while True:
-        public = await run_in_threadpool(_read_fresh, session, user, submission_id)
+        public = await run_in_threadpool(_read_fresh, session, user, submission_id, state)
         left = deadline - time.monotonic()
         if public.status == Status.DONE or left <= 0:
             return public
@@ -162,6 +165,7 @@ async def read_submission(
 def list_submissions(
     user: CurrentUser,
     session: SessionDep,
+    now: Now,
     exercise: str | None = None,
     course: Annotated[str | None, Query(max_length=64, description="Only this course's submissions.")] = None,
     user_name: Annotated[str | None, Query(alias="user", description="Instructors: whose submissions.")] = None,
@@ -172,5 +176,22 @@ def list_submissions(
     the courses they teach; ``course=`` for one course, 404 ``CourseNotFound`` if not theirs)."""
     selected = readable_course(session, user, course) if course is not None else None
     return service.list_submissions(
-        session, user, exercise=exercise, user_name=user_name, limit=limit, offset=offset, course=selected
+        session, user, exercise=exercise, user_name=user_name, limit=limit, offset=offset, now=now, course=selected
     )
+
+
+@router.post("/{submission_id}/token", response_model=SubmissionPublic, responses=errors(401, 403, 404, 409, notes={
+    403: "`NoTokensLeft`: every token of today is spent on this exercise (the detail says when the next comes)",
+    404: "`SubmissionNotFound`: not one of the caller's submissions",
+    409: "`TokensNotInUse`: the exercise set's feedback policy is not tokens:N",
+}))
+def spend_token(
+    submission_id: Annotated[int, Path(ge=1, le=MAX_ID)], user: CurrentUser, session: SessionDep, now: Now,
+) -> SubmissionPublic:
+    """Spend one of today's feedback tokens on one of your submissions (a ``tokens:N`` set): its
+    report is shown from now on, here and on every route. Spending again on the same submission
+    costs nothing; viewing never spends one."""
+    submission = service.get_submission(session, user, submission_id)
+    spend(session, user, submission, now)
+    session.commit()
+    return service.shown_to(session, user, submission, now)

@@ -7,7 +7,7 @@ they cannot leak by accident.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -123,7 +123,51 @@ class LateFields(BaseModel):
     )
 
 
-class SubmissionPublic(LateFields):
+class RegradeNote(BaseModel):
+    """An applied regrade that replaced this submission's verdict, and the instructor's reason."""
+
+    regrade: int = Field(description="The regrade set's id.")
+    applied_at: datetime | None
+    reason: str
+    old_verdict: Verdict | None
+    old_score: float | None
+    old_counted_score: float | None
+    new_verdict: Verdict | None
+    new_score: float | None
+    new_counted_score: float | None
+    old_content_version: str
+    old_grader_version: str
+
+
+class Regraded(BaseModel):
+    """Applied regrades of a submission, oldest first (empty when none)."""
+
+    regrades: list[RegradeNote] = Field(
+        default_factory=list, description="Applied regrades that changed this verdict, oldest first, with their reason.")
+
+
+
+
+class FeedbackFields(BaseModel):
+    """How much of the verdict the caller sees, by the exercise set's feedback policy
+    (``server.courses.feedback_policy``; instructors always see everything)."""
+
+    feedback_view: Literal["full", "report", "score", "hidden"] = Field(
+        default="full",
+        description="full: everything; report: the report less what your code printed or raised on the "
+        "judge's inputs; score: verdict, score and check names only; hidden: received and graded, "
+        "released at `released_at`.",
+    )
+    feedback_policy: str = Field(default="full", description="The set's policy: full, score, hidden-until-due or tokens:N.",
+                                 examples=["tokens:3"])
+    released_at: datetime | None = Field(default=None, description="hidden-until-due: when the verdict is released.")
+    token_spent: bool = Field(default=False, description="tokens:N: a token was spent on this submission.")
+    tokens_left: int | None = Field(default=None, description="tokens:N: tokens you have left today on this exercise.")
+
+
+
+
+class SubmissionPublic(LateFields, FeedbackFields, Regraded):
     """One submission with its verdict and per-check results; ``score`` is the raw score."""
 
     id: int
@@ -149,9 +193,15 @@ class SubmissionPublic(LateFields):
     feedback: Feedback | None = Field(
         default=None, description="Root causes, diagnosis and summary; null until done (and for older rows)."
     )
+    content_version: str = Field(
+        default="unknown", description="The exercise's content version that produced the verdict; "
+        "`unknown` for verdicts older than versions (and until done).", examples=["3f2a9c01d4be"])
+    grader_version: str = Field(
+        default="unknown", description="The grader's (judge, harness, jail) version that produced the verdict.",
+        examples=["a81c07e5f3d2"])
 
 
-class SubmissionSummary(LateFields):
+class SubmissionSummary(LateFields, FeedbackFields, Regraded):
     """One row of ``GET /submissions``: no checks, output or source."""
 
     id: int

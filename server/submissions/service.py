@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import safe_filename
 from server.catalog.service import find_exercise
+from server.courses.feedback_policy import access_for, visible_report
 from server.courses.service import course_for_submission, taught_course_ids
 from server.courses.sets import accept
 from server.errors import (
@@ -27,6 +28,7 @@ from server.errors import (
 )
 from server.grading.queue import SubmissionQueue
 from server.models import Course, Role, Status, Submission, User, utcnow
+from server.regrades.notes import regrade_notes
 from server.submissions.limits import lock_learner, refuse_if_queue_full
 from server.submissions.schemas import (
     CheckPublic,
@@ -191,8 +193,14 @@ def queue_position(session: Session, submission: Submission) -> int | None:
     )
 
 
+def shown_to(session: Session, viewer: User, submission: Submission, now: datetime) -> SubmissionPublic:
+    """The wire form of one submission as ``viewer`` may see it at ``now``: the exercise set's
+    feedback policy applied (``server.courses.feedback_policy``)."""
+    return visible_report(to_public(session, submission), access_for(session, viewer, submission, now))
+
+
 def to_public(session: Session, submission: Submission) -> SubmissionPublic:
-    """The wire form of one submission."""
+    """The wire form of one submission, everything in it (``shown_to`` for a viewer)."""
     return SubmissionPublic(
         id=submission.id,
         exercise=submission.exercise,
@@ -225,6 +233,9 @@ def to_public(session: Session, submission: Submission) -> SubmissionPublic:
         **_late_fields(session, submission),  # type: ignore[arg-type]
         filename=submission.filename,
         feedback=_feedback(submission.feedback),
+        content_version=submission.content_version,
+        grader_version=submission.grader_version,
+        regrades=regrade_notes(session, [submission.id]).get(submission.id, []),
     )
 
 
@@ -246,10 +257,12 @@ def list_submissions(
     user_name: str | None,
     limit: int,
     offset: int,
+    now: datetime,
     course: Course | None = None,
 ) -> list[SubmissionSummary]:
     """The reader's own submissions, newest first (only ``course``'s when given); instructors
-    may name another user and then see only the submissions of courses they teach."""
+    may name another user and then see only the submissions of courses they teach. Each row
+    as the reader may see it at ``now`` (the feedback policy applied)."""
     owner_name = user_name or reader.name
     if owner_name != reader.name and not Role(reader.role).reads_everything:
         raise NotAllowed("Only instructors and admins may list other users' submissions.")
@@ -268,8 +281,10 @@ def list_submissions(
     taught = taught_course_ids(session, reader)
     if owner_name != reader.name and taught is not None:
         query = query.where(Submission.course_id.in_(taught))
+    found = session.execute(query).tuples().all()
+    notes = regrade_notes(session, (s.id for s, _ in found))
     return [
-        SubmissionSummary(
+        visible_report(SubmissionSummary(
             id=s.id,
             exercise=s.exercise,
             user=name,
@@ -281,6 +296,7 @@ def list_submissions(
             started_at=s.started_at,
             finished_at=s.finished_at,
             **_late_fields(session, s),  # type: ignore[arg-type]
-        )
-        for s, name in session.execute(query).tuples()
+            regrades=notes.get(s.id, []),
+        ), access_for(session, reader, s, now))
+        for s, name in found
     ]

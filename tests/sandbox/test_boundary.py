@@ -8,6 +8,7 @@ import signal
 import pytest
 
 from sandbox import harness, host, jailfs
+from sandbox.exit_codes import ExitCode
 from sandbox.protocol import JobStatus, SandboxLimits
 from sandbox.verdicts import BadReport, validate_exited
 from sandbox.verdicts import interpret as interpret_report
@@ -61,7 +62,7 @@ def test_a_well_formed_result_is_accepted() -> None:
 
 
 def test_a_full_tmp_is_reported_as_the_output_limit() -> None:
-    head = report(exit_code=host.EXIT_HARNESS_FAILED, tmp_free_bytes=0, tmp_total_bytes=64 << 20)
+    head = report(exit_code=ExitCode.HARNESS_FAILED, tmp_free_bytes=0, tmp_total_bytes=64 << 20)
     res = interpret_report(head, b"", LIMITS, killed_for_time=False, oom=False)
     assert res.status == JobStatus.OUTPUT_LIMIT and "temporary folder (64 MiB)" in res.message
 
@@ -128,14 +129,14 @@ def test_a_host_report_off_the_schema_is_refused(fields: dict, blob: bytes) -> N
         validate_exited(report(**fields), len(blob), LIMITS)
 
 
-@pytest.mark.parametrize("code", [harness.EXIT_BAD_JOB, host.EXIT_SANDBOX_SETUP, host.EXIT_ABORTED, 0, 1])
+@pytest.mark.parametrize("code", [13, ExitCode.SANDBOX_SETUP, ExitCode.ABORTED, 0, 1])
 def test_internal_error_only_when_setup_never_finished(code: int) -> None:
     head, blob = exited({"status": "ok", "calls": []}, code, setup_ok=False)
     res = interpret_report(head, blob, LIMITS, killed_for_time=False, oom=False)
     assert res.status == JobStatus.INTERNAL_ERROR and res.stdout == res.stderr == ""
 
 
-@pytest.mark.parametrize("code", [harness.EXIT_BAD_JOB, host.EXIT_SANDBOX_SETUP, host.EXIT_ABORTED])
+@pytest.mark.parametrize("code", [13, ExitCode.SANDBOX_SETUP, ExitCode.ABORTED])
 def test_setup_exit_codes_chosen_by_the_learner_are_the_learners(code: int) -> None:
     """``os._exit(13)`` after setup is a crash the learner caused, never internal_error on demand."""
     head = report(exit_code=code)

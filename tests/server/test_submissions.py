@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
+from exercises.registry import get_exercise
+from exercises.versions import content_version, grader_version
 from server.models import Role, Submission
 from tests.server.conftest import Api, StartApi
 from tests.server.fakes import FakeGrader
@@ -147,8 +149,15 @@ def test_submission_public_shape(api: Api) -> None:
         "stderr", "timings", "peak_memory_bytes", "cpu_seconds", "created_at", "started_at",
         "finished_at", "queue_position", "filename", "feedback",
         "course", "late", "late_seconds", "penalty_percent", "counted_score",
+        "content_version", "grader_version", "regrades",
+        "feedback_view", "feedback_policy", "released_at", "token_spent", "tokens_left",
     }
+    # The versions of what graded it (exercises/versions.py), never "unknown" for a new verdict.
+    assert (done["content_version"], done["grader_version"]) == (
+        content_version(get_exercise("actor-loss")), grader_version())
+    assert done["regrades"] == []
     assert (done["course"], done["late"], done["counted_score"]) == ("default", False, done["score"])
+    assert (done["feedback_view"], done["feedback_policy"], done["tokens_left"]) == ("full", "full", None)
     assert done["checks"][2] == {
         "name": "clip", "weight": 25.0, "passed": False,
         "message": "clip boundary wrong", "misconception": "max instead of min",

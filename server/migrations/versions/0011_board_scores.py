@@ -1,7 +1,7 @@
 """board scores: what the boards rank by, per submission and per (course, learner, exercise).
 
 Revision ID: 0011
-Revises: 0010
+Revises: 0015 (after merging main; the brief named 0010: the lead re-chains)
 Create Date: 2026-12-01
 
 ``submissions.board_score``: the score that counts computed from the confirmed checks only
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0011"
-down_revision: str | None = "0010"
+down_revision: str | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -27,8 +27,8 @@ Timestamp = sa.DateTime(timezone=True)
 
 def upgrade() -> None:
     """Add the columns; best_scores' board triple starts as its counted one."""
-    with op.batch_alter_table("submissions") as batch:
-        batch.add_column(sa.Column("board_score", sa.Float(), nullable=True))
+    # In place, never a batch copy: check_results rows cascade from submissions on SQLite.
+    op.add_column("submissions", sa.Column("board_score", sa.Float(), nullable=True))
     with op.batch_alter_table("best_scores") as batch:
         batch.add_column(sa.Column("board_score", sa.Float(), nullable=True))
         batch.add_column(sa.Column("board_reached_at", Timestamp, nullable=True))

@@ -1,0 +1,361 @@
+"""What a learner sees of a verdict: the exercise set's feedback policy, in one place.
+
+Every route that shows a submission (the API's detail, list, long poll and token routes, the
+CLI through them, the dashboard's learner pages) asks :func:`access_for` how the viewer may
+see it and passes the record through :func:`visible_report`; boards ask
+:func:`hidden_board_exercises`. Nothing else decides, so no route can show more than another.
+
+Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --feedback``):
+
+``full``
+    Everything, as before policies existed (the default, and the default course's).
+``score``
+    The verdict, the score (raw and counted) and each check's name, points and pass/fail:
+    no messages (no expected/got, no inputs), no named mistakes, no captured output.
+``hidden-until-due``
+    Received and graded, but nothing of the verdict is shown until the learner's due date
+    (their extension included); then the report, cut as below. Needs a due date. Boards leave
+    the exercise out until every learner's due date has passed.
+``tokens:N``
+    ``score``, except for submissions the learner spends a token on (``POST
+    /submissions/{id}/token``, ``ppo-submit token ID``): those show the report, cut as below.
+    N tokens per learner per exercise per calendar day in the course's time zone; a token is
+    spent only when asked for (never by viewing), once per submission, and never comes back.
+
+Under every policy but ``full`` the report is cut of what the learner's own code wrote while
+it ran on the judge's inputs, so that it cannot print them: its exception messages (the
+message and the last line of a call's traceback, in check messages too) and its captured
+stdout and stderr. Exception type names are kept when they are Python's own.
+
+Instructors of the submission's course (and admins) always see everything.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from server.courses.service import shown, taught_course_ids, zone
+from server.errors import InvalidCourse, NoTokensLeft, ScoresHidden, SubmissionNotFound, TokensNotInUse
+from server.models import Course, Extension, FeedbackToken, SetEntry, Submission, User, Verdict
+from server.submissions.schemas import Feedback, FeedbackSummary, RootCause
+
+#: The most tokens a day a set may give (a larger N is ``full`` in all but name).
+MAX_TOKENS = 100
+
+#: What replaces a message the learner's code wrote on the judge's inputs.
+CUT_NOTE = "(message not shown: this exercise's feedback policy hides what your code prints on its inputs)"
+#: What a ``score`` view says instead of the verdict's message.
+SCORE_NOTE = "This exercise shows the score and the check names only (feedback policy: {policy})."
+#: What a ``hidden`` view says instead of the verdict's message.
+HIDDEN_NOTE = "Received and graded; the score and feedback are released on {when}."
+
+
+class PolicyKind(StrEnum):
+    """The closed list of feedback policies."""
+
+    FULL = "full"
+    SCORE = "score"
+    HIDDEN_UNTIL_DUE = "hidden-until-due"
+    TOKENS = "tokens"
+
+
+@dataclass(frozen=True)
+class FeedbackPolicy:
+    """One set's policy; ``tokens`` is N for ``tokens:N`` (0 otherwise)."""
+
+    kind: PolicyKind
+    tokens: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> FeedbackPolicy:
+        """``full``, ``score``, ``hidden-until-due`` or ``tokens:N`` (1 <= N <= 100); anything
+        else raises ``InvalidCourse`` naming the accepted spellings."""
+        name, _, count = text.strip().partition(":")
+        accepted = "full, score, hidden-until-due or tokens:N (N from 1 to 100)"
+        if name == PolicyKind.TOKENS and count.isdigit() and 1 <= int(count) <= MAX_TOKENS:
+            return cls(PolicyKind.TOKENS, int(count))
+        if not count and name in {k.value for k in PolicyKind if k is not PolicyKind.TOKENS}:
+            return cls(PolicyKind(name))
+        raise InvalidCourse(f"A feedback policy is {accepted}, not {text[:40]!r}.")
+
+    def __str__(self) -> str:
+        return f"tokens:{self.tokens}" if self.kind is PolicyKind.TOKENS else self.kind.value
+
+
+FULL = FeedbackPolicy(PolicyKind.FULL)
+
+
+class View(StrEnum):
+    """How much of one verdict one viewer sees (``feedback_view`` on the wire)."""
+
+    FULL = "full"  # everything stored
+    REPORT = "report"  # the report, less what the learner's code wrote on the judge's inputs
+    SCORE = "score"  # verdict, score, check names and pass/fail
+    HIDDEN = "hidden"  # received and graded; nothing of the verdict until released_at
+
+
+@dataclass(frozen=True)
+class Access:
+    """How one viewer sees one submission, and why (the policy, a release date, a token)."""
+
+    view: View
+    policy: FeedbackPolicy = FULL
+    released_at: datetime | None = None
+    token_spent: bool = False
+    #: ``tokens:N`` only: tokens the learner has left today on this exercise.
+    tokens_left: int | None = None
+    #: The course, for dates in its zone in the notes.
+    course: Course | None = None
+
+
+EVERYTHING = Access(View.FULL)
+
+
+def view_of(policy: FeedbackPolicy, *, now: datetime, due_at: datetime | None, token_spent: bool) -> View:
+    """The view a learner has of their own submission under ``policy`` at ``now``; ``due_at``
+    is their due date (extension included)."""
+    if policy.kind is PolicyKind.FULL:
+        return View.FULL
+    if policy.kind is PolicyKind.SCORE:
+        return View.SCORE
+    if policy.kind is PolicyKind.TOKENS:
+        return View.REPORT if token_spent else View.SCORE
+    # hidden-until-due: released at the due date itself (a set without one is refused at publish)
+    return View.HIDDEN if due_at is None or now < due_at else View.REPORT
+
+
+# --- the one function every route calls ------------------------------------------------------
+
+R = TypeVar("R")
+
+_RAISED = re.compile(r"\b([Rr]aised|got) ([A-Za-z_][\w.]*)( during backward\(\))?: ")
+
+
+def visible_report(report: R, access: Access) -> R:
+    """``report`` (a ``SubmissionPublic``, a ``SubmissionSummary`` or a page's submission line)
+    as ``access`` allows, with ``feedback_view`` (and the policy, release date, token) set where
+    it has those fields. Pure: the same record and access always give the same answer."""
+    changes: dict[str, Any] = {
+        "feedback_view": access.view.value,
+        "feedback_policy": str(access.policy),
+        "released_at": access.released_at,
+        "token_spent": access.token_spent,
+        "tokens_left": access.tokens_left,
+    }
+    verdict = _get(report, "verdict")
+    if access.view is View.HIDDEN and verdict != Verdict.INTERNAL_ERROR:
+        # the grader's own failure is said: it tells the learner to send again, nothing of their code
+        when = shown(access.released_at, access.course) if access.released_at and access.course else "the due date"
+        changes.update(verdict=None, score=None, counted_score=None, message=HIDDEN_NOTE.format(when=when),
+                       checks=[], stdout="", stderr="", feedback=None)
+    elif access.view is View.SCORE:
+        changes.update(message=SCORE_NOTE.format(policy=access.policy), stdout="", stderr="", feedback=None,
+                       checks=[_replace(c, message="", misconception=None, mistake_id=None)
+                               for c in _get(report, "checks") or []])
+    elif access.view in (View.REPORT, View.HIDDEN):
+        feedback = _get(report, "feedback")
+        changes.update(message=cut_raised(_get(report, "message") or ""), stdout="", stderr="",
+                       checks=[_replace(c, message=cut_raised(c.message)) for c in _get(report, "checks") or []],
+                       feedback=_cut_feedback(feedback) if isinstance(feedback, Feedback) else feedback)
+    return _replace(report, **changes)
+
+
+def _get(record: Any, name: str) -> Any:
+    return getattr(record, name, None)
+
+
+def _replace(record: R, **changes: Any) -> R:
+    """``record`` with those of ``changes`` it has a field for."""
+    if isinstance(record, BaseModel):
+        known = {k: v for k, v in changes.items() if k in type(record).model_fields}
+        return record.model_copy(update=known)
+    assert dataclasses.is_dataclass(record) and not isinstance(record, type)
+    names = {f.name for f in dataclasses.fields(record)}
+    return dataclasses.replace(record, **{k: v for k, v in changes.items() if k in names})
+
+
+def shown_type(name: str) -> str:
+    """An exception's type name when it is Python's own; a learner's class could be made at run
+    time with the inputs in its name."""
+    found = getattr(builtins, name, None)
+    return name if isinstance(found, type) and issubclass(found, BaseException) else "an exception"
+
+
+def cut_raised(text: str) -> str:
+    """A judge's message up to the first exception of the learner's it quotes (``raised X: ...``,
+    ``got X: ...``), that exception named by its type only; everything after it (the message,
+    the rest of the sentence, the traceback) is the learner's and goes."""
+    match = _RAISED.search(text)
+    if match is None:
+        return text
+    return f"{text[:match.start()]}{match[1]} {shown_type(match[2])}{match[3] or ''} {CUT_NOTE}"
+
+
+def _cut_traceback(traceback: str, exception: str) -> str:
+    """The frames of a traceback (its header and indented lines), without the final line(s),
+    where the exception's message is."""
+    kept: list[str] = []
+    for i, line in enumerate(traceback.splitlines()):
+        if i and not line.startswith(" "):
+            break
+        kept.append(line)
+    return "\n".join([*kept, f"{exception}: {CUT_NOTE}"])
+
+
+def _cut_feedback(feedback: Feedback) -> Feedback:
+    causes = []
+    for cause in feedback.root_causes:
+        if cause.phase in ("call", "backward"):  # ran on the judge's inputs (syntax, import: on the file)
+            exception = shown_type(cause.exception)
+            cause = RootCause.model_validate({
+                **cause.model_dump(), "exception": exception, "message": CUT_NOTE,
+                "traceback": _cut_traceback(cause.traceback, exception),
+                "headline": cause.headline.replace(cause.exception, exception, 1),
+            })
+        causes.append(cause)
+    summary = feedback.summary
+    details = [d.model_copy(update={"text": cut_raised(d.text)}) for d in summary.details]
+    return Feedback(root_causes=causes, diagnosis=feedback.diagnosis, summary=FeedbackSummary(
+        verdict=summary.verdict, score=summary.score, checks_passed=summary.checks_passed,
+        checks_total=summary.checks_total, headline=cut_raised(summary.headline),
+        next_step=cut_raised(summary.next_step) if summary.next_step else None, details=details))
+
+
+# --- reading the policy from the database ------------------------------------------------------
+
+def policy_of(entry: SetEntry | None) -> FeedbackPolicy:
+    """A set entry's policy (no entry: the default course's open exercises, ``full``)."""
+    return FeedbackPolicy.parse(entry.feedback_policy) if entry is not None else FULL
+
+
+def _teaches(session: Session, viewer: User, course_id: int) -> bool:
+    taught = taught_course_ids(session, viewer)
+    return taught is None or course_id in taught
+
+
+def _due_for(session: Session, entry: SetEntry, user_id: int) -> datetime | None:
+    """The learner's due date: the set's, or their extension when later."""
+    extension = session.get(Extension, (entry.course_id, user_id, entry.exercise))
+    if extension is not None and (entry.due_at is None or extension.due_at > entry.due_at):
+        return extension.due_at
+    return entry.due_at
+
+
+def day_window(now: datetime, course: Course) -> tuple[datetime, datetime]:
+    """The calendar day of ``now`` in the course's zone, as [start, end) instants."""
+    start = now.astimezone(zone(course.time_zone)).replace(hour=0, minute=0, second=0, microsecond=0)
+    end = start + timedelta(days=1)  # wall-clock arithmetic: the next midnight, however long the day
+    return start.astimezone(UTC), end.astimezone(UTC)
+
+
+def tokens_spent_today(session: Session, course: Course, user_id: int, exercise: str, now: datetime) -> int:
+    """Tokens the learner spent on this exercise of this course during today (course's zone)."""
+    start, end = day_window(now, course)
+    return session.scalar(
+        select(func.count()).select_from(FeedbackToken).where(
+            FeedbackToken.course_id == course.id, FeedbackToken.user_id == user_id,
+            FeedbackToken.exercise == exercise, FeedbackToken.spent_at >= start, FeedbackToken.spent_at < end,
+        )
+    ) or 0
+
+
+def access_for(session: Session, viewer: User, submission: Submission, now: datetime) -> Access:
+    """How ``viewer`` (who may read ``submission``) sees it at ``now``."""
+    if submission.user_id != viewer.id or _teaches(session, viewer, submission.course_id):
+        return EVERYTHING  # only the course's instructors and admins read others' submissions
+    entry = session.get(SetEntry, (submission.course_id, submission.exercise))
+    policy = policy_of(entry)
+    if policy.kind is PolicyKind.FULL:
+        return EVERYTHING
+    assert entry is not None
+    course = session.get(Course, submission.course_id)
+    due = _due_for(session, entry, viewer.id)
+    spent = policy.kind is PolicyKind.TOKENS and session.get(FeedbackToken, submission.id) is not None
+    left = None
+    if policy.kind is PolicyKind.TOKENS and course is not None:
+        left = max(0, policy.tokens - tokens_spent_today(session, course, viewer.id, submission.exercise, now))
+    view = view_of(policy, now=now, due_at=due, token_spent=spent)
+    released = due if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE else None
+    return Access(view, policy, released, spent, left, course)
+
+
+def refuse_hidden_board(session: Session, viewer: User, course: Course, exercise: str, now: datetime) -> None:
+    """Raise ``ScoresHidden`` when ``exercise``'s board must not be shown to ``viewer`` now."""
+    if exercise in hidden_board_exercises(session, viewer, course, now):
+        raise ScoresHidden(f"The scores of {exercise!r} in {course.slug!r} are hidden until every learner's due date "
+                           "has passed (feedback policy hidden-until-due).")
+
+
+def hidden_board_exercises(session: Session, viewer: User, course: Course, now: datetime) -> set[str]:
+    """Exercises of ``course`` whose scores boards must not show ``viewer`` now: for a learner,
+    the ``hidden-until-due`` ones until every learner's due date (extensions too) has passed."""
+    if _teaches(session, viewer, course.id):
+        return set()
+    hidden = set()
+    for entry in session.scalars(select(SetEntry).where(
+            SetEntry.course_id == course.id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value)):
+        latest = session.scalar(select(func.max(Extension.due_at)).where(
+            Extension.course_id == course.id, Extension.exercise == entry.exercise))
+        last_due = max(d for d in (entry.due_at, latest) if d is not None) if (entry.due_at or latest) else None
+        if last_due is None or now < _aware(last_due):
+            hidden.add(entry.exercise)
+    return hidden
+
+
+def hidden_own_exercises(session: Session, learner: User, now: datetime) -> set[str]:
+    """Exercises whose best score a learner's own page must not show now: ``hidden-until-due``
+    in one of their courses (not one they teach) and their own due date not passed yet."""
+    hidden = set()
+    for entry in session.scalars(select(SetEntry).where(
+            SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value,
+            SetEntry.course_id.in_(select(Submission.course_id).where(Submission.user_id == learner.id)))):
+        due = _due_for(session, entry, learner.id)
+        if not _teaches(session, learner, entry.course_id) and (due is None or now < due):
+            hidden.add(entry.exercise)
+    return hidden
+
+
+def _aware(moment: datetime) -> datetime:
+    """An aggregate over SQLite may drop the zone: the stored times are UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+# --- spending a token ------------------------------------------------------------------------
+
+def spend_token(session: Session, user: User, submission: Submission, now: datetime) -> None:
+    """Spend one of today's tokens on the learner's own ``submission`` (a ``tokens:N`` set),
+    so that its report is shown from now on; spending twice on one submission costs one. The
+    caller commits. Counted under the learner's lock, so a burst cannot overspend."""
+    # deferred: limits imports the app's dependencies, which import the course sets (a cycle)
+    from server.submissions.limits import lock_learner
+
+    if submission.user_id != user.id:
+        raise SubmissionNotFound(f"No submission {submission.id} of yours.")
+    entry = session.get(SetEntry, (submission.course_id, submission.exercise))
+    policy = policy_of(entry)
+    course = session.get(Course, submission.course_id)
+    if policy.kind is not PolicyKind.TOKENS or course is None:
+        raise TokensNotInUse(f"{submission.exercise!r} shows feedback by its policy ({policy}); it takes no tokens.")
+    lock_learner(session, user.id)
+    if session.get(FeedbackToken, submission.id) is not None:
+        return
+    if tokens_spent_today(session, course, user.id, submission.exercise, now) >= policy.tokens:
+        _, end = day_window(now, course)
+        session.rollback()  # release the learner's lock before the refusal is written
+        raise NoTokensLeft(
+            f"You have spent all {policy.tokens} tokens of today on {submission.exercise!r} in {course.slug!r}; "
+            f"the next comes on {shown(end, course)}."
+        )
+    session.add(FeedbackToken(submission_id=submission.id, course_id=course.id, user_id=user.id,
+                              exercise=submission.exercise, spent_at=now))
+    session.flush()

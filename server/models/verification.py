@@ -1,0 +1,35 @@
+"""Results of ``ppo-grader exercises verify``: the pack gate's record, by content version.
+
+One row per exercise verified, passed or not; ``sets publish`` looks for a passed row at the
+exercise's current content version (:func:`exercises.versions.content_version`), so an edit of
+a pack's reference, checks or faults needs a new verify before the exercise can be published.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from server.models.base import Base, UTCDateTime, utcnow
+
+
+class ExerciseVerification(Base):
+    """One exercise through the gate: at which content and grader version, and whether it passed."""
+
+    __tablename__ = "exercise_verifications"
+    __table_args__ = (Index("ix_exercise_verifications_exercise_content_version", "exercise", "content_version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    #: The exercise's id (its slug).
+    exercise: Mapped[str] = mapped_column(String(64))
+    content_version: Mapped[str] = mapped_column(String(16))
+    grader_version: Mapped[str] = mapped_column(String(16))
+    #: The pack it came from, for the instructor reading the record (display text).
+    pack: Mapped[str] = mapped_column(String(512))
+    passed: Mapped[bool] = mapped_column(default=False)
+    verified_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    #: The gate's criteria with their problems (exercises.verify.Verification.summary; bounded).
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

@@ -1,0 +1,193 @@
+"""Regrade sets: which verdicts are stale, choosing what to grade again, reading and cancelling.
+
+- A verdict is *stale* when the exercise's content version or the grader's version that
+  produced it differs from what this process loaded (exercises/versions.py). Verdicts
+  stored before versions existed are ``unknown``, so stale.
+- Only verdicts that count are chosen or counted: finished, not ``internal_error`` (the
+  grader's fault never counted, and a regrade never turns it into an attempt).
+- A preview is a set of ``queued`` results, one per chosen submission; the queue grades
+  them (``server.regrades.grading``) while nothing learners see changes.
+- Sets are the instructors' own: the CLI (the operator) reads every set, an admin too, an
+  instructor the sets of the courses they teach; anyone else gets ``RegradeNotFound``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy.orm import Session
+
+from server.courses.service import taught_course_ids
+from server.errors import NothingToRegrade, RegradeClosed, RegradeNotFound
+from server.grading.grader import verdict_versions
+from server.models import (
+    BestScore,
+    Course,
+    RegradeResult,
+    RegradeSet,
+    RegradeState,
+    Status,
+    Submission,
+    User,
+    Verdict,
+    utcnow,
+)
+from server.regrades.grading import settle
+
+#: Defers the set's jobs in its transaction (procrastinate); None for the in-process queue.
+Defer = Callable[[Session, RegradeSet], None]
+
+
+def _counts() -> list:  # type: ignore[type-arg]
+    """SQL: a submission whose verdict counts (server.leaderboard.service.counted)."""
+    return [Submission.status == Status.DONE, Submission.verdict.is_not(None),
+            Submission.verdict != Verdict.INTERNAL_ERROR.value]
+
+
+def _stale(content: str, grader: str):  # type: ignore[no-untyped-def]
+    """SQL: a verdict from another content or grader version than these."""
+    return or_(Submission.content_version != content, Submission.grader_version != grader)
+
+
+@dataclass(frozen=True)
+class StaleLine:
+    """One course's one exercise: its counted verdicts, how many are stale, and how many of
+    those are the verdict a learner's board score comes from."""
+
+    course: str
+    exercise: str
+    verdicts: int
+    stale: int
+    stale_on_boards: int
+    content_version: str
+
+
+def stale_lines(session: Session, course_ids: set[int] | None = None, exercise: str | None = None) -> list[StaleLine]:
+    """Counted verdicts per course and exercise, with the stale ones, by this process's versions."""
+    query = (
+        select(Course.slug, Submission.exercise, Submission.content_version, Submission.grader_version,
+               func.count(), func.count(BestScore.counted_submission_id))
+        .join(Course, Course.id == Submission.course_id)
+        .outerjoin(BestScore, BestScore.counted_submission_id == Submission.id)
+        .where(*_counts())
+        .group_by(Course.slug, Submission.exercise, Submission.content_version, Submission.grader_version)
+    )
+    if course_ids is not None:
+        query = query.where(Submission.course_id.in_(course_ids))
+    if exercise is not None:
+        query = query.where(Submission.exercise == exercise)
+    totals: dict[tuple[str, str], list[int]] = {}
+    versions: dict[str, tuple[str, str]] = {}
+    for slug, name, content, grader, count, on_board in session.execute(query).tuples():
+        current = versions.setdefault(name, verdict_versions(name))
+        line = totals.setdefault((slug, name), [0, 0, 0])
+        line[0] += count
+        if (content, grader) != current:
+            line[1] += count
+            line[2] += on_board
+    return [StaleLine(slug, name, verdicts, stale, on_boards, versions[name][0])
+            for (slug, name), (verdicts, stale, on_boards) in sorted(totals.items())]
+
+
+def create_preview(
+    session: Session,
+    *,
+    exercise: str,
+    course: Course | None = None,
+    learner: User | None = None,
+    submission_id: int | None = None,
+    all_versions: bool = False,
+    requested_by: User | None = None,
+    defer: Defer | None = None,
+) -> tuple[RegradeSet, list[int]]:
+    """Choose the submissions to grade again and store a set of queued results (the caller
+    commits, then hands the result ids to an in-process queue). Returns (set, result ids).
+
+    By default only stale verdicts are chosen; ``all_versions`` takes every counted verdict.
+    Raises ``NothingToRegrade`` when the selection is empty.
+    """
+    from server.catalog.service import find_exercise
+
+    find_exercise(exercise)
+    content, grader = verdict_versions(exercise)
+    query = select(Submission.id).where(Submission.exercise == exercise, *_counts()).order_by(Submission.id)
+    if course is not None:
+        query = query.where(Submission.course_id == course.id)
+    if learner is not None:
+        query = query.where(Submission.user_id == learner.id)
+    if submission_id is not None:
+        query = query.where(Submission.id == submission_id)
+    if not all_versions:
+        query = query.where(_stale(content, grader))
+    chosen = list(session.scalars(query))
+    if not chosen:
+        what = "no counted verdict" if all_versions else "no stale verdict (add --all-versions to regrade current ones)"
+        raise NothingToRegrade(f"{exercise}: {what} matches this selection.")
+    regrade = RegradeSet(
+        exercise=exercise, course_id=course.id if course else None, user_id=learner.id if learner else None,
+        submission_id=submission_id, all_versions=all_versions, state=RegradeState.GRADING,
+        content_version=content, grader_version=grader, requested_by=requested_by.id if requested_by else None,
+        created_at=utcnow(),
+    )
+    session.add(regrade)
+    session.flush()
+    session.execute(insert(RegradeResult), [
+        {"set_id": regrade.id, "submission_id": sid, "status": "queued", "attempts": 0, "message": "", "checks": [],
+         "stdout": "", "stderr": "", "timings": {}}
+        for sid in chosen
+    ])
+    if defer is not None:
+        defer(session, regrade)
+    ids = list(session.scalars(select(RegradeResult.id).where(RegradeResult.set_id == regrade.id).order_by(RegradeResult.id)))
+    return regrade, ids
+
+
+def readable_set(session: Session, set_id: int, reader: User | None) -> RegradeSet:
+    """The set, if ``reader`` (None: the CLI) may see it; settled first (a finished set reads ready)."""
+    regrade = session.get(RegradeSet, set_id)
+    if regrade is not None and reader is not None:
+        taught = taught_course_ids(session, reader)
+        if taught is not None and (regrade.course_id is None or regrade.course_id not in taught):
+            regrade = None
+    if regrade is None:
+        raise RegradeNotFound(f"No regrade {set_id} that you can read.")
+    if regrade.state == RegradeState.GRADING and settle(session, regrade.id):
+        session.refresh(regrade)
+    return regrade
+
+
+def list_sets(session: Session, reader: User | None, limit: int = 50) -> list[RegradeSet]:
+    """The newest sets ``reader`` may see."""
+    query = select(RegradeSet).order_by(RegradeSet.id.desc()).limit(limit)
+    taught = taught_course_ids(session, reader) if reader is not None else None
+    if taught is not None:
+        query = query.where(RegradeSet.course_id.in_(taught))
+    return list(session.scalars(query))
+
+
+def progress(session: Session, set_id: int) -> tuple[int, int]:
+    """(results graded, results in all) of a set."""
+    rows = dict(session.execute(
+        select(RegradeResult.status == "done", func.count()).where(RegradeResult.set_id == set_id)
+        .group_by(RegradeResult.status == "done")
+    ).tuples().all())
+    return int(rows.get(True, 0)), int(sum(rows.values()))
+
+
+def cancel(session: Session, regrade: RegradeSet) -> None:
+    """Drop a set that was not applied: its results go, nothing learners see changed. A
+    worker grading one of them finds its row gone and stores nothing."""
+    # A compare-and-set on the state: an apply racing this cancel cannot both win.
+    done = session.execute(
+        update(RegradeSet)
+        .where(RegradeSet.id == regrade.id, RegradeSet.state.in_([RegradeState.GRADING, RegradeState.READY]))
+        .values(state=RegradeState.CANCELLED, cancelled_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    if done.rowcount != 1:  # type: ignore[attr-defined]
+        session.refresh(regrade)
+        raise RegradeClosed(f"Regrade {regrade.id} was {regrade.state} already; nothing changed.")
+    session.execute(delete(RegradeResult).where(RegradeResult.set_id == regrade.id))
+    session.refresh(regrade)
