@@ -9,7 +9,7 @@ core values are right (EXERCISES.md, "Numbers and gradients"), and scores what i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,12 +96,18 @@ def safe_diagnose(exercise: Exercise, run: Run, failed: list[Check], seen: dict[
 
 
 def board_score(checks: list[CheckOutcome]) -> float:
-    """100 x the passed confirmed checks' weight / all confirmed checks' weight (2 decimals)."""
-    confirmed = [c for c in checks if not c.self_reported]
-    total = sum(c.weight for c in confirmed)
+    """The board score of a report's checks (:func:`board_share`)."""
+    return board_share((c.weight, c.passed, bool(c.self_reported)) for c in checks)
+
+
+def board_share(checks: Iterable[tuple[float, bool, bool]]) -> float:
+    """100 x the passed confirmed checks' weight / all confirmed checks' weight, to 2 decimals,
+    from (weight, passed, self-reported) per check; 0 when no check is confirmed."""
+    confirmed = [(weight, passed) for weight, passed, self_reported in checks if not self_reported]
+    total = sum(weight for weight, _ in confirmed)
     if total <= 0:
         return 0.0
-    return round(100.0 * sum(c.weight for c in confirmed if c.passed) / total, 2)
+    return round(100.0 * sum(weight for weight, passed in confirmed if passed) / total, 2)
 
 
 def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagnosis) -> None:

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
-from server.courses.counted import submission_counted
+from server.courses.counted import submission_board, submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
     MAX_CHECKS,
@@ -61,8 +61,8 @@ class ReportLike(Protocol):
     timings: Mapping[str, float]
     peak_memory_bytes: int | None
     cpu_seconds: float | None
-    # Optional, read with getattr: ``feedback`` (exercises/feedback.py), ``diagnosis``
-    # (the judge's named mistakes) and ``board_score`` (what the boards rank by), absent from older reports.
+    # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
+    # (the judge's named mistakes), absent from older reports.
 
 
 @dataclass(frozen=True)
@@ -123,9 +123,6 @@ class Storable:
 
     verdict: Verdict
     score: float | None
-    #: The raw board score: the confirmed checks' share (``exercises.scoring.board_score``),
-    #: the score itself for a report without one.
-    board: float | None
     message: str
     checks: list[dict[str, Any]]
     feedback: Any
@@ -157,15 +154,12 @@ def storable(
         }
         for check in checks[:MAX_CHECKS]
     ]
-    score = None if report.score is None else clean_float(report.score)
-    board = getattr(report, "board_score", None)
     message = _storable_message(report.message, filename)
     if len(checks) > MAX_CHECKS:
         message += f"\n[only the first {MAX_CHECKS} checks are stored]"
     return Storable(
         verdict=verdict,
-        score=score,
-        board=score if board is None else clean_float(board),
+        score=None if report.score is None else clean_float(report.score),
         message=message,
         checks=rows,
         feedback=_clean_json(for_learner(getattr(report, "feedback", None), filename, getattr(report, "diagnosis", None))),
@@ -219,10 +213,10 @@ def store_report(
     submission.counted_score = (
         submission_counted(clean.score, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
     )
-    # The boards rank by the confirmed checks only, after the same penalty.
-    graded = clean.verdict is Verdict.GRADED
-    submission.board_raw_score = clean.board if graded else None
-    submission.board_score = submission_counted(clean.board, submission.penalty_percent) if graded else None
+    # The boards rank by the confirmed checks only (server.courses.counted.submission_board).
+    submission.board_score = (
+        submission_board(clean.checks, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
+    )
     submission.message = clean.message
     submission.feedback = clean.feedback
     submission.stdout = clean.stdout
@@ -299,7 +293,7 @@ def store_internal_error(
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
     submission.counted_score = None
-    submission.board_score = submission.board_raw_score = None
+    submission.board_score = None
     submission.message = clean_text(message, MESSAGE_BYTES)
     submission.status = Status.DONE
     submission.finished_at = utcnow()

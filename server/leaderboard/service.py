@@ -110,11 +110,11 @@ def board(
         if uid not in people or slug in hidden:
             continue
         row = totals.setdefault(uid, [0.0, 0.0, 0, 0, None])
-        row[0] += score.board_points
+        row[0] += score.board_points  # confirmed checks only: self-reported facts earn no place
         row[1] += score.raw_best or 0.0
         row[2] += score.attempts
-        row[3] += 1 if score.board_points >= FULL_SCORE else 0
-        reached = _as_datetime(score.board_reached)  # the latest: when the total was first complete
+        row[3] += 1 if score.board_solved else 0
+        reached = _as_datetime(score.board_reached_at)  # the latest: when the total was first complete
         if reached is not None and (row[4] is None or reached > row[4]):
             row[4] = reached
     rows = [

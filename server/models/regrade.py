@@ -96,8 +96,6 @@ class RegradeResult(Base):
     attempts: Mapped[int] = mapped_column(default=0)
     verdict: Mapped[str | None] = mapped_column(String(32))
     score: Mapped[float | None] = mapped_column(Float)
-    #: The raw board score (confirmed checks only), as ``Submission.board_raw_score``.
-    board_score: Mapped[float | None] = mapped_column(Float)
     message: Mapped[str] = mapped_column(Text, default="")
     #: The checks as stored for a submission (server.grading.persistence.check_rows).
     checks: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)

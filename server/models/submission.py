@@ -79,8 +79,6 @@ class Submission(Base):
     #: self-reported check; exercises.scoring.board_score). NULL unless graded, and for verdicts
     #: stored before migration 0011, which rank by ``counted_score``.
     board_score: Mapped[float | None] = mapped_column(Float)
-    #: The board score before the late penalty, so that an extension or a regrade re-prices it.
-    board_raw_score: Mapped[float | None] = mapped_column(Float)
     message: Mapped[str] = mapped_column(Text, default="")
     stdout: Mapped[str] = mapped_column(Text, default="")
     stderr: Mapped[str] = mapped_column(Text, default="")

@@ -73,7 +73,6 @@ def store_result(session: Session, claimed: ClaimedResult, report: object, *, ou
     clean = storable(report, claimed.filename, output_cap=output_cap)  # type: ignore[arg-type]
     result.verdict = clean.verdict.value
     result.score = clean.score
-    result.board_score = clean.board
     result.message = clean.message
     result.checks = clean.checks
     result.feedback = clean.feedback

@@ -41,3 +41,16 @@ def test_honest_code_that_fails_only_a_self_reported_check_ties_with_correct_cod
     report = judge.grade(slug, attached.source(ex.function_name), 3)
     assert honest.score == honest.board_score == 100
     assert report.score < 100 and report.board_score == 100, [(c.name, c.passed) for c in report.checks]
+
+
+def test_a_stored_submissions_board_score_comes_from_its_check_rows() -> None:
+    """What the server stores, reprices (an extension) and regrades from: the check rows' ids."""
+    from server.courses.counted import submission_board
+
+    ex = get_exercise("gae")
+    rows = [{"check_id": ex.check_id(c), "weight": c.weight, "passed": c.id != "detached"} for c in ex.checks]
+    assert submission_board(rows, 0.0) == 100.0  # only the self-reported check failed
+    assert submission_board(rows, 10.0) == 90.0  # the late penalty applies to the board too
+    rows[0]["passed"] = False
+    confirmed = sum(c.weight for c in ex.checks if not c.self_reported)
+    assert submission_board(rows, 0.0) == round(100 * (confirmed - ex.checks[0].weight) / confirmed, 2)

@@ -27,9 +27,8 @@ Timestamp = sa.DateTime(timezone=True)
 
 def upgrade() -> None:
     """Add the columns; best_scores' board triple starts as its counted one."""
-    with op.batch_alter_table("submissions") as batch:
-        batch.add_column(sa.Column("board_score", sa.Float(), nullable=True))
-        batch.add_column(sa.Column("board_raw_score", sa.Float(), nullable=True))
+    # In place, never a batch copy: check_results rows cascade from submissions on SQLite.
+    op.add_column("submissions", sa.Column("board_score", sa.Float(), nullable=True))
     with op.batch_alter_table("best_scores") as batch:
         batch.add_column(sa.Column("board_score", sa.Float(), nullable=True))
         batch.add_column(sa.Column("board_reached_at", Timestamp, nullable=True))
@@ -52,8 +51,6 @@ def downgrade() -> None:
     # check_results rows cascade from submissions: a batch copy of that table on SQLite would
     # delete them, so the column is dropped in place (SQLite 3.35+).
     if op.get_bind().dialect.name == "sqlite":
-        op.execute("ALTER TABLE submissions DROP COLUMN board_raw_score")
         op.execute("ALTER TABLE submissions DROP COLUMN board_score")
     else:
-        op.drop_column("submissions", "board_raw_score")
         op.drop_column("submissions", "board_score")

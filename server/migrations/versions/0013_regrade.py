@@ -64,7 +64,6 @@ def upgrade() -> None:
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("verdict", sa.String(length=32), nullable=True),
         sa.Column("score", sa.Float(), nullable=True),
-        sa.Column("board_score", sa.Float(), nullable=True),
         sa.Column("message", sa.Text(), nullable=False),
         sa.Column("checks", sa.JSON(), nullable=False),
         sa.Column("feedback", sa.JSON(), nullable=True),
