@@ -9,6 +9,12 @@ check (``Mistake.explains``) are candidates there, so a mistake is never named o
 cannot change, and a second mistake elsewhere cannot hide the first. Among the per-check
 matches the combination naming the fewest faults overall is kept.
 
+Learners rarely write a mistake in exactly its switch's form, and often beside one the
+catalogue lacks: a check no combination matches may still show single mistakes case by case
+(:func:`_supports`), and a mistake with a ``signature`` is recognised by what all its forms
+share (:func:`_shows_signature`). Whichever way it was found, a mistake is named only when it
+explains most of the failed checks it claims (:func:`_most_claims_explained`).
+
 Runs of the faulty reference are memoised per (switches, case) and the search is bounded by
 counted work (:class:`Budget`: ``max_faults`` switches, runs of a candidate, elements
 compared), with a CPU-time ceiling only as a safety net far above normal use, so the same
@@ -575,7 +581,10 @@ def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: i
     faults already found elsewhere first). Pass 2, for the checks no
     single fault matches, tries 2 then 3 faults, first the combinations that add the fewest
     faults not already found in pass 1, and stops at the first group that matches: the
-    smallest overall explanation comes first and the search stays bounded.
+    smallest overall explanation comes first and the search stays bounded. Pass 3, for the
+    checks still unmatched (and not failed by the learner's own exception), keeps the single
+    faults each supports case by case. Last, a mistake that does not explain most of the
+    failed checks it claims is dropped everywhere.
     """
     budget = budget if budget is not None else Budget()
     budget.start()
