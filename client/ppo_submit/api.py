@@ -182,6 +182,11 @@ class Submission(TypedDict, total=False):
     released_at: str | None
     token_spent: bool
     tokens_left: int | None
+    filename: str | None
+    feedback: dict[str, Any] | None
+    content_version: str
+    grader_version: str
+    regrades: list[dict[str, Any]]  # applied regrades that changed this verdict, oldest first
 
 
 class Course(TypedDict, total=False):

@@ -42,7 +42,7 @@ else:  # Rich and platformdirs load when a command first prints or reads the sto
 try:  # Typer >= 0.20 vendors click
     from typer._click.exceptions import UsageError as _ClickUsageError
 except ImportError:  # pragma: no cover - older Typer on the real click
-    from click.exceptions import UsageError as _ClickUsageError  # type: ignore[no-redef]
+    from click.exceptions import UsageError as _ClickUsageError  # type: ignore[assignment]  # the same class, from click itself
 
 GRADER_FAULT = (
     "the grader failed on its side (internal_error): this is not your code's fault "

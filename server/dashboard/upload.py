@@ -25,12 +25,15 @@ from dataclasses import dataclass
 from email.message import Message
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 
 from server.catalog.service import list_exercises
 from server.web.errors import PageError
+
+if TYPE_CHECKING:
+    from ppo_submit.api import ExerciseSummary
 
 #: Largest upload body read (a notebook's outputs count; its code is capped as the API caps it).
 MAX_UPLOAD_BYTES = 8 * 1024 * 1024
@@ -120,8 +123,11 @@ class Prepared:
     filename: str
 
 
-def _catalogue() -> list[dict[str, Any]]:
-    return [{"slug": x.slug, "function": x.function} for x in list_exercises()]
+def _catalogue() -> list[ExerciseSummary]:
+    """The catalogue as the client's notebook code reads it (what ``GET /exercises`` lists)."""
+    from ppo_submit.api import ExerciseSummary
+
+    return [ExerciseSummary(slug=x.slug, function=x.function) for x in list_exercises()]
 
 
 def prepare(upload: Upload, back: str) -> Prepared:

@@ -39,28 +39,42 @@ INTERNAL_ERROR_MESSAGE = (
 
 
 class CheckLike(Protocol):
-    """The fields of the judge's ``CheckOutcome`` that we store."""
+    """The fields of the judge's ``CheckOutcome`` that we store (read-only, so any report type fits)."""
 
-    name: str
-    weight: float
-    passed: bool
-    message: str
-    misconception: str | None
+    @property
+    def name(self) -> str: ...
+    @property
+    def weight(self) -> float: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def misconception(self) -> str | None: ...
     # Optional, read with getattr: ``check_id`` and ``mistake_id``, absent from older reports.
 
 
 class ReportLike(Protocol):
     """The fields of the judge's ``GradeReport`` that we store."""
 
-    verdict: str
-    score: float | None
-    message: str
-    checks: Sequence[CheckLike]
-    stdout: str
-    stderr: str
-    timings: Mapping[str, float]
-    peak_memory_bytes: int | None
-    cpu_seconds: float | None
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def score(self) -> float | None: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def checks(self) -> Sequence[CheckLike]: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
+    @property
+    def timings(self) -> Mapping[str, float]: ...
+    @property
+    def peak_memory_bytes(self) -> int | None: ...
+    @property
+    def cpu_seconds(self) -> float | None: ...
     # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
     # (the judge's named mistakes), absent from older reports.
 
