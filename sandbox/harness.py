@@ -230,6 +230,9 @@ def _pick(value: Any, path: list[int | str]) -> Any:
 _DIGEST_CHUNK = 1 << 16
 #: The fractional part of the golden ratio: k * phi mod 1 spreads weights evenly over [0, 1).
 _PHI = 0.6180339887498949
+#: Elements a digest also carries as they are, spread over the tensor by the seed: a sum can
+#: hide element-wise errors that cancel, these cannot (the judge compares each one).
+DIGEST_SAMPLES = 32
 
 
 def _weights(start: int, size: int, seed: int) -> torch.Tensor:
@@ -239,8 +242,9 @@ def _weights(start: int, size: int, seed: int) -> torch.Tensor:
 
 
 def digest(t: torch.Tensor, seed: int) -> list[float]:
-    """``[sum(w * t), sum(|w * t|)]`` accumulated in float64, with weights in [-0.5, 0.5) fixed by
-    ``seed`` (one chunk's worth, repeated over the chunks).
+    """``[sum(w * t), sum(|w * t|), t[p_0], ..., t[p_k]]``: the sums accumulated in float64, with
+    weights in [-0.5, 0.5) fixed by ``seed`` (one chunk's worth, repeated over the chunks), then
+    :data:`DIGEST_SAMPLES` elements at positions the seed spreads over the tensor.
 
     A measured case's output is far too large to send back; this pair is enough to tell a right
     answer from a wrong one (a permuted or partly wrong tensor changes the weighted sum), costs
@@ -264,7 +268,17 @@ def digest(t: torch.Tensor, seed: int) -> list[float]:
         prod = _MUL(chunk, weights if size == _DIGEST_CHUNK or size == n else _NARROW(weights, 0, 0, size))
         total += _ITEM(_SUM(prod, dtype=_FLOAT64))
         total_abs += _ITEM(_SUM(_ABS(prod), dtype=_FLOAT64))
-    return [total, total_abs]
+    return [total, total_abs, *(float(_ITEM(_NARROW(flat, 0, p, 1))) for p in digest_positions(n, seed))]
+
+
+def digest_positions(n: int, seed: int) -> list[int]:
+    """Where a digest samples a tensor of ``n`` elements: one position in each of
+    :data:`DIGEST_SAMPLES` equal stretches, offset by the seed."""
+    if n <= 0:
+        return []
+    count = min(n, DIGEST_SAMPLES)
+    offset = (seed % 1_000_003) * _PHI % 1.0
+    return [min(n - 1, int((j + offset) * n / count)) for j in range(count)]
 
 
 def _clear_modes() -> None:

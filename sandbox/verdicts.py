@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import math
 import signal
+from collections.abc import Sequence
 from typing import Any
 
 from sandbox import host
 from sandbox.exit_codes import ExitCode
+from sandbox.harness import DIGEST_SAMPLES
 from sandbox.protocol import CallError, CallResult, JobResult, JobStatus, SandboxLimits
 from sandbox.tensors import decode
 from sandbox.text import cut_note
@@ -94,10 +96,13 @@ def _split_files(exited: dict[str, Any], blob: bytes) -> dict[str, bytes]:
 
 
 def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed_for_time: bool,
-               oom: bool | None) -> JobResult:
+               oom: bool | None, call_ids: Sequence[str] | None = None) -> JobResult:
     """Map how the child ended, and what it left, to a :class:`JobResult`.
 
-    ``oom`` is the memory cgroup's word (None where there is no cgroup to ask).
+    ``oom`` is the memory cgroup's word (None where there is no cgroup to ask). ``call_ids``
+    are the request's calls: a result naming any other call, or one twice, is refused before
+    any record is read (a forged result file must not cost the trusted side more than an honest
+    one). None: not checked (direct callers in tests).
     """
     files = _split_files(exited, blob)
     sizes = {k: int(v) for k, v in exited.get("sizes", {}).items()}
@@ -150,7 +155,7 @@ def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed
         res.status = JobStatus.CRASHED
         res.message = f"The process running your code was killed by {_SIGNAL_HINTS.get(sig, name)}."
     else:
-        _read_result(res, files, code, limits)
+        _read_result(res, files, code, limits, call_ids)
         if tmp_full and res.status in (JobStatus.CRASHED, JobStatus.RUNTIME_ERROR):
             # The harness could not write its results, or the learner's own write failed.
             res.status = JobStatus.OUTPUT_LIMIT
@@ -160,7 +165,8 @@ def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed
     return res
 
 
-def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limits: SandboxLimits) -> None:
+def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limits: SandboxLimits,
+                 call_ids: Sequence[str] | None = None) -> None:
     """Fill ``res`` from the child's result files; anything malformed is the child's doing."""
     ended_early = (
         f"Your code ended the process (exit code {code}) before the grader received results. "
@@ -196,7 +202,10 @@ def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limi
             res.status = JobStatus.OK
             if not isinstance(data["calls"], list):
                 raise TypeError("calls is not a list")
-            res.calls = [_call_result(c) for c in data["calls"]]
+            if call_ids is not None:
+                _only_requested_calls(data["calls"], call_ids)
+            nodes = [0]  # output-tree nodes over every call, not only per call
+            res.calls = [_call_result(c, nodes) for c in data["calls"]]
             twice = _named_twice(res.calls)
             if twice is not None:
                 res.status = JobStatus.CRASHED
@@ -221,6 +230,8 @@ _PERMISSION_HINT = (
 _TREE_KINDS = frozenset({"tensor", "none", "bool", "int", "float", "str", "tuple", "list", "dict", "object"})
 _MAX_TREE_DEPTH = 8
 _MAX_TREE_NODES = 20_000
+#: All calls' output trees together (honest results hold a few nodes per call).
+_MAX_RESULT_TREE_NODES = 50_000
 
 
 def _str(value: Any, what: str) -> str:
@@ -244,8 +255,9 @@ def _call_error(err: Any) -> CallError:
                      traceback=_str(err.get("traceback"), "traceback"), phase=phase)
 
 
-def _check_tree(node: Any, depth: int = 0, count: list[int] | None = None) -> None:
-    """Reject an output tree the harness could not have written (the judge walks it blindly)."""
+def _check_tree(node: Any, depth: int = 0, count: list[int] | None = None) -> int:
+    """Reject an output tree the harness could not have written (the judge walks it blindly);
+    return its node count."""
     count = count if count is not None else [0]
     count[0] += 1
     if depth > _MAX_TREE_DEPTH or count[0] > _MAX_TREE_NODES:
@@ -288,6 +300,7 @@ def _check_tree(node: Any, depth: int = 0, count: list[int] | None = None) -> No
         raise TypeError("bad str")
     elif kind == "object" and not isinstance(node.get("class", ""), str):
         raise TypeError("bad object class")
+    return count[0]
 
 
 def _tensor_names(node: Any) -> list[str]:
@@ -323,14 +336,32 @@ def _named_twice(calls: list[CallResult]) -> str | None:
     return None
 
 
-def _call_result(c: Any) -> CallResult:
-    """One call's record from the child's JSON, validated field by field."""
+def _only_requested_calls(calls: list[Any], call_ids: Sequence[str]) -> None:
+    """Refuse records of calls the request never made, or of one call twice: cheap checks, so a
+    flood of forged records ends here, before any of them is validated."""
+    if len(calls) > len(call_ids):
+        raise ValueError("more call records than calls")
+    wanted, seen = set(call_ids), set()
+    for c in calls:
+        cid = c.get("id") if isinstance(c, dict) else None
+        if not isinstance(cid, str) or cid not in wanted or cid in seen:
+            raise ValueError("a call record names a call the request did not make, or one twice")
+        seen.add(cid)
+
+
+def _call_result(c: Any, nodes: list[int] | None = None) -> CallResult:
+    """One call's record from the child's JSON, validated field by field; ``nodes`` counts the
+    output-tree nodes of every call so far (one cap for the whole result)."""
     if not isinstance(c, dict):
         raise TypeError("call record is not an object")
     err = c.get("error")
     output = c.get("output")
     if output is not None:
-        _check_tree(output)
+        size = _check_tree(output)
+        if nodes is not None:
+            nodes[0] += size
+            if nodes[0] > _MAX_RESULT_TREE_NODES:
+                raise ValueError("the output trees of all calls together are too large")
     grads = c.get("grads") or {}
     after = c.get("inputs_after") or {}
     if not isinstance(grads, dict) or not all(v is None or isinstance(v, str) for v in grads.values()):
@@ -349,7 +380,7 @@ def _call_result(c: Any) -> CallResult:
             raise TypeError("bad probes")
     digests = c.get("digests") or {}
     if not isinstance(digests, dict) or len(digests) > 64 or not all(
-            isinstance(k, str) and isinstance(v, list) and len(v) == 2
+            isinstance(k, str) and isinstance(v, list) and 2 <= len(v) <= 2 + DIGEST_SAMPLES
             and all(type(x) in (int, float) and math.isfinite(x) for x in v) for k, v in digests.items()):
         raise TypeError("bad digests")
     cuda_peak = c.get("cuda_peak_bytes")

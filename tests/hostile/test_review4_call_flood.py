@@ -1,4 +1,5 @@
-"""Review 4: the jail's result file may hold any number of call records (only its 4 MiB size is
+"""Review 4 (fixed: sandbox.verdicts refuses records of calls the request never made before reading
+any, and caps the output-tree nodes of all calls together): the jail's result file could hold any number of call records (only its 4 MiB size is
 capped), and the trusted side validates and converts every one of them, in each visit (regular
 and measured). Learner code that patches the harness's captured ``_JSON_DUMPS`` (reached through
 its frame's globals) appends 150,000 tiny records: the judge then spends ~15 s of its own CPU on
@@ -7,8 +8,6 @@ one submission that honestly takes ~1 s, outside every jail limit."""
 from __future__ import annotations
 
 import time
-
-import pytest
 
 from tests.hostile import sources as S
 from tests.hostile.conftest import Jail
@@ -36,7 +35,6 @@ def compute_actor_loss(*args, **kwargs):
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="review 4: unbounded call records in result.json cost the judge ~15x")
 def test_review4_flood_of_call_records_is_refused_cheaply(jail: Jail) -> None:
     t0 = time.monotonic()
     report = jail.judge.grade("actor-loss", FLOOD, 7)  # type: ignore[attr-defined]

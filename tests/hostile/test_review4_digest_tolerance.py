@@ -1,12 +1,11 @@
-"""Review 4: the measured (memory) case is verified by a two-number digest with a 1e-4 relative
+"""Review 4 (fixed: a digest also carries 32 elements at positions the seed spreads over the
+tensor, each compared at ten times float32's element tolerance): the measured (memory) case was verified by a two-number digest with a 1e-4 relative
 tolerance on the weighted sums, far looser than the element-wise tolerance of every other case:
 a GAE that is honest everywhere except the measured case, where it returns results off by
 ~0.4 % per element (thousands of times the float32 tolerance), still has its measured run
 "verified", earns the memory check and puts its speed figure on the board."""
 
 from __future__ import annotations
-
-import pytest
 
 from tests.hostile.conftest import REPO, Jail
 
@@ -18,7 +17,6 @@ NOISY = REF.replace("    return advantages.to(dtype), returns.to(dtype)", """   
     return advantages.to(dtype), returns.to(dtype)""")
 
 
-@pytest.mark.xfail(strict=True, reason="review 4: measured-case digest accepts element-wise wrong outputs")
 def test_review4_wrong_measured_output_is_not_verified(jail: Jail) -> None:
     assert NOISY != REF
     report = jail.judge.grade("gae", NOISY, 7)  # type: ignore[attr-defined]
