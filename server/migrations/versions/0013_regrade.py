@@ -27,9 +27,11 @@ UNKNOWN = "unknown"
 
 def upgrade() -> None:
     """Add the version columns (old rows: unknown) and create the regrade tables."""
-    with op.batch_alter_table("submissions") as batch:
-        batch.add_column(sa.Column("content_version", sa.String(length=16), nullable=False, server_default=UNKNOWN))
-        batch.add_column(sa.Column("grader_version", sa.String(length=16), nullable=False, server_default=UNKNOWN))
+    # In place, never a batch copy (on SQLite a copy drops submissions: check_results cascade).
+    op.add_column("submissions", sa.Column("content_version", sa.String(length=16), nullable=False,
+                                           server_default=UNKNOWN))
+    op.add_column("submissions", sa.Column("grader_version", sa.String(length=16), nullable=False,
+                                           server_default=UNKNOWN))
     op.create_table(
         "regrade_sets",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -118,6 +120,8 @@ def downgrade() -> None:
     op.drop_index("ix_regrade_results_set_id_status", table_name="regrade_results")
     op.drop_table("regrade_results")
     op.drop_table("regrade_sets")
-    with op.batch_alter_table("submissions") as batch:
-        batch.drop_column("grader_version")
-        batch.drop_column("content_version")
+    for column in ("grader_version", "content_version"):
+        if op.get_bind().dialect.name == "sqlite":  # in place (SQLite 3.35+), as in upgrade()
+            op.execute(f"ALTER TABLE submissions DROP COLUMN {column}")
+        else:
+            op.drop_column("submissions", column)
