@@ -9,7 +9,7 @@ import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -74,7 +74,7 @@ def _edge(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     err.print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
@@ -313,7 +313,6 @@ def exercises_new(
         folder = new_exercise(slug, pack)
     except ScaffoldError as exc:
         _fail(str(exc))
-        return
     err.print(f"Wrote {folder}/ (it passes verify as written). Next: edit reference.py, faulty.py, checks.py "
               f"and starter.py, then `ppo-grader exercises verify --pack {pack}`.", highlight=False, soft_wrap=True)
 

@@ -20,6 +20,7 @@ the ``TypedDict`` s below only document the fields the client reads.
 
 from __future__ import annotations
 
+import ssl
 import time
 import uuid
 from collections.abc import Callable
@@ -176,6 +177,16 @@ class Submission(TypedDict, total=False):
     late_seconds: int | None
     penalty_percent: float
     counted_score: float | None
+    feedback_view: str  # full | report | score | hidden: what the exercise's feedback policy let through
+    feedback_policy: str  # full | score | hidden-until-due | tokens:N
+    released_at: str | None
+    token_spent: bool
+    tokens_left: int | None
+    filename: str | None
+    feedback: dict[str, Any] | None
+    content_version: str
+    grader_version: str
+    regrades: list[dict[str, Any]]  # applied regrades that changed this verdict, oldest first
 
 
 class Course(TypedDict, total=False):
@@ -260,6 +271,19 @@ def normalise_server(url: str) -> str:
     return url
 
 
+def _tls_context(server: str) -> ssl.SSLContext | bool:
+    """What ``httpx.Client`` verifies TLS with: the system's CA bundle for an ``https`` server.
+
+    httpx loads that bundle for every client, whether or not it speaks TLS, and the load is a
+    large share of a command's start-up. A plain-HTTP server never uses it (redirects are not
+    followed), so it gets a context that trusts no certificate: one that fails closed if a TLS
+    connection were ever made with it.
+    """
+    if server.lower().startswith("http://"):
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return True
+
+
 class Client:
     """A small synchronous client for the grader's API.
 
@@ -288,6 +312,7 @@ class Client:
             headers=headers,
             transport=transport,
             timeout=timeout,
+            verify=_tls_context(self.server),
         )
         self._sleep = sleep
         self._clock = clock

@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 from . import __version__
 from .api import Client, ClientError, Interrupted, Submission, UsageError, normalise_server
 from .lazy import lazy_import
-from .source import match_exercise, read_source
+from .source import is_notebook, match_exercise, read_source
 from .terminal import plain_output
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ else:  # Rich and platformdirs load when a command first prints or reads the sto
 try:  # Typer >= 0.20 vendors click
     from typer._click.exceptions import UsageError as _ClickUsageError
 except ImportError:  # pragma: no cover - older Typer on the real click
-    from click.exceptions import UsageError as _ClickUsageError  # type: ignore[no-redef]
+    from click.exceptions import UsageError as _ClickUsageError  # type: ignore[assignment]  # the same class, from click itself
 
 GRADER_FAULT = (
     "the grader failed on its side (internal_error): this is not your code's fault "
@@ -262,7 +262,7 @@ def submit(
     if str(file) == "-":
         source = _read_stdin()
         file = Path(STDIN_NAME)
-    elif notebook_file.is_notebook(file):
+    elif is_notebook(file):
         with _runtime(ctx).client() as client:
             module = notebook_file.notebook_module(file, client.exercises(), exercise=exercise,
                                                    commands=_command_names())
@@ -480,6 +480,10 @@ def route(args: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
+    # httpx's package imports its own command-line tool (click, Pygments, Rich's syntax
+    # highlighting) when it finds it installed. ppo-submit never runs that tool, and importing
+    # it was a sixth of a command's start-up; a None entry makes httpx take its fallback.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     # help in a pipe or under NO_COLOR is click's plain text, like every other output
     app.rich_markup_mode = None if plain_output() else "rich"
     app(args=route(sys.argv[1:] if argv is None else argv), prog_name="ppo-submit")

@@ -20,7 +20,7 @@ source line too wide for the caret under it is wrapped and its column named inst
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -115,8 +115,8 @@ def mistakes(diagnosis: Sequence[dict[str, Any]]) -> list[RenderableType]:
     return parts
 
 
-def check_results(checks: Sequence[dict[str, Any]], causes: Sequence[dict[str, Any]],
-             details: Iterable[dict[str, Any]]) -> list[str]:
+def check_results(checks: Sequence[Mapping[str, Any]], causes: Sequence[Mapping[str, Any]],
+                  details: Iterable[Mapping[str, Any]]) -> list[str]:
     """Each check's short result for the table: which error above, or the feedback's short text."""
     by_name = {str(d.get("check")): d for d in details if isinstance(d, dict)}
     out = []

@@ -127,8 +127,8 @@ class KernelResolver:
         if binding is not None and binding.kind in ("import", "block"):
             return resolved(binding.pieces)
         if isinstance(value, ModuleType):
-            module = value.__name__
-            return self._write(f"import {module}" if module == name else f"import {module} as {name}")
+            module_name = value.__name__
+            return self._write(f"import {module_name}" if module_name == name else f"import {module_name} as {name}")
         module, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
         if isinstance(module, str) and isinstance(qualname, str) and module != "__main__" and "." not in qualname:
             if getattr(sys.modules.get(module), qualname, None) is value:
@@ -192,10 +192,11 @@ def kernel_module(shell: Any, function: Any) -> tuple[str, Built]:
         if name not in shell.user_ns:
             raise UsageError(f"the kernel has no `{name}`: run the cell that defines it, then submit again")
         function = shell.user_ns[name]
-    name = getattr(inspect.unwrap(function), "__name__", None) if callable(function) else None
-    if not isinstance(name, str) or not isinstance(inspect.unwrap(function), FunctionType):
+    found = getattr(inspect.unwrap(function), "__name__", None) if callable(function) else None
+    if not isinstance(found, str) or not isinstance(inspect.unwrap(function), FunctionType):
         raise UsageError(f"submit a function defined in a cell (got {type(function).__name__}): "
                          "notebook.submit(compute_gae), or %ppo_submit compute_gae")
+    name = found
     if shell.user_ns.get(name) is not function:
         raise UsageError(f"`{name}` in the kernel is not the function given: run the cell that defines it last, "
                          "then submit again")

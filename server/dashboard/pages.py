@@ -112,8 +112,10 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
 
 # --- one exercise --------------------------------------------------------------------------
 
-def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, mark: str | None = None) -> str:
-    """Tiles, then the charts: misconceptions, checks, best scores, submissions per day."""
+def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, mark: str | None = None,
+                  notice: str = "") -> str:
+    """Tiles, then the charts: misconceptions, checks, best scores, submissions per day.
+    ``notice``: markup shown under the title (stale verdicts, server.regrades.pages)."""
     stats = view.stats
     median = "–" if view.median_attempts_to_solve is None else format_score(view.median_attempts_to_solve)
     tiles = _tiles([
@@ -165,7 +167,7 @@ def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, 
         "(attempts up to and including the first full score).</p>"
     )
     body = (
-        f"<h1>{e(title)}</h1>{tiles}{median_note}{misconceptions}{checks}{histogram}{per_day}{earlier}"
+        f"<h1>{e(title)}</h1>{notice}{tiles}{median_note}{misconceptions}{checks}{histogram}{per_day}{earlier}"
         f"<h2>Latest submissions</h2>{submissions_table(viewer, view.recent, with_learner=True, with_exercise=False)}"
     )
     return page(title, body, viewer, live=mark)
@@ -341,16 +343,22 @@ _VIEW_TEXT = {
 }
 
 
-def _policy_row(shown: SubmissionPublic | None) -> str:
-    """The feedback policy's row of the facts, when it hides anything from this viewer."""
+def _policy_row(shown: SubmissionPublic | None, submission_id: int, csrf: str) -> str:
+    """The feedback policy's row of the facts, when it hides anything from this viewer (with the
+    button that spends a token, when one is left)."""
     if shown is None or shown.feedback_view == "full":
         return ""
     text = f"{shown.feedback_policy}: {_VIEW_TEXT[shown.feedback_view]}"
     if shown.tokens_left is not None:
         spent = "a token was spent on this submission" if shown.token_spent else (
-            f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today (ppo-submit token ID)")
+            f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today")
         text += f" · {spent}"
-    return f'<tr id="feedback-policy"><th scope="row">Feedback</th><td>{e(text)}</td></tr>'
+    button = ""
+    if shown.tokens_left and not shown.token_spent:
+        button = (f' <form id="spend-token" method="post" action="/dashboard/submissions/{submission_id}/token" '
+                  f'style="display:inline"><input type="hidden" name="csrf" value="{e(csrf)}">'
+                  '<button type="submit">Use a token: show the report</button></form>')
+    return f'<tr id="feedback-policy"><th scope="row">Feedback</th><td>{e(text)}{button}</td></tr>'
 
 
 def _outcome(line: SubmissionLine) -> str:
@@ -391,9 +399,10 @@ def submissions_table(viewer: Viewer, lines: list[SubmissionLine], *, with_learn
 # --- one submission ------------------------------------------------------------------------
 
 def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark: str | None = None,
-                    shown: SubmissionPublic | None = None) -> str:
-    """One submission: who, what, when; the feedback ``ppo-submit`` prints (``shown``: as the
-    viewer may see it, by the exercise set's feedback policy); the source."""
+                    shown: SubmissionPublic | None = None, csrf: str = "", notes: str = "") -> str:
+    """One submission: who, what, when; applied regrades (``notes``, markup); the feedback
+    ``ppo-submit`` prints (``shown``: as the viewer may see it, by the exercise set's feedback
+    policy); the source."""
     owner, here = submission.user, viewer.course_slug
     exercise = f'<a href="{e(exercise_url(submission.exercise, here))}">{e(title)}</a>' if viewer.instructor else e(title)
     raw, counted = (shown.score, shown.counted_score) if shown is not None else (submission.score, submission.counted_score)
@@ -409,11 +418,11 @@ def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark:
         f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(counted))}</td></tr>'
         f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(submission.content_version)}</code>, '
         f'grader version <code>{e(submission.grader_version)}</code></td></tr>'
-        f"{_policy_row(shown)}"
+        f"{_policy_row(shown, submission.id, csrf)}"
         "</tbody></table>"
     )
     body = (
-        f"<h1>Submission #{submission.id}</h1>{facts}"
+        f"<h1>Submission #{submission.id}</h1>{facts}{notes}"
         f"{feedback_section(submission, shown)}"
         f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
     )

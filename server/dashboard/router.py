@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 from server.catalog.service import list_exercises
 from server.config import Settings
 from server.courses import corrections as correction_service
-from server.courses.feedback_policy import access_for, hidden_own_exercises, visible_report
+from server.courses.feedback_policy import access_for, hidden_own_exercises, spend_token, visible_report
 from server.courses.service import courses_of, may_read_learner, taught_course_ids
 from server.courses.sets import listing
 from server.dashboard import corrections as correction_pages
@@ -53,13 +53,24 @@ from server.deps import Now, SessionDep, SettingsDep, StateDep
 from server.errors import GraderError
 from server.gradebook.service import course_exercises, gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, Course, Role, Submission, User
+from server.regrades.notes import regrade_notes
+from server.regrades.pages import regrade_notes_html, stale_notice
+from server.regrades.service import stale_lines
 from server.stats.service import shown_mistake
 from server.submissions.limits import check_submission_limits, submission_window
 from server.submissions.schemas import SubmissionCreate
 from server.submissions.service import create_submission, to_public
 from server.web.deps import WebInstructor, WebUser
-from server.web.errors import PageBadRequest, PageNotFound
-from server.web.responses import SECURITY_HEADERS, html_response, parse_int, redirect, same_origin, viewer_of
+from server.web.errors import PageBadRequest, PageError, PageNotFound
+from server.web.responses import (
+    SECURITY_HEADERS,
+    FormFields,
+    html_response,
+    parse_int,
+    redirect,
+    same_origin,
+    viewer_of,
+)
 from server.web.session import COOKIE_NAME, form_token, form_token_matches, user_for_cookie
 from server.web.urls import learner_url, submission_url
 
@@ -120,8 +131,9 @@ def exercise_page(slug: str, request: Request, session: SessionDep, user: WebIns
     titles = _exercise_titles(session, user, shown.course, slug)
     view = service.exercise_view(session, slug, shown.course.id)
     mark = service.change_mark(session, None)
+    notice = stale_notice(stale_lines(session, {shown.course.id}, slug))
     body = pages.exercise_page(viewer_of(user, shown.course), slug, _course_title(titles[slug], shown.course), view,
-                               mark=mark)
+                               mark=mark, notice=notice)
     return shown.remember(html_response(body), request)
 
 
@@ -204,6 +216,13 @@ def _released(session: Session, course: Course, user: User, now: datetime) -> se
     return {item.exercise for item in listing(session, course, user, now)}
 
 
+class TokenRefused(PageError):
+    """A token the page's button could not spend; the page says why and links back."""
+
+    def __init__(self, status_code: int, text: str, back: str) -> None:
+        super().__init__(status_code, "No token spent", text, link=("Back to the submission", back))
+
+
 def _visible_line(session: Session, viewer: User, line: service.SubmissionLine, now: datetime) -> service.SubmissionLine:
     """A submission line as ``viewer`` may see it (the exercise set's feedback policy)."""
     row = session.get(Submission, line.id)
@@ -223,7 +242,8 @@ def _upload_view(session: Session, user: User, request: Request, settings: Setti
 
 
 @router.get("/dashboard/submissions/{submission_id}", response_class=HTMLResponse)
-def submission_page(submission_id: str, session: SessionDep, user: WebUser, now: Now) -> Response:
+def submission_page(submission_id: str, request: Request, session: SessionDep, settings: SettingsDep, user: WebUser,
+                    now: Now) -> Response:
     """One submission: the learner's own (as its set's feedback policy allows), or anyone's for instructors."""
     number = parse_int(submission_id, 0, 1, MAX_ID)
     submission = service.submission_with_checks(session, number) if number else None
@@ -233,7 +253,31 @@ def submission_page(submission_id: str, session: SessionDep, user: WebUser, now:
     title = {x.slug: x.title for x in list_exercises()}.get(submission.exercise, submission.exercise)
     course = session.get(Course, submission.course_id)
     shown = visible_report(to_public(session, submission), access_for(session, user, submission, now))
-    return html_response(pages.submission_page(viewer_of(user, course), title, submission, mark=mark, shown=shown))
+    csrf = form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes)
+    notes = regrade_notes_html(regrade_notes(session, [submission.id]).get(submission.id, []))
+    return html_response(pages.submission_page(viewer_of(user, course), title, submission, mark=mark, shown=shown,
+                                               csrf=csrf, notes=notes))
+
+
+@router.post("/dashboard/submissions/{submission_id}/token")
+def spend_token_form(submission_id: str, request: Request, form: FormFields, session: SessionDep, state: StateDep,
+                     user: WebUser, now: Now) -> Response:
+    """The submission page's "Use a token" button: ``POST /api/v1/submissions/{id}/token``'s rule."""
+    number = parse_int(submission_id, 0, 1, MAX_ID)
+    submission = service.submission_with_checks(session, number) if number else None
+    if submission is None or submission.user_id != user.id:
+        raise PageNotFound(user)
+    back = submission_url(submission.id)
+    if not same_origin(request) or not form_token_matches((form or {}).get("csrf"), request.cookies.get(COOKIE_NAME),
+                                                          state.settings.secret_bytes):
+        raise TokenRefused(403, "The form was not sent from your submission's page (or it is out of date): "
+                                "reload the page and try again.", back)
+    try:
+        spend_token(session, user, submission, now)
+    except GraderError as exc:  # the API's refusals, in its own words
+        raise TokenRefused(exc.status_code, exc.detail, back) from None
+    session.commit()
+    return redirect(back)
 
 
 @router.post("/dashboard/submit")

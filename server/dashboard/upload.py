@@ -25,12 +25,15 @@ from dataclasses import dataclass
 from email.message import Message
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 
 from server.catalog.service import list_exercises
 from server.web.errors import PageError
+
+if TYPE_CHECKING:
+    from ppo_submit.api import ExerciseSummary
 
 #: Largest upload body read (a notebook's outputs count; its code is capped as the API caps it).
 MAX_UPLOAD_BYTES = 8 * 1024 * 1024
@@ -120,8 +123,11 @@ class Prepared:
     filename: str
 
 
-def _catalogue() -> list[dict[str, Any]]:
-    return [{"slug": x.slug, "function": x.function} for x in list_exercises()]
+def _catalogue() -> list[ExerciseSummary]:
+    """The catalogue as the client's notebook code reads it (what ``GET /exercises`` lists)."""
+    from ppo_submit.api import ExerciseSummary
+
+    return [ExerciseSummary(slug=x.slug, function=x.function) for x in list_exercises()]
 
 
 def prepare(upload: Upload, back: str) -> Prepared:
@@ -132,8 +138,8 @@ def prepare(upload: Upload, back: str) -> Prepared:
     no cell defines.
     """
     from ppo_submit.api import UsageError
-    from ppo_submit.notebook_file import NOTEBOOK_SUFFIX, code_cells, module_of
-    from ppo_submit.source import defined_functions, match_functions
+    from ppo_submit.notebook_file import code_cells, module_of
+    from ppo_submit.source import NOTEBOOK_SUFFIX, defined_functions, match_functions
 
     chosen = upload.fields.get("exercise") or None
     pasted = upload.fields.get("source", "")

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
-from server.courses.counted import submission_counted
+from server.courses.counted import submission_board, submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
     MAX_CHECKS,
@@ -27,6 +27,7 @@ from server.grading.sanitize import (
 )
 from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
+from server.submissions.waiting import notify_verdict
 
 # A submission that has taken down this many workers is not tried again (poison pill).
 MAX_ATTEMPTS = 3
@@ -38,28 +39,42 @@ INTERNAL_ERROR_MESSAGE = (
 
 
 class CheckLike(Protocol):
-    """The fields of the judge's ``CheckOutcome`` that we store."""
+    """The fields of the judge's ``CheckOutcome`` that we store (read-only, so any report type fits)."""
 
-    name: str
-    weight: float
-    passed: bool
-    message: str
-    misconception: str | None
+    @property
+    def name(self) -> str: ...
+    @property
+    def weight(self) -> float: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def misconception(self) -> str | None: ...
     # Optional, read with getattr: ``check_id`` and ``mistake_id``, absent from older reports.
 
 
 class ReportLike(Protocol):
     """The fields of the judge's ``GradeReport`` that we store."""
 
-    verdict: str
-    score: float | None
-    message: str
-    checks: Sequence[CheckLike]
-    stdout: str
-    stderr: str
-    timings: Mapping[str, float]
-    peak_memory_bytes: int | None
-    cpu_seconds: float | None
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def score(self) -> float | None: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def checks(self) -> Sequence[CheckLike]: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
+    @property
+    def timings(self) -> Mapping[str, float]: ...
+    @property
+    def peak_memory_bytes(self) -> int | None: ...
+    @property
+    def cpu_seconds(self) -> float | None: ...
     # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
     # (the judge's named mistakes), absent from older reports.
 
@@ -212,6 +227,10 @@ def store_report(
     submission.counted_score = (
         submission_counted(clean.score, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
     )
+    # The boards rank by the confirmed checks only (server.courses.counted.submission_board).
+    submission.board_score = (
+        submission_board(clean.checks, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
+    )
     submission.message = clean.message
     submission.feedback = clean.feedback
     submission.stdout = clean.stdout
@@ -223,6 +242,7 @@ def store_report(
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)
+    notify_verdict(session, submission_id)
     return True
 
 
@@ -266,6 +286,7 @@ def _count(session: Session, submission: Submission, previous: str | None) -> No
         verdict=submission.verdict or "",
         score=submission.score,
         counted_score=submission.counted_score,
+        board_score=submission.board_score,
     )
 
 
@@ -286,10 +307,12 @@ def store_internal_error(
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
     submission.counted_score = None
+    submission.board_score = None
     submission.message = clean_text(message, MESSAGE_BYTES)
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)  # not an attempt: changes nothing unless it undoes one
+    notify_verdict(session, submission_id)
 
 
 def requeue_unfinished(session: Session) -> list[int]:

@@ -48,9 +48,10 @@ def leaderboard(
     offset: Offset = 0,
     course: CourseParam = None,
 ) -> LeaderboardPage:
-    """Per learner of the course: best score that counts, raw best, attempts, when the best
-    was first reached; stable order. For learners, a ``hidden-until-due`` exercise is left out
-    of the overall table (and its own board is 403 ``ScoresHidden``) until its scores are released."""
+    """Per learner of the course: best board score that counts (confirmed checks only; an
+    override as given), raw best, attempts, when the best was first reached; stable order. For
+    learners, a ``hidden-until-due`` exercise is left out of the overall table (and its own
+    board is 403 ``ScoresHidden``) until its scores are released."""
     if exercise is not None:
         find_exercise(exercise)
     where = readable_course(session, viewer, course)
@@ -87,8 +88,9 @@ def speed_leaderboard(
     exercise: str, viewer: CurrentUser, session: SessionDep, settings: SettingsDep, now: Now, limit: Limit = 50,
     offset: Offset = 0, course: CourseParam = None,
 ) -> SpeedPage:
-    """The course's learners with a 100 that counts, by their fastest such run: cpu seconds, then
-    peak memory (403 ``ScoresHidden`` for learners while a ``hidden-until-due`` exercise's scores are not released)."""
+    """The course's learners with a full board score that counts (every confirmed check passed), by their
+    fastest such run: cpu seconds, then peak memory (403 ``ScoresHidden`` for learners while a
+    ``hidden-until-due`` exercise's scores are not released)."""
     find_exercise(exercise)
     where = readable_course(session, viewer, course)
     refuse_hidden_board(session, viewer, where, exercise, now)

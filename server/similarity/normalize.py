@@ -85,7 +85,7 @@ def defined_names(source: str) -> set[str] | None:
     for node in ast.walk(tree):
         kind = type(node)
         if kind in _BINDERS:
-            name = _BINDERS[kind](node)  # type: ignore[operator]
+            name = _BINDERS[kind](node)
             if name:
                 names.add(name)
         elif kind is ast.Global or kind is ast.Nonlocal:

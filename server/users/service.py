@@ -218,14 +218,14 @@ def _import_rows(session: Session, text: str, pepper: bytes, actor: User | None,
             continue
         existing = session.scalar(select(User).where(User.name == name)) if enroll_in is not None else None
         if existing is not None and enroll_in is not None:
-            course = enroll_in(existing, Role(existing.role))
-            outcomes.append(RosterOutcome(index, name, existing.display_name, Role(existing.role), course=course))
+            joined = enroll_in(existing, Role(existing.role))
+            outcomes.append(RosterOutcome(index, name, existing.display_name, Role(existing.role), course=joined))
             continue
         try:
             # create_user checks the name and its uniqueness before adding anything, so a
             # refused row leaves the session clean.
             created = create_user(session, name, role, pepper, display[:128])
-            course = enroll_in(created.user, role) if enroll_in is not None else None
+            course: str | None = enroll_in(created.user, role) if enroll_in is not None else None
         except UserAlreadyExists:
             outcomes.append(RosterOutcome(index, name, display, role, error="a user with this name exists already"))
             continue

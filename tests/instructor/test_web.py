@@ -327,7 +327,8 @@ def test_every_page_asks_for_its_login_by_dependency() -> None:
     assert len(pages) >= 10 and "/leaderboard" in pages and "/dashboard/gradebook.csv" in pages
     assert sorted(path for path, found in pages.items() if get_web_user not in found) == ["/dashboard/live"]
     everyone = {"/dashboard", "/dashboard/learners/{name}", "/dashboard/submissions/{submission_id}", "/dashboard/live",
-                "/dashboard/submit"}  # a learner submits from their own page
+                "/dashboard/submit",  # a learner submits from their own page
+                "/dashboard/submissions/{submission_id}/token"}  # and spends a feedback token on their submission's
     assert sorted(path for path, found in pages.items() if get_web_instructor not in found) == sorted(everyone)
 
 
