@@ -131,7 +131,11 @@ def test_corrections_are_recorded_reversible_and_only_for_instructors(fall: Term
 
 def test_the_dashboard_form_needs_its_token_and_the_same_origin(fall: Term) -> None:
     _walk(fall)
-    fall.client.post("/login", data={"token": fall.instructor["Authorization"].split()[1]})
+    landed = fall.client.post("/login", data={"token": fall.instructor["Authorization"].split()[1]},
+                              follow_redirects=False)
+    assert landed.headers["location"] == "/dashboard"
+    home = fall.client.get("/dashboard").text  # the newest course prof teaches, not the empty default one
+    assert re.search(r'id="page-course"[^>]*>Course: <b>FALL-A</b>', home)
     page = fall.client.get("/dashboard/learners/ben", params={"course": COURSE}).text
     token = re.search(r'name="csrf" value="([^"]+)"', page)
     assert token is not None

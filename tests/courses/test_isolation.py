@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from server.models import Role
+from server.security import pseudonym
 from tests.courses.conftest import DUE, Term
 
 
@@ -27,9 +28,14 @@ def test_two_courses_see_nothing_of_each_other(term: Term) -> None:
         assert answer.status_code == 200, answer.text
         return [e["learner"] for e in answer.json()["entries"]]
 
-    # Boards: each course's own learners, for its instructor and its learners.
+    # Boards: each course's own learners, for its instructor and its learners (who see
+    # pseudonyms unless the course shows real names: sec-a does, sec-b keeps the default).
+    assert term.client.patch("/api/v1/courses/sec-a/settings", json={"board_real_names": True},
+                             headers=prof_a).status_code == 200
     assert board("sec-a", prof_a) == board("sec-a", term.tokens["ann"]) == ["Ann"]
-    assert board("sec-b", prof_b) == board("sec-b", term.tokens["bob"]) == ["Bob"]
+    assert board("sec-b", prof_b) == ["Bob"]
+    bob_id = term.client.get("/api/v1/me", headers=term.tokens["bob"]).json()["id"]
+    assert board("sec-b", term.tokens["bob"]) == [pseudonym(bob_id, term.api.state.settings.secret_bytes)]
     assert get("/api/v1/leaderboard?course=sec-a", headers=prof_a).json()["total"] == 1  # overall board too
     assert board("sec-a", admin) == ["Ann"] and board("sec-b", admin) == ["Bob"]
     # The default course holds neither (they are enrolled elsewhere).
@@ -165,7 +171,8 @@ def test_the_html_board_shows_the_course_asked_for(term: Term) -> None:
 
     log_in(prof_a)
     assert logins("/leaderboard?course=sec-a&exercise=actor-loss") == api_logins("sec-a", prof_a) == ["ann", "cid"]
-    assert logins("/leaderboard?exercise=actor-loss") == api_logins("default", prof_a) == ["dee"]  # no course: the default
+    assert logins("/leaderboard?course=default&exercise=actor-loss") == api_logins("default", prof_a) == ["dee"]
+    assert logins("/leaderboard?exercise=actor-loss") == ["ann", "cid"]  # no course: the newest one prof_a teaches
     page = client.get("/leaderboard?course=sec-a&limit=1").text
     assert "<h1>Leaderboard · Overall (SEC-A)</h1>" in page
     assert 'href="/leaderboard?course=sec-a&amp;exercise=actor-loss&amp;limit=1"' in page  # tabs keep the course
