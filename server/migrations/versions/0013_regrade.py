@@ -26,10 +26,13 @@ UNKNOWN = "unknown"
 
 
 def upgrade() -> None:
-    """Add the version columns (old rows: unknown) and create the regrade tables."""
-    with op.batch_alter_table("submissions") as batch:
-        batch.add_column(sa.Column("content_version", sa.String(length=16), nullable=False, server_default=UNKNOWN))
-        batch.add_column(sa.Column("grader_version", sa.String(length=16), nullable=False, server_default=UNKNOWN))
+    """Add the version columns (old rows: unknown) and create the regrade tables.
+
+    Plain ``ALTER TABLE`` on both databases, never a batch copy: on SQLite a copy drops the old
+    ``submissions`` table, and with foreign keys on that deletes every row that references it
+    (check results, best scores)."""
+    for name in ("content_version", "grader_version"):
+        op.add_column("submissions", sa.Column(name, sa.String(length=16), nullable=False, server_default=UNKNOWN))
     op.create_table(
         "regrade_sets",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -118,6 +121,8 @@ def downgrade() -> None:
     op.drop_index("ix_regrade_results_set_id_status", table_name="regrade_results")
     op.drop_table("regrade_results")
     op.drop_table("regrade_sets")
-    with op.batch_alter_table("submissions") as batch:
-        batch.drop_column("grader_version")
-        batch.drop_column("content_version")
+    for name in ("grader_version", "content_version"):
+        if op.get_bind().dialect.name == "sqlite":  # ALTER TABLE ... DROP COLUMN (SQLite 3.35+): no table copy
+            op.execute(f"ALTER TABLE submissions DROP COLUMN {name}")
+        else:
+            op.drop_column("submissions", name)
