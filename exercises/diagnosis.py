@@ -9,14 +9,32 @@ check (``Mistake.explains``) are candidates there, so a mistake is never named o
 cannot change, and a second mistake elsewhere cannot hide the first. Among the per-check
 matches the combination naming the fewest faults overall is kept.
 
-Runs of the faulty reference are memoised per (switches, case) and the search is bounded
-(``max_faults`` switches, ``max_runs`` runs, a time budget): it runs only when checks fail.
+Learners rarely write a mistake in exactly its switch's form, and often beside one the
+catalogue lacks: a check no combination matches may still show single mistakes case by case
+(:func:`_supports`), and a mistake with a ``signature`` is recognised by what all its forms
+share (:func:`_shows_signature`). Whichever way it was found, a mistake is named only when it
+explains most of the failed checks it claims (:func:`_most_claims_explained`).
+
+Runs of the faulty reference are memoised per (switches, case) and the search is bounded by
+counted work (:class:`Budget`: ``max_faults`` switches, runs of a candidate, elements
+compared), with a CPU-time ceiling only as a safety net far above normal use, so the same
+submission gets the same diagnosis on a fast or a slow machine. It runs only when checks fail.
 Where nothing fits, the check is reported as unexplained, never guessed.
+
+Learner data is untrusted and may be large (a result tree can name big tensors), so every
+comparison here is bounded before it allocates: a learner tensor is compared only with a
+candidate's tensor of the same shape (the candidates are trusted code run on the check-sized
+cases), never one of more than ``Budget.max_tensor_elements`` elements, and never turned into
+Python lists; each comparison spends its elements from the budget, which is checked inside
+every comparison. A case whose outcome holds a larger tensor is left out of the search (no
+candidate could match it). So the memory diagnosis adds is at most a few float64 temporaries
+of one case-sized tensor (``max_tensor_elements`` x 8 bytes each), whatever the learner sent.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +49,62 @@ from exercises.outcomes import Opaque, run_in_process
 
 #: Diagnosis compares two wrong answers, computed in different orders: a few ulps more than a check.
 TOLERANCE_FACTOR = 4.0
+
+
+class BudgetExceeded(Exception):
+    """The diagnosis spent its budget: the search stops and keeps what it found so far."""
+
+
+@dataclass
+class Budget:
+    """What one diagnosis may spend, counted as work so the result does not depend on CPU speed.
+
+    ``max_runs``: runs of a faulty reference (a run covers the cases it is asked about);
+    ``max_elements``: tensor elements compared in all; ``max_tensor_elements``: the largest
+    tensor one comparison looks at (a larger one, which no check-sized case produces, makes the
+    case incomparable); ``cpu_seconds``: a ceiling of this thread's CPU time, a safety net far
+    above what the counted budget allows on a slow machine (normal diagnoses take tens of ms).
+    Measured on the compound corpus and every single mistake (2026-12-01): at most 328 runs,
+    11,760 elements and 66 ms of CPU; the largest regular case holds 95 elements.
+    """
+
+    max_runs: int = 2000
+    max_elements: int = 2_000_000
+    max_tensor_elements: int = 1 << 16
+    cpu_seconds: float = 5.0
+    runs: int = 0
+    elements: int = 0
+    exhausted: bool = False
+    _cpu_deadline: float = field(default=float("inf"), repr=False)
+
+    def start(self) -> None:
+        """Start the CPU-time ceiling's clock (this thread's CPU time)."""
+        self._cpu_deadline = time.thread_time() + self.cpu_seconds
+
+    def spend(self, elements: int = 0, runs: int = 0) -> None:
+        """Count work; raise :class:`BudgetExceeded` once any limit is passed."""
+        self.elements += elements
+        self.runs += runs
+        if (self.exhausted or self.elements > self.max_elements or self.runs > self.max_runs
+                or time.thread_time() > self._cpu_deadline):
+            self.exhausted = True
+            raise BudgetExceeded
+
+
+#: The budget of the diagnosis being run in this thread (comparisons spend from it).
+_LOCAL = threading.local()
+
+
+def _spend(elements: int) -> None:
+    budget: Budget | None = getattr(_LOCAL, "budget", None)
+    if budget is not None:
+        budget.spend(elements)
+
+
+def _fits(t: torch.Tensor) -> bool:
+    """Whether a tensor is small enough for one comparison (learner tensors can be any size)."""
+    budget: Budget | None = getattr(_LOCAL, "budget", None)
+    return t.numel() <= (budget.max_tensor_elements if budget is not None else Budget.max_tensor_elements)
 
 
 @dataclass
@@ -50,6 +124,11 @@ class Diagnosis:
     runs: int = 0
     seconds: float = 0.0
     cpu_seconds: float = 0.0
+    #: Elements compared, and whether the budget ran out before the search was complete.
+    elements: int = 0
+    exhausted: bool = False
+    #: Why diagnosis was dropped (it raised), or None: verdict and score never depend on it.
+    skipped: str | None = None
 
     def findings(self, checks: list[Check]) -> list[Finding]:
         """Each named mistake once, with the checks it explains, in check order."""
@@ -64,8 +143,10 @@ class Diagnosis:
 
 def _close(a: Any, b: Any, compare_dtype: bool) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape or (compare_dtype and a.dtype != b.dtype):
+        # The shape check comes first, against ``b``: the candidate's (trusted, case-sized).
+        if a.shape != b.shape or (compare_dtype and a.dtype != b.dtype) or not _fits(b):
             return False
+        _spend(b.numel())
         rtol, atol = tolerance(b.dtype)
         x, y = a.detach().double().cpu(), b.detach().double().cpu()
         return bool(torch.allclose(x, y, rtol=rtol * TOLERANCE_FACTOR, atol=atol * TOLERANCE_FACTOR, equal_nan=True))
@@ -101,10 +182,23 @@ def _item(value: Any, key: str) -> Any:
 _MISSING = Opaque("missing")
 
 
-def _zeros(output: Any) -> list[Any]:
-    """Where each returned tensor is exactly 0 (for checks about what must be 0)."""
-    items = output if isinstance(output, (tuple, list)) else [output]
-    return [(x == 0).tolist() if isinstance(x, torch.Tensor) else None for x in items]
+def _same_zeros(a: Any, b: Any) -> bool:
+    """Whether the returned tensors are exactly 0 at the same places (checks about what must
+    be 0), compared as tensors after a shape check: ``a`` is the learner's, ``b`` the candidate's."""
+    xs = list(a) if isinstance(a, (tuple, list)) else [a]
+    ys = list(b) if isinstance(b, (tuple, list)) else [b]
+    if len(xs) != len(ys):
+        return False
+    for x, y in zip(xs, ys):
+        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
+            return False
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or not _fits(y):
+                return False
+            _spend(y.numel())
+            if not torch.equal(x.detach().cpu() == 0, y.detach().cpu() == 0):
+                return False
+    return True
 
 
 def _types(output: Any) -> Any:
@@ -126,7 +220,18 @@ def _reached(probes: list[dict[str, Any]] | None) -> Any:
 
 
 def _flows(grad: torch.Tensor | None) -> bool:
-    return grad is not None and bool((grad != 0).any())
+    """Whether a gradient is non-zero anywhere; one too large to look at counts as "unknown",
+    which no candidate's answer equals (the case is then not matched)."""
+    if grad is None:
+        return False
+    if not _fits(grad):
+        raise _Incomparable
+    _spend(grad.numel())
+    return bool((grad != 0).any())
+
+
+class _Incomparable(Exception):
+    """A learner's outcome holds something diagnosis will not look at (too large)."""
 
 
 def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
@@ -143,6 +248,13 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
     """
     if learner.missing or candidate.missing:
         return False
+    try:
+        return _same_behaviour(learner, candidate, aspects, ungraded)
+    except _Incomparable:
+        return False
+
+
+def _same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str], ungraded: torch.Tensor | None) -> bool:
     a, b = learner.error, candidate.error
     if not any(x == "grads" or x.startswith(("grads:", "grad-flows:")) for x in aspects):
         a = a if a is None or a.phase != "backward" else None
@@ -165,7 +277,7 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
                 return False
     if "probes" in aspects and _reached(learner.probes) != _reached(candidate.probes):
         return False
-    if "zero-pattern" in aspects and _zeros(learner.output) != _zeros(candidate.output):
+    if "zero-pattern" in aspects and not _same_zeros(learner.output, candidate.output):
         return False
     if "types" in aspects and _types(learner.output) != _types(candidate.output):
         return False
@@ -197,17 +309,13 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
 class _Runner:
     """Runs the faulty reference (or a hand-written mistake) on cases, memoised per case."""
 
-    def __init__(self, cases: dict[str, Case], max_runs: int, deadline: float) -> None:
+    def __init__(self, cases: dict[str, Case], budget: Budget) -> None:
         self.cases = cases
         self.memo: dict[tuple[tuple[str, ...], str], Outcome] = {}
-        self.runs = 0
-        self.max_runs = max_runs
-        self.deadline = deadline
+        self.budget = budget
 
     def exhausted(self) -> bool:
-        # CPU time of this thread, not wall time: on a loaded machine the search still gets the
-        # same amount of work, so the same submission gets the same diagnosis.
-        return self.runs >= self.max_runs or time.thread_time() > self.deadline
+        return self.budget.exhausted
 
     def outcomes(self, combo: tuple[Mistake, ...], case_ids: list[str]) -> dict[str, Outcome]:
         key = tuple(sorted(m.id for m in combo))
@@ -217,8 +325,9 @@ class _Runner:
                 fn = combo[0].fn
             else:
                 faulty = combo[0].faulty
+                assert faulty is not None, "a fault switch belongs to a fault-parametrised reference"
                 fn = with_faults(faulty, [m.key for m in combo])
-            self.runs += 1
+            self.budget.spend(runs=1)
             done = run_in_process(fn, [self.cases[cid] for cid in todo], "mutant.py")
             for cid in todo:
                 self.memo[(key, cid)] = done.get(cid, Outcome(missing=True))
@@ -258,23 +367,78 @@ def _combos(candidates: list[Mistake], size: int) -> list[tuple[Mistake, ...]]:
     return out
 
 
+def _tensors_of(outcome: Outcome) -> list[torch.Tensor]:
+    """Every tensor an outcome holds: returned ones, gradients, inputs after, probes' gradients."""
+    found: list[torch.Tensor] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+
+    walk(outcome.output)
+    walk(outcome.grads)
+    walk(outcome.inputs_after)
+    walk([p.get("grads") for p in outcome.probes or []])
+    return found
+
+
+def comparable_cases(run: Run, case_ids: list[str], budget: Budget) -> list[str]:
+    """The cases diagnosis may compare: those whose learner outcome holds no tensor larger than
+    one comparison may look at. No candidate (trusted code on a check-sized case) returns such
+    a tensor, so such a case could never match; leaving it out costs nothing and keeps the
+    search's memory to case-sized tensors, whatever a result tree names."""
+    kept = []
+    for cid in case_ids:
+        mine = run.got.get(cid)
+        if mine is not None and all(t.numel() <= budget.max_tensor_elements for t in _tensors_of(mine)):
+            kept.append(cid)
+    return kept
+
+
+def _alike(run: Run, aspects: set[str], outs: dict[str, Outcome], cids: list[str],
+           mine: dict[str, Outcome] | None = None) -> bool:
+    """Whether ``outs`` behave like the learner (or like ``mine``) on these cases, in these aspects."""
+    mine = run.got if mine is None else mine
+    return all(same_behaviour(mine.get(cid, Outcome(missing=True)), outs[cid], aspects, run.cases[cid].ungraded)
+               for cid in cids)
+
+
 def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
               combos: list[tuple[Mistake, ...]], runner: _Runner) -> list[tuple[Mistake, ...]]:
-    """The combinations that behave like the learner where ``chk`` looks, and fail it too."""
+    """The combinations that behave like the learner where ``chk`` looks, and fail it too
+    (those found before the budget ran out)."""
+    found: list[tuple[Mistake, ...]] = []
+    try:
+        _search(chk, run, evidence, combos, runner, found)
+    except BudgetExceeded:
+        pass
+    return found
+
+
+def _search(chk: Check, run: Run, evidence: tuple[list[str], set[str]], combos: list[tuple[Mistake, ...]],
+            runner: _Runner, found: list[tuple[Mistake, ...]]) -> None:
     case_ids, aspects = evidence
+    if not case_ids:
+        return
 
     def alike(outs: dict[str, Outcome], cids: list[str]) -> bool:
-        return all(same_behaviour(run.got.get(cid, Outcome(missing=True)), outs[cid], aspects,
-                                  run.cases[cid].ungraded) for cid in cids)
+        return _alike(run, aspects, outs, cids)
 
     # Most candidates are told apart on the first case where the learner leaves the
     # reference: try that one case before all the others.
     probe = next((cid for cid in case_ids if not alike({cid: run.want.get(cid, Outcome(missing=True))}, [cid])),
                  case_ids[0])
-    found = []
     for combo in combos:
         if runner.exhausted():
             break
+        if any(m.signature and not _shows_signature(run, m.signature, case_ids) for m in combo):
+            continue  # what every form of that mistake shares is not there
         if not alike(runner.outcomes(combo, [probe]), [probe]):
             continue
         outs = runner.outcomes(combo, case_ids)
@@ -283,7 +447,77 @@ def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
         if evaluate_check(chk, run.with_outcomes(outs))[0]:
             continue  # behaves alike within the tolerance, yet passes: not this
         found.append(combo)
-    return found
+
+
+def _changed(run: Run, aspects: set[str], outs: dict[str, Outcome], case_ids: list[str]) -> list[str]:
+    """The cases where ``outs`` leave the reference's behaviour (what a mistake changes there)."""
+    return [cid for cid in case_ids if not _alike(run, aspects, {cid: run.want.get(cid, Outcome(missing=True))},
+                                                   [cid], mine=outs)]
+
+
+def _supports(chk: Check, run: Run, evidence: tuple[list[str], set[str]], mistake: Mistake,
+              runner: _Runner) -> bool:
+    """Whether ``mistake`` alone explains part of what the learner got wrong on ``chk``.
+
+    A learner with several mistakes rarely matches one of them on every case of a check. Per
+    case, a mistake changes some of them (its own footprint there); it is supported when the
+    learner leaves the reference on every case it changes, behaves exactly like it on at least
+    one of them, and the mistake alone fails the check. The other cases are left to the other
+    mistakes.
+    """
+    case_ids, aspects = evidence
+    if mistake.signature:
+        return _shows_signature(run, mistake.signature, case_ids)
+    outs = runner.outcomes((mistake,), case_ids)
+    footprint = _changed(run, aspects, outs, case_ids)
+    if not footprint or not set(footprint) <= set(_changed(run, aspects, run.got, case_ids)):
+        return False
+    if not any(_alike(run, aspects, outs, [cid]) for cid in footprint):
+        return False
+    return not evaluate_check(chk, run.with_outcomes(outs))[0]
+
+
+def _shows_signature(run: Run, signature: str, case_ids: list[str]) -> bool:
+    """Whether the learner shows ``signature`` (see :data:`exercises.mistakes.SIGNATURES`) on one
+    of these cases, compared with the reference's outcome there. A function that never returns
+    (a starter, a typo) shows nothing: its exception is the root cause, not a missing check."""
+    if not any(o.error is None and not o.missing for o in run.got.values()):
+        return False
+    for cid in case_ids:
+        mine, want = run.got.get(cid), run.want.get(cid)
+        if mine is None or want is None or mine.missing or want.missing:
+            continue
+        if signature == "no-value-error" and want.raised("ValueError") and not mine.raised("ValueError"):
+            return True
+        if signature == "wrong-dtype" and mine.error is None and want.error is None and any(
+                a is not None and b is not None and a != b for a, b in zip(_dtypes(mine.output), _dtypes(want.output))):
+            return True
+        if signature == "edits-inputs" and mine.error is None and any(
+                key in mine.inputs_after and not _close(mine.inputs_after[key], before, compare_dtype=False)
+                for key, before in want.inputs_after.items()):
+            return True
+    return False
+
+
+def _dtypes(output: Any) -> list[Any]:
+    """The dtypes of the tensors in a returned structure, in order (None for anything else)."""
+    items = list(output.values()) if isinstance(output, dict) else output if isinstance(output, (tuple, list)) \
+        else [output]
+    return [x.dtype if isinstance(x, torch.Tensor) else None for x in items]
+
+
+def _claims(exercise: Exercise, run: Run, mistake: Mistake, failed: list[Check],
+            evidence: dict[str, tuple[list[str], set[str]]], runner: _Runner) -> list[str]:
+    """The failed checks ``mistake`` would fail on its own (those it claims to explain), leaving
+    out the checks the learner's own exception failed (they say nothing for or against it)."""
+    claimed = []
+    for chk in failed:
+        case_ids = evidence[chk.id][0]
+        if chk.id not in mistake.explains or not case_ids or _crashed(run, case_ids):
+            continue
+        if not evaluate_check(chk, run.with_outcomes(runner.outcomes((mistake,), case_ids)))[0]:
+            claimed.append(chk.id)
+    return claimed
 
 
 def _smallest_union(options: dict[str, list[tuple[Mistake, ...]]], limit: int = 256) -> dict[str, tuple[Mistake, ...]]:
@@ -305,27 +539,73 @@ def _smallest_union(options: dict[str, list[tuple[Mistake, ...]]], limit: int = 
     return dict(zip(ids, best[1]))
 
 
+def _most_claims_explained(exercise: Exercise, run: Run, failed: list[Check],
+                           evidence: dict[str, tuple[list[str], set[str]]], runner: _Runner,
+                           chosen: dict[str, tuple[Mistake, ...]], partial: dict[str, list[Mistake]]) -> set[str]:
+    """The ids of the found mistakes that explain most of the failed checks they claim.
+
+    A mistake matched on one check out of the seven it would fail is weak evidence (code with
+    no clipping looks like "max instead of min" on the clipped-side check only): it is named
+    only when the checks it explains (alone or together with others) are more than half of
+    the failed checks it would fail on its own.
+    """
+    explained: dict[str, set[str]] = {}
+    for cid, combo in chosen.items():
+        for m in combo:
+            explained.setdefault(m.id, set()).add(cid)
+    for cid, found_here in partial.items():
+        for m in found_here:
+            explained.setdefault(m.id, set()).add(cid)
+    by_id = {m.id: m for m in exercise.mistakes}
+    kept = set()
+    for mid, checks in explained.items():
+        try:
+            claimed = set(_claims(exercise, run, by_id[mid], failed, evidence, runner)) | checks
+        except BudgetExceeded:
+            kept.add(mid)  # its claims could not be weighed within the budget: it stays named
+            continue
+        if 2 * len(checks) > len(claimed):
+            kept.add(mid)
+    return kept
+
+
 def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: int = 3,
-             max_runs: int = 2000, budget_seconds: float = 0.5,
-             seen: dict[str, Evidence] | None = None) -> Diagnosis:
+             budget: Budget | None = None, seen: dict[str, Evidence] | None = None) -> Diagnosis:
     """Name the mistakes behind ``failed`` (non-memory checks that failed on their own).
 
     ``seen`` maps a check id to the evidence it read on the learner's outcomes (recorded
-    while grading), which saves running the check again. ``budget_seconds`` is CPU
-    time of this thread.
+    while grading), which saves running the check again. ``budget`` bounds the work (a
+    fresh :class:`Budget` by default); comparisons in this thread spend from it.
 
     Pass 1 tries every single fault that explains a failed check (cheapest checks first;
     faults already found elsewhere first). Pass 2, for the checks no
     single fault matches, tries 2 then 3 faults, first the combinations that add the fewest
     faults not already found in pass 1, and stops at the first group that matches: the
-    smallest overall explanation comes first and the search stays bounded.
+    smallest overall explanation comes first and the search stays bounded. Pass 3, for the
+    checks still unmatched (and not failed by the learner's own exception), keeps the single
+    faults each supports case by case. Last, a mistake that does not explain most of the
+    failed checks it claims is dropped everywhere.
     """
+    budget = budget if budget is not None else Budget()
+    budget.start()
+    _LOCAL.budget = budget
+    try:
+        return _diagnose(exercise, run, failed, max_faults, budget, seen)
+    finally:
+        _LOCAL.budget = None
+
+
+def _diagnose(exercise: Exercise, run: Run, failed: list[Check], max_faults: int, budget: Budget,
+              seen: dict[str, Evidence] | None) -> Diagnosis:
     t0, cpu0 = time.monotonic(), time.thread_time()
-    runner = _Runner(run.cases, max_runs, cpu0 + budget_seconds)
+    runner = _Runner(run.cases, budget)
     result = Diagnosis()
     candidates = {chk.id: [m for m in exercise.mistakes if not m.is_memory and chk.id in m.explains]
                   for chk in failed}
-    evidence = {chk.id: _evidence(chk, run, (seen or {}).get(chk.id)) for chk in failed}
+    evidence = {}
+    for chk in failed:
+        cases, aspects = _evidence(chk, run, (seen or {}).get(chk.id))
+        evidence[chk.id] = (comparable_cases(run, cases, budget), aspects)
     options: dict[str, list[tuple[Mistake, ...]]] = {}
     confirmed: set[str] = set()
     # Cheap checks first; a fault already seen elsewhere is tried first and, if it fits, ends
@@ -355,12 +635,35 @@ def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: i
                     break
             if chk.id in options:
                 break
+    # Pass 3: a check no combination matches may still show single mistakes in the cases each
+    # changes (a learner's form of a mistake, or a mistake beside an uncatalogued one).
+    partial: dict[str, list[Mistake]] = {}
+    for chk in order:
+        if chk.id in options or not evidence[chk.id][0] or _crashed(run, evidence[chk.id][0]):
+            continue
+        found_here = []
+        try:
+            for m in candidates[chk.id]:
+                if _supports(chk, run, evidence[chk.id], m, runner):
+                    found_here.append(m)
+        except BudgetExceeded:
+            pass  # what was found before the budget ran out still counts
+        if found_here:
+            partial[chk.id] = found_here
+    chosen = _smallest_union(options)
+    named = _most_claims_explained(exercise, run, failed, evidence, runner, chosen, partial)
+    for cid, combo in chosen.items():
+        if all(m.id in named for m in combo):
+            result.by_check[cid] = sorted(combo, key=lambda m: exercise.mistakes.index(m))
+    for cid, found_here in partial.items():
+        kept = [m for m in found_here if m.id in named]
+        if kept:
+            result.by_check[cid] = sorted(kept, key=lambda m: exercise.mistakes.index(m))
     # A check the learner's own exception failed (where the reference returned) is explained by
     # that exception, which the feedback's root causes show; it is no unknown mistake.
-    result.unexplained = [chk.id for chk in failed if chk.id not in options and not _crashed(run, evidence[chk.id][0])]
-    for cid, combo in _smallest_union(options).items():
-        result.by_check[cid] = sorted(combo, key=lambda m: exercise.mistakes.index(m))
-    result.runs = runner.runs
+    result.unexplained = [chk.id for chk in failed
+                          if chk.id not in result.by_check and not _crashed(run, evidence[chk.id][0])]
+    result.runs, result.elements, result.exhausted = budget.runs, budget.elements, budget.exhausted
     result.seconds = time.monotonic() - t0
     result.cpu_seconds = time.thread_time() - cpu0
     return result

@@ -63,6 +63,9 @@ class Mistake:
     kind: MistakeKind
     fn: Callable[..., Any] | None = None
     faulty: Callable[..., Any] | None = None
+    #: What every learner's form of this mistake shares, beyond its switch's exact behaviour
+    #: (one of :data:`SIGNATURES`; "" when only the exact behaviour names it).
+    signature: str = ""
 
     @property
     def key(self) -> str:
@@ -91,9 +94,19 @@ class Mistake:
         return mutant_source(self.fn, function_name)
 
 
-def fault(id: str, title: str, *, fix: str, explains: Iterable[str], site: str = "") -> Mistake:
+#: Signatures a mistake may declare: "edits-inputs" (an input differs after the call, however
+#: it was edited), "no-value-error" (no ValueError where the contract asks for one, whatever
+#: happens instead: a broadcast, another exception, a result), "wrong-dtype" (a returned
+#: tensor's dtype is not the reference's, whichever dtype it is).
+SIGNATURES = ("edits-inputs", "no-value-error", "wrong-dtype")
+
+
+def fault(id: str, title: str, *, fix: str, explains: Iterable[str], site: str = "", signature: str = "") -> Mistake:
     """Declare a switch ``id`` of the exercise's faulty reference (bound to it by :func:`fault_mutants`)."""
-    return Mistake(id=id, title=title, fix=fix, explains=tuple(explains), site=site or id, kind=MistakeKind.SWITCH)
+    if signature and signature not in SIGNATURES:
+        raise ValueError(f"unknown signature {signature!r} (one of {SIGNATURES})")
+    return Mistake(id=id, title=title, fix=fix, explains=tuple(explains), site=site or id, kind=MistakeKind.SWITCH,
+                   signature=signature)
 
 
 def fault_mutants(faulty: Callable[..., Any], faults: list[Mistake]) -> list[Mistake]:

@@ -28,6 +28,10 @@ def faulty_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2, 
         pg_loss2 = ratio * torch.clamp(advantages, low, high)
     else:
         clipped = torch.clamp(ratio, max=high) if "one-sided-clip" in faults else torch.clamp(ratio, low, high)
+        if "no-clip" in faults:
+            clipped = ratio
+        elif "clipped-grad-leak" in faults:
+            clipped = ratio * (clipped / ratio).detach()  # the clipped value, with the unclipped gradient
         pg_loss1 = ratio * advantages
         pg_loss2 = clipped * advantages
     if "inplace-edit" in faults:
@@ -36,7 +40,14 @@ def faulty_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2, 
     if "missing-minus" not in faults:
         per_element = -per_element
     if "no-reduction" in faults:
-        return per_element
+        return _dtype_fault(per_element, faults)
     if "sum-not-mean" in faults:
-        return per_element.sum()
-    return per_element.mean()
+        return _dtype_fault(per_element.sum(), faults)
+    return _dtype_fault(per_element.mean(), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

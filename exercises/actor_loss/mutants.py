@@ -35,10 +35,10 @@ FAULTS = [
           explains=("gradient", "zero_grad_where_clipped", "any_shape"), site="ratio-grad"),
     fault("no-shape-check", "no shape check: a [B] advantage silently broadcasts against [B, T] log-probs",
           fix="Raise ValueError when log_probs_old or advantages differ in shape from log_probs_new.",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
     fault("inplace-edit", "in-place edit of an input: advantages scaled in place, changing the caller's tensor",
           fix="Compute into new tensors (x = x - y), never sub_(), mul_() or += on an argument.",
-          explains=("no_inplace",), site="inplace"),
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
     fault("ratio-without-exp", "ratio without exp: log-probs are subtracted but never exponentiated",
           fix="The ratio is torch.exp(log_probs_new - log_probs_old).",
           explains=VALUES, site="ratio"),
@@ -48,9 +48,23 @@ FAULTS = [
     fault("one-sided-clip", "one-sided clip: only the upper bound 1 + clip_range is applied",
           fix="Clamp the ratio on both sides: torch.clamp(ratio, 1 - clip_range, 1 + clip_range).",
           explains=tuple(c for c in VALUES if c != "unclipped_side"), site="clip"),
+    fault("no-clip", "no clipping: the loss is the plain policy gradient -mean(ratio * A); the clipped term "
+          "clamp(ratio, 1 - clip_range, 1 + clip_range) * A and the min are missing",
+          fix="Take the minimum of ratio * A and clamp(ratio, 1 - clip_range, 1 + clip_range) * A per element, "
+              "then negate the mean.",
+          explains=tuple(c for c in VALUES if c != "unclipped_side"), site="clip"),
+    fault("clipped-grad-leak", "gradient through the clipped term: its value is clamp(ratio) * A, but the "
+          "gradient of ratio * A still flows where the clipped term is the minimum",
+          fix="Use torch.clamp(ratio, 1 - clip_range, 1 + clip_range): clamp has zero gradient outside the range; "
+              "do not rescale ratio by a detached factor.",
+          explains=("gradient", "zero_grad_where_clipped", "any_shape"), site="clip"),
     fault("no-reduction", "result not reduced to a scalar: the per-element loss is returned",
           fix="Reduce the per-element losses to one 0-dim tensor with .mean().",
           explains=VALUES, site="reduce"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device", "clipped_side", "unclipped_side"), site="dtype",
+          signature="wrong-dtype"),
 ]
 
 MUTANTS = fault_mutants(faulty_actor_loss, FAULTS)

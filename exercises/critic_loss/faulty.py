@@ -8,6 +8,9 @@ import torch
 
 
 def faulty_critic_loss(values, old_values, returns, mask=None, clip_range=None, *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        returns, edited = returns.clone(), returns
+        edited.data.add_(1)
     expected = tuple(values.shape)
     if "no-shape-check" not in faults:
         for name, t in (("old_values", old_values), ("returns", returns), ("mask", mask)):
@@ -32,10 +35,13 @@ def faulty_critic_loss(values, old_values, returns, mask=None, clip_range=None, 
     if not clipping:
         per_token = vf_loss1
     else:
+        c = 0.2 if "fixed-clip" in faults else clip_range
         if "clip-around-values" in faults:
-            v_clipped = v + torch.clamp(old - v, -clip_range, clip_range)
+            v_clipped = v + torch.clamp(old - v, -c, c)
+        elif "clip-around-returns" in faults:
+            v_clipped = ret + torch.clamp(v - ret, -c, c)
         else:
-            v_clipped = old + torch.clamp(v - old, -clip_range, clip_range)
+            v_clipped = old + torch.clamp(v - old, -c, c)
         vf_loss2 = (v_clipped - ret) ** 2
         per_token = torch.min(vf_loss1, vf_loss2) if "min-for-max" in faults else torch.max(vf_loss1, vf_loss2)
     counts = valid.to(per_token.dtype)
@@ -43,7 +49,14 @@ def faulty_critic_loss(values, old_values, returns, mask=None, clip_range=None, 
         per_token = per_token * counts
     half = 1.0 if "missing-half" in faults else 0.5
     if "token-mean" in faults:
-        return half * per_token.sum() / counts.sum().clamp(min=1)
+        return _dtype_fault(half * per_token.sum() / counts.sum().clamp(min=1), faults)
     row_counts = counts.sum(dim=-1) if "empty-row-nan" in faults else counts.sum(dim=-1).clamp(min=1)
     per_row = per_token.sum(dim=-1) / row_counts
-    return half * per_row.mean()
+    return _dtype_fault(half * per_row.mean(), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

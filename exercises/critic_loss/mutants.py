@@ -45,7 +45,22 @@ FAULTS = [
           explains=("large_padding",), site="mask"),
     fault("no-shape-check", "no shape check: a [B, 1] return (or mask) silently broadcasts against [B, T] values",
           fix="Raise ValueError naming the argument when old_values, returns or mask differ in shape from values.",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("inplace-edit", "in-place edit of an input: returns is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device",), site="dtype", signature="wrong-dtype"),
+    fault("fixed-clip", "clip_range hard-coded to 0.2 instead of using the argument",
+          fix="Use the clip_range argument in the clamp bounds, not the constant 0.2.",
+          explains=("values_clipped", "clip_zero", "gradient"), site="clip-range"),
+    fault("clip-around-returns", "clipping around the returns instead of old_values: v_clipped = returns + "
+          "clamp(values - returns, -clip_range, clip_range)",
+          fix="Clip the new values around the old ones: old_values + clamp(values - old_values, -clip_range, "
+              "clip_range).",
+          explains=("values_clipped", "clip_zero", "gradient", "edge_rows", "large_padding", "dtype_device"),
+          site="clip-center"),
 ]
 
 MUTANTS = fault_mutants(faulty_critic_loss, FAULTS)

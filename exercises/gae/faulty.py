@@ -10,9 +10,12 @@ import torch
 
 
 def faulty_gae(rewards, values, mask=None, gamma=1.0, lam=0.95, *, faults=frozenset()):
-    if values.shape != rewards.shape:
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        rewards, edited = rewards.clone(), rewards
+        edited.data.add_(1)
+    if values.shape != rewards.shape and "no-shape-check" not in faults:
         raise ValueError(f"values has shape {tuple(values.shape)}, expected {tuple(rewards.shape)}")
-    if mask is not None and mask.shape != rewards.shape:
+    if mask is not None and mask.shape != rewards.shape and "no-shape-check" not in faults:
         raise ValueError(f"mask has shape {tuple(mask.shape)}, expected {tuple(rewards.shape)}")
     dtype = rewards.dtype
     work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
@@ -35,12 +38,14 @@ def faulty_gae(rewards, values, mask=None, gamma=1.0, lam=0.95, *, faults=frozen
         last = torch.zeros_like(r[..., 0])
         steps = range(T) if "forward-recursion" in faults else reversed(range(T))
         for t in steps:
-            if t + 1 < T:
+            if "next-value-off-by-one" in faults:
+                next_value = v[..., t - 1] if t > 0 else torch.zeros_like(last)
+            elif t + 1 < T:
                 next_value = v_raw[..., t + 1] if "bootstrap-from-padding" in faults else v[..., t + 1]
             else:
                 next_value = torch.zeros_like(last)  # V_{t+1}: 0 after the last valid token
             delta = r[..., t] + delta_gamma * next_value - v[..., t]
-            last = delta + gamma * lam * last
+            last = delta + (lam if "trace-without-gamma" in faults else gamma * lam) * last
             if not through:
                 last = torch.where(valid[..., t], last, torch.zeros_like(last))
             columns[t] = last
@@ -58,11 +63,21 @@ def faulty_gae(rewards, values, mask=None, gamma=1.0, lam=0.95, *, faults=frozen
             returns = advantages + v_raw
         else:
             carried = v_graph if "returns-attached" in faults else v
-            returns = torch.where(valid, advantages + carried, torch.zeros_like(v))
+            total = advantages - carried if "returns-minus-values" in faults else advantages + carried
+            returns = torch.where(valid, total, torch.zeros_like(v))
         if "whitened-advantages" in faults:
             n = valid.sum().clamp(min=2)
             m = valid.to(advantages.dtype)
             mean = (advantages * m).sum() / n
             var = (((advantages - mean) * m) ** 2).sum() / (n - 1)
             advantages = (advantages - mean) * torch.rsqrt(var + 1e-8) * m
-    return advantages.to(dtype), returns.to(dtype)
+    if mask is None and "mask-none-dtype" in faults:
+        return advantages, returns  # the mask=None path forgets to cast back
+    return _dtype_fault((advantages.to(dtype), returns.to(dtype)), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

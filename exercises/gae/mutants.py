@@ -50,6 +50,32 @@ FAULTS = [
           "raw advantages (whiten later, separately)",
           fix="Return the raw advantages; whitening is a separate step (masked_whiten).",
           explains=ADV + ("zero_at_padding",), site="whiten"),
+    fault("mask-none-dtype", "results in float32 when mask=None: the path without a mask computes in float32 (a "
+          "float32 mask of ones, or an upcast) and never casts back to the inputs' dtype",
+          fix="Cast both outputs back to the inputs' dtype on every path, mask=None included.",
+          explains=("dtype_device",), site="dtype"),
+    fault("inplace-edit", "in-place edit of an input: rewards is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device",), site="dtype", signature="wrong-dtype"),
+    fault("no-shape-check", "no shape check: a mask or values of another shape silently broadcasts (or fails "
+          "with a RuntimeError) instead of raising ValueError",
+          fix="Raise ValueError naming the argument when values or mask differ in shape from rewards.",
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("next-value-off-by-one", "the next value shifted the wrong way: V_{t-1} instead of V_{t+1} in the TD error",
+          fix="delta_t = r_t + gamma * V_{t+1} - V_t, with V_{t+1} = 0 after the last valid token.",
+          explains=("advantages_default", "returns_default", "hyper", "no_bootstrap_from_padding", "edge_rows",
+                    "no_mask", "dtype_device"), site="next-value"),
+    fault("trace-without-gamma", "gamma missing from the trace: A_t = delta_t + lam * A_{t+1} instead of "
+          "gamma * lam * A_{t+1}",
+          fix="Carry the advantage back with gamma * lam: A_t = delta_t + gamma * lam * A_{t+1}.",
+          explains=("hyper", "edge_rows", "no_bootstrap_from_padding", "no_mask"), site="trace"),
+    fault("returns-minus-values", "returns = advantages - values: the returns are advantages + values",
+          fix="returns = advantages + values (zero at padding).",
+          explains=("returns_default", "hyper", "edge_rows", "no_mask", "dtype_device", "no_bootstrap_from_padding"),
+          site="returns"),
 ]
 
 MUTANTS = fault_mutants(faulty_gae, FAULTS)

@@ -8,6 +8,11 @@ import torch
 
 
 def faulty_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True, *, faults=frozenset()):
+    if "modulo-before-group-size-check" in faults and scores.shape[0] % group_size != 0:  # 0: ZeroDivisionError
+        raise ValueError(f"scores has {scores.shape[0]} entries, not a multiple of group_size={group_size}")
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        scores, edited = scores.clone(), scores
+        edited.data.add_(1)
     if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 2:
         raise ValueError(f"group_size must be an integer of at least 2, got {group_size!r}")
     if eps < 0:
@@ -26,7 +31,7 @@ def faulty_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True, *, f
     else:
         grouped = scores.to(work).reshape(-1, group_size)
     advantages = grouped - grouped.mean(dim=1, keepdim=True)
-    if scale_by_std:
+    if scale_by_std or "scale-flag-ignored" in faults:
         if "eps-inside-sqrt" in faults:
             scale = torch.sqrt(grouped.var(dim=1, keepdim=True) + eps)
         else:
@@ -39,5 +44,12 @@ def faulty_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True, *, f
     if "strided-groups" in faults:
         advantages = advantages.t()
     if "not-flattened" in faults:
-        return advantages.to(dtype)
-    return advantages.reshape(-1).to(dtype)
+        return _dtype_fault(advantages.to(dtype), faults)
+    return _dtype_fault(advantages.reshape(-1).to(dtype), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

@@ -40,6 +40,20 @@ FAULTS = [
           "off, and that step divided by eps comes back as a large advantage instead of 0",
           fix="Give a group whose scores are all equal (max == min) exactly 0 advantage.",
           explains=("all_equal",), site="constant"),
+    fault("modulo-before-group-size-check", "N % group_size computed before group_size is checked: group_size=0 "
+          "raises ZeroDivisionError instead of ValueError",
+          fix="Check group_size >= 2 first (a ValueError), then N % group_size.",
+          explains=("not_multiple",), site="group-size-check"),
+    fault("inplace-edit", "in-place edit of an input: scores is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device", "eps_outside", "unbiased"), site="dtype",
+          signature="wrong-dtype"),
+    fault("scale-flag-ignored", "scale_by_std=False ignored: the advantages are divided by (std + eps) anyway",
+          fix="Divide by (std + eps) only when scale_by_std is True; otherwise return the centred scores.",
+          explains=("values_no_std",), site="scale-flag"),
 ]
 
 MUTANTS = fault_mutants(faulty_grpo_advantages, FAULTS)

@@ -8,6 +8,9 @@ import torch
 
 
 def faulty_kl_penalty(log_probs, ref_log_probs, kind="k1", *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        ref_log_probs, edited = ref_log_probs.clone(), ref_log_probs
+        edited.data.add_(1)
     kinds = ("k1", "k2", "k3")
     if "unknown-kind-fallback" not in faults and kind not in kinds:
         raise ValueError(f"kind must be one of {kinds}, got {kind!r}")
@@ -33,4 +36,13 @@ def faulty_kl_penalty(log_probs, ref_log_probs, kind="k1", *, faults=frozenset()
             out = torch.clamp(out, min=-10, max=10)
     else:
         out = -log_ratio if "k1-wrong-sign" in faults else log_ratio
-    return out.mean() if "reduced-to-mean" in faults else out
+        if "k1-detached" in faults:
+            out = out.detach()
+    return _dtype_fault(out.mean() if "reduced-to-mean" in faults else out, faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

@@ -33,17 +33,27 @@ FAULTS = [
           explains=("values_k3",) + COMMON, site="k3-clamp"),
     fault("unknown-kind-fallback", "an unknown kind silently falls back to k1 instead of raising ValueError",
           fix="Raise ValueError unless kind is 'k1', 'k2' or 'k3'.",
-          explains=("bad_kind",), site="kind-check"),
+          explains=("bad_kind",), site="kind-check", signature="no-value-error"),
     fault("reduced-to-mean", "reduced to a mean: the estimators are per token (elementwise), shaped like the inputs",
           fix="Return the elementwise estimate, shaped like the inputs; reduce later, where it is used.",
           explains=("values_k1", "values_k2", "values_k3") + COMMON, site="reduce"),
     fault("no-shape-check", "no shape check: a [B, 1] or [T] ref_log_probs silently broadcasts against [B, T] log-probs",
           fix="Raise ValueError when ref_log_probs differs in shape from log_probs.",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
     fault("k3-without-expm1", "k3 as exp(r) - r - 1: for nearly equal log-probs (|r| < 1e-4) it rounds to 0 in "
           "float32; torch.expm1(r) - r keeps it exact",
           fix="Compute k3 as torch.expm1(r) - r with r = ref_log_probs - log_probs.",
           explains=("large_gaps",), site="k3-form"),
+    fault("inplace-edit", "in-place edit of an input: ref_log_probs is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device",), site="dtype", signature="wrong-dtype"),
+    fault("k1-detached", "k1 detached: the estimate carries no gradient to log_probs (a habit from using the KL "
+          "as a reward)",
+          fix="Return log_probs - ref_log_probs without .detach() or torch.no_grad().",
+          explains=("gradient", "any_shape", "large_gaps"), site="k1-grad"),
 ]
 
 MUTANTS = fault_mutants(faulty_kl_penalty, FAULTS)

@@ -23,25 +23,31 @@ def faulty_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_ma
         valid = (action_mask != 0).expand(expected) if "no-shape-check" in faults else action_mask != 0
     if "ignores-mask" in faults:
         valid = torch.ones_like(valid)
+    low, high = (0.8, 1.2) if "fixed-clip" in faults else (1.0 - clip_range, 1.0 + clip_range)
+    diff = log_probs_old - log_probs_new if "inverted-ratio" in faults else log_probs_new - log_probs_old
     if "multiply-by-mask" in faults:
         mask = valid.to(log_probs_new.dtype)
-        ratio = torch.exp(log_probs_new - log_probs_old)
-        per_token = -torch.min(ratio * advantages,
-                               torch.clamp(ratio, 1.0 - clip_range, 1.0 + clip_range) * advantages) * mask
+        ratio, adv = torch.exp(diff), advantages
     else:
-        log_ratio = torch.where(valid, log_probs_new - log_probs_old, 0.0)
+        mask = None
+        ratio = torch.exp(torch.where(valid, diff, 0.0))
         adv = torch.where(valid, advantages, 0.0)
-        ratio = torch.exp(log_ratio)
-        per_token = -torch.min(ratio * adv, torch.clamp(ratio, 1.0 - clip_range, 1.0 + clip_range) * adv)
+    clipped = ratio if "no-clip" in faults else torch.clamp(ratio, low, high)
+    pick = torch.max if "max-for-min" in faults else torch.min
+    per_token = pick(ratio * adv, clipped * adv)
+    if "missing-minus" not in faults:
+        per_token = -per_token
+    if mask is not None:
+        per_token = per_token * mask
     counts = valid.to(per_token.dtype)
     token_mean = (loss_agg_mode == "token-mean") != ("swapped-modes" in faults)
     if token_mean:
         total = counts.sum()
         if "token-mean-over-all-positions" in faults:
             total = torch.tensor(float(per_token.numel()), dtype=per_token.dtype)
-        elif "empty-row-nan" not in faults:
+        elif "empty-row-nan" not in faults and "empty-batch-nan" not in faults:
             total = total.clamp(min=1)
-        return per_token.sum() / total
+        return _dtype_fault(per_token.sum() / total, faults)
     row_counts = counts.sum(dim=-1)
     if "divide-by-length" in faults:
         row_counts = torch.full_like(row_counts, per_token.shape[-1])
@@ -49,5 +55,12 @@ def faulty_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_ma
         row_counts = row_counts.clamp(min=1)
     per_row = per_token.sum(dim=-1) / row_counts
     if "empty-rows-excluded" in faults:
-        return per_row.sum() / (counts.sum(dim=-1) > 0).sum().clamp(min=1)
-    return per_row.mean()
+        return _dtype_fault(per_row.sum() / (counts.sum(dim=-1) > 0).sum().clamp(min=1), faults)
+    return _dtype_fault(per_row.mean(), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

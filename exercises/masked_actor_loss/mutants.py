@@ -37,15 +37,40 @@ FAULTS = [
     fault("no-mode-validation", "an unknown loss_agg_mode silently falls back to a default instead of raising "
           "ValueError",
           fix="Raise ValueError unless loss_agg_mode is 'seq-mean-token-mean' or 'token-mean'.",
-          explains=("bad_mode",), site="mode-check"),
+          explains=("bad_mode",), site="mode-check", signature="no-value-error"),
     fault("multiply-by-mask", "padding masked by multiplying after exp: a large value at a padded position "
           "overflows to inf, and inf * 0 = NaN (select with torch.where before exp instead)",
           fix="Mask before exp: torch.where(mask, new - old, 0.0), then exp; never multiply by the mask afterwards.",
           explains=("large_padding", "edge_rows"), site="mask"),
+    fault("no-clip", "no clipping: the per-token loss is the plain policy gradient -ratio * A; the clipped term "
+          "clamp(ratio, 1 - clip_range, 1 + clip_range) * A and the min are missing",
+          fix="Take the minimum of ratio * A and clamp(ratio, 1 - clip_range, 1 + clip_range) * A per token, "
+              "then negate it.",
+          explains=ALL_VALUES, site="clip"),
+    fault("fixed-clip", "clip_range hard-coded to 0.2 instead of using the argument",
+          fix="Use the clip_range argument in the clamp bounds, not the constant 0.2.",
+          explains=("values_custom_clip", "gradient"), site="clip-range"),
+    fault("inverted-ratio", "inverted ratio: exp(old - new) instead of exp(new - old)",
+          fix="The ratio is exp(log_probs_new - log_probs_old): new over old.",
+          explains=ALL_VALUES, site="ratio"),
+    fault("max-for-min", "max instead of min: PPO takes the pessimistic (smaller) of the clipped and unclipped "
+          "objectives",
+          fix="Take torch.min(ratio * A, clamp(ratio) * A) per token, then negate it.",
+          explains=ALL_VALUES, site="min"),
+    fault("missing-minus", "missing minus sign: the loss is the negated objective, since optimisers minimise",
+          fix="Negate the clipped objective: the per-token loss is -min(ratio * A, clamp(ratio) * A).",
+          explains=ALL_VALUES, site="sign"),
     fault("no-shape-check", "no shape check: a [B, 1] advantage (or mask) silently broadcasts against [B, T] "
           "log-probs",
           fix="Raise ValueError naming the argument when log_probs_old, advantages or action_mask differ in shape.",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device",), site="dtype", signature="wrong-dtype"),
+    fault("empty-batch-nan", "token-mean of a batch with no valid token gives 0/0 = NaN: clamp the token count "
+          "to at least 1",
+          fix="Divide the token-mean's sum by mask.sum().clamp(min=1), so an empty batch returns 0.",
+          explains=("edge_rows",), site="token-count-clamp"),
 ]
 
 MUTANTS = fault_mutants(faulty_masked_actor_loss, FAULTS)

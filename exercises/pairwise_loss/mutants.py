@@ -37,7 +37,23 @@ FAULTS = [
           "pairs",
           fix="Raise ValueError when rejected_rewards (or a non-scalar tensor margin) differs in shape from "
               "chosen_rewards.",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("inplace-edit", "in-place edit of an input: rejected_rewards is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device", "worked_values"), site="dtype",
+          signature="wrong-dtype"),
+    fault("missing-minus", "missing minus sign: the loss is -logsigmoid(chosen - rejected), the negative "
+          "log-likelihood",
+          fix="Return mean(-logsigmoid(chosen - rejected - margin)).",
+          explains=("values_no_margin", "values_float_margin", "values_tensor_margin", "worked_values", "stable",
+                    "gradient", "dtype_device", "any_shape"), site="sign"),
+    fault("scalar-margin-rejected", "a 0-dim tensor margin rejected: a scalar margin is allowed besides one of the "
+          "rewards' shape",
+          fix="Accept a 0-dim tensor margin (subtract it from every gap); only other shapes raise ValueError.",
+          explains=("values_tensor_margin", "values_float_margin", "gradient"), site="margin-scalar"),
 ]
 
 MUTANTS = fault_mutants(faulty_pairwise_loss, FAULTS)

@@ -10,6 +10,9 @@ import torch
 
 
 def faulty_token_rewards(scores, log_probs_old, ref_log_probs, mask=None, kl_coef=0.1, *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        ref_log_probs, edited = ref_log_probs.clone(), ref_log_probs
+        edited.data.add_(1)
     expected = tuple(log_probs_old.shape)
     for name, t in (("ref_log_probs", ref_log_probs), ("mask", mask)):
         if t is not None and tuple(t.shape) != expected:
@@ -41,4 +44,11 @@ def faulty_token_rewards(scores, log_probs_old, ref_log_probs, mask=None, kl_coe
             at = valid
         per_row = scores.reshape(-1, 1) if "no-scores-shape-check" in faults else scores.unsqueeze(-1)
         rewards = rewards + torch.where(at, per_row.to(rewards.dtype), 0.0)
-    return rewards
+    return _dtype_fault(rewards, faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

@@ -44,7 +44,13 @@ FAULTS = [
     fault("no-scores-shape-check", "no shape check on scores: a [B, 1] (or wrong-length) scores tensor is silently "
           "reshaped",
           fix="Raise ValueError unless scores has shape [B].",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("inplace-edit", "in-place edit of an input: ref_log_probs is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device",), site="dtype", signature="wrong-dtype"),
 ]
 
 MUTANTS = fault_mutants(faulty_token_rewards, FAULTS)

@@ -8,8 +8,13 @@ import torch
 
 
 def faulty_whiten(values, mask=None, shift_mean=True, eps=1e-8, *, faults=frozenset()):
+    if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
+        values, edited = values.clone(), values
+        edited.data.add_(1)
     if "no-shape-check" not in faults and mask is not None and mask.shape != values.shape:
         raise ValueError(f"mask has shape {tuple(mask.shape)}, expected {tuple(values.shape)}")
+    if "fixed-eps" in faults:
+        eps = 1e-8
     dtype = values.dtype
     work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
     v = values.to(work)
@@ -35,10 +40,19 @@ def faulty_whiten(values, mask=None, shift_mean=True, eps=1e-8, *, faults=frozen
         var = torch.where(valid, centered * centered, zero).sum() / dof
     if "no-eps" in faults:
         whitened = centered / torch.sqrt(var)
+    elif "divide-by-variance" in faults:
+        whitened = centered / (var + eps)
     elif "eps-outside-sqrt" in faults:
         whitened = centered / (torch.sqrt(var) + eps)
     else:
         whitened = centered * torch.rsqrt(var + eps)
     if not shift_mean and "mean-not-added-back" not in faults:
         whitened = whitened + mean
-    return whitened.to(dtype)
+    return _dtype_fault(whitened.to(dtype), faults)
+
+
+def _dtype_fault(out, faults):
+    """The "wrong-dtype" switch: every result cast to float32, whatever the inputs' dtype."""
+    if "wrong-dtype" not in faults:
+        return out
+    return tuple(t.float() for t in out) if isinstance(out, tuple) else out.float()

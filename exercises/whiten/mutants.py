@@ -40,10 +40,25 @@ FAULTS = [
     fault("no-count-check", "no check for fewer than two valid values: the unbiased variance divides by n - 1 = 0 "
           "and the result is NaN",
           fix="Raise ValueError when fewer than two values are valid.",
-          explains=("too_few",), site="count-check"),
+          explains=("too_few",), site="count-check", signature="no-value-error"),
     fault("no-shape-check", "no shape check: a mask of another shape silently broadcasts against values",
           fix="Raise ValueError when mask's shape differs from values'.",
-          explains=("shape_errors",), site="shape"),
+          explains=("shape_errors",), site="shape", signature="no-value-error"),
+    fault("inplace-edit", "in-place edit of an input: values is changed in place, changing the caller's tensor",
+          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
+    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+          explains=("dtype_device", "unbiased", "near_constant", "custom_eps"), site="dtype",
+          signature="wrong-dtype"),
+    fault("divide-by-variance", "dividing by the variance (var + eps) instead of the standard deviation: "
+          "multiply by rsqrt(var + eps)",
+          fix="Scale by torch.rsqrt(var + eps), the inverse standard deviation, not 1 / (var + eps).",
+          explains=("values_random", "values_no_shift", "unbiased", "any_shape", "near_constant", "custom_eps",
+                    "dtype_device"), site="eps"),
+    fault("fixed-eps", "eps hard-coded to 1e-8 instead of using the argument",
+          fix="Use the eps argument inside the square root: rsqrt(var + eps).",
+          explains=("custom_eps",), site="eps-value"),
 ]
 
 MUTANTS = fault_mutants(faulty_whiten, FAULTS)

@@ -19,7 +19,7 @@ import signal
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from server.courses.counted import submission_counted
+from server.courses.counted import submission_board, submission_counted
 from server.errors import RegradeClosed, RegradeNotReady
 from server.grading.persistence import check_results
 from server.leaderboard.best_scores import backfill_best_scores
@@ -95,6 +95,7 @@ def _replace(session: Session, submission: Submission, result: RegradeResult, se
     submission.verdict = result.verdict
     submission.score = result.score
     submission.counted_score = new_counted  # late_seconds and penalty_percent stay as accepted
+    submission.board_score = submission_board(result.checks or [], submission.penalty_percent) if graded else None
     submission.message = result.message
     submission.feedback = result.feedback
     submission.stdout, submission.stderr = result.stdout, result.stderr

@@ -238,7 +238,8 @@ def test_history_and_show(invoke: Invoke, grader: FakeGrader, solution: Path) ->
     invoke(str(solution), "--no-wait")
     listed = invoke("history", "--exercise", "actor-loss")
     assert listed.exit_code == 0 and "actor-loss" in listed.stdout
-    assert grader.requests[-1].url.params["exercise"] == "actor-loss"
+    listing = next(r for r in grader.requests if r.url.path.endswith("/submissions") and r.method == "GET")
+    assert listing.url.params["exercise"] == "actor-loss"
     grader.polls_before_done = 0
     shown = invoke("show", "1", "--json")
     assert shown.exit_code == 1
