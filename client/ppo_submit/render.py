@@ -140,7 +140,7 @@ def history_table(submissions: Sequence[Submission], zones: dict[str, str] | Non
             Text(number(sub.get("counted_score")), justify="right"),
         ]
         if regraded:
-            notes = sub.get("regrades") or []
+            notes = _regrades(sub)
             cells.append(Text(regrade_line(notes[-1]) if notes else "", style="yellow"))
         table.add_row(*cells)
     return table
@@ -181,9 +181,15 @@ def version_lines(sub: Submission) -> list[Text]:
     if sub.get("status") == "done":
         lines.append(Text(f"Graded by exercise version {sub.get('content_version') or 'unknown'}, "
                           f"grader version {sub.get('grader_version') or 'unknown'}", style="dim"))
-    for note in sub.get("regrades") or []:
+    for note in _regrades(sub):
         lines.append(Text(regrade_line(note), style="yellow"))
     return lines
+
+
+def _regrades(sub: Submission) -> list[dict[str, Any]]:
+    """The submission's applied regrades as the server sent them (none from older servers)."""
+    notes = sub.get("regrades")
+    return [n for n in notes if isinstance(n, dict)] if isinstance(notes, list) else []
 
 
 def regrade_line(note: dict[str, Any]) -> str:

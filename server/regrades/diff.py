@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from server.courses.counted import submission_counted
+from server.courses.counted import submission_board, submission_counted
 from server.leaderboard.best_scores import backfill_best_scores
 from server.models import (
     CheckResult,
@@ -45,6 +45,8 @@ class Outcome:
     counted: float | None
     checks: dict[str, bool]
     mistakes: frozenset[str]
+    #: The board score (the confirmed checks' share, less the penalty); boards rank by it.
+    board: float | None = None
 
     def same_as(self, other: Outcome) -> bool:
         return (self.verdict, self.score, self.checks, self.mistakes) == (other.verdict, other.score, other.checks, other.mistakes)
@@ -184,14 +186,16 @@ def compute_diff(session: Session, regrade: RegradeSet, keep: Keep = Keep.NEW) -
         was = superseded.get(sub.id)
         if was is not None:
             checks, mistakes = _checks_of(was.checks or [])
-            old = Outcome(was.verdict, was.score, was.counted_score, checks, mistakes)
+            board = submission_board(was.checks or [], sub.penalty_percent) if was.verdict == Verdict.GRADED.value else None
+            old = Outcome(was.verdict, was.score, was.counted_score, checks, mistakes, board)
         else:
             checks, mistakes = _checks_of(old_checks.get(sub.id, []))
-            old = Outcome(sub.verdict, sub.score, sub.counted_score, checks, mistakes)
+            old = Outcome(sub.verdict, sub.score, sub.counted_score, checks, mistakes, sub.board_score)
         new_checks, new_mistakes = _checks_of(result.checks or [])
         graded = result.verdict == Verdict.GRADED.value
         new_counted = submission_counted(result.score, sub.penalty_percent) if graded else None
-        new = Outcome(result.verdict, result.score, new_counted, new_checks, new_mistakes)
+        new_board = submission_board(result.checks or [], sub.penalty_percent) if graded else None
+        new = Outcome(result.verdict, result.score, new_counted, new_checks, new_mistakes, new_board)
         diff.changes.append(Change(sub.id, result.id, sub.course_id, sub.user_id, name, sub.created_at, old, new))
     changed = diff.changed
     diff.checks = _shifts(({k for k, ok in c.old.checks.items() if not ok}, {k for k, ok in c.new.checks.items() if not ok})
@@ -241,7 +245,8 @@ def _board_with(session: Session, exercise: str, course_id: int, over: dict[int,
     try:
         for sid, outcome in over.items():
             session.execute(update(Submission).where(Submission.id == sid, Submission.course_id == course_id)
-                            .values(verdict=outcome.verdict, score=outcome.score, counted_score=outcome.counted)
+                            .values(verdict=outcome.verdict, score=outcome.score, counted_score=outcome.counted,
+                                    board_score=outcome.board)
                             .execution_options(synchronize_session=False))
         if over:
             for key_course, user_id in sorted(keys):
