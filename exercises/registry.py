@@ -12,8 +12,7 @@ from __future__ import annotations
 import threading
 
 from exercises.framework import Exercise
-from exercises.packs import Pack, builtin_pack, configured_packs, load_catalogue
-from exercises.packs import load_exercise as load_pack_exercise
+from exercises.packs import Pack, configured_packs, load_catalogue
 
 _lock = threading.Lock()
 _cache: dict[str, Exercise] | None = None
@@ -24,12 +23,6 @@ class UnknownExercise(KeyError):
 
     def __str__(self) -> str:
         return f"no exercise named {self.args[0]!r}"
-
-
-def load_exercise(package: str) -> Exercise:
-    """Import one exercise package of the built-in pack afresh (e.g. ``exercises.kl_penalty``)."""
-    pack = builtin_pack()
-    return load_pack_exercise(pack, pack.root / package.removeprefix(f"{pack.package}."))
 
 
 def load(extra: list[Pack] | None = None) -> list[Exercise]:

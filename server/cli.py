@@ -140,11 +140,11 @@ def serve(
     from server.logging_setup import configure_logging
 
     settings = _settings()
+    registry.load()  # every pack now: one that fails stops the service here, with one line
     where = locate()
     written = remember(settings.DATABASE_URL)  # so admin commands run from anywhere find this database
     err.print(f"database: {where.shown} (from {where.source})" + (f"; remembered in {written}" if written else ""),
               highlight=False, soft_wrap=True)
-    registry.load()  # every pack now: one that fails stops the service here, with one line
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
     configure_logging()
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", log_config=None)
@@ -334,6 +334,7 @@ def exercises_verify(
     from exercises.verify import SEEDS, verify_exercise
     from server.catalog.verification import record_verification
     from server.grading.grader import sandbox_limits
+    from server.location import is_initialised, locate
 
     settings = _settings()
     extra = path_pack(pack) if pack is not None else None
@@ -352,9 +353,15 @@ def exercises_verify(
             _print_verification(result)
     finally:
         judge.close()
-    with _session(settings) as session:
-        for ex, result in results:
-            record_verification(session, ex, result)
+    where = locate()
+    if _INIT["init"] or is_initialised(where.url):
+        with _session(settings) as session:
+            for ex, result in results:
+                record_verification(session, ex, result)
+    else:  # an author's laptop: the gate still answers, but `sets publish` reads the server's record
+        err.print(f"not recorded: no ppo-grader database at {where.shown} (from {where.source}); `sets publish` "
+                  "needs the record in the server's database (run verify where it finds it, or pass --init)",
+                  highlight=False, soft_wrap=True)
     failed = [r.slug for _, r in results if not r.ok]
     out.print(f"{len(results) - len(failed)} of {len(results)} exercise(s) pass verify"
               + (f"; failing: {', '.join(failed)}" if failed else ""), highlight=False, soft_wrap=True)

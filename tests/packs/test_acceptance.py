@@ -50,11 +50,12 @@ def test_a_course_pack_from_scaffold_to_a_graded_learner(cli: Cli, serve, tmp_pa
     pack = tmp_path / "course-pack"
     _author_a_clipped_difference(cli, pack)
 
-    verified = cli("exercises", "verify", "--pack", str(pack))
+    server = serve([pack])
+    refused = server.cli("sets", "publish", "default", "clipped-diff")
+    assert refused.returncode == 2 and "never been verified" in refused.stderr, refused.stderr
+    verified = server.cli("exercises", "verify", "--pack", str(pack))
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "2 fault(s): each caught on every seed, named on what it explains" in verified.stdout
-
-    server = serve([pack])
     published = server.cli("sets", "publish", "default", "clipped-diff")
     assert published.returncode == 0, published.stderr  # verified at this content version
     learner = server.add_learner("ada")
@@ -84,7 +85,7 @@ def test_publishing_needs_a_passed_verify_at_the_current_content_version(cli: Cl
     pack = tmp_path / "course-pack"
     folder = _author_a_clipped_difference(cli, pack)
     cli.env["PPO_GRADER_EXERCISE_PACKS"] = str(pack)
-    assert cli("courses", "create", "rlhf-a").returncode == 0
+    assert cli("--init", "courses", "create", "rlhf-a").returncode == 0
 
     line = one_error_line(cli("sets", "publish", "rlhf-a", "clipped-diff"))
     assert "cannot be published: it has never been verified" in line and f"--pack {pack}" in line
