@@ -1,13 +1,18 @@
-"""Bounded loopback load test: API + 2 workers on PostgreSQL (procrastinate queue).
+"""Bounded loopback load test: API + W workers on PostgreSQL (procrastinate queue), W swept.
 
-    .venv/bin/python bench/load.py --submissions 2000 [--clients 16] [--append-doc]
+    .venv/bin/python bench/load.py --submissions 100 --workers 1,2         # a quick check
+    .venv/bin/python bench/load.py --submissions 2000 --workers 1,2,3,4 --write   # the record
 
-Creates a throwaway database on the local PostgreSQL, starts ``ppo-grader serve`` and two
-``ppo-grader worker --queue cpu --concurrency 1`` on 127.0.0.1, pushes N submissions of
-the correct ``actor-loss`` reference through the HTTP API, waits for every verdict and
-reports: submissions accepted per second, median / p99 submit-to-verdict (created_at to
-finished_at), and lost (accepted but no result) / duplicated (graded more than once)
-results. Everything is stopped and the database dropped at the end.
+For each worker count W: creates a throwaway database on the local PostgreSQL, starts
+``ppo-grader serve`` and W ``ppo-grader worker --queue cpu --concurrency 1`` on 127.0.0.1,
+pushes N submissions of the correct ``actor-loss`` reference through the HTTP API, waits for
+every verdict and reports: submissions accepted per second, median / p99 submit-to-verdict
+(created_at to finished_at), verdicts per second, lost (accepted but no result) / duplicated
+(graded more than once) results, and the CPU seconds per verdict of the worker processes
+(the judge, the database round trips, the JSON), of their jails (every descendant: hosts,
+managers, learners' processes), of the API, and of the PostgreSQL backends serving this
+database. The knee is where verdicts/s stops growing with W. Everything is stopped and the
+database dropped after each run.
 """
 
 from __future__ import annotations
@@ -47,18 +52,44 @@ def ppo_grader(*args: str) -> list[str]:
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--submissions", type=int, default=2000)
-    parser.add_argument("--clients", type=int, default=16, help="concurrent HTTP clients")
-    parser.add_argument("--timeout", type=float, default=1800, help="give up waiting for verdicts after this")
-    parser.add_argument("--append-doc", action="store_true", help="append the table to docs/benchmarks.md")
-    args = parser.parse_args()
+def _cpu_seconds(pids: set[int], *, descendants: bool) -> float:
+    """User+system CPU seconds of ``pids`` (and, with ``descendants``, of every live process
+    below them), children they have reaped included (a jail's finished jobs count)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        times[int(entry.name)] = sum(int(f) for f in fields[11:15]) / tick  # utime stime cutime cstime
+    chosen = set(pids)
+    if descendants:
+        grew = True
+        while grew:
+            below = {pid for pid, parent in parents.items() if parent in chosen} - chosen
+            chosen |= below
+            grew = bool(below)
+    return sum(times.get(pid, 0.0) for pid in chosen)
 
-    dbname = f"ppo_grader_load_{os.getpid()}"
+
+def _backends(base: str, dbname: str) -> set[int]:
+    with psycopg.connect(ADMIN, autocommit=True) as admin:
+        rows = admin.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                             (dbname,)).fetchall()
+    return {int(r[0]) for r in rows}
+
+
+def run_once(workers: int, submissions: int, clients: int, timeout: float) -> dict[str, object]:
+    """One load test with ``workers`` worker processes; its figures by name."""
+    dbname = f"ppo_grader_load_{os.getpid()}_{workers}"
     base = ADMIN.split("://", 1)[1].rsplit("/", 1)[0]
     db_url = f"postgresql+psycopg://{base}/{dbname}"
     with psycopg.connect(ADMIN, autocommit=True) as admin:
@@ -79,12 +110,11 @@ def main() -> int:
         token = subprocess.run(
             ppo_grader("users", "add", "loadtest"), env=env, check=True, capture_output=True, text=True
         ).stdout.strip()
-        for name, cmd in [
-            ("api", ppo_grader("serve", "--host", "127.0.0.1", "--port", str(port))),
-            ("worker-0", ppo_grader("worker", "--queue", "cpu", "--concurrency", "1")),
-            ("worker-1", ppo_grader("worker", "--queue", "cpu", "--concurrency", "1")),
-        ]:
-            out = open(logs / f"{name}.log", "wb")  # noqa: SIM115
+        commands = [("api", ppo_grader("serve", "--host", "127.0.0.1", "--port", str(port)))]
+        commands += [(f"worker-{i}", ppo_grader("worker", "--queue", "cpu", "--concurrency", "1"))
+                     for i in range(workers)]
+        for name, cmd in commands:
+            out = open(logs / f"{name}.log", "wb")
             procs.append(subprocess.Popen(cmd, env=env, stdout=out, stderr=out))
         url = f"http://127.0.0.1:{port}/api/v1"
         headers = {"Authorization": f"Bearer {token}"}
@@ -98,8 +128,9 @@ def main() -> int:
             if time.monotonic() > deadline:
                 raise SystemExit(f"API did not start; see {logs}")
             time.sleep(0.2)
+        time.sleep(5)  # let the workers' warm jails start before the clock runs
 
-        client = httpx.Client(headers=headers, timeout=30, limits=httpx.Limits(max_connections=args.clients))
+        client = httpx.Client(headers=headers, timeout=30, limits=httpx.Limits(max_connections=clients))
 
         def submit(_: int) -> int:
             response = client.post(
@@ -110,60 +141,53 @@ def main() -> int:
             response.raise_for_status()
             return int(response.json()["id"])
 
+        api_pid = {procs[0].pid}
+        worker_pids = {p.pid for p in procs[1:]}
+        cpu_before = (_cpu_seconds(api_pid, descendants=False), _cpu_seconds(worker_pids, descendants=False),
+                      _cpu_seconds(worker_pids, descendants=True))
         began = time.perf_counter()
-        with ThreadPoolExecutor(args.clients) as pool:
-            ids = list(pool.map(submit, range(args.submissions)))
+        with ThreadPoolExecutor(clients) as pool:
+            ids = list(pool.map(submit, range(submissions)))
         submit_seconds = time.perf_counter() - began
-        accepted_per_s = len(ids) / submit_seconds
+        backends = _backends(base, dbname)
+        pg_before = _cpu_seconds(backends, descendants=False)
 
         with psycopg.connect(f"postgresql://{base}/{dbname}", autocommit=True) as conn:
-            deadline = time.monotonic() + args.timeout
+            deadline = time.monotonic() + timeout
             while True:
-                (left,) = conn.execute("SELECT count(*) FROM submissions WHERE status <> 'done'").fetchone()
-                if left == 0 or time.monotonic() > deadline:
+                row = conn.execute("SELECT count(*) FROM submissions WHERE status <> 'done'").fetchone()
+                if row is None or row[0] == 0 or time.monotonic() > deadline:
                     break
                 time.sleep(0.5)
             drain_seconds = time.perf_counter() - began
+            cpu_after = (_cpu_seconds(api_pid, descendants=False), _cpu_seconds(worker_pids, descendants=False),
+                         _cpu_seconds(worker_pids, descendants=True))
+            pg_cpu = _cpu_seconds(backends, descendants=False) - pg_before
             rows = conn.execute(
                 "SELECT id, status, verdict, attempts, EXTRACT(EPOCH FROM finished_at - created_at), "
                 "(SELECT count(*) FROM check_results c WHERE c.submission_id = s.id) FROM submissions s"
             ).fetchall()
             jobs = conn.execute(
-                "SELECT args->>'submission_id', count(*), bool_and(status = 'succeeded') FROM procrastinate_jobs GROUP BY 1"
+                "SELECT args->>'submission_id', count(*), bool_and(status = 'succeeded') FROM procrastinate_jobs "
+                "WHERE task_name = 'ppo_grader.grade' GROUP BY 1"
             ).fetchall()
         by_id = {r[0]: r for r in rows}
         done = [r for r in rows if r[1] == "done"]
         lost = [i for i in ids if i not in by_id or by_id[i][1] != "done"]
-        check_counts = {r[5] for r in done}
         duplicated = [r[0] for r in rows if r[3] != 1] + [j[0] for j in jobs if j[1] != 1]
         latencies = [float(r[4]) for r in done]
-        verdicts = {v for v in (r[2] for r in done)}
-        table = "\n".join([
-            "| metric | value |",
-            "|---|---|",
-            f"| submissions | {len(ids)} accepted (HTTP 202), {args.clients} concurrent clients |",
-            f"| accepted per second | {accepted_per_s:.0f} |",
-            f"| submit-to-verdict median | {statistics.median(latencies):.2f} s |" if latencies else "| median | n/a |",
-            f"| submit-to-verdict p99 | {percentile(latencies, 0.99):.2f} s |" if latencies else "| p99 | n/a |",
-            f"| all verdicts in | {drain_seconds:.1f} s ({len(done) / drain_seconds:.1f} graded/s, 2 workers) |",
-            f"| verdicts | {', '.join(sorted(map(str, verdicts)))} |",
-            f"| lost | {len(lost)} |",
-            f"| duplicated | {len(duplicated)} (attempts != 1 or more than one job), check-result sets per row: {sorted(check_counts)} |",
-        ])
-        print(table)
-        if args.append_doc:
-            doc = ROOT / "docs" / "benchmarks.md"
-            section = (
-                "\n## Load test (API + 2 workers, PostgreSQL, procrastinate)\n\n"
-                f"Command: `.venv/bin/python bench/load.py --submissions {args.submissions} --clients {args.clients} --append-doc`\n"
-                "(loopback only; one machine runs PostgreSQL, the API and both workers; the source is the correct "
-                "`actor-loss` reference, graded by the real judge in the real jail).\n\n" + table + "\n"
-            )
-            if not doc.exists():
-                section = "# Benchmarks\n" + section
-            with doc.open("a") as fh:
-                fh.write(section)
-        return 0 if not lost and not duplicated else 1
+        per = max(1, len(done))
+        api_cpu, worker_cpu, tree_cpu = (after - before for after, before in zip(cpu_after, cpu_before, strict=True))
+        return {
+            "workers": workers, "submissions": len(ids), "accepted_per_s": len(ids) / submit_seconds,
+            "median": statistics.median(latencies) if latencies else float("nan"),
+            "p99": percentile(latencies, 0.99) if latencies else float("nan"),
+            "drain_seconds": drain_seconds, "verdicts_per_s": len(done) / drain_seconds,
+            "verdicts": sorted({str(r[2]) for r in done}), "check_sets": sorted({r[5] for r in done}),
+            "lost": len(lost), "duplicated": len(duplicated),
+            "cpu_worker": worker_cpu / per, "cpu_jail": (tree_cpu - worker_cpu) / per,
+            "cpu_api": api_cpu / per, "cpu_pg": pg_cpu / per, "backends": len(backends),
+        }
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -179,6 +203,42 @@ def main() -> int:
                 (dbname,),
             )
             admin.execute(f'DROP DATABASE IF EXISTS "{dbname}"')
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--submissions", type=int, default=2000)
+    parser.add_argument("--workers", default="2", help="worker counts to sweep, comma-separated (1,2,3,4)")
+    parser.add_argument("--clients", type=int, default=16, help="concurrent HTTP clients")
+    parser.add_argument("--timeout", type=float, default=1800, help="give up waiting for verdicts after this")
+    parser.add_argument("--write", action="store_true", help="write the table into docs/benchmarks.md")
+    args = parser.parse_args()
+    counts = [int(w) for w in args.workers.split(",")]
+    load_before = os.getloadavg()[0]
+    results = [run_once(w, args.submissions, args.clients, args.timeout) for w in counts]
+    lines = [
+        f"{args.submissions} correct `actor-loss` submissions per run from {args.clients} concurrent clients; "
+        f"{os.cpu_count()} cores running PostgreSQL, the API and the workers; load average {load_before:.1f} "
+        f"before, {os.getloadavg()[0]:.1f} after. CPU is seconds per verdict.", "",
+        "| workers | verdicts/s | submit-to-verdict median / p99 s | accepted/s | lost | duplicated "
+        "| CPU worker | CPU jails | CPU API | CPU PostgreSQL (backends) | verdicts |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['workers']} | {r['verdicts_per_s']:.1f} | {r['median']:.2f} / {r['p99']:.2f} | "
+            f"{r['accepted_per_s']:.0f} | {r['lost']} | {r['duplicated']} | {r['cpu_worker']:.3f} | "
+            f"{r['cpu_jail']:.3f} | {r['cpu_api']:.3f} | {r['cpu_pg']:.3f} ({r['backends']}) | {', '.join(r['verdicts'])} |")  # type: ignore[arg-type]
+    table = "\n".join(lines)
+    print(table)
+    if args.write:
+        sys.path.insert(0, str(ROOT))
+        from bench.report import write_section
+
+        write_section("Throughput against the worker count (PostgreSQL, procrastinate)",
+                      f".venv/bin/python bench/load.py --submissions {args.submissions} --workers {args.workers} "
+                      f"--clients {args.clients} --write", table)
+    return 0 if all(r["lost"] == 0 and r["duplicated"] == 0 for r in results) else 1
 
 
 if __name__ == "__main__":

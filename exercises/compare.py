@@ -26,6 +26,27 @@ def tolerance(dtype: torch.dtype) -> tuple[float, float]:
     return TOLERANCES.get(dtype, (1e-4, 1e-5))
 
 
+def cancellation_atol(mean: torch.Tensor, spread: torch.Tensor, count: int, scaled: torch.Tensor,
+                      dtype: torch.dtype) -> torch.Tensor:
+    """Extra absolute tolerance for ``scaled = (x - mean) / spread`` when ``x`` nearly cancels.
+
+    EXERCISES.md ("exact"): the tolerance grows by the cancellation factor ``|mean| / spread``.
+    The bound behind it: any summation order computes a mean of ``count`` values to within
+    about ``count * u * |mean|`` (u the working precision's epsilon: float64 for float64
+    inputs, float32 otherwise, the accumulation the contract allows), and a variance from
+    centered values, two-pass, ``torch.var`` or a Welford/Chan merge, to within the same error
+    relative to ``spread``; so ``scaled`` is off by up to ``count * u * |mean| / spread * (1 + |scaled|)``.
+    ``E[x^2] - E[x]^2`` loses ``|mean| / spread`` times more, and still fails. ``spread`` is
+    what the result is divided by (``sqrt(var + eps)``, ``std + eps``); where it is 0 (every
+    value equal) the slack is 0: a constant input has its own exact answer. All arguments
+    broadcast to ``scaled``'s shape; the result is float64.
+    """
+    u = torch.finfo(torch.float64 if dtype == torch.float64 else torch.float32).eps
+    mean, spread = mean.to(torch.float64), spread.to(torch.float64)
+    kappa = torch.where(spread > 0, mean.abs() / torch.where(spread > 0, spread, 1.0), 0.0)
+    return count * u * kappa * (1.0 + scaled.detach().to(torch.float64).abs())
+
+
 def _fmt(x: float, other: float | None = None) -> str:
     """Enough significant digits that two different numbers never print alike."""
     for digits in (6, 9, 12, 17):
@@ -60,8 +81,12 @@ def where(case: Case, hidden: bool = False) -> str:
     return f"on hidden case {case.id}" if hidden else f"on input {case.describe()}"
 
 
-def explain_mismatch(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> str | None:
-    """None when close; otherwise a sentence locating the first and worst mismatches."""
+def explain_mismatch(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float | torch.Tensor) -> str | None:
+    """None when close; otherwise a sentence locating the first and worst mismatches.
+
+    ``atol`` is a number, or a float64 tensor of ``want``'s shape (per-element tolerances, as
+    :func:`cancellation_atol` gives).
+    """
     if got.shape != want.shape:
         return f"expected shape {list(want.shape)}, got shape {list(got.shape)}"
     g = got.detach().to(torch.float64).cpu()
@@ -134,8 +159,9 @@ def require_tensor(got: Outcome, case: Case, path: tuple[int | str, ...] = (), w
 
 
 def assert_close(got: torch.Tensor, want: torch.Tensor, case: Case, what: str = "the result",
-                 rtol: float | None = None, atol: float | None = None, hidden: bool = False) -> None:
-    """Fail unless ``got`` matches ``want`` within the tolerance of ``want``'s dtype."""
+                 rtol: float | None = None, atol: float | torch.Tensor | None = None, hidden: bool = False) -> None:
+    """Fail unless ``got`` matches ``want`` within the tolerance of ``want``'s dtype (or the
+    ``rtol`` and ``atol`` given: ``atol`` may be per element, see :func:`explain_mismatch`)."""
     drtol, datol = tolerance(want.dtype)
     message = explain_mismatch(got, want, drtol if rtol is None else rtol, datol if atol is None else atol)
     if message is not None:

@@ -15,14 +15,27 @@ catalogue lacks: a check no combination matches may still show single mistakes c
 share (:func:`_shows_signature`). Whichever way it was found, a mistake is named only when it
 explains most of the failed checks it claims (:func:`_most_claims_explained`).
 
-Runs of the faulty reference are memoised per (switches, case) and the search is bounded
-(``max_faults`` switches, ``max_runs`` runs, a time budget): it runs only when checks fail.
+
+Runs of the faulty reference are memoised per (switches, case) and the search is bounded by
+counted work (:class:`Budget`: ``max_faults`` switches, runs of a candidate, elements
+compared), with a CPU-time ceiling only as a safety net far above normal use, so the same
+submission gets the same diagnosis on a fast or a slow machine. It runs only when checks fail.
 Where nothing fits, the check is reported as unexplained, never guessed.
+
+Learner data is untrusted and may be large (a result tree can name big tensors), so every
+comparison here is bounded before it allocates: a learner tensor is compared only with a
+candidate's tensor of the same shape (the candidates are trusted code run on the check-sized
+cases), never one of more than ``Budget.max_tensor_elements`` elements, and never turned into
+Python lists; each comparison spends its elements from the budget, which is checked inside
+every comparison. A case whose outcome holds a larger tensor is left out of the search (no
+candidate could match it). So the memory diagnosis adds is at most a few float64 temporaries
+of one case-sized tensor (``max_tensor_elements`` x 8 bytes each), whatever the learner sent.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +50,62 @@ from exercises.outcomes import Opaque, run_in_process
 
 #: Diagnosis compares two wrong answers, computed in different orders: a few ulps more than a check.
 TOLERANCE_FACTOR = 4.0
+
+
+class BudgetExceeded(Exception):
+    """The diagnosis spent its budget: the search stops and keeps what it found so far."""
+
+
+@dataclass
+class Budget:
+    """What one diagnosis may spend, counted as work so the result does not depend on CPU speed.
+
+    ``max_runs``: runs of a faulty reference (a run covers the cases it is asked about);
+    ``max_elements``: tensor elements compared in all; ``max_tensor_elements``: the largest
+    tensor one comparison looks at (a larger one, which no check-sized case produces, makes the
+    case incomparable); ``cpu_seconds``: a ceiling of this thread's CPU time, a safety net far
+    above what the counted budget allows on a slow machine (normal diagnoses take tens of ms).
+    Measured on the compound corpus and every single mistake (2026-12-01): at most 328 runs,
+    11,760 elements and 66 ms of CPU; the largest regular case holds 95 elements.
+    """
+
+    max_runs: int = 2000
+    max_elements: int = 2_000_000
+    max_tensor_elements: int = 1 << 16
+    cpu_seconds: float = 5.0
+    runs: int = 0
+    elements: int = 0
+    exhausted: bool = False
+    _cpu_deadline: float = field(default=float("inf"), repr=False)
+
+    def start(self) -> None:
+        """Start the CPU-time ceiling's clock (this thread's CPU time)."""
+        self._cpu_deadline = time.thread_time() + self.cpu_seconds
+
+    def spend(self, elements: int = 0, runs: int = 0) -> None:
+        """Count work; raise :class:`BudgetExceeded` once any limit is passed."""
+        self.elements += elements
+        self.runs += runs
+        if (self.exhausted or self.elements > self.max_elements or self.runs > self.max_runs
+                or time.thread_time() > self._cpu_deadline):
+            self.exhausted = True
+            raise BudgetExceeded
+
+
+#: The budget of the diagnosis being run in this thread (comparisons spend from it).
+_LOCAL = threading.local()
+
+
+def _spend(elements: int) -> None:
+    budget: Budget | None = getattr(_LOCAL, "budget", None)
+    if budget is not None:
+        budget.spend(elements)
+
+
+def _fits(t: torch.Tensor) -> bool:
+    """Whether a tensor is small enough for one comparison (learner tensors can be any size)."""
+    budget: Budget | None = getattr(_LOCAL, "budget", None)
+    return t.numel() <= (budget.max_tensor_elements if budget is not None else Budget.max_tensor_elements)
 
 
 @dataclass
@@ -56,6 +125,11 @@ class Diagnosis:
     runs: int = 0
     seconds: float = 0.0
     cpu_seconds: float = 0.0
+    #: Elements compared, and whether the budget ran out before the search was complete.
+    elements: int = 0
+    exhausted: bool = False
+    #: Why diagnosis was dropped (it raised), or None: verdict and score never depend on it.
+    skipped: str | None = None
 
     def findings(self, checks: list[Check]) -> list[Finding]:
         """Each named mistake once, with the checks it explains, in check order."""
@@ -70,8 +144,10 @@ class Diagnosis:
 
 def _close(a: Any, b: Any, compare_dtype: bool) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape or (compare_dtype and a.dtype != b.dtype):
+        # The shape check comes first, against ``b``: the candidate's (trusted, case-sized).
+        if a.shape != b.shape or (compare_dtype and a.dtype != b.dtype) or not _fits(b):
             return False
+        _spend(b.numel())
         rtol, atol = tolerance(b.dtype)
         x, y = a.detach().double().cpu(), b.detach().double().cpu()
         return bool(torch.allclose(x, y, rtol=rtol * TOLERANCE_FACTOR, atol=atol * TOLERANCE_FACTOR, equal_nan=True))
@@ -107,10 +183,23 @@ def _item(value: Any, key: str) -> Any:
 _MISSING = Opaque("missing")
 
 
-def _zeros(output: Any) -> list[Any]:
-    """Where each returned tensor is exactly 0 (for checks about what must be 0)."""
-    items = output if isinstance(output, (tuple, list)) else [output]
-    return [(x == 0).tolist() if isinstance(x, torch.Tensor) else None for x in items]
+def _same_zeros(a: Any, b: Any) -> bool:
+    """Whether the returned tensors are exactly 0 at the same places (checks about what must
+    be 0), compared as tensors after a shape check: ``a`` is the learner's, ``b`` the candidate's."""
+    xs = list(a) if isinstance(a, (tuple, list)) else [a]
+    ys = list(b) if isinstance(b, (tuple, list)) else [b]
+    if len(xs) != len(ys):
+        return False
+    for x, y in zip(xs, ys):
+        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
+            return False
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or not _fits(y):
+                return False
+            _spend(y.numel())
+            if not torch.equal(x.detach().cpu() == 0, y.detach().cpu() == 0):
+                return False
+    return True
 
 
 def _types(output: Any) -> Any:
@@ -132,7 +221,18 @@ def _reached(probes: list[dict[str, Any]] | None) -> Any:
 
 
 def _flows(grad: torch.Tensor | None) -> bool:
-    return grad is not None and bool((grad != 0).any())
+    """Whether a gradient is non-zero anywhere; one too large to look at counts as "unknown",
+    which no candidate's answer equals (the case is then not matched)."""
+    if grad is None:
+        return False
+    if not _fits(grad):
+        raise _Incomparable
+    _spend(grad.numel())
+    return bool((grad != 0).any())
+
+
+class _Incomparable(Exception):
+    """A learner's outcome holds something diagnosis will not look at (too large)."""
 
 
 def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
@@ -149,6 +249,13 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
     """
     if learner.missing or candidate.missing:
         return False
+    try:
+        return _same_behaviour(learner, candidate, aspects, ungraded)
+    except _Incomparable:
+        return False
+
+
+def _same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str], ungraded: torch.Tensor | None) -> bool:
     a, b = learner.error, candidate.error
     if not any(x == "grads" or x.startswith(("grads:", "grad-flows:")) for x in aspects):
         a = a if a is None or a.phase != "backward" else None
@@ -171,7 +278,7 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
                 return False
     if "probes" in aspects and _reached(learner.probes) != _reached(candidate.probes):
         return False
-    if "zero-pattern" in aspects and _zeros(learner.output) != _zeros(candidate.output):
+    if "zero-pattern" in aspects and not _same_zeros(learner.output, candidate.output):
         return False
     if "types" in aspects and _types(learner.output) != _types(candidate.output):
         return False
@@ -203,17 +310,13 @@ def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
 class _Runner:
     """Runs the faulty reference (or a hand-written mistake) on cases, memoised per case."""
 
-    def __init__(self, cases: dict[str, Case], max_runs: int, deadline: float) -> None:
+    def __init__(self, cases: dict[str, Case], budget: Budget) -> None:
         self.cases = cases
         self.memo: dict[tuple[tuple[str, ...], str], Outcome] = {}
-        self.runs = 0
-        self.max_runs = max_runs
-        self.deadline = deadline
+        self.budget = budget
 
     def exhausted(self) -> bool:
-        # CPU time of this thread, not wall time: on a loaded machine the search still gets the
-        # same amount of work, so the same submission gets the same diagnosis.
-        return self.runs >= self.max_runs or time.thread_time() > self.deadline
+        return self.budget.exhausted
 
     def outcomes(self, combo: tuple[Mistake, ...], case_ids: list[str]) -> dict[str, Outcome]:
         key = tuple(sorted(m.id for m in combo))
@@ -223,8 +326,9 @@ class _Runner:
                 fn = combo[0].fn
             else:
                 faulty = combo[0].faulty
+                assert faulty is not None, "a fault switch belongs to a fault-parametrised reference"
                 fn = with_faults(faulty, [m.key for m in combo])
-            self.runs += 1
+            self.budget.spend(runs=1)
             done = run_in_process(fn, [self.cases[cid] for cid in todo], "mutant.py")
             for cid in todo:
                 self.memo[(key, cid)] = done.get(cid, Outcome(missing=True))
@@ -264,6 +368,40 @@ def _combos(candidates: list[Mistake], size: int) -> list[tuple[Mistake, ...]]:
     return out
 
 
+def _tensors_of(outcome: Outcome) -> list[torch.Tensor]:
+    """Every tensor an outcome holds: returned ones, gradients, inputs after, probes' gradients."""
+    found: list[torch.Tensor] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+
+    walk(outcome.output)
+    walk(outcome.grads)
+    walk(outcome.inputs_after)
+    walk([p.get("grads") for p in outcome.probes or []])
+    return found
+
+
+def comparable_cases(run: Run, case_ids: list[str], budget: Budget) -> list[str]:
+    """The cases diagnosis may compare: those whose learner outcome holds no tensor larger than
+    one comparison may look at. No candidate (trusted code on a check-sized case) returns such
+    a tensor, so such a case could never match; leaving it out costs nothing and keeps the
+    search's memory to case-sized tensors, whatever a result tree names."""
+    kept = []
+    for cid in case_ids:
+        mine = run.got.get(cid)
+        if mine is not None and all(t.numel() <= budget.max_tensor_elements for t in _tensors_of(mine)):
+            kept.append(cid)
+    return kept
+
+
 def _alike(run: Run, aspects: set[str], outs: dict[str, Outcome], cids: list[str],
            mine: dict[str, Outcome] | None = None) -> bool:
     """Whether ``outs`` behave like the learner (or like ``mine``) on these cases, in these aspects."""
@@ -274,8 +412,21 @@ def _alike(run: Run, aspects: set[str], outs: dict[str, Outcome], cids: list[str
 
 def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
               combos: list[tuple[Mistake, ...]], runner: _Runner) -> list[tuple[Mistake, ...]]:
-    """The combinations that behave like the learner where ``chk`` looks, and fail it too."""
+    """The combinations that behave like the learner where ``chk`` looks, and fail it too
+    (those found before the budget ran out)."""
+    found: list[tuple[Mistake, ...]] = []
+    try:
+        _search(chk, run, evidence, combos, runner, found)
+    except BudgetExceeded:
+        pass
+    return found
+
+
+def _search(chk: Check, run: Run, evidence: tuple[list[str], set[str]], combos: list[tuple[Mistake, ...]],
+            runner: _Runner, found: list[tuple[Mistake, ...]]) -> None:
     case_ids, aspects = evidence
+    if not case_ids:
+        return
 
     def alike(outs: dict[str, Outcome], cids: list[str]) -> bool:
         return _alike(run, aspects, outs, cids)
@@ -284,7 +435,6 @@ def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
     # reference: try that one case before all the others.
     probe = next((cid for cid in case_ids if not alike({cid: run.want.get(cid, Outcome(missing=True))}, [cid])),
                  case_ids[0])
-    found = []
     for combo in combos:
         if runner.exhausted():
             break
@@ -298,7 +448,6 @@ def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
         if evaluate_check(chk, run.with_outcomes(outs))[0]:
             continue  # behaves alike within the tolerance, yet passes: not this
         found.append(combo)
-    return found
 
 
 def _changed(run: Run, aspects: set[str], outs: dict[str, Outcome], case_ids: list[str]) -> list[str]:
@@ -411,20 +560,23 @@ def _most_claims_explained(exercise: Exercise, run: Run, failed: list[Check],
     by_id = {m.id: m for m in exercise.mistakes}
     kept = set()
     for mid, checks in explained.items():
-        claimed = set(_claims(exercise, run, by_id[mid], failed, evidence, runner)) | checks
+        try:
+            claimed = set(_claims(exercise, run, by_id[mid], failed, evidence, runner)) | checks
+        except BudgetExceeded:
+            kept.add(mid)  # its claims could not be weighed within the budget: it stays named
+            continue
         if 2 * len(checks) > len(claimed):
             kept.add(mid)
     return kept
 
 
 def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: int = 3,
-             max_runs: int = 2000, budget_seconds: float = 0.5,
-             seen: dict[str, Evidence] | None = None) -> Diagnosis:
+             budget: Budget | None = None, seen: dict[str, Evidence] | None = None) -> Diagnosis:
     """Name the mistakes behind ``failed`` (non-memory checks that failed on their own).
 
     ``seen`` maps a check id to the evidence it read on the learner's outcomes (recorded
-    while grading), which saves running the check again. ``budget_seconds`` is CPU
-    time of this thread.
+    while grading), which saves running the check again. ``budget`` bounds the work (a
+    fresh :class:`Budget` by default); comparisons in this thread spend from it.
 
     Pass 1 tries every single fault that explains a failed check (cheapest checks first;
     faults already found elsewhere first). Pass 2, for the checks no
@@ -435,12 +587,26 @@ def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: i
     faults each supports case by case. Last, a mistake that does not explain most of the
     failed checks it claims is dropped everywhere.
     """
+    budget = budget if budget is not None else Budget()
+    budget.start()
+    _LOCAL.budget = budget
+    try:
+        return _diagnose(exercise, run, failed, max_faults, budget, seen)
+    finally:
+        _LOCAL.budget = None
+
+
+def _diagnose(exercise: Exercise, run: Run, failed: list[Check], max_faults: int, budget: Budget,
+              seen: dict[str, Evidence] | None) -> Diagnosis:
     t0, cpu0 = time.monotonic(), time.thread_time()
-    runner = _Runner(run.cases, max_runs, cpu0 + budget_seconds)
+    runner = _Runner(run.cases, budget)
     result = Diagnosis()
     candidates = {chk.id: [m for m in exercise.mistakes if not m.is_memory and chk.id in m.explains]
                   for chk in failed}
-    evidence = {chk.id: _evidence(chk, run, (seen or {}).get(chk.id)) for chk in failed}
+    evidence = {}
+    for chk in failed:
+        cases, aspects = _evidence(chk, run, (seen or {}).get(chk.id))
+        evidence[chk.id] = (comparable_cases(run, cases, budget), aspects)
     options: dict[str, list[tuple[Mistake, ...]]] = {}
     confirmed: set[str] = set()
     # Cheap checks first; a fault already seen elsewhere is tried first and, if it fits, ends
@@ -476,8 +642,13 @@ def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: i
     for chk in order:
         if chk.id in options or not evidence[chk.id][0] or _crashed(run, evidence[chk.id][0]):
             continue
-        found_here = [m for m in candidates[chk.id] if not runner.exhausted()
-                      and _supports(chk, run, evidence[chk.id], m, runner)]
+        found_here = []
+        try:
+            for m in candidates[chk.id]:
+                if _supports(chk, run, evidence[chk.id], m, runner):
+                    found_here.append(m)
+        except BudgetExceeded:
+            pass  # what was found before the budget ran out still counts
         if found_here:
             partial[chk.id] = found_here
     chosen = _smallest_union(options)
@@ -493,7 +664,7 @@ def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: i
     # that exception, which the feedback's root causes show; it is no unknown mistake.
     result.unexplained = [chk.id for chk in failed
                           if chk.id not in result.by_check and not _crashed(run, evidence[chk.id][0])]
-    result.runs = runner.runs
+    result.runs, result.elements, result.exhausted = budget.runs, budget.elements, budget.exhausted
     result.seconds = time.monotonic() - t0
     result.cpu_seconds = time.thread_time() - cpu0
     return result

@@ -233,23 +233,36 @@ class Check:
     #: What the check is about, when reading alone would say more (a detachment check looks at
     #: the output only to see that it is a tensor): e.g. ("meta:requires_grad",).
     reads: tuple[str, ...] = ()
+    #: The fact this check's evidence rests on when only the learner's own process can report
+    #: it ("detachment", "in-place edits", "gradient provenance"), or "" when the judge confirms
+    #: it by comparing values with the reference. A self-reported check keeps small points and
+    #: earns no board place (:func:`board_points`; docs/security.md, "What the trusted side believes").
+    self_reported: str = ""
+
+
+#: The facts a check may rest on that only the learner's process reports ("" : none).
+SELF_REPORTED_FACTS = ("", "detachment", "in-place edits", "gradient provenance")
 
 
 def check(name: str, weight: float, *, hidden: bool = False, memory: bool = False, core: bool = False,
           gated: bool = False, announce: str | tuple[str, ...] = (),
-          reads: tuple[str, ...] = ()) -> Callable[[Callable[[CheckContext], None]], Check]:
+          reads: tuple[str, ...] = (), self_reported: str = "") -> Callable[[Callable[[CheckContext], None]], Check]:
     """Declare a check function with its name and weight (weights of an exercise sum to 100).
 
     ``core``: a value check on ordinary inputs; ``gated``: a contract detail whose points count
     only when every core check passes; ``announce``: the sentence(s) of the starter's
-    docstring that announce it. A memory check is always gated.
+    docstring that announce it. A memory check is always gated. ``self_reported``: the fact
+    only the learner's process reports (see :attr:`Check.self_reported`).
     """
+    if self_reported not in SELF_REPORTED_FACTS:
+        raise ValueError(f"unknown self-reported fact {self_reported!r}")
 
     def wrap(fn: Callable[[CheckContext], None]) -> Check:
         sentences = (announce,) if isinstance(announce, str) else tuple(announce)
         sentences = sentences or (name,)  # by default the check's own name announces it
         return Check(name=name, weight=weight, fn=fn, hidden=hidden, needs_memory=memory, id=fn.__name__,
-                     core=core, gated=gated or memory, announce=sentences, reads=tuple(reads))
+                     core=core, gated=gated or memory, announce=sentences, reads=tuple(reads),
+                     self_reported=self_reported)
 
     return wrap
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 
@@ -72,7 +74,40 @@ class Judge:
         timings = {"build_cases": t_built - t0, "learner_jail": visit.jail_seconds,
                    "memory_cases": t_measured - t_built - visit.jail_seconds, "checks": t_end - t_measured,
                    "diagnosis": evaluation.diagnosis_seconds, "total": t_end - t0}
+        if evaluation.diagnosis_skipped is not None:
+            timings["diagnosis_skipped"] = 1.0  # the check messages say so too
         return _graded(exercise, source, visit, run, evaluation, measured, timings)
+
+    def grade_seeds(self, slug: str, source: str, seeds: Sequence[int | str]) -> list[GradeReport]:
+        """Grade ``source`` on each of ``seeds`` (a report per seed, in order) in one jail visit.
+
+        For seed-stability sweeps, where a correct file must score 100 on every seed: the
+        regular cases of every seed go to the jail together (their ids prefixed ``s<i>-``, so
+        a detach probe's weights differ from :meth:`grade`'s, never the inputs), instead of a
+        fork and a load per seed. The measured cases (peak memory: their shapes are fixed and
+        their values do not matter) are visited for the first seed only, and its readings
+        serve every seed. Keep the batch to a few seeds: the visit's limits cover all of them.
+        """
+        t0 = time.monotonic()
+        exercise = get_exercise(slug)
+        per_seed = [exercise.build_cases(CaseGen(mix_seed(self.secret, slug, seed), self.device)) for seed in seeds]
+        measured = [c for c in per_seed[0] if c.memory]
+        regular = [replace(c, id=f"s{i}-{c.id}") for i, cases in enumerate(per_seed) for c in cases if not c.memory]
+        visit = self.pools.visit(exercise, source, regular, measured)
+        if visit.job.status != JobStatus.OK:
+            return [_failed(exercise, source, visit, {}, t0) for _ in seeds]
+        got, want = outcomes_from(visit.job.calls, visit.job.tensors), visit.want.result()
+        memory = self.pools.readings(exercise, visit, measured)
+        reports = []
+        for i, cases in enumerate(per_seed):
+            ids = [c.id for c in cases if not c.memory]
+            run = Run({c.id: c for c in cases}, {k: got[f"s{i}-{k}"] for k in ids if f"s{i}-{k}" in got},
+                      {k: want[f"s{i}-{k}"] for k in ids}, memory, self.device)
+            evaluation = evaluate(exercise, run, self.pools.name_memory_mistake)
+            timings = {"build_cases": 0.0, "learner_jail": visit.jail_seconds, "memory_cases": 0.0, "checks": 0.0,
+                       "diagnosis": evaluation.diagnosis_seconds, "total": time.monotonic() - t0}
+            reports.append(_graded(exercise, source, visit, run, evaluation, measured, timings))
+        return reports
 
 
 def _report(visit: Visit) -> GradeReport:
@@ -88,7 +123,7 @@ def _failed(exercise: Exercise, source: str, visit: Visit, timings: dict[str, fl
     job = visit.job
     report = _report(visit)
     report.verdict = job.status.value
-    report.score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
+    report.score = report.board_score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
     report.message = cap(_message_for(job, exercise), MESSAGE_CAP)
     report.timings = {**timings, **{f"jail_{k}": v for k, v in job.timings.items()}, "total": time.monotonic() - t0}
     feedback.attach(report, source, None, exercise.function_name)
@@ -110,6 +145,7 @@ def _graded(exercise: Exercise, source: str, visit: Visit, run: Run, evaluation:
             report.peak_memory_bytes = mine.peak_memory_bytes
     report.checks, report.diagnosis = evaluation.checks, evaluation.diagnosis
     report.score, report.message = evaluation.score, evaluation.message
+    report.board_score = evaluation.board_score
     report.timings = {"build_cases": timings["build_cases"], **{f"jail_{k}": v for k, v in visit.job.timings.items()},
                       **timings}
     feedback.attach(report, source, run.got, exercise.function_name)

@@ -139,14 +139,15 @@ def load_exercise(pack: Pack, folder: Path) -> Exercise:
 
     package = f"{pack.package}.{folder.name}"
     try:
-        modules = [importlib.import_module(f"{package}.{role}") for role in ("spec", "checks", "mutants", "reference")]
+        spec, checks, mutants, reference = (importlib.import_module(f"{package}.{role}")
+                                            for role in ("spec", "checks", "mutants", "reference"))
         exercise = Exercise.from_modules(
-            str(folder), *modules,
+            str(folder), spec, checks, mutants, reference,
             starter=(folder / "starter.py").read_text(encoding="utf-8"),
             reference_source=(folder / "reference.py").read_text(encoding="utf-8"),
         )
     except Exception as exc:
-        raise PackError(f"{where} {_why(exc, folder)}") from None
+        raise PackError(f"{where}: {_why(exc, folder)}") from None
     exercise.pack = pack.name
     return exercise
 

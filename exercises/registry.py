@@ -12,7 +12,8 @@ from __future__ import annotations
 import threading
 
 from exercises.framework import Exercise
-from exercises.packs import Pack, configured_packs, load_catalogue
+from exercises.packs import Pack, builtin_pack, configured_packs, load_catalogue
+from exercises.packs import load_exercise as load_pack_exercise
 
 _lock = threading.Lock()
 _cache: dict[str, Exercise] | None = None
@@ -23,6 +24,12 @@ class UnknownExercise(KeyError):
 
     def __str__(self) -> str:
         return f"no exercise named {self.args[0]!r}"
+
+
+def load_exercise(package: str) -> Exercise:
+    """Import one exercise package of the built-in pack afresh (e.g. ``exercises.kl_penalty``)."""
+    pack = builtin_pack()
+    return load_pack_exercise(pack, pack.root / package.removeprefix(f"{pack.package}."))
 
 
 def load(extra: list[Pack] | None = None) -> list[Exercise]:
@@ -65,6 +72,15 @@ def check_name(check_id: str) -> str | None:
     """Today's sentence of the check ``"<slug>/<check>"``; None when the catalogue has none such."""
     exercise = _exercise_of(check_id)
     return next((c.name for c in exercise.checks if exercise.check_id(c) == check_id), None) if exercise else None
+
+
+def self_reported_fact(check_id: str) -> str:
+    """The self-reported fact the check ``"<slug>/<check>"`` rests on ("" when it has none, or
+    the catalogue has no such check: exercises.framework.Check.self_reported)."""
+    exercise = _exercise_of(check_id)
+    if exercise is None:
+        return ""
+    return next((c.self_reported for c in exercise.checks if exercise.check_id(c) == check_id), "")
 
 
 def mistake_title(mistake_id: str) -> str | None:

@@ -61,6 +61,8 @@ class CheckOutcome:
     check_id: str | None = None
     #: The named mistake's stable id, ``"<slug>/<mistake>"`` (None when none is named).
     mistake_id: str | None = None
+    #: The fact only the learner's process reports, when this check rests on one ("" : none).
+    self_reported: str = ""
 
 
 @dataclass
@@ -81,6 +83,10 @@ class GradeReport:
     diagnosis: list[dict[str, Any]] = field(default_factory=list)
     #: Root causes and summary for every renderer (exercises/feedback.py).
     feedback: dict[str, Any] | None = None
+    #: What the boards rank by: the passed confirmed checks' share of the confirmed checks'
+    #: weights, out of 100 (self-reported checks left out; exercises.scoring.board_score).
+    #: Equal to ``score`` for a verdict other than ``graded``.
+    board_score: float | None = None
 
 
 def cap_messages(outcomes: Iterable[CheckOutcome]) -> None:

@@ -9,7 +9,7 @@ core values are right (EXERCISES.md, "Numbers and gradients"), and scores what i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,11 +30,22 @@ class Evaluation:
     checks: list[CheckOutcome]
     diagnosis: list[dict[str, Any]] = field(default_factory=list)
     diagnosis_seconds: float = 0.0
+    #: Why diagnosis was dropped (the exception's class name), or None.
+    diagnosis_skipped: str | None = None
 
     @property
     def score(self) -> float:
         """The points of the passed checks (after gating), to two decimals."""
         return round(sum(c.weight for c in self.checks if c.passed), 2)
+
+    @property
+    def board_score(self) -> float:
+        """What the boards rank by: the points of the passed checks whose evidence the judge
+        confirmed, out of 100 (as a share of the confirmed checks' weights). A self-reported
+        check's points count in the score, never on the boards, so forging what only the
+        learner's process reports (detachment, in-place edits, gradient provenance) cannot
+        raise a board place above identical honest code (docs/security.md)."""
+        return board_score(self.checks)
 
     @property
     def message(self) -> str:
@@ -52,28 +63,60 @@ def evaluate(exercise: Exercise, run: Run, name_memory_mistake: MemoryNaming) ->
     for chk in exercise.checks:
         passed, message, seen[chk.id] = evaluate_check(chk, run)
         outcomes.append(CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message,
-                                     hidden=chk.hidden, check_id=exercise.check_id(chk)))
+                                     hidden=chk.hidden, check_id=exercise.check_id(chk),
+                                     self_reported=chk.self_reported))
         if not passed and chk.needs_memory:
             found = name_memory_mistake(exercise, chk, run)
             if found is not None:
                 memory_named[chk.id] = found
         elif not passed:
             failed.append(chk)
-    diag = diagnose(exercise, run, failed, seen=seen) if failed else Diagnosis()
+    diag = safe_diagnose(exercise, run, failed, seen) if failed else Diagnosis()
     diag.by_check.update({cid: [m] for cid, m in memory_named.items()})
     name_mistakes(exercise.checks, outcomes, diag)
     withhold_contract_points(exercise.checks, outcomes)
     tracebacks = {o.error.traceback for o in run.got.values() if o.error is not None and o.error.traceback}
     shorten_repeated_tracebacks(outcomes, tracebacks)
     cap_messages(outcomes)
-    return Evaluation(outcomes, diagnosis_entries(exercise, diag), diag.seconds)
+    return Evaluation(outcomes, diagnosis_entries(exercise, diag), diag.seconds, diag.skipped)
+
+
+#: What a failed check's message says when diagnosis was dropped.
+DIAGNOSIS_SKIPPED = " (Diagnosis skipped: the grader could not look for known mistakes on this submission.)"
+
+
+def safe_diagnose(exercise: Exercise, run: Run, failed: list[Check], seen: dict[str, Evidence]) -> Diagnosis:
+    """:func:`~exercises.diagnosis.diagnose`, which can only drop itself: anything it raises
+    (a MemoryError included) leaves the checks, the verdict and the score as they are, and the
+    diagnosis is marked skipped. Naming mistakes is a courtesy; grading never depends on it."""
+    try:
+        return diagnose(exercise, run, failed, seen=seen)
+    except Exception as exc:  # MemoryError and RecursionError are Exceptions too
+        return Diagnosis(skipped=type(exc).__name__)
+
+
+def board_score(checks: list[CheckOutcome]) -> float:
+    """The board score of a report's checks (:func:`board_share`)."""
+    return board_share((c.weight, c.passed, bool(c.self_reported)) for c in checks)
+
+
+def board_share(checks: Iterable[tuple[float, bool, bool]]) -> float:
+    """100 x the passed confirmed checks' weight / all confirmed checks' weight, to 2 decimals,
+    from (weight, passed, self-reported) per check; 0 when no check is confirmed."""
+    confirmed = [(weight, passed) for weight, passed, self_reported in checks if not self_reported]
+    total = sum(weight for weight, _ in confirmed)
+    if total <= 0:
+        return 0.0
+    return round(100.0 * sum(weight for weight, passed in confirmed if passed) / total, 2)
 
 
 def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagnosis) -> None:
     """Each failed check's message ends with the mistakes named on it, or says none fits."""
     for chk, outcome in zip(checks, outcomes):
         named = diag.by_check.get(chk.id, [])
-        if named:
+        if diag.skipped is not None and not outcome.passed and not named:
+            outcome.message += DIAGNOSIS_SKIPPED
+        elif named:
             outcome.misconception, outcome.mistake_id = named[0].title, named[0].id
             titles = "; ".join(m.title for m in named)
             outcome.message += (f" This matches a known mistake: {titles}" if len(named) == 1

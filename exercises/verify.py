@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,7 +127,7 @@ def verify_exercise(judge: Judge, exercise: Exercise, seeds: Iterable[int] = SEE
         c = Criterion(name)
         criterion(exercise, c)
         result.criteria.append(c)
-    deterministic = Criterion("cases are deterministic (a seed builds the same cases twice)", tried=len(seeds))
+    deterministic = Criterion("cases deterministic (a seed builds the same cases twice)", tried=len(seeds))
     for seed in seeds:
         _check_determinism(exercise, seed, deterministic)
     result.criteria.append(deterministic)
@@ -166,18 +167,26 @@ def _announces(exercise: Exercise, c: Criterion) -> None:
     if not doc:
         return
     for ch in exercise.checks:
-        for sentence in ch.announce:
-            if " ".join(sentence.split()) not in doc:
-                c.add(f"check {ch.id} is not announced in the starter's docstring (expected: {sentence!r})")
+        missing = [s for s in ch.announce if " ".join(s.split()) not in doc]
+        for sentence in missing:
+            c.add(f"check {ch.id} is not announced in the starter's docstring (expected: {sentence!r})")
+        if missing:
+            continue
+        # The points are the first bracket after an announcement of the check: "- values ... [40]".
         points = f"[{ch.weight:g}{'*' if ch.gated else ''}]"
-        if points not in doc:
-            c.add(f"check {ch.id}: the starter does not state its points {points}")
+        sentence = " ".join(ch.announce[0].split())
+        starts = [m.end() for m in re.finditer(re.escape(sentence), doc)]
+        if not any((after := _POINTS.search(doc, start)) and after.group(0) == points for start in starts):
+            c.add(f"check {ch.id}: the starter does not state its points {points} after its announcement")
     if _floating(exercise) and tolerance_statement() not in doc:
         c.add(f"the starter does not state the tolerance: {tolerance_statement()!r}")
     if "# YOUR CODE" not in exercise.starter:
         c.add("the starter has no '# YOUR CODE' block")
     if '__name__ == "__main__"' not in exercise.starter:
         c.add("the starter has no self-tests (an `if __name__ == \"__main__\":` block)")
+
+
+_POINTS = re.compile(r"\[\d+(?:\.\d+)?\*?\]")
 
 
 def _floating(exercise: Exercise) -> bool:
@@ -306,7 +315,7 @@ def _starter_and_stub(judge: Judge, exercise: Exercise, seed: int) -> Criterion:
 
 
 def _faults_on_every_seed(judge: Judge, exercise: Exercise, seeds: tuple[int, ...]) -> Criterion:
-    c = Criterion(f"every fault caught on every seed and named on a check it explains ({len(exercise.mistakes)} faults)",
+    c = Criterion(f"{len(exercise.mistakes)} fault(s): each caught on every seed, named on what it explains",
                   tried=len(seeds))
     if not exercise.mistakes:
         c.add("the exercise declares no fault (mutants.py: FAULTS with fault(...), MUTANTS = fault_mutants(...))")

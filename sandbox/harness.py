@@ -11,8 +11,13 @@ harness relies on after learner code has run is therefore captured *before* it r
 Outputs count as tensors only when their type is exactly ``torch.Tensor``; gradients come from
 the autograd engine on the output's graph, never from methods or attributes of learner objects
 (``.backward()``, ``.grad``); torch function and dispatch modes the learner left active are
-popped before the harness touches a tensor. What remains self-reported is listed in
-docs/security.md: values are what earn points, and values are compared by the judge.
+popped before the harness touches a tensor. While the learner's module runs and is called,
+the ``sandbox`` package is out of ``sys.modules`` and cannot be imported again, and the functions
+that write the results were captured before; the graph state of each returned tensor is read
+again just before the record is written (a change in between fails the call). This raises the
+bar; it does not seal the process (frames and the garbage collector still reach everything), so
+what remains self-reported is listed in docs/security.md and earns no board place: values are
+what earn points, and values are compared by the judge.
 
 Exit codes (read by the host, mapped to statuses by the runner):
 0 results written; 10 syntax error; 11 exception at import; 12 function missing;
@@ -21,6 +26,7 @@ Exit codes (read by the host, mapped to statuses by the runner):
 
 from __future__ import annotations
 
+import io
 import json
 import linecache
 import os
@@ -47,17 +53,26 @@ _RUN_BACKWARD = torch.autograd.Variable._execution_engine.run_backward
 _SET_GRAD_ENABLED = torch._C._set_grad_enabled
 _TB = torch._C.TensorBase
 _DETACH, _TO, _CONTIGUOUS, _CLONE = _TB.detach, _TB.to, _TB.contiguous, _TB.clone
-_REQUIRES_GRAD = _TB.requires_grad.__get__
+_REQUIRES_GRAD = _TB.requires_grad.__get__  # type: ignore[attr-defined]  # the C getset descriptor
 _NUMEL, _IS_CONTIGUOUS, _RESHAPE, _NARROW = _TB.numel, _TB.is_contiguous, _TB.reshape, _TB.narrow
 _ARANGE, _FRAC, _ABS, _ADD = _VF.arange, _VF.frac, _VF.abs, _VF.add
 _ITEM = _TB.item
-_DEVICE, _DTYPE, _SHAPE = _TB.device.__get__, _TB.dtype.__get__, _TB.shape.__get__
+_DEVICE, _DTYPE, _SHAPE = _TB.device.__get__, _TB.dtype.__get__, _TB.shape.__get__  # type: ignore[attr-defined]
+_GRAD_FN, _IS_LEAF, _VERSION = _TB.grad_fn.__get__, _TB.is_leaf.__get__, _TB._version.__get__  # type: ignore[attr-defined, union-attr]
+_JSON_DUMPS = json.dumps
+_OPEN = io.open
+_SAVE_FILE = save_file
 _FLOAT64 = torch.float64
 _FLOAT32 = torch.float32
 _LEN_FUNCTION_MODES = torch._C._len_torch_function_stack
 _POP_FUNCTION_MODE = torch._C._pop_torch_function_stack
 _LEN_DISPATCH_MODES = torch._C._len_torch_dispatch_stack
 _POP_DISPATCH_MODE = torch._C._pop_torch_dispatch_stack
+# A tuple subclass (a NamedTuple) is read through tuple's own C slots, never its methods: the
+# true MRO comes from type's C getter, the items from tuple's C getitem and length.
+_MRO = type.__dict__["__mro__"].__get__
+_TUPLE_LEN = tuple.__len__
+_TUPLE_GETITEM = tuple.__getitem__
 
 
 _MAX_ITEMS = 64
@@ -103,6 +118,8 @@ class _Outputs:
         self.digests: dict[str, list[float]] = {}
         self.keep = keep
         self.digest_seed = digest_seed
+        #: Each returned tensor described, with its graph state as first read (see :func:`graph_state`).
+        self.watched: list[tuple[torch.Tensor, tuple[bool, bool, bool, int]]] = []
 
     def add(self, name: str, t: torch.Tensor) -> str:
         if self.keep:
@@ -116,10 +133,13 @@ class _Outputs:
 
         Kinds are decided by exact ``type()``, which an object cannot fake (``isinstance``
         believes a ``__class__`` property): a tensor subclass, or a subclass of a container or
-        number whose methods could answer anything, is reported as an object.
+        number whose methods could answer anything, is reported as an object. The exception is
+        a tuple subclass (a NamedTuple is a tuple, EXERCISES.md): it is described as a tuple
+        from the items tuple's C storage holds (:func:`_tuple_items`), whatever its methods say.
         """
         kind = type(value)
         if kind is _TENSOR:
+            self.watched.append((value, graph_state(value)))
             info = {
                 "type": "tensor",
                 "dtype": str(value.dtype).removeprefix("torch."),
@@ -141,16 +161,34 @@ class _Outputs:
             return {"type": "float", "value": value if value == value and abs(value) != float("inf") else float.__repr__(value)}
         if kind is str:
             return {"type": "str", "value": _short(value, 200)}
-        if depth < _MAX_DEPTH and kind in (tuple, list):
+        if depth < _MAX_DEPTH and kind is list:
             items = [self.describe(v, f"{prefix}.{i}", depth + 1) for i, v in enumerate(value[:_MAX_ITEMS])]
-            return {"type": kind.__name__, "items": items, "length": len(value)}
+            return {"type": "list", "items": items, "length": len(value)}
+        if depth < _MAX_DEPTH and _is_tuple(kind):
+            items = [self.describe(v, f"{prefix}.{i}", depth + 1) for i, v in enumerate(_tuple_items(value))]
+            return {"type": "tuple", "items": items, "length": _TUPLE_LEN(value)}
         if depth < _MAX_DEPTH and kind is dict:
-            items = {}
+            entries: dict[str, Any] = {}
             for i, (k, v) in enumerate(list(value.items())[:_MAX_ITEMS]):
-                items[_short(str(k) if type(k) is str else repr(type(k).__qualname__), 100)] = self.describe(
+                entries[_short(str(k) if type(k) is str else repr(type(k).__qualname__), 100)] = self.describe(
                     v, f"{prefix}.k{i}", depth + 1)
-            return {"type": "dict", "items": items, "length": len(value)}
+            return {"type": "dict", "items": entries, "length": len(value)}
         return {"type": "object", "class": _short(str(type.__getattribute__(kind, "__qualname__")), 100)}
+
+
+def graph_state(t: torch.Tensor) -> tuple[bool, bool, bool, int]:
+    """(requires_grad, has a grad_fn, is a leaf, version counter), read by the C getters of an
+    exact torch.Tensor, which learner code cannot override."""
+    return bool(_REQUIRES_GRAD(t)), _GRAD_FN(t) is not None, bool(_IS_LEAF(t)), int(_VERSION(t))
+
+
+def _graph_changed(watched: list[tuple[torch.Tensor, tuple[bool, bool, bool, int]]]) -> bool:
+    """Whether any described output's graph state differs now from when it was described."""
+    return any(graph_state(t) != state for t, state in watched)
+
+
+_GRAPH_CHANGED = ("The returned tensor's graph changed while the grader read it (requires_grad, grad_fn or its "
+                  "version counter): a hook or an in-place edit ran after your function returned.")
 
 
 def _reraise_out_of_memory(exc: BaseException) -> None:
@@ -163,11 +201,24 @@ def _reraise_out_of_memory(exc: BaseException) -> None:
         raise MemoryError(text[:200]) from None
 
 
+def _is_tuple(kind: type) -> bool:
+    """Whether ``kind`` is tuple or a subclass, by its true MRO (a metaclass cannot fake it)."""
+    return tuple in _MRO(kind)
+
+
+def _tuple_items(value: tuple[Any, ...]) -> list[Any]:
+    """The first items of a tuple or tuple subclass, read by tuple's own C methods."""
+    return [_TUPLE_GETITEM(value, i) for i in range(min(_TUPLE_LEN(value), _MAX_ITEMS))]
+
+
 def _pick(value: Any, path: list[int | str]) -> Any:
-    """Follow ``path`` into plain tuples, lists and dicts only (no learner ``__getitem__``)."""
+    """Follow ``path`` into tuples (subclasses read as tuples), lists and dicts only (no
+    learner ``__getitem__``)."""
     for key in path:
         kind = type(value)
-        if kind in (tuple, list) and type(key) is int:
+        if _is_tuple(kind) and type(key) is int:
+            value = _TUPLE_GETITEM(value, key)
+        elif kind is list and type(key) is int:
             value = value[key]
         elif kind is dict:
             value = value[key]
@@ -302,6 +353,7 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
     _clear_modes()
     if not call.keep_outputs:
         out = _Outputs(keep=False, digest_seed=call.digest_seed)  # digests, not copies
+    first_watched = len(out.watched)
     try:
         result["output"] = out.describe(value, f"{prefix}.out")
     except BaseException as exc:  # a returned object that breaks when looked at
@@ -344,6 +396,11 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
         result["inputs_after"] = {key: out.add(f"{prefix}.in.{key}", v) for key, _, v in named if type(v) is _TENSOR}
     if not call.keep_outputs:
         result["digests"] = out.digests
+    # Read again just before the record is written: backward passes and probes ran the learner's
+    # hooks, which could have changed what was described (detached it, edited it in place).
+    if _graph_changed(out.watched[first_watched:]) and "error" not in result:
+        result["error"] = {"type": "RuntimeError", "classes": ["RuntimeError", "Exception", "BaseException", "object"],
+                           "message": _GRAPH_CHANGED, "traceback": "", "phase": "call"}
     return result
 
 
@@ -381,8 +438,8 @@ def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]
     result_path = os.path.join(job_dir, "result.json")
 
     def finish(status: str, code: int, **fields: Any) -> int:
-        with open(result_path, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps({"status": status, **fields}))
+        with _OPEN(result_path, "w", encoding="utf-8") as fh:
+            fh.write(_JSON_DUMPS({"status": status, **fields}))
         return code
 
     filename = request.filename
@@ -398,6 +455,8 @@ def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]
     module = types.ModuleType(filename.removesuffix(".py"))
     module.__file__ = filename
     sys.modules[module.__name__] = module
+    run_calls, save = execute_calls, _SAVE_FILE  # bound before the learner's code can rebind them
+    seal()
     try:
         exec(code, module.__dict__)
     except BaseException as exc:
@@ -408,10 +467,28 @@ def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]
         defined = sorted(k for k, v in module.__dict__.items() if isinstance(v, types.FunctionType))
         return finish("missing_function", ExitCode.MISSING, defined=defined[:20],
                       found_type=None if fn is None else type(fn).__name__)
-    calls, tensors = execute_calls(fn, request.calls, inputs, filename, request.warmup_calls)
+    calls, tensors = run_calls(fn, request.calls, inputs, filename, request.warmup_calls)
     _clear_modes()
-    save_file(tensors, os.path.join(job_dir, "outputs.safetensors"))
+    save(tensors, os.path.join(job_dir, "outputs.safetensors"))
     return finish("ok", ExitCode.OK, calls=calls)
+
+
+class _Sealed:
+    """A meta-path finder that refuses the ``sandbox`` package to the learner's code."""
+
+    @staticmethod
+    def find_spec(name: str, path: Any = None, target: Any = None) -> None:
+        if name == "sandbox" or name.startswith("sandbox."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+def seal() -> None:
+    """Take the ``sandbox`` package out of ``sys.modules`` and refuse to import it again (in the
+    learner's process, just before its code runs): ``import sandbox.harness`` to rewrite how
+    calls are recorded then fails like any missing module."""
+    for name in [n for n in sys.modules if n == "sandbox" or n.startswith("sandbox.")]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, _Sealed())
 
 
 def execute_calls(fn: Any, calls: list[Call], inputs: dict[str, torch.Tensor], filename: str,

@@ -2,7 +2,9 @@
 
 Denied (EPERM): sockets, ptrace and cross-process memory access, namespaces and mounts,
 new programs and processes (clone is allowed only for threads), io_uring, bpf, keyrings,
-userfaultfd, memfd, and signals to any process but the child itself. Calls that act on another
+userfaultfd, memfd, inotify and fanotify (watching the shared read-only files would show when
+concurrent jobs open them: a timing side channel; nothing the grader runs uses them), and
+signals to any process but the child itself. Calls that act on another
 process by pid (``prlimit64``, ``setpriority``, the ``sched_set*`` family, ``ioprio_set``,
 ``migrate_pages``, ``move_pages``, ``get_robust_list``) are allowed only on the child itself
 (pid 0 or its own), and ``fcntl`` may not name a process to signal (``F_SETOWN``,
@@ -77,6 +79,7 @@ _ARCHES = {
             "kexec_load": 246, "init_module": 175, "finit_module": 313, "acct": 163,
             "swapon": 167, "reboot": 169, "open_by_handle_at": 304, "name_to_handle_at": 303,
             "fsopen": 430, "fsmount": 432, "move_mount": 429, "open_tree": 428,
+            "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254, "fanotify_init": 300,
         },
         {"clone": 56, "clone3": 435, "kill": 62, "tgkill": 234,
          "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297, "fcntl": 72},
@@ -100,6 +103,7 @@ _ARCHES = {
             "kexec_load": 104, "init_module": 105, "finit_module": 273, "acct": 89,
             "swapon": 224, "reboot": 142, "open_by_handle_at": 265, "name_to_handle_at": 264,
             "fsopen": 430, "fsmount": 432, "move_mount": 429, "open_tree": 428,
+            "inotify_init1": 26, "inotify_add_watch": 27, "fanotify_init": 262,
         },
         {"clone": 220, "clone3": 435, "kill": 129, "tgkill": 131,
          "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240, "fcntl": 25},

@@ -197,6 +197,14 @@ def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limi
             if not isinstance(data["calls"], list):
                 raise TypeError("calls is not a list")
             res.calls = [_call_result(c) for c in data["calls"]]
+            twice = _named_twice(res.calls)
+            if twice is not None:
+                res.status = JobStatus.CRASHED
+                res.calls = []
+                res.message = (f"The results your code's process left name one tensor more than once ({twice[:40]!r}); "
+                               f"the grader's harness never does that, so the results were refused. "
+                               f"Do not patch the harness or write its result files.")
+                return
             res.tensors = decode(files.get("outputs.safetensors", b""), max_bytes=limits.output_bytes)
         else:
             raise ValueError("inconsistent status")
@@ -280,6 +288,39 @@ def _check_tree(node: Any, depth: int = 0, count: list[int] | None = None) -> No
         raise TypeError("bad str")
     elif kind == "object" and not isinstance(node.get("class", ""), str):
         raise TypeError("bad object class")
+
+
+def _tensor_names(node: Any) -> list[str]:
+    """The tensor names an (already checked) output tree refers to."""
+    kind = node["type"]
+    if kind == "tensor":
+        return [node["name"]] if "name" in node else []
+    if kind in ("tuple", "list"):
+        return [n for item in node["items"] for n in _tensor_names(item)]
+    if kind == "dict":
+        return [n for item in node["items"].values() for n in _tensor_names(item)]
+    return []
+
+
+def _named_twice(calls: list[CallResult]) -> str | None:
+    """A tensor name that the results refer to more than once, or None.
+
+    The harness writes each tensor it reports under a name of its own (a call's output, a
+    gradient, an input after the call, a probe's gradient), so a name used twice comes from
+    forged results: refusing it keeps what the judge holds to what the output cap counted once
+    (one big tensor named thousands of times would otherwise cost the judge that many times).
+    """
+    seen: set[str] = set()
+    for c in calls:
+        names = _tensor_names(c.output) if c.output is not None else []
+        names += [v for v in c.grads.values() if v is not None]
+        names += list(c.inputs_after.values())
+        names += [v for p in c.probes or [] for v in p["grads"].values() if v is not None]
+        for name in names:
+            if name in seen:
+                return name
+            seen.add(name)
+    return None
 
 
 def _call_result(c: Any) -> CallResult:

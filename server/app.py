@@ -20,6 +20,8 @@ from server.catalog.router import router as catalog_router
 from server.clock import Clock, system_clock
 from server.config import Settings
 from server.courses.router import router as courses_router
+from server.courses.score_router import router as scores_router
+from server.dashboard.corrections import router as corrections_router
 from server.dashboard.router import router as dashboard_router
 from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
@@ -33,13 +35,15 @@ from server.leaderboard.page_router import router as leaderboard_page_router
 from server.leaderboard.router import router as leaderboard_router
 from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
+from server.regrades.page_router import router as regrades_page_router
+from server.regrades.router import router as regrades_router
 from server.similarity.jobs import ProcrastinateSimilarity, SimilarityWorker
 from server.similarity.page_router import router as similarity_pages_router
 from server.similarity.router import router as similarity_router
 from server.state import AppState
 from server.stats.router import router as stats_router
 from server.submissions.router import router as submissions_router
-from server.submissions.waiting import VerdictAnnouncer
+from server.submissions.waiting import VerdictAnnouncer, VerdictListener
 from server.text_guard import RefuseNulInUrl
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
@@ -88,14 +92,16 @@ def create_app(
         docs_url=f"{API_PREFIX}/docs",
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
-    for router in (health_router, users_router, catalog_router, courses_router, submissions_router, leaderboard_router, stats_router, gradebook_router, similarity_router):
+    for router in (health_router, users_router, catalog_router, courses_router, scores_router, submissions_router, leaderboard_router, stats_router, gradebook_router, similarity_router, regrades_router):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     # HTML pages (not in the schema): the kit's /login, /logout and script; each domain's pages
     app.include_router(web_router)
     app.include_router(leaderboard_page_router)  # /leaderboard
     app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work
+    app.include_router(corrections_router)  # POST /dashboard/corrections: overrides, excuses, extensions
     app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
+    app.include_router(regrades_page_router)  # /dashboard/regrades/{id}: a regrade's diff, instructors only
     _install_error_handlers(app)
     install_page_error_handlers(app)  # "login required" and the pages' 404/400 as HTML
     app.add_middleware(RefuseNulInUrl)
@@ -137,6 +143,7 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     workers.recover_regrades()
     workers.start()
     state = AppState(settings, engine, session_factory, queue, workers, announcer)
+    _listen(state)
     # Reads the app's clock at each sweep (the lifespan sets it after this returns).
     similarity = SimilarityWorker(
         session_factory, lambda: state.clock(), settings.SIMILARITY_POLL_SECONDS, settings.SIMILARITY_PROCESSES
@@ -156,11 +163,24 @@ def _start_procrastinate(settings: Settings, engine: Any, session_factory: Any) 
     conninfo(settings.DATABASE_URL)  # refuses a non-PostgreSQL database early
     workers = RemoteWorkers(session_factory, settings)
     state = AppState(settings, engine, session_factory, ProcrastinateQueue(settings), workers)  # type: ignore[arg-type]
+    _listen(state)
     state.similarity = ProcrastinateSimilarity()
     return state, lambda: None
 
 
+def _listen(state: AppState) -> None:
+    """On PostgreSQL (unless ``LISTEN_NOTIFY`` is off), wake long polls by LISTEN/NOTIFY."""
+    if not state.settings.LISTEN_NOTIFY or state.engine.dialect.name != "postgresql":
+        return
+    from server.grading.procrastinate_backend import conninfo
+
+    state.listener = VerdictListener(conninfo(state.settings.DATABASE_URL), state.announcer)
+    state.listener.start()
+
+
 def _stop(state: AppState, close_grader: Callable[[], None]) -> None:
+    if state.listener is not None:
+        state.listener.stop()
     # Workers first (they use the judge), then the judge, then the engine.
     if isinstance(state.similarity, SimilarityWorker):
         state.similarity.stop()

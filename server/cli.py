@@ -9,7 +9,7 @@ import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -39,6 +39,11 @@ app.add_typer(exercises_app, name="exercises")
 app.add_typer(courses_app, name="courses")
 app.add_typer(sets_app, name="sets")
 app.add_typer(extensions_app, name="extensions")
+scores_app = typer.Typer(help="The score that counts: list it; override, excuse, take back (recorded who, when, why).",
+                         no_args_is_help=True)
+submissions_app = typer.Typer(help="Submissions: export a course's sources and scores.", no_args_is_help=True)
+app.add_typer(scores_app, name="scores")
+app.add_typer(submissions_app, name="submissions")
 
 out = Console()
 err = Console(stderr=True)
@@ -69,22 +74,53 @@ def _edge(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     err.print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 
+#: The root options of this invocation (``ppo-grader --init ...``), set by ``_root``.
+_INIT = {"init": False}
+
+
+@app.callback()
+def _root(
+    init: Annotated[bool, typer.Option("--init", help="Let an admin command create a new database where none is.")] = False,
+) -> None:
+    """ppo-grader: the autograder service. Admin commands use the database `serve` uses
+    (PPO_GRADER_DATABASE_URL, else the file `serve` wrote at its first start) and say which."""
+    _INIT["init"] = init
+
+
+def _settings() -> Settings:
+    """The settings, with the database found as ``serve`` finds it (``server.location``)."""
+    from server.location import locate
+
+    return Settings().model_copy(update={"DATABASE_URL": locate().url})
+
+
 @contextmanager
 def _session(settings: Settings) -> Iterator[Session]:
-    """One transaction on a migrated database; the engine is closed afterwards, so that a
-    command run in-process (tests) leaves no connection behind."""
+    """One transaction on the located, migrated database, named on stderr; a database that
+    does not exist yet is refused unless ``--init`` (an admin command run from the wrong
+    folder must not make a new one and print a token the real server rejects). The engine
+    is closed afterwards, so that a command run in-process (tests) leaves no connection behind."""
+    from server.location import is_initialised, locate
+
+    where = locate()  # whatever settings the caller built, the database is the one located
+    settings = settings.model_copy(update={"DATABASE_URL": where.url})
+    if not _INIT["init"] and not is_initialised(where.url):
+        _fail(f"no ppo-grader database at {where.shown} (from {where.source}): start `ppo-grader serve` there "
+              "first, set PPO_GRADER_DATABASE_URL to the server's database, or pass --init to create one")
     engine = make_engine(settings.DATABASE_URL)
     try:
-        upgrade_to_head(engine)  # so `users add` works before the first `serve`
+        upgrade_to_head(engine)
         with transaction(make_session_factory(engine)) as session:
             yield session
     finally:
         engine.dispose()
+    # Said once the command has worked (a failure stays one red line, as every error is).
+    err.print(f"[dim]database: {where.shown} (from {where.source})[/dim]", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -100,9 +136,14 @@ def serve(
 
     from exercises import registry
     from server.app import create_app
+    from server.location import locate, remember
     from server.logging_setup import configure_logging
 
-    settings = Settings()
+    settings = _settings()
+    where = locate()
+    written = remember(settings.DATABASE_URL)  # so admin commands run from anywhere find this database
+    err.print(f"database: {where.shown} (from {where.source})" + (f"; remembered in {written}" if written else ""),
+              highlight=False, soft_wrap=True)
     registry.load()  # every pack now: one that fails stops the service here, with one line
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
     configure_logging()
@@ -129,7 +170,7 @@ def worker(
         raise typer.BadParameter(f"use one of {', '.join(QUEUES)}", param_hint="--queue")
     from exercises import registry
 
-    settings = Settings()
+    settings = _settings()
     registry.load()  # the same packs as the API's, or no worker
     configure_logging()
     upgrade_to_head(make_engine(settings.DATABASE_URL))  # idempotent; the job tables must exist
@@ -140,9 +181,11 @@ def worker(
 @_edge
 def migrate() -> None:
     """Apply pending database migrations, then exit (docker-compose's one-shot `migrate`)."""
-    settings = Settings()
+    from server.location import locate
+
+    settings = _settings()
     upgrade_to_head(make_engine(settings.DATABASE_URL))
-    err.print("database is at the latest migration", highlight=False)
+    err.print(f"database {locate().shown} is at the latest migration", highlight=False)
 
 
 @users_app.command("add")
@@ -155,7 +198,7 @@ def users_add(
     """Create a user and print their API token (shown once; stored only hashed)."""
     from server.users.service import create_user
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         created = create_user(session, name, role, settings.secret_bytes, display_name)
         token = created.token
@@ -170,7 +213,7 @@ def users_list() -> None:
     """List users (never tokens)."""
     from server.users.service import list_users
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         table = Table("id", "name", "display name", "role", "created")
         for user in list_users(session):
@@ -184,7 +227,7 @@ def users_revoke(name: Annotated[str, typer.Argument(help="Whose tokens to revok
     """Revoke every token of a user (they can no longer call the API)."""
     from server.users.service import managed_user, revoke_tokens
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         revoked = revoke_tokens(session, managed_user(session, None, name))
     err.print(f"Revoked {revoked} token(s) of {name!r}.", highlight=False)
@@ -196,7 +239,7 @@ def users_rotate(name: Annotated[str, typer.Argument(help="Whose token to rotate
     """Revoke every token of a user and print a new one (shown once)."""
     from server.users.service import managed_user, rotate_token
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         token, revoked = rotate_token(session, managed_user(session, None, name), settings.secret_bytes)
     err.print(f"Revoked {revoked} token(s) of {name!r}. New token (shown once):", highlight=False)
@@ -225,7 +268,7 @@ def _import_roster(text: str, course: str | None) -> None:
     from server.courses.service import roster_enroller
     from server.users.service import import_roster
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         header = text.lstrip("\ufeff").split("\n", 1)[0].lower()
         enroller = roster_enroller(session, None, course) if course or "course" in header else None
@@ -270,7 +313,6 @@ def exercises_new(
         folder = new_exercise(slug, pack)
     except ScaffoldError as exc:
         _fail(str(exc))
-        return
     err.print(f"Wrote {folder}/ (it passes verify as written). Next: edit reference.py, faulty.py, checks.py "
               f"and starter.py, then `ppo-grader exercises verify --pack {pack}`.", highlight=False, soft_wrap=True)
 
@@ -293,7 +335,7 @@ def exercises_verify(
     from server.catalog.verification import record_verification
     from server.grading.grader import sandbox_limits
 
-    settings = Settings()
+    settings = _settings()
     extra = path_pack(pack) if pack is not None else None
     catalogue = registry.load([extra] if extra else [])
     chosen = [e for e in catalogue if extra is None or e.pack == extra.name]
@@ -360,7 +402,7 @@ def courses_create(
     from server.courses.service import INSTRUCTOR, create_course, enroll
     from server.users.service import managed_user
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         course = create_course(session, slug, title, time_zone)
         for name in instructor or []:
@@ -376,7 +418,7 @@ def courses_list() -> None:
     from server.courses.sets import entries
     from server.models import Course
 
-    settings = Settings()
+    settings = _settings()
     table = Table("slug", "title", "time zone", "learners", "exercises")
     with _session(settings) as session:
         for course in session.query(Course).order_by(Course.slug):
@@ -406,7 +448,7 @@ def courses_gradebook(course: Annotated[str, typer.Argument(help="Course slug.")
     from server.courses.service import find_course
     from server.gradebook.service import gradebook_csv
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         sys.stdout.write(gradebook_csv(session, find_course(session, course)))
 
@@ -430,7 +472,7 @@ def sets_publish(
     from server.courses.service import find_course, shown
     from server.courses.sets import publish
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         where = find_course(session, course)
         entry = publish(
@@ -456,7 +498,7 @@ def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> No
     from server.courses.service import find_course, shown
     from server.courses.sets import entries
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         where = find_course(session, course)
         lines = []
@@ -481,7 +523,7 @@ def sets_remove(
     from server.courses.service import find_course
     from server.courses.sets import unpublish
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         unpublish(session, find_course(session, course), exercise)
     err.print(f"Removed {exercise!r} from {course!r}.", highlight=False)
@@ -499,7 +541,7 @@ def extensions_grant(
     from server.courses.service import find_course, shown
     from server.courses.sets import grant_extension
 
-    settings = Settings()
+    settings = _settings()
     with _session(settings) as session:
         where = find_course(session, course)
         granted = grant_extension(session, where, user, exercise, _when(due, where, "--due"))
@@ -513,6 +555,150 @@ def _recomputed(count: int) -> str:
     if not count:
         return "no earlier submission changed"
     return f"recomputed the late penalty of {count} earlier submission{'s' if count != 1 else ''}"
+
+
+def _actor() -> str:
+    """Who a correction made from this CLI is recorded as: ``cli:<the operating-system user>``."""
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+@scores_app.command("list")
+@_edge
+def scores_list(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    learner: Annotated[str | None, typer.Option(help="Only this learner.")] = None,
+) -> None:
+    """Every learner's score that counts per exercise, as the pages, boards and gradebooks show it."""
+    from server.courses.corrections import course_learner
+    from server.courses.score_router import scores_of
+    from server.courses.service import find_course, members
+
+    settings = _settings()
+    with _session(settings) as session:
+        where = find_course(session, course)
+        people = members(session, where) if learner is None else [course_learner(session, where, learner)]
+        rows = scores_of(session, where, people)
+    table = Table("learner", "exercise", "counts", "how it counts", title=f"{course} (times in {where.time_zone})")
+    for r in rows:
+        table.add_row(r.learner, r.exercise, "excused" if r.excused else ("-" if r.counted_score is None else f"{r.counted_score:g}"),
+                      r.shown)
+    out.print(table)
+
+
+def _one_score(session: Session, course, learner: str, exercise: str) -> str:  # type: ignore[no-untyped-def]
+    from server.courses.corrections import course_learner
+    from server.courses.counted import course_scores, describe
+
+    user_id = course_learner(session, course, learner).id
+    return describe(course_scores(session, course, [user_id], [exercise]).get((user_id, exercise)), course.time_zone)
+
+
+@scores_app.command("override")
+@_edge
+def scores_override(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    learner: Annotated[str, typer.Argument(help="The learner's login name.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+    score: Annotated[float, typer.Argument(min=0, max=100, help="The score that counts, 0-100.")],
+    reason: Annotated[str, typer.Option(help="Why (the learner reads it beside the score).")],
+) -> None:
+    """Set a learner's score that counts on one exercise by hand (replaces any earlier override)."""
+    from server.courses.corrections import override
+    from server.courses.service import find_course
+
+    with _session(_settings()) as session:
+        where = find_course(session, course)
+        override(session, where, learner, exercise, score, reason, _actor())
+        now = _one_score(session, where, learner, exercise)
+    err.print(f"Overrode {learner!r} on {exercise!r} in {course!r}: now {now}.", highlight=False)
+
+
+@scores_app.command("excuse")
+@_edge
+def scores_excuse(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    learner: Annotated[str, typer.Argument(help="The learner's login name.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+    reason: Annotated[str, typer.Option(help="Why (the learner reads it).")],
+) -> None:
+    """Take one exercise out of a learner's average (the gradebooks leave it empty; boards add nothing)."""
+    from server.courses.corrections import excuse
+    from server.courses.service import find_course
+
+    with _session(_settings()) as session:
+        where = find_course(session, course)
+        excuse(session, where, learner, exercise, reason, _actor())
+        now = _one_score(session, where, learner, exercise)
+    err.print(f"Excused {learner!r} from {exercise!r} in {course!r}: now {now}.", highlight=False)
+
+
+@scores_app.command("undo")
+@_edge
+def scores_undo(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    learner: Annotated[str, typer.Argument(help="The learner's login name.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+    kind: Annotated[str, typer.Argument(help="override or excuse: which correction to take back.")],
+) -> None:
+    """Take an override or an excuse back (it stays on record as revoked); the graded score counts again."""
+    from server.courses.corrections import take_back
+    from server.courses.service import find_course
+    from server.models import CorrectionKind
+
+    if kind not in ("override", "excuse"):
+        raise typer.BadParameter("use override or excuse", param_hint="KIND")
+    with _session(_settings()) as session:
+        where = find_course(session, course)
+        undone = take_back(session, where, learner, exercise, CorrectionKind(kind), _actor())
+        now = _one_score(session, where, learner, exercise)
+    if not undone.revoked:
+        _fail(f"{learner!r} has no {kind} in force on {exercise!r} in {course!r} (the score is {now})")
+    err.print(f"Took back the {kind} of {learner!r} on {exercise!r} in {course!r}: now {now}.", highlight=False)
+
+
+@submissions_app.command("export")
+@_edge
+def submissions_export(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    exercise: Annotated[str | None, typer.Option(help="Only this exercise.")] = None,
+    out: Annotated[str | None, typer.Option(help="Where to write the zip (default: COURSE-submissions.zip here).")] = None,
+) -> None:
+    """Write a zip of each learner's latest and counted sources, with a manifest CSV
+    (learner, exercise, submission, raw and counted score, late, time)."""
+    from pathlib import Path
+
+    from server.courses.service import find_course
+    from server.submissions.export import export_zip
+
+    target = Path(out or f"{course}{'-' + exercise if exercise else ''}-submissions.zip")
+    with _session(_settings()) as session:
+        where = find_course(session, course)
+        with open(target, "wb") as handle:
+            done = export_zip(session, where, handle, exercise)
+    err.print(f"Wrote {target}: {done.files} source file(s) of {done.learners} learner(s), and manifest.csv.",
+              highlight=False)
+
+
+@courses_app.command("real-names")
+@_edge
+def courses_real_names(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    show: Annotated[str, typer.Argument(help="on: learners see classmates' names on the boards; off: pseudonyms.")],
+) -> None:
+    """Whether a course's learners see real names on its boards (off by default; instructors always do)."""
+    from server.courses.service import find_course
+
+    if show not in ("on", "off"):
+        raise typer.BadParameter("use on or off", param_hint="SHOW")
+    with _session(_settings()) as session:
+        find_course(session, course).board_real_names = show == "on"
+    err.print(f"{course!r}: learners see {'display names' if show == 'on' else 'pseudonyms'} on the boards.",
+              highlight=False)
 
 
 @app.command()
@@ -530,7 +716,7 @@ def similarity(
     from server.similarity import service
     from server.similarity.views import pair_public
 
-    settings = Settings()
+    settings = _settings()
     engine = make_engine(settings.DATABASE_URL)
     try:
         upgrade_to_head(engine)

@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     WORKER_STALLED_SECONDS: float = Field(default=30, gt=0)
     WORKER_REAPER_SECONDS: float = Field(default=10, gt=0)
     GPU_WORKERS: bool = False
+    #: On PostgreSQL, long polls are woken by LISTEN/NOTIFY (one listening connection per API
+    #: process) instead of re-reading their row every 50 ms. False behind a pooler that cannot
+    #: LISTEN (PgBouncer in transaction mode); ignored on SQLite, which always polls.
+    LISTEN_NOTIFY: bool = True
     GPU_EXERCISES: str = ""
     MAX_SOURCE_BYTES: int = Field(default=64 * 1024, gt=0)
     # Jail limits, passed through to the sandbox by the judge factory.
@@ -44,10 +48,12 @@ class Settings(BaseSettings):
     FILE_BYTES: int = Field(default=64 * 1024**2, gt=0)
     #: Captured stdout/stderr kept per stream (head and tail, with a note of what was cut).
     OUTPUT_BYTES: int = Field(default=8 * 1024, gt=0)
-    # Instructor side (issue 6): learner-visible boards show pseudonyms instead of display
-    # names; submissions per learner per window ("30/minute", in-memory sliding window);
-    # at most this many of a learner's submissions queued or running at once.
-    LEADERBOARD_PSEUDONYMS: bool = False
+    # Instructor side (issue 6): submissions per learner per window ("30/minute", in-memory
+    # sliding window); at most this many of a learner's submissions queued or running at once.
+    # (Pseudonyms on learners' boards are per course since issue 25: courses.board_real_names.)
+    #: ``GET /metrics`` (per-exercise counts and timings) wants ``Authorization: Bearer <this>``;
+    #: unset, it answers loopback clients only (a Prometheus on the same host).
+    METRICS_TOKEN: SecretStr | None = None
     RATE_LIMIT: str = Field(default="30/minute", pattern=r"^\s*\d+\s*/\s*(second|minute|hour|day)\s*$")
     MAX_QUEUED_PER_USER: int = Field(default=5, ge=1)
     #: The in-process similarity worker looks for passed due dates and runs queued by

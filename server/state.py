@@ -12,7 +12,7 @@ from server.db import SessionFactory
 from server.grading.queue import SubmissionQueue
 from server.grading.worker import WorkerPool
 from server.similarity.jobs import SimilarityQueue
-from server.submissions.waiting import VerdictAnnouncer
+from server.submissions.waiting import VerdictAnnouncer, VerdictListener
 
 
 @dataclass
@@ -26,6 +26,8 @@ class AppState:
     workers: WorkerPool
     #: Wakes long-polling readers when an in-process worker stores a verdict.
     announcer: VerdictAnnouncer = field(default_factory=VerdictAnnouncer)
+    #: On PostgreSQL: turns other processes' NOTIFYs into announcements; None: waiters poll.
+    listener: VerdictListener | None = None
     #: What "now" is for release, due and close rules (tests inject their own).
     clock: Clock = system_clock
     #: Where similarity runs go (the in-process worker, or procrastinate); None: not started.

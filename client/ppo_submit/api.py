@@ -20,6 +20,7 @@ the ``TypedDict`` s below only document the fields the client reads.
 
 from __future__ import annotations
 
+import ssl
 import time
 import uuid
 from collections.abc import Callable
@@ -171,6 +172,16 @@ class Submission(TypedDict, total=False):
     started_at: str | None
     finished_at: str | None
     queue_position: int | None
+    course: str
+    late: bool
+    late_seconds: int | None
+    penalty_percent: float
+    counted_score: float | None
+    feedback_view: str  # full | report | score | hidden: what the exercise's feedback policy let through
+    feedback_policy: str  # full | score | hidden-until-due | tokens:N
+    released_at: str | None
+    token_spent: bool
+    tokens_left: int | None
 
 
 class Course(TypedDict, total=False):
@@ -213,6 +224,29 @@ class CourseExercises(TypedDict, total=False):
     exercises: list[ExerciseWindow]
 
 
+class ScoreCounted(TypedDict, total=False):
+    """One item of ``GET /courses/{course}/scores``: the score that counts and what it comes from."""
+
+    learner: str
+    exercise: str
+    counted_score: float | None
+    raw_best_score: float | None
+    late: bool
+    penalty_percent: float
+    override: dict[str, Any] | None
+    excused: dict[str, Any] | None
+    attempts: int
+    shown: str
+
+
+class CourseScores(TypedDict, total=False):
+    """``GET /courses/{course}/scores``."""
+
+    course: str
+    time_zone: str
+    scores: list[ScoreCounted]
+
+
 # --------------------------------------------------------------------------- client
 
 
@@ -230,6 +264,19 @@ def normalise_server(url: str) -> str:
     if scheme not in ("http", "https"):
         raise UsageError(f"the server URL must start with http:// or https://, not {scheme}://")
     return url
+
+
+def _tls_context(server: str) -> ssl.SSLContext | bool:
+    """What ``httpx.Client`` verifies TLS with: the system's CA bundle for an ``https`` server.
+
+    httpx loads that bundle for every client, whether or not it speaks TLS, and the load is a
+    large share of a command's start-up. A plain-HTTP server never uses it (redirects are not
+    followed), so it gets a context that trusts no certificate: one that fails closed if a TLS
+    connection were ever made with it.
+    """
+    if server.lower().startswith("http://"):
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return True
 
 
 class Client:
@@ -260,6 +307,7 @@ class Client:
             headers=headers,
             transport=transport,
             timeout=timeout,
+            verify=_tls_context(self.server),
         )
         self._sleep = sleep
         self._clock = clock
@@ -329,6 +377,16 @@ class Client:
     def course_exercises(self, course: str) -> CourseExercises:
         """``GET /courses/{course}/exercises``: what is open, due dates, time left."""
         return cast(CourseExercises, self._request("GET", f"/courses/{quote(course, safe='')}/exercises"))
+
+    def course_scores(self, course: str, exercise: str | None = None) -> CourseScores | None:
+        """``GET /courses/{course}/scores``: the caller's scores that count; None from a server without it."""
+        try:
+            params = {"exercise": exercise} if exercise else None
+            return cast(CourseScores, self._request("GET", f"/courses/{quote(course, safe='')}/scores", params=params))
+        except ApiError as exc:
+            if exc.status == 404 and exc.error == "NotFound":
+                return None
+            raise
 
     def submission(self, submission_id: int | str, *, wait: float = 0.0) -> Submission:
         """``GET /submissions/{id}``; with ``wait``, a long poll that the server answers as soon

@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 from . import __version__
 from .api import Client, ClientError, Interrupted, Submission, UsageError, normalise_server
 from .lazy import lazy_import
-from .source import match_exercise, read_source
+from .source import is_notebook, match_exercise, read_source
 from .terminal import plain_output
 
 if TYPE_CHECKING:
@@ -62,12 +62,24 @@ class Runtime:
     token: str | None = field(default=None, init=False)
 
     def client(self, server: str | None = None, token: str | None = None) -> Client:
-        """A client for the given server and token, or for the configured ones."""
+        """A client for the given server and token, or for the configured ones (whitespace
+        taken out of the token, with a note on stderr saying so)."""
         if server is None or token is None:
             creds = config.resolve(self.server, self.token)
             server, token = server or creds.server, token or creds.token
-        assert server is not None
+        assert server is not None and token is not None
+        token = _clean(token)
         return Client(server, token, transport=self.transport, sleep=self.sleep, clock=self.clock)
+
+
+def _clean(token: str) -> str:
+    """The token without whitespace; a note on stderr when it had some."""
+    cleaned, changed = config.clean_token(token)
+    if changed:
+        render.stderr_console().print("note: removed whitespace (spaces, tabs or line ends) from the token; "
+                                      "check where it came from (a CRLF tokens.csv, a paste)", highlight=False,
+                                      soft_wrap=True)
+    return cleaned
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -159,7 +171,7 @@ def login(
     server = server or runtime.server
     if not server:
         raise UsageError("pass --server URL (the grader's address, e.g. http://localhost:8000)")
-    token = token or runtime.token or typer.prompt("Token", hide_input=True, err=True)
+    token = _clean(token or runtime.token or typer.prompt("Token", hide_input=True, err=True))
     server = normalise_server(server)
     with runtime.client(server, token) as client:
         me = client.me()
@@ -190,7 +202,8 @@ def exercises(ctx: typer.Context, course: CourseOption = None) -> None:
             return
         chosen = course_view.pick_courses(mine, course)
         listings = [client.course_exercises(str(c.get("slug"))) for c in chosen]
-    render.stdout_console().print(course_view.exercises_tables(listings), soft_wrap=True)
+    console = render.stdout_console()
+    console.print(course_view.exercises_tables(listings, console.width), soft_wrap=True)
 
 
 @app.command()
@@ -217,8 +230,8 @@ def starter(
 def submit(
     ctx: typer.Context,
     file: Annotated[
-        Path, typer.Argument(metavar="FILE", help="The Python file or Jupyter notebook (.ipynb) to grade.",
-                             show_default=False)],
+        Path, typer.Argument(metavar="FILE", help="The Python file or Jupyter notebook (.ipynb) to grade; "
+                             "`-` reads the source from stdin.", show_default=False)],
     exercise: Annotated[
         str | None,
         typer.Option("--exercise", "-e", help="Exercise slug; found from the functions FILE defines when omitted."),
@@ -246,7 +259,10 @@ def submit(
     says so (and what the late policy costs) and asks before sending.
     """
     locator = None
-    if notebook_file.is_notebook(file):
+    if str(file) == "-":
+        source = _read_stdin()
+        file = Path(STDIN_NAME)
+    elif is_notebook(file):
         with _runtime(ctx).client() as client:
             module = notebook_file.notebook_module(file, client.exercises(), exercise=exercise,
                                                    commands=_command_names())
@@ -275,6 +291,21 @@ def submit(
                 f"stopped waiting; submission {sub_id} is still graded: see `ppo-submit show {sub_id}`"
             ) from None
     _report(final, json_output, verbose=verbose, local_path=str(file), locator=locator)
+
+
+#: The file name a submission read from stdin (``ppo-submit -``) is shown and stored under.
+STDIN_NAME = "stdin.py"
+
+
+def _read_stdin() -> str:
+    """The source piped in for ``ppo-submit -``; a usage error for a terminal or non-UTF-8 input."""
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageError("`ppo-submit -` reads the source from stdin: pipe a file in (`cat gae.py | ppo-submit -`)")
+    try:
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError("stdin is not UTF-8 text") from None
 
 
 #: Dropped notebook lines listed one by one, at most; the rest are counted.
@@ -332,11 +363,25 @@ def history(
     ctx: typer.Context,
     exercise: Annotated[str | None, typer.Option("--exercise", "-e", help="Only this exercise.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many submissions.")] = 20,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object on stdout: the submissions and the scores that count "
+                           "(times in ISO UTC).")
+    ] = False,
 ) -> None:
-    """List your submissions."""
+    """List your submissions (raw score, late mark, the score that counts; times in each
+    course's zone), then the score that counts per exercise, corrections included."""
     with _runtime(ctx).client() as client:
         items = client.submissions(exercise=exercise, limit=limit)
-    render.print_out(render.history_table(items))
+        mine = client.courses() or []
+        scores = [client.course_scores(str(c.get("slug")), exercise) for c in mine if c.get("role") == "learner"]
+    if json_output:
+        typer.echo(json.dumps({"submissions": items, "scores": [s for s in scores if s is not None]}, indent=2))
+        return
+    zones = {str(c.get("slug")): str(c.get("time_zone") or "UTC") for c in mine}
+    render.print_out(render.history_table(items, zones))
+    counted = course_view.scores_lines([s for s in scores if s is not None])
+    if counted is not None:
+        render.print_out(counted)
 
 
 # --------------------------------------------------------------------------- results
@@ -427,13 +472,18 @@ def route(args: Sequence[str]) -> list[str]:
             i += 1
         else:
             break
-    if i < len(args) and not args[i].startswith("-") and args[i] not in _command_names():
+    positional = i < len(args) and (args[i] == "-" or not args[i].startswith("-"))  # `-`: the source on stdin
+    if positional and args[i] not in _command_names():
         args.insert(i, "submit")
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
+    # httpx's package imports its own command-line tool (click, Pygments, Rich's syntax
+    # highlighting) when it finds it installed. ppo-submit never runs that tool, and importing
+    # it was a sixth of a command's start-up; a None entry makes httpx take its fallback.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     # help in a pipe or under NO_COLOR is click's plain text, like every other output
     app.rich_markup_mode = None if plain_output() else "rich"
     app(args=route(sys.argv[1:] if argv is None else argv), prog_name="ppo-submit")

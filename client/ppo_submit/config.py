@@ -93,6 +93,13 @@ def default_course(option: str | None) -> str | None:
     return option or load().course
 
 
+def clean_token(token: str) -> tuple[str, bool]:
+    """``token`` without the whitespace a CRLF ``tokens.csv`` or a paste leaves around (or in)
+    it, which HTTP headers refuse; and whether there was any (the caller says so)."""
+    cleaned = "".join(token.split())
+    return cleaned, cleaned != token
+
+
 def resolve(server: str | None, token: str | None, stored: Credentials | None = None) -> Credentials:
     """Fill what the options/environment left out from the stored file; both must end up set.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.console import Group
 from rich.text import Text
 
-from .api import Client, Course, CourseExercises, ExerciseWindow, Submission, UsageError
+from .api import Client, Course, CourseExercises, CourseScores, ExerciseWindow, Submission, UsageError
 
 STATUS_STYLE = {"open": "green", "late": "yellow", "closed": "red", "not_released": "dim"}
 
@@ -71,10 +71,27 @@ def feedback_policy(window: ExerciseWindow) -> str:
     return f"  feedback: {policy}" + (f" ({left} left today)" if isinstance(left, int) else "")
 
 
-def exercises_tables(listings: list[CourseExercises]) -> Group:
-    """Per course, a heading and one line per exercise (lines rather than a table, so that
-    dates never wrap mid-value in a narrow terminal): exercise, function, status, due date,
-    time left, late policy, attempts used."""
+def wrap_fields(fields: list[tuple[str, str]], width: int, indent: str = "  ", more: str = "    ") -> list[Text]:
+    """``(text, style)`` fields on lines of at most ``width`` columns, broken only between
+    fields (two spaces apart), never inside one: ``-10% per day`` stays whole at 80 columns."""
+    lines: list[Text] = []
+    line, used = Text(indent), len(indent)
+    for text, style in fields:
+        gap = 2 if used > len(indent if not lines else more) else 0
+        if used + gap + len(text) > width and used > len(indent if not lines else more):
+            lines.append(line)
+            line, used, gap = Text(more), len(more), 0
+        line.append(" " * gap)
+        line.append(text, style=style)
+        used += gap + len(text)
+    lines.append(line)
+    return lines
+
+
+def exercises_tables(listings: list[CourseExercises], width: int = 80) -> Group:
+    """Per course, a heading and one line per exercise (wrapped between fields, so that no
+    date or policy breaks mid-word in a narrow terminal): exercise, function, status, due
+    date, time left, late policy, attempts used."""
     parts: list[Text] = []
     for listing in listings:
         parts.append(Text(f"{listing.get('course')}: {listing.get('title')} (times in {listing.get('time_zone')})",
@@ -87,13 +104,29 @@ def exercises_tables(listings: list[CourseExercises]) -> Group:
             limit = w.get("max_attempts")
             attempts = f"attempts {w.get('attempts_used', 0)}/{limit}" if limit else f"attempts {w.get('attempts_used', 0)}"
             due = f"due {when(w.get('due_at'))}" + (" (extended)" if w.get("extended") else "") if w.get("due_at") else "no due date"
-            line = Text("  ")
-            line.append(f"{w.get('exercise', '')}  {w.get('function', '')}  ")
-            line.append(status, style=STATUS_STYLE.get(status, ""))
-            line.append(f"  {due}  {time_left(w)}  late: {late_policy(w)}  {attempts}{feedback_policy(w)}")
-            parts.append(line)
+            parts.extend(wrap_fields([
+                (str(w.get("exercise", "")), ""), (str(w.get("function", "")), ""),
+                (status, STATUS_STYLE.get(status, "")), (due, ""), (time_left(w), ""),
+                (f"late: {late_policy(w)}", ""), (attempts, ""),
+            ] + ([(feedback_policy(w).strip(), "")] if feedback_policy(w) else []), width))
         parts.append(Text(""))
     return Group(*parts)
+
+
+def scores_lines(listings: list[CourseScores]) -> Group | None:
+    """Per course, the score that counts per exercise, written as every page writes it
+    (``shown``: late penalty, override and excuse with who and why); None when there is none."""
+    parts: list[Text] = []
+    for listing in listings:
+        rows = [s for s in listing.get("scores", []) if s.get("attempts") or s.get("override") or s.get("excused")]
+        if not rows:
+            continue
+        parts.append(Text(f"Scores that count in {listing.get('course')}", style="bold"))
+        for s in rows:
+            line = Text(f"  {s.get('exercise')}: ")
+            line.append(str(s.get("shown", "")), style="yellow" if s.get("late") or s.get("excused") else "")
+            parts.append(line)
+    return Group(*parts) if parts else None
 
 
 def pick_courses(courses: list[Course], wanted: str | None) -> list[Course]:
@@ -138,9 +171,9 @@ def late_note(sub: Submission) -> str | None:
     """After grading: the late flag and the score that counts, when the submission was late."""
     if not sub.get("late"):
         return None
-    penalty = float(sub.get("penalty_percent") or 0)  # type: ignore[arg-type]
+    penalty = float(sub.get("penalty_percent") or 0)
     counted = sub.get("counted_score")
-    late_by = duration(int(sub.get("late_seconds") or 0))  # type: ignore[call-overload]
+    late_by = duration(int(sub.get("late_seconds") or 0))
     if penalty and counted is not None:
-        return f"submitted late by {late_by}: -{penalty:g}%, the score that counts is {float(counted):g} (raw {sub.get('score')})"  # type: ignore[arg-type]
+        return f"submitted late by {late_by}: -{penalty:g}%, the score that counts is {float(counted):g} (raw {sub.get('score')})"
     return f"submitted late by {late_by}: flagged late" + (f" ({penalty:g}% penalty)" if penalty else "")

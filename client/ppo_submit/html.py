@@ -21,6 +21,7 @@ from typing import Any
 from .api import Submission
 from .feedback import check_results
 from .locations import FileLocator, Locator
+from .render import policy_note
 
 RED, GREEN, AMBER, BLUE = "#e5484d", "#30a46c", "#d08700", "#3e8ede"
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px"
@@ -164,6 +165,9 @@ def submission_html(sub: Submission, *, locator: Locator | None = None) -> str:
     header = (f"Submission {sub.get('id', '?')} · {sub.get('exercise', '?')}" + (f" · {name}" if name else "")
               + f" · {sub.get('status', '?')}")
     parts = [f'<div style="font-weight:700">{_e(header)}</div>']
+    note = policy_note(sub)  # what the exercise's feedback policy holds back
+    if note is not None:
+        parts.append(f'<div class="ppo-policy" style="color:{AMBER}">{_e(note)}</div>')
     if sub.get("status") == "done":
         parts.extend(_done(sub, locator))
     return (f'<div class="ppo-feedback" style="font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;'

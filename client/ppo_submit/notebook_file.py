@@ -22,7 +22,6 @@ from .source import CHOOSE_ON_COMMAND_LINE, match_functions, read_source
 #: Largest notebook file read at all. Outputs (plots, images) make notebooks far larger than
 #: their code; what is sent is only the code it needs, which the server's own cap bounds.
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
-NOTEBOOK_SUFFIX = ".ipynb"
 INSTALL_HINT = "reading notebooks needs nbformat: pip install 'ppo-submit[notebook]'"
 
 
@@ -37,11 +36,6 @@ class NotebookModule:
     dropped: tuple[Dropped, ...]
     #: Cells left out because they do not parse (the function's own cell is sent as it is).
     unparsable: tuple[tuple[Cell, int], ...]
-
-
-def is_notebook(path: Path) -> bool:
-    """Whether ``path`` names a notebook (by its suffix, as Jupyter does)."""
-    return path.suffix.lower() == NOTEBOOK_SUFFIX
 
 
 def load_nbformat() -> Any:

@@ -119,26 +119,59 @@ def exercises_table(exercises: Sequence[ExerciseSummary]) -> Table:
     return table
 
 
-def history_table(submissions: Sequence[Submission]) -> Table:
-    """One row per submission: id, exercise, when, status, verdict, score; and, when a regrade
+def history_table(submissions: Sequence[Submission], zones: dict[str, str] | None = None) -> Table:
+    """One row per submission: id, exercise, when (in its course's zone, to the minute),
+    status, verdict, raw score, late mark, the score that counts; and, when a regrade
     changed one, what it changed and why."""
     regraded = any(sub.get("regrades") for sub in submissions)
-    columns = ["Id", "Exercise", "Submitted", "Status", "Verdict", "Score"] + (["Regraded"] if regraded else [])
-    table = Table(*columns, title="Submissions", title_justify="left", box=table_box())
+    columns = ["Id", "Exercise", "Submitted", "Status", "Verdict", "Score", "Late", "Counts"]
+    table = Table(*columns + (["Regraded"] if regraded else []), title="Submissions", title_justify="left",
+                  box=table_box())
     for sub in submissions:
+        zone = (zones or {}).get(str(sub.get("course") or ""), "UTC")
         cells = [
             Text(str(sub.get("id", ""))),
             Text(str(sub.get("exercise", ""))),
-            Text(str(sub.get("created_at") or "-")),
+            Text(local_time(sub.get("created_at"), zone)),
             Text(str(sub.get("status", ""))),
             Text(str(sub.get("verdict") or "-")),
             Text(number(sub.get("score")), justify="right"),
+            Text(late_mark(sub), style="yellow"),
+            Text(number(sub.get("counted_score")), justify="right"),
         ]
         if regraded:
             notes = sub.get("regrades") or []
             cells.append(Text(regrade_line(notes[-1]) if notes else "", style="yellow"))
         table.add_row(*cells)
     return table
+
+
+def local_time(iso: object, zone: str) -> str:
+    """A server time (ISO, UTC) as a person reads it in a course's zone: ``2026-12-11 17:00 CET``."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if not isinstance(iso, str) or not iso:
+        return "-"
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+        at = moment.astimezone(ZoneInfo(zone))
+    except (ValueError, ZoneInfoNotFoundError):
+        return iso
+    return f"{at:%Y-%m-%d %H:%M} {at.tzname()}"
+
+
+def late_mark(sub: Submission) -> str:
+    """``late 1h: -10%`` (as the web pages write it), ``late 2d`` when only flagged, empty when on time."""
+    if not sub.get("late"):
+        return ""
+    seconds = int(sub.get("late_seconds") or 0)
+    minutes = max(1, (seconds + 59) // 60)
+    days, rest = divmod(minutes, 1440)
+    hours, mins = divmod(rest, 60)
+    parts = [f"{days}d" if days else "", f"{hours}h" if hours else "", f"{mins}m" if mins and not days else ""]
+    penalty = float(sub.get("penalty_percent") or 0)
+    return f"late {' '.join(p for p in parts if p) or '1m'}" + (f": -{penalty:g}%" if penalty else "")
 
 
 def version_lines(sub: Submission) -> list[Text]:

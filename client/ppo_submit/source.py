@@ -12,6 +12,13 @@ from .api import ExerciseSummary, UsageError
 
 #: Fallback for files ``ast`` cannot parse: top-level ``def`` lines.
 _DEF_LINE = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
+def is_notebook(path: Path) -> bool:
+    """Whether ``path`` names a notebook (by its suffix, as Jupyter does). Here, not in
+    ``notebook_file``, so that sending a ``.py`` file never imports the notebook machinery."""
+    return path.suffix.lower() == NOTEBOOK_SUFFIX
 
 
 def read_source(path: Path, *, commands: Iterable[str] = ()) -> str:

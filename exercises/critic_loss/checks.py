@@ -140,7 +140,7 @@ def gradient(ctx: CheckContext) -> None:
     expect_grads(ctx, ctx.cases("random") + ctx.cases("clip-zero"), name="values")
 
 
-@check("no gradient to old_values or returns (they are targets, not parameters)", 8, gated=True, reads=("grad-flows:1,2",))
+@check("no gradient to old_values or returns (they are targets, not parameters)", 8, gated=True, reads=("grad-flows:1,2",), self_reported="gradient provenance")
 def no_grad_to_targets(ctx: CheckContext) -> None:
     for case in ctx.cases("random") + ctx.cases("clip-zero"):
         got = ctx.got(case)
@@ -164,6 +164,6 @@ def dtype_device(ctx: CheckContext) -> None:
     expect_dtype_device(ctx, ctx.cases("dtype"), what="loss", zero_dim=True)
 
 
-@check("inputs not modified in place", 8, gated=True)
+@check("inputs not modified in place", 8, gated=True, self_reported="in-place edits")
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))

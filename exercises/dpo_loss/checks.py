@@ -131,7 +131,7 @@ def gradient(ctx: CheckContext) -> None:
         expect_grads(ctx, picked, arg=arg, name=name)
 
 
-@check("chosen_rewards and rejected_rewards are detached", 8, gated=True, reads=("probes",))
+@check("chosen_rewards and rejected_rewards are detached", 8, gated=True, reads=("probes",), self_reported="detachment")
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detach"), paths=[(1,), (2,)], names=["chosen_rewards", "rejected_rewards"])
 
@@ -156,6 +156,6 @@ def dtype_device(ctx: CheckContext) -> None:
     expect_dtype_device(ctx, picked, path=(2,), what="rejected_rewards")
 
 
-@check("inputs not modified in place", 5, gated=True)
+@check("inputs not modified in place", 5, gated=True, self_reported="in-place edits")
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))

@@ -118,6 +118,12 @@ def cases(gen: CaseGen) -> list[Case]:
     r, v, m = _inputs(gen, b, t, lengths=[t, t - 1, t // 2, t - gen.randint(1, 100)])
     out.append(gen.case(r, v, m, kwargs=_hyper(0.99, 0.95), tags=("memory",), memory=True, warmup=warm,
                         about=f"a long response, B={b}, T={t}"))
+    # The dtype on the mask=None path too (bfloat16, the 1/8 grid as above). Built last, so the
+    # cases before it keep their ids and draws.
+    r, v, _ = _inputs(gen, 3, 6)
+    r, v = (torch.round(x.clamp(-8, 8) * 8) / 8 for x in (r, v))
+    out.append(gen.case(r.to(torch.bfloat16), v.to(torch.bfloat16), None, kwargs=_hyper(1.0, 0.5), tags=("dtype",),
+                        about="torch.bfloat16 inputs, mask=None"))
     return out
 
 
@@ -177,7 +183,7 @@ def no_mask(ctx: CheckContext) -> None:
         expect_values(ctx, [case], RET, what="returns")
 
 
-@check("both outputs detached even when values requires grad", 8, gated=True, reads=("probes",))
+@check("both outputs detached even when values requires grad", 8, gated=True, reads=("probes",), self_reported="detachment")
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detach"), [ADV, RET], ["advantages", "returns"])
 
@@ -187,14 +193,16 @@ def shape_errors(ctx: CheckContext) -> None:
     expect_value_error(ctx, ctx.cases("shape"))
 
 
-@check("outputs in the inputs' dtype (float32, float64, bfloat16) and device", 6, gated=True)
+@check("outputs in the inputs' dtype (float32, float64, bfloat16) and device", 6, gated=True,
+       announce=("outputs in the inputs' dtype (float32, float64, bfloat16) and device",
+                 "bfloat16 inputs with mask=None come back in bfloat16 too"))
 def dtype_device(ctx: CheckContext) -> None:
     for case in ctx.cases("dtype"):
         expect_dtype_device(ctx, [case], ADV, what="advantages")
         expect_dtype_device(ctx, [case], RET, what="returns")
 
 
-@check("inputs not modified in place", 4, gated=True)
+@check("inputs not modified in place", 4, gated=True, self_reported="in-place edits")
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))
 

@@ -71,6 +71,8 @@ def faulty_gae(rewards, values, mask=None, gamma=1.0, lam=0.95, *, faults=frozen
             mean = (advantages * m).sum() / n
             var = (((advantages - mean) * m) ** 2).sum() / (n - 1)
             advantages = (advantages - mean) * torch.rsqrt(var + 1e-8) * m
+    if mask is None and "mask-none-dtype" in faults:
+        return advantages, returns  # the mask=None path forgets to cast back
     return _dtype_fault((advantages.to(dtype), returns.to(dtype)), faults)
 
 

@@ -50,6 +50,10 @@ FAULTS = [
           "raw advantages (whiten later, separately)",
           fix="Return the raw advantages; whitening is a separate step (masked_whiten).",
           explains=ADV + ("zero_at_padding",), site="whiten"),
+    fault("mask-none-dtype", "results in float32 when mask=None: the path without a mask computes in float32 (a "
+          "float32 mask of ones, or an upcast) and never casts back to the inputs' dtype",
+          fix="Cast both outputs back to the inputs' dtype on every path, mask=None included.",
+          explains=("dtype_device",), site="dtype"),
     fault("inplace-edit", "in-place edit of an input: rewards is changed in place, changing the caller's tensor",
           fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
           explains=("no_inplace",), site="inplace", signature="edits-inputs"),

@@ -46,7 +46,8 @@ def compute_gae(rewards, values, mask=None, gamma=1.0, lam=0.95):
         - mask=None: every position valid [6]
         - both outputs detached even when values requires grad; neither output requires grad [8*]
         - ValueError on mismatched shapes (no broadcasting) [6*]
-        - outputs in the inputs' dtype (float32, float64, bfloat16) and device [6*]
+        - outputs in the inputs' dtype (float32, float64, bfloat16) and device; bfloat16 inputs with
+          mask=None come back in bfloat16 too [6*]
         - inputs not modified in place [4*]
         - peak memory on a 4 x 3072 input within max(1.5 x reference, reference + 16 MiB); budget as stated;
           memory must stay linear in T: a [T, T] discount matrix exceeds it [6*]

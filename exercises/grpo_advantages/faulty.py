@@ -8,6 +8,8 @@ import torch
 
 
 def faulty_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True, *, faults=frozenset()):
+    if "modulo-before-group-size-check" in faults and scores.shape[0] % group_size != 0:  # 0: ZeroDivisionError
+        raise ValueError(f"scores has {scores.shape[0]} entries, not a multiple of group_size={group_size}")
     if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
         scores, edited = scores.clone(), scores
         edited.data.add_(1)

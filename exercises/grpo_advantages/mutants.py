@@ -40,6 +40,10 @@ FAULTS = [
           "off, and that step divided by eps comes back as a large advantage instead of 0",
           fix="Give a group whose scores are all equal (max == min) exactly 0 advantage.",
           explains=("all_equal",), site="constant"),
+    fault("modulo-before-group-size-check", "N % group_size computed before group_size is checked: group_size=0 "
+          "raises ZeroDivisionError instead of ValueError",
+          fix="Check group_size >= 2 first (a ValueError), then N % group_size.",
+          explains=("not_multiple",), site="group-size-check"),
     fault("inplace-edit", "in-place edit of an input: scores is changed in place, changing the caller's tensor",
           fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
           explains=("no_inplace",), site="inplace", signature="edits-inputs"),

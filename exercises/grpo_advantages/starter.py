@@ -30,8 +30,8 @@ def compute_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True):
         integer scores) and device.
 
     Raises:
-        ValueError when N is not a multiple of group_size, when group_size < 2, or when eps
-        is negative.
+        ValueError when N is not a multiple of group_size, when group_size < 2 (0 included:
+        check it before N % group_size), or when eps is negative.
     Must not modify scores in place.
 
     Graded (points in brackets; * counts only once the values on ordinary inputs are right):
@@ -43,14 +43,17 @@ def compute_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True):
         - unbiased std (Bessel's correction) in groups of 2 and 3 [8]
         - groups are consecutive runs of group_size scores [8]
         - result is a flat [N] tensor in the order of scores [6]
-        - ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps [10*]
+        - ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps;
+          group_size=0 included: a ValueError, never a ZeroDivisionError [10*]
         - result in the scores' dtype (float32, float64, bfloat16; float32 for integer scores) and device
           [10*]
         - scores not modified in place [6*]
 
     Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
     relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
-    relative + 2e-2 absolute.
+    relative + 2e-2 absolute. Where a group's scores nearly cancel, the tolerance grows by the group's
+    cancellation factor: plus group_size * u * |mean| / (std + eps) * (1 + |advantage|) absolute, with
+    u = 2.2e-16 for float64 scores, 1.2e-7 otherwise.
     """
     # YOUR CODE: check that N is a multiple of group_size
 

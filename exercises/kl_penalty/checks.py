@@ -170,7 +170,7 @@ def dtype_device(ctx: CheckContext) -> None:
     expect_dtype_device(ctx, ctx.cases("dtype"), what="the estimate")
 
 
-@check("inputs not modified in place", 6, gated=True)
+@check("inputs not modified in place", 6, gated=True, self_reported="in-place edits")
 def no_inplace(ctx: CheckContext) -> None:
     for case in ctx.cases("inplace"):
         require_no_error(ctx.got(case), case)

@@ -134,7 +134,7 @@ def dtype_device(ctx: CheckContext) -> None:
     expect_dtype_device(ctx, ctx.cases("dtype"), what="loss", zero_dim=True)
 
 
-@check("inputs not modified in place", 5, gated=True)
+@check("inputs not modified in place", 5, gated=True, self_reported="in-place edits")
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))
 

@@ -77,13 +77,23 @@ def cases(gen: CaseGen) -> list[Case]:
             kwargs.update(weight_bytes=gen.randint(1, 5), grad_bytes=gen.randint(1, 5), optimizer_bytes=gen.randint(4, 17))
         c(counts, ("random",), f"random ledger {i + 1}", **kwargs)
     # Invalid parameter counts.
-    for counts, about in (((-1, 7 * B, 3 * B, 7 * B), "actor_params=-1"),
-                          ((7 * B, 7 * B, 7.5, 7 * B), "reward_params=7.5"),
-                          ((7 * B, -7 * B, 3 * B, 7 * B), "critic_params=-7000000000"),
-                          ((7 * B, 7 * B, 3 * B, B + 0.5), "reference_params=1000000000.5")):
-        c(counts, ("invalid",), about)
+    for bad, about in (((-1, 7 * B, 3 * B, 7 * B), "actor_params=-1"),
+                       ((7 * B, 7 * B, 7.5, 7 * B), "reward_params=7.5"),
+                       ((7 * B, -7 * B, 3 * B, 7 * B), "critic_params=-7000000000"),
+                       ((7 * B, 7 * B, 3 * B, B + 0.5), "reference_params=1000000000.5")):
+        c(bad, ("invalid",), about)
     c(CHAPTER, ("invalid",), "num_gpus=0", num_gpus=0)
     c(CHAPTER, ("invalid",), "zero_stage=4", num_gpus=2, zero_stage=4)
+    # Built last, so the cases before them keep their ids. Past 2**53 bytes a float no longer
+    # holds every integer: ZeRO-3 on 3 GPUs, actor ceil(20_000_000_000_000_002 / 3) * 2
+    # + 120_000_000_000_000_012 / 3 = 13_333_333_333_333_336 + 40_000_000_000_000_004
+    # = 53_333_333_333_333_340 (math.ceil of the float quotient gives 53_333_333_333_333_342,
+    # int(a / b) + (a % b > 0) gives ..._336 on the optimizer state); critic
+    # 53_333_333_333_333_350; reward 14; reference 10; total 106_666_666_666_666_714.
+    c((10**16 + 1, 10**16 + 3, 7, 5), ("rounding",),
+      "10**16 + 1 and 10**16 + 3 parameters on 3 GPUs, ZeRO-3: bytes past 2**53 (expected total 106666666666666714)",
+      num_gpus=3, zero_stage=3)
+    c((7 * B, 7 * B, 3 * B, -7e9), ("invalid",), "reference_params=-7e9 (a negative integral float)")
     return out
 
 
@@ -151,7 +161,9 @@ def stage2(ctx: CheckContext) -> None:
     expect_ledger(ctx, ctx.cases("stage2"))
 
 
-@check("sharded bytes rounded up when not divisible by num_gpus", 12)
+@check("sharded bytes rounded up when not divisible by num_gpus", 12,
+       announce=("sharded bytes rounded up when not divisible by num_gpus",
+                 "exact past 2**53 bytes (10**16 parameters on 3 GPUs): integer arithmetic, no float division"))
 def rounding(ctx: CheckContext) -> None:
     expect_ledger(ctx, ctx.cases("rounding"))
 
@@ -166,7 +178,9 @@ def random_ledgers(ctx: CheckContext) -> None:
     expect_ledger(ctx, ctx.cases("random"))
 
 
-@check("ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3", 10, gated=True)
+@check("ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3", 10, gated=True,
+       announce=("ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3",
+                 "a negative integral float such as -7e9 included"))
 def invalid_counts(ctx: CheckContext) -> None:
     expect_value_error(
         ctx, ctx.cases("invalid"), describe=_kind,

@@ -4,15 +4,18 @@
 (standard library only): a mutant's submitted file is this module plus a wrapper.
 """
 
+import math
 import numbers
 
 
-def _count(name, value):
+def _count(name, value, faults=frozenset()):
     """A non-negative integer parameter count (an integral float such as 7e9 is accepted)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
     if not isinstance(value, numbers.Integral) and not float(value).is_integer():
         raise ValueError(f"{name} must be an integer number of parameters, got {value!r}")
+    if "negative-float-accepted" in faults and isinstance(value, float):
+        return int(value)  # the sign is checked on the int branch only
     value = int(value)
     if value < 0:
         raise ValueError(f"{name} must be non-negative, got {value}")
@@ -23,7 +26,7 @@ def faulty_ppo_memory(actor_params, critic_params, reward_params, reference_para
                       optimizer_bytes=12, num_gpus=1, zero_stage=0, *, faults=frozenset()):
     counts = [actor_params, critic_params, reward_params, reference_params]
     if "no-validation" not in faults:
-        counts = [_count(n, v) for n, v in zip(("actor_params", "critic_params", "reward_params",
+        counts = [_count(n, v, faults) for n, v in zip(("actor_params", "critic_params", "reward_params",
                                                   "reference_params"), counts)]
     actor, critic, reward, reference = counts
     weight_bytes = _count("weight_bytes", weight_bytes)
@@ -42,6 +45,8 @@ def faulty_ppo_memory(actor_params, critic_params, reward_params, reference_para
             return nbytes
         if "true-division" in faults:
             return nbytes / num_gpus
+        if "float-ceil" in faults:
+            return math.ceil(nbytes / num_gpus)
         if "round-down" in faults:
             return nbytes // num_gpus
         return -(-nbytes // num_gpus)

@@ -42,4 +42,15 @@ FAULTS = [
           explains=LEDGERS + ("invalid_counts",)),
 ]
 
+FAULTS += [
+    fault("float-ceil", "rounding up through float division: math.ceil(bytes / num_gpus) is off once the bytes pass "
+          "2**53, where a float no longer holds every integer",
+          fix="Round up in exact integer arithmetic: -(-nbytes // num_gpus).",
+          explains=("rounding",)),
+    fault("negative-float-accepted", "a negative integral float accepted as a count: -7e9 passes the integral test, "
+          "and the sign is checked for ints only",
+          fix="Check the sign after converting: a count, int or integral float, must not be negative.",
+          explains=("invalid_counts",)),
+]
+
 MUTANTS = fault_mutants(faulty_ppo_memory, FAULTS)

@@ -20,14 +20,15 @@ def estimate_ppo_memory(actor_params, critic_params, reward_params, reference_pa
         zero_stage: 0 (no sharding), 1 (optimizer state sharded), 2 (optimizer state and
             grads sharded), 3 (optimizer state, grads and weights sharded), for the
             trainable models only. A sharded quantity (in bytes) is divided by num_gpus and
-            rounded UP: ceil(bytes / num_gpus).
+            rounded UP: ceil(bytes / num_gpus), in exact integer arithmetic (-(-bytes // num_gpus)):
+            past 2**53 bytes a float division is off.
 
     Returns:
         {"actor": ..., "critic": ..., "reward": ..., "reference": ..., "total_per_gpu": ...}:
         Python ints, bytes held by one GPU; total_per_gpu is the sum of the four.
 
     Raises:
-        ValueError when a parameter count is negative or fractional (7.5, -1; an integral
+        ValueError when a parameter count is negative or fractional (7.5, -1, -7e9; an integral
         float such as 7e9 is accepted), when num_gpus < 1, or when zero_stage is not 0-3.
 
     Graded (points in brackets; * counts only once the values on ordinary inputs are right):
@@ -35,11 +36,12 @@ def estimate_ppo_memory(actor_params, critic_params, reward_params, reference_pa
         - the chapter's example on 8 GPUs with ZeRO stage 3 [12]
         - ZeRO stage 1 shards the optimizer state of the trainable models [12]
         - ZeRO stage 2 shards optimizer state and grads, not weights [12]
-        - sharded bytes rounded up when not divisible by num_gpus [12]
+        - sharded bytes rounded up when not divisible by num_gpus; exact past 2**53 bytes (10**16
+          parameters on 3 GPUs): integer arithmetic, no float division [12]
         - non-default weight_bytes, grad_bytes and optimizer_bytes [10]
         - random ledgers (counts, num_gpus, zero_stage, byte sizes) [10]
-        - ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3
-          [10*]
+        - ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3,
+          a negative integral float such as -7e9 included [10*]
         - every entry is a Python int (whole bytes, not floats) [8*]
     """
     # YOUR CODE: validate the four parameter counts

@@ -144,7 +144,7 @@ def edge_rows(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("edge"), what="rewards")
 
 
-@check("rewards are detached (never require grad, even when the inputs do)", 10, gated=True, reads=("probes",))
+@check("rewards are detached (never require grad, even when the inputs do)", 10, gated=True, reads=("probes",), self_reported="detachment")
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detached"), [()], ["the rewards"])
 
@@ -159,6 +159,6 @@ def dtype_device(ctx: CheckContext) -> None:
     expect_dtype_device(ctx, ctx.cases("dtype"), what="rewards")
 
 
-@check("inputs not modified in place", 4, gated=True)
+@check("inputs not modified in place", 4, gated=True, self_reported="in-place edits")
 def no_inplace(ctx: CheckContext) -> None:
     expect_inputs_unchanged(ctx, ctx.cases("inplace"))

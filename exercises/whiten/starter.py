@@ -48,7 +48,10 @@ def masked_whiten(values, mask=None, shift_mean=True, eps=1e-8):
 
     Tolerance: values and gradients are compared with the reference per dtype: float64 within 1e-10
     relative (+1e-12 absolute), float32 within 1e-4 relative + 1e-5 absolute, bfloat16 within 2e-2
-    relative + 2e-2 absolute.
+    relative + 2e-2 absolute. Where the valid values nearly cancel, the tolerance grows by their
+    cancellation factor: plus n * u * |mean| / sqrt(var + eps) * (1 + |whitened value|) absolute, with n
+    the number of valid values and u = 2.2e-16 for float64 inputs, 1.2e-7 otherwise (every correct
+    variance formula stays within it; E[x^2] - E[x]^2 does not).
     """
     # YOUR CODE: check the mask's shape; a boolean "valid" tensor (all True when mask is None)
 

@@ -22,9 +22,10 @@ The rules, in order:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -77,6 +78,11 @@ class ExerciseScore:
     #: When the score that counts was first reached (a board's tie-break), and when it first was full.
     reached_at: datetime | None = None
     solved_at: datetime | None = None
+    #: What the boards rank by: the best board score that counts (confirmed checks only,
+    #: ``submission_board``; the counted score for verdicts without one), the override under an
+    #: override, None when excused; and when it was first reached.
+    board: float | None = None
+    board_reached_at: datetime | None = None
 
     @property
     def late(self) -> bool:
@@ -99,13 +105,37 @@ class ExerciseScore:
 
     @property
     def points(self) -> float:
-        """What the exercise adds to a board's total: the counted score, 0 when excused or unattempted."""
+        """The counted score, 0 when excused or unattempted."""
         return self.counted or 0.0
+
+    @property
+    def board_points(self) -> float:
+        """What the exercise adds to a board's total: the board score, 0 when excused or unattempted."""
+        return self.board or 0.0
+
+    @property
+    def board_solved(self) -> bool:
+        """Every confirmed check passed, on time (what a board counts as solved)."""
+        return self.board is not None and self.board >= FULL_SCORE
 
 
 def submission_counted(raw: float | None, penalty_percent: float | None) -> float | None:
     """One graded submission's counted score: ``raw`` less its late penalty (rule 2)."""
     return counted_score(raw, penalty_percent or 0.0)
+
+
+def submission_board(checks: Iterable[Any], penalty_percent: float | None) -> float | None:
+    """One graded submission's board score: the passed confirmed checks' share out of 100
+    (checks whose evidence is self-reported left out: ``exercises.scoring.board_share``) less
+    its late penalty, from its stored check rows (``CheckResult`` objects or their dicts)."""
+    from exercises.registry import self_reported_fact
+    from exercises.scoring import board_share
+
+    def fields(check: Any) -> tuple[float, bool, bool]:
+        row = check if isinstance(check, Mapping) else vars(check)
+        return float(row.get("weight") or 0.0), bool(row.get("passed")), bool(self_reported_fact(row.get("check_id") or ""))
+
+    return submission_counted(board_share(fields(c) for c in checks), penalty_percent)
 
 
 def score_that_counts(
@@ -120,10 +150,14 @@ def score_that_counts(
     excuse: Correction | None = None,
     reached_at: datetime | None = None,
     solved_at: datetime | None = None,
+    board: float | None = None,
+    board_reached_at: datetime | None = None,
 ) -> ExerciseScore:
     """The score that counts for one learner on one exercise (rules 3 to 6), as a pure
     function. ``reached_at`` and ``solved_at`` are the graded runs' (``best_scores``); an
-    override moves them to when it was made, an excuse clears them."""
+    override moves them to when it was made, an excuse clears them. ``board`` and
+    ``board_reached_at`` are the best board score's (``best_scores``); a correction replaces them
+    with the score that counts."""
     if excuse is not None:
         counted: float | None = None
         reached_at = solved_at = None
@@ -135,8 +169,10 @@ def score_that_counts(
         counted = submission_counted(run.raw, run.penalty_percent)
     else:
         counted = 0.0 if attempts else None
+    if excuse is not None or override is not None or board is None:
+        board, board_reached_at = counted, reached_at  # a correction decides the board too
     return ExerciseScore(user_id, exercise, raw_best, run, attempts, extended_to, override, excuse, counted,
-                         reached_at, solved_at)
+                         reached_at, solved_at, board, board_reached_at or reached_at)
 
 
 def describe(score: ExerciseScore | None, zone_name: str = "UTC") -> str:
@@ -208,16 +244,18 @@ def course_scores(
     rows = session.execute(
         narrow(
             select(B.user_id, B.exercise, B.best_score, B.attempts, S.id, S.score, S.late_seconds,
-                   S.penalty_percent, S.created_at, B.counted_reached_at, B.solved_at)
+                   S.penalty_percent, S.created_at, B.counted_reached_at, B.solved_at, B.board_score,
+                   B.board_reached_at)
             .outerjoin(S, S.id == B.counted_submission_id),
             B,
         )
     ).tuples()
-    base: dict[Key, tuple[float | None, int, Run | None, datetime | None, datetime | None]] = {}
-    for user_id, exercise, raw_best, attempts, sid, raw, late, penalty, at, reached, solved in rows:
+    base: dict[Key, tuple[float | None, int, Run | None, datetime | None, datetime | None, float | None,
+                          datetime | None]] = {}
+    for user_id, exercise, raw_best, attempts, sid, raw, late, penalty, at, reached, solved, board, board_at in rows:
         run = None if sid is None or raw is None else Run(sid, float(raw), late, float(penalty or 0.0), at)
         base[(user_id, exercise)] = (None if raw_best is None else float(raw_best), int(attempts or 0), run,
-                                     reached, solved)
+                                     reached, solved, None if board is None else float(board), board_at)
     extended = {
         (user_id, exercise): due
         for user_id, exercise, due in session.execute(
@@ -227,10 +265,11 @@ def course_scores(
     overrides, excuses = corrections_in_force(session, narrow(select(ScoreCorrection), ScoreCorrection))
     out: dict[Key, ExerciseScore] = {}
     for key in set(base) | set(overrides) | set(excuses):
-        raw_best, attempts, run, reached, solved = base.get(key, (None, 0, None, None, None))
+        raw_best, attempts, run, reached, solved, board, board_at = base.get(key, (None, 0, None, None, None, None, None))
         out[key] = score_that_counts(
             key[0], key[1], raw_best=raw_best, run=run, attempts=attempts, extended_to=extended.get(key),
             override=overrides.get(key), excuse=excuses.get(key), reached_at=reached, solved_at=solved,
+            board=board, board_reached_at=board_at,
         )
     return out
 

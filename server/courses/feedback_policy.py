@@ -157,7 +157,10 @@ def visible_report(report: R, access: Access) -> R:
         # the grader's own failure is said: it tells the learner to send again, nothing of their code
         when = shown(access.released_at, access.course) if access.released_at and access.course else "the due date"
         changes.update(verdict=None, score=None, counted_score=None, message=HIDDEN_NOTE.format(when=when),
-                       checks=[], stdout="", stderr="", feedback=None)
+                       checks=[], stdout="", stderr="", feedback=None,
+                       # time and memory too: a time limit or a crash would show in them; and a
+                       # regrade's note carries the old and new scores
+                       timings={}, cpu_seconds=None, peak_memory_bytes=None, regrades=[])
     elif access.view is View.SCORE:
         changes.update(message=SCORE_NOTE.format(policy=access.policy), stdout="", stderr="", feedback=None,
                        checks=[_replace(c, message="", misconception=None, mistake_id=None)
@@ -269,9 +272,14 @@ def tokens_spent_today(session: Session, course: Course, user_id: int, exercise:
     ) or 0
 
 
-def access_for(session: Session, viewer: User, submission: Submission, now: datetime) -> Access:
-    """How ``viewer`` (who may read ``submission``) sees it at ``now``."""
-    if submission.user_id != viewer.id or _teaches(session, viewer, submission.course_id):
+def access_for(session: Session, viewer: User, submission: Submission, now: datetime, *,
+               teaches: bool | None = None, spent: dict[tuple[int, str], int] | None = None) -> Access:
+    """How ``viewer`` (who may read ``submission``) sees it at ``now``. ``teaches``: whether the
+    viewer teaches its course, when the caller knows already; ``spent``: tokens spent today per
+    (course id, exercise), filled as it goes (a list asks each once, not per row)."""
+    if teaches is None:
+        teaches = _teaches(session, viewer, submission.course_id)
+    if submission.user_id != viewer.id or teaches:
         return EVERYTHING  # only the course's instructors and admins read others' submissions
     entry = session.get(SetEntry, (submission.course_id, submission.exercise))
     policy = policy_of(entry)
@@ -280,13 +288,17 @@ def access_for(session: Session, viewer: User, submission: Submission, now: date
     assert entry is not None
     course = session.get(Course, submission.course_id)
     due = _due_for(session, entry, viewer.id)
-    spent = policy.kind is PolicyKind.TOKENS and session.get(FeedbackToken, submission.id) is not None
+    token_spent = policy.kind is PolicyKind.TOKENS and session.get(FeedbackToken, submission.id) is not None
     left = None
     if policy.kind is PolicyKind.TOKENS and course is not None:
-        left = max(0, policy.tokens - tokens_spent_today(session, course, viewer.id, submission.exercise, now))
-    view = view_of(policy, now=now, due_at=due, token_spent=spent)
+        spent_today = spent if spent is not None else {}
+        key = (course.id, submission.exercise)
+        if key not in spent_today:
+            spent_today[key] = tokens_spent_today(session, course, viewer.id, submission.exercise, now)
+        left = max(0, policy.tokens - spent_today[key])
+    view = view_of(policy, now=now, due_at=due, token_spent=token_spent)
     released = due if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE else None
-    return Access(view, policy, released, spent, left, course)
+    return Access(view, policy, released, token_spent, left, course)
 
 
 def refuse_hidden_board(session: Session, viewer: User, course: Course, exercise: str, now: datetime) -> None:

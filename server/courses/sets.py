@@ -114,7 +114,7 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
     """Recompute the lateness, penalty and counted score of one learner's submissions to one
     exercise under the rules in force now (extension included); re-count their best scores
     when any changed. Returns how many submissions changed."""
-    from server.courses.counted import submission_counted
+    from server.courses.counted import submission_board, submission_counted
     from server.leaderboard.best_scores import backfill_best_scores
 
     rules = rules_for(session, course, user_id, exercise)
@@ -134,6 +134,7 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
         submission.late_seconds, submission.penalty_percent = late, penalty
         if submission.verdict == Verdict.GRADED.value:
             submission.counted_score = submission_counted(submission.score, penalty)
+            submission.board_score = submission_board(submission.checks, penalty)
         changed += 1
     if changed:
         session.flush()

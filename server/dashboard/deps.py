@@ -2,8 +2,13 @@
 
 ``?course=<slug>`` picks one of the courses the instructor teaches (admins: any) and is
 remembered in a cookie (path ``/dashboard``) for the next pages; without it, the course picked
-before; without that, the default course. A course asked for by name that the viewer does not
-teach is a 404; a stale cookie falls back to the default course.
+before; without that, the most recent course they teach (so after logging in an instructor
+lands on their newest course, not the empty default one). Every link a page draws carries
+``?course=``, so a shared or bookmarked link shows the same class. A course asked for by name
+that the viewer does not teach is a 404; a stale cookie falls back to the most recent course.
+
+A learner's pages (``learner_course``) show one of their own courses: ``?course=``, else the
+most recent one they are in.
 """
 
 from __future__ import annotations
@@ -13,11 +18,12 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.responses import Response
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from server.courses.service import default_course, taught_course_named
+from server.courses.service import courses_of, default_course, taught_course_ids, taught_course_named
 from server.deps import SessionDep
-from server.models import Course, User
+from server.models import DEFAULT_COURSE_ID, Course, User
 from server.web.deps import WebInstructor
 from server.web.errors import PageNotFound
 
@@ -50,7 +56,34 @@ def shown_course(request: Request, session: Session, user: User) -> ShownCourse:
         return ShownCourse(course, picked=bool(asked))
     if asked:
         raise PageNotFound(user, "No course by that name that you teach.")
-    return ShownCourse(default_course(session), picked=False)
+    return ShownCourse(most_recent_course(session, user), picked=False)
+
+
+def most_recent_course(session: Session, user: User) -> Course:
+    """The newest course ``user`` teaches (admins: the newest course), else the default course."""
+    taught = taught_course_ids(session, user)
+    query = select(Course).where(Course.id != DEFAULT_COURSE_ID).order_by(Course.created_at.desc(), Course.id.desc())
+    if taught is not None:
+        query = query.where(Course.id.in_(taught))
+    return session.scalars(query.limit(1)).first() or default_course(session)
+
+
+def learner_course(request: Request, session: Session, viewer: User, owner: User) -> Course:
+    """The course a learner's page shows: ``?course=`` (one ``owner`` is in and ``viewer`` may
+    read), else the most recent of ``owner``'s courses that ``viewer`` may read (their own,
+    or one the instructor teaches); ``PageNotFound`` when there is none."""
+    asked = request.query_params.get("course")
+    mine = [course for course, _role in courses_of(session, owner)]
+    taught = None if viewer.id == owner.id else taught_course_ids(session, viewer)
+    visible = [c for c in mine if taught is None or c.id in taught]
+    if asked:
+        found = next((c for c in visible if c.slug == asked[:64]), None)
+        if found is None:
+            raise PageNotFound(viewer, "No course by that name here.")
+        return found
+    if not visible:
+        raise PageNotFound(viewer)
+    return max(visible, key=lambda c: (c.id != DEFAULT_COURSE_ID, c.created_at, c.id))
 
 
 def get_dashboard_course(request: Request, session: SessionDep, user: WebInstructor) -> ShownCourse:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from server.courses.counted import describe, late_by
 from server.dashboard.service import (
     ExerciseLine,
     ExerciseView,
@@ -23,7 +24,15 @@ from server.submissions.feedback_view import FEEDBACK_CSS, feedback_section
 from server.submissions.schemas import SubmissionPublic
 from server.web.charts import Bar, columns, horizontal_bars
 from server.web.html import Viewer, e, format_score, page, time_html
-from server.web.urls import LEARNERS, exercise_url, learner_url, misconception_url, submission_url
+from server.web.urls import (
+    DASHBOARD,
+    exercise_url,
+    in_course,
+    learner_url,
+    learners_url,
+    misconception_url,
+    submission_url,
+)
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
@@ -37,22 +46,23 @@ def _tiles(items: Sequence[tuple[str, str]]) -> str:
 # --- the class -----------------------------------------------------------------------------
 
 def course_picker(course: tuple[str, str], courses: Sequence[tuple[str, str]]) -> str:
-    """Which course the class pages show, and links to the others the viewer teaches."""
-    slug, title = course
-    others = " · ".join(f'<a href="/dashboard?course={e(s)}">{e(t)}</a>' for s, t in courses if s != slug)
-    return (f'<p id="course">Course: <b>{e(title)}</b>'
-            + (f' <span class="muted">(switch to {others})</span>' if others else "") + "</p>")
+    """Links to the other courses the viewer teaches (the header names the one shown)."""
+    slug, _title = course
+    others = " · ".join(f'<a href="{e(in_course(DASHBOARD, s))}">{e(t)}</a>' for s, t in courses if s != slug)
+    return f'<p id="course" class="muted">Other courses you teach: {others}</p>' if others else ""
 
 
 def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine], misconceptions: list[MisconceptionCount], *,
                mark: str | None = None, course: tuple[str, str] = ("default", "Default course"),
                courses: Sequence[tuple[str, str]] = ()) -> str:
-    """Every exercise of one course with its most common misconception; the class's top ones first."""
+    """Every exercise of one course (its published set only) with its most common
+    misconception; the class's top ones first."""
+    c = course[0]
     if misconceptions:
         top = misconceptions[0]
         callout = (
             '<div class="callout" id="top-misconception"><b>Most common misconception in the class:</b> '
-            f'<a href="{e(misconception_url(top.exercise, top.mistake))}">{e(top.misconception)}</a> '
+            f'<a href="{e(misconception_url(top.exercise, top.mistake, c))}">{e(top.misconception)}</a> '
             f"in {e(titles.get(top.exercise, top.exercise))}, held by {e(_plural(top.learners, 'learner'))}. "
             "Follow the link to see who.</div>"
         )
@@ -60,11 +70,11 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
         callout = '<p class="muted">No graded submission has named a misconception yet.</p>'
     rows = "".join(
         "<tr>"
-        f'<td><a href="{e(exercise_url(line.slug))}">{e(titles.get(line.slug, line.slug))}</a></td>'
+        f'<td><a href="{e(exercise_url(line.slug, c))}">{e(titles.get(line.slug, line.slug))}</a></td>'
         f'<td class="num">{line.attempts}</td><td class="num">{line.learners_attempted}</td>'
         f'<td class="num">{line.learners_solved}</td>'
         + (
-            f'<td><a href="{e(misconception_url(line.slug, line.top_mistake or line.top_misconception))}">'
+            f'<td><a href="{e(misconception_url(line.slug, line.top_mistake or line.top_misconception, c))}">'
             f'{e(line.top_misconception)}</a></td>'
             f'<td class="num">{line.top_misconception_learners}</td>'
             if line.top_misconception else '<td class="muted">none named</td><td class="num">0</td>'
@@ -79,7 +89,7 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
         f"<tbody>{rows}</tbody></table>"
     )
     ranked = "".join(
-        f'<tr><td><a href="{e(misconception_url(m.exercise, m.mistake))}">{e(m.misconception)}</a></td>'
+        f'<tr><td><a href="{e(misconception_url(m.exercise, m.mistake, c))}">{e(m.misconception)}</a></td>'
         f'<td>{e(titles.get(m.exercise, m.exercise))}</td><td class="num">{m.learners}</td></tr>'
         for m in misconceptions[:10]
     )
@@ -91,9 +101,10 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
     body = (
         "<h1>The class at a glance</h1>"
         f"{course_picker(course, courses)}{callout}{table}{top_table}"
-        '<h2>Downloads</h2><p><a href="/dashboard/gradebook.csv">Gradebook, one row per learner and exercise (CSV)</a> · '
-        '<a href="/dashboard/gradebook-wide.csv">Gradebook for Canvas or Moodle import, one row per learner (CSV)</a></p>'
-        '<p class="muted">Learners only; a misconception counts a learner once, however often they hit it. '
+        f'<h2>Downloads</h2><p><a href="{e(in_course("/dashboard/gradebook.csv", c))}">Gradebook, one row per learner and exercise (CSV)</a> · '
+        f'<a href="{e(in_course("/dashboard/gradebook-wide.csv", c))}">Gradebook for Canvas or Moodle import, one row per learner (CSV)</a></p>'
+        '<p class="muted">Learners only; "solved" means the score that counts (after late penalties and '
+        "corrections) is 100; a misconception counts a learner once, however often they hit it. "
         "This page reloads by itself when a verdict arrives.</p>"
     )
     return page("Class", body, viewer, current="Class", live=mark)
@@ -101,8 +112,10 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
 
 # --- one exercise --------------------------------------------------------------------------
 
-def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, mark: str | None = None) -> str:
-    """Tiles, then the charts: misconceptions, checks, best scores, submissions per day."""
+def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, mark: str | None = None,
+                  notice: str = "") -> str:
+    """Tiles, then the charts: misconceptions, checks, best scores, submissions per day.
+    ``notice``: markup shown under the title (stale verdicts, server.regrades.pages)."""
     stats = view.stats
     median = "–" if view.median_attempts_to_solve is None else format_score(view.median_attempts_to_solve)
     tiles = _tiles([
@@ -115,7 +128,7 @@ def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, 
         "chart-misconceptions", "Named misconceptions: learners who hit each (follow a bar to see who)",
         [
             Bar(m.misconception, m.learners, _plural(m.learners, "learner"),
-                misconception_url(slug, m.mistake_id or m.misconception),
+                misconception_url(slug, m.mistake_id or m.misconception, viewer.course_slug),
                 note=_plural(m.submissions, "submission"))
             for m in stats.misconceptions
         ],
@@ -130,7 +143,7 @@ def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, 
         max_value=1.0, value_head="Failure rate",
     )
     histogram = columns(
-        "chart-scores", "Best score per learner (graded runs)",
+        "chart-scores", "Score that counts per learner (late penalties and overrides applied)",
         [
             Bar(f"{b.low}" if b.low == b.high else f"{b.low}–{b.high}", b.learners, str(b.learners),
                 note=f"{_plural(b.submissions, 'graded submission')} in this range")
@@ -140,7 +153,7 @@ def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, 
     )
     every = max(1, len(view.per_day) // 12)
     per_day = columns(
-        "chart-days", "Submissions per day (UTC)",
+        "chart-days", "Submissions per day (UTC days)",
         [Bar(d.isoformat()[5:], n, str(n), note=d.isoformat()) for d, n in view.per_day],
         value_head="Submissions", label_every=every,
     )
@@ -150,11 +163,12 @@ def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, 
     )
     median_note = (
         f'<p class="muted" id="median-note">Median attempts to solve: {e(median)}, over '
-        f"{e(_plural(view.solvers, 'learner'))} who reached 100 (attempts up to and including the first full score).</p>"
+        f"{e(_plural(view.solvers, 'learner'))} whose score that counts is 100, as the tile counts "
+        "(attempts up to and including the first full score).</p>"
     )
     body = (
-        f"<h1>{e(title)}</h1>{tiles}{median_note}{misconceptions}{checks}{histogram}{per_day}{earlier}"
-        f"<h2>Latest submissions</h2>{submissions_table(view.recent, with_learner=True, with_exercise=False)}"
+        f"<h1>{e(title)}</h1>{notice}{tiles}{median_note}{misconceptions}{checks}{histogram}{per_day}{earlier}"
+        f"<h2>Latest submissions</h2>{submissions_table(viewer, view.recent, with_learner=True, with_exercise=False)}"
     )
     return page(title, body, viewer, live=mark)
 
@@ -162,8 +176,9 @@ def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, 
 def misconception_page(viewer: Viewer, slug: str, title: str, misconception: str, holders: list[MisconceptionHolder], *, mark: str | None = None) -> str:
     """Who hit one misconception, the most recent first, and whether they have solved it since."""
     rows = "".join(
-        f'<tr><td class="learner"><a href="{e(learner_url(h.name))}">{e(h.display_name)}</a></td><td>{e(h.name)}</td>'
-        f'<td class="num">{h.submissions}</td><td>{time_html(h.first_at)}</td><td>{time_html(h.last_at)}</td>'
+        f'<tr><td class="learner"><a href="{e(learner_url(h.name, viewer.course_slug))}">{e(h.display_name)}</a></td>'
+        f'<td>{e(h.name)}</td><td class="num">{h.submissions}</td><td>{time_html(h.first_at, viewer.zone)}</td>'
+        f'<td>{time_html(h.last_at, viewer.zone)}</td>'
         f'<td class="num">{e(format_score(h.best_score))}</td><td>{"solved" if h.solved else "not yet"}</td>'
         f'<td><a href="{e(submission_url(h.last_submission_id))}">#{h.last_submission_id}</a></td></tr>'
         for h in holders
@@ -171,12 +186,12 @@ def misconception_page(viewer: Viewer, slug: str, title: str, misconception: str
     if not holders:
         rows = '<tr><td colspan="8" class="muted">No learner has hit this misconception.</td></tr>'
     body = (
-        f'<p><a href="{e(exercise_url(slug))}">← {e(title)}</a></p>'
+        f'<p><a href="{e(exercise_url(slug, viewer.course_slug))}">← {e(title)}</a></p>'
         f"<h1>{e(misconception)}</h1>"
         f"<p>{e(_plural(len(holders), 'learner'))} hit this in {e(title)}; the most recent first.</p>"
         '<table id="holders"><thead><tr><th scope="col">Learner</th><th scope="col">Login</th>'
         '<th scope="col" class="num">Submissions with it</th><th scope="col">First</th><th scope="col">Latest</th>'
-        '<th scope="col" class="num">Best score now</th><th scope="col">Solved</th><th scope="col">Latest with it</th></tr></thead>'
+        '<th scope="col" class="num">Score that counts now</th><th scope="col">Solved</th><th scope="col">Latest with it</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
     )
     return page(f"{misconception} · {title}", body, viewer, live=mark)
@@ -187,14 +202,16 @@ def misconception_page(viewer: Viewer, slug: str, title: str, misconception: str
 def learners_page(viewer: Viewer, total: int, lines: list[LearnerLine], page_number: int, per_page: int, *, mark: str | None = None) -> str:
     """Every learner, by login, paged."""
     rows = "".join(
-        f'<tr><td class="learner"><a href="{e(learner_url(x.name))}">{e(x.display_name)}</a></td><td>{e(x.name)}</td>'
-        f'<td class="num">{x.attempted}</td><td class="num">{x.solved}</td><td class="num">{x.attempts}</td>'
-        f"<td>{time_html(x.last_submitted)}</td></tr>"
+        f'<tr><td class="learner"><a href="{e(learner_url(x.name, viewer.course_slug))}">{e(x.display_name)}</a></td>'
+        f'<td>{e(x.name)}</td><td class="num">{x.attempted}</td><td class="num">{x.solved}</td>'
+        f'<td class="num">{x.attempts}</td><td>{time_html(x.last_submitted, viewer.zone)}</td></tr>'
         for x in lines
     ) or '<tr><td colspan="6" class="muted">No learners on this page.</td></tr>'
     pages = max(1, -(-total // per_page))
-    prev = f'<a rel="prev" href="{LEARNERS}?page={page_number - 1}">← Previous</a>' if page_number > 1 else ""
-    nxt = f'<a rel="next" href="{LEARNERS}?page={page_number + 1}">Next →</a>' if page_number < pages else ""
+    here = viewer.course_slug
+    prev = (f'<a rel="prev" href="{e(learners_url(here, page_number - 1))}">← Previous</a>'
+            if page_number > 1 else "")
+    nxt = f'<a rel="next" href="{e(learners_url(here, page_number + 1))}">Next →</a>' if page_number < pages else ""
     body = (
         f"<h1>Learners ({total})</h1>"
         '<table id="learners"><thead><tr><th scope="col">Learner</th><th scope="col">Login</th>'
@@ -256,47 +273,66 @@ def upload_form(titles: dict[str, str], upload: UploadView) -> str:
 
 
 UPLOAD_CSS = """
-#upload-form{display:grid;grid-template-columns:max-content 1fr;gap:.5rem .8rem;max-width:52rem;align-items:start}
+#upload-form,#correction-form{display:grid;grid-template-columns:max-content 1fr;gap:.5rem .8rem;max-width:52rem;align-items:start}
+#correction-form button{grid-column:2;justify-self:start}
 #upload-form textarea{font:13px/1.4 ui-monospace,monospace;width:100%;box-sizing:border-box}
 #upload-form button{grid-column:2;justify-self:start}
 """
 
 
 def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, mark: str | None = None,
-                 upload: UploadView | None = None) -> str:
+                 upload: UploadView | None = None, corrections: str = "") -> str:
     """One learner: every exercise (best, attempts, last verdict), the upload form on their own
     page, then every submission."""
     own = viewer.name == view.name
+    here, zone = viewer.course_slug, viewer.zone
     rows = []
     for x in view.exercises:
         title = titles.get(x.slug, x.slug)
-        name = f'<a href="{e(exercise_url(x.slug))}">{e(title)}</a>' if viewer.instructor else e(title)
+        name = f'<a href="{e(exercise_url(x.slug, here))}">{e(title)}</a>' if viewer.instructor else e(title)
         if x.last is None:
             last = '<span class="muted">not attempted</span>'
         else:
-            last = f'<a href="{e(submission_url(x.last.id))}">{e(_outcome(x.last))}</a> · {time_html(x.last.created_at)}'
-        best = "hidden until due" if x.best_hidden else format_score(x.best_score) if x.attempts else "–"
-        rows.append(f'<tr><td>{name}</td><td class="num">{e(best)}</td><td class="num">{x.attempts}</td><td>{last}</td></tr>')
+            last = f'<a href="{e(submission_url(x.last.id))}">{e(_outcome(x.last))}</a> · {time_html(x.last.created_at, zone)}'
+        counted = "–" if x.score is None or x.score.counted is None else format_score(x.score.counted)
+        if x.score is not None and x.score.excused:
+            counted = "excused"
+        how = describe(x.score, zone)
+        if x.best_hidden:  # the feedback policy holds the score back until the due date
+            counted = how = "hidden until due"
+        rows.append(f'<tr data-exercise="{e(x.slug)}"><td>{name}</td><td class="num counted">{e(counted)}</td>'
+                    f'<td class="shown">{e(how)}</td><td class="num">{x.attempts}</td><td>{last}</td></tr>')
     table = (
-        '<table id="learner-exercises"><thead><tr><th scope="col">Exercise</th><th scope="col" class="num">Best score</th>'
+        '<table id="learner-exercises"><thead><tr><th scope="col">Exercise</th>'
+        '<th scope="col" class="num">Score that counts</th><th scope="col">How it counts</th>'
         '<th scope="col" class="num">Attempts</th><th scope="col">Last submission</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
     pages = max(1, -(-view.total_submissions // view.per_page))
-    base = learner_url(view.name)
-    prev = f'<a rel="prev" href="{e(base)}?page={view.page_number - 1}">← Newer</a>' if view.page_number > 1 else ""
-    nxt = f'<a rel="next" href="{e(base)}?page={view.page_number + 1}">Older →</a>' if view.page_number < pages else ""
+    prev = (f'<a rel="prev" href="{e(learner_url(view.name, here, view.page_number - 1))}">← Newer</a>'
+            if view.page_number > 1 else "")
+    nxt = (f'<a rel="next" href="{e(learner_url(view.name, here, view.page_number + 1))}">Older →</a>'
+           if view.page_number < pages else "")
     heading = "Your work" if own else f"{view.display_name} ({view.name})"
     body = (
         f"<h1>{e(heading)}</h1>{table}"
         f"{upload_form(titles, upload) if upload is not None and own else ''}"
         f"<h2>Submissions ({view.total_submissions})</h2>"
-        f"{submissions_table(view.submissions, with_learner=False, with_exercise=True, titles=titles)}"
+        f"{submissions_table(viewer, view.submissions, with_learner=False, with_exercise=True, titles=titles)}"
+        f"{corrections}"
         f'<div class="pager">{prev}<span>Page {view.page_number} of {pages}</span>{nxt}</div>'
         '<p class="muted">Open a submission for its checks, messages, misconceptions, timing and source. '
         "This page reloads by itself when a verdict arrives.</p>"
     )
     return page(heading, body, viewer, current="My work" if own else "Learners", live=mark, styles=UPLOAD_CSS)
+
+
+def late_mark(late_seconds: int | None, penalty_percent: float | None) -> str:
+    """``late 1h: -10%`` for a late submission (``late 2d`` when only flagged); empty when on time."""
+    if late_seconds is None:
+        return ""
+    penalty = f": -{penalty_percent:g}%" if penalty_percent else ""
+    return f"late {late_by(late_seconds)}{penalty}"
 
 
 #: What each feedback view means, on a learner's submission page.
@@ -307,16 +343,22 @@ _VIEW_TEXT = {
 }
 
 
-def _policy_row(shown: SubmissionPublic | None) -> str:
-    """The feedback policy's row of the facts, when it hides anything from this viewer."""
+def _policy_row(shown: SubmissionPublic | None, submission_id: int, csrf: str) -> str:
+    """The feedback policy's row of the facts, when it hides anything from this viewer (with the
+    button that spends a token, when one is left)."""
     if shown is None or shown.feedback_view == "full":
         return ""
     text = f"{shown.feedback_policy}: {_VIEW_TEXT[shown.feedback_view]}"
     if shown.tokens_left is not None:
         spent = "a token was spent on this submission" if shown.token_spent else (
-            f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today (ppo-submit token ID)")
+            f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today")
         text += f" · {spent}"
-    return f'<tr id="feedback-policy"><th scope="row">Feedback</th><td>{e(text)}</td></tr>'
+    button = ""
+    if shown.tokens_left and not shown.token_spent:
+        button = (f' <form id="spend-token" method="post" action="/dashboard/submissions/{submission_id}/token" '
+                  f'style="display:inline"><input type="hidden" name="csrf" value="{e(csrf)}">'
+                  '<button type="submit">Use a token: show the report</button></form>')
+    return f'<tr id="feedback-policy"><th scope="row">Feedback</th><td>{e(text)}{button}</td></tr>'
 
 
 def _outcome(line: SubmissionLine) -> str:
@@ -327,27 +369,29 @@ def _outcome(line: SubmissionLine) -> str:
     return f"{line.verdict} {format_score(line.score)}" if line.score is not None else str(line.verdict)
 
 
-def submissions_table(lines: list[SubmissionLine], *, with_learner: bool, with_exercise: bool,
+def submissions_table(viewer: Viewer, lines: list[SubmissionLine], *, with_learner: bool, with_exercise: bool,
                       titles: dict[str, str] | None = None) -> str:
-    """Submissions, each linking to its page."""
+    """Submissions, each linking to its page: raw score, late mark and the score that counts."""
     head = '<th scope="col">Submission</th>'
     head += '<th scope="col">Learner</th>' if with_learner else ""
     head += '<th scope="col">Exercise</th>' if with_exercise else ""
-    head += '<th scope="col">Submitted</th><th scope="col">Status</th><th scope="col">Verdict</th><th scope="col" class="num">Score</th>'
+    head += ('<th scope="col">Submitted</th><th scope="col">Status</th><th scope="col">Verdict</th>'
+             '<th scope="col" class="num">Score</th><th scope="col">Late</th><th scope="col" class="num">Counts</th>')
     rows = []
     for s in lines:
         cells = f'<td><a href="{e(submission_url(s.id))}">#{s.id}</a></td>'
         if with_learner:
-            cells += f'<td><a href="{e(learner_url(s.user_name))}">{e(s.display_name)}</a></td>'
+            cells += f'<td><a href="{e(learner_url(s.user_name, viewer.course_slug))}">{e(s.display_name)}</a></td>'
         if with_exercise:
             cells += f"<td>{e((titles or {}).get(s.exercise, s.exercise))}</td>"
         cells += (
-            f"<td>{time_html(s.created_at)}</td><td>{e(s.status)}</td><td>{e(s.verdict or '–')}</td>"
-            f'<td class="num">{e(format_score(s.score))}</td>'
+            f"<td>{time_html(s.created_at, viewer.zone)}</td><td>{e(s.status)}</td><td>{e(s.verdict or '–')}</td>"
+            f'<td class="num">{e(format_score(s.score))}</td><td>{e(late_mark(s.late_seconds, s.penalty_percent))}</td>'
+            f'<td class="num">{e(format_score(s.counted_score))}</td>'
         )
         rows.append(f"<tr>{cells}</tr>")
     if not rows:
-        span = 5 + with_learner + with_exercise
+        span = 7 + with_learner + with_exercise
         rows.append(f'<tr><td colspan="{span}" class="muted">No submissions yet.</td></tr>')
     return f'<table class="submissions"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
@@ -355,25 +399,30 @@ def submissions_table(lines: list[SubmissionLine], *, with_learner: bool, with_e
 # --- one submission ------------------------------------------------------------------------
 
 def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark: str | None = None,
-                    shown: SubmissionPublic | None = None) -> str:
-    """One submission: who, what, when; the feedback ``ppo-submit`` prints (``shown``: as the
-    viewer may see it, by the exercise set's feedback policy); the source."""
-    owner = submission.user
-    exercise = f'<a href="{e(exercise_url(submission.exercise))}">{e(title)}</a>' if viewer.instructor else e(title)
+                    shown: SubmissionPublic | None = None, csrf: str = "", notes: str = "") -> str:
+    """One submission: who, what, when; applied regrades (``notes``, markup); the feedback
+    ``ppo-submit`` prints (``shown``: as the viewer may see it, by the exercise set's feedback
+    policy); the source."""
+    owner, here = submission.user, viewer.course_slug
+    exercise = f'<a href="{e(exercise_url(submission.exercise, here))}">{e(title)}</a>' if viewer.instructor else e(title)
+    raw, counted = (shown.score, shown.counted_score) if shown is not None else (submission.score, submission.counted_score)
     facts = (
         '<table id="submission-facts"><tbody>'
-        f'<tr><th scope="row">Learner</th><td><a href="{e(learner_url(owner.name))}">{e(owner.display_name)}</a> ({e(owner.name)})</td></tr>'
+        f'<tr><th scope="row">Learner</th><td><a href="{e(learner_url(owner.name, here))}">{e(owner.display_name)}</a> ({e(owner.name)})</td></tr>'
         f'<tr><th scope="row">Exercise</th><td>{exercise}</td></tr>'
-        f'<tr><th scope="row">Submitted</th><td>{time_html(submission.created_at)}</td></tr>'
-        f'<tr><th scope="row">Finished</th><td>{time_html(submission.finished_at)}</td></tr>'
+        f'<tr><th scope="row">Submitted</th><td>{time_html(submission.created_at, viewer.zone)}</td></tr>'
+        f'<tr><th scope="row">Finished</th><td>{time_html(submission.finished_at, viewer.zone)}</td></tr>'
         f'<tr><th scope="row">Status</th><td>{e(submission.status)}</td></tr>'
+        f'<tr><th scope="row">Raw score</th><td>{e(format_score(raw))}</td></tr>'
+        f'<tr><th scope="row">Late</th><td>{e(late_mark(submission.late_seconds, submission.penalty_percent) or "no")}</td></tr>'
+        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(counted))}</td></tr>'
         f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(submission.content_version)}</code>, '
         f'grader version <code>{e(submission.grader_version)}</code></td></tr>'
-        f"{_policy_row(shown)}"
+        f"{_policy_row(shown, submission.id, csrf)}"
         "</tbody></table>"
     )
     body = (
-        f"<h1>Submission #{submission.id}</h1>{facts}"
+        f"<h1>Submission #{submission.id}</h1>{facts}{notes}"
         f"{feedback_section(submission, shown)}"
         f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
     )

@@ -41,22 +41,36 @@ from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
 from server.config import Settings
-from server.courses.feedback_policy import access_for, hidden_own_exercises, visible_report
+from server.courses import corrections as correction_service
+from server.courses.feedback_policy import access_for, hidden_own_exercises, spend_token, visible_report
 from server.courses.service import courses_of, may_read_learner, taught_course_ids
+from server.courses.sets import listing
+from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
-from server.dashboard.deps import DashboardCourse, ShownCourse, shown_course
+from server.dashboard.deps import DashboardCourse, ShownCourse, learner_course, shown_course
 from server.dashboard.upload import MAX_UPLOAD_BYTES, UploadForm, UploadRefused, prepare
 from server.deps import Now, SessionDep, SettingsDep, StateDep
 from server.errors import GraderError
-from server.gradebook.service import gradebook_csv, wide_gradebook_csv
+from server.gradebook.service import course_exercises, gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, Course, Role, Submission, User
+from server.regrades.notes import regrade_notes
+from server.regrades.pages import regrade_notes_html, stale_notice
+from server.regrades.service import stale_lines
 from server.stats.service import shown_mistake
 from server.submissions.limits import check_submission_limits, submission_window
 from server.submissions.schemas import SubmissionCreate
 from server.submissions.service import create_submission, to_public
 from server.web.deps import WebInstructor, WebUser
-from server.web.errors import PageBadRequest, PageNotFound
-from server.web.responses import SECURITY_HEADERS, html_response, parse_int, redirect, same_origin, viewer_of
+from server.web.errors import PageBadRequest, PageError, PageNotFound
+from server.web.responses import (
+    SECURITY_HEADERS,
+    FormFields,
+    html_response,
+    parse_int,
+    redirect,
+    same_origin,
+    viewer_of,
+)
 from server.web.session import COOKIE_NAME, form_token, form_token_matches, user_for_cookie
 from server.web.urls import learner_url, submission_url
 
@@ -81,15 +95,18 @@ def _course_title(title: str, course: Course) -> str:
     return title if course.id == DEFAULT_COURSE_ID else f"{title} ({course.title})"
 
 
-def _titles() -> dict[str, str]:
-    return {x.slug: x.title for x in list_exercises()}
+def _titles(session: Session, course: Course) -> dict[str, str]:
+    """The titles of the course's exercises (its published set; the default course: the
+    catalogue), in catalogue order: the only exercises a course page lists."""
+    published = set(course_exercises(session, course))
+    return {x.slug: x.title for x in list_exercises() if x.slug in published}
 
 
-def _exercise_titles(user: User, slug: str) -> dict[str, str]:
-    """Every exercise's title; ``PageNotFound`` when ``slug`` is not one of them."""
-    titles = _titles()
+def _exercise_titles(session: Session, user: User, course: Course, slug: str) -> dict[str, str]:
+    """The course's exercise titles; ``PageNotFound`` when ``slug`` is not one of them."""
+    titles = _titles(session, course)
     if slug not in titles:
-        raise PageNotFound(user, f"No exercise is called {slug!r}.")
+        raise PageNotFound(user, f"No exercise {slug!r} in the course {course.title!r}.")
     return titles
 
 
@@ -100,10 +117,10 @@ def class_page(request: Request, session: SessionDep, user: WebUser) -> Response
         return redirect(learner_url(user.name))
     shown = shown_course(request, session, user)  # after the redirect: a learner has no course to pick
     course = shown.course
-    titles = _titles()
+    titles = _titles(session, course)
     lines, misconceptions = service.class_overview(session, list(titles), course.id)
     mark = service.change_mark(session, None)
-    body = pages.class_page(viewer_of(user), titles, lines, misconceptions, mark=mark,
+    body = pages.class_page(viewer_of(user, course), titles, lines, misconceptions, mark=mark,
                             course=(course.slug, course.title), courses=_courses(session, user))
     return shown.remember(html_response(body), request)
 
@@ -111,10 +128,12 @@ def class_page(request: Request, session: SessionDep, user: WebUser) -> Response
 @router.get("/dashboard/exercises/{slug}", response_class=HTMLResponse)
 def exercise_page(slug: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse) -> Response:
     """One exercise's charts."""
-    titles = _exercise_titles(user, slug)
+    titles = _exercise_titles(session, user, shown.course, slug)
     view = service.exercise_view(session, slug, shown.course.id)
     mark = service.change_mark(session, None)
-    body = pages.exercise_page(viewer_of(user), slug, _course_title(titles[slug], shown.course), view, mark=mark)
+    notice = stale_notice(stale_lines(session, {shown.course.id}, slug))
+    body = pages.exercise_page(viewer_of(user, shown.course), slug, _course_title(titles[slug], shown.course), view,
+                               mark=mark, notice=notice)
     return shown.remember(html_response(body), request)
 
 
@@ -123,13 +142,14 @@ def misconception_page(
     slug: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse, mistake: str = ""
 ) -> Response:
     """The learners who hit one misconception of one exercise (by the mistake's id)."""
-    titles = _exercise_titles(user, slug)
+    titles = _exercise_titles(session, user, shown.course, slug)
     if not mistake or len(mistake) > 2000:
         raise PageBadRequest(user, "Name a misconception (mistake=...), as the exercise page's bars do.")
     holders = service.misconception_holders(session, slug, mistake, shown.course.id)
     mark = service.change_mark(session, None)
     title = _course_title(titles[slug], shown.course)
-    body = pages.misconception_page(viewer_of(user), slug, title, shown_mistake(mistake, mistake), holders, mark=mark)
+    body = pages.misconception_page(viewer_of(user, shown.course), slug, title, shown_mistake(mistake, mistake), holders,
+                                    mark=mark)
     return shown.remember(html_response(body), request)
 
 
@@ -144,7 +164,7 @@ def learners_page(
     offset = (number - 1) * LEARNERS_PER_PAGE
     total, lines = service.learners(session, LEARNERS_PER_PAGE, offset, shown.course.id)
     mark = service.change_mark(session, None)
-    body = pages.learners_page(viewer_of(user), total, lines, number, LEARNERS_PER_PAGE, mark=mark)
+    body = pages.learners_page(viewer_of(user, shown.course), total, lines, number, LEARNERS_PER_PAGE, mark=mark)
     return shown.remember(html_response(body), request)
 
 
@@ -160,26 +180,47 @@ def learner_page(name: str, request: Request, session: SessionDep, settings: Set
     number = parse_int(page, 1, 1, MAX_PAGE)
     if number is None:
         raise PageBadRequest(user, "page must be a whole number, 1 or more.")
-    titles = _titles()
+    course = learner_course(request, session, user, owner)
+    titles = _titles(session, course)
+    if owner.id == user.id and not instructor:  # a learner sees only what is released to them
+        titles = {slug: t for slug, t in titles.items() if slug in _released(session, course, owner, now)}
     hidden = hidden_own_exercises(session, user, now) if owner.id == user.id else set()
     view = pages.LearnerView(
         name=owner.name,
         display_name=owner.display_name,
         exercises=[
-            replace(x, best_score=None if x.slug in hidden else x.best_score, best_hidden=x.slug in hidden,
+            replace(x, score=None if x.slug in hidden else x.score, best_hidden=x.slug in hidden,
                     last=_visible_line(session, user, x.last, now) if x.last else None)
-            for x in service.learner_exercises(session, owner.id, list(titles))
+            for x in service.learner_exercises(session, owner.id, list(titles), course.id)
         ],
         submissions=[_visible_line(session, user, line, now) for line in service.recent_submissions(
-            session, user_id=owner.id, limit=SUBMISSIONS_PER_PAGE, offset=(number - 1) * SUBMISSIONS_PER_PAGE
+            session, user_id=owner.id, limit=SUBMISSIONS_PER_PAGE, offset=(number - 1) * SUBMISSIONS_PER_PAGE,
+            course_id=course.id,
         )],
-        total_submissions=service.count_submissions(session, owner.id),
+        total_submissions=service.count_submissions(session, owner.id, course.id),
         page_number=number,
         per_page=SUBMISSIONS_PER_PAGE,
     )
     mark = service.change_mark(session, None if instructor else user.id)
     upload = _upload_view(session, user, request, settings) if owner.id == user.id else None
-    return html_response(pages.learner_page(viewer_of(user), titles, view, mark=mark, upload=upload))
+    viewer = viewer_of(user, course)
+    teaches = owner.id != user.id and _teaches(session, user, course.id)
+    corrections = correction_pages.corrections_section(
+        viewer, owner.name, titles, correction_service.history(session, course, owner.id),
+        form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes) if teaches else None,
+    )
+    return html_response(pages.learner_page(viewer, titles, view, mark=mark, upload=upload, corrections=corrections))
+
+
+def _released(session: Session, course: Course, user: User, now: datetime) -> set[str]:
+    return {item.exercise for item in listing(session, course, user, now)}
+
+
+class TokenRefused(PageError):
+    """A token the page's button could not spend; the page says why and links back."""
+
+    def __init__(self, status_code: int, text: str, back: str) -> None:
+        super().__init__(status_code, "No token spent", text, link=("Back to the submission", back))
 
 
 def _visible_line(session: Session, viewer: User, line: service.SubmissionLine, now: datetime) -> service.SubmissionLine:
@@ -201,16 +242,42 @@ def _upload_view(session: Session, user: User, request: Request, settings: Setti
 
 
 @router.get("/dashboard/submissions/{submission_id}", response_class=HTMLResponse)
-def submission_page(submission_id: str, session: SessionDep, user: WebUser, now: Now) -> Response:
+def submission_page(submission_id: str, request: Request, session: SessionDep, settings: SettingsDep, user: WebUser,
+                    now: Now) -> Response:
     """One submission: the learner's own (as its set's feedback policy allows), or anyone's for instructors."""
     number = parse_int(submission_id, 0, 1, MAX_ID)
     submission = service.submission_with_checks(session, number) if number else None
     if submission is None or (submission.user_id != user.id and not _teaches(session, user, submission.course_id)):
         raise PageNotFound(user)
     mark = service.change_mark(session, None if Role(user.role).reads_everything else user.id)
-    title = _titles().get(submission.exercise, submission.exercise)
+    title = {x.slug: x.title for x in list_exercises()}.get(submission.exercise, submission.exercise)
+    course = session.get(Course, submission.course_id)
     shown = visible_report(to_public(session, submission), access_for(session, user, submission, now))
-    return html_response(pages.submission_page(viewer_of(user), title, submission, mark=mark, shown=shown))
+    csrf = form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes)
+    notes = regrade_notes_html(regrade_notes(session, [submission.id]).get(submission.id, []))
+    return html_response(pages.submission_page(viewer_of(user, course), title, submission, mark=mark, shown=shown,
+                                               csrf=csrf, notes=notes))
+
+
+@router.post("/dashboard/submissions/{submission_id}/token")
+def spend_token_form(submission_id: str, request: Request, form: FormFields, session: SessionDep, state: StateDep,
+                     user: WebUser, now: Now) -> Response:
+    """The submission page's "Use a token" button: ``POST /api/v1/submissions/{id}/token``'s rule."""
+    number = parse_int(submission_id, 0, 1, MAX_ID)
+    submission = service.submission_with_checks(session, number) if number else None
+    if submission is None or submission.user_id != user.id:
+        raise PageNotFound(user)
+    back = submission_url(submission.id)
+    if not same_origin(request) or not form_token_matches((form or {}).get("csrf"), request.cookies.get(COOKIE_NAME),
+                                                          state.settings.secret_bytes):
+        raise TokenRefused(403, "The form was not sent from your submission's page (or it is out of date): "
+                                "reload the page and try again.", back)
+    try:
+        spend_token(session, user, submission, now)
+    except GraderError as exc:  # the API's refusals, in its own words
+        raise TokenRefused(exc.status_code, exc.detail, back) from None
+    session.commit()
+    return redirect(back)
 
 
 @router.post("/dashboard/submit")

@@ -16,17 +16,17 @@ import statistics
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from sqlalchemy import and_, case, distinct, func, select
+from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session, selectinload
 
-from server.leaderboard.service import FULL_SCORE, _as_datetime, counted, learner_ids
-from server.models import DEFAULT_COURSE_ID, BestScore, CheckResult, Status, Submission, User, Verdict
+from server.courses.counted import ExerciseScore, course_scores
+from server.leaderboard.service import _as_datetime, counted, learner_ids
+from server.models import DEFAULT_COURSE_ID, CheckResult, Status, Submission, User, Verdict
 from server.stats.schemas import ExerciseStats
 from server.stats.service import exercise_stats, mistake_key, shown_mistake
 
 S = Submission
 C = CheckResult
-B = BestScore
 
 #: The submissions-per-day chart shows at most this many days, ending at the last one.
 MAX_DAYS = 60
@@ -38,9 +38,9 @@ def _learner_rows(course_id: int) -> list:  # type: ignore[type-arg]
     return [S.course_id == course_id, S.user_id.in_(learner_ids(course_id))]
 
 
-def _learner_best(course_id: int) -> list:  # type: ignore[type-arg]
-    """Filters on ``best_scores`` for one course's class."""
-    return [B.course_id == course_id, B.user_id.in_(learner_ids(course_id))]
+def _learner_set(session: Session, course_id: int) -> set[int]:
+    """The ids of one course's learners (the class)."""
+    return set(session.scalars(learner_ids(course_id)))
 
 
 # --- the class -----------------------------------------------------------------------------
@@ -71,17 +71,15 @@ class MisconceptionCount:
 
 def class_overview(session: Session, slugs: list[str], course_id: int = DEFAULT_COURSE_ID
                    ) -> tuple[list[ExerciseLine], list[MisconceptionCount]]:
-    """Per exercise (in ``slugs`` order): attempts, learners attempted and solved (all from
-    ``best_scores``, one row per learner and exercise) and the most common
-    misconception; and every (exercise, misconception) by learners, most first."""
-    best = {
-        ex: (int(a), int(s or 0), int(k or 0))
-        for ex, a, s, k in session.execute(
-            select(B.exercise, func.count(), func.sum(case((B.best_score >= FULL_SCORE, 1), else_=0)), func.sum(B.attempts))
-            .where(*_learner_best(course_id))
-            .group_by(B.exercise)
-        ).tuples()
-    }
+    """Per exercise (in ``slugs`` order): attempts, learners attempted and solved (the score
+    that counts is full: ``server.courses.counted``) and the most common misconception; and
+    every (exercise, misconception) by learners, most first."""
+    best: dict[str, tuple[int, int, int]] = {}
+    learners = _learner_set(session, course_id)
+    for (uid, ex), score in course_scores(session, course_id).items():
+        if uid in learners and score.attempts:
+            attempted, solved, attempts = best.get(ex, (0, 0, 0))
+            best[ex] = (attempted + 1, solved + score.solved, attempts + score.attempts)
     # The failed checks that name a misconception first (a few thousand of the check rows),
     # then their submissions by primary key: about half the work of walking every
     # submission's checks, which is the plan the databases otherwise choose.
@@ -150,17 +148,15 @@ def learners(session: Session, limit: int, offset: int, course_id: int = DEFAULT
         .offset(offset)
     ).tuples().all()
     ids = [row[0] for row in people]
-    best = {
-        uid: (int(a), int(s or 0), int(k or 0))
-        for uid, a, s, k in session.execute(
-            select(B.user_id, func.count(), func.sum(case((B.best_score >= FULL_SCORE, 1), else_=0)), func.sum(B.attempts))
-            .where(B.user_id.in_(ids))
-            .group_by(B.user_id)
-        ).tuples()
-    }
+    best: dict[int, tuple[int, int, int]] = {}
+    for (uid, _ex), score in course_scores(session, course_id, user_ids=ids).items():
+        if score.attempts:
+            attempted, solved, attempts = best.get(uid, (0, 0, 0))
+            best[uid] = (attempted + 1, solved + score.solved, attempts + score.attempts)
     last = dict(
         session.execute(
-            select(S.user_id, func.max(S.created_at)).where(S.user_id.in_(ids)).group_by(S.user_id)
+            select(S.user_id, func.max(S.created_at)).where(S.user_id.in_(ids), S.course_id == course_id)
+            .group_by(S.user_id)
         ).tuples().all()
     )
     return total, [
@@ -219,16 +215,22 @@ def submissions_per_day(session: Session, slug: str, course_id: int = DEFAULT_CO
 
 def median_attempts_to_solve(session: Session, slug: str, course_id: int = DEFAULT_COURSE_ID
                              ) -> tuple[float | None, int]:
-    """The median, over learners who reached a full score, of their attempts up to and
-    including the first one that did; and how many such learners there are."""
-    rows = session.execute(
-        select(func.count())
-        .select_from(S)
-        .join(B, and_(B.user_id == S.user_id, B.exercise == S.exercise, B.course_id == S.course_id))
-        .where(S.exercise == slug, *_learner_rows(course_id), *counted(), B.solved_at.is_not(None),
-               S.created_at <= B.solved_at)
-        .group_by(S.user_id)
-    ).scalars().all()
+    """The median, over learners whose score that counts is full (the class page's "solved"),
+    of their attempts up to and including the first full score (or the override that made
+    it full); and how many such learners there are."""
+    solved_at = {
+        uid: _as_datetime(score.solved_at)
+        for (uid, _ex), score in course_scores(session, course_id, exercises=[slug]).items()
+        if score.solved and score.solved_at is not None
+    }
+    attempts: dict[int, int] = {}
+    for uid, at in session.execute(
+        select(S.user_id, S.created_at).where(S.exercise == slug, *_learner_rows(course_id), *counted(),
+                                              S.user_id.in_(list(solved_at)))
+    ).tuples():
+        if _as_datetime(at) <= solved_at[uid]:  # type: ignore[operator]
+            attempts[uid] = attempts.get(uid, 0) + 1
+    rows = [attempts.get(uid, 0) for uid in solved_at]
     return (float(statistics.median(rows)) if rows else None), len(rows)
 
 
@@ -268,17 +270,18 @@ def misconception_holders(session: Session, slug: str, mistake: str, course_id: 
         .subquery()
     )
     rows = session.execute(
-        select(User.id, User.name, User.display_name, hits.c.n, hits.c.first_at, hits.c.last_at, hits.c.last_id, B.best_score)
+        select(User.id, User.name, User.display_name, hits.c.n, hits.c.first_at, hits.c.last_at, hits.c.last_id)
         .join(hits, hits.c.user_id == User.id)
-        .outerjoin(B, and_(B.user_id == User.id, B.exercise == slug, B.course_id == course_id))
         .order_by(hits.c.last_at.desc(), User.name)
-    ).tuples()
+    ).tuples().all()
+    scores = course_scores(session, course_id, user_ids=[r[0] for r in rows], exercises=[slug])
     return [
         MisconceptionHolder(
             uid, name, display, int(n), _as_datetime(first), _as_datetime(last), int(last_id),  # type: ignore[arg-type]
-            None if best is None else float(best), best is not None and best >= FULL_SCORE,
+            scores[(uid, slug)].counted if (uid, slug) in scores else None,
+            (uid, slug) in scores and scores[(uid, slug)].solved,
         )
-        for uid, name, display, n, first, last, last_id, best in rows
+        for uid, name, display, n, first, last, last_id in rows
     ]
 
 
@@ -292,17 +295,23 @@ class SubmissionLine:
     exercise: str
     status: str
     verdict: str | None
-    score: float | None
+    score: float | None  # raw
     created_at: datetime
+    late_seconds: int | None = None
+    penalty_percent: float = 0.0
+    counted_score: float | None = None
 
 
 @dataclass(frozen=True)
 class LearnerExercise:
     slug: str
-    best_score: float | None  # None: no graded run
-    attempts: int
-    last: SubmissionLine | None  # the latest submission, any status
+    score: ExerciseScore | None  # None: never attempted, no correction
+    last: SubmissionLine | None  # the latest submission to the course, any status
     best_hidden: bool = False  # the feedback policy holds the score back (hidden-until-due)
+
+    @property
+    def attempts(self) -> int:
+        return 0 if self.score is None else self.score.attempts
 
 
 def learner_by_name(session: Session, name: str) -> User | None:
@@ -310,42 +319,38 @@ def learner_by_name(session: Session, name: str) -> User | None:
     return session.scalar(select(User).where(User.name == name))
 
 
-def learner_exercises(session: Session, user_id: int, slugs: list[str]) -> list[LearnerExercise]:
-    """Every exercise of ``slugs``: best score, attempts and the latest submission."""
-    best = {
-        ex: (score, int(attempts))
-        for ex, score, attempts in session.execute(
-            select(B.exercise, func.max(B.best_score), func.sum(B.attempts)).where(B.user_id == user_id)
-            .group_by(B.exercise)  # one line per exercise however many courses the learner is in
-        ).tuples()
-    }
-    latest_ids = select(func.max(S.id)).where(S.user_id == user_id).group_by(S.exercise)
+def learner_exercises(session: Session, user_id: int, slugs: list[str], course_id: int = DEFAULT_COURSE_ID
+                      ) -> list[LearnerExercise]:
+    """Every exercise of ``slugs`` in one course: the score that counts and the latest submission."""
+    scores = course_scores(session, course_id, user_ids=[user_id])
+    latest_ids = (select(func.max(S.id)).where(S.user_id == user_id, S.course_id == course_id)
+                  .group_by(S.exercise))
     latest = {line.exercise: line for line in _lines(session, S.id.in_(latest_ids))}
-    return [
-        LearnerExercise(slug, best.get(slug, (None, 0))[0], best.get(slug, (None, 0))[1], latest.get(slug))
-        for slug in slugs
-    ]
+    return [LearnerExercise(slug, scores.get((user_id, slug)), latest.get(slug)) for slug in slugs]
 
 
 def recent_submissions(
     session: Session, *, user_id: int | None = None, exercise: str | None = None, limit: int = 50, offset: int = 0,
     course_id: int = DEFAULT_COURSE_ID,
 ) -> list[SubmissionLine]:
-    """Submissions newest first, of one user or of one course's learners, optionally of one exercise."""
-    where = [S.user_id == user_id] if user_id is not None else _learner_rows(course_id)
+    """Submissions to one course newest first, of one user or of its learners, optionally of one exercise."""
+    where = [S.user_id == user_id, S.course_id == course_id] if user_id is not None else _learner_rows(course_id)
     if exercise is not None:
         where.append(S.exercise == exercise)
     return _lines(session, *where, limit=limit, offset=offset)
 
 
-def count_submissions(session: Session, user_id: int) -> int:
-    """How many submissions ``user_id`` has made (any status)."""
-    return session.scalar(select(func.count()).select_from(S).where(S.user_id == user_id)) or 0
+def count_submissions(session: Session, user_id: int, course_id: int = DEFAULT_COURSE_ID) -> int:
+    """How many submissions ``user_id`` has made to one course (any status)."""
+    return session.scalar(
+        select(func.count()).select_from(S).where(S.user_id == user_id, S.course_id == course_id)
+    ) or 0
 
 
 def _lines(session: Session, *where, limit: int | None = None, offset: int = 0) -> list[SubmissionLine]:  # type: ignore[no-untyped-def]
     query = (
-        select(S.id, User.name, User.display_name, S.exercise, S.status, S.verdict, S.score, S.created_at)
+        select(S.id, User.name, User.display_name, S.exercise, S.status, S.verdict, S.score, S.created_at,
+               S.late_seconds, S.penalty_percent, S.counted_score)
         .join(User, User.id == S.user_id)
         .where(*where)
         .order_by(S.id.desc())
@@ -353,7 +358,7 @@ def _lines(session: Session, *where, limit: int | None = None, offset: int = 0) 
     )
     if limit is not None:
         query = query.limit(limit)
-    return [SubmissionLine(*row) for row in session.execute(query).tuples()]  # type: ignore[arg-type]
+    return [SubmissionLine(*row) for row in session.execute(query).tuples()]
 
 
 def submission_with_checks(session: Session, submission_id: int) -> Submission | None:

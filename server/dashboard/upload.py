@@ -132,8 +132,8 @@ def prepare(upload: Upload, back: str) -> Prepared:
     no cell defines.
     """
     from ppo_submit.api import UsageError
-    from ppo_submit.notebook_file import NOTEBOOK_SUFFIX, code_cells, module_of
-    from ppo_submit.source import defined_functions, match_functions
+    from ppo_submit.notebook_file import code_cells, module_of
+    from ppo_submit.source import NOTEBOOK_SUFFIX, defined_functions, match_functions
 
     chosen = upload.fields.get("exercise") or None
     pasted = upload.fields.get("source", "")

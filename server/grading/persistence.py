@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
-from server.courses.counted import submission_counted
+from server.courses.counted import submission_board, submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
     MAX_CHECKS,
@@ -27,6 +27,7 @@ from server.grading.sanitize import (
 )
 from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
+from server.submissions.waiting import notify_verdict
 
 # A submission that has taken down this many workers is not tried again (poison pill).
 MAX_ATTEMPTS = 3
@@ -212,6 +213,10 @@ def store_report(
     submission.counted_score = (
         submission_counted(clean.score, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
     )
+    # The boards rank by the confirmed checks only (server.courses.counted.submission_board).
+    submission.board_score = (
+        submission_board(clean.checks, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
+    )
     submission.message = clean.message
     submission.feedback = clean.feedback
     submission.stdout = clean.stdout
@@ -223,6 +228,7 @@ def store_report(
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)
+    notify_verdict(session, submission_id)
     return True
 
 
@@ -266,6 +272,7 @@ def _count(session: Session, submission: Submission, previous: str | None) -> No
         verdict=submission.verdict or "",
         score=submission.score,
         counted_score=submission.counted_score,
+        board_score=submission.board_score,
     )
 
 
@@ -286,10 +293,12 @@ def store_internal_error(
     submission.verdict = Verdict.INTERNAL_ERROR.value
     submission.score = None
     submission.counted_score = None
+    submission.board_score = None
     submission.message = clean_text(message, MESSAGE_BYTES)
     submission.status = Status.DONE
     submission.finished_at = utcnow()
     _count(session, submission, previous)  # not an attempt: changes nothing unless it undoes one
+    notify_verdict(session, submission_id)
 
 
 def requeue_unfinished(session: Session) -> list[int]:

@@ -13,10 +13,14 @@ Two sources, one page (``GET /metrics`` on the API):
   ``server.grading.counters`` so the worker never imports this page; the
   Python/process collectors). A procrastinate worker exposes its own with
   ``ppo-grader worker --metrics-port``.
+
+The page is not public: with ``PPO_GRADER_METRICS_TOKEN`` set it wants that token as a bearer
+token; without it, it answers loopback clients only.
 """
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +30,9 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy import case, func, literal_column, select
 from sqlalchemy.orm import Session
+
+from server.deps import SettingsDep
+from server.errors import NotAllowed, NotAuthenticated
 
 if TYPE_CHECKING:
     from server.state import AppState
@@ -105,9 +112,25 @@ class DatabaseCollector(Collector):
 router = APIRouter(tags=["metrics"])
 
 
+#: Clients that may read /metrics when no token is configured.
+_LOOPBACK = frozenset({"127.0.0.1", "::1"})
+
+
+def require_metrics_access(request: Request, token: str | None) -> None:
+    """The configured bearer token, compared in constant time; without one, a loopback client."""
+    if token is not None:
+        given = request.headers.get("authorization", "").encode()
+        if not hmac.compare_digest(given, f"Bearer {token}".encode()):
+            raise NotAuthenticated("/metrics needs Authorization: Bearer <PPO_GRADER_METRICS_TOKEN>.")
+        return
+    if request.client is None or request.client.host not in _LOOPBACK:
+        raise NotAllowed("/metrics answers loopback clients only; set PPO_GRADER_METRICS_TOKEN to read it from elsewhere.")
+
+
 @router.get("/metrics", include_in_schema=False)
-def metrics(request: Request) -> Response:
+def metrics(request: Request, settings: SettingsDep) -> Response:
     """Prometheus text format: the database view plus this process's own collectors."""
+    require_metrics_access(request, settings.METRICS_TOKEN.get_secret_value() if settings.METRICS_TOKEN else None)
     state: AppState = request.app.state.grader
     registry = CollectorRegistry(auto_describe=False)
     registry.register(DatabaseCollector(state))

@@ -13,24 +13,32 @@ from sqlalchemy import Connection, and_, case, or_, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+#: A submission's board score; verdicts stored before migration 0011 have none and rank by the
+#: score that counts.
+_BOARD = "COALESCE(s.board_score, s.counted_score)"
 _KEY = "s.course_id = p.course_id AND s.user_id = p.user_id AND s.exercise = p.exercise AND s.verdict = 'graded'"
 
 # Plain SQL, one INSERT ... SELECT on SQLite and PostgreSQL. For each of the raw score and
 # the score that counts: the max, the first submission time it was reached, and that row.
 _BACKFILL = f"""
 INSERT INTO best_scores (course_id, user_id, exercise, best_score, attempts, best_reached_at, best_submission_id,
-                         counted_score, counted_reached_at, counted_submission_id, solved_at)
+                         counted_score, counted_reached_at, counted_submission_id,
+                         board_score, board_reached_at, board_submission_id, solved_at)
 SELECT p.course_id, p.user_id, p.exercise, p.best, p.attempts,
   (SELECT MIN(s.created_at) FROM submissions s WHERE {_KEY} AND s.score = p.best),
   (SELECT s.id FROM submissions s WHERE {_KEY} AND s.score = p.best ORDER BY s.created_at, s.id LIMIT 1),
   p.counted,
   (SELECT MIN(s.created_at) FROM submissions s WHERE {_KEY} AND s.counted_score = p.counted),
   (SELECT s.id FROM submissions s WHERE {_KEY} AND s.counted_score = p.counted ORDER BY s.created_at, s.id LIMIT 1),
+  p.board,
+  (SELECT MIN(s.created_at) FROM submissions s WHERE {_KEY} AND {_BOARD} = p.board),
+  (SELECT s.id FROM submissions s WHERE {_KEY} AND {_BOARD} = p.board ORDER BY s.created_at, s.id LIMIT 1),
   p.solved_at
 FROM (
   SELECT course_id, user_id, exercise,
     MAX(CASE WHEN verdict = 'graded' THEN score END) AS best,
     MAX(CASE WHEN verdict = 'graded' THEN counted_score END) AS counted,
+    MAX(CASE WHEN verdict = 'graded' THEN COALESCE(board_score, counted_score) END) AS board,
     COUNT(*) AS attempts,
     MIN(CASE WHEN verdict = 'graded' AND counted_score >= 100 THEN created_at END) AS solved_at
   FROM submissions
@@ -72,6 +80,7 @@ def record_verdict(
     verdict: str,
     score: float | None,
     counted_score: float | None,
+    board_score: float | None = None,
 ) -> None:
     """Count one newly stored verdict in ``best_scores`` with a single upsert.
 
@@ -86,6 +95,7 @@ def record_verdict(
         return
     graded = verdict == Verdict.GRADED.value and score is not None
     counted = counted_score if graded and counted_score is not None else (score if graded else None)
+    board = board_score if graded and board_score is not None else counted
     solved = graded and counted is not None and counted >= FULL_SCORE
     values = {
         "course_id": course_id,
@@ -98,6 +108,9 @@ def record_verdict(
         "counted_score": counted,
         "counted_reached_at": created_at if graded else None,
         "counted_submission_id": submission_id if graded else None,
+        "board_score": board,
+        "board_reached_at": created_at if graded else None,
+        "board_submission_id": submission_id if graded else None,
         "solved_at": created_at if solved else None,
     }
     dialect = session.get_bind().dialect.name
@@ -106,7 +119,7 @@ def record_verdict(
     new, old = stmt.excluded, BestScore.__table__.c
     set_: dict[str, object] = {"attempts": old.attempts + 1}
     if graded:
-        for prefix, score_column in (("best", "best_score"), ("counted", "counted_score")):
+        for prefix, score_column in (("best", "best_score"), ("counted", "counted_score"), ("board", "board_score")):
             better = _better(new, old, score_column, f"{prefix}_reached_at", f"{prefix}_submission_id")
             for column in (score_column, f"{prefix}_reached_at", f"{prefix}_submission_id"):
                 set_[column] = case((better, getattr(new, column)), else_=old[column])

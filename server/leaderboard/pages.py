@@ -24,7 +24,7 @@ class BoardView:
     limit: int
     offset: int
     rows: list[BoardRow]
-    pseudonyms: dict[int, str] | None  # user id -> what learners see, when that setting is on
+    pseudonyms: dict[int, str] | None  # user id -> what learners see, unless the course shows real names
     course: tuple[str, str] | None = None  # (slug, title) of the course shown; None: the default course
 
 
@@ -72,8 +72,11 @@ def board_page(view: BoardView, default_limit: int, *, mark: str | None = None) 
         f'<nav aria-label="Exercises">{"".join(tabs)}</nav>'
         f'<table id="board"><thead>{head}</thead><tbody>{body_rows}</tbody></table>'
         f"{_pager(view, limit_param)}"
-        '<p class="muted">Ranked by best score, then by when it was first reached; a failed or '
-        "crashed run never lowers a best. Only learners are ranked.</p>"
+        '<p class="muted">Ranked by the score that counts (late penalties and corrections applied), then by '
+        "when it was first reached; a failed or crashed run never lowers a best; an excused exercise adds "
+        "nothing. Only learners are ranked."
+        + (" Learners see the pseudonyms, not the names (the course's setting)." if view.pseudonyms is not None else "")
+        + "</p>"
     )
     return page(f"Leaderboard · {current}", body, view.viewer, current="Leaderboard", live=mark)
 
@@ -87,10 +90,10 @@ def _row(view: BoardView, index: int, row: BoardRow) -> str:
     pseudonym = f"<td>{e(view.pseudonyms.get(row.user_id, ''))}</td>" if view.pseudonyms is not None else ""
     return (
         f'<tr><td class="num">{view.offset + index + 1}</td>'
-        f'<td class="learner"><a href="{e(learner_url(row.name))}">{e(row.display_name)}</a></td>'
+        f'<td class="learner"><a href="{e(learner_url(row.name, view.viewer.course_slug))}">{e(row.display_name)}</a></td>'
         f'<td class="login">{e(row.name)}</td>{pseudonym}'
         f'<td class="num score">{e(format_score(row.best))}</td><td class="num">{row.attempts}</td>'
-        f'<td class="num">{row.solved}</td><td>{time_html(row.reached_at)}</td></tr>'
+        f'<td class="num">{row.solved}</td><td>{time_html(row.reached_at, view.viewer.zone)}</td></tr>'
     )
 
 

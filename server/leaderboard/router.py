@@ -28,8 +28,9 @@ CourseParam = Annotated[
 
 def shown_name(viewer: User, user_id: int, display_name: str, pseudonyms: bool, secret: bytes, teaches: bool | None = None) -> str:
     """What a viewer sees for a learner: real names for the course's instructors; for
-    learners the display name, or a pseudonym when the setting asks (their own row
-    included, so it matches what others see; ``is_you`` marks it)."""
+    learners a pseudonym unless the course's instructor turned real names on
+    (``courses.board_real_names``; their own row too, so it matches what others see;
+    ``is_you`` marks it)."""
     instructor = Role(viewer.role).reads_everything if teaches is None else teaches
     if instructor or not pseudonyms:
         return display_name
@@ -47,9 +48,10 @@ def leaderboard(
     offset: Offset = 0,
     course: CourseParam = None,
 ) -> LeaderboardPage:
-    """Per learner of the course: best score that counts, raw best, attempts, when the best
-    was first reached; stable order. For learners, a ``hidden-until-due`` exercise is left out
-    of the overall table (and its own board is 403 ``ScoresHidden``) until its scores are released."""
+    """Per learner of the course: best board score that counts (confirmed checks only; an
+    override as given), raw best, attempts, when the best was first reached; stable order. For
+    learners, a ``hidden-until-due`` exercise is left out of the overall table (and its own
+    board is 403 ``ScoresHidden``) until its scores are released."""
     if exercise is not None:
         find_exercise(exercise)
     where = readable_course(session, viewer, course)
@@ -67,7 +69,7 @@ def leaderboard(
         entries=[
             LeaderboardEntry(
                 rank=offset + i + 1,
-                learner=shown_name(viewer, r.user_id, r.display_name, settings.LEADERBOARD_PSEUDONYMS, settings.secret_bytes, instructor),
+                learner=shown_name(viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 best_score=r.best,
@@ -86,8 +88,9 @@ def speed_leaderboard(
     exercise: str, viewer: CurrentUser, session: SessionDep, settings: SettingsDep, now: Now, limit: Limit = 50,
     offset: Offset = 0, course: CourseParam = None,
 ) -> SpeedPage:
-    """The course's learners with a 100 that counts, by their fastest such run: cpu seconds, then
-    peak memory (403 ``ScoresHidden`` for learners while a ``hidden-until-due`` exercise's scores are not released)."""
+    """The course's learners with a full board score that counts (every confirmed check passed), by their
+    fastest such run: cpu seconds, then peak memory (403 ``ScoresHidden`` for learners while a
+    ``hidden-until-due`` exercise's scores are not released)."""
     find_exercise(exercise)
     where = readable_course(session, viewer, course)
     refuse_hidden_board(session, viewer, where, exercise, now)
@@ -101,7 +104,7 @@ def speed_leaderboard(
         entries=[
             SpeedEntry(
                 rank=offset + i + 1,
-                learner=shown_name(viewer, r.user_id, r.display_name, settings.LEADERBOARD_PSEUDONYMS, settings.secret_bytes, instructor),
+                learner=shown_name(viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 submission_id=r.submission_id if instructor or r.user_id == viewer.id else None,

@@ -17,11 +17,12 @@ class LeaderboardEntry(BaseModel):
     name: str | None = Field(description="Login name; instructors only.")
     is_you: bool
     best_score: float = Field(
-        description="Best score that counts, after any late penalty (overall: the sum of per-exercise bests)."
+        description="Best board score: the score that counts, after any late penalty, of the checks the judge "
+        "confirmed (self-reported checks left out, see docs/security.md; overall: the sum of per-exercise bests)."
     )
     raw_best_score: float = Field(description="Best raw score, before late penalties (overall: the sum).")
     attempts: int = Field(description="Finished submissions, internal errors excluded.")
-    solved: int = Field(description="Exercises with a best score of 100.")
+    solved: int = Field(description="Exercises with a best board score of 100 (every confirmed check passed).")
     best_reached_at: datetime | None = Field(
         description="When the best score was first reached (overall: when the last per-exercise best was)."
     )

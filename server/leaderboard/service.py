@@ -13,7 +13,10 @@
 - Overall: per learner, the sum over exercises of the per-exercise bests; reached-at is the
   latest of the per-exercise reached-ats (when that total was first complete).
 - Per course: only the course's learners and the submissions made to it. The best that
-  ranks is the best score that counts (after a late penalty); the raw best rides along.
+  ranks is the best board score: the score that counts (after a late penalty) of the checks
+  the judge confirmed, self-reported ones left out (``exercises.scoring.board_score``; the
+  score that counts where a verdict predates it); the raw best rides along.
+- The speed board takes submissions whose board score is full: every confirmed check passed.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def counted() -> list:  # type: ignore[type-arg]
 
 def learner_ids(course_id: int = DEFAULT_COURSE_ID) -> Select[tuple[int]]:
     """SQL: the learners a course's boards rank (``server.courses.service.member_ids_of``)."""
-    return member_ids_of(course_id)  # type: ignore[no-any-return]
+    return member_ids_of(course_id)
 
 
 def per_exercise(exercise: str | None, course_id: int = DEFAULT_COURSE_ID,  # type: ignore[no-untyped-def]
@@ -58,11 +61,11 @@ def per_exercise(exercise: str | None, course_id: int = DEFAULT_COURSE_ID,  # ty
         select(
             B.user_id.label("user_id"),
             B.exercise.label("exercise"),
-            func.coalesce(B.counted_score, 0.0).label("best"),
+            func.coalesce(B.board_score, B.counted_score, 0.0).label("best"),
             func.coalesce(B.best_score, 0.0).label("raw_best"),
-            B.counted_submission_id.label("submission_id"),
+            func.coalesce(B.board_submission_id, B.counted_submission_id).label("submission_id"),
             B.attempts.label("attempts"),
-            B.counted_reached_at.label("reached_at"),
+            func.coalesce(B.board_reached_at, B.counted_reached_at).label("reached_at"),
             B.solved_at.label("solved_at"),
         )
         .where(*where)
@@ -107,11 +110,11 @@ def board(
         if uid not in people or slug in hidden:
             continue
         row = totals.setdefault(uid, [0.0, 0.0, 0, 0, None])
-        row[0] += score.points
+        row[0] += score.board_points  # confirmed checks only: self-reported facts earn no place
         row[1] += score.raw_best or 0.0
         row[2] += score.attempts
-        row[3] += 1 if score.solved else 0
-        reached = _as_datetime(score.reached_at)  # the latest: when the total was first complete
+        row[3] += 1 if score.board_solved else 0
+        reached = _as_datetime(score.board_reached_at)  # the latest: when the total was first complete
         if reached is not None and (row[4] is None or reached > row[4]):
             row[4] = reached
     rows = [
@@ -158,8 +161,8 @@ def speed_board(
             S.course_id == course_id,
             S.exercise == exercise,
             S.verdict == Verdict.GRADED.value,
-            S.score >= FULL_SCORE,  # narrows on the covering index; the penalty can only lower it
-            S.counted_score >= FULL_SCORE,
+            # Every confirmed check passed, on time: a self-reported check's points decide nothing here.
+            func.coalesce(S.board_score, S.counted_score) >= FULL_SCORE,
             S.user_id.in_(learner_ids(course_id)),
         )
         .subquery("ranked")

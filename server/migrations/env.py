@@ -16,6 +16,14 @@ target_metadata = Base.metadata
 
 def _run(engine: Engine) -> None:
     with engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # Batch mode rebuilds a table by copying it and dropping the old one; with foreign
+            # keys on (server.db turns them on) that DROP would cascade into every child table
+            # (rebuilding ``courses`` deleted the submissions). Off for the migration; SQLite
+            # ignores the pragma inside a transaction, so it is set before one begins.
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
         context.configure(
             connection=connection,
             target_metadata=target_metadata,
@@ -27,6 +35,9 @@ def _run(engine: Engine) -> None:
         with context.begin_transaction():
             context.run_migrations()
         connection.commit()
+        if sqlite:
+            connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+            connection.commit()
 
 
 def run_migrations_offline() -> None:

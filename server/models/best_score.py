@@ -20,6 +20,9 @@ class BestScore(Base):
       ``best_submission_id`` that row (lowest id on an exact tie).
     - ``counted_score``, ``counted_reached_at``, ``counted_submission_id``: the same over the
       score that counts (after the late policy's penalty).
+    - ``board_score``, ``board_reached_at``, ``board_submission_id``: the same over the board
+      score (``submissions.board_score``, or the score that counts where it is NULL): what the
+      boards rank by.
     - ``solved_at``: ``created_at`` of the first graded row whose score that counts is full.
     Every user is kept; readers filter learners, so a role change needs no rewrite.
     """
@@ -38,6 +41,11 @@ class BestScore(Base):
     counted_score: Mapped[float | None] = mapped_column(Float)
     counted_reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     counted_submission_id: Mapped[int | None] = mapped_column(
+        ForeignKey("submissions.id", ondelete="SET NULL")
+    )
+    board_score: Mapped[float | None] = mapped_column(Float)
+    board_reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    board_submission_id: Mapped[int | None] = mapped_column(
         ForeignKey("submissions.id", ondelete="SET NULL")
     )
     solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

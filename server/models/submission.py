@@ -75,6 +75,10 @@ class Submission(Base):
     penalty_percent: Mapped[float] = mapped_column(Float, default=0.0)
     #: ``score`` after the penalty: what boards and gradebooks count. NULL unless graded.
     counted_score: Mapped[float | None] = mapped_column(Float)
+    #: What the boards rank by: the score that counts of the confirmed checks only (no
+    #: self-reported check; exercises.scoring.board_score). NULL unless graded, and for verdicts
+    #: stored before migration 0011, which rank by ``counted_score``.
+    board_score: Mapped[float | None] = mapped_column(Float)
     message: Mapped[str] = mapped_column(Text, default="")
     stdout: Mapped[str] = mapped_column(Text, default="")
     stderr: Mapped[str] = mapped_column(Text, default="")

@@ -19,7 +19,7 @@ import signal
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from server.courses.policy import counted_score
+from server.courses.counted import submission_board, submission_counted
 from server.errors import RegradeClosed, RegradeNotReady
 from server.grading.persistence import check_results
 from server.leaderboard.best_scores import backfill_best_scores
@@ -79,7 +79,7 @@ def apply_set(session: Session, regrade: RegradeSet, *, keep: Keep = Keep.NEW, r
 def _replace(session: Session, submission: Submission, result: RegradeResult, set_id: int) -> None:
     """Keep the verdict learners saw as history, then put the regraded one in its place."""
     graded = result.verdict == Verdict.GRADED.value
-    new_counted = counted_score(result.score, submission.penalty_percent or 0.0) if graded else None
+    new_counted = submission_counted(result.score, submission.penalty_percent) if graded else None
     session.add(SupersededVerdict(
         submission_id=submission.id, set_id=set_id, verdict=submission.verdict, score=submission.score,
         counted_score=submission.counted_score, message=submission.message,
@@ -95,6 +95,7 @@ def _replace(session: Session, submission: Submission, result: RegradeResult, se
     submission.verdict = result.verdict
     submission.score = result.score
     submission.counted_score = new_counted  # late_seconds and penalty_percent stay as accepted
+    submission.board_score = submission_board(result.checks or [], submission.penalty_percent) if graded else None
     submission.message = result.message
     submission.feedback = result.feedback
     submission.stdout, submission.stderr = result.stdout, result.stderr

@@ -2,9 +2,9 @@
 
 A submission *changed* when its verdict, its raw score, a check's outcome or a named mistake
 differs; nothing else (timings, output) counts. Scores move by the score that counts, whose
-late penalty stays the one fixed at acceptance. Boards follow the leaderboard's rules
-(server.leaderboard.service): per course, learners only, the best counted score, ties broken by
-the earliest submission that reached it, then the user id.
+late penalty stays the one fixed at acceptance. Learners whose score or rank moves are read
+from the leaderboard itself (server.leaderboard.service.board, over the one counted-score
+function), before and after, so overrides and excuses count as they will.
 """
 
 from __future__ import annotations
@@ -15,12 +15,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from server.courses.policy import counted_score
-from server.courses.service import member_ids_of
-from server.models import CheckResult, Course, Keep, RegradeResult, RegradeSet, Submission, User, Verdict
+from server.courses.counted import submission_counted
+from server.leaderboard.best_scores import backfill_best_scores
+from server.models import (
+    CheckResult,
+    Course,
+    Keep,
+    RegradeResult,
+    RegradeSet,
+    Submission,
+    SupersededVerdict,
+    User,
+    Verdict,
+)
 
 #: How many of the largest score changes the diff lists.
 LARGEST = 10
@@ -152,7 +162,8 @@ def _checks_of(rows: Iterable[Any]) -> tuple[dict[str, bool], frozenset[str]]:
 
 
 def compute_diff(session: Session, regrade: RegradeSet, keep: Keep = Keep.NEW) -> Diff:
-    """Compare every graded result of the set with the submission's verdict now."""
+    """Compare every graded result of the set with the submission's verdict now (for an
+    applied set: with the verdict it superseded, so the diff still says what the apply did)."""
     rows = session.execute(
         select(RegradeResult, Submission, User.name)
         .join(Submission, Submission.id == RegradeResult.submission_id)
@@ -166,57 +177,78 @@ def compute_diff(session: Session, regrade: RegradeSet, keep: Keep = Keep.NEW) -
         for c in session.scalars(select(CheckResult).where(CheckResult.submission_id.in_(ids[chunk:chunk + 500]))):
             old_checks.setdefault(c.submission_id, []).append(
                 {"check_id": c.check_id, "name": c.name, "passed": c.passed, "mistake_id": c.mistake_id})
+    superseded = {} if regrade.state != "applied" else {
+        row.submission_id: row for row in session.scalars(select(SupersededVerdict).where(SupersededVerdict.set_id == regrade.id))}
     diff = Diff(keep=keep)
     for result, sub, name in rows:
-        checks, mistakes = _checks_of(old_checks.get(sub.id, []))
-        old = Outcome(sub.verdict, sub.score, sub.counted_score, checks, mistakes)
+        was = superseded.get(sub.id)
+        if was is not None:
+            checks, mistakes = _checks_of(was.checks or [])
+            old = Outcome(was.verdict, was.score, was.counted_score, checks, mistakes)
+        else:
+            checks, mistakes = _checks_of(old_checks.get(sub.id, []))
+            old = Outcome(sub.verdict, sub.score, sub.counted_score, checks, mistakes)
         new_checks, new_mistakes = _checks_of(result.checks or [])
         graded = result.verdict == Verdict.GRADED.value
-        new_counted = counted_score(result.score, sub.penalty_percent or 0.0) if graded else None
+        new_counted = submission_counted(result.score, sub.penalty_percent) if graded else None
         new = Outcome(result.verdict, result.score, new_counted, new_checks, new_mistakes)
         diff.changes.append(Change(sub.id, result.id, sub.course_id, sub.user_id, name, sub.created_at, old, new))
     changed = diff.changed
     diff.checks = _shifts(({k for k, ok in c.old.checks.items() if not ok}, {k for k, ok in c.new.checks.items() if not ok})
                           for c in changed)
     diff.mistakes = _shifts((set(c.old.mistakes), set(c.new.mistakes)) for c in changed)
-    diff.learners = _learner_shifts(session, regrade.exercise, [c for c in changed if c.kept(keep) is c.new])
+    if superseded:  # applied: the rows hold the new verdicts; the board before had the old ones
+        replaced = [c for c in changed if c.submission_id in superseded]
+        diff.learners = _learner_shifts(session, regrade.exercise, replaced, {c.submission_id: c.old for c in replaced}, {})
+    else:
+        kept = [c for c in changed if c.kept(keep) is c.new]
+        diff.learners = _learner_shifts(session, regrade.exercise, kept, {}, {c.submission_id: c.new for c in kept})
     return diff
 
 
-def _learner_shifts(session: Session, exercise: str, applied: Sequence[Change]) -> list[LearnerShift]:
-    """Learners whose best counted score or rank on the exercise's board moves once ``applied``
-    replace their verdicts, in every course those submissions belong to."""
-    if not applied:
+def _learner_shifts(session: Session, exercise: str, moved: Sequence[Change], before_over: dict[int, Outcome],
+                    after_over: dict[int, Outcome]) -> list[LearnerShift]:
+    """Learners whose score that counts or rank on the exercise's board differs between the
+    board with the ``before_over`` outcomes in place of the stored ones and the board with
+    ``after_over``, in every course the ``moved`` submissions belong to.
+
+    Each board is the leaderboard's own (``server.leaderboard.service.board``: the one
+    counted-score function, overrides and excuses included), read inside a savepoint that
+    holds the outcomes and is rolled back, so the diff predicts exactly what boards will show.
+    """
+    if not moved:
         return []
-    replaced = {c.submission_id: c.new for c in applied}
     shifts: list[LearnerShift] = []
-    for course_id in sorted({c.course_id for c in applied}):
+    keys = {(c.course_id, c.user_id) for c in moved}
+    for course_id in sorted({c.course_id for c in moved}):
         slug = session.scalar(select(Course.slug).where(Course.id == course_id)) or ""
-        learners = set(session.scalars(member_ids_of(course_id)))
-        rows = session.execute(
-            select(Submission.id, Submission.user_id, Submission.created_at, Submission.verdict, Submission.counted_score)
-            .where(Submission.course_id == course_id, Submission.exercise == exercise,
-                   Submission.verdict.is_not(None), Submission.verdict != Verdict.INTERNAL_ERROR.value)
-        ).tuples().all()
-        before = _board(((sid, uid, at, v, c) for sid, uid, at, v, c in rows if uid in learners))
-        after = _board(((sid, uid, at, replaced[sid].verdict, replaced[sid].counted) if sid in replaced else (sid, uid, at, v, c)
-                        for sid, uid, at, v, c in rows if uid in learners))
-        names = dict(session.execute(select(User.id, User.name).where(User.id.in_(list(before)))).tuples().all())
-        for uid, (old_score, old_rank) in before.items():
-            new_score, new_rank = after[uid]
+        before = _board_with(session, exercise, course_id, before_over, keys)
+        after = _board_with(session, exercise, course_id, after_over, keys)
+        for uid, (name, old_score, old_rank) in before.items():
+            _, new_score, new_rank = after.get(uid, (name, 0.0, 0))
             if (old_score, old_rank) != (new_score, new_rank):
-                shifts.append(LearnerShift(slug, names.get(uid, str(uid)), old_score, new_score, old_rank, new_rank))
+                shifts.append(LearnerShift(slug, name, old_score, new_score, old_rank, new_rank))
     return sorted(shifts, key=lambda s: (s.course, -abs(s.new_score - s.old_score), s.user_name))
 
 
-def _board(rows: Iterable[tuple[int, int, datetime, str | None, float | None]]) -> dict[int, tuple[float, int]]:
-    """Per learner with an attempt: (best counted score, 1-based rank) by the board's rules."""
-    best: dict[int, tuple[float, datetime | None]] = {}
-    for _sid, uid, at, verdict, counted in rows:
-        score, reached = best.get(uid, (0.0, None))
-        if verdict == Verdict.GRADED.value and counted is not None and (
-                reached is None or counted > score or (counted == score and at < reached)):
-            score, reached = counted, at
-        best[uid] = (score, reached)
-    order = sorted(best, key=lambda uid: (-best[uid][0], best[uid][1] is None, best[uid][1] or datetime.min, uid))
-    return {uid: (best[uid][0], rank) for rank, uid in enumerate(order, start=1)}
+def _board_with(session: Session, exercise: str, course_id: int, over: dict[int, Outcome],
+                keys: set[tuple[int, int]]) -> dict[int, tuple[str, float, int]]:
+    """Per learner on the course's board of ``exercise``: (login, score that counts, rank),
+    with ``over``'s outcomes written in a savepoint that is rolled back afterwards."""
+    from server.leaderboard.service import board
+
+    savepoint = session.begin_nested() if over else None
+    try:
+        for sid, outcome in over.items():
+            session.execute(update(Submission).where(Submission.id == sid, Submission.course_id == course_id)
+                            .values(verdict=outcome.verdict, score=outcome.score, counted_score=outcome.counted)
+                            .execution_options(synchronize_session=False))
+        if over:
+            for key_course, user_id in sorted(keys):
+                if key_course == course_id:
+                    backfill_best_scores(session, course_id, user_id, exercise)
+        _, rows = board(session, exercise, 10**9, 0, course_id)
+        return {r.user_id: (r.name, r.best, rank) for rank, r in enumerate(rows, start=1)}
+    finally:
+        if savepoint is not None:
+            savepoint.rollback()

@@ -147,10 +147,8 @@ def create_preview(
 def readable_set(session: Session, set_id: int, reader: User | None) -> RegradeSet:
     """The set, if ``reader`` (None: the CLI) may see it; settled first (a finished set reads ready)."""
     regrade = session.get(RegradeSet, set_id)
-    if regrade is not None and reader is not None:
-        taught = taught_course_ids(session, reader)
-        if taught is not None and (regrade.course_id is None or regrade.course_id not in taught):
-            regrade = None
+    if regrade is not None and reader is not None and not _may_read(session, regrade, taught_course_ids(session, reader)):
+        regrade = None
     if regrade is None:
         raise RegradeNotFound(f"No regrade {set_id} that you can read.")
     if regrade.state == RegradeState.GRADING and settle(session, regrade.id):
@@ -158,22 +156,32 @@ def readable_set(session: Session, set_id: int, reader: User | None) -> RegradeS
     return regrade
 
 
+def _may_read(session: Session, regrade: RegradeSet, taught: set[int] | None) -> bool:
+    """A set is an instructor's when they teach its course, or, for a set over every course
+    (made with the CLI), every course its submissions belong to (None: an admin)."""
+    if taught is None:
+        return True
+    if regrade.course_id is not None:
+        return regrade.course_id in taught
+    courses = set(session.scalars(
+        select(Submission.course_id).distinct().join(RegradeResult, RegradeResult.submission_id == Submission.id)
+        .where(RegradeResult.set_id == regrade.id)))
+    return courses <= taught  # a cancelled set has no results left: any instructor
+
+
 def list_sets(session: Session, reader: User | None, limit: int = 50) -> list[RegradeSet]:
     """The newest sets ``reader`` may see."""
-    query = select(RegradeSet).order_by(RegradeSet.id.desc()).limit(limit)
     taught = taught_course_ids(session, reader) if reader is not None else None
-    if taught is not None:
-        query = query.where(RegradeSet.course_id.in_(taught))
-    return list(session.scalars(query))
+    found = session.scalars(select(RegradeSet).order_by(RegradeSet.id.desc()).limit(limit * 4))
+    return [r for r in found if _may_read(session, r, taught)][:limit]
 
 
 def progress(session: Session, set_id: int) -> tuple[int, int]:
     """(results graded, results in all) of a set."""
     rows = dict(session.execute(
-        select(RegradeResult.status == "done", func.count()).where(RegradeResult.set_id == set_id)
-        .group_by(RegradeResult.status == "done")
+        select(RegradeResult.status, func.count()).where(RegradeResult.set_id == set_id).group_by(RegradeResult.status)
     ).tuples().all())
-    return int(rows.get(True, 0)), int(sum(rows.values()))
+    return int(rows.get("done", 0)), int(sum(rows.values()))
 
 
 def cancel(session: Session, regrade: RegradeSet) -> None:

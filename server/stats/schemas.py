@@ -10,7 +10,7 @@ class ScoreBucket(BaseModel):
 
     low: int
     high: int
-    learners: int = Field(description="Learners whose best graded score is in this bucket.")
+    learners: int = Field(description="Learners whose score that counts (late penalty, override) is in this bucket.")
     submissions: int = Field(description="Graded submissions with a score in this bucket.")
 
 
@@ -40,7 +40,7 @@ class ExerciseStats(BaseModel):
     submissions: int = Field(description="All submissions, any status.")
     graded_submissions: int
     learners_attempted: int = Field(description="Learners with a finished attempt (internal errors excluded).")
-    learners_solved: int = Field(description="Learners with a graded 100.")
+    learners_solved: int = Field(description="Learners whose score that counts is 100 (excused ones are not).")
     score_distribution: list[ScoreBucket]
     checks: list[CheckStats] = Field(description="By failure rate, highest first.")
     misconceptions: list[MisconceptionStats] = Field(description="By learners, most first.")

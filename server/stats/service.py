@@ -16,6 +16,7 @@ from sqlalchemy import case, distinct, func, select
 from sqlalchemy.orm import Session
 
 from exercises.registry import check_name, mistake_title
+from server.courses.counted import course_scores
 from server.leaderboard.service import FULL_SCORE, counted, learner_ids
 from server.models import DEFAULT_COURSE_ID, CheckResult, Submission, Verdict
 from server.stats.schemas import CheckStats, ExerciseStats, MisconceptionStats, ScoreBucket
@@ -51,7 +52,9 @@ def _bucket(score):  # type: ignore[no-untyped-def]
 
 
 def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COURSE_ID) -> ExerciseStats:
-    """All the numbers for one exercise in one course (its learners, its submissions; raw scores)."""
+    """All the numbers for one exercise in one course (its learners, its submissions). Per
+    submission: raw scores. Per learner (solved, the distribution): the score that counts
+    (``server.courses.counted``), as the boards and gradebooks count it."""
     mine = [S.course_id == course_id, S.exercise == exercise, S.user_id.in_(learner_ids(course_id))]
     graded = S.verdict == Verdict.GRADED.value
 
@@ -60,24 +63,21 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
             func.count(),
             func.count(case((graded, 1))),
             func.count(distinct(case((S.verdict.is_not(None) & (S.verdict != Verdict.INTERNAL_ERROR.value), S.user_id)))),
-            func.count(distinct(case((graded & (S.score >= FULL_SCORE), S.user_id)))),
         ).where(*mine)
     ).one()
+    learners = set(session.scalars(learner_ids(course_id)))
+    scores = [s for (uid, _ex), s in course_scores(session, course_id, exercises=[exercise]).items() if uid in learners]
 
-    per_submission = dict(
+    per_submission: dict[int, int] = dict(
         session.execute(
             select(_bucket(S.score).label("b"), func.count()).where(*mine, graded).group_by("b")
         ).tuples().all()
     )
-    best = (
-        select(func.max(S.score).label("best"))
-        .where(*mine, graded)
-        .group_by(S.user_id)
-        .subquery()
-    )
-    per_learner = dict(
-        session.execute(select(_bucket(best.c.best).label("b"), func.count()).group_by("b")).tuples().all()
-    )
+    per_learner: dict[int, int] = {}
+    for score in scores:
+        if score.counted is not None and (score.run is not None or score.override is not None):  # graded or set by hand
+            bucket = 10 if score.counted >= FULL_SCORE else int(score.counted // 10)
+            per_learner[bucket] = per_learner.get(bucket, 0) + 1
     distribution = [
         ScoreBucket(low=low, high=high, learners=int(per_learner.get(i, 0)), submissions=int(per_submission.get(i, 0)))
         for i, (low, high) in enumerate(BUCKETS)
@@ -118,7 +118,7 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
         submissions=totals[0],
         graded_submissions=totals[1],
         learners_attempted=totals[2],
-        learners_solved=totals[3],
+        learners_solved=sum(score.solved for score in scores),
         score_distribution=distribution,
         checks=checks,
         misconceptions=misconceptions,

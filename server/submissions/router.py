@@ -22,7 +22,7 @@ from server.state import AppState
 from server.submissions import service
 from server.submissions.limits import SubmissionLimits
 from server.submissions.schemas import SubmissionCreate, SubmissionPublic, SubmissionSummary
-from server.submissions.waiting import MAX_WAIT_SECONDS, POLL_SECONDS
+from server.submissions.waiting import MAX_WAIT_SECONDS
 
 #: Ids and offsets past a 32-bit integer cannot exist: refuse them before PostgreSQL overflows.
 MAX_ID = 2**31 - 1
@@ -135,7 +135,11 @@ def create_submission(
 
 def _read_fresh(session: Session, user: User, submission_id: int, state: AppState) -> SubmissionPublic:
     session.rollback()  # end any earlier read's snapshot: see what workers committed since
-    return service.shown_to(session, user, service.get_submission(session, user, submission_id), state.clock())
+    public = service.shown_to(session, user, service.get_submission(session, user, submission_id), state.clock())
+    # Hand the connection back to the pool before waiting: a thousand waiting requests must
+    # not hold a thousand connections (the pool would run dry long before).
+    session.rollback()
+    return public
 
 
 @router.get("/{submission_id}", response_model=SubmissionPublic, responses=errors(401, 404))
@@ -151,14 +155,16 @@ async def read_submission(
     """One submission; 404 ``SubmissionNotFound`` if it is not the caller's (learners). A
     learner sees what the exercise set's feedback policy allows (``feedback_view``)."""
     deadline = time.monotonic() + wait
-    while True:
-        public = await run_in_threadpool(_read_fresh, session, user, submission_id, state)
-        left = deadline - time.monotonic()
-        if public.status == Status.DONE or left <= 0:
-            return public
-        # Woken at once by an in-process worker's announcement; re-read every POLL_SECONDS
-        # anyway, for workers in other processes and an announcement that came just before.
-        await state.announcer.wait(submission_id, min(left, POLL_SECONDS))
+    # Subscribed before the first read, so that a verdict stored right after it still wakes
+    # us; woken by an announcement (in-process worker, or PostgreSQL's NOTIFY), and without a
+    # listener re-read every POLL_SECONDS (server.submissions.waiting).
+    with state.announcer.subscribe(submission_id) as announced:
+        while True:
+            public = await run_in_threadpool(_read_fresh, session, user, submission_id, state)
+            left = deadline - time.monotonic()
+            if public.status == Status.DONE or left <= 0:
+                return public
+            await announced.wait(left)
 
 
 @router.get("", response_model=list[SubmissionSummary], responses=errors(401, 403, 404))

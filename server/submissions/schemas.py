@@ -146,8 +146,6 @@ class Regraded(BaseModel):
         default_factory=list, description="Applied regrades that changed this verdict, oldest first, with their reason.")
 
 
-
-
 class FeedbackFields(BaseModel):
     """How much of the verdict the caller sees, by the exercise set's feedback policy
     (``server.courses.feedback_policy``; instructors always see everything)."""

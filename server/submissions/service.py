@@ -282,6 +282,7 @@ def list_submissions(
     if owner_name != reader.name and taught is not None:
         query = query.where(Submission.course_id.in_(taught))
     found = session.execute(query).tuples().all()
+    spent: dict[tuple[int, str], int] = {}  # tokens spent today per (course, exercise): one count each
     notes = regrade_notes(session, (s.id for s, _ in found))
     return [
         visible_report(SubmissionSummary(
@@ -297,6 +298,6 @@ def list_submissions(
             finished_at=s.finished_at,
             **_late_fields(session, s),  # type: ignore[arg-type]
             regrades=notes.get(s.id, []),
-        ), access_for(session, reader, s, now))
+        ), access_for(session, reader, s, now, teaches=taught is None or s.course_id in taught, spent=spent))
         for s, name in found
     ]

@@ -1,52 +1,114 @@
 """Long polling: ``GET /submissions/{id}?wait=S`` answers as soon as the verdict is stored.
 
-In-process workers (the embedded default) announce each stored verdict through
-:class:`VerdictAnnouncer`, which wakes the requests waiting for that id at once. Workers in
-other processes (procrastinate) cannot reach it, so a waiting request also re-reads its row
-every :data:`POLL_SECONDS`: one primary-key lookup, on the server, instead of a client round
-trip per poll.
+A waiting request subscribes to its submission's announcements *before* it reads the row, so
+a verdict stored between the read and the wait still wakes it. Announcements come from:
+
+* in-process workers (the embedded default), which call :meth:`VerdictAnnouncer.announce`
+  after each stored verdict;
+* on PostgreSQL, every process that stores a verdict (``ppo-grader worker`` included): the
+  verdict's transaction sends ``NOTIFY`` on :data:`CHANNEL` (:func:`notify_verdict`, delivered
+  at commit), and each API process's :class:`VerdictListener` turns it into an announcement.
+
+While a listener is connected the announcer is *pushed*: waiters sleep until they are woken
+or their time is up, and the database sees one read per wake-up instead of one every
+:data:`POLL_SECONDS`. Without one (SQLite, ``LISTEN_NOTIFY=false``, or a listener that lost
+its connection) waiters re-read their row every :data:`POLL_SECONDS`: one primary-key lookup
+on the server instead of a client round trip per poll. When a listener connects or loses its
+connection it wakes every waiter, so none sleeps through a verdict whose ``NOTIFY`` was lost.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-#: How often a waiting request re-reads its row when no announcement comes (remote workers).
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+log = logging.getLogger(__name__)
+
+#: How often a waiting request re-reads its row when no announcement can be relied on.
 POLL_SECONDS = 0.05
 #: The longest wait a request may ask for.
 MAX_WAIT_SECONDS = 30.0
+#: The PostgreSQL notification channel of stored verdicts; the payload is the submission id.
+CHANNEL = "ppo_grader_verdicts"
+#: How long a listener waits before connecting again after losing its connection.
+RECONNECT_SECONDS = 1.0
+#: How often a listener's thread looks up from ``notifies()`` to see whether it must stop.
+_STOP_CHECK_SECONDS = 0.5
+
+_Entry = tuple[asyncio.AbstractEventLoop, asyncio.Event]
+
+
+class Subscription:
+    """One request's interest in one submission's verdict (see ``VerdictAnnouncer.subscribe``)."""
+
+    def __init__(self, announcer: VerdictAnnouncer, entry: _Entry) -> None:
+        self._announcer = announcer
+        self._event = entry[1]
+
+    async def wait(self, timeout: float) -> bool:
+        """Sleep until announced, or ``timeout`` seconds (at most :data:`POLL_SECONDS` when the
+        announcer is not pushed); True when an announcement came. Clears it, so the same
+        subscription can wait again after a re-read."""
+        if not self._announcer.pushed:
+            timeout = min(timeout, POLL_SECONDS)
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self._event.clear()
 
 
 class VerdictAnnouncer:
-    """Wakes requests waiting for a submission's verdict. Thread-safe: workers announce from
-    their own threads, requests wait on the app's event loop."""
+    """Wakes requests waiting for a submission's verdict. Thread-safe: workers and the listener
+    announce from their own threads, requests wait on the app's event loop."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._waiting: dict[int, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = defaultdict(set)
+        self._waiting: dict[int, set[_Entry]] = defaultdict(set)
+        self._pushed = False
+
+    @property
+    def pushed(self) -> bool:
+        """True while every stored verdict is announced here (a connected listener)."""
+        return self._pushed
+
+    def set_pushed(self, pushed: bool) -> None:
+        """A listener connected (True) or lost its connection (False): wake every waiter, to
+        re-read its row now and then wait the new way."""
+        self._pushed = pushed
+        self._wake(lambda: [entry for entries in self._waiting.values() for entry in entries])
 
     def announce(self, submission_id: int) -> None:
         """A verdict for ``submission_id`` is committed: wake whoever waits for it."""
+        self._wake(lambda: list(self._waiting.get(submission_id, ())))
+
+    def _wake(self, select: Callable[[], list[_Entry]]) -> None:
         with self._lock:
-            waiters = list(self._waiting.pop(submission_id, ()))
+            waiters = select()
         for loop, event in waiters:
             try:
                 loop.call_soon_threadsafe(event.set)
             except RuntimeError:  # that loop has closed: nobody is waiting on it any more
                 pass
 
-    async def wait(self, submission_id: int, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for an announcement; True when one came."""
+    @contextmanager
+    def subscribe(self, submission_id: int) -> Iterator[Subscription]:
+        """Be woken by announcements for ``submission_id`` for as long as the block runs. Enter
+        it before reading the row: an announcement after the read is then never missed."""
         entry = (asyncio.get_running_loop(), asyncio.Event())
         with self._lock:
             self._waiting[submission_id].add(entry)
         try:
-            await asyncio.wait_for(entry[1].wait(), timeout)
-            return True
-        except TimeoutError:
-            return False
+            yield Subscription(self, entry)
         finally:
             with self._lock:
                 waiters = self._waiting.get(submission_id)
@@ -59,3 +121,60 @@ class VerdictAnnouncer:
         """How many requests wait now (for tests and metrics)."""
         with self._lock:
             return sum(len(w) for w in self._waiting.values())
+
+
+def notify_verdict(session: Session, submission_id: int) -> None:
+    """Tell every API process, at this transaction's commit, that ``submission_id`` is done.
+
+    PostgreSQL only (``pg_notify`` is transactional: a rolled-back verdict notifies nobody);
+    elsewhere the in-process announcement and polling do the work.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_notify(:channel, :payload)"),
+                        {"channel": CHANNEL, "payload": str(submission_id)})
+
+
+class VerdictListener:
+    """``LISTEN`` on :data:`CHANNEL` in a thread of its own and announce each verdict.
+
+    One connection per API process, whatever the number of waiters. Reconnects after
+    :data:`RECONNECT_SECONDS` when the connection is lost; the announcer polls meanwhile.
+    """
+
+    def __init__(self, conninfo: str, announcer: VerdictAnnouncer) -> None:
+        self._conninfo = conninfo
+        self._announcer = announcer
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="verdict-listener", daemon=True)
+
+    def start(self) -> None:
+        """Start listening (returns at once; ``announcer.pushed`` turns True once connected)."""
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop listening and close the connection."""
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        import psycopg
+
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self._conninfo, autocommit=True, connect_timeout=5) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self._announcer.set_pushed(True)
+                    while not self._stop.is_set():
+                        for notice in conn.notifies(timeout=_STOP_CHECK_SECONDS):
+                            self._deliver(notice.payload)
+            except psycopg.Error as exc:
+                log.warning("verdict listener lost its connection; long polls poll meanwhile: %s", exc)
+            finally:
+                self._announcer.set_pushed(False)
+            self._stop.wait(RECONNECT_SECONDS)
+
+    def _deliver(self, payload: str) -> None:
+        # Anyone who can connect to the database can NOTIFY this channel: a payload is only a
+        # hint to re-read a row, and one that is not an id is dropped.
+        if payload.isascii() and payload.isdigit() and len(payload) <= 19:
+            self._announcer.announce(int(payload))

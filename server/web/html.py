@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from server.web.urls import learner_url
+from server.web.urls import DASHBOARD, LEARNERS, in_course, learner_url
 
 LOGIN_ACTION = "/login"
 LOGOUT_ACTION = "/logout"
@@ -62,12 +63,34 @@ def e(value: object) -> str:
 
 
 @dataclass(frozen=True)
+class CoursePlace:
+    """The course a page is about: its slug (every link carries it), title (every page names
+    it) and time zone (every time on the page is shown in it)."""
+
+    slug: str
+    title: str
+    time_zone: str = "UTC"
+
+
+@dataclass(frozen=True)
 class Viewer:
-    """Who is looking, for the header: their name and whether they see the whole class."""
+    """Who is looking, for the header: their name, whether they see the whole class, and the
+    course the page is about (None: a page outside any course, such as the login form)."""
 
     name: str
     display_name: str
     instructor: bool
+    course: CoursePlace | None = None
+
+    @property
+    def course_slug(self) -> str | None:
+        """The slug links carry (None outside a course)."""
+        return None if self.course is None else self.course.slug
+
+    @property
+    def zone(self) -> str:
+        """The time zone the page's times are shown in."""
+        return "UTC" if self.course is None else self.course.time_zone
 
 
 def page(
@@ -103,17 +126,21 @@ def site_header(viewer: Viewer | None, current: str) -> str:
     """The brand, the viewer's places and the logout button."""
     if viewer is None:
         return ""
+    slug = viewer.course_slug
     if viewer.instructor:
-        links = [("Class", "/dashboard"), ("Learners", "/dashboard/learners"), ("Leaderboard", "/leaderboard"),
-                 ("Similarity", "/dashboard/similarity")]
+        links = [("Class", in_course(DASHBOARD, slug)), ("Learners", in_course(LEARNERS, slug)),
+                 ("Leaderboard", in_course("/leaderboard", slug)), ("Similarity", in_course("/dashboard/similarity", slug))]
     else:
-        links = [("My work", learner_url(viewer.name))]
+        links = [("My work", learner_url(viewer.name, slug))]
     nav = "".join(
         f'<a href="{e(href)}"{_CURRENT if label == current else ""}>{e(label)}</a>' for label, href in links
     )
+    place = (f'<span id="page-course" class="course-name">Course: <b>{e(viewer.course.title)}</b> '
+             f'<span class="muted">({e(viewer.course.slug)}, times in {e(viewer.course.time_zone)})</span></span>'
+             if viewer.course is not None else "")
     return (
-        '<header class="site"><nav aria-label="Site"><a class="brand" href="/dashboard">ppo-grader</a>'
-        f"{nav}</nav>"
+        f'<header class="site"><nav aria-label="Site"><a class="brand" href="{e(in_course(DASHBOARD, slug))}">ppo-grader</a>'
+        f"{nav}</nav>{place}"
         f'<form class="inline" method="post" action="{LOGOUT_ACTION}">'
         f'<span class="muted">Signed in as {e(viewer.display_name)}</span> '
         '<button type="submit">Log out</button></form></header>'
@@ -155,9 +182,19 @@ def format_score(score: float | None) -> str:
     return f"{score:.2f}".rstrip("0").rstrip(".")
 
 
-def time_html(value: datetime | None) -> str:
-    """A ``<time>`` in UTC, or "never"."""
+def time_html(value: datetime | None, zone: str = "UTC") -> str:
+    """A ``<time>`` in the course's zone (with the zone's abbreviation), the machine-readable
+    ``datetime`` attribute in UTC; or "never"."""
     if value is None:
         return '<span class="muted">never</span>'
     value = value.astimezone(UTC)
-    return f'<time datetime="{e(value.isoformat())}">{e(value.strftime("%Y-%m-%d %H:%M:%S"))} UTC</time>'
+    return f'<time datetime="{e(value.isoformat())}">{e(local_time(value, zone))}</time>'
+
+
+def local_time(value: datetime, zone: str = "UTC") -> str:
+    """``2026-12-11 17:00:00 CET``: a moment as a person reads it in a course's zone."""
+    try:
+        at = value.astimezone(ZoneInfo(zone))
+    except (ZoneInfoNotFoundError, ValueError):
+        at = value.astimezone(UTC)
+    return f"{at:%Y-%m-%d %H:%M:%S} {at.tzname()}"

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from server.models import Role, User
+from server.models import Course, Role, User
 from server.web import html
 from server.web.session import COOKIE_NAME, COOKIE_PATH
 
@@ -85,9 +85,10 @@ async def _form(request: Request) -> dict[str, str] | None:
 FormFields = Annotated[dict[str, str] | None, Depends(_form)]
 
 
-def viewer_of(user: User) -> html.Viewer:
-    """The header's view of a user."""
-    return html.Viewer(user.name, user.display_name, Role(user.role).reads_everything)
+def viewer_of(user: User, course: Course | None = None) -> html.Viewer:
+    """The header's view of a user, on a page about ``course`` (None: no course)."""
+    place = None if course is None else html.CoursePlace(course.slug, course.title, course.time_zone)
+    return html.Viewer(user.name, user.display_name, Role(user.role).reads_everything, place)
 
 
 def parse_int(text: str | None, default: int, low: int, high: int) -> int | None:

@@ -9,21 +9,39 @@ DASHBOARD = "/dashboard"
 LEARNERS = "/dashboard/learners"
 
 
-def exercise_url(slug: str) -> str:
-    """The exercise page."""
-    return f"/dashboard/exercises/{quote(slug, safe='')}"
+def in_course(path: str, course: str | None, **params: object) -> str:
+    """``path`` with its query: the course first (so a shared or bookmarked link shows the same
+    class), then ``params`` that are not None."""
+    query: dict[str, object] = {"course": course} if course is not None else {}
+    query.update({k: v for k, v in params.items() if v is not None})
+    return path + ("?" + urlencode(query) if query else "")
 
 
-def misconception_url(slug: str, mistake: str) -> str:
+def exercise_url(slug: str, course: str | None = None) -> str:
+    """The exercise page, in one course."""
+    return in_course(f"/dashboard/exercises/{quote(slug, safe='')}", course)
+
+
+def misconception_url(slug: str, mistake: str, course: str | None = None) -> str:
     """The learners who hit ``mistake`` (its id; for results stored before ids, its title) in ``slug``."""
-    return f"{exercise_url(slug)}/misconception?{urlencode({'mistake': mistake})}"
+    return in_course(f"/dashboard/exercises/{quote(slug, safe='')}/misconception", course, mistake=mistake)
 
 
-def learner_url(name: str) -> str:
-    """One learner's page (by login)."""
-    return f"{LEARNERS}/{quote(name, safe='')}"
+def learner_url(name: str, course: str | None = None, page: int | None = None) -> str:
+    """One learner's page (by login), in one course."""
+    return in_course(f"{LEARNERS}/{quote(name, safe='')}", course, page=page)
+
+
+def learners_url(course: str | None = None, page: int | None = None) -> str:
+    """The course's learner list."""
+    return in_course(LEARNERS, course, page=page)
 
 
 def submission_url(submission_id: int) -> str:
     """One submission's page."""
     return f"/dashboard/submissions/{int(submission_id)}"
+
+
+def regrade_url(set_id: int) -> str:
+    """One regrade set's diff (instructors)."""
+    return f"/dashboard/regrades/{int(set_id)}"

@@ -49,6 +49,8 @@ class FakeGrader:
     courses: list[dict[str, Any]] | None = None
     #: ``GET /courses/{slug}/exercises`` answers, by slug.
     windows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ``GET /courses/{slug}/scores`` answers, by slug.
+    scores: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def posted(self) -> list[httpx.Request]:
         """The ``POST /submissions`` requests, in order."""
@@ -70,6 +72,8 @@ class FakeGrader:
             return httpx.Response(200, json={**EXERCISES[0], "description": "", "starter": STARTER, "checks": []})
         if request.method == "GET" and path == "/courses" and self.courses is not None:
             return httpx.Response(200, json=self.courses)
+        if request.method == "GET" and path.endswith("/scores") and path.split("/")[2] in self.scores:
+            return httpx.Response(200, json=self.scores[path.split("/")[2]])
         if request.method == "GET" and path.startswith("/courses/") and self.courses is not None:
             slug = path.split("/")[2]
             if slug not in self.windows:

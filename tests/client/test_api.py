@@ -192,3 +192,17 @@ def test_wait_long_polls_a_server_that_holds_the_request() -> None:
         final = client.wait(client.submit("actor-loss", "x"))
     assert final["status"] == "done"
     assert waits == ["5", "5", "5"] and slept == []
+
+
+def test_tls_is_verified_against_the_system_bundle_only_for_https() -> None:
+    """An https server gets httpx's default verification; a plain-HTTP one a context that trusts
+    no certificate at all (nothing loaded, certificates required), so it fails closed."""
+    import ssl
+
+    from ppo_submit.api import _tls_context
+
+    assert _tls_context("https://grader.example") is True
+    plain = _tls_context("HTTP://grader.example")
+    assert isinstance(plain, ssl.SSLContext)
+    assert plain.verify_mode == ssl.CERT_REQUIRED and plain.check_hostname
+    assert plain.cert_store_stats()["x509_ca"] == 0

@@ -238,7 +238,8 @@ def test_history_and_show(invoke: Invoke, grader: FakeGrader, solution: Path) ->
     invoke(str(solution), "--no-wait")
     listed = invoke("history", "--exercise", "actor-loss")
     assert listed.exit_code == 0 and "actor-loss" in listed.stdout
-    assert grader.requests[-1].url.params["exercise"] == "actor-loss"
+    listing = next(r for r in grader.requests if r.url.path.endswith("/submissions") and r.method == "GET")
+    assert listing.url.params["exercise"] == "actor-loss"
     grader.polls_before_done = 0
     shown = invoke("show", "1", "--json")
     assert shown.exit_code == 1
@@ -246,3 +247,23 @@ def test_history_and_show(invoke: Invoke, grader: FakeGrader, solution: Path) ->
     missing = invoke("show", "99")
     assert missing.exit_code == 2
     assert_one_error_line(missing.stderr, "SubmissionNotFound")
+
+
+def test_show_names_the_versions_and_history_the_regrade_with_its_reason(
+        invoke: Invoke, grader: FakeGrader, solution: Path) -> None:
+    note = {"regrade": 4, "applied_at": "2026-12-11T16:05:00Z", "reason": "The k2 reference lacked its 0.5.",
+            "old_verdict": "graded", "old_score": 40.0, "old_counted_score": 40.0, "new_verdict": "graded",
+            "new_score": 100.0, "new_counted_score": 100.0, "old_content_version": "1b12ce2fd3bf",
+            "old_grader_version": "a81c07e5f3d2"}
+    grader.final = {**graded(100.0), "content_version": "3ae940064953", "grader_version": "a81c07e5f3d2",
+                    "regrades": [note]}
+    grader.polls_before_done = 0
+    invoke(str(solution), "--no-wait")
+    shown = invoke("show", "1")
+    assert shown.exit_code == 0, shown.stderr
+    assert "Graded by exercise version 3ae940064953, grader version a81c07e5f3d2" in shown.stdout
+    one_line = " ".join(shown.stdout.split())  # wrapped at the terminal's width
+    assert "Regraded 2026-12-11 16:05: graded 40 -> graded 100 (The k2 reference lacked its 0.5.)" in one_line
+    listed = invoke("history")
+    assert listed.exit_code == 0
+    assert "Regraded" in listed.stdout and "lacked its 0.5" in " ".join(listed.stdout.split())

@@ -309,6 +309,7 @@ class Compose:
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(workdir),
             "POSTGRES_PASSWORD": self.password,
+            "PPO_GRADER_METRICS_TOKEN": secrets.token_urlsafe(24),
             "PPO_GRADER_PUBLISH": f"127.0.0.1:{API_PORT}",
         }
         self.shim: ComposeV1Shim | None = None

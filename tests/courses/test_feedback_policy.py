@@ -9,9 +9,14 @@ import json
 from typing import Any
 
 import pytest
+from alembic import command
+from sqlalchemy import inspect, text
 
+from server.config import Settings
 from server.courses.feedback_policy import CUT_NOTE, FeedbackPolicy, PolicyKind, cut_raised, shown_type
+from server.db import make_engine
 from server.errors import InvalidCourse
+from server.migrations import alembic_config
 from tests.courses.conftest import DAY, DUE, HOUR, RELEASE, SECOND, Term
 from tests.courses.feedback_fixtures import CHECK_NAMES, EXPECTED, PRINTED, RAISED, leaky_report
 from tests.server.fakes import FakeGrader
@@ -93,6 +98,7 @@ def _assert_hidden(record: dict[str, Any]) -> None:
     assert "released on 2026-12-11 17:00:00" in record["message"]
     if "checks" in record:
         assert (record["checks"], record["feedback"], record["stdout"]) == ([], None, "")
+        assert (record["timings"], record["cpu_seconds"], record["peak_memory_bytes"]) == ({}, None, None)
 
 
 def test_full_shows_everything(term: Term) -> None:
@@ -243,3 +249,63 @@ def test_the_policy_spellings_and_the_cut() -> None:
     assert cut_raised("Raised Leak_0_4711: x") == f"Raised an exception {CUT_NOTE}"
     assert shown_type("ZeroDivisionError") == "ZeroDivisionError" and shown_type("print") == "an exception"
     assert cut_raised("Wrong loss: expected 1, got 2.") == "Wrong loss: expected 1, got 2."
+
+
+def test_migration_0015_upgrades_and_downgrades(settings: Settings) -> None:
+    """Existing set entries come out ``full`` (nothing changes for them); down and up again."""
+    engine = make_engine(settings.DATABASE_URL)
+    try:
+        command.upgrade(alembic_config(engine), "0010")
+        with engine.begin() as connection:
+            connection.execute(text("INSERT INTO set_entries (course_id, exercise, penalty_percent, penalty_unit) "
+                                    "VALUES (1, 'gae', 0, 'day')"))
+        command.upgrade(alembic_config(engine), "0015")
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT feedback_policy FROM set_entries")).scalar_one() == "full"
+        assert "feedback_tokens" in set(inspect(engine).get_table_names())
+        command.downgrade(alembic_config(engine), "0010")
+        assert "feedback_tokens" not in set(inspect(engine).get_table_names())
+        assert "feedback_policy" not in {c["name"] for c in inspect(engine).get_columns("set_entries")}
+        command.upgrade(alembic_config(engine), "head")
+    finally:
+        engine.dispose()
+
+
+def test_the_dashboards_token_button_needs_the_pages_form(term: Term) -> None:
+    """A token spent from another site (no form token) is refused and costs nothing; someone
+    else's submission is the 404 page."""
+    _setup(term, "tokens:1")
+    done = _submit(term, "ann")
+    token = term.tokens["ann"]["Authorization"].removeprefix("Bearer ")
+    assert term.client.post("/login", data={"token": token}, follow_redirects=False).status_code == 303
+    forged = term.client.post(f"/dashboard/submissions/{done['id']}/token", data={"csrf": "x"},
+                              headers={"Origin": "http://testserver"}, follow_redirects=False)
+    assert forged.status_code == 403 and "No token spent" in forged.text
+    page = term.client.get(f"/dashboard/submissions/{done['id']}")
+    assert "1 token left today" in page.text and EXPECTED not in page.text and RAISED not in page.text
+    bobs = _submit(term, "bob")
+    assert term.client.post(f"/dashboard/submissions/{bobs['id']}/token", data={"csrf": "x"}).status_code == 404
+
+
+def test_a_held_back_verdict_says_nothing_of_its_regrades() -> None:
+    """visible_report on a record as the API builds it: a regrade's note carries the old and new
+    scores, so a hidden view drops it; a score view keeps it (scores are what it shows)."""
+    from datetime import UTC, datetime
+
+    from server.courses.feedback_policy import Access, View, visible_report
+    from server.submissions.schemas import RegradeNote, SubmissionPublic
+
+    note = RegradeNote(regrade=1, applied_at=None, reason="fixed a check", old_verdict="graded", old_score=40.0,
+                       old_counted_score=40.0, new_verdict="graded", new_score=60.0, new_counted_score=60.0,
+                       old_content_version="a", old_grader_version="b")
+    now = datetime(2026, 12, 8, tzinfo=UTC)
+    record = SubmissionPublic(
+        id=1, exercise="gae", user="ann", status="done", verdict="graded", score=60.0, message="", checks=[],
+        stdout="", stderr="", timings={"grade_seconds": 1.0}, peak_memory_bytes=10, cpu_seconds=1.0, created_at=now,
+        started_at=now, finished_at=now, queue_position=None, course="rlhf-a", late=False, late_seconds=None,
+        penalty_percent=0, counted_score=60.0, regrades=[note])
+    hidden = visible_report(record, Access(View.HIDDEN, FeedbackPolicy.parse("hidden-until-due"), DUE))
+    assert (hidden.score, hidden.regrades, hidden.timings, hidden.cpu_seconds) == (None, [], {}, None)
+    assert "60" not in hidden.model_dump_json(exclude={"created_at", "started_at", "finished_at", "released_at"})
+    scored = visible_report(record, Access(View.SCORE, FeedbackPolicy.parse("score")))
+    assert scored.regrades == [note] and scored.score == 60

@@ -38,7 +38,7 @@ SOURCE = "def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_
 def live(settings: Settings, clock: FakeClock) -> Iterator[tuple[Term, str]]:
     """A real server on a free port with the fake clock, and a course team made through its API."""
     settings = settings.model_copy(update={"RATE_LIMIT": "1000/minute", "MAX_QUEUED_PER_USER": 100})
-    app = create_app(settings, FakeGrader(leaky_report()).factory, clock=clock)
+    app = create_app(settings, FakeGrader(leaky_report()).factory, clock=clock)  # type: ignore[arg-type]
     with live_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
         state = app.state.grader
         with transaction(state.session_factory) as session:
@@ -142,7 +142,7 @@ def test_tokens_are_spent_with_ppo_submit_token(live: tuple[Term, str], tmp_path
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("policy", ["full", "score", "hidden-until-due", "tokens:1"])
+@pytest.mark.parametrize("policy", ["full", "score", "hidden-until-due", "tokens:2"])
 def test_chromium_shows_a_learner_what_the_policy_allows(live: tuple[Term, str], tmp_path: Path, policy: str) -> None:
     """The learner's own pages in a real browser: their page (best score, submissions table) and
     the submission's page; hidden-until-due releases there at the due date too."""
@@ -191,13 +191,20 @@ def test_chromium_shows_a_learner_what_the_policy_allows(live: tuple[Term, str],
                 assert RAISED not in section and PRINTED not in section
                 page.goto(f"{url}/dashboard/learners/ann")
                 assert page.locator("table#learner-exercises tbody tr").first.locator("td").nth(1).inner_text() == "60"
-            else:  # the token was spent on this one, not on the other
+            else:  # the token was spent on this one (with ppo-submit), not on the other
                 assert "Score: 60 / 100" in section and EXPECTED in section and RAISED not in section
-                assert "a token was spent on this submission" in facts
+                assert "a token was spent on this submission" in facts and page.locator("#spend-token").count() == 0
                 page.goto(f"{url}/dashboard/submissions/{unspent['id']}")
                 other = page.locator("#feedback").inner_text()
                 assert "Score: 60 / 100" in other and EXPECTED not in other
-                assert "0 tokens left today" in page.locator("#submission-facts").inner_text()
+                assert "1 token left today" in page.locator("#submission-facts").inner_text()
+                page.click("#spend-token button")  # the page's own button spends the last one
+                page.wait_for_selector("#feedback")
+                assert page.url == f"{url}/dashboard/submissions/{unspent['id']}"
+                other = page.locator("#feedback").inner_text()
+                assert EXPECTED in other and RAISED not in other and PRINTED not in other
+                assert "a token was spent on this submission" in page.locator("#submission-facts").inner_text()
+                assert _cli(live, tmp_path, "token", str(_submit(live, tmp_path)[1]["id"])).returncode == 2
         finally:
             browser.close()
 

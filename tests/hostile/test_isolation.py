@@ -65,9 +65,9 @@ def test_huge_messages_are_capped_and_odd_text_survives(jail: Jail) -> None:
 
 def test_hiding_an_in_place_edit_fails_the_in_place_check(jail: Jail) -> None:
     report = grade(jail, A.HIDE_IN_PLACE_EDIT)
-    failed = [c for c in report.checks if not c.passed]
-    assert any("came back after the call" in c.message for c in failed), [c.message for c in failed]
-    assert report.score < 100
+    # The harness is out of sys.modules while learner code runs (issue 19): the patch cannot start.
+    assert (report.verdict, report.score) == ("runtime_error", 0.0), report.message
+    assert "KeyError" in report.message and "sandbox.harness" in report.message
 
 
 def test_attached_outputs_dressed_as_detached_fail_the_detach_check(jail: Jail) -> None:
@@ -118,9 +118,9 @@ def test_proc_mem_and_the_secret_are_out_of_reach(jail: Jail) -> None:
 
 def test_a_detoured_digest_cannot_vouch_for_a_cheap_measured_run(jail: Jail) -> None:
     report = grade(jail, A.DETOUR_THE_DIGEST)
-    memory = next(c for c in report.checks if "memory" in c.name)
-    assert not memory.passed and "large input" in memory.message
-    assert report.cpu_seconds is None
+    # The harness is out of sys.modules while learner code runs (issue 19): the detour cannot start.
+    assert (report.verdict, report.score) == ("runtime_error", 0.0), report.message
+    assert "KeyError" in report.message and not report.checks  # no check ran, so no speed figure either
 
 
 def test_patched_timers_do_not_hide_cpu_time(jail: Jail) -> None:

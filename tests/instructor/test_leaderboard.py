@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from server.config import Settings
 from server.models import Role
 from server.security import pseudonym
 from tests.instructor.conftest import Rows, at
-from tests.server.conftest import Api, StartApi
+from tests.server.conftest import Api
 
 BOARD = "/api/v1/leaderboard"
 
@@ -100,13 +99,14 @@ def test_learners_see_display_names_instructors_real_names(api: Api, rows: Rows)
     ann = api.user("ann")
     rows.add("ann", score=10)
     as_learner = _board(api, ann)["entries"][0]
-    assert (as_learner["learner"], as_learner["name"], as_learner["is_you"]) == ("ann", None, True)
+    ann_id = rows.user_id("ann")
+    assert (as_learner["learner"], as_learner["name"], as_learner["is_you"]) == (
+        pseudonym(ann_id, api.state.settings.secret_bytes), None, True)
     as_teacher = _board(api, teacher)["entries"][0]
     assert (as_teacher["name"], as_teacher["is_you"]) == ("ann", False)
 
 
-def test_pseudonyms_for_learners_real_names_for_instructors(settings: Settings, start_api: StartApi) -> None:
-    api = start_api(settings.model_copy(update={"LEADERBOARD_PSEUDONYMS": True}))
+def test_pseudonyms_for_learners_by_default_real_names_for_instructors(api: Api) -> None:
     rows = Rows(api)
     teacher = api.user("teacher", Role.INSTRUCTOR)
     ann = api.user("ann")
@@ -122,6 +122,12 @@ def test_pseudonyms_for_learners_real_names_for_instructors(settings: Settings, 
     assert pseudonym(ann_id, secret) == pseudonym(ann_id, secret) != pseudonym(ann_id, b"other-secret")
     seen_by_teacher = _board(api, teacher)["entries"]
     assert [(e["learner"], e["name"]) for e in seen_by_teacher] == [("ann", "ann"), ("ben", "ben")]
+    # The course's instructor opts in to real names, for this course only; a learner may not.
+    refused = api.client.patch("/api/v1/courses/default/settings", json={"board_real_names": True}, headers=ann)
+    assert refused.status_code == 403
+    opted = api.client.patch("/api/v1/courses/default/settings", json={"board_real_names": True}, headers=teacher)
+    assert opted.status_code == 200 and opted.json() == {"board_real_names": True}
+    assert [(e["learner"], e["name"]) for e in _board(api, ann)["entries"]] == [("ann", None), ("ben", None)]
 
 
 def test_speed_board_ranks_100s_by_cpu_then_memory(api: Api, rows: Rows) -> None:

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from server.cli import app
 from server.config import Settings
 from server.models import Role
-from tests.server.conftest import Api
+from tests.server.conftest import Api, served_database
 
 ROSTER = "name,display_name,role\nalice,Alice A.,learner\nbob,Bob B.\nalice,Alice again\ncarol,Carol,teacher\n"
 
@@ -100,6 +100,7 @@ def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
     monkeypatch.setenv("PPO_GRADER_DATABASE_URL", settings.DATABASE_URL)
     monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
     monkeypatch.delenv("PPO_GRADER_SECRET_KEY", raising=False)
+    served_database(settings)  # admin commands refuse a database `serve` never set up
     return settings
 
 

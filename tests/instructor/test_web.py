@@ -143,6 +143,10 @@ def test_an_instructor_logs_in_and_the_board_shows_rows_in_order(api: Api, rows:
     assert "Secure" not in cookie  # plain http here; over https the cookie is Secure
     assert token_of(teacher) not in cookie and "ppg_" not in cookie  # a signed id, not the token
 
+    private = api.client.get(BOARD, params={"exercise": "actor-loss"})  # by default learners see pseudonyms
+    assert "Shown to learners as" in private.text and len(board_rows(private.text)[0]) == 8
+    real = api.client.patch("/api/v1/courses/default/settings", json={"board_real_names": True}, headers=teacher)
+    assert real.status_code == 200
     page = api.client.get(BOARD, params={"exercise": "actor-loss"})
     assert page.status_code == 200
     assert board_rows(page.text) == [
@@ -153,8 +157,9 @@ def test_an_instructor_logs_in_and_the_board_shows_rows_in_order(api: Api, rows:
     assert f'datetime="{at(30).isoformat()}"' in page.text
     assert 'action="/logout"' in page.text and "Log out" in page.text
     assert "Signed in as teacher" in page.text
-    assert '<a href="/leaderboard?exercise=actor-loss" aria-current="page">PPO clipped actor loss</a>' in page.text
-    assert '<a href="/dashboard/learners/cat">Cat Cole</a>' in page.text
+    assert ('<a href="/leaderboard?course=default&amp;exercise=actor-loss" aria-current="page">PPO clipped actor loss</a>'
+            in page.text)
+    assert '<a href="/dashboard/learners/cat?course=default">Cat Cole</a>' in page.text
     assert page.text.count("<script") == 1 and LIVE_SCRIPT_TAG in page.text  # the one same-origin file, no inline code
 
 
@@ -174,21 +179,22 @@ def test_exercise_selector_overall_table_and_paging(api: Api, rows: Rows) -> Non
         rows.add(name, score=90 - i, minute=i)
     rows.add("l4", score=100, exercise="gae", minute=50)  # overall: 86 + 100 puts l4 first
     log_in(api, teacher)
+    api.client.patch("/api/v1/courses/default/settings", json={"board_real_names": True}, headers=teacher)
 
     overall = api.client.get(BOARD).text
     assert [r[2] for r in board_rows(overall)] == ["l4", "l0", "l1", "l2", "l3"]
     assert board_rows(overall)[0][3] == "186" and board_rows(overall)[0][5] == "1"
-    assert '<a href="/leaderboard" aria-current="page">Overall</a>' in overall
-    assert '<a href="/leaderboard?exercise=gae">Generalized Advantage Estimation</a>' in overall
+    assert '<a href="/leaderboard?course=default" aria-current="page">Overall</a>' in overall
+    assert '<a href="/leaderboard?course=default&amp;exercise=gae">Generalized Advantage Estimation</a>' in overall
 
     first = api.client.get(BOARD, params={"exercise": "actor-loss", "limit": 2}).text
     assert [r[2] for r in board_rows(first)] == ["l0", "l1"]
     assert "Page 1 of 3" in first and "1–2 of 5" in first
-    assert 'href="/leaderboard?exercise=actor-loss&amp;page=2&amp;limit=2">Next' in first
+    assert 'href="/leaderboard?course=default&amp;exercise=actor-loss&amp;page=2&amp;limit=2">Next' in first
     assert 'rel="prev"' not in first
     last = api.client.get(BOARD, params={"exercise": "actor-loss", "limit": 2, "page": 3}).text
     assert board_rows(last) == [["5", "Learner 4", "l4", "86", "1", "0", "2026-01-01 12:04:00 UTC"]]
-    assert 'href="/leaderboard?exercise=actor-loss&amp;page=2&amp;limit=2">← Previous' in last
+    assert 'href="/leaderboard?course=default&amp;exercise=actor-loss&amp;page=2&amp;limit=2">← Previous' in last
     assert 'rel="next"' not in last
     past = api.client.get(BOARD, params={"exercise": "actor-loss", "page": 9}).text
     assert "No rows on this page." in past
@@ -321,7 +327,8 @@ def test_every_page_asks_for_its_login_by_dependency() -> None:
     assert len(pages) >= 10 and "/leaderboard" in pages and "/dashboard/gradebook.csv" in pages
     assert sorted(path for path, found in pages.items() if get_web_user not in found) == ["/dashboard/live"]
     everyone = {"/dashboard", "/dashboard/learners/{name}", "/dashboard/submissions/{submission_id}", "/dashboard/live",
-                "/dashboard/submit"}  # a learner submits from their own page
+                "/dashboard/submit",  # a learner submits from their own page
+                "/dashboard/submissions/{submission_id}/token"}  # and spends a feedback token on their submission's
     assert sorted(path for path, found in pages.items() if get_web_instructor not in found) == sorted(everyone)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from exercises import registry
 from exercises.framework import Exercise
+from exercises.packs import builtin_pack, load_exercise
 
 SLUG = "kl-penalty"
 PACKAGE = "exercises.kl_penalty"
@@ -57,7 +58,7 @@ def install(exercise: Exercise | None) -> None:
     """Put ``exercise`` in the catalogue in place of its slug's entry (None: the real one)."""
     registry.all_exercises()  # discovered first
     assert registry._cache is not None
-    registry._cache[SLUG] = exercise if exercise is not None else registry.load_exercise(PACKAGE)
+    registry._cache[SLUG] = exercise if exercise is not None else load_exercise(builtin_pack(), FOLDER)
 
 
 @contextmanager
@@ -71,10 +72,22 @@ def wrong_reference(where: Path) -> Iterator[Path]:
         install(None)
 
 
+def _load_with_copy(folder: Path) -> None:
+    """``registry.load`` (which ``ppo-grader worker`` calls at start), then the copy in place."""
+    load = registry.load
+
+    def load_then_swap(*args: object, **kwargs: object) -> list[Exercise]:
+        load(*args, **kwargs)  # type: ignore[arg-type]
+        install(load_copy(folder))
+        return registry.all_exercises()
+
+    registry.load = load_then_swap  # type: ignore[assignment]
+
+
 if __name__ == "__main__":  # a ppo-grader process whose catalogue has the copy
     copy = os.environ.get("PPO_GRADER_TEST_EXERCISE_COPY")
     if copy:
-        install(load_copy(Path(copy)))
+        _load_with_copy(Path(copy))
     from server.cli import app
 
     sys.argv = ["ppo-grader", *sys.argv[1:]]

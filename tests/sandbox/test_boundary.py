@@ -230,3 +230,31 @@ def test_a_frame_begun_before_the_deadline_is_read_whole() -> None:
     assert header == {"event": "exited"} and blob == payload and reader.started
     os.close(r)
     os.close(w)
+
+
+def test_a_tuple_subclass_is_described_from_its_true_items() -> None:
+    """A NamedTuple is a tuple (EXERCISES.md); its items are read by tuple's own C methods, so
+    overridden ``__iter__``, ``__getitem__`` and ``__len__`` cannot change what is reported."""
+    import collections
+
+    import torch
+
+    class Liar(tuple):
+        def __iter__(self):
+            return iter((torch.ones(3),))
+
+        def __getitem__(self, key):
+            return torch.ones(3)
+
+        def __len__(self):
+            return 1
+
+    Pair = collections.namedtuple("Pair", "loss reward")
+    out = harness._Outputs()
+    pair = out.describe(Pair(torch.zeros(()), 2.5), "p")
+    assert pair["type"] == "tuple" and pair["length"] == 2
+    assert [i["type"] for i in pair["items"]] == ["tensor", "float"]
+    lie = out.describe(Liar((torch.zeros(2), torch.full((2,), 7.0))), "q")
+    assert lie["type"] == "tuple" and lie["length"] == 2
+    assert torch.equal(out.tensors[lie["items"][1]["name"]], torch.full((2,), 7.0))
+    assert harness._pick(Liar((1, 2)), [1]) == 2

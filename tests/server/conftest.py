@@ -111,3 +111,15 @@ def start_api(settings: Settings, grader: FakeGrader) -> Iterator[StartApi]:
 def api(start_api: StartApi) -> Api:
     """One started app with the fake grader."""
     return start_api()
+
+
+def served_database(settings: Settings) -> None:
+    """Migrate ``settings``' database, as ``ppo-grader serve`` does at its first start."""
+    from server.db import make_engine
+    from server.migrations import upgrade_to_head
+
+    engine = make_engine(settings.DATABASE_URL)
+    try:
+        upgrade_to_head(engine)
+    finally:
+        engine.dispose()

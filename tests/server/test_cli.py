@@ -10,6 +10,7 @@ from server.config import Settings
 from server.db import make_engine, make_session_factory
 from server.security import hash_token
 from server.users.service import user_for_token
+from tests.server.conftest import served_database
 
 
 @pytest.fixture
@@ -17,6 +18,7 @@ def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
     monkeypatch.setenv("PPO_GRADER_DATABASE_URL", settings.DATABASE_URL)
     monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
     monkeypatch.delenv("PPO_GRADER_SECRET_KEY", raising=False)
+    served_database(settings)  # admin commands refuse a database `serve` never set up
     return settings
 
 
@@ -75,3 +77,37 @@ def test_exercises_verify_grades_one_exercise_in_the_real_jail(env: Settings) ->
     assert result.exit_code == 0, result.stdout
     assert "whiten (pack built-in)" in result.stdout
     assert "1 of 1 exercise(s) pass verify" in result.stdout
+
+
+
+def test_admin_commands_find_the_served_database_say_which_and_never_create_one(
+    tmp_path, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    """Issue 25: run from another folder without PPO_GRADER_DATABASE_URL, an admin command
+    used to create a new ./data/ database and print a token the real server rejected."""
+    from server.location import remember
+
+    monkeypatch.delenv("PPO_GRADER_DATABASE_URL", raising=False)
+    monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
+    monkeypatch.setenv("PPO_GRADER_CONFIG", str(tmp_path / "config" / "server.json"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    refused = CliRunner().invoke(app, ["users", "add", "bob"])
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert "no ppo-grader database at sqlite:///" in refused.stderr and "--init" in refused.stderr
+    assert not (elsewhere / "data").exists()  # nothing was created
+
+    served = tmp_path / "server" / "grader.db"
+    url = f"sqlite:///{served}"
+    served_database(Settings(DATABASE_URL=url))
+    assert remember(url) == tmp_path / "config" / "server.json"  # what `serve` does at its first start
+    found = CliRunner().invoke(app, ["users", "add", "bob"])
+    assert found.exit_code == 0, found.output
+    assert f"database: {url} (from {tmp_path / 'config' / 'server.json'})" in found.stderr
+    assert found.stdout.strip().startswith("ppg_")
+
+    monkeypatch.setenv("PPO_GRADER_CONFIG", str(tmp_path / "none.json"))
+    created = CliRunner().invoke(app, ["--init", "users", "add", "carol"])
+    assert created.exit_code == 0, created.output
+    assert (elsewhere / "data" / "ppo-grader.db").exists()  # asked for with --init

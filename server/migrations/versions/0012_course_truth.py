@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0012"
-down_revision: str | None = "0010"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -48,13 +48,16 @@ def upgrade() -> None:
     )
     op.create_index("ix_score_corrections_course_id_user_id_exercise", "score_corrections",
                     ["course_id", "user_id", "exercise"])
-    with op.batch_alter_table("courses") as batch:
-        batch.add_column(sa.Column("board_real_names", sa.Boolean(), nullable=False, server_default=sa.false()))
+    # In place, never a batch copy: on SQLite a copy drops ``courses``, and with foreign keys on
+    # that cascades to every submission, enrollment and set of every course.
+    op.add_column("courses", sa.Column("board_real_names", sa.Boolean(), nullable=False, server_default=sa.false()))
 
 
 def downgrade() -> None:
     """Drop them again."""
-    with op.batch_alter_table("courses") as batch:
-        batch.drop_column("board_real_names")
+    if op.get_bind().dialect.name == "sqlite":  # in place (SQLite 3.35+), as in upgrade()
+        op.execute("ALTER TABLE courses DROP COLUMN board_real_names")
+    else:
+        op.drop_column("courses", "board_real_names")
     op.drop_index("ix_score_corrections_course_id_user_id_exercise", table_name="score_corrections")
     op.drop_table("score_corrections")

@@ -24,8 +24,8 @@ Timestamp = sa.DateTime(timezone=True)
 
 def upgrade() -> None:
     """Add the column (default ``full``) and the tokens table."""
-    with op.batch_alter_table("set_entries") as batch:
-        batch.add_column(sa.Column("feedback_policy", sa.String(length=32), nullable=False, server_default="full"))
+    # In place, never a batch copy (on SQLite a copy drops the table, and foreign keys cascade).
+    op.add_column("set_entries", sa.Column("feedback_policy", sa.String(length=32), nullable=False, server_default="full"))
     op.create_table(
         "feedback_tokens",
         sa.Column("submission_id", sa.Integer(), nullable=False),
@@ -48,5 +48,7 @@ def downgrade() -> None:
     """Drop them (every set is back to full feedback; spent tokens are forgotten)."""
     op.drop_index("ix_feedback_tokens_course_id_user_id_exercise_spent_at", table_name="feedback_tokens")
     op.drop_table("feedback_tokens")
-    with op.batch_alter_table("set_entries") as batch:
-        batch.drop_column("feedback_policy")
+    if op.get_bind().dialect.name == "sqlite":  # in place (SQLite 3.35+), as in upgrade()
+        op.execute("ALTER TABLE set_entries DROP COLUMN feedback_policy")
+    else:
+        op.drop_column("set_entries", "feedback_policy")

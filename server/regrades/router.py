@@ -1,0 +1,82 @@
+"""``/regrades``: preview, diff, apply, cancel. Instructors and admins only (a learner gets 403;
+an instructor sees only the sets of courses they teach, others answer 404)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, status
+
+from server.courses.service import taught_course
+from server.deps import InstructorUser, SessionDep, StateDep
+from server.grading.queue import InProcessQueue
+from server.models import Keep, RegradeSet, Role
+from server.openapi import errors
+from server.regrades import service
+from server.regrades.apply import apply_set
+from server.regrades.schemas import RegradeApply, RegradeCreate, RegradeDiff, RegradePublic
+from server.regrades.views import diff_public, regrade_public
+
+router = APIRouter(prefix="/regrades", tags=["regrades"])
+
+RegradeId = Annotated[int, Path(ge=1, le=2**31 - 1, description="Regrade set id.")]
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=RegradePublic, responses=errors(401, 403, 404, 422))
+def preview(payload: RegradeCreate, instructor: InstructorUser, session: SessionDep, state: StateDep) -> RegradePublic:
+    """Grade the chosen stored submissions again into a new set, behind live submissions.
+    Nothing learners see changes until the set is applied."""
+    from server.users.service import managed_user
+
+    course = None
+    if payload.course is not None or Role(instructor.role) is not Role.ADMIN:
+        course = taught_course(session, instructor, payload.course)
+    defer = None
+    if state.settings.QUEUE == "procrastinate":
+        from server.grading.procrastinate_backend import defer_regrade
+
+        def defer(s: object, r: RegradeSet) -> None:
+            defer_regrade(s, r.id, r.exercise, state.settings)  # type: ignore[arg-type]
+
+    regrade, ids = service.create_preview(
+        session, exercise=payload.exercise, course=course,
+        learner=managed_user(session, None, payload.learner) if payload.learner else None,
+        submission_id=payload.submission, all_versions=payload.all_versions, requested_by=instructor, defer=defer,
+    )
+    session.commit()
+    if isinstance(state.queue, InProcessQueue):
+        state.queue.enqueue_regrades(ids)
+    return regrade_public(session, regrade)
+
+
+@router.get("", response_model=list[RegradePublic], responses=errors(401, 403))
+def list_regrades(instructor: InstructorUser, session: SessionDep) -> list[RegradePublic]:
+    """The newest sets you may read."""
+    return [regrade_public(session, r) for r in service.list_sets(session, instructor)]
+
+
+@router.get("/{regrade_id}", response_model=RegradeDiff, responses=errors(401, 403, 404))
+def show(regrade_id: RegradeId, instructor: InstructorUser, session: SessionDep,
+         keep: Annotated[Keep, Query(description="Diff as an apply with this rule would leave it.")] = Keep.NEW) -> RegradeDiff:
+    """The set and its diff against the verdicts learners see now."""
+    regrade = service.readable_set(session, regrade_id, instructor)
+    session.commit()
+    return diff_public(session, regrade, keep)
+
+
+@router.post("/{regrade_id}/apply", response_model=RegradeDiff, responses=errors(401, 403, 404, 409))
+def apply(regrade_id: RegradeId, payload: RegradeApply, instructor: InstructorUser, session: SessionDep) -> RegradeDiff:
+    """Make a ready set live in one transaction (refused twice, and while grading)."""
+    regrade = service.readable_set(session, regrade_id, instructor)
+    diff = apply_set(session, regrade, keep=payload.keep, reason=payload.reason)
+    session.commit()
+    return diff_public(session, regrade, payload.keep, diff)
+
+
+@router.post("/{regrade_id}/cancel", response_model=RegradePublic, responses=errors(401, 403, 404, 409))
+def cancel(regrade_id: RegradeId, instructor: InstructorUser, session: SessionDep) -> RegradePublic:
+    """Drop a set that was not applied; nothing learners see changes."""
+    regrade = service.readable_set(session, regrade_id, instructor)
+    service.cancel(session, regrade)
+    session.commit()
+    return regrade_public(session, regrade)
