@@ -1,7 +1,7 @@
 """Our winnowing engine against copydetect 0.5.0 on the same corpora: ranking and time.
 
 Two corpora:
-- the planted course of the acceptance test (tests/similarity/corpus/kl_penalty: 27
+- the planted course of the acceptance test (tests/server/similarity/corpus/kl_penalty: 27
   independent hand-written solutions and 3 planted copies: verbatim, renamed with new
   comments, lines reordered);
 - the synthetic course of ``bench/similarity_corpus.py`` (N learners x 11 exercises, 3
@@ -36,7 +36,7 @@ from bench.similarity_corpus import synthetic_course  # noqa: E402
 from exercises.registry import all_exercises, get_exercise  # noqa: E402
 from server.similarity.engine import Entry, ExerciseComparison, aggregate  # noqa: E402
 
-CORPUS = Path(__file__).resolve().parents[1] / "tests" / "similarity" / "corpus" / "kl_penalty"
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "server" / "similarity" / "corpus" / "kl_penalty"
 TITLE = "Similarity engines: ours against copydetect"
 
 

@@ -1,6 +1,6 @@
 """The notebook's HTML feedback: the terminal's content, in the learner's cells, escaped, theme-neutral.
 
-The snapshots' JSON are real graded submissions (tests/feedback); the browser test in
+The snapshots' JSON are real graded submissions (tests/exercises/feedback); the browser test in
 tests/notebook renders this HTML in Chromium and reads it back from the screenshot.
 """
 
@@ -18,7 +18,7 @@ from ppo_submit.html import message_html, submission_html
 from ppo_submit.locations import CellLocator, FileLocator
 from ppo_submit.render import plain_text, submission_result
 
-SNAPSHOTS = Path(__file__).resolve().parents[1] / "feedback" / "snapshots"
+SNAPSHOTS = Path(__file__).resolve().parents[1] / "exercises" / "feedback" / "snapshots"
 VOID = {"br", "hr", "img", "meta", "input", "wbr"}
 
 

@@ -1,7 +1,7 @@
 """``ppo-submit`` in a real terminal (a pty of 80 and 120 columns), in a pipe, and with NO_COLOR.
 
 The CLI runs as its own process against a small real HTTP server that answers with a
-submission the real judge graded (``tests/feedback/snapshots/<name>.json``).
+submission the real judge graded (``tests/exercises/feedback/snapshots/<name>.json``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-FEEDBACK = Path(__file__).resolve().parents[1] / "feedback"
+FEEDBACK = Path(__file__).resolve().parents[1] / "exercises" / "feedback"
 SNAPSHOTS = FEEDBACK / "snapshots"
 SOURCES = FEEDBACK / "sources"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][0-9A-Za-z]")

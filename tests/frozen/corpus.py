@@ -36,7 +36,7 @@ EXPECTED = HERE / "expected"
 SECRET = b"frozen-corpus-" + b"x" * 20
 #: The seed each corpus file is graded at.
 SEED = 23
-#: The feedback test suite's files are graded for this exercise (tests/feedback/conftest.py).
+#: The feedback test suite's files are graded for this exercise (tests/exercises/feedback/conftest.py).
 FEEDBACK_EXERCISE = "gae"
 FEEDBACK_FOLDER = "feedback"
 #: The fields of a check result the corpus holds (fields added later are not part of it).
@@ -133,7 +133,7 @@ def write_sources(slugs: list[str] | None = None) -> None:
         return
     feedback = SOURCES / FEEDBACK_FOLDER
     feedback.mkdir(parents=True, exist_ok=True)
-    for f in sorted((HERE.parent / "feedback" / "sources").glob("*.py")):
+    for f in sorted((HERE.parent / "exercises" / "feedback" / "sources").glob("*.py")):
         (feedback / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
 
 

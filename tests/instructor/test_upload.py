@@ -194,7 +194,7 @@ def test_a_notebook_submissions_page_names_cells(api: Api) -> None:
     from server.submissions.places import CellPlaces
     from server.submissions.schemas import Feedback
 
-    snapshot = json.loads((Path(__file__).parents[1] / "feedback" / "snapshots" / "syntax.json").read_text())
+    snapshot = json.loads((Path(__file__).parents[1] / "exercises" / "feedback" / "snapshots" / "syntax.json").read_text())
     feedback = Feedback.model_validate(snapshot["feedback"])
     line = feedback.root_causes[0].location.line  # type: ignore[union-attr]
     source = "\n".join(["# header"] * (line - 2) + ["# cell 7, line 4"] + ["x"] * 5)
