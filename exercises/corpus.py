@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from exercises.diagnosis import diagnose, same_behaviour
 from exercises.framework import Exercise, Run, evaluate_check
@@ -56,7 +58,7 @@ class Scored:
         return self.named - set(self.entry.faults)
 
 
-def _faulty(exercise: Exercise):
+def _faulty(exercise: Exercise) -> Callable[..., Any]:
     return next(m.faulty for m in exercise.mistakes if m.faulty is not None)
 
 

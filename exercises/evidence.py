@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from _collections_abc import dict_items, dict_values
+    from collections.abc import Iterator
+
     from exercises.framework import Outcome
 
 
@@ -37,14 +40,14 @@ def seen(outcome: Outcome, evidence: Evidence) -> Outcome:
     return _Seen(outcome, evidence.aspects)  # type: ignore[return-value]
 
 
-class _SeenMeta(dict):
+class _SeenMeta(dict[str, Any]):
     """Per-tensor metadata whose read keys are recorded as aspects ("meta:requires_grad", ...)."""
 
     def __init__(self, meta: dict[str, Any], aspects: set[str]) -> None:
         super().__init__({k: _SeenFields(v, aspects) if isinstance(v, dict) else v for k, v in meta.items()})
 
 
-class _SeenKeys(dict):
+class _SeenKeys(dict[str, Any]):
     """A dict of per-argument tensors (grads) recording which keys a check reads ("grads:0")."""
 
     def __init__(self, items: dict[str, Any], aspects: set[str], prefix: str) -> None:
@@ -63,15 +66,15 @@ class _SeenKeys(dict):
     def _all(self) -> None:
         self._aspects.add(self._prefix)
 
-    def items(self):  # type: ignore[override]
+    def items(self) -> dict_items[str, Any]:
         self._all()
         return super().items()
 
-    def values(self):  # type: ignore[override]
+    def values(self) -> dict_values[str, Any]:
         self._all()
         return super().values()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         self._all()
         return super().__iter__()
 
@@ -87,7 +90,7 @@ def _seen_items(value: Any, aspects: set[str]) -> Any:
             aspects.add(f"output:{key}")
             return base.__getitem__(self, key)
 
-        def __iter__(self):
+        def __iter__(self) -> Iterator[Any]:
             aspects.add("output")
             return base.__iter__(self)
 
@@ -95,11 +98,11 @@ def _seen_items(value: Any, aspects: set[str]) -> Any:
             aspects.add(f"output:{key}")
             return base.get(self, key, default)
 
-        def items(self):  # dicts only
+        def items(self) -> Any:  # dicts only
             aspects.add("output")
             return base.items(self)
 
-        def values(self):  # dicts only
+        def values(self) -> Any:  # dicts only
             aspects.add("output")
             return base.values(self)
 
@@ -107,7 +110,7 @@ def _seen_items(value: Any, aspects: set[str]) -> Any:
     return Seen(value) if base is not dict else Seen(value.items())
 
 
-class _SeenFields(dict):
+class _SeenFields(dict[str, Any]):
     def __init__(self, fields: dict[str, Any], aspects: set[str]) -> None:
         super().__init__(fields)
         self._aspects = aspects

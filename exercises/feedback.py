@@ -277,13 +277,13 @@ def from_run(report: Any, source: str, outcomes: Mapping[str, Any] | None = None
     elif outcomes:
         groups: dict[tuple[Any, ...], dict[str, Any]] = {}
         for outcome in outcomes.values():
-            error = getattr(outcome, "error", None)
-            if error is None:
+            raised_error = getattr(outcome, "error", None)
+            if raised_error is None:
                 continue
-            location = location_from_traceback(error.traceback or "", source)
-            key = _key(error, location)
+            location = location_from_traceback(raised_error.traceback or "", source)
+            key = _key(raised_error, location)
             if key not in groups:
-                groups[key] = _root_cause(error, location, 0, len(outcomes), error.phase or "call")
+                groups[key] = _root_cause(raised_error, location, 0, len(outcomes), raised_error.phase or "call")
             groups[key]["calls"] += 1
         raised = sum(g["calls"] for g in groups.values())
         for group in groups.values():

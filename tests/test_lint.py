@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["server", "exercises", "sandbox", "client"]
 
@@ -26,4 +28,11 @@ def _tool(name: str) -> str:
 def test_ruff_finds_nothing() -> None:
     run = subprocess.run([_tool("ruff"), "check", "--no-cache", *PACKAGES], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.timeout(900)
+def test_mypy_finds_nothing() -> None:
+    # no arguments: the packages, the overrides and the strictness come from [tool.mypy]
+    run = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -62,13 +62,13 @@ def cases(gen: CaseGen) -> list[Case]:
     # Worked values, the clipped sides and the unclipped sides, for both signs of A.
     for clip in (0.2, 0.1):
         eps = clip
-        for ratio, adv, side in (
+        for ratio, point_adv, side in (
             (2.0, 1.0, "clipped"), (1 + eps + 0.05, 1.0, "clipped"), (0.5, -1.0, "clipped"),
             (1 - eps - 0.05, -1.0, "clipped"), (2.0, -1.0, "unclipped"), (1 + eps + 0.05, -1.0, "unclipped"),
             (0.5, 1.0, "unclipped"), (1 - eps - 0.05, 1.0, "unclipped"), (1.0 + eps / 2, 1.0, "inside"),
             (1.0 - eps / 2, -1.0, "inside"),
         ):
-            out.append(_point(gen, ratio, adv * (1 + gen.randint(0, 3)), clip, ("point", side)))
+            out.append(_point(gen, ratio, point_adv * (1 + gen.randint(0, 3)), clip, ("point", side)))
     # Half the elements clipped: their gradient must be exactly zero.
     new, old = _log_probs(gen, 3, 8)
     new = old + torch.linspace(-0.6, 0.6, 24).reshape(3, 8)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from exercises.common import (
@@ -44,10 +46,14 @@ def _mask(gen: CaseGen, b: int, t: int, lengths: list[int] | None = None) -> tor
 
 def _case(gen: CaseGen, mask: torch.Tensor | None, clip: float | None, tags: tuple[str, ...], about: str,
           dtype: torch.dtype = torch.float32, garbage: float = 3.0, shape: tuple[int, int] | None = None,
-          pass_clip: bool = True, **fields) -> Case:
-    b, t = shape if mask is None else mask.shape
+          pass_clip: bool = True, **fields: Any) -> Case:
+    if mask is not None:
+        b, t = mask.shape
+    else:
+        assert shape is not None, "a case without a mask needs its shape"
+        b, t = shape
     values, old, returns = _inputs(gen, mask if mask is not None else torch.ones(b, t), dtype, garbage)
-    kwargs: dict = {}
+    kwargs: dict[str, Any] = {}
     if mask is not None:
         kwargs["mask"] = mask
     if pass_clip:
@@ -75,17 +81,17 @@ def cases(gen: CaseGen) -> list[Case]:
     out.append(_case(gen, _mask(gen, b, t).bool(), 0.3, ("random", "clipped"), "bool mask, clip_range=0.3"))
     out.append(_case(gen, _mask(gen, b, t), 0.0, ("clip-zero",), "clip_range=0.0 (the values may not move at all)"))
     # Edge rows: length-1 rows; a row with no valid token; a batch with no valid token at all.
-    for clip in (None, 0.2):
+    for maybe_clip in (None, 0.2):
         t = gen.randint(4, 9)
-        out.append(_case(gen, _mask(gen, 4, t, lengths=[1, 1, t, 2]), clip, ("edge",), f"length-1 rows, clip_range={clip}"))
-        out.append(_case(gen, _mask(gen, 4, t, lengths=[t, 0, 2, 1]), clip, ("edge", "empty-row"),
-                         f"row 1 has no valid token, clip_range={clip}"))
-        out.append(_case(gen, _mask(gen, 3, t, lengths=[0, 0, 0]), clip, ("edge", "empty-row"),
-                         f"no valid token in the whole batch, clip_range={clip}"))
+        out.append(_case(gen, _mask(gen, 4, t, lengths=[1, 1, t, 2]), maybe_clip, ("edge",), f"length-1 rows, clip_range={maybe_clip}"))
+        out.append(_case(gen, _mask(gen, 4, t, lengths=[t, 0, 2, 1]), maybe_clip, ("edge", "empty-row"),
+                         f"row 1 has no valid token, clip_range={maybe_clip}"))
+        out.append(_case(gen, _mask(gen, 3, t, lengths=[0, 0, 0]), maybe_clip, ("edge", "empty-row"),
+                         f"no valid token in the whole batch, clip_range={maybe_clip}"))
     # Large values at padding: their squares overflow to inf, and inf * 0 = NaN if the mask multiplies.
-    for clip in (None, 0.2):
-        out.append(_case(gen, _mask(gen, 4, gen.randint(6, 12)), clip, ("large-padding",),
-                         f"padded positions hold values near +/-1e20, clip_range={clip}", garbage=1e20))
+    for maybe_clip in (None, 0.2):
+        out.append(_case(gen, _mask(gen, 4, gen.randint(6, 12)), maybe_clip, ("large-padding",),
+                         f"padded positions hold values near +/-1e20, clip_range={maybe_clip}", garbage=1e20))
     # Shape contract.
     mask = _mask(gen, 4, 5)
     values, old, returns = _inputs(gen, mask)
@@ -100,12 +106,12 @@ def cases(gen: CaseGen) -> list[Case]:
         out.append(gen.case(*bad, kwargs=kw, tags=("shape",), about=f"mismatched shapes: {what}"))
     # Dtypes, device, 0-dim; in-place edits.
     for dtype in (torch.float32, torch.float64, torch.bfloat16):
-        for clip in (None, 0.2):
+        for maybe_clip in (None, 0.2):
             mask = _mask(gen, 3, 7).to(dtype)
-            out.append(_case(gen, mask, clip, ("dtype",), f"{dtype} inputs, clip_range={clip}", dtype=dtype,
+            out.append(_case(gen, mask, maybe_clip, ("dtype",), f"{dtype} inputs, clip_range={maybe_clip}", dtype=dtype,
                              grad=(), backward=None))
-    for clip in (None, 0.2):
-        out.append(_case(gen, _mask(gen, 5, 9), clip, ("inplace",), f"inputs checked after the call, clip_range={clip}",
+    for maybe_clip in (None, 0.2):
+        out.append(_case(gen, _mask(gen, 5, 9), maybe_clip, ("inplace",), f"inputs checked after the call, clip_range={maybe_clip}",
                          return_inputs=True))
     return out
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from exercises.common import (
@@ -30,7 +32,7 @@ def _logps(gen: CaseGen, b: int, dtype: torch.dtype = torch.float32, level: floa
 
 
 def _case(gen: CaseGen, args: list[torch.Tensor], beta: float | None = None, *, tags: tuple[str, ...], about: str,
-          grad: bool | tuple[str, ...] = False, **fields) -> Case:
+          grad: bool | tuple[str, ...] = False, **fields: Any) -> Case:
     """``grad=True``: policy inputs require grad and the loss is back-propagated; a tuple: they
     require grad, without a backward pass."""
     kwargs = {} if beta is None else {"beta": beta}
@@ -77,8 +79,8 @@ def cases(gen: CaseGen) -> list[Case]:
                        torch.tensor([-1500.0, -1100.0]), torch.tensor([-1400.0, -1000.0])],
                  tags=("stable",), about="reward gaps -200 and +10 at the default beta (float32)")
     # Detachment: policy inputs require grad, no backward pass (so only requires_grad is read).
-    for i, beta in enumerate((None, BETAS[gen.randint(0, len(BETAS))])):
-        out.append(_case(gen, _logps(gen, gen.randint(3, 9)), beta, tags=("detach",), about=f"policy inputs requiring grad {i + 1}",
+    for i, detach_beta in enumerate((None, BETAS[gen.randint(0, len(BETAS))])):
+        out.append(_case(gen, _logps(gen, gen.randint(3, 9)), detach_beta, tags=("detach",), about=f"policy inputs requiring grad {i + 1}",
                          grad=GRAD, probes=((1,), (2,))))
     # Shape contract: each argument mismatched in turn.
     b = gen.randint(3, 8)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
@@ -47,7 +48,7 @@ def _weights(gen: CaseGen, shape: torch.Size, dtype: torch.dtype) -> torch.Tenso
 
 
 def _case(gen: CaseGen, lp: torch.Tensor, ref: torch.Tensor, kind: str | None, tags: tuple[str, ...], about: str,
-          grad: bool = True, **fields) -> Case:
+          grad: bool = True, **fields: Any) -> Case:
     kwargs = {} if kind is None else {"kind": kind}
     if grad:
         fields.update(grad=("0",), backward=[], weights=_weights(gen, lp.shape, lp.dtype))

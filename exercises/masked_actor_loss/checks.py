@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from exercises.common import (
@@ -46,10 +48,14 @@ def _mask(gen: CaseGen, b: int, t: int, lengths: list[int] | None = None) -> tor
 
 def _case(gen: CaseGen, mask: torch.Tensor | None, mode: str | None, tags: tuple[str, ...], about: str,
           clip: float | None = None, dtype: torch.dtype = torch.float32, garbage: float = 3.0,
-          shape: tuple[int, int] | None = None, **fields) -> Case:
-    b, t = shape if mask is None else mask.shape
+          shape: tuple[int, int] | None = None, **fields: Any) -> Case:
+    if mask is not None:
+        b, t = mask.shape
+    else:
+        assert shape is not None, "a case without a mask needs its shape"
+        b, t = shape
     new, old, adv = _inputs(gen, mask if mask is not None else torch.ones(b, t), dtype, garbage)
-    kwargs: dict = {}
+    kwargs: dict[str, Any] = {}
     if mask is not None:
         kwargs["action_mask"] = mask
     if clip is not None:
@@ -101,8 +107,8 @@ def cases(gen: CaseGen) -> list[Case]:
         out.append(case)
     # Unknown aggregation modes.
     mask = _mask(gen, 3, 6)
-    for bad in ("token-sum", "seq-mean-token-sum", "mean", "Token-Mean"):
-        out.append(_case(gen, mask, bad, ("bad-mode",), f"loss_agg_mode={bad!r}", grad=(), backward=None))
+    for bad_mode in ("token-sum", "seq-mean-token-sum", "mean", "Token-Mean"):
+        out.append(_case(gen, mask, bad_mode, ("bad-mode",), f"loss_agg_mode={bad_mode!r}", grad=(), backward=None))
     # Shape contract.
     mask = _mask(gen, 4, 5)
     new, old, adv = _inputs(gen, mask)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 import torch
 
 from exercises.common import (
@@ -23,8 +25,9 @@ def _rewards(gen: CaseGen, *shape: int, dtype: torch.dtype = torch.float32, scal
     return chosen.to(dtype), base.to(dtype)
 
 
-def _case(gen: CaseGen, chosen: torch.Tensor, rejected: torch.Tensor, margin=None, *, tags: tuple[str, ...],
-          about: str, grad: bool = True, **fields) -> Case:
+def _case(gen: CaseGen, chosen: torch.Tensor, rejected: torch.Tensor,
+          margin: float | torch.Tensor | None = None, *, tags: tuple[str, ...],
+          about: str, grad: bool = True, **fields: Any) -> Case:
     kwargs = {} if margin is None else {"margin": margin}
     if grad:
         fields.update(grad=GRAD, backward=[])
@@ -73,11 +76,13 @@ def cases(gen: CaseGen) -> list[Case]:
                 (c, r, torch.ones(b, 1)), (c, r, torch.ones(1))):
         out.append(_case(gen, *bad, tags=("shape",), about="mismatched shapes", grad=False))
     # Dtypes and device.
-    for dtype, margin in ((torch.float32, None), (torch.float64, 0.75), (torch.bfloat16, "tensor")):
+    dtype_margins: tuple[tuple[torch.dtype, float | Literal["tensor"] | None], ...] = (
+        (torch.float32, None), (torch.float64, 0.75), (torch.bfloat16, "tensor"))
+    for dtype, margin_kind in dtype_margins:
         b = gen.randint(4, 12)
         c, r = _rewards(gen, b, dtype=dtype)
-        m = gen.uniform(b, high=2.0, dtype=dtype) if margin == "tensor" else margin
-        out.append(_case(gen, c, r, m, tags=("dtype",), about=f"{dtype} inputs", grad=False))
+        dtype_margin = gen.uniform(b, high=2.0, dtype=dtype) if margin_kind == "tensor" else margin_kind
+        out.append(_case(gen, c, r, dtype_margin, tags=("dtype",), about=f"{dtype} inputs", grad=False))
     # In-place edits.
     b = gen.randint(4, 12)
     c, r = _rewards(gen, b)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from exercises.common import (
@@ -42,10 +44,14 @@ def _inputs(gen: CaseGen, mask: torch.Tensor, dtype: torch.dtype = torch.float32
 
 def _case(gen: CaseGen, mask: torch.Tensor | None, tags: tuple[str, ...], about: str,
           kl_coef: float | None = None, dtype: torch.dtype = torch.float32, same: bool = False,
-          shape: tuple[int, int] | None = None, **fields) -> Case:
-    b, t = shape if mask is None else mask.shape
+          shape: tuple[int, int] | None = None, **fields: Any) -> Case:
+    if mask is not None:
+        b, t = mask.shape
+    else:
+        assert shape is not None, "a case without a mask needs its shape"
+        b, t = shape
     scores, old, ref = _inputs(gen, mask if mask is not None else torch.ones(b, t), dtype, same)
-    kwargs: dict = {}
+    kwargs: dict[str, Any] = {}
     if mask is not None:
         kwargs["mask"] = mask
     if kl_coef is not None:
