@@ -10,7 +10,7 @@ import pytest
 from server.app import real_grader
 from tests.server.conftest import Api, StartApi
 
-SOURCES = Path(__file__).resolve().parents[1] / "exercises" / "feedback" / "sources"
+SOURCES = Path(__file__).resolve().parents[2] / "exercises" / "feedback" / "sources"
 
 
 @pytest.mark.slow
