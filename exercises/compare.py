@@ -26,8 +26,9 @@ def tolerance(dtype: torch.dtype) -> tuple[float, float]:
     return TOLERANCES.get(dtype, (1e-4, 1e-5))
 
 
-def cancellation_atol(mean: torch.Tensor, spread: torch.Tensor, count: int, scaled: torch.Tensor,
-                      dtype: torch.dtype) -> torch.Tensor:
+def cancellation_atol(
+    mean: torch.Tensor, spread: torch.Tensor, count: int, scaled: torch.Tensor, dtype: torch.dtype
+) -> torch.Tensor:
     """Extra absolute tolerance for ``scaled = (x - mean) / spread`` when ``x`` nearly cancels.
 
     EXERCISES.md ("exact"): the tolerance grows by the cancellation factor ``|mean| / spread``.
@@ -113,8 +114,10 @@ def explain_mismatch(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: f
         f"{_fmt(float(wf[first]), float(gf[first]))}, got {_fmt(float(gf[first]), float(wf[first]))}"
     )
     if worst != first:
-        text += (f"; worst at {_index(worst, g.shape)}: expected {_fmt(float(wf[worst]), float(gf[worst]))}, "
-                 f"got {_fmt(float(gf[worst]), float(wf[worst]))}")
+        text += (
+            f"; worst at {_index(worst, g.shape)}: expected {_fmt(float(wf[worst]), float(gf[worst]))}, "
+            f"got {_fmt(float(gf[worst]), float(wf[worst]))}"
+        )
     return text
 
 
@@ -125,7 +128,9 @@ def require_no_error(got: Outcome, case: Case, hidden: bool = False) -> None:
     if got.error is not None:
         tb = f"\n{got.error.traceback}" if got.error.traceback else ""
         phase = "during backward()" if got.error.phase == "backward" else ""
-        raise CheckFailed(f"Raised {got.error.type}{' ' + phase if phase else ''}: {got.error.message} {where(case, hidden)}{tb}")
+        raise CheckFailed(
+            f"Raised {got.error.type}{' ' + phase if phase else ''}: {got.error.message} {where(case, hidden)}{tb}"
+        )
 
 
 def pick(value: Any, path: list[int | str] | tuple[int | str, ...]) -> Any:
@@ -138,8 +143,9 @@ def pick(value: Any, path: list[int | str] | tuple[int | str, ...]) -> Any:
     return value
 
 
-def require_tensor(got: Outcome, case: Case, path: tuple[int | str, ...] = (), what: str = "the result",
-                   hidden: bool = False) -> torch.Tensor:
+def require_tensor(
+    got: Outcome, case: Case, path: tuple[int | str, ...] = (), what: str = "the result", hidden: bool = False
+) -> torch.Tensor:
     """The tensor at ``path`` in the learner's output, or a failure saying what came instead.
 
     A call that returned but whose backward pass failed still has values: they are judged
@@ -158,8 +164,15 @@ def require_tensor(got: Outcome, case: Case, path: tuple[int | str, ...] = (), w
     return value
 
 
-def assert_close(got: torch.Tensor, want: torch.Tensor, case: Case, what: str = "the result",
-                 rtol: float | None = None, atol: float | torch.Tensor | None = None, hidden: bool = False) -> None:
+def assert_close(
+    got: torch.Tensor,
+    want: torch.Tensor,
+    case: Case,
+    what: str = "the result",
+    rtol: float | None = None,
+    atol: float | torch.Tensor | None = None,
+    hidden: bool = False,
+) -> None:
     """Fail unless ``got`` matches ``want`` within the tolerance of ``want``'s dtype (or the
     ``rtol`` and ``atol`` given: ``atol`` may be per element, see :func:`explain_mismatch`)."""
     drtol, datol = tolerance(want.dtype)
@@ -168,8 +181,15 @@ def assert_close(got: torch.Tensor, want: torch.Tensor, case: Case, what: str = 
         raise CheckFailed(f"Wrong {what} {where(case, hidden)}: {message}.")
 
 
-def assert_output_close(ctx: Any, case: Case, path: tuple[int | str, ...] = (), what: str = "the result",
-                        rtol: float | None = None, atol: float | None = None, hidden: bool = False) -> None:
+def assert_output_close(
+    ctx: Any,
+    case: Case,
+    path: tuple[int | str, ...] = (),
+    what: str = "the result",
+    rtol: float | None = None,
+    atol: float | None = None,
+    hidden: bool = False,
+) -> None:
     """Compare the learner's output at ``path`` with the reference's, for one case."""
     got = require_tensor(ctx.got(case), case, path, what, hidden)
     want = pick(ctx.want(case).output, path)

@@ -87,8 +87,9 @@ def _differs(full: OfflineRun, without: OfflineRun, check_id: str, run: Run) -> 
     chk = next(c for c in full.exercise.checks if c.id == check_id)
     probe = evaluate_check(chk, run.with_outcomes(full.want))[2]
     aspects = probe.aspects | {"error"}
-    return not all(same_behaviour(full.got[cid], without.got[cid], aspects, run.cases[cid].ungraded)
-                   for cid in probe.cases)
+    return not all(
+        same_behaviour(full.got[cid], without.got[cid], aspects, run.cases[cid].ungraded) for cid in probe.cases
+    )
 
 
 def build_corpus(exercise: Exercise, *, pairs: int = 6, triples: int = 6, seed: int = 7) -> list[Entry]:

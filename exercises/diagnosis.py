@@ -85,8 +85,12 @@ class Budget:
         """Count work; raise :class:`BudgetExceeded` once any limit is passed."""
         self.elements += elements
         self.runs += runs
-        if (self.exhausted or self.elements > self.max_elements or self.runs > self.max_runs
-                or time.thread_time() > self._cpu_deadline):
+        if (
+            self.exhausted
+            or self.elements > self.max_elements
+            or self.runs > self.max_runs
+            or time.thread_time() > self._cpu_deadline
+        ):
             self.exhausted = True
             raise BudgetExceeded
 
@@ -140,6 +144,7 @@ class Diagnosis:
 
 
 # -- comparing what a check is about --------------------------------------------------------
+
 
 def _close(a: Any, b: Any, compare_dtype: bool) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
@@ -215,8 +220,10 @@ def _reached(probes: list[dict[str, Any]] | None) -> Any:
     reached (None: no answer came back)."""
     if probes is None:
         return None
-    return [(bool(p.get("requires_grad")), sorted(k for k, g in (p.get("grads") or {}).items() if _flows(g)))
-            for p in probes]
+    return [
+        (bool(p.get("requires_grad")), sorted(k for k, g in (p.get("grads") or {}).items() if _flows(g)))
+        for p in probes
+    ]
 
 
 def _flows(grad: torch.Tensor | None) -> bool:
@@ -234,8 +241,9 @@ class _Incomparable(Exception):
     """A learner's outcome holds something diagnosis will not look at (too large)."""
 
 
-def same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str],
-                   ungraded: torch.Tensor | None = None) -> bool:
+def same_behaviour(
+    learner: Outcome, candidate: Outcome, aspects: set[str], ungraded: torch.Tensor | None = None
+) -> bool:
     """Whether ``candidate`` behaves like ``learner`` in the parts of an outcome a check reads.
 
     ``aspects`` as recorded by :mod:`exercises.evidence`: "output" (all of it)
@@ -290,8 +298,11 @@ def _same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str], ung
             mine = {p: m.get(key) for p, m in learner.meta.items()}
             if mine != {p: m.get(key) for p, m in candidate.meta.items()}:
                 return False
-    grad_keys = (set(learner.grads) | set(candidate.grads) if "grads" in aspects
-                 else {x.split(":", 1)[1] for x in aspects if x.startswith("grads:")})
+    grad_keys = (
+        set(learner.grads) | set(candidate.grads)
+        if "grads" in aspects
+        else {x.split(":", 1)[1] for x in aspects if x.startswith("grads:")}
+    )
     for key in grad_keys:
         x, y = learner.grads.get(key), candidate.grads.get(key)
         if (x is None) != (y is None) or (x is not None and not _close(x, y, compare_dtype=False)):
@@ -305,6 +316,7 @@ def _same_behaviour(learner: Outcome, candidate: Outcome, aspects: set[str], ung
 
 
 # -- the search ------------------------------------------------------------------------------
+
 
 class _Runner:
     """Runs the faulty reference (or a hand-written mistake) on cases, memoised per case."""
@@ -348,8 +360,13 @@ def _crashed(run: Run, case_ids: list[str]) -> bool:
     """Whether the learner's call raised on one of these cases where the reference's did not."""
     for cid in case_ids:
         mine, want = run.got.get(cid), run.want.get(cid)
-        if mine is not None and mine.error is not None and mine.error.phase == "call" and want is not None \
-                and want.error is None:
+        if (
+            mine is not None
+            and mine.error is not None
+            and mine.error.phase == "call"
+            and want is not None
+            and want.error is None
+        ):
             return True
     return False
 
@@ -401,16 +418,20 @@ def comparable_cases(run: Run, case_ids: list[str], budget: Budget) -> list[str]
     return kept
 
 
-def _alike(run: Run, aspects: set[str], outs: dict[str, Outcome], cids: list[str],
-           mine: dict[str, Outcome] | None = None) -> bool:
+def _alike(
+    run: Run, aspects: set[str], outs: dict[str, Outcome], cids: list[str], mine: dict[str, Outcome] | None = None
+) -> bool:
     """Whether ``outs`` behave like the learner (or like ``mine``) on these cases, in these aspects."""
     mine = run.got if mine is None else mine
-    return all(same_behaviour(mine.get(cid, Outcome(missing=True)), outs[cid], aspects, run.cases[cid].ungraded)
-               for cid in cids)
+    return all(
+        same_behaviour(mine.get(cid, Outcome(missing=True)), outs[cid], aspects, run.cases[cid].ungraded)
+        for cid in cids
+    )
 
 
-def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
-              combos: list[tuple[Mistake, ...]], runner: _Runner) -> list[tuple[Mistake, ...]]:
+def _matching(
+    chk: Check, run: Run, evidence: tuple[list[str], set[str]], combos: list[tuple[Mistake, ...]], runner: _Runner
+) -> list[tuple[Mistake, ...]]:
     """The combinations that behave like the learner where ``chk`` looks, and fail it too
     (those found before the budget ran out)."""
     found: list[tuple[Mistake, ...]] = []
@@ -421,8 +442,14 @@ def _matching(chk: Check, run: Run, evidence: tuple[list[str], set[str]],
     return found
 
 
-def _search(chk: Check, run: Run, evidence: tuple[list[str], set[str]], combos: list[tuple[Mistake, ...]],
-            runner: _Runner, found: list[tuple[Mistake, ...]]) -> None:
+def _search(
+    chk: Check,
+    run: Run,
+    evidence: tuple[list[str], set[str]],
+    combos: list[tuple[Mistake, ...]],
+    runner: _Runner,
+    found: list[tuple[Mistake, ...]],
+) -> None:
     case_ids, aspects = evidence
     if not case_ids:
         return
@@ -432,8 +459,9 @@ def _search(chk: Check, run: Run, evidence: tuple[list[str], set[str]], combos: 
 
     # Most candidates are told apart on the first case where the learner leaves the
     # reference: try that one case before all the others.
-    probe = next((cid for cid in case_ids if not alike({cid: run.want.get(cid, Outcome(missing=True))}, [cid])),
-                 case_ids[0])
+    probe = next(
+        (cid for cid in case_ids if not alike({cid: run.want.get(cid, Outcome(missing=True))}, [cid])), case_ids[0]
+    )
     for combo in combos:
         if runner.exhausted():
             break
@@ -451,12 +479,14 @@ def _search(chk: Check, run: Run, evidence: tuple[list[str], set[str]], combos: 
 
 def _changed(run: Run, aspects: set[str], outs: dict[str, Outcome], case_ids: list[str]) -> list[str]:
     """The cases where ``outs`` leave the reference's behaviour (what a mistake changes there)."""
-    return [cid for cid in case_ids if not _alike(run, aspects, {cid: run.want.get(cid, Outcome(missing=True))},
-                                                   [cid], mine=outs)]
+    return [
+        cid
+        for cid in case_ids
+        if not _alike(run, aspects, {cid: run.want.get(cid, Outcome(missing=True))}, [cid], mine=outs)
+    ]
 
 
-def _supports(chk: Check, run: Run, evidence: tuple[list[str], set[str]], mistake: Mistake,
-              runner: _Runner) -> bool:
+def _supports(chk: Check, run: Run, evidence: tuple[list[str], set[str]], mistake: Mistake, runner: _Runner) -> bool:
     """Whether ``mistake`` alone explains part of what the learner got wrong on ``chk``.
 
     A learner with several mistakes rarely matches one of them on every case of a check. Per
@@ -489,25 +519,43 @@ def _shows_signature(run: Run, signature: str, case_ids: list[str]) -> bool:
             continue
         if signature == "no-value-error" and want.raised("ValueError") and not mine.raised("ValueError"):
             return True
-        if signature == "wrong-dtype" and mine.error is None and want.error is None and any(
-                a is not None and b is not None and a != b for a, b in zip(_dtypes(mine.output), _dtypes(want.output))):
+        if (
+            signature == "wrong-dtype"
+            and mine.error is None
+            and want.error is None
+            and any(
+                a is not None and b is not None and a != b for a, b in zip(_dtypes(mine.output), _dtypes(want.output))
+            )
+        ):
             return True
-        if signature == "edits-inputs" and mine.error is None and any(
+        if (
+            signature == "edits-inputs"
+            and mine.error is None
+            and any(
                 key in mine.inputs_after and not _close(mine.inputs_after[key], before, compare_dtype=False)
-                for key, before in want.inputs_after.items()):
+                for key, before in want.inputs_after.items()
+            )
+        ):
             return True
     return False
 
 
 def _dtypes(output: Any) -> list[Any]:
     """The dtypes of the tensors in a returned structure, in order (None for anything else)."""
-    items = list(output.values()) if isinstance(output, dict) else output if isinstance(output, (tuple, list)) \
-        else [output]
+    items = (
+        list(output.values()) if isinstance(output, dict) else output if isinstance(output, (tuple, list)) else [output]
+    )
     return [x.dtype if isinstance(x, torch.Tensor) else None for x in items]
 
 
-def _claims(exercise: Exercise, run: Run, mistake: Mistake, failed: list[Check],
-            evidence: dict[str, tuple[list[str], set[str]]], runner: _Runner) -> list[str]:
+def _claims(
+    exercise: Exercise,
+    run: Run,
+    mistake: Mistake,
+    failed: list[Check],
+    evidence: dict[str, tuple[list[str], set[str]]],
+    runner: _Runner,
+) -> list[str]:
     """The failed checks ``mistake`` would fail on its own (those it claims to explain), leaving
     out the checks the learner's own exception failed (they say nothing for or against it)."""
     claimed = []
@@ -539,9 +587,15 @@ def _smallest_union(options: dict[str, list[tuple[Mistake, ...]]], limit: int = 
     return dict(zip(ids, best[1]))
 
 
-def _most_claims_explained(exercise: Exercise, run: Run, failed: list[Check],
-                           evidence: dict[str, tuple[list[str], set[str]]], runner: _Runner,
-                           chosen: dict[str, tuple[Mistake, ...]], partial: dict[str, list[Mistake]]) -> set[str]:
+def _most_claims_explained(
+    exercise: Exercise,
+    run: Run,
+    failed: list[Check],
+    evidence: dict[str, tuple[list[str], set[str]]],
+    runner: _Runner,
+    chosen: dict[str, tuple[Mistake, ...]],
+    partial: dict[str, list[Mistake]],
+) -> set[str]:
     """The ids of the found mistakes that explain most of the failed checks they claim.
 
     A mistake matched on one check out of the seven it would fail is weak evidence (code with
@@ -569,8 +623,15 @@ def _most_claims_explained(exercise: Exercise, run: Run, failed: list[Check],
     return kept
 
 
-def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: int = 3,
-             budget: Budget | None = None, seen: dict[str, Evidence] | None = None) -> Diagnosis:
+def diagnose(
+    exercise: Exercise,
+    run: Run,
+    failed: list[Check],
+    *,
+    max_faults: int = 3,
+    budget: Budget | None = None,
+    seen: dict[str, Evidence] | None = None,
+) -> Diagnosis:
     """Name the mistakes behind ``failed`` (non-memory checks that failed on their own).
 
     ``seen`` maps a check id to the evidence it read on the learner's outcomes (recorded
@@ -595,13 +656,13 @@ def diagnose(exercise: Exercise, run: Run, failed: list[Check], *, max_faults: i
         _LOCAL.budget = None
 
 
-def _diagnose(exercise: Exercise, run: Run, failed: list[Check], max_faults: int, budget: Budget,
-              seen: dict[str, Evidence] | None) -> Diagnosis:
+def _diagnose(
+    exercise: Exercise, run: Run, failed: list[Check], max_faults: int, budget: Budget, seen: dict[str, Evidence] | None
+) -> Diagnosis:
     t0, cpu0 = time.monotonic(), time.thread_time()
     runner = _Runner(run.cases, budget)
     result = Diagnosis()
-    candidates = {chk.id: [m for m in exercise.mistakes if not m.is_memory and chk.id in m.explains]
-                  for chk in failed}
+    candidates = {chk.id: [m for m in exercise.mistakes if not m.is_memory and chk.id in m.explains] for chk in failed}
     evidence = {}
     for chk in failed:
         cases, aspects = _evidence(chk, run, (seen or {}).get(chk.id))
@@ -661,8 +722,9 @@ def _diagnose(exercise: Exercise, run: Run, failed: list[Check], max_faults: int
             result.by_check[cid] = sorted(kept, key=lambda m: exercise.mistakes.index(m))
     # A check the learner's own exception failed (where the reference returned) is explained by
     # that exception, which the feedback's root causes show; it is no unknown mistake.
-    result.unexplained = [chk.id for chk in failed
-                          if chk.id not in result.by_check and not _crashed(run, evidence[chk.id][0])]
+    result.unexplained = [
+        chk.id for chk in failed if chk.id not in result.by_check and not _crashed(run, evidence[chk.id][0])
+    ]
     result.runs, result.elements, result.exhausted = budget.runs, budget.elements, budget.exhausted
     result.seconds = time.monotonic() - t0
     result.cpu_seconds = time.thread_time() - cpu0

@@ -31,8 +31,15 @@ class Evidence:
     aspects: set[str] = field(default_factory=set)
 
 
-_ASPECT_OF = {"output": "output", "grads": "grads", "inputs_after": "inputs_after", "probes": "probes",
-              "error": "error", "raised": "error", "missing": "error"}
+_ASPECT_OF = {
+    "output": "output",
+    "grads": "grads",
+    "inputs_after": "inputs_after",
+    "probes": "probes",
+    "error": "error",
+    "raised": "error",
+    "missing": "error",
+}
 
 
 def seen(outcome: Outcome, evidence: Evidence) -> Outcome:

@@ -66,6 +66,7 @@ _KNOWN_MISTAKE = " This matches a known mistake: "
 
 # -- locations --------------------------------------------------------------------------------
 
+
 def _frames(traceback: str) -> list[re.Match[str]]:
     return list(_FRAME.finditer(traceback))
 
@@ -89,7 +90,7 @@ def location_from_traceback(traceback: str, source: str) -> dict[str, Any] | Non
     text = lines[line - 1]
     indent = len(text) - len(text.lstrip())
     column, end_column = indent + 1, len(text.rstrip()) + 1
-    after = traceback[frame.end():].split("\n")
+    after = traceback[frame.end() :].split("\n")
     # after[0] is "" (end of the frame line), after[1] the source line, after[2] maybe carets
     if len(after) > 2 and _CARET.match(after[2]) and after[1].startswith("    "):
         shown = after[1][4:]
@@ -134,8 +135,14 @@ def syntax_error_location(source: str, line: int | None) -> tuple[dict[str, Any]
     indent = len(text) - len(text.lstrip())
     column = column if column and 1 <= column <= len(text) + 1 else indent + 1
     end_column = end_column if end_column and end_column > column else column + 1
-    return {"file": JAIL_FILENAME, "line": line, "column": column, "end_column": end_column,
-            "function": None, "source": _cap(text.rstrip(), MAX_SOURCE_LINE)}, message
+    return {
+        "file": JAIL_FILENAME,
+        "line": line,
+        "column": column,
+        "end_column": end_column,
+        "function": None,
+        "source": _cap(text.rstrip(), MAX_SOURCE_LINE),
+    }, message
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
@@ -156,13 +163,15 @@ def top_level_functions(source: str) -> list[str]:
 
 # -- the judge's step -------------------------------------------------------------------------
 
+
 def _key(error: Any, location: dict[str, Any] | None) -> tuple[Any, ...]:
     where = (location["line"], location["function"]) if location else None
     return (error.type, where)
 
 
-def _root_cause(error: Any, location: dict[str, Any] | None, calls: int, total_calls: int,
-                phase: str) -> dict[str, Any]:
+def _root_cause(
+    error: Any, location: dict[str, Any] | None, calls: int, total_calls: int, phase: str
+) -> dict[str, Any]:
     return {
         "exception": _cap(str(error.type), 100),
         "message": _cap(str(error.message), MAX_MESSAGE),
@@ -178,7 +187,7 @@ def _root_cause(error: Any, location: dict[str, Any] | None, calls: int, total_c
 
 
 def _headline(cause: Mapping[str, Any]) -> str:
-    """"Your function raised NameError on every call (12 checks)" and its kin."""
+    """ "Your function raised NameError on every call (12 checks)" and its kin."""
     exc = cause["exception"]
     if cause["phase"] == "syntax":
         return f"Your file could not be parsed ({exc})"
@@ -249,14 +258,16 @@ def _next_step(report: Any, causes: list[dict[str, Any]], details: list[dict[str
     named = mistakes_from_checks(report.checks)
     if named:
         return f"Fix the mistake named above first: it explains {len(named[0]['checks'])} failed check" + (
-            "s." if len(named[0]["checks"]) != 1 else ".")
+            "s." if len(named[0]["checks"]) != 1 else "."
+        )
     if details:
-        return f"Start with \"{details[0]['check']}\": {details[0]['text']}"
+        return f'Start with "{details[0]["check"]}": {details[0]["text"]}'
     return None  # a time limit, a crash...: the verdict's message, shown as the headline, says it
 
 
-def from_run(report: Any, source: str, outcomes: Mapping[str, Any] | None = None,
-             function: str | None = None) -> dict[str, Any]:
+def from_run(
+    report: Any, source: str, outcomes: Mapping[str, Any] | None = None, function: str | None = None
+) -> dict[str, Any]:
     """Root causes and summary of one run (the file named :data:`JAIL_FILENAME`).
 
     ``report`` is the judge's ``GradeReport`` (verdict, message, checks, line, score);
@@ -298,8 +309,9 @@ def from_run(report: Any, source: str, outcomes: Mapping[str, Any] | None = None
         cause["headline"] = _headline(cause)
         cause["checks_line"] = _checks_line(cause["checks"], [c.name for c in report.checks])
     owner = {name: i for i, cause in enumerate(causes, 1) for name in cause["checks"]}
-    details = [{"check": c.name, "text": _brief(c.message), "cause": owner.get(c.name)}
-               for c in report.checks if not c.passed]
+    details = [
+        {"check": c.name, "text": _brief(c.message), "cause": owner.get(c.name)} for c in report.checks if not c.passed
+    ]
     message, next_step = report.message, _next_step(report, causes, details)
     near = suggest(function, top_level_functions(source)) if report.verdict == "missing_function" and function else None
     if near:
@@ -344,6 +356,7 @@ class _Error:
 
 # -- the storing step -------------------------------------------------------------------------
 
+
 def safe_filename(name: str | None) -> str | None:
     """The base name of a file a learner sent, fit to show (no folders, no control characters)."""
     if not name:
@@ -374,17 +387,20 @@ def diagnosis_data(diagnosis: Iterable[Any] | None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for item in list(diagnosis or [])[:MAX_DIAGNOSIS]:
         d = _as_dict(item)
-        out.append({
-            "misconception": _cap(str(d.get("misconception") or ""), MAX_MESSAGE),
-            "title": _cap(str(d.get("title") or d.get("misconception") or ""), MAX_MESSAGE),
-            "fix": _cap(str(d.get("fix") or ""), MAX_MESSAGE) or None,
-            "checks": [str(c)[:128] for c in list(d.get("checks") or [])[:50]],
-        })
+        out.append(
+            {
+                "misconception": _cap(str(d.get("misconception") or ""), MAX_MESSAGE),
+                "title": _cap(str(d.get("title") or d.get("misconception") or ""), MAX_MESSAGE),
+                "fix": _cap(str(d.get("fix") or ""), MAX_MESSAGE) or None,
+                "checks": [str(c)[:128] for c in list(d.get("checks") or [])[:50]],
+            }
+        )
     return out
 
 
-def for_learner(feedback: Mapping[str, Any] | None, filename: str | None,
-                diagnosis: Iterable[Any] | None = None) -> dict[str, Any] | None:
+def for_learner(
+    feedback: Mapping[str, Any] | None, filename: str | None, diagnosis: Iterable[Any] | None = None
+) -> dict[str, Any] | None:
     """The stored form: the learner's file name everywhere, the diagnosis in, the next step
     taken from the first named mistake when there is one. None when there is no feedback."""
     if feedback is None:

@@ -99,8 +99,13 @@ class GeneratedTensor:
     shift: float = 0.0
 
     def spec(self) -> dict[str, Any]:
-        return {"shape": list(self.shape), "seed": self.seed, "dtype": str(self.dtype).removeprefix("torch."),
-                "scale": self.scale, "shift": self.shift}
+        return {
+            "shape": list(self.shape),
+            "seed": self.seed,
+            "dtype": str(self.dtype).removeprefix("torch."),
+            "scale": self.scale,
+            "shift": self.shift,
+        }
 
 
 def _short_value(v: Any, name: str) -> str:
@@ -244,9 +249,18 @@ class Check:
 SELF_REPORTED_FACTS = ("", "detachment", "in-place edits", "gradient provenance")
 
 
-def check(name: str, weight: float, *, hidden: bool = False, memory: bool = False, core: bool = False,
-          gated: bool = False, announce: str | tuple[str, ...] = (),
-          reads: tuple[str, ...] = (), self_reported: str = "") -> Callable[[Callable[[CheckContext], None]], Check]:
+def check(
+    name: str,
+    weight: float,
+    *,
+    hidden: bool = False,
+    memory: bool = False,
+    core: bool = False,
+    gated: bool = False,
+    announce: str | tuple[str, ...] = (),
+    reads: tuple[str, ...] = (),
+    self_reported: str = "",
+) -> Callable[[Callable[[CheckContext], None]], Check]:
     """Declare a check function with its name and weight (weights of an exercise sum to 100).
 
     ``core``: a value check on ordinary inputs; ``gated``: a contract detail whose points count
@@ -260,9 +274,19 @@ def check(name: str, weight: float, *, hidden: bool = False, memory: bool = Fals
     def wrap(fn: Callable[[CheckContext], None]) -> Check:
         sentences = (announce,) if isinstance(announce, str) else tuple(announce)
         sentences = sentences or (name,)  # by default the check's own name announces it
-        return Check(name=name, weight=weight, fn=fn, hidden=hidden, needs_memory=memory, id=fn.__name__,
-                     core=core, gated=gated or memory, announce=sentences, reads=tuple(reads),
-                     self_reported=self_reported)
+        return Check(
+            name=name,
+            weight=weight,
+            fn=fn,
+            hidden=hidden,
+            needs_memory=memory,
+            id=fn.__name__,
+            core=core,
+            gated=gated or memory,
+            announce=sentences,
+            reads=tuple(reads),
+            self_reported=self_reported,
+        )
 
     return wrap
 
@@ -346,8 +370,15 @@ class Exercise:
         return f"{self.slug}/{check.id}"
 
     @staticmethod
-    def from_modules(folder: str, spec_mod: ModuleType, checks_mod: ModuleType, mutants_mod: ModuleType,
-                     reference_mod: ModuleType, starter: str, reference_source: str) -> Exercise:
+    def from_modules(
+        folder: str,
+        spec_mod: ModuleType,
+        checks_mod: ModuleType,
+        mutants_mod: ModuleType,
+        reference_mod: ModuleType,
+        starter: str,
+        reference_source: str,
+    ) -> Exercise:
         spec: ExerciseSpec = spec_mod.SPEC
         checks = [v for v in vars(checks_mod).values() if isinstance(v, Check)]
         declared = [v for v in vars(mutants_mod).values() if isinstance(v, Mistake)]
@@ -391,20 +422,30 @@ class CaseGen:
     def randn(self, *shape: int, dtype: torch.dtype = torch.float32, scale: float = 1.0) -> torch.Tensor:
         return (torch.randn(*shape, generator=self.generator, dtype=torch.float64) * scale).to(dtype)
 
-    def uniform(self, *shape: int, low: float = 0.0, high: float = 1.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    def uniform(
+        self, *shape: int, low: float = 0.0, high: float = 1.0, dtype: torch.dtype = torch.float32
+    ) -> torch.Tensor:
         u = torch.rand(*shape, generator=self.generator, dtype=torch.float64)
         return (low + (high - low) * u).to(dtype)
 
-    def generated(self, *shape: int, scale: float = 1.0, shift: float = 0.0,
-                  dtype: torch.dtype = torch.float32) -> GeneratedTensor:
+    def generated(
+        self, *shape: int, scale: float = 1.0, shift: float = 0.0, dtype: torch.dtype = torch.float32
+    ) -> GeneratedTensor:
         """A large input for a memory case, generated inside the jail (see :class:`GeneratedTensor`)."""
         return GeneratedTensor(tuple(shape), self.randint(0, 2**31 - 1), dtype, scale, shift)
 
     def randint(self, low: int, high: int) -> int:
         return int(torch.randint(low, high, (1,), generator=self.generator).item())
 
-    def right_padded_mask(self, batch: int, length: int, *, min_len: int = 1, lengths: list[int] | None = None,
-                          dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    def right_padded_mask(
+        self,
+        batch: int,
+        length: int,
+        *,
+        min_len: int = 1,
+        lengths: list[int] | None = None,
+        dtype: torch.dtype = torch.float32,
+    ) -> torch.Tensor:
         """A [B, T] mask of ones then zeros; ``lengths`` fixes the valid length per row."""
         if lengths is None:
             lengths = [self.randint(min_len, length + 1) for _ in range(batch)]

@@ -42,8 +42,16 @@ class Judge:
     (expected values are still computed on the CPU by the reference).
     """
 
-    def __init__(self, secret: bytes, limits: SandboxLimits | None = None, pool_size: int = 1,
-                 device: str = "cpu", *, jailed: bool = True, reuse: bool = True) -> None:
+    def __init__(
+        self,
+        secret: bytes,
+        limits: SandboxLimits | None = None,
+        pool_size: int = 1,
+        device: str = "cpu",
+        *,
+        jailed: bool = True,
+        reuse: bool = True,
+    ) -> None:
         self.secret = secret
         self.device = device
         # The judge's own tensors (cases, the reference, diagnosis runs) are tiny: one thread
@@ -66,14 +74,24 @@ class Judge:
         visit = self.pools.visit(exercise, source, regular, measured)
         if visit.job.status != JobStatus.OK:
             return _failed(exercise, source, visit, {"build_cases": t_built - t0}, t0)
-        run = Run({c.id: c for c in cases}, outcomes_from(visit.job.calls, visit.job.tensors), visit.want.result(),
-                  self.pools.readings(exercise, visit, measured), self.device)
+        run = Run(
+            {c.id: c for c in cases},
+            outcomes_from(visit.job.calls, visit.job.tensors),
+            visit.want.result(),
+            self.pools.readings(exercise, visit, measured),
+            self.device,
+        )
         t_measured = time.monotonic()
         evaluation = evaluate(exercise, run, self.pools.name_memory_mistake)
         t_end = time.monotonic()
-        timings = {"build_cases": t_built - t0, "learner_jail": visit.jail_seconds,
-                   "memory_cases": t_measured - t_built - visit.jail_seconds, "checks": t_end - t_measured,
-                   "diagnosis": evaluation.diagnosis_seconds, "total": t_end - t0}
+        timings = {
+            "build_cases": t_built - t0,
+            "learner_jail": visit.jail_seconds,
+            "memory_cases": t_measured - t_built - visit.jail_seconds,
+            "checks": t_end - t_measured,
+            "diagnosis": evaluation.diagnosis_seconds,
+            "total": t_end - t0,
+        }
         if evaluation.diagnosis_skipped is not None:
             timings["diagnosis_skipped"] = 1.0  # the check messages say so too
         return _graded(exercise, source, visit, run, evaluation, measured, timings)
@@ -101,11 +119,22 @@ class Judge:
         reports = []
         for i, cases in enumerate(per_seed):
             ids = [c.id for c in cases if not c.memory]
-            run = Run({c.id: c for c in cases}, {k: got[f"s{i}-{k}"] for k in ids if f"s{i}-{k}" in got},
-                      {k: want[f"s{i}-{k}"] for k in ids}, memory, self.device)
+            run = Run(
+                {c.id: c for c in cases},
+                {k: got[f"s{i}-{k}"] for k in ids if f"s{i}-{k}" in got},
+                {k: want[f"s{i}-{k}"] for k in ids},
+                memory,
+                self.device,
+            )
             evaluation = evaluate(exercise, run, self.pools.name_memory_mistake)
-            timings = {"build_cases": 0.0, "learner_jail": visit.jail_seconds, "memory_cases": 0.0, "checks": 0.0,
-                       "diagnosis": evaluation.diagnosis_seconds, "total": time.monotonic() - t0}
+            timings = {
+                "build_cases": 0.0,
+                "learner_jail": visit.jail_seconds,
+                "memory_cases": 0.0,
+                "checks": 0.0,
+                "diagnosis": evaluation.diagnosis_seconds,
+                "total": time.monotonic() - t0,
+            }
             reports.append(_graded(exercise, source, visit, run, evaluation, measured, timings))
         return reports
 
@@ -113,9 +142,16 @@ class Judge:
 def _report(visit: Visit) -> GradeReport:
     """A report with what the jail measured of the regular visit."""
     job = visit.job
-    return GradeReport(verdict="graded", score=None, message="", stdout=cap(job.stdout, OUTPUT_CAP),
-                       stderr=cap(job.stderr, OUTPUT_CAP), peak_memory_bytes=job.peak_memory_bytes,
-                       cpu_seconds=job.cpu_seconds, line=job.line)
+    return GradeReport(
+        verdict="graded",
+        score=None,
+        message="",
+        stdout=cap(job.stdout, OUTPUT_CAP),
+        stderr=cap(job.stderr, OUTPUT_CAP),
+        peak_memory_bytes=job.peak_memory_bytes,
+        cpu_seconds=job.cpu_seconds,
+        line=job.line,
+    )
 
 
 def _failed(exercise: Exercise, source: str, visit: Visit, timings: dict[str, float], t0: float) -> GradeReport:
@@ -130,8 +166,15 @@ def _failed(exercise: Exercise, source: str, visit: Visit, timings: dict[str, fl
     return report
 
 
-def _graded(exercise: Exercise, source: str, visit: Visit, run: Run, evaluation: Evaluation, measured: list[Case],
-            timings: dict[str, float]) -> GradeReport:
+def _graded(
+    exercise: Exercise,
+    source: str,
+    visit: Visit,
+    run: Run,
+    evaluation: Evaluation,
+    measured: list[Case],
+    timings: dict[str, float],
+) -> GradeReport:
     """The report of a graded run: checks, score, diagnosis, and speed from a verified measured run."""
     report = _report(visit)
     if measured:
@@ -146,14 +189,19 @@ def _graded(exercise: Exercise, source: str, visit: Visit, run: Run, evaluation:
     report.checks, report.diagnosis = evaluation.checks, evaluation.diagnosis
     report.score, report.message = evaluation.score, evaluation.message
     report.board_score = evaluation.board_score
-    report.timings = {"build_cases": timings["build_cases"], **{f"jail_{k}": v for k, v in visit.job.timings.items()},
-                      **timings}
+    report.timings = {
+        "build_cases": timings["build_cases"],
+        **{f"jail_{k}": v for k, v in visit.job.timings.items()},
+        **timings,
+    }
     feedback.attach(report, source, run.got, exercise.function_name)
     return report
 
 
 def _message_for(job: JobResult, exercise: Exercise) -> str:
     if job.status == JobStatus.MISSING_FUNCTION:
-        return (f"Your file does not define a function named {exercise.function_name}() "
-                f"({job.message}). Check the name and the signature against the exercise.")
+        return (
+            f"Your file does not define a function named {exercise.function_name}() "
+            f"({job.message}). Check the name and the signature against the exercise."
+        )
     return job.message

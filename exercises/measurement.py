@@ -45,7 +45,7 @@ Digests = dict[str, list[float]]
 
 
 def compare_digests(got: Digests, want: Digests) -> str:
-    """"" when every digest the reference produced came back and agrees; else what differs.
+    """ "" when every digest the reference produced came back and agrees; else what differs.
 
     Names are the harness's (``c<id>.out``, ``c<id>.grad.<arg>``): the same for both sides.
     """
@@ -163,15 +163,18 @@ class Pools:
             digests_pending.cancel()
         return Visit(job, mine, want, digests, t_jail - t_start, time.monotonic() - t_jail)
 
-    def _memory_request(self, exercise: Exercise, source: str, case: Case) -> tuple[JobRequest, dict[str, torch.Tensor]]:
+    def _memory_request(
+        self, exercise: Exercise, source: str, case: Case
+    ) -> tuple[JobRequest, dict[str, torch.Tensor]]:
         """A visit of its own for one measured case: warm-up call first, then the case."""
         tensors: dict[str, torch.Tensor] = {}
         calls = [to_call(case, tensors, self.device)]
         warmup = [to_call(case.warmup, tensors, self.device)] if case.warmup else []
         return JobRequest(source=source, function=exercise.function_name, calls=calls, warmup_calls=warmup), tensors
 
-    def _measure_learner(self, run: Callable[..., JobResult], exercise: Exercise, source: str,
-                         cases: list[Case]) -> dict[str, JobResult]:
+    def _measure_learner(
+        self, run: Callable[..., JobResult], exercise: Exercise, source: str, cases: list[Case]
+    ) -> dict[str, JobResult]:
         """The learner's measured cases, each in a child of its own, through ``run``."""
         return {case.id: run(*self._memory_request(exercise, source, case)) for case in cases}
 
@@ -202,13 +205,19 @@ class Pools:
             reading = MemoryReading(
                 learner_bytes=mine.peak_memory_bytes if mine.status == JobStatus.OK else None,
                 reference_bytes=ref.peak_memory_bytes if ref.status == JobStatus.OK else None,
-                source=mine.memory_source, learner_status=mine.status.value, learner_message=mine.message)
+                source=mine.memory_source,
+                learner_status=mine.status.value,
+                learner_message=mine.message,
+            )
             call = mine.call(case.id)
             if mine.status == JobStatus.OK and (call is None or call.error is not None):
                 # A call that raised allocates little: its peak says nothing about the solution.
                 reading.learner_bytes = None
-                reading.learner_message = (f"your function raised {call.error.type}: {cap(call.error.message, _ERROR_QUOTE)}"
-                                           if call and call.error else "no result came back")
+                reading.learner_message = (
+                    f"your function raised {call.error.type}: {cap(call.error.message, _ERROR_QUOTE)}"
+                    if call and call.error
+                    else "no result came back"
+                )
             elif mine.status == JobStatus.OK and call is not None:
                 reading.mismatch = compare_digests(call.digests, visit.digests.get(case.id, {}))
                 reading.verified = not reading.mismatch
@@ -231,8 +240,9 @@ class Pools:
                 if case.memory and case.id in run.memory:
                     mine = run.memory[case.id]
                     measured = self.measure_trusted(exercise, case, m.key, m.source(exercise.function_name))
-                    readings[case.id] = MemoryReading(measured.peak_memory_bytes, mine.reference_bytes, mine.source,
-                                                      measured.status.value)
+                    readings[case.id] = MemoryReading(
+                        measured.peak_memory_bytes, mine.reference_bytes, mine.source, measured.status.value
+                    )
             learner = [r.learner_bytes for r in run.memory.values() if r.learner_bytes]
             theirs = [r.learner_bytes for r in readings.values() if r.learner_bytes]
             if not learner or not theirs or evaluate_check(chk, run.with_outcomes(run.got, readings))[0]:
@@ -243,4 +253,3 @@ class Pools:
             if distance < min(math.log(4), to_reference) and (best is None or distance < best[0]):
                 best = (distance, m)
         return best[1] if best else None
-

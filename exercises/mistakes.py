@@ -105,8 +105,15 @@ def fault(id: str, title: str, *, fix: str, explains: Iterable[str], site: str =
     """Declare a switch ``id`` of the exercise's faulty reference (bound to it by :func:`fault_mutants`)."""
     if signature and signature not in SIGNATURES:
         raise ValueError(f"unknown signature {signature!r} (one of {SIGNATURES})")
-    return Mistake(id=id, title=title, fix=fix, explains=tuple(explains), site=site or id, kind=MistakeKind.SWITCH,
-                   signature=signature)
+    return Mistake(
+        id=id,
+        title=title,
+        fix=fix,
+        explains=tuple(explains),
+        site=site or id,
+        kind=MistakeKind.SWITCH,
+        signature=signature,
+    )
 
 
 def fault_mutants(faulty: Callable[..., Any], faults: list[Mistake]) -> list[Mistake]:
@@ -117,8 +124,9 @@ def fault_mutants(faulty: Callable[..., Any], faults: list[Mistake]) -> list[Mis
     return [dataclasses.replace(f, fn=with_faults(faulty, [f.key]), faulty=faulty) for f in faults]
 
 
-def mutant(title: str, *, memory: bool = False, fix: str = "",
-           explains: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Mistake]:
+def mutant(
+    title: str, *, memory: bool = False, fix: str = "", explains: tuple[str, ...] = ()
+) -> Callable[[Callable[..., Any]], Mistake]:
     """Declare a hand-written known-wrong solution; ``title`` is what feedback will name.
 
     Its id is the function's name, hyphenated. ``memory=True`` marks a solution whose values
@@ -128,8 +136,15 @@ def mutant(title: str, *, memory: bool = False, fix: str = "",
 
     def wrap(fn: Callable[..., Any]) -> Mistake:
         key = fn.__name__.replace("_", "-")
-        return Mistake(id=key, title=title, fix=fix, explains=tuple(explains), site=key,
-                       kind=MistakeKind.MEMORY if memory else MistakeKind.FUNCTION, fn=fn)
+        return Mistake(
+            id=key,
+            title=title,
+            fix=fix,
+            explains=tuple(explains),
+            site=key,
+            kind=MistakeKind.MEMORY if memory else MistakeKind.FUNCTION,
+            fn=fn,
+        )
 
     return wrap
 
@@ -148,8 +163,10 @@ def faulty_source(faulty: Callable[..., Any], faults: Iterable[str], function_na
     header = ", ".join(str(p) for p in params)
     call = ", ".join(f"{p.name}={p.name}" if p.kind is p.KEYWORD_ONLY else p.name for p in params)
     switches = sorted(set(faults))
-    return (f"{text}\n\ndef {function_name}({header}):\n"
-            f"    return {faulty.__name__}({call}, faults=frozenset({switches!r}))\n")
+    return (
+        f"{text}\n\ndef {function_name}({header}):\n"
+        f"    return {faulty.__name__}({call}, faults=frozenset({switches!r}))\n"
+    )
 
 
 _IMPORTS = "import math\nimport torch\nimport torch.nn.functional as F\n\n"

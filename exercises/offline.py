@@ -52,8 +52,14 @@ def regular_cases(exercise: Exercise, seed: int) -> list[Case]:
     return [c for c in exercise.build_cases(CaseGen(seed)) if not c.memory]
 
 
-def grade_offline(exercise: Exercise, fn: Callable[..., Any], seed: int, *, cases: list[Case] | None = None,
-                  want: dict[str, Outcome] | None = None) -> OfflineRun:
+def grade_offline(
+    exercise: Exercise,
+    fn: Callable[..., Any],
+    seed: int,
+    *,
+    cases: list[Case] | None = None,
+    want: dict[str, Outcome] | None = None,
+) -> OfflineRun:
     """Run ``fn`` and the reference on the regular cases of ``seed``; evaluate every non-memory check."""
     single_threaded()
     cases = regular_cases(exercise, seed) if cases is None else cases

@@ -39,9 +39,17 @@ def to_call(case: Case, tensors: dict[str, torch.Tensor], device: str) -> Call:
             tensors[weights] = case.weights
         backward = Backward(output=list(case.backward), weights=weights)
     probes = [Backward(output=list(path), seeded_weights=case.digest_seed()) for path in case.probes]
-    return Call(id=case.id, args=args, kwargs=kwargs, backward=backward, return_inputs=case.return_inputs,
-                device=device, keep_outputs=not case.memory,
-                digest_seed=case.digest_seed() if case.memory else None, probes=probes)
+    return Call(
+        id=case.id,
+        args=args,
+        kwargs=kwargs,
+        backward=backward,
+        return_inputs=case.return_inputs,
+        device=device,
+        keep_outputs=not case.memory,
+        digest_seed=case.digest_seed() if case.memory else None,
+        probes=probes,
+    )
 
 
 class Opaque:
@@ -95,11 +103,23 @@ def outcomes_from(records: list[Any], tensors: dict[str, torch.Tensor]) -> dict[
         after = {k: tensors[v] for k, v in (rec.get("inputs_after") or {}).items() if v in tensors}
         probes = rec.get("probes")
         if probes is not None:
-            probes = [{"requires_grad": p["requires_grad"],
-                       "grads": {k: (tensors.get(v) if v else None) for k, v in p["grads"].items()}} for p in probes]
-        result[str(rec["id"])] = Outcome(output=output, meta=meta, error=err, grads=grads, inputs_after=after,
-                                         seconds=rec.get("seconds"), probes=probes,
-                                         digests=dict(rec.get("digests") or {}))
+            probes = [
+                {
+                    "requires_grad": p["requires_grad"],
+                    "grads": {k: (tensors.get(v) if v else None) for k, v in p["grads"].items()},
+                }
+                for p in probes
+            ]
+        result[str(rec["id"])] = Outcome(
+            output=output,
+            meta=meta,
+            error=err,
+            grads=grads,
+            inputs_after=after,
+            seconds=rec.get("seconds"),
+            probes=probes,
+            digests=dict(rec.get("digests") or {}),
+        )
     return result
 
 

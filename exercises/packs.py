@@ -139,10 +139,15 @@ def load_exercise(pack: Pack, folder: Path) -> Exercise:
 
     package = f"{pack.package}.{folder.name}"
     try:
-        spec, checks, mutants, reference = (importlib.import_module(f"{package}.{role}")
-                                            for role in ("spec", "checks", "mutants", "reference"))
+        spec, checks, mutants, reference = (
+            importlib.import_module(f"{package}.{role}") for role in ("spec", "checks", "mutants", "reference")
+        )
         exercise = Exercise.from_modules(
-            str(folder), spec, checks, mutants, reference,
+            str(folder),
+            spec,
+            checks,
+            mutants,
+            reference,
             starter=(folder / "starter.py").read_text(encoding="utf-8"),
             reference_source=(folder / "reference.py").read_text(encoding="utf-8"),
         )
@@ -164,7 +169,8 @@ def load_catalogue(packs: list[Pack]) -> dict[str, Exercise]:
             if first is not None:
                 raise PackError(
                     f"exercise slug {exercise.slug!r} is defined twice: {first.folder} (pack {first.pack}) and "
-                    f"{exercise.folder} (pack {exercise.pack}); rename one of them")
+                    f"{exercise.folder} (pack {exercise.pack}); rename one of them"
+                )
             found[exercise.slug] = exercise
     return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
 

@@ -108,5 +108,6 @@ def shorten_repeated_tracebacks(outcomes: Iterable[CheckOutcome], tracebacks: se
             if tb in outcome.message:
                 if tb in shown:
                     outcome.message = outcome.message.replace("\n" + tb, " (traceback as above)").replace(
-                        tb, "(traceback as above)")
+                        tb, "(traceback as above)"
+                    )
                 shown.add(tb)

@@ -27,8 +27,10 @@ class ScaffoldError(ValueError):
 def names(slug: str) -> tuple[str, str]:
     """The exercise folder's name and the learner's function name for ``slug``."""
     if len(slug) > MAX_SLUG or not SLUG.match(slug):
-        raise ScaffoldError(f"slug {slug!r} must be lower-case words joined by hyphens (e.g. rloo-advantages), "
-                            f"at most {MAX_SLUG} characters")
+        raise ScaffoldError(
+            f"slug {slug!r} must be lower-case words joined by hyphens (e.g. rloo-advantages), "
+            f"at most {MAX_SLUG} characters"
+        )
     folder = slug.replace("-", "_")
     if keyword.iskeyword(folder):
         raise ScaffoldError(f"slug {slug!r} is a Python keyword")
@@ -42,8 +44,13 @@ def new_exercise(slug: str, pack: Path) -> Path:
     if folder.exists():
         raise ScaffoldError(f"{folder} exists already; pick another slug or remove it")
     title = slug.replace("-", " ").capitalize()
-    fields = {"slug": slug, "title": title, "function": function, "faulty": f"faulty_{folder_name}",
-              "tolerance": tolerance_statement()}
+    fields = {
+        "slug": slug,
+        "title": title,
+        "function": function,
+        "faulty": f"faulty_{folder_name}",
+        "tolerance": tolerance_statement(),
+    }
     folder.mkdir(parents=True)
     for name, template in _FILES.items():
         text = template

@@ -62,9 +62,17 @@ def evaluate(exercise: Exercise, run: Run, name_memory_mistake: MemoryNaming) ->
     seen: dict[str, Evidence] = {}
     for chk in exercise.checks:
         passed, message, seen[chk.id] = evaluate_check(chk, run)
-        outcomes.append(CheckOutcome(name=chk.name, weight=chk.weight, passed=passed, message=message,
-                                     hidden=chk.hidden, check_id=exercise.check_id(chk),
-                                     self_reported=chk.self_reported))
+        outcomes.append(
+            CheckOutcome(
+                name=chk.name,
+                weight=chk.weight,
+                passed=passed,
+                message=message,
+                hidden=chk.hidden,
+                check_id=exercise.check_id(chk),
+                self_reported=chk.self_reported,
+            )
+        )
         if not passed and chk.needs_memory:
             found = name_memory_mistake(exercise, chk, run)
             if found is not None:
@@ -119,22 +127,31 @@ def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagn
         elif named:
             outcome.misconception, outcome.mistake_id = named[0].title, named[0].id
             titles = "; ".join(m.title for m in named)
-            outcome.message += (f" This matches a known mistake: {titles}" if len(named) == 1
-                                else f" This matches known mistakes together: {titles}")
+            outcome.message += (
+                f" This matches a known mistake: {titles}"
+                if len(named) == 1
+                else f" This matches known mistakes together: {titles}"
+            )
         elif chk.id in diag.unexplained:
             outcome.message += " No known mistake explains this failure: compare what was expected with what came back."
 
 
 def diagnosis_entries(exercise: Exercise, diag: Diagnosis) -> list[dict[str, Any]]:
     """The report's ``diagnosis``: each mistake once, with the checks it explains and its fix."""
-    entries = [{"misconception": f.mistake.id, "title": f.mistake.title, "fix": f.mistake.fix, "checks": f.checks}
-               for f in diag.findings(exercise.checks)]
+    entries = [
+        {"misconception": f.mistake.id, "title": f.mistake.title, "fix": f.mistake.fix, "checks": f.checks}
+        for f in diag.findings(exercise.checks)
+    ]
     if diag.unexplained:
         names = [c.name for c in exercise.checks if c.id in diag.unexplained]
-        entries.append({"misconception": f"{exercise.slug}/unexplained",
-                        "title": "No known mistake explains these failures",
-                        "fix": "Compare what was expected with what came back in these checks' messages.",
-                        "checks": names})
+        entries.append(
+            {
+                "misconception": f"{exercise.slug}/unexplained",
+                "title": "No known mistake explains these failures",
+                "fix": "Compare what was expected with what came back in these checks' messages.",
+                "checks": names,
+            }
+        )
     return entries
 
 
@@ -152,5 +169,7 @@ def withhold_contract_points(checks: list[Check], outcomes: list[CheckOutcome]) 
     for chk, outcome in zip(checks, outcomes):
         if outcome.passed and chk.id not in counted:
             outcome.passed = False
-            outcome.message = (f"Not counted yet: this contract detail earns its points only once the values "
-                               f"on ordinary inputs are right (failed: {'; '.join(core)}).")
+            outcome.message = (
+                f"Not counted yet: this contract detail earns its points only once the values "
+                f"on ordinary inputs are right (failed: {'; '.join(core)})."
+            )

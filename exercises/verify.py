@@ -51,8 +51,10 @@ def _exp(x: float) -> str:
 def tolerance_statement() -> str:
     """The sentence every starter of a floating-point exercise states (EXERCISES.md, "exact")."""
     (r64, a64), (r32, a32), (rbf, abf) = (TOLERANCES[d] for d in (torch.float64, torch.float32, torch.bfloat16))
-    return (f"float64 within {_exp(r64)} relative (+{_exp(a64)} absolute), float32 within {_exp(r32)} relative + "
-            f"{_exp(a32)} absolute, bfloat16 within {_exp(rbf)} relative + {_exp(abf)} absolute")
+    return (
+        f"float64 within {_exp(r64)} relative (+{_exp(a64)} absolute), float32 within {_exp(r32)} relative + "
+        f"{_exp(a32)} absolute, bfloat16 within {_exp(rbf)} relative + {_exp(abf)} absolute"
+    )
 
 
 @dataclass
@@ -85,9 +87,11 @@ class Criterion:
     @property
     def problems(self) -> list[str]:
         """Each problem once, its seeds filled in, the first MAX_PROBLEMS of them."""
-        return [text.replace("{seeds}", _seeds(seeds, self.tried))
-                + (f" (seed {seeds[0]}: {self.notes[text]})" if text in self.notes else "")
-                for text, seeds in list(self.found.items())[:MAX_PROBLEMS]]
+        return [
+            text.replace("{seeds}", _seeds(seeds, self.tried))
+            + (f" (seed {seeds[0]}: {self.notes[text]})" if text in self.notes else "")
+            for text, seeds in list(self.found.items())[:MAX_PROBLEMS]
+        ]
 
 
 def _seeds(seeds: list[int], tried: int) -> str:
@@ -115,8 +119,7 @@ class Verification:
 
     def summary(self) -> dict[str, Any]:
         """What is stored with the result (bounded: MAX_PROBLEMS per criterion)."""
-        return {"criteria": [{"name": c.name, "ok": c.ok, "problems": c.problems}
-                             for c in self.criteria]}
+        return {"criteria": [{"name": c.name, "ok": c.ok, "problems": c.problems} for c in self.criteria]}
 
 
 def verify_exercise(judge: Judge, exercise: Exercise, seeds: Iterable[int] = SEEDS) -> Verification:
@@ -183,7 +186,7 @@ def _announces(exercise: Exercise, c: Criterion) -> None:
     if "# YOUR CODE" not in exercise.starter:
         c.add("the starter has no '# YOUR CODE' block")
     if '__name__ == "__main__"' not in exercise.starter:
-        c.add("the starter has no self-tests (an `if __name__ == \"__main__\":` block)")
+        c.add('the starter has no self-tests (an `if __name__ == "__main__":` block)')
 
 
 _POINTS = re.compile(r"\[\d+(?:\.\d+)?\*?\]")
@@ -192,8 +195,11 @@ _POINTS = re.compile(r"\[\d+(?:\.\d+)?\*?\]")
 def _floating(exercise: Exercise) -> bool:
     """Whether the exercise's cases pass floating tensors (its starter must state the tolerance)."""
     cases = exercise.build_cases(CaseGen(SEEDS[0]))
-    return any(isinstance(a, torch.Tensor) and a.is_floating_point()
-               for case in cases for a in [*case.args, *case.kwargs.values()])
+    return any(
+        isinstance(a, torch.Tensor) and a.is_floating_point()
+        for case in cases
+        for a in [*case.args, *case.kwargs.values()]
+    )
 
 
 def _statements(tree: ast.AST) -> list[ast.stmt]:
@@ -213,9 +219,11 @@ def _leak(exercise: Exercise, c: Criterion) -> None:
     held = {ast.dump(s) for s in _statements(starter)}
     leaked = [s for s in body if ast.dump(s) in held]
     if body and 2 * len(leaked) >= len(body):
-        c.add(f"the starter holds {len(leaked)} of the {len(body)} statements of the reference's "
-              f"{exercise.function_name}() (first: line {leaked[0].lineno} of reference.py: "
-              f"{ast.unparse(leaked[0]).splitlines()[0][:80]!r}): learners would receive the answer")
+        c.add(
+            f"the starter holds {len(leaked)} of the {len(body)} statements of the reference's "
+            f"{exercise.function_name}() (first: line {leaked[0].lineno} of reference.py: "
+            f"{ast.unparse(leaked[0]).splitlines()[0][:80]!r}): learners would receive the answer"
+        )
 
 
 _STATIC: list[tuple[str, Callable[[Exercise, Criterion], None]]] = [
@@ -230,8 +238,13 @@ _STATIC: list[tuple[str, Callable[[Exercise, Criterion], None]]] = [
 
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
-                and a.shape == b.shape and bool(torch.equal(a, b)))
+        return (
+            isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and bool(torch.equal(a, b))
+        )
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
@@ -252,8 +265,11 @@ def _check_determinism(exercise: Exercise, seed: int, c: Criterion) -> None:
         return
     for a, b in zip(first, second):
         if not _same(_case_fields(a), _case_fields(b)):
-            c.add(f"case {a.id} ({a.about or 'no description'}) differs between two builds of {{seeds}}: draw "
-                  "inputs from the CaseGen (gen.randn, gen.randint...), never from torch's global generator", seed)
+            c.add(
+                f"case {a.id} ({a.about or 'no description'}) differs between two builds of {{seeds}}: draw "
+                "inputs from the CaseGen (gen.randn, gen.randint...), never from torch's global generator",
+                seed,
+            )
             return
 
 
@@ -263,8 +279,11 @@ def _check_determinism(exercise: Exercise, seed: int, c: Criterion) -> None:
 def _failed_checks(report: GradeReport) -> list[str]:
     """Ids (without the slug) of the checks that really failed: not those whose points are only
     withheld (scoring.withhold_contract_points) because a core check failed."""
-    return [ch.check_id.rsplit("/", 1)[-1] for ch in report.checks
-            if ch.check_id and not ch.passed and not ch.message.startswith(_WITHHELD)]
+    return [
+        ch.check_id.rsplit("/", 1)[-1]
+        for ch in report.checks
+        if ch.check_id and not ch.passed and not ch.message.startswith(_WITHHELD)
+    ]
 
 
 def _first_message(report: GradeReport) -> str:
@@ -280,24 +299,29 @@ def _reference_on_every_seed(judge: Judge, exercise: Exercise, seeds: tuple[int,
         if report.verdict != "graded":
             c.add(f"the reference ends as {report.verdict} on {{seeds}}", seed, _first_message(report))
         elif report.score != 100:
-            c.add(f"the reference fails its own checks {', '.join(_failed_checks(report))} on {{seeds}}", seed,
-                  _first_message(report))
+            c.add(
+                f"the reference fails its own checks {', '.join(_failed_checks(report))} on {{seeds}}",
+                seed,
+                _first_message(report),
+            )
     return c
 
 
 def stub_source(exercise: Exercise) -> str:
     """The reference's validation and output structure, with zeros for every tensor it returns."""
-    return (f"import torch\n{exercise.reference_source}\n\n_real = {exercise.function_name}\n\n\n"
-            "def _zeros(v):\n"
-            "    if isinstance(v, torch.Tensor):\n"
-            "        return torch.zeros_like(v)\n"
-            "    if isinstance(v, (tuple, list)):\n"
-            "        return type(v)(_zeros(x) for x in v)\n"
-            "    if isinstance(v, dict):\n"
-            "        return {k: 0 for k in v}\n"
-            "    return v\n\n\n"
-            f"def {exercise.function_name}(*args, **kwargs):\n"
-            "    return _zeros(_real(*args, **kwargs))\n")
+    return (
+        f"import torch\n{exercise.reference_source}\n\n_real = {exercise.function_name}\n\n\n"
+        "def _zeros(v):\n"
+        "    if isinstance(v, torch.Tensor):\n"
+        "        return torch.zeros_like(v)\n"
+        "    if isinstance(v, (tuple, list)):\n"
+        "        return type(v)(_zeros(x) for x in v)\n"
+        "    if isinstance(v, dict):\n"
+        "        return {k: 0 for k in v}\n"
+        "    return v\n\n\n"
+        f"def {exercise.function_name}(*args, **kwargs):\n"
+        "    return _zeros(_real(*args, **kwargs))\n"
+    )
 
 
 def _starter_and_stub(judge: Judge, exercise: Exercise, seed: int) -> Criterion:
@@ -308,15 +332,18 @@ def _starter_and_stub(judge: Judge, exercise: Exercise, seed: int) -> Criterion:
     stub = judge.grade(exercise.slug, stub_source(exercise), seed)
     if stub.verdict != "graded" or stub.score is None or stub.score > STUB_CEILING:
         passed = ", ".join(f"{ch.check_id} [{ch.weight:g}]" for ch in stub.checks if ch.passed)
-        c.add(f"a stub that validates its inputs and returns zeros scores {stub.score} ({stub.verdict}), more "
-              f"than {STUB_CEILING:g}; it passes {passed or 'no check'}: mark contract checks gated=True and "
-              "give value checks core=True")
+        c.add(
+            f"a stub that validates its inputs and returns zeros scores {stub.score} ({stub.verdict}), more "
+            f"than {STUB_CEILING:g}; it passes {passed or 'no check'}: mark contract checks gated=True and "
+            "give value checks core=True"
+        )
     return c
 
 
 def _faults_on_every_seed(judge: Judge, exercise: Exercise, seeds: tuple[int, ...]) -> Criterion:
-    c = Criterion(f"{len(exercise.mistakes)} fault(s): each caught on every seed, named on what it explains",
-                  tried=len(seeds))
+    c = Criterion(
+        f"{len(exercise.mistakes)} fault(s): each caught on every seed, named on what it explains", tried=len(seeds)
+    )
     if not exercise.mistakes:
         c.add("the exercise declares no fault (mutants.py: FAULTS with fault(...), MUTANTS = fault_mutants(...))")
     for mistake in exercise.mistakes:
@@ -340,5 +367,8 @@ def _fault_on_seed(judge: Judge, exercise: Exercise, mistake: Mistake, seed: int
     if stray:
         c.add(f"fault {mistake.key} fails {', '.join(stray)} on {{seeds}}, which its explains= does not list", seed)
     if not any(ch.mistake_id == mistake.id for ch in report.checks if not ch.passed):
-        c.add(f"fault {mistake.key} is caught on {{seeds}} ({', '.join(sorted(local))}) but no failed check names "
-              "it: its outcomes must fail a check its explains= lists", seed)
+        c.add(
+            f"fault {mistake.key} is caught on {{seeds}} ({', '.join(sorted(local))}) but no failed check names "
+            "it: its outcomes must fail a check its explains= lists",
+            seed,
+        )

@@ -41,8 +41,16 @@ _SHARED_CONTENT = ("compare.py", "common.py")
 
 #: The judge, harness and jail: every module of ``sandbox/`` and these of ``exercises/``.
 _GRADER_MODULES = (
-    "judge.py", "measurement.py", "scoring.py", "evidence.py", "framework.py", "outcomes.py",
-    "diagnosis.py", "report.py", "mistakes.py", "feedback.py",
+    "judge.py",
+    "measurement.py",
+    "scoring.py",
+    "evidence.py",
+    "framework.py",
+    "outcomes.py",
+    "diagnosis.py",
+    "report.py",
+    "mistakes.py",
+    "feedback.py",
 )
 
 

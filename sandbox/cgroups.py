@@ -60,8 +60,11 @@ def _detect() -> _Layout | None:
         mem = _writable_parent(_ROOT / "memory", _own_path("memory"))
         if mem is not None:
             pids = _writable_parent(_ROOT / "pids", _own_path("pids")) if (_ROOT / "pids").is_dir() else None
-            cpu = (_writable_parent(_ROOT / "cpuacct", _own_path("cpuacct"))
-                   if (_ROOT / "cpuacct" / "cpuacct.usage").exists() else None)
+            cpu = (
+                _writable_parent(_ROOT / "cpuacct", _own_path("cpuacct"))
+                if (_ROOT / "cpuacct" / "cpuacct.usage").exists()
+                else None
+            )
             return _Layout(1, mem, pids, cpu)
     if (_ROOT / "cgroup.controllers").exists():
         parent = _writable_parent(_ROOT, _own_path(None))

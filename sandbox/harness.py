@@ -158,7 +158,10 @@ class _Outputs:
         if kind is int:
             return {"type": "int", "value": value if abs(value) < 2**63 else str(value)}
         if kind is float:
-            return {"type": "float", "value": value if value == value and abs(value) != float("inf") else float.__repr__(value)}
+            return {
+                "type": "float",
+                "value": value if value == value and abs(value) != float("inf") else float.__repr__(value),
+            }
         if kind is str:
             return {"type": "str", "value": _short(value, 200)}
         if depth < _MAX_DEPTH and kind is list:
@@ -171,7 +174,8 @@ class _Outputs:
             entries: dict[str, Any] = {}
             for i, (k, v) in enumerate(list(value.items())[:_MAX_ITEMS]):
                 entries[_short(str(k) if type(k) is str else repr(type(k).__qualname__), 100)] = self.describe(
-                    v, f"{prefix}.k{i}", depth + 1)
+                    v, f"{prefix}.k{i}", depth + 1
+                )
             return {"type": "dict", "items": entries, "length": len(value)}
         return {"type": "object", "class": _short(str(type.__getattribute__(kind, "__qualname__")), 100)}
 
@@ -187,8 +191,10 @@ def _graph_changed(watched: list[tuple[torch.Tensor, tuple[bool, bool, bool, int
     return any(graph_state(t) != state for t, state in watched)
 
 
-_GRAPH_CHANGED = ("The returned tensor's graph changed while the grader read it (requires_grad, grad_fn or its "
-                  "version counter): a hook or an in-place edit ran after your function returned.")
+_GRAPH_CHANGED = (
+    "The returned tensor's graph changed while the grader read it (requires_grad, grad_fn or its "
+    "version counter): a hook or an in-place edit ran after your function returned."
+)
 
 
 def _reraise_out_of_memory(exc: BaseException) -> None:
@@ -291,8 +297,13 @@ def _clear_modes() -> None:
     _SET_GRAD_ENABLED(True)
 
 
-def _gradients(value: Any, backward: Backward, inputs: dict[str, torch.Tensor],
-               leaves: list[tuple[str, torch.Tensor]], keep_graph: bool) -> dict[str, torch.Tensor | None]:
+def _gradients(
+    value: Any,
+    backward: Backward,
+    inputs: dict[str, torch.Tensor],
+    leaves: list[tuple[str, torch.Tensor]],
+    keep_graph: bool,
+) -> dict[str, torch.Tensor | None]:
     """Gradients reaching ``leaves`` from the output at ``backward.output``, from the autograd
     engine itself. An output that is not on a graph (detached) gives no gradient at all."""
     target = _pick(value, backward.output)
@@ -302,15 +313,17 @@ def _gradients(value: Any, backward: Backward, inputs: dict[str, torch.Tensor],
         weights = _TO(inputs[backward.weights], _DEVICE(target), _DTYPE(target))
         target = _SUM(_MUL(target, weights))
     elif backward.seeded_weights is not None:
-        weights = _TO(_RESHAPE(_weights(0, _NUMEL(target), backward.seeded_weights), _SHAPE(target)),
-                      _DEVICE(target), _DTYPE(target))
+        weights = _TO(
+            _RESHAPE(_weights(0, _NUMEL(target), backward.seeded_weights), _SHAPE(target)),
+            _DEVICE(target),
+            _DTYPE(target),
+        )
         target = _SUM(_MUL(target, weights))
     elif _NUMEL(target) != 1:
         raise RuntimeError("grad can be implicitly created only for scalar outputs")
     if not _REQUIRES_GRAD(target) or not leaves:
         return {key: None for key, _ in leaves}
-    grads = _RUN_BACKWARD((target,), (_ONES_LIKE(target),), keep_graph, False,
-                          tuple(t for _, t in leaves), True, False)
+    grads = _RUN_BACKWARD((target,), (_ONES_LIKE(target),), keep_graph, False, tuple(t for _, t in leaves), True, False)
     return {key: g for (key, _), g in zip(leaves, grads)}
 
 
@@ -339,8 +352,9 @@ def _build_arg(arg: Arg, inputs: dict[str, torch.Tensor], device: str) -> Any:
     return t
 
 
-def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Outputs, filename: str,
-              record: bool) -> dict[str, Any]:
+def _run_call(
+    fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Outputs, filename: str, record: bool
+) -> dict[str, Any]:
     args = [_build_arg(a, inputs, call.device) for a in call.args]
     kwargs = {k: _build_arg(a, inputs, call.device) for k, a in call.kwargs.items()}
     named = [(str(i), a, v) for i, (a, v) in enumerate(zip(call.args, args))]
@@ -378,8 +392,9 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
     if call.backward is not None:
         try:
             grads = _gradients(value, call.backward, inputs, leaves, keep_graph=bool(call.probes))
-            result["grads"] = {key: (out.add(f"{prefix}.grad.{key}", g) if g is not None else None)
-                               for key, g in grads.items()}
+            result["grads"] = {
+                key: (out.add(f"{prefix}.grad.{key}", g) if g is not None else None) for key, g in grads.items()
+            }
         except BaseException as exc:
             _reraise_out_of_memory(exc)
             result["error"] = _error(exc, filename, "backward")
@@ -398,9 +413,15 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
                 break
             # Both answers: whether the output is on a graph at all (read by the C getter of an
             # exact torch.Tensor: hooks cannot change it), and what reaches the inputs.
-            probes.append({"requires_grad": on_graph,
-                           "grads": {key: (out.add(f"{prefix}.probe{i}.{key}", g) if g is not None else None)
-                                     for key, g in grads.items()}})
+            probes.append(
+                {
+                    "requires_grad": on_graph,
+                    "grads": {
+                        key: (out.add(f"{prefix}.probe{i}.{key}", g) if g is not None else None)
+                        for key, g in grads.items()
+                    },
+                }
+            )
         else:
             result["probes"] = probes
     if on_gpu:  # forward and backward, above what the inputs already held
@@ -413,8 +434,13 @@ def _run_call(fn: Any, call: Call, inputs: dict[str, torch.Tensor], out: _Output
     # Read again just before the record is written: backward passes and probes ran the learner's
     # hooks, which could have changed what was described (detached it, edited it in place).
     if _graph_changed(out.watched[first_watched:]) and "error" not in result:
-        result["error"] = {"type": "RuntimeError", "classes": ["RuntimeError", "Exception", "BaseException", "object"],
-                           "message": _GRAPH_CHANGED, "traceback": "", "phase": "call"}
+        result["error"] = {
+            "type": "RuntimeError",
+            "classes": ["RuntimeError", "Exception", "BaseException", "object"],
+            "message": _GRAPH_CHANGED,
+            "traceback": "",
+            "phase": "call",
+        }
     return result
 
 
@@ -437,13 +463,21 @@ def _compile(source: str, filename: str) -> tuple[Any, dict[str, Any] | None]:
     try:
         return compile(source, filename, "exec", dont_inherit=True), None
     except SyntaxError as exc:
-        return None, {"message": _short(str(exc.msg)), "line": exc.lineno, "col": exc.offset,
-                      "text": _short((exc.text or "").rstrip(), 200)}
+        return None, {
+            "message": _short(str(exc.msg)),
+            "line": exc.lineno,
+            "col": exc.offset,
+            "text": _short((exc.text or "").rstrip(), 200),
+        }
     except ValueError as exc:
         return None, {"message": _short(str(exc)), "line": None, "text": ""}
     except (RecursionError, MemoryError):
-        return None, {"message": "the code is nested too deeply to compile (simplify the expression "
-                                 "or split it into several statements)", "line": None, "text": ""}
+        return None, {
+            "message": "the code is nested too deeply to compile (simplify the expression "
+            "or split it into several statements)",
+            "line": None,
+            "text": "",
+        }
 
 
 def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]) -> int:
@@ -479,8 +513,12 @@ def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]
     fn = module.__dict__.get(request.function)
     if not callable(fn):
         defined = sorted(k for k, v in module.__dict__.items() if isinstance(v, types.FunctionType))
-        return finish("missing_function", ExitCode.MISSING, defined=defined[:20],
-                      found_type=None if fn is None else type(fn).__name__)
+        return finish(
+            "missing_function",
+            ExitCode.MISSING,
+            defined=defined[:20],
+            found_type=None if fn is None else type(fn).__name__,
+        )
     calls, tensors = run_calls(fn, request.calls, inputs, filename, request.warmup_calls)
     _clear_modes()
     save(tensors, os.path.join(job_dir, "outputs.safetensors"))
@@ -505,8 +543,9 @@ def seal() -> None:
     sys.meta_path.insert(0, _Sealed())
 
 
-def execute_calls(fn: Any, calls: list[Call], inputs: dict[str, torch.Tensor], filename: str,
-                  warmup_calls: list[Call] | None = None) -> tuple[list[dict[str, Any]], dict[str, torch.Tensor]]:
+def execute_calls(
+    fn: Any, calls: list[Call], inputs: dict[str, torch.Tensor], filename: str, warmup_calls: list[Call] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, torch.Tensor]]:
     """Call ``fn`` once per :class:`Call`; return the per-call records and the tensors they name.
 
     The jail runs learner code through this; the judge runs its reference and mutants through

@@ -77,7 +77,7 @@ def _write_file(path: str, data: bytes) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 
@@ -122,8 +122,9 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict[str, Any],
                 break
         learner_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
         learner_signal = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-        os.write(status_fd, STATUS_RECORD.pack(learner_code, learner_signal, usage.ru_utime, usage.ru_stime,
-                                               usage.ru_maxrss))
+        os.write(
+            status_fd, STATUS_RECORD.pack(learner_code, learner_signal, usage.ru_utime, usage.ru_stime, usage.ru_maxrss)
+        )
         code = 0
     except BaseException:
         pass
@@ -281,8 +282,9 @@ def _run_job(header: dict[str, Any], blob: bytes, ctl_in: int, ctl_out: int, use
     parts: list[bytes] = []
     for name in RESULT_FILES:
         excerpt = name.endswith(".txt")
-        read = _read_result_file(os.path.join(JOB_DIR, name),
-                                 limits["captured_output_bytes"] if excerpt else limits["output_bytes"], excerpt)
+        read = _read_result_file(
+            os.path.join(JOB_DIR, name), limits["captured_output_bytes"] if excerpt else limits["output_bytes"], excerpt
+        )
         if read is None:
             continue
         data, size = read

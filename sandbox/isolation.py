@@ -68,8 +68,13 @@ def _write(path: str, text: str) -> None:
 
 
 def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    ret = _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
-                      ctypes.c_ulong(flags), data.encode() if data else None)
+    ret = _libc.mount(
+        source.encode(),
+        target.encode(),
+        fstype.encode() if fstype else None,
+        ctypes.c_ulong(flags),
+        data.encode() if data else None,
+    )
     _check(ret, f"mount {target}")
 
 

@@ -106,8 +106,7 @@ def python_boot(jailed: bool) -> list[str]:
     """The interpreter command that starts the jail host."""
     if jailed:
         boot = (
-            f"import sys; sys.path[:0] = [{JAIL_LIB!r}, {JAIL_SITE!r}]; "
-            "import sandbox.host as h; h.main(sys.argv[1:])"
+            f"import sys; sys.path[:0] = [{JAIL_LIB!r}, {JAIL_SITE!r}]; import sandbox.host as h; h.main(sys.argv[1:])"
         )
         return [os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", boot]
     root = str(_SANDBOX_DIR.parent)
@@ -122,16 +121,28 @@ def bwrap_command(gpu: bool = False) -> list[str]:
         "--unshare-all",
         # An unprivileged uid in the jail's own user namespace: each job's nested namespace maps
         # it again, and the kernel refuses to map uid 0 from a process without capabilities.
-        "--unshare-user", "--uid", str(JAIL_UID), "--gid", str(JAIL_UID),
+        "--unshare-user",
+        "--uid",
+        str(JAIL_UID),
+        "--gid",
+        str(JAIL_UID),
         "--as-pid-1",
         "--die-with-parent",
         "--new-session",
-        "--cap-drop", "ALL",
+        "--cap-drop",
+        "ALL",
         "--clearenv",
-        "--hostname", "jail",
-        "--setenv", "LANG", "C.UTF-8",
-        "--setenv", "OMP_NUM_THREADS", "1",
-        "--setenv", "MALLOC_MMAP_THRESHOLD_", "131072",
+        "--hostname",
+        "jail",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "OMP_NUM_THREADS",
+        "1",
+        "--setenv",
+        "MALLOC_MMAP_THRESHOLD_",
+        "131072",
     ]
     roots: list[str] = []
     for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):

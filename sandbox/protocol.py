@@ -231,11 +231,12 @@ def write_frame_fd(fd: int, header: dict[str, Any], blob: bytes = b"") -> None:
     stream survives its forks)."""
     view = memoryview(encode_frame(header, blob))
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
-def read_frame_fd(fd: int, deadline_read: ReadExactly, *, max_blob: int,
-                  max_json: int = MAX_JSON_BYTES) -> tuple[dict[str, Any], bytes]:
+def read_frame_fd(
+    fd: int, deadline_read: ReadExactly, *, max_blob: int, max_json: int = MAX_JSON_BYTES
+) -> tuple[dict[str, Any], bytes]:
     """Read one frame from a file descriptor with a reader that enforces a deadline.
 
     Both lengths are checked against their caps before anything is read, so a frame can never

@@ -124,8 +124,11 @@ def _job_processes(host_pid: int, report: dict[str, Any]) -> tuple[int, int]:
     managers = [p for p in _children(host_pid) if _ns_pids(p)[-1:] == [manager_ns]]
     if len(managers) != 1 or len(_ns_pids(managers[0])) != host_depth:
         raise HostFailure("the job manager the host reported is not its child")
-    children = [p for p in _children(managers[0])
-                if _ns_pids(p) and len(_ns_pids(p)) == host_depth + 1 and _ns_pids(p)[-2:] == [child_ns, 1]]
+    children = [
+        p
+        for p in _children(managers[0])
+        if _ns_pids(p) and len(_ns_pids(p)) == host_depth + 1 and _ns_pids(p)[-2:] == [child_ns, 1]
+    ]
     if len(children) != 1:
         raise HostFailure("the job's child is not pid 1 of a fresh pid namespace below its manager")
     return managers[0], children[0]
@@ -221,8 +224,11 @@ class JailHost:
             self.stop()
             raise HostFailure("the jail host sent an unexpected greeting")
         ready_pid = ready.get("pid")
-        self.outer_pid = (_find_descendant(self.proc.pid, ready_pid) if self.config.jailed else self.proc.pid) \
-            if type(ready_pid) is int else None
+        self.outer_pid = (
+            (_find_descendant(self.proc.pid, ready_pid) if self.config.jailed else self.proc.pid)
+            if type(ready_pid) is int
+            else None
+        )
         if self.outer_pid is None:
             self.stop()
             raise HostFailure("the jail host's process could not be found")
@@ -309,8 +315,9 @@ class JailHost:
                 except OSError:
                     pass
                 try:
-                    exited, files_blob = read_frame_fd(out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS),
-                                                       max_blob=max_blob)
+                    exited, files_blob = read_frame_fd(
+                        out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS), max_blob=max_blob
+                    )
                 except (TimeoutError, EOFError, ValueError):
                     raise HostFailure("the jail host did not report a killed child") from None
             except (EOFError, ValueError, OSError) as exc:

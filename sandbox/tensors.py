@@ -33,8 +33,7 @@ ALLOWED_DTYPES = frozenset(
 )
 _NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 #: safetensors' dtype names for :data:`ALLOWED_DTYPES`, with their sizes in bytes.
-_HEADER_DTYPES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8, "I8": 1, "I16": 2, "I32": 4, "I64": 8, "U8": 1,
-                  "BOOL": 1}
+_HEADER_DTYPES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8, "I8": 1, "I16": 2, "I32": 4, "I64": 8, "U8": 1, "BOOL": 1}
 #: Largest header accepted (a few hundred bytes per tensor: far above what 4096 tensors need).
 _MAX_HEADER_BYTES = 1 << 20
 _MAX_DIMS = 8
@@ -88,7 +87,7 @@ def _check_header(blob: bytes, max_tensors: int) -> None:
     if length > min(_MAX_HEADER_BYTES, len(blob) - 8):
         raise TensorBlobError(f"tensor header of {length} bytes is over the limit or past the data")
     try:
-        header = json.loads(blob[8:8 + length])
+        header = json.loads(blob[8 : 8 + length])
     except (ValueError, RecursionError):
         raise TensorBlobError("tensor header is not JSON") from None
     if not isinstance(header, dict):
@@ -103,10 +102,17 @@ def _check_header(blob: bytes, max_tensors: int) -> None:
         if not isinstance(entry, dict) or entry.get("dtype") not in _HEADER_DTYPES:
             raise TensorBlobError(f"tensor {name} has an unsupported dtype")
         shape, offsets = entry.get("shape"), entry.get("data_offsets")
-        if (not isinstance(shape, list) or len(shape) > _MAX_DIMS
-                or not all(type(d) is int and 0 <= d <= data for d in shape)):
+        if (
+            not isinstance(shape, list)
+            or len(shape) > _MAX_DIMS
+            or not all(type(d) is int and 0 <= d <= data for d in shape)
+        ):
             raise TensorBlobError(f"tensor {name} has a bad shape")
-        if (not isinstance(offsets, list) or len(offsets) != 2 or not all(type(o) is int for o in offsets)
-                or not 0 <= offsets[0] <= offsets[1] <= data
-                or offsets[1] - offsets[0] != math.prod(shape) * _HEADER_DTYPES[entry["dtype"]]):
+        if (
+            not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(type(o) is int for o in offsets)
+            or not 0 <= offsets[0] <= offsets[1] <= data
+            or offsets[1] - offsets[0] != math.prod(shape) * _HEADER_DTYPES[entry["dtype"]]
+        ):
             raise TensorBlobError(f"tensor {name} has bad byte offsets")

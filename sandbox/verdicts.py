@@ -95,8 +95,14 @@ def _split_files(exited: dict[str, Any], blob: bytes) -> dict[str, bytes]:
     return files
 
 
-def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed_for_time: bool,
-               oom: bool | None, call_ids: Sequence[str] | None = None) -> JobResult:
+def interpret(
+    exited: dict[str, Any],
+    blob: bytes,
+    limits: SandboxLimits,
+    killed_for_time: bool,
+    oom: bool | None,
+    call_ids: Sequence[str] | None = None,
+) -> JobResult:
     """Map how the child ended, and what it left, to a :class:`JobResult`.
 
     ``oom`` is the memory cgroup's word (None where there is no cgroup to ask). ``call_ids``
@@ -133,8 +139,10 @@ def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed
         # Stopped by the clock while pressing on its memory limit: near the limit the kernel
         # reclaims (and re-reads) pages over and over, so the run crawls instead of failing.
         res.status = JobStatus.MEMORY_LIMIT
-        res.message = (f"Your code reached the {limits.memory_bytes >> 20} MiB memory limit and slowed to a "
-                       f"crawl until the {limits.wall_seconds:g} s wall-clock limit stopped it.")
+        res.message = (
+            f"Your code reached the {limits.memory_bytes >> 20} MiB memory limit and slowed to a "
+            f"crawl until the {limits.wall_seconds:g} s wall-clock limit stopped it."
+        )
     elif killed_for_time:
         res.status = JobStatus.TIME_LIMIT
         res.message = f"Your code ran longer than the {limits.wall_seconds:g} s wall-clock limit and was stopped."
@@ -143,8 +151,10 @@ def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed
         res.message = f"Your code used more than the {limits.cpu_seconds:g} s CPU-time limit and was stopped."
     elif sig == signal.SIGXFSZ or over_output:
         res.status = JobStatus.OUTPUT_LIMIT
-        res.message = (f"Your code wrote more than the {limits.output_bytes >> 20} MiB output limit "
-                       "(printed output, files, or returned tensors) and was stopped.")
+        res.message = (
+            f"Your code wrote more than the {limits.output_bytes >> 20} MiB output limit "
+            "(printed output, files, or returned tensors) and was stopped."
+        )
     elif code == ExitCode.OUT_OF_MEMORY or (sig == signal.SIGKILL and oom):
         # Exit 21 (a MemoryError, also torch refusing an absurd allocation) is the child's word:
         # it can claim no more than a score of 0 that counts as an attempt.
@@ -159,14 +169,21 @@ def interpret(exited: dict[str, Any], blob: bytes, limits: SandboxLimits, killed
         if tmp_full and res.status in (JobStatus.CRASHED, JobStatus.RUNTIME_ERROR):
             # The harness could not write its results, or the learner's own write failed.
             res.status = JobStatus.OUTPUT_LIMIT
-            res.message = (f"Your code filled the sandbox's private temporary folder "
-                           f"({tmp_total >> 20} MiB) and could not finish. Write less to files, "
-                           f"or delete what you no longer need.")
+            res.message = (
+                f"Your code filled the sandbox's private temporary folder "
+                f"({tmp_total >> 20} MiB) and could not finish. Write less to files, "
+                f"or delete what you no longer need."
+            )
     return res
 
 
-def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limits: SandboxLimits,
-                 call_ids: Sequence[str] | None = None) -> None:
+def _read_result(
+    res: JobResult,
+    files: dict[str, bytes],
+    code: int | None,
+    limits: SandboxLimits,
+    call_ids: Sequence[str] | None = None,
+) -> None:
     """Fill ``res`` from the child's result files; anything malformed is the child's doing."""
     ended_early = (
         f"Your code ended the process (exit code {code}) before the grader received results. "
@@ -175,9 +192,14 @@ def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limi
     raw = files.get("result.json")
     if raw is None or len(raw) > _MAX_RESULT_JSON:
         res.status = JobStatus.CRASHED
-        res.message = ended_early if code != ExitCode.HARNESS_FAILED else (
-            "The grader's harness could not finish after your code ran (did your code patch builtins, "
-            "torch or the harness, or delete its working folder?).")
+        res.message = (
+            ended_early
+            if code != ExitCode.HARNESS_FAILED
+            else (
+                "The grader's harness could not finish after your code ran (did your code patch builtins, "
+                "torch or the harness, or delete its working folder?)."
+            )
+        )
         return
     try:
         data = json.loads(raw)
@@ -210,9 +232,11 @@ def _read_result(res: JobResult, files: dict[str, bytes], code: int | None, limi
             if twice is not None:
                 res.status = JobStatus.CRASHED
                 res.calls = []
-                res.message = (f"The results your code's process left name one tensor more than once ({twice[:40]!r}); "
-                               f"the grader's harness never does that, so the results were refused. "
-                               f"Do not patch the harness or write its result files.")
+                res.message = (
+                    f"The results your code's process left name one tensor more than once ({twice[:40]!r}); "
+                    f"the grader's harness never does that, so the results were refused. "
+                    f"Do not patch the harness or write its result files."
+                )
                 return
             res.tensors = decode(files.get("outputs.safetensors", b""), max_bytes=limits.output_bytes)
         else:
@@ -250,9 +274,13 @@ def _call_error(err: Any) -> CallError:
     phase = err.get("phase", "call")
     if phase not in ("call", "backward", "import"):
         raise ValueError("unknown error phase")
-    return CallError(type=_str(err.get("type"), "error type"), classes=classes,
-                     message=_str(err.get("message"), "error message"),
-                     traceback=_str(err.get("traceback"), "traceback"), phase=phase)
+    return CallError(
+        type=_str(err.get("type"), "error type"),
+        classes=classes,
+        message=_str(err.get("message"), "error message"),
+        traceback=_str(err.get("traceback"), "traceback"),
+        phase=phase,
+    )
 
 
 def _check_tree(node: Any, depth: int = 0, count: list[int] | None = None) -> int:
@@ -373,15 +401,30 @@ def _call_result(c: Any, nodes: list[int] | None = None) -> CallResult:
         raise TypeError("bad seconds")
     probes = c.get("probes")
     if probes is not None:
-        if not isinstance(probes, list) or len(probes) > 16 or not all(
-                isinstance(p, dict) and type(p.get("requires_grad")) is bool and isinstance(p.get("grads"), dict)
+        if (
+            not isinstance(probes, list)
+            or len(probes) > 16
+            or not all(
+                isinstance(p, dict)
+                and type(p.get("requires_grad")) is bool
+                and isinstance(p.get("grads"), dict)
                 and all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in p["grads"].items())
-                for p in probes):
+                for p in probes
+            )
+        ):
             raise TypeError("bad probes")
     digests = c.get("digests") or {}
-    if not isinstance(digests, dict) or len(digests) > 64 or not all(
-            isinstance(k, str) and isinstance(v, list) and 2 <= len(v) <= 2 + DIGEST_SAMPLES
-            and all(type(x) in (int, float) and math.isfinite(x) for x in v) for k, v in digests.items()):
+    if (
+        not isinstance(digests, dict)
+        or len(digests) > 64
+        or not all(
+            isinstance(k, str)
+            and isinstance(v, list)
+            and 2 <= len(v) <= 2 + DIGEST_SAMPLES
+            and all(type(x) in (int, float) and math.isfinite(x) for x in v)
+            for k, v in digests.items()
+        )
+    ):
         raise TypeError("bad digests")
     cuda_peak = c.get("cuda_peak_bytes")
     if cuda_peak is not None and (not isinstance(cuda_peak, int) or isinstance(cuda_peak, bool) or cuda_peak < 0):

@@ -92,7 +92,19 @@ def create_app(
         docs_url=f"{API_PREFIX}/docs",
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
-    for router in (health_router, users_router, catalog_router, courses_router, scores_router, submissions_router, leaderboard_router, stats_router, gradebook_router, similarity_router, regrades_router):
+    for router in (
+        health_router,
+        users_router,
+        catalog_router,
+        courses_router,
+        scores_router,
+        submissions_router,
+        leaderboard_router,
+        stats_router,
+        gradebook_router,
+        similarity_router,
+        regrades_router,
+    ):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
     # HTML pages (not in the schema): the kit's /login, /logout and script; each domain's pages
@@ -136,8 +148,13 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     queue = InProcessQueue(regrade_slots=settings.WORKERS - 1)
     announcer = VerdictAnnouncer()
     workers = WorkerPool(
-        session_factory, queue, grade, workers=settings.WORKERS, output_cap=settings.OUTPUT_BYTES,
-        on_verdict=announcer.announce, regrade_poll_seconds=settings.REGRADE_POLL_SECONDS,
+        session_factory,
+        queue,
+        grade,
+        workers=settings.WORKERS,
+        output_cap=settings.OUTPUT_BYTES,
+        on_verdict=announcer.announce,
+        regrade_poll_seconds=settings.REGRADE_POLL_SECONDS,
     )
     workers.recover()  # before start(): re-queued rows go first, in id order
     workers.recover_regrades()

@@ -32,15 +32,18 @@ app = typer.Typer(help="ppo-grader: the autograder service.", no_args_is_help=Tr
 users_app = typer.Typer(help="Manage users and their tokens.", no_args_is_help=True)
 exercises_app = typer.Typer(help="Inspect the exercise catalog.", no_args_is_help=True)
 courses_app = typer.Typer(help="Courses: create, list, enroll a roster, export a gradebook.", no_args_is_help=True)
-sets_app = typer.Typer(help="Exercise sets: publish an exercise in a course with its dates and late policy.", no_args_is_help=True)
+sets_app = typer.Typer(
+    help="Exercise sets: publish an exercise in a course with its dates and late policy.", no_args_is_help=True
+)
 extensions_app = typer.Typer(help="Extensions: a later due date for one learner on one exercise.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
 app.add_typer(exercises_app, name="exercises")
 app.add_typer(courses_app, name="courses")
 app.add_typer(sets_app, name="sets")
 app.add_typer(extensions_app, name="extensions")
-scores_app = typer.Typer(help="The score that counts: list it; override, excuse, take back (recorded who, when, why).",
-                         no_args_is_help=True)
+scores_app = typer.Typer(
+    help="The score that counts: list it; override, excuse, take back (recorded who, when, why).", no_args_is_help=True
+)
 submissions_app = typer.Typer(help="Submissions: export a course's sources and scores.", no_args_is_help=True)
 app.add_typer(scores_app, name="scores")
 app.add_typer(submissions_app, name="submissions")
@@ -85,7 +88,9 @@ _INIT = {"init": False}
 
 @app.callback()
 def _root(
-    init: Annotated[bool, typer.Option("--init", help="Let an admin command create a new database where none is.")] = False,
+    init: Annotated[
+        bool, typer.Option("--init", help="Let an admin command create a new database where none is.")
+    ] = False,
 ) -> None:
     """ppo-grader: the autograder service. Admin commands use the database `serve` uses
     (PPO_GRADER_DATABASE_URL, else the file `serve` wrote at its first start) and say which."""
@@ -110,8 +115,10 @@ def _session(settings: Settings) -> Iterator[Session]:
     where = locate()  # whatever settings the caller built, the database is the one located
     settings = settings.model_copy(update={"DATABASE_URL": where.url})
     if not _INIT["init"] and not is_initialised(where.url):
-        _fail(f"no ppo-grader database at {where.shown} (from {where.source}): start `ppo-grader serve` there "
-              "first, set PPO_GRADER_DATABASE_URL to the server's database, or pass --init to create one")
+        _fail(
+            f"no ppo-grader database at {where.shown} (from {where.source}): start `ppo-grader serve` there "
+            "first, set PPO_GRADER_DATABASE_URL to the server's database, or pass --init to create one"
+        )
     engine = make_engine(settings.DATABASE_URL)
     try:
         upgrade_to_head(engine)
@@ -143,8 +150,11 @@ def serve(
     registry.load()  # every pack now: one that fails stops the service here, with one line
     where = locate()
     written = remember(settings.DATABASE_URL)  # so admin commands run from anywhere find this database
-    err.print(f"database: {where.shown} (from {where.source})" + (f"; remembered in {written}" if written else ""),
-              highlight=False, soft_wrap=True)
+    err.print(
+        f"database: {where.shown} (from {where.source})" + (f"; remembered in {written}" if written else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
     configure_logging()
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", log_config=None)
@@ -156,7 +166,13 @@ def serve(
 def worker(
     queue: Annotated[str, typer.Option(help="Which queue to serve: cpu or gpu (gpu grades on CUDA).")] = "cpu",
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Jobs graded at once (one warm jail each).")] = 1,
-    metrics_port: Annotated[int | None, typer.Option(help="Serve this process's Prometheus metrics (and a health probe) on this port.", envvar="PPO_GRADER_METRICS_PORT")] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            help="Serve this process's Prometheus metrics (and a health probe) on this port.",
+            envvar="PPO_GRADER_METRICS_PORT",
+        ),
+    ] = None,
 ) -> None:
     """Grade submissions from the procrastinate queue (QUEUE=procrastinate, PostgreSQL).
 
@@ -250,7 +266,9 @@ def users_rotate(name: Annotated[str, typer.Argument(help="Whose token to rotate
 @_edge
 def users_import(
     roster: Annotated[typer.FileText, typer.Argument(help="CSV with a header: name,display_name[,role][,course].")],
-    course: Annotated[str | None, typer.Option(help="Enroll every row in this course (or use a 'course' column).")] = None,
+    course: Annotated[
+        str | None, typer.Option(help="Enroll every row in this course (or use a 'course' column).")
+    ] = None,
 ) -> None:
     """Create users from a CSV roster; print each new user's token once (CSV on stdout).
 
@@ -285,7 +303,10 @@ def _import_roster(text: str, course: str | None) -> None:
     created = sum(o.token is not None for o in outcomes)
     enrolled = sum(o.token is None and o.course is not None for o in outcomes)
     skipped = len(outcomes) - created - enrolled
-    err.print(f"Created {created} user(s); enrolled {enrolled} existing; skipped {skipped}. Tokens are shown only now.", highlight=False)
+    err.print(
+        f"Created {created} user(s); enrolled {enrolled} existing; skipped {skipped}. Tokens are shown only now.",
+        highlight=False,
+    )
 
 
 @exercises_app.command("list")
@@ -313,8 +334,12 @@ def exercises_new(
         folder = new_exercise(slug, pack)
     except ScaffoldError as exc:
         _fail(str(exc))
-    err.print(f"Wrote {folder}/ (it passes verify as written). Next: edit reference.py, faulty.py, checks.py "
-              f"and starter.py, then `ppo-grader exercises verify --pack {pack}`.", highlight=False, soft_wrap=True)
+    err.print(
+        f"Wrote {folder}/ (it passes verify as written). Next: edit reference.py, faulty.py, checks.py "
+        f"and starter.py, then `ppo-grader exercises verify --pack {pack}`.",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @exercises_app.command("verify")
@@ -359,12 +384,19 @@ def exercises_verify(
             for ex, result in results:
                 record_verification(session, ex, result)
     else:  # an author's laptop: the gate still answers, but `sets publish` reads the server's record
-        err.print(f"not recorded: no ppo-grader database at {where.shown} (from {where.source}); `sets publish` "
-                  "needs the record in the server's database (run verify where it finds it, or pass --init)",
-                  highlight=False, soft_wrap=True)
+        err.print(
+            f"not recorded: no ppo-grader database at {where.shown} (from {where.source}); `sets publish` "
+            "needs the record in the server's database (run verify where it finds it, or pass --init)",
+            highlight=False,
+            soft_wrap=True,
+        )
     failed = [r.slug for _, r in results if not r.ok]
-    out.print(f"{len(results) - len(failed)} of {len(results)} exercise(s) pass verify"
-              + (f"; failing: {', '.join(failed)}" if failed else ""), highlight=False, soft_wrap=True)
+    out.print(
+        f"{len(results) - len(failed)} of {len(results)} exercise(s) pass verify"
+        + (f"; failing: {', '.join(failed)}" if failed else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
     if failed:
         raise typer.Exit(1)
 
@@ -381,6 +413,7 @@ def _print_verification(result: Verification) -> None:
 
 # --- Courses, exercise sets, extensions ------------------------------------------------
 
+
 def _when(value: str | None, course, option: str):  # type: ignore[no-untyped-def]
     """An ISO date-time from the command line, in UTC; without an offset it is read in the
     course's time zone ("2026-12-07 09:00" is 9 am where the course is taught)."""
@@ -393,7 +426,9 @@ def _when(value: str | None, course, option: str):  # type: ignore[no-untyped-de
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise typer.BadParameter(f"not an ISO date-time: {value!r} (e.g. 2026-12-07T09:00)", param_hint=option) from None
+        raise typer.BadParameter(
+            f"not an ISO date-time: {value!r} (e.g. 2026-12-07T09:00)", param_hint=option
+        ) from None
     return read_time(moment, course)
 
 
@@ -402,8 +437,12 @@ def _when(value: str | None, course, option: str):  # type: ignore[no-untyped-de
 def courses_create(
     slug: Annotated[str, typer.Argument(help="Short name, e.g. rlhf-fall-a (a-z, 0-9, . _ -).")],
     title: Annotated[str, typer.Option(help="Shown to learners.")] = "",
-    time_zone: Annotated[str, typer.Option("--time-zone", help="IANA zone dates are shown in, e.g. Europe/Paris.")] = "UTC",
-    instructor: Annotated[list[str] | None, typer.Option("--instructor", help="Enroll this user as an instructor (repeatable).")] = None,
+    time_zone: Annotated[
+        str, typer.Option("--time-zone", help="IANA zone dates are shown in, e.g. Europe/Paris.")
+    ] = "UTC",
+    instructor: Annotated[
+        list[str] | None, typer.Option("--instructor", help="Enroll this user as an instructor (repeatable).")
+    ] = None,
 ) -> None:
     """Create a course (a term, or one section of it)."""
     from server.courses.service import INSTRUCTOR, create_course, enroll
@@ -429,8 +468,14 @@ def courses_list() -> None:
     table = Table("slug", "title", "time zone", "learners", "exercises")
     with _session(settings) as session:
         for course in session.query(Course).order_by(Course.slug):
-            table.add_row(course.slug, course.title, course.time_zone, str(len(members(session, course, LEARNER))),
-                          ", ".join(e.exercise for e in entries(session, course)) or ("(whole catalogue)" if course.is_default else ""))
+            table.add_row(
+                course.slug,
+                course.title,
+                course.time_zone,
+                str(len(members(session, course, LEARNER))),
+                ", ".join(e.exercise for e in entries(session, course))
+                or ("(whole catalogue)" if course.is_default else ""),
+            )
     out.print(table)
 
 
@@ -465,15 +510,23 @@ def courses_gradebook(course: Annotated[str, typer.Argument(help="Course slug.")
 def sets_publish(
     course: Annotated[str, typer.Argument(help="Course slug.")],
     exercise: Annotated[str, typer.Argument(help="Exercise slug (ppo-grader exercises list).")],
-    release: Annotated[str | None, typer.Option(help="Opens at (ISO; course's zone unless an offset is given). Default: now.")] = None,
+    release: Annotated[
+        str | None, typer.Option(help="Opens at (ISO; course's zone unless an offset is given). Default: now.")
+    ] = None,
     due: Annotated[str | None, typer.Option(help="Due at; later submissions are accepted and flagged late.")] = None,
     close: Annotated[str | None, typer.Option(help="Hard close; later submissions are refused.")] = None,
-    penalty: Annotated[float, typer.Option(min=0, max=100, help="Percent of the score off per started --per late (0: only flag).")] = 0.0,
+    penalty: Annotated[
+        float, typer.Option(min=0, max=100, help="Percent of the score off per started --per late (0: only flag).")
+    ] = 0.0,
     per: Annotated[str, typer.Option(help="day or hour.")] = "day",
     attempts: Annotated[int | None, typer.Option(min=1, help="At most this many attempts per learner.")] = None,
-    feedback: Annotated[str, typer.Option(
-        help="What learners see of a verdict: full, score (score and check names), hidden-until-due "
-             "(released at the due date) or tokens:N (N full reports a day; the others score).")] = "full",
+    feedback: Annotated[
+        str,
+        typer.Option(
+            help="What learners see of a verdict: full, score (score and check names), hidden-until-due "
+            "(released at the due date) or tokens:N (N full reports a day; the others score)."
+        ),
+    ] = "full",
 ) -> None:
     """Publish an exercise in a course with its dates, late and feedback policies (or replace them)."""
     from server.courses.service import find_course, shown
@@ -483,9 +536,15 @@ def sets_publish(
     with _session(settings) as session:
         where = find_course(session, course)
         entry = publish(
-            session, where, exercise,
-            release_at=_when(release, where, "--release"), due_at=_when(due, where, "--due"),
-            close_at=_when(close, where, "--close"), penalty_percent=penalty, penalty_unit=per, max_attempts=attempts,
+            session,
+            where,
+            exercise,
+            release_at=_when(release, where, "--release"),
+            due_at=_when(due, where, "--due"),
+            close_at=_when(close, where, "--close"),
+            penalty_percent=penalty,
+            penalty_unit=per,
+            max_attempts=attempts,
             feedback_policy=feedback,
         )
         dates = ", ".join(
@@ -494,8 +553,12 @@ def sets_publish(
             if moment is not None
         )
         policy = entry.feedback_policy
-    err.print(f"Published {exercise!r} in {course!r}" + (f": {dates}" if dates else " (open, no dates)")
-              + f"; feedback: {policy}.", highlight=False)
+    err.print(
+        f"Published {exercise!r} in {course!r}"
+        + (f": {dates}" if dates else " (open, no dates)")
+        + f"; feedback: {policy}.",
+        highlight=False,
+    )
 
 
 @sets_app.command("list")
@@ -514,9 +577,13 @@ def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> No
                 f"{label} {shown(m, where) if m else '-'}"
                 for label, m in (("opens", e.release_at), ("due", e.due_at), ("closes", e.close_at))
             )
-            late = f"{e.penalty_percent:g}% off per {e.penalty_unit} late" if e.penalty_percent else "late: flagged only"
-            lines.append(f"{e.exercise}: {dates}; {late}; attempts: {e.max_attempts or 'no limit'}; "
-                         f"feedback: {e.feedback_policy}")
+            late = (
+                f"{e.penalty_percent:g}% off per {e.penalty_unit} late" if e.penalty_percent else "late: flagged only"
+            )
+            lines.append(
+                f"{e.exercise}: {dates}; {late}; attempts: {e.max_attempts or 'no limit'}; "
+                f"feedback: {e.feedback_policy}"
+            )
     print("\n".join(lines) if lines else f"{course}: no exercise published yet")
 
 
@@ -542,7 +609,9 @@ def extensions_grant(
     course: Annotated[str, typer.Argument(help="Course slug.")],
     user: Annotated[str, typer.Argument(help="The learner's login name.")],
     exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
-    due: Annotated[str, typer.Option(help="The learner's new due date (ISO; course's zone unless an offset is given).")],
+    due: Annotated[
+        str, typer.Option(help="The learner's new due date (ISO; course's zone unless an offset is given).")
+    ],
 ) -> None:
     """Give one learner a later due date on one exercise (an earlier hard close moves with it)."""
     from server.courses.service import find_course, shown
@@ -553,8 +622,10 @@ def extensions_grant(
         where = find_course(session, course)
         granted = grant_extension(session, where, user, exercise, _when(due, where, "--due"))
         when = shown(granted.extension.due_at, where)
-    err.print(f"{user!r} may hand in {exercise!r} in {course!r} until {when}; "
-              f"{_recomputed(granted.recomputed)}.", highlight=False)
+    err.print(
+        f"{user!r} may hand in {exercise!r} in {course!r} until {when}; {_recomputed(granted.recomputed)}.",
+        highlight=False,
+    )
 
 
 def _recomputed(count: int) -> str:
@@ -592,8 +663,12 @@ def scores_list(
         rows = scores_of(session, where, people)
     table = Table("learner", "exercise", "counts", "how it counts", title=f"{course} (times in {where.time_zone})")
     for r in rows:
-        table.add_row(r.learner, r.exercise, "excused" if r.excused else ("-" if r.counted_score is None else f"{r.counted_score:g}"),
-                      r.shown)
+        table.add_row(
+            r.learner,
+            r.exercise,
+            "excused" if r.excused else ("-" if r.counted_score is None else f"{r.counted_score:g}"),
+            r.shown,
+        )
     out.print(table)
 
 
@@ -673,7 +748,9 @@ def scores_undo(
 def submissions_export(
     course: Annotated[str, typer.Argument(help="Course slug.")],
     exercise: Annotated[str | None, typer.Option(help="Only this exercise.")] = None,
-    out: Annotated[str | None, typer.Option(help="Where to write the zip (default: COURSE-submissions.zip here).")] = None,
+    out: Annotated[
+        str | None, typer.Option(help="Where to write the zip (default: COURSE-submissions.zip here).")
+    ] = None,
 ) -> None:
     """Write a zip of each learner's latest and counted sources, with a manifest CSV
     (learner, exercise, submission, raw and counted score, late, time)."""
@@ -687,8 +764,9 @@ def submissions_export(
         where = find_course(session, course)
         with open(target, "wb") as handle:
             done = export_zip(session, where, handle, exercise)
-    err.print(f"Wrote {target}: {done.files} source file(s) of {done.learners} learner(s), and manifest.csv.",
-              highlight=False)
+    err.print(
+        f"Wrote {target}: {done.files} source file(s) of {done.learners} learner(s), and manifest.csv.", highlight=False
+    )
 
 
 @courses_app.command("real-names")
@@ -704,15 +782,18 @@ def courses_real_names(
         raise typer.BadParameter("use on or off", param_hint="SHOW")
     with _session(_settings()) as session:
         find_course(session, course).board_real_names = show == "on"
-    err.print(f"{course!r}: learners see {'display names' if show == 'on' else 'pseudonyms'} on the boards.",
-              highlight=False)
+    err.print(
+        f"{course!r}: learners see {'display names' if show == 'on' else 'pseudonyms'} on the boards.", highlight=False
+    )
 
 
 @app.command()
 @_edge
 def similarity(
     course: Annotated[str, typer.Argument(help="Course slug.")],
-    exercise: Annotated[str | None, typer.Option(help="Rank by this exercise alone (default: over the course).")] = None,
+    exercise: Annotated[
+        str | None, typer.Option(help="Rank by this exercise alone (default: over the course).")
+    ] = None,
     top: Annotated[int, typer.Option(min=1, max=100, help="How many pairs to print.")] = 20,
     refresh: Annotated[bool, typer.Option("--refresh", help="Compute a new run now, in this process, first.")] = False,
 ) -> None:
@@ -740,24 +821,36 @@ def similarity(
             run = service.latest_done_run(session, where)
             if run is None:
                 latest = service.latest_run(session, where)
-                _fail(f"no finished similarity run for {course!r}" + (f": {latest.message}" if latest and latest.message else ""))
+                _fail(
+                    f"no finished similarity run for {course!r}"
+                    + (f": {latest.message}" if latest and latest.message else "")
+                )
                 return
             pairs = [pair_public(p) for p in service.ranked_pairs(session, run, exercise, top)]
             summary = run.summary
     finally:
         engine.dispose()
-    title = f"{course}" + (f" · {exercise}" if exercise else "") + f" · run {run.id} of {run.finished_at:%Y-%m-%d %H:%M} UTC"
+    title = (
+        f"{course}"
+        + (f" · {exercise}" if exercise else "")
+        + f" · run {run.id} of {run.finished_at:%Y-%m-%d %H:%M} UTC"
+    )
     table = Table("rank", "learners", "score", "similar on", "exercises (similarity)", "review", title=title)
     for p in pairs:
         shown = [e for e in p.exercises if exercise is None or e.exercise == exercise]
         table.add_row(
-            str(p.rank), f"{p.learner_a} / {p.learner_b}", f"{p.score:.2f}", str(p.similar_on),
-            ", ".join(f"{e.exercise} {e.similarity:.2f}" for e in shown), p.review or "",
+            str(p.rank),
+            f"{p.learner_a} / {p.learner_b}",
+            f"{p.score:.2f}",
+            str(p.similar_on),
+            ", ".join(f"{e.exercise} {e.similarity:.2f}" for e in shown),
+            p.review or "",
         )
     out.print(table)
     err.print(
         f"{summary.get('learners', 0)} learners, {summary.get('submissions', 0)} submissions, "
-        f"{summary.get('pairs_found', 0)} similar pair(s). Nothing here changes a score.", highlight=False,
+        f"{summary.get('pairs_found', 0)} similar pair(s). Nothing here changes a score.",
+        highlight=False,
     )
 
 

@@ -1,4 +1,4 @@
-"""Style and types are part of the tests: ruff (lint) and mypy on the four packages.
+"""Style and types are part of the tests: ruff (lint and format) and mypy on the four packages.
 
 The configuration lives in pyproject.toml (``[tool.ruff]``, ``[tool.mypy]``). A failure prints
 what the tool said, file and line, so fixing it needs no second run.
@@ -29,6 +29,12 @@ def test_ruff_finds_nothing() -> None:
     run = subprocess.run([_tool("ruff"), "check", "--no-cache", *PACKAGES], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_ruff_format_changes_nothing() -> None:
+    run = subprocess.run([_tool("ruff"), "format", "--check", "--no-cache", *PACKAGES], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, "run `ruff format server exercises sandbox client`:\n" + run.stdout + run.stderr
 
 
 @pytest.mark.timeout(900)

@@ -352,8 +352,13 @@ class Client:
         return cast(Exercise, self._request("GET", f"/exercises/{quote(slug, safe='')}"))
 
     def submit(
-        self, exercise: str, source: str, *, idempotency_key: str | None = None,
-        filename: str | None = None, course: str | None = None,
+        self,
+        exercise: str,
+        source: str,
+        *,
+        idempotency_key: str | None = None,
+        filename: str | None = None,
+        course: str | None = None,
     ) -> Submission:
         """``POST /submissions`` (to ``course``, or the server's choice when None);
         ``filename`` (a base name) names the file in tracebacks.

@@ -37,8 +37,9 @@ Kind = Literal["function", "class", "import", "constant", "block", "unparsable",
 
 #: Calls that make data rather than constants (random draws, files, downloads): what they
 #: assign is a variable, even when the callee is imported (``data = torch.randn(100)``).
-_DYNAMIC_CALL = re.compile(r"rand|random|normal|uniform|seed|load|open|read|fetch|download|pretrained|input",
-                           re.IGNORECASE)
+_DYNAMIC_CALL = re.compile(
+    r"rand|random|normal|uniform|seed|load|open|read|fetch|download|pretrained|input", re.IGNORECASE
+)
 
 _DEF_LINE = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 
@@ -106,7 +107,7 @@ def _segment(lines: list[str], node: ast.stmt) -> tuple[str, int, int]:
     first = min(d.lineno for d in decorators) if decorators else node.lineno
     start = 0 if decorators else node.col_offset
     last, end = node.end_lineno or node.lineno, node.end_col_offset
-    chunk = [line.encode() for line in lines[first - 1:last]]
+    chunk = [line.encode() for line in lines[first - 1 : last]]
     if not chunk:
         return "", first, 0
     if end is not None:
@@ -139,8 +140,7 @@ def _stored_names(node: ast.AST) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-_DEFINING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Pass,
-             ast.Raise)
+_DEFINING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Pass, ast.Raise)
 
 
 class _Scanner:
@@ -167,7 +167,8 @@ class _Scanner:
             return all(self.is_static(e) for e in node.elts)
         if isinstance(node, ast.Dict):
             return all(k is not None and self.is_static(k) for k in node.keys) and all(
-                self.is_static(v) for v in node.values)
+                self.is_static(v) for v in node.values
+            )
         if isinstance(node, ast.UnaryOp):
             return self.is_static(node.operand)
         if isinstance(node, ast.BinOp):
@@ -193,9 +194,13 @@ class _Scanner:
             while isinstance(root, ast.Attribute):
                 root = root.value
             called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            return (isinstance(root, ast.Name) and self._is_definition(root.id) and not _DYNAMIC_CALL.search(called)
-                    and all(self.is_static(a) for a in node.args)
-                    and all(self.is_static(k.value) for k in node.keywords))
+            return (
+                isinstance(root, ast.Name)
+                and self._is_definition(root.id)
+                and not _DYNAMIC_CALL.search(called)
+                and all(self.is_static(a) for a in node.args)
+                and all(self.is_static(k.value) for k in node.keywords)
+            )
         return False
 
     def only_defines(self, statements: Sequence[ast.stmt]) -> bool:
@@ -206,14 +211,24 @@ class _Scanner:
                 continue
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
                 continue
-            if (isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
-                    and self.is_static(node.value) and all(isinstance(t, ast.Name) for t in _targets(node))):
+            if (
+                isinstance(node, ast.Assign | ast.AnnAssign)
+                and node.value is not None
+                and self.is_static(node.value)
+                and all(isinstance(t, ast.Name) for t in _targets(node))
+            ):
                 continue
-            if isinstance(node, ast.If) and self.is_static(node.test) and self.only_defines(
-                    node.body) and self.only_defines(node.orelse):
+            if (
+                isinstance(node, ast.If)
+                and self.is_static(node.test)
+                and self.only_defines(node.body)
+                and self.only_defines(node.orelse)
+            ):
                 continue
-            if isinstance(node, ast.Try) and all(self.only_defines(body) for body in (
-                    node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers))):
+            if isinstance(node, ast.Try) and all(
+                self.only_defines(body)
+                for body in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers))
+            ):
                 continue
             return False
         return True
@@ -253,19 +268,25 @@ class _Scanner:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if not isinstance(node, ast.ClassDef):
                 self.result.functions.append(node.name)
-            self.bind(node.name, "class" if isinstance(node, ast.ClassDef) else "function", (piece,), cell, line,
-                      shown)
+            self.bind(node.name, "class" if isinstance(node, ast.ClassDef) else "function", (piece,), cell, line, shown)
         elif isinstance(node, ast.ImportFrom) and node.module == "__future__":
             self.result.futures.append(Piece(text, cell, line, column, (0, len(self.result.futures)), future=True))
         elif isinstance(node, ast.Import | ast.ImportFrom):
             self.imports(node, piece)
-        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None and all(
-                isinstance(t, ast.Name | ast.Tuple) for t in _targets(node)):
+        elif (
+            isinstance(node, ast.Assign | ast.AnnAssign)
+            and node.value is not None
+            and all(isinstance(t, ast.Name | ast.Tuple) for t in _targets(node))
+        ):
             kind: Kind = "constant" if self.is_static(node.value) else "variable"
             for name in _target_names(_targets(node)):
                 before = self.result.bindings.get(name)
-                if kind == "constant" and before is not None and before.kind in ("function", "class") and _literal(
-                        node.value):
+                if (
+                    kind == "constant"
+                    and before is not None
+                    and before.kind in ("function", "class")
+                    and _literal(node.value)
+                ):
                     # `helper = 3` after `def helper`: a call to helper() can only fail
                     self.bind(name, "variable", (), cell, line, shown)
                 else:
@@ -289,15 +310,23 @@ class _Scanner:
             if alias.name == "*":
                 self.result.stars.append(piece)
                 continue
-            one = ast.Import(names=[alias]) if isinstance(node, ast.Import) else ast.ImportFrom(
-                module=node.module, names=[alias], level=node.level)
+            one = (
+                ast.Import(names=[alias])
+                if isinstance(node, ast.Import)
+                else ast.ImportFrom(module=node.module, names=[alias], level=node.level)
+            )
             text = piece.text if len(node.names) == 1 else ast.unparse(one)
             narrowed = Piece(text, piece.cell, piece.line, piece.column, piece.order)
             name = (alias.asname or alias.name).split(".")[0]
             pieces: tuple[Piece, ...] = (narrowed,)
             before = self.result.bindings.get(name)
-            if (isinstance(node, ast.Import) and alias.asname is None and before is not None
-                    and before.kind == "import" and _plain_imports(before.pieces, name)):
+            if (
+                isinstance(node, ast.Import)
+                and alias.asname is None
+                and before is not None
+                and before.kind == "import"
+                and _plain_imports(before.pieces, name)
+            ):
                 # `import a` then `import a.b`: a kernel has both (the same statement twice: once)
                 pieces = tuple(p for p in before.pieces if p.text.strip() != text.strip()) + pieces
             self.bind(name, "import", pieces, piece.cell, piece.line, _first_line(piece.text))

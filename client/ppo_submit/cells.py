@@ -87,8 +87,7 @@ def _continuation_lines(text: str, last: int) -> set[int]:
     The tokenizer reads IPython syntax as stray operators; when it gives up on a cell, every
     line counts as the start of a statement (the cell would not run as Python anyway).
     """
-    skipped = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
-               tokenize.ENDMARKER)
+    skipped = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER)
     continued: set[int] = set()
     first: int | None = None
     try:

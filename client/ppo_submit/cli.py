@@ -76,9 +76,12 @@ def _clean(token: str) -> str:
     """The token without whitespace; a note on stderr when it had some."""
     cleaned, changed = config.clean_token(token)
     if changed:
-        render.stderr_console().print("note: removed whitespace (spaces, tabs or line ends) from the token; "
-                                      "check where it came from (a CRLF tokens.csv, a paste)", highlight=False,
-                                      soft_wrap=True)
+        render.stderr_console().print(
+            "note: removed whitespace (spaces, tabs or line ends) from the token; "
+            "check where it came from (a CRLF tokens.csv, a paste)",
+            highlight=False,
+            soft_wrap=True,
+        )
     return cleaned
 
 
@@ -140,7 +143,9 @@ def _root(
     ] = None,
     token: Annotated[
         str | None,
-        typer.Option("--token", envvar="PPO_GRADER_TOKEN", help="API token; overrides the stored login.", show_envvar=True),
+        typer.Option(
+            "--token", envvar="PPO_GRADER_TOKEN", help="API token; overrides the stored login.", show_envvar=True
+        ),
     ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
@@ -188,7 +193,9 @@ def login(
 
 CourseOption = Annotated[
     str | None,
-    typer.Option("--course", envvar="PPO_GRADER_COURSE", help="Course slug (default: the stored login's, or your only course)."),
+    typer.Option(
+        "--course", envvar="PPO_GRADER_COURSE", help="Course slug (default: the stored login's, or your only course)."
+    ),
 ]
 
 
@@ -211,8 +218,12 @@ def starter(
     ctx: typer.Context,
     slug: Annotated[str, typer.Argument(help="Exercise slug, e.g. actor-loss.")],
     notebook: Annotated[
-        bool, typer.Option("--notebook", help="Write a Jupyter notebook instead (`> gae.ipynb`): the contract, "
-                           "the function, the self-tests and a cell that submits.")
+        bool,
+        typer.Option(
+            "--notebook",
+            help="Write a Jupyter notebook instead (`> gae.ipynb`): the contract, "
+            "the function, the self-tests and a cell that submits.",
+        ),
     ] = False,
 ) -> None:
     """Print an exercise's starter file, and nothing else, to stdout (`> file.py`)."""
@@ -230,8 +241,13 @@ def starter(
 def submit(
     ctx: typer.Context,
     file: Annotated[
-        Path, typer.Argument(metavar="FILE", help="The Python file or Jupyter notebook (.ipynb) to grade; "
-                             "`-` reads the source from stdin.", show_default=False)],
+        Path,
+        typer.Argument(
+            metavar="FILE",
+            help="The Python file or Jupyter notebook (.ipynb) to grade; `-` reads the source from stdin.",
+            show_default=False,
+        ),
+    ],
     exercise: Annotated[
         str | None,
         typer.Option("--exercise", "-e", help="Exercise slug; found from the functions FILE defines when omitted."),
@@ -244,7 +260,8 @@ def submit(
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the verdict before giving up.")
     ] = 600.0,
     verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback.")
+        bool,
+        typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback."),
     ] = False,
     course: CourseOption = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Send a late submission without asking.")] = False,
@@ -264,8 +281,9 @@ def submit(
         file = Path(STDIN_NAME)
     elif is_notebook(file):
         with _runtime(ctx).client() as client:
-            module = notebook_file.notebook_module(file, client.exercises(), exercise=exercise,
-                                                   commands=_command_names())
+            module = notebook_file.notebook_module(
+                file, client.exercises(), exercise=exercise, commands=_command_names()
+            )
         _notes_on(module)
         source, exercise = module.source, module.exercise
         locator = locations.CellLocator(file.name, module.line_map, shown=str(file))
@@ -318,13 +336,17 @@ def _notes_on(module: "notebook_file.NotebookModule") -> None:
 
     console = render.stderr_console()
     for dropped in module.dropped[:_MAX_NOTES]:
-        console.print(f"[dim]not sent (IPython syntax):[/dim] {escape(dropped.describe())}", highlight=False,
-                      soft_wrap=True)
+        console.print(
+            f"[dim]not sent (IPython syntax):[/dim] {escape(dropped.describe())}", highlight=False, soft_wrap=True
+        )
     if len(module.dropped) > _MAX_NOTES:
         console.print(f"[dim]not sent: {len(module.dropped) - _MAX_NOTES} more IPython lines[/dim]", highlight=False)
     for cell, line in module.unparsable:
-        console.print(f"[dim]not sent:[/dim] {cell.label} has a syntax error (line {line}), so nothing it "
-                      "defines is sent", highlight=False, soft_wrap=True)
+        console.print(
+            f"[dim]not sent:[/dim] {cell.label} has a syntax error (line {line}), so nothing it defines is sent",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @app.command()
@@ -333,7 +355,8 @@ def show(
     submission_id: Annotated[str, typer.Argument(metavar="ID", help="Submission id.")],
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback.")
+        bool,
+        typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback."),
     ] = False,
 ) -> None:
     """Show one of your submissions, as `ppo-submit FILE` does (same exit codes)."""
@@ -348,7 +371,8 @@ def token(
     submission_id: Annotated[str, typer.Argument(metavar="ID", help="Submission id.")],
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback.")
+        bool,
+        typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback."),
     ] = False,
 ) -> None:
     """Spend one of today's feedback tokens on a submission (exercises with a tokens:N policy),
@@ -364,8 +388,11 @@ def history(
     exercise: Annotated[str | None, typer.Option("--exercise", "-e", help="Only this exercise.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many submissions.")] = 20,
     json_output: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object on stdout: the submissions and the scores that count "
-                           "(times in ISO UTC).")
+        bool,
+        typer.Option(
+            "--json",
+            help="Print one JSON object on stdout: the submissions and the scores that count (times in ISO UTC).",
+        ),
     ] = False,
 ) -> None:
     """List your submissions (raw score, late mark, the score that counts; times in each
@@ -422,8 +449,15 @@ def _to_json(sub: Submission) -> str:
     return json.dumps(sub, indent=2)
 
 
-def _report(sub: Submission, json_output: bool, *, verbose: bool = False, local_path: str | None = None,
-            locator: "locations.Locator | None" = None, notes: Sequence[Any] = ()) -> None:
+def _report(
+    sub: Submission,
+    json_output: bool,
+    *,
+    verbose: bool = False,
+    local_path: str | None = None,
+    locator: "locations.Locator | None" = None,
+    notes: Sequence[Any] = (),
+) -> None:
     """Show ``sub`` (JSON or the summary and tables) and exit with its code.
 
     ``local_path`` is the file as given on the command line, shown in place of its base name;

@@ -13,6 +13,7 @@ live namespace first.
 The built module keeps a :class:`LineMap` from its lines back to the cells, so feedback can say
 "cell 7, line 3". Standard library only (``ast`` and ``symtable``).
 """
+
 from __future__ import annotations
 
 import ast
@@ -27,17 +28,45 @@ from typing import Protocol
 from .api import UsageError
 from .bindings import Binding, Piece, Scan, scan
 
-__all__ = ["BUILTIN_NAMES", "Built", "CellResolver", "LineMap", "MissingName", "Piece", "Resolved", "Resolver",
-           "Scan", "Span", "Use", "build", "free_names", "resolved", "scan", "variable_sentence"]
+__all__ = [
+    "BUILTIN_NAMES",
+    "Built",
+    "CellResolver",
+    "LineMap",
+    "MissingName",
+    "Piece",
+    "Resolved",
+    "Resolver",
+    "Scan",
+    "Span",
+    "Use",
+    "build",
+    "free_names",
+    "resolved",
+    "scan",
+    "variable_sentence",
+]
 
 #: Names every module has without defining them.
-MODULE_NAMES = frozenset({"__name__", "__doc__", "__file__", "__builtins__", "__spec__", "__loader__",
-                          "__package__", "__annotations__", "__dict__"})
+MODULE_NAMES = frozenset(
+    {
+        "__name__",
+        "__doc__",
+        "__file__",
+        "__builtins__",
+        "__spec__",
+        "__loader__",
+        "__package__",
+        "__annotations__",
+        "__dict__",
+    }
+)
 BUILTIN_NAMES = frozenset(dir(builtins)) | MODULE_NAMES
 
 #: How close a missing name must be to one close by to be called a typo of it (``value`` for
 #: ``values`` is 0.91; ``clipped_ratio`` for ``clip_range`` is 0.70 and is not one).
 TYPO_CUTOFF = 0.8
+
 
 class MissingName(UsageError):
     """What would be sent lacks a name the function needs; ``message`` is one sentence naming it."""
@@ -103,8 +132,11 @@ def first_use(pieces: Iterable[Piece], name: str) -> str | None:
             tree = ast.parse(piece.text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        lines = [node.lineno for node in ast.walk(tree)
-                 if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)]
+        lines = [
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+        ]
         if lines:
             return f"{piece.cell.label}, line {piece.line + min(lines) - 1}"
     return None
@@ -177,12 +209,16 @@ class CellResolver:
             if self.scan.stars:  # `from x import *` may bind it: send the star imports
                 return Resolved(tuple(self.scan.stars))
             if binding is not None:
-                return (f"{used_by.name} uses `{name}`{used_by.place}, but {binding.where} deletes it "
-                        f"(`{binding.statement}`), so it "
-                        "would be missing from what is sent: define it again after that cell, or remove the `del`.")
-            return (f"{used_by.name} uses `{name}`{used_by.at(name, self.scan.bindings)}, but no "
-                    f"cell of {self.notebook} defines or imports it, so it would be "
-                    f"missing from what is sent: define `{name}` in a cell (or import it) and submit again.")
+                return (
+                    f"{used_by.name} uses `{name}`{used_by.place}, but {binding.where} deletes it "
+                    f"(`{binding.statement}`), so it "
+                    "would be missing from what is sent: define it again after that cell, or remove the `del`."
+                )
+            return (
+                f"{used_by.name} uses `{name}`{used_by.at(name, self.scan.bindings)}, but no "
+                f"cell of {self.notebook} defines or imports it, so it would be "
+                f"missing from what is sent: define `{name}` in a cell (or import it) and submit again."
+            )
         if binding.kind == "variable":
             return variable_sentence(name, used_by, binding)
         return resolved(binding.pieces)
@@ -193,15 +229,19 @@ def variable_sentence(name: str, used_by: Use, binding: Binding, what: str = "")
     if binding.replaced is not None:
         old = binding.replaced
         kind = "function" if old.kind == "function" else "class"
-        return (f"{used_by.name} uses `{name}`{used_by.place}, the {kind} defined at {old.where}, but {binding.where} "
-                "then rebinds "
-                f"`{name}` (`{binding.statement}`), so no definition of it would be sent: rename one of the two "
-                "and run the cells again.")
+        return (
+            f"{used_by.name} uses `{name}`{used_by.place}, the {kind} defined at {old.where}, but {binding.where} "
+            "then rebinds "
+            f"`{name}` (`{binding.statement}`), so no definition of it would be sent: rename one of the two "
+            "and run the cells again."
+        )
     what = what or "a variable"
-    return (f"{used_by.name} reads `{name}`{used_by.place}, {what} that {binding.where} computes "
-            f"(`{binding.statement}`) rather than a definition, so it would be missing from what is sent: define it "
-            f"inside {used_by.name}, pass it as an "
-            f"argument, or make it a constant (`{name} = 0.5`).")
+    return (
+        f"{used_by.name} reads `{name}`{used_by.place}, {what} that {binding.where} computes "
+        f"(`{binding.statement}`) rather than a definition, so it would be missing from what is sent: define it "
+        f"inside {used_by.name}, pass it as an "
+        f"argument, or make it a constant (`{name} = 0.5`)."
+    )
 
 
 # --------------------------------------------------------------------------- building

@@ -94,21 +94,38 @@ def exercises_tables(listings: list[CourseExercises], width: int = 80) -> Group:
     date, time left, late policy, attempts used."""
     parts: list[Text] = []
     for listing in listings:
-        parts.append(Text(f"{listing.get('course')}: {listing.get('title')} (times in {listing.get('time_zone')})",
-                          style="bold"))
+        parts.append(
+            Text(f"{listing.get('course')}: {listing.get('title')} (times in {listing.get('time_zone')})", style="bold")
+        )
         windows = listing.get("exercises", [])
         if not windows:
             parts.append(Text("  nothing open yet", style="dim"))
         for w in windows:
             status = str(w.get("status", ""))
             limit = w.get("max_attempts")
-            attempts = f"attempts {w.get('attempts_used', 0)}/{limit}" if limit else f"attempts {w.get('attempts_used', 0)}"
-            due = f"due {when(w.get('due_at'))}" + (" (extended)" if w.get("extended") else "") if w.get("due_at") else "no due date"
-            parts.extend(wrap_fields([
-                (str(w.get("exercise", "")), ""), (str(w.get("function", "")), ""),
-                (status, STATUS_STYLE.get(status, "")), (due, ""), (time_left(w), ""),
-                (f"late: {late_policy(w)}", ""), (attempts, ""),
-            ] + ([(feedback_policy(w).strip(), "")] if feedback_policy(w) else []), width))
+            attempts = (
+                f"attempts {w.get('attempts_used', 0)}/{limit}" if limit else f"attempts {w.get('attempts_used', 0)}"
+            )
+            due = (
+                f"due {when(w.get('due_at'))}" + (" (extended)" if w.get("extended") else "")
+                if w.get("due_at")
+                else "no due date"
+            )
+            parts.extend(
+                wrap_fields(
+                    [
+                        (str(w.get("exercise", "")), ""),
+                        (str(w.get("function", "")), ""),
+                        (status, STATUS_STYLE.get(status, "")),
+                        (due, ""),
+                        (time_left(w), ""),
+                        (f"late: {late_policy(w)}", ""),
+                        (attempts, ""),
+                    ]
+                    + ([(feedback_policy(w).strip(), "")] if feedback_policy(w) else []),
+                    width,
+                )
+            )
         parts.append(Text(""))
     return Group(*parts)
 
@@ -160,11 +177,16 @@ def late_warning(course: str, window: ExerciseWindow) -> str | None:
     if window.get("status") != "late":
         return None
     penalty = float(window.get("penalty_percent") or 0)
-    cost = (f"it loses {penalty:g}% of its score per {window.get('penalty_unit', 'day')} started late"
-            if penalty else "it is flagged late")
+    cost = (
+        f"it loses {penalty:g}% of its score per {window.get('penalty_unit', 'day')} started late"
+        if penalty
+        else "it is flagged late"
+    )
     close = f"; submissions close {when(window.get('close_at'))}" if window.get("close_at") else ""
-    return (f"{window.get('exercise')} was due {when(window.get('due_at'))} in {course} "
-            f"({duration(window.get('seconds_to_due') or 0)} ago): {cost}{close}")
+    return (
+        f"{window.get('exercise')} was due {when(window.get('due_at'))} in {course} "
+        f"({duration(window.get('seconds_to_due') or 0)} ago): {cost}{close}"
+    )
 
 
 def late_note(sub: Submission) -> str | None:

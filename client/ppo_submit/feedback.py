@@ -94,8 +94,7 @@ def root_cause(cause: dict[str, Any], index: int | None, *, locator: Locator, ve
         line = str(cause.get("checks_line") or " · ".join(checks))
         parts.append(hanging(Text("= failed:", style="bold blue"), Text(line), indent=2))
     if verbose and cause.get("traceback"):
-        parts.append(Padding(Text(locator.text(str(cause["traceback"])).rstrip(), style="dim"),
-                             (0, 0, 0, 2)))
+        parts.append(Padding(Text(locator.text(str(cause["traceback"])).rstrip(), style="dim"), (0, 0, 0, 2)))
     return parts
 
 
@@ -115,8 +114,9 @@ def mistakes(diagnosis: Sequence[dict[str, Any]]) -> list[RenderableType]:
     return parts
 
 
-def check_results(checks: Sequence[Mapping[str, Any]], causes: Sequence[Mapping[str, Any]],
-                  details: Iterable[Mapping[str, Any]]) -> list[str]:
+def check_results(
+    checks: Sequence[Mapping[str, Any]], causes: Sequence[Mapping[str, Any]], details: Iterable[Mapping[str, Any]]
+) -> list[str]:
     """Each check's short result for the table: which error above, or the feedback's short text."""
     by_name = {str(d.get("check")): d for d in details if isinstance(d, dict)}
     out = []
@@ -131,8 +131,14 @@ def check_results(checks: Sequence[Mapping[str, Any]], causes: Sequence[Mapping[
     return out
 
 
-def layout(sub: Submission, data: dict[str, Any], *, verbose: bool, local_path: str | None = None,
-           locator: Locator | None = None) -> list[RenderableType]:
+def layout(
+    sub: Submission,
+    data: dict[str, Any],
+    *,
+    verbose: bool,
+    local_path: str | None = None,
+    locator: Locator | None = None,
+) -> list[RenderableType]:
     """The feedback, summary first: verdict and score, mistakes, root causes, next step, checks.
 
     Places are shown by ``locator``; by default the submitted file's name becomes ``local_path``.

@@ -59,16 +59,21 @@ def verdict_line(sub: Submission, counted: str = "") -> str:
 
 
 def _snippet(cause: Mapping[str, Any], location: Mapping[str, Any], locator: Locator) -> str:
-    label = str(cause.get("message") or "") if cause.get("phase") == "syntax" else (
-        f"{cause.get('exception', 'Error')}: {cause.get('message', '')}")
+    label = (
+        str(cause.get("message") or "")
+        if cause.get("phase") == "syntax"
+        else (f"{cause.get('exception', 'Error')}: {cause.get('message', '')}")
+    )
     number = str(locator.line(location))
     pad = " " * len(number)
     column = max(1, int(location.get("column") or 1))
     end = max(column + 1, int(location.get("end_column") or column + 1))
     source = str(location.get("source") or "").replace("\t", " ")
     carets = " " * (column - 1) + "^" * (end - column)
-    return (f'<pre class="ppo-code" style="{_PRE}">{_e(pad)} |\n{_e(number)} | {_e(source)}\n{_e(pad)} | '
-            f'<span style="color:{RED};font-weight:700">{_e(carets)} {_e(label)}</span></pre>')
+    return (
+        f'<pre class="ppo-code" style="{_PRE}">{_e(pad)} |\n{_e(number)} | {_e(source)}\n{_e(pad)} | '
+        f'<span style="color:{RED};font-weight:700">{_e(carets)} {_e(label)}</span></pre>'
+    )
 
 
 def root_cause(cause: Mapping[str, Any], index: int | None, locator: Locator) -> str:
@@ -101,8 +106,12 @@ def mistakes(diagnosis: Sequence[Mapping[str, Any]]) -> str:
             lines.append(f'<div style="opacity:.75">checks: {_e(" · ".join(checks))}</div>')
         items.append(f'<li style="margin:.2em 0">{"".join(lines)}</li>')
     title = f'<div style="font-weight:600;color:{AMBER}">Mistakes found ({len(diagnosis)}):</div>'
-    return _box(AMBER, "rgba(208,135,0,.10)", f'{title}<ol style="margin:.2em 0 .2em 1.4em;padding:0">'
-                f'{"".join(items)}</ol>', "ppo-mistakes")
+    return _box(
+        AMBER,
+        "rgba(208,135,0,.10)",
+        f'{title}<ol style="margin:.2em 0 .2em 1.4em;padding:0">{"".join(items)}</ol>',
+        "ppo-mistakes",
+    )
 
 
 def checks_table(checks: Sequence[Mapping[str, Any]], results: Sequence[str]) -> str:
@@ -110,15 +119,22 @@ def checks_table(checks: Sequence[Mapping[str, Any]], results: Sequence[str]) ->
     rows = []
     for check, result in zip(checks, results, strict=True):
         passed = bool(check.get("passed"))
-        mark = f'<span style="color:{GREEN};font-weight:700">✓</span>' if passed else (
-            f'<span style="color:{RED};font-weight:700">✗</span>')
-        rows.append(f"<tr><td style=\"{_CELL}\">{mark}</td><td style=\"{_CELL}\">{_e(check.get('name', ''))}</td>"
-                    f"<td style=\"{_CELL};text-align:right\">{_e(_number(check.get('weight')))}</td>"
-                    f"<td style=\"{_CELL}\">{_e('ok' if passed else result)}</td></tr>")
+        mark = (
+            f'<span style="color:{GREEN};font-weight:700">✓</span>'
+            if passed
+            else (f'<span style="color:{RED};font-weight:700">✗</span>')
+        )
+        rows.append(
+            f'<tr><td style="{_CELL}">{mark}</td><td style="{_CELL}">{_e(check.get("name", ""))}</td>'
+            f'<td style="{_CELL};text-align:right">{_e(_number(check.get("weight")))}</td>'
+            f'<td style="{_CELL}">{_e("ok" if passed else result)}</td></tr>'
+        )
     head = "".join(f'<th style="{_CELL};font-weight:600">{h}</th>' for h in ("", "Check", "Points", "Result"))
-    return (f'<table class="ppo-checks" style="border-collapse:collapse;margin:.6em 0;width:auto;font-size:13px;'
-            f'color:inherit;background:transparent"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
-            "</table>")
+    return (
+        f'<table class="ppo-checks" style="border-collapse:collapse;margin:.6em 0;width:auto;font-size:13px;'
+        f'color:inherit;background:transparent"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
+        "</table>"
+    )
 
 
 def _failure_details(checks: Sequence[Mapping[str, Any]], locator: Locator) -> str:
@@ -128,11 +144,15 @@ def _failure_details(checks: Sequence[Mapping[str, Any]], locator: Locator) -> s
     parts = []
     for check in failed:
         message = locator.text(str(check.get("message") or ""))
-        parts.append(f'<div style="margin:.4em 0"><b>✗ {_e(check.get("name", ""))}</b> '
-                     f'<span style="opacity:.7">({_e(_number(check.get("weight")))} points)</span>'
-                     f'<pre style="{_PRE};white-space:pre-wrap">{_e(message.rstrip())}</pre></div>')
-    return (f'<details style="margin:.4em 0"><summary style="cursor:pointer">Why checks failed, in full '
-            f'({len(failed)})</summary>{"".join(parts)}</details>')
+        parts.append(
+            f'<div style="margin:.4em 0"><b>✗ {_e(check.get("name", ""))}</b> '
+            f'<span style="opacity:.7">({_e(_number(check.get("weight")))} points)</span>'
+            f'<pre style="{_PRE};white-space:pre-wrap">{_e(message.rstrip())}</pre></div>'
+        )
+    return (
+        f'<details style="margin:.4em 0"><summary style="cursor:pointer">Why checks failed, in full '
+        f"({len(failed)})</summary>{''.join(parts)}</details>"
+    )
 
 
 def _resources(sub: Submission) -> str:
@@ -141,8 +161,10 @@ def _resources(sub: Submission) -> str:
     graded = timings.get("grade_seconds", timings.get("total")) if isinstance(timings, Mapping) else None
     queued = timings.get("queue_seconds") if isinstance(timings, Mapping) else None
     if isinstance(graded, int | float):
-        bits.append(f"graded in {_number(graded)} s" + (f" (queued {_number(queued)} s)"
-                                                         if isinstance(queued, int | float) else ""))
+        bits.append(
+            f"graded in {_number(graded)} s"
+            + (f" (queued {_number(queued)} s)" if isinstance(queued, int | float) else "")
+        )
     if sub.get("cpu_seconds") is not None:
         bits.append(f"cpu {_number(sub.get('cpu_seconds'))} s")
     peak = sub.get("peak_memory_bytes")
@@ -152,7 +174,11 @@ def _resources(sub: Submission) -> str:
     for stream in ("stdout", "stderr"):
         text = sub.get(stream)
         if isinstance(text, str) and text.strip():
-            cut = text if len(text) <= OUTPUT_MAX_CHARS else text[:OUTPUT_MAX_CHARS] + f"\n… ({len(text) - OUTPUT_MAX_CHARS} more characters cut)"
+            cut = (
+                text
+                if len(text) <= OUTPUT_MAX_CHARS
+                else text[:OUTPUT_MAX_CHARS] + f"\n… ({len(text) - OUTPUT_MAX_CHARS} more characters cut)"
+            )
             captured.append(f'<div style="opacity:.75">captured {stream}:</div><pre style="{_PRE}">{_e(cut)}</pre>')
     line = f'<div style="opacity:.7;margin-top:.4em">{_e(" · ".join(bits))}</div>' if bits else ""
     return line + "".join(captured)
@@ -162,16 +188,21 @@ def submission_html(sub: Submission, *, locator: Locator | None = None) -> str:
     """``sub`` as one HTML fragment, summary first (see the module's docstring)."""
     locator = locator or FileLocator(sub.get("filename"))
     name = locator.name
-    header = (f"Submission {sub.get('id', '?')} · {sub.get('exercise', '?')}" + (f" · {name}" if name else "")
-              + f" · {sub.get('status', '?')}")
+    header = (
+        f"Submission {sub.get('id', '?')} · {sub.get('exercise', '?')}"
+        + (f" · {name}" if name else "")
+        + f" · {sub.get('status', '?')}"
+    )
     parts = [f'<div style="font-weight:700">{_e(header)}</div>']
     note = policy_note(sub)  # what the exercise's feedback policy holds back
     if note is not None:
         parts.append(f'<div class="ppo-policy" style="color:{AMBER}">{_e(note)}</div>')
     if sub.get("status") == "done":
         parts.extend(_done(sub, locator))
-    return (f'<div class="ppo-feedback" style="font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;'
-            f'font-size:14px;line-height:1.45;color:inherit;max-width:64rem">{"".join(parts)}</div>')
+    return (
+        f'<div class="ppo-feedback" style="font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;'
+        f'font-size:14px;line-height:1.45;color:inherit;max-width:64rem">{"".join(parts)}</div>'
+    )
 
 
 def _done(sub: Submission, locator: Locator) -> list[str]:
@@ -197,8 +228,10 @@ def _done(sub: Submission, locator: Locator) -> list[str]:
     for i, cause in enumerate(causes, 1):
         parts.append(root_cause(cause, i if len(causes) > 1 else None, locator))
     if summary.get("next_step"):
-        parts.append(f'<div class="ppo-next" style="margin:.5em 0"><b style="color:{GREEN}">Next:</b> '
-                     f"{_e(summary['next_step'])}</div>")
+        parts.append(
+            f'<div class="ppo-next" style="margin:.5em 0"><b style="color:{GREEN}">Next:</b> '
+            f"{_e(summary['next_step'])}</div>"
+        )
     if checks:
         parts.append(checks_table(checks, check_results(checks, causes, summary.get("details") or [])))
         parts.append(_failure_details(checks, locator))

@@ -38,8 +38,9 @@ MAX_LITERAL_CHARS = 10_000
 
 def history_cells(shell: Any) -> list[Cell]:
     """The cells the kernel has run, in order, each labelled by its execution count."""
-    raw = list(getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or
-               shell.user_ns.get("In") or [])
+    raw = list(
+        getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or shell.user_ns.get("In") or []
+    )
     return [Cell(str(text), number, number) for number, text in enumerate(raw) if number > 0 and str(text).strip()]
 
 
@@ -143,12 +144,17 @@ class KernelResolver:
         if name not in self.namespace:
             if name in BUILTIN_NAMES:
                 return None
-            ran = (f" ({binding.where} defines it, but the kernel does not have it now: the cell stopped "
-                   "before it, it was deleted, or the kernel restarted)"
-                   if binding is not None and binding.kind in ("function", "class", "import", "constant") else "")
-            return (f"{used_by.name} uses `{name}`{used_by.at(name, self.namespace)}, but the kernel has no "
-                    f"`{name}`{ran}, so it would be missing from what is sent: run the cell that defines it "
-                    "(or define it), then submit again.")
+            ran = (
+                f" ({binding.where} defines it, but the kernel does not have it now: the cell stopped "
+                "before it, it was deleted, or the kernel restarted)"
+                if binding is not None and binding.kind in ("function", "class", "import", "constant")
+                else ""
+            )
+            return (
+                f"{used_by.name} uses `{name}`{used_by.at(name, self.namespace)}, but the kernel has no "
+                f"`{name}`{ran}, so it would be missing from what is sent: run the cell that defines it "
+                "(or define it), then submit again."
+            )
         value = self.namespace[name]
         if binding is not None and binding.replaced is not None:
             return variable_sentence(name, used_by, binding)
@@ -158,11 +164,14 @@ class KernelResolver:
                 return resolved([live])
             if binding is not None and binding.kind in ("function", "class", "block"):
                 return resolved(binding.pieces)
-            return (f"{used_by.name} uses `{name}`{used_by.place}, but its source is not in any cell the kernel "
-                    "ran (was it made with exec?), so it would be missing from what is sent: define it in a cell "
-                    "with `def` or `class`, run that cell, then submit again.")
+            return (
+                f"{used_by.name} uses `{name}`{used_by.place}, but its source is not in any cell the kernel "
+                "ran (was it made with exec?), so it would be missing from what is sent: define it in a cell "
+                "with `def` or `class`, run that cell, then submit again."
+            )
         if isinstance(value, ModuleType | FunctionType | BuiltinFunctionType | type) or (
-                binding is not None and binding.kind == "import"):
+            binding is not None and binding.kind == "import"
+        ):
             found = self._imported(name, value)
             if found is not None:
                 return found
@@ -177,9 +186,11 @@ class KernelResolver:
         literal = _literal(value)
         if literal is not None:
             return self._write(f"{name} = {literal}")
-        return (f"{used_by.name} reads `{name}`{used_by.place}, a {type(value).__name__} in the kernel rather than "
-                "a definition, so it would be missing from what is sent: define it inside "
-                f"{used_by.name}, or pass it as an argument.")
+        return (
+            f"{used_by.name} reads `{name}`{used_by.place}, a {type(value).__name__} in the kernel rather than "
+            "a definition, so it would be missing from what is sent: define it inside "
+            f"{used_by.name}, or pass it as an argument."
+        )
 
 
 def kernel_module(shell: Any, function: Any) -> tuple[str, Built]:
@@ -194,12 +205,15 @@ def kernel_module(shell: Any, function: Any) -> tuple[str, Built]:
         function = shell.user_ns[name]
     found = getattr(inspect.unwrap(function), "__name__", None) if callable(function) else None
     if not isinstance(found, str) or not isinstance(inspect.unwrap(function), FunctionType):
-        raise UsageError(f"submit a function defined in a cell (got {type(function).__name__}): "
-                         "notebook.submit(compute_gae), or %ppo_submit compute_gae")
+        raise UsageError(
+            f"submit a function defined in a cell (got {type(function).__name__}): "
+            "notebook.submit(compute_gae), or %ppo_submit compute_gae"
+        )
     name = found
     if shell.user_ns.get(name) is not function:
-        raise UsageError(f"`{name}` in the kernel is not the function given: run the cell that defines it last, "
-                         "then submit again")
+        raise UsageError(
+            f"`{name}` in the kernel is not the function given: run the cell that defines it last, then submit again"
+        )
     cells = history_cells(shell)
     scanned = scan(to_python(cell) for cell in cells)
     resolver = KernelResolver(shell, scanned, {cell.position: cell for cell in cells})

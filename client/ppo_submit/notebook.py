@@ -58,16 +58,17 @@ class Result:
     def __repr__(self) -> str:
         score = self.score
         shown = "-" if score is None else f"{float(score):g}"
-        return (f"<ppo-submit submission {self.id} · {self.submission.get('exercise')} · {self.verdict} · "
-                f"{shown} / 100>")
+        return f"<ppo-submit submission {self.id} · {self.submission.get('exercise')} · {self.verdict} · {shown} / 100>"
 
 
 def _shell() -> Any:
     try:
         from IPython import get_ipython
     except ImportError:
-        raise UsageError("notebook.submit runs inside a Jupyter kernel (IPython is not installed); "
-                         "from a terminal, use `ppo-submit FILE`") from None
+        raise UsageError(
+            "notebook.submit runs inside a Jupyter kernel (IPython is not installed); "
+            "from a terminal, use `ppo-submit FILE`"
+        ) from None
     shell = get_ipython()
     if shell is None:
         raise UsageError("notebook.submit runs inside a Jupyter kernel; from a terminal, use `ppo-submit FILE`")
@@ -119,10 +120,13 @@ def _exercise_for(function: str, catalogue: list[Any]) -> str:
         return functions[function]
     near = suggest(function, functions)
     if near:
-        raise UsageError(f"{function} is not an exercise's function: did you mean {near} (exercise "
-                         f"{functions[near]})? Rename it, or pass exercise=\"{functions[near]}\"")
-    raise UsageError(f"{function} is none of the exercise functions ({', '.join(sorted(functions))}); "
-                     "pass exercise=\"SLUG\"")
+        raise UsageError(
+            f"{function} is not an exercise's function: did you mean {near} (exercise "
+            f'{functions[near]})? Rename it, or pass exercise="{functions[near]}"'
+        )
+    raise UsageError(
+        f'{function} is none of the exercise functions ({", ".join(sorted(functions))}); pass exercise="SLUG"'
+    )
 
 
 def source(function: Any) -> str:
@@ -132,8 +136,16 @@ def source(function: Any) -> str:
     return kernel_module(_shell(), function)[1].source
 
 
-def submit(function: Any, *, exercise: str | None = None, server: str | None = None, token: str | None = None,
-           course: str | None = None, timeout: float = 600.0, yes: bool = False) -> Result | None:
+def submit(
+    function: Any,
+    *,
+    exercise: str | None = None,
+    server: str | None = None,
+    token: str | None = None,
+    course: str | None = None,
+    timeout: float = 600.0,
+    yes: bool = False,
+) -> Result | None:
     """Send ``function`` (a function defined in a cell, or its name) and show the feedback.
 
     ``exercise`` is found from the function's name unless given; ``yes`` sends late work
@@ -142,15 +154,25 @@ def submit(function: Any, *, exercise: str | None = None, server: str | None = N
     """
     cell = _Cell()
     try:
-        return _submit(cell, function, exercise=exercise, server=server, token=token, course=course,
-                       timeout=timeout, yes=yes)
+        return _submit(
+            cell, function, exercise=exercise, server=server, token=token, course=course, timeout=timeout, yes=yes
+        )
     except ClientError as exc:
         cell.message(exc.message)
         return None
 
 
-def _submit(cell: _Cell, function: Any, *, exercise: str | None, server: str | None, token: str | None,
-            course: str | None, timeout: float, yes: bool) -> Result | None:
+def _submit(
+    cell: _Cell,
+    function: Any,
+    *,
+    exercise: str | None,
+    server: str | None,
+    token: str | None,
+    course: str | None,
+    timeout: float,
+    yes: bool,
+) -> Result | None:
     from . import config, html, render
     from . import courses as course_view
     from .kernel import kernel_module
@@ -180,8 +202,11 @@ def _submit(cell: _Cell, function: Any, *, exercise: str | None, server: str | N
         try:
             final = client.wait(created, timeout=timeout, on_update=progress)
         except KeyboardInterrupt:
-            cell.message(f"stopped waiting; submission {created.get('id')} is still graded: see "
-                         f"`ppo-submit show {created.get('id')}`", kind="note")
+            cell.message(
+                f"stopped waiting; submission {created.get('id')} is still graded: see "
+                f"`ppo-submit show {created.get('id')}`",
+                kind="note",
+            )
             return None
     page = html.submission_html(final, locator=locator)
     text = render.plain_text(render.submission_result(final, locator=locator), TEXT_WIDTH)
@@ -223,8 +248,7 @@ def ppo_submit_magic(line: str) -> None:
     try:
         args = _magic_parser().parse_args(shlex.split(line))
     except (_UsageExit, argparse.ArgumentError, ValueError) as exc:
-        _Cell().message(f"{exc}; usage: %ppo_submit FUNCTION [--exercise SLUG] [--course C] [--yes] "
-                        "[--show-source]")
+        _Cell().message(f"{exc}; usage: %ppo_submit FUNCTION [--exercise SLUG] [--course C] [--yes] [--show-source]")
         return
     if args.show_source:
         try:
@@ -232,8 +256,15 @@ def ppo_submit_magic(line: str) -> None:
         except ClientError as exc:
             _Cell().message(exc.message)
         return
-    submit(args.function, exercise=args.exercise, server=args.server, token=args.token, course=args.course,
-           timeout=args.timeout, yes=args.yes)
+    submit(
+        args.function,
+        exercise=args.exercise,
+        server=args.server,
+        token=args.token,
+        course=args.course,
+        timeout=args.timeout,
+        yes=args.yes,
+    )
 
 
 def load_ipython_extension(shell: Any) -> None:

@@ -54,16 +54,20 @@ def read_cells(path: Path, *, commands: Sequence[str] = ()) -> list[Cell]:
     except OSError:
         size = 0  # read_source says what is wrong (no such file, a directory...)
     if size > MAX_NOTEBOOK_BYTES:
-        raise UsageError(f"{path} is {size / 2**20:.0f} MiB; notebooks over {MAX_NOTEBOOK_BYTES // 2**20} MiB "
-                         "are not read (clear its outputs: Edit > Clear Outputs of All Cells, then save)")
+        raise UsageError(
+            f"{path} is {size / 2**20:.0f} MiB; notebooks over {MAX_NOTEBOOK_BYTES // 2**20} MiB "
+            "are not read (clear its outputs: Edit > Clear Outputs of All Cells, then save)"
+        )
     text = read_source(path, commands=commands)
     nbformat = load_nbformat()
     logging.getLogger("nbformat").setLevel(logging.CRITICAL)  # schema warnings are not the learner's concern
     try:
         notebook = nbformat.reads(text, as_version=4)
     except nbformat.reader.NotJSONError:
-        raise UsageError(f"{path} is not a notebook: it is not JSON (is it a .py file renamed? "
-                         "save it from Jupyter with File > Save)") from None
+        raise UsageError(
+            f"{path} is not a notebook: it is not JSON (is it a .py file renamed? "
+            "save it from Jupyter with File > Save)"
+        ) from None
     except Exception as exc:  # nbformat raises many types for JSON that is not a notebook
         reason = " ".join(str(exc).split())[:120] or type(exc).__name__
         raise UsageError(f"{path} is JSON but not a Jupyter notebook ({reason})") from None
@@ -84,20 +88,27 @@ def code_cells(notebook: Mapping[str, Any]) -> list[Cell]:
     return cells
 
 
-def notebook_module(path: Path, exercises: Sequence[ExerciseSummary], *, exercise: str | None = None,
-                    commands: Sequence[str] = ()) -> NotebookModule:
+def notebook_module(
+    path: Path, exercises: Sequence[ExerciseSummary], *, exercise: str | None = None, commands: Sequence[str] = ()
+) -> NotebookModule:
     """The module to send for the notebook at ``path``: the exercise's function (found as for
     ``.py`` files, or ``exercise``'s) and what it reads.
 
     Raises ``UsageError`` for a file that is not a notebook, no or several exercise functions,
     and ``closure.MissingName`` (one sentence) when a name it needs is not defined by a cell.
     """
-    return module_of(read_cells(path, commands=commands), exercises, exercise=exercise, name=path.name,
-                     shown=str(path))
+    return module_of(read_cells(path, commands=commands), exercises, exercise=exercise, name=path.name, shown=str(path))
 
 
-def module_of(cells: Sequence[Cell], exercises: Sequence[ExerciseSummary], *, exercise: str | None = None,
-              name: str, shown: str | None = None, choose: tuple[str, str] = CHOOSE_ON_COMMAND_LINE) -> NotebookModule:
+def module_of(
+    cells: Sequence[Cell],
+    exercises: Sequence[ExerciseSummary],
+    *,
+    exercise: str | None = None,
+    name: str,
+    shown: str | None = None,
+    choose: tuple[str, str] = CHOOSE_ON_COMMAND_LINE,
+) -> NotebookModule:
     """The module to send for a notebook's code ``cells`` (see :func:`notebook_module`);
     ``name`` is the notebook's file name, ``shown`` how messages name it (its path),
     ``choose`` how they say to name the exercise (``source.match_functions``)."""

@@ -61,8 +61,15 @@ def print_out(renderable: RenderableType) -> None:
 def plain_text(renderable: RenderableType, width: int) -> str:
     """``renderable`` as plain text ``width`` columns wide, without trailing spaces."""
     # force_jupyter=False: inside a kernel Rich would also display what it captures
-    console = Console(width=width, color_system=None, highlight=False, emoji=False, force_terminal=False,
-                      force_jupyter=False, file=io.StringIO())
+    console = Console(
+        width=width,
+        color_system=None,
+        highlight=False,
+        emoji=False,
+        force_terminal=False,
+        force_jupyter=False,
+        file=io.StringIO(),
+    )
     with console.capture() as captured:
         console.print(renderable, crop=False)
     return "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
@@ -125,8 +132,9 @@ def history_table(submissions: Sequence[Submission], zones: dict[str, str] | Non
     changed one, what it changed and why."""
     regraded = any(sub.get("regrades") for sub in submissions)
     columns = ["Id", "Exercise", "Submitted", "Status", "Verdict", "Score", "Late", "Counts"]
-    table = Table(*columns + (["Regraded"] if regraded else []), title="Submissions", title_justify="left",
-                  box=table_box())
+    table = Table(
+        *columns + (["Regraded"] if regraded else []), title="Submissions", title_justify="left", box=table_box()
+    )
     for sub in submissions:
         zone = (zones or {}).get(str(sub.get("course") or ""), "UTC")
         cells = [
@@ -179,8 +187,13 @@ def version_lines(sub: Submission) -> list[Text]:
     that changed it, with the instructor's reason."""
     lines = []
     if sub.get("status") == "done":
-        lines.append(Text(f"Graded by exercise version {sub.get('content_version') or 'unknown'}, "
-                          f"grader version {sub.get('grader_version') or 'unknown'}", style="dim"))
+        lines.append(
+            Text(
+                f"Graded by exercise version {sub.get('content_version') or 'unknown'}, "
+                f"grader version {sub.get('grader_version') or 'unknown'}",
+                style="dim",
+            )
+        )
     for note in _regrades(sub):
         lines.append(Text(regrade_line(note), style="yellow"))
     return lines
@@ -194,13 +207,16 @@ def _regrades(sub: Submission) -> list[dict[str, Any]]:
 
 def regrade_line(note: dict[str, Any]) -> str:
     """One applied regrade of a submission: old and new verdict, when, and why."""
+
     def outcome(verdict: Any, score: Any) -> str:
         return f"{verdict} {number(score)}" if score is not None else str(verdict or "-")
 
     when = str(note.get("applied_at") or "")[:16].replace("T", " ")
     reason = note.get("reason") or ""
-    return (f"Regraded {when}: {outcome(note.get('old_verdict'), note.get('old_score'))} -> "
-            f"{outcome(note.get('new_verdict'), note.get('new_score'))}" + (f" ({reason})" if reason else ""))
+    return (
+        f"Regraded {when}: {outcome(note.get('old_verdict'), note.get('old_score'))} -> "
+        f"{outcome(note.get('new_verdict'), note.get('new_score'))}" + (f" ({reason})" if reason else "")
+    )
 
 
 def _first_line(message: str) -> str:
@@ -241,8 +257,13 @@ def failure_details(checks: Sequence[CheckResult], rename: Any = None) -> Render
         return None
     parts: list[RenderableType] = [Text("Why checks failed", style="bold")]
     for check in failed:
-        parts.append(Text.assemble(("✗ ", "bold red"), (str(check.get("name", "")), "bold"),
-                                   (f"  ({number(check.get('weight'))} points)", "dim")))
+        parts.append(
+            Text.assemble(
+                ("✗ ", "bold red"),
+                (str(check.get("name", "")), "bold"),
+                (f"  ({number(check.get('weight'))} points)", "dim"),
+            )
+        )
         message = str(check.get("message") or "")
         if rename is not None:
             message = rename(message)
@@ -252,8 +273,12 @@ def failure_details(checks: Sequence[CheckResult], rename: Any = None) -> Render
             message = message.replace(f" This matches a known mistake: {misconception}", "")
         parts.append(Padding(Text(message.rstrip(), style="red"), (0, 0, 0, 4)))
         if misconception:
-            parts.append(Padding(Text.assemble(("Likely misconception: ", "bold yellow"), (str(misconception), "yellow")),
-                                 (0, 0, 0, 4)))
+            parts.append(
+                Padding(
+                    Text.assemble(("Likely misconception: ", "bold yellow"), (str(misconception), "yellow")),
+                    (0, 0, 0, 4),
+                )
+            )
     return Group(*parts)
 
 
@@ -270,8 +295,9 @@ def _timings(timings: dict[str, Any]) -> str:
     return text.strip()
 
 
-def submission_result(sub: Submission, *, verbose: bool = False, local_path: str | None = None,
-                      locator: Locator | None = None) -> RenderableType:
+def submission_result(
+    sub: Submission, *, verbose: bool = False, local_path: str | None = None, locator: Locator | None = None
+) -> RenderableType:
     """A submission as the CLI shows it: the summary first (score, verdict, mistakes, root
     causes, next step), then the checks, resources and captured output.
 

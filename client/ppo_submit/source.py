@@ -33,8 +33,11 @@ def read_source(path: Path, *, commands: Iterable[str] = ()) -> str:
         hint = ""
         if path.suffix == "" and len(path.parts) == 1 and commands:
             near = suggest(str(path), commands)
-            hint = (f" and no command of that name: did you mean `ppo-submit {near}`?" if near
-                    else f" (and not a command: {', '.join(sorted(commands))})")
+            hint = (
+                f" and no command of that name: did you mean `ppo-submit {near}`?"
+                if near
+                else f" (and not a command: {', '.join(sorted(commands))})"
+            )
         raise UsageError(f"no such file: {path}{hint}") from exc
     except IsADirectoryError as exc:
         raise UsageError(f"{path} is a directory; pass the Python file to submit") from exc
@@ -74,16 +77,23 @@ def match_exercise(source: str, exercises: Sequence[ExerciseSummary], *, filenam
     Raises ``UsageError`` (telling the user to pass ``--exercise``) when none or several match.
     """
     names, error_line = defined_functions(source)
-    return match_functions(names, exercises, filename=filename,
-                           syntax_error=None if error_line is None else f"line {error_line}")
+    return match_functions(
+        names, exercises, filename=filename, syntax_error=None if error_line is None else f"line {error_line}"
+    )
 
 
 #: How the CLI's messages say to name the exercise ({slug}: one in particular).
 CHOOSE_ON_COMMAND_LINE = ("pass --exercise SLUG", "pass --exercise {slug}")
 
 
-def match_functions(names: Sequence[str], exercises: Sequence[ExerciseSummary], *, filename: str,
-                    syntax_error: str | None = None, choose: tuple[str, str] = CHOOSE_ON_COMMAND_LINE) -> str:
+def match_functions(
+    names: Sequence[str],
+    exercises: Sequence[ExerciseSummary],
+    *,
+    filename: str,
+    syntax_error: str | None = None,
+    choose: tuple[str, str] = CHOOSE_ON_COMMAND_LINE,
+) -> str:
     """The slug of the one exercise whose ``function`` is among ``names`` (top-level functions).
 
     ``syntax_error`` says where the source failed to parse (``line 3``, ``cell 4, line 3``),

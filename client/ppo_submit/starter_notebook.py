@@ -19,7 +19,7 @@ _FILE_WORDS = ("this_file.py", "ppo-submit this")
 
 def _lines(source: str, node: ast.AST) -> list[str]:
     first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])  # type: ignore[attr-defined]
-    return source.splitlines()[first - 1:node.end_lineno]  # type: ignore[attr-defined]
+    return source.splitlines()[first - 1 : node.end_lineno]  # type: ignore[attr-defined]
 
 
 def _signature(node: ast.FunctionDef) -> str:
@@ -29,8 +29,13 @@ def _signature(node: ast.FunctionDef) -> str:
 def _function_cell(source: str, node: ast.FunctionDef) -> str:
     """The function with its docstring cut to its first line (the whole contract is above)."""
     lines = _lines(source, node)
-    doc = node.body[0] if node.body and isinstance(node.body[0], ast.Expr) and isinstance(
-        getattr(node.body[0], "value", None), ast.Constant) else None
+    doc = (
+        node.body[0]
+        if node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(getattr(node.body[0], "value", None), ast.Constant)
+        else None
+    )
     if doc is None:
         return "\n".join(lines)
     start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
@@ -38,15 +43,17 @@ def _function_cell(source: str, node: ast.FunctionDef) -> str:
     indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
     summary = (ast.get_docstring(node) or "").strip().split("\n", 1)[0].replace('"""', "'''")
     short = f'{indent}"""{summary} (The contract is in the markdown cell above.)"""'
-    return "\n".join([*lines[:first], short, *lines[last + 1:]])
+    return "\n".join([*lines[:first], short, *lines[last + 1 :]])
 
 
 def _markdown(module_doc: str, node: ast.FunctionDef) -> str:
     title, _, rest = module_doc.strip().partition("\n")
     paragraphs = [p.strip() for p in rest.strip().split("\n\n") if p.strip()]
     kept = [" ".join(p.split()) for p in paragraphs if not any(word in p for word in _FILE_WORDS)]
-    howto = ("Fill in the `# YOUR CODE` blocks of the function's cell, run the self-test cell, then run the "
-             "last cell: it sends the function as the kernel has it, with the helpers it uses.")
+    howto = (
+        "Fill in the `# YOUR CODE` blocks of the function's cell, run the self-test cell, then run the "
+        "last cell: it sends the function as the kernel has it, with the helpers it uses."
+    )
     doc = (ast.get_docstring(node) or "").strip()
     summary, _, details = doc.partition("\n")
     parts = [f"# {title.strip()}", *kept, howto, f"## `{_signature(node)}`", summary.strip()]
@@ -56,8 +63,12 @@ def _markdown(module_doc: str, node: ast.FunctionDef) -> str:
 
 
 def _is_main_block(node: ast.stmt) -> bool:
-    return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
-            and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__")
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Compare)
+        and isinstance(node.test.left, ast.Name)
+        and node.test.left.id == "__name__"
+    )
 
 
 def starter_notebook(starter: str, function: str) -> str:
@@ -78,7 +89,7 @@ def starter_notebook(starter: str, function: str) -> str:
             continue
         if _is_main_block(node):
             # from the line after `if __name__ == "__main__":`, so leading comments stay
-            body = starter.splitlines()[node.lineno:node.end_lineno]
+            body = starter.splitlines()[node.lineno : node.end_lineno]
             tests.append(textwrap.dedent("\n".join(body)))
         else:
             setup.append("\n".join(_lines(starter, node)))
@@ -89,10 +100,15 @@ def starter_notebook(starter: str, function: str) -> str:
     if tests:
         cells.append(v4.new_markdown_cell("Self-tests: they pass once the function is written."))
         cells.append(v4.new_code_cell("\n".join(t.strip("\n") for t in tests)))
-    cells.append(v4.new_markdown_cell(
-        "Submit: log in once with `ppo-submit login` in a terminal, or set `PPO_GRADER_URL` and "
-        "`PPO_GRADER_TOKEN` (or pass `token=` and `server=`). The feedback appears below the cell."))
+    cells.append(
+        v4.new_markdown_cell(
+            "Submit: log in once with `ppo-submit login` in a terminal, or set `PPO_GRADER_URL` and "
+            "`PPO_GRADER_TOKEN` (or pass `token=` and `server=`). The feedback appears below the cell."
+        )
+    )
     cells.append(v4.new_code_cell(f"from ppo_submit import notebook\n\nnotebook.submit({function})"))
-    metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                "language_info": {"name": "python"}}
+    metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+    }
     return nbformat.writes(v4.new_notebook(cells=cells, metadata=metadata)) + "\n"

@@ -44,9 +44,16 @@ def _plant(new: torch.Tensor, old: torch.Tensor, adv: torch.Tensor) -> tuple[tor
 
 def _point(gen: CaseGen, ratio: float, adv: float, clip: float, tags: tuple[str, ...]) -> Case:
     new = torch.tensor([math.log(ratio)], dtype=torch.float64)
-    return gen.case(new, torch.zeros(1, dtype=torch.float64), torch.tensor([adv], dtype=torch.float64),
-                    kwargs={"clip_range": clip}, tags=tags, grad=("0",), backward=[],
-                    about=f"ratio={ratio:g}, advantage={adv:+g}, clip_range={clip:g}")
+    return gen.case(
+        new,
+        torch.zeros(1, dtype=torch.float64),
+        torch.tensor([adv], dtype=torch.float64),
+        kwargs={"clip_range": clip},
+        tags=tags,
+        grad=("0",),
+        backward=[],
+        about=f"ratio={ratio:g}, advantage={adv:+g}, clip_range={clip:g}",
+    )
 
 
 def cases(gen: CaseGen) -> list[Case]:
@@ -57,47 +64,100 @@ def cases(gen: CaseGen) -> list[Case]:
         new, old = _log_probs(gen, b, t)
         new, adv = _plant(new, old, gen.randn(b, t))
         tags = ("random", "default-clip") if clip == 0.2 else ("random", "custom-clip")
-        out.append(gen.case(new, old, adv, kwargs={"clip_range": clip}, tags=tags,
-                            grad=("0",), backward=[], about=f"random case {i + 1}"))
+        out.append(
+            gen.case(
+                new,
+                old,
+                adv,
+                kwargs={"clip_range": clip},
+                tags=tags,
+                grad=("0",),
+                backward=[],
+                about=f"random case {i + 1}",
+            )
+        )
     # Worked values, the clipped sides and the unclipped sides, for both signs of A.
     for clip in (0.2, 0.1):
         eps = clip
         for ratio, point_adv, side in (
-            (2.0, 1.0, "clipped"), (1 + eps + 0.05, 1.0, "clipped"), (0.5, -1.0, "clipped"),
-            (1 - eps - 0.05, -1.0, "clipped"), (2.0, -1.0, "unclipped"), (1 + eps + 0.05, -1.0, "unclipped"),
-            (0.5, 1.0, "unclipped"), (1 - eps - 0.05, 1.0, "unclipped"), (1.0 + eps / 2, 1.0, "inside"),
+            (2.0, 1.0, "clipped"),
+            (1 + eps + 0.05, 1.0, "clipped"),
+            (0.5, -1.0, "clipped"),
+            (1 - eps - 0.05, -1.0, "clipped"),
+            (2.0, -1.0, "unclipped"),
+            (1 + eps + 0.05, -1.0, "unclipped"),
+            (0.5, 1.0, "unclipped"),
+            (1 - eps - 0.05, 1.0, "unclipped"),
+            (1.0 + eps / 2, 1.0, "inside"),
             (1.0 - eps / 2, -1.0, "inside"),
         ):
             out.append(_point(gen, ratio, point_adv * (1 + gen.randint(0, 3)), clip, ("point", side)))
     # Half the elements clipped: their gradient must be exactly zero.
     new, old = _log_probs(gen, 3, 8)
     new = old + torch.linspace(-0.6, 0.6, 24).reshape(3, 8)
-    out.append(gen.case(new, old, gen.randn(3, 8), tags=("clipped-grad",), grad=("0",), backward=[],
-                        about="ratios from 0.55 to 1.8"))
+    out.append(
+        gen.case(
+            new, old, gen.randn(3, 8), tags=("clipped-grad",), grad=("0",), backward=[], about="ratios from 0.55 to 1.8"
+        )
+    )
     # Shape contract.
     new, old = _log_probs(gen, 4, 5)
     adv = gen.randn(4, 5)
-    for bad in ((new, old, adv[:, 0]), (new, old, adv[:, :1]), (new, old.t().contiguous(), adv),
-                (new, old[:3], adv[:3])):
+    for bad in (
+        (new, old, adv[:, 0]),
+        (new, old, adv[:, :1]),
+        (new, old.t().contiguous(), adv),
+        (new, old[:3], adv[:3]),
+    ):
         out.append(gen.case(*bad, tags=("shape",), about="mismatched shapes"))
     # Dtypes, device, 0-dim; in-place edits; any leading shape.
     for dtype in (torch.float32, torch.float64, torch.bfloat16):
         new, old = _log_probs(gen, 3, 7, dtype=dtype)
         out.append(gen.case(new, old, gen.randn(3, 7, dtype=dtype), tags=("dtype",), about=f"{dtype} inputs"))
     new, old = _log_probs(gen, 5, 9)
-    out.append(gen.case(new, old, gen.randn(5, 9), kwargs={"clip_range": 0.15}, tags=("inplace",),
-                        return_inputs=True, about="inputs checked after the call"))
+    out.append(
+        gen.case(
+            new,
+            old,
+            gen.randn(5, 9),
+            kwargs={"clip_range": 0.15},
+            tags=("inplace",),
+            return_inputs=True,
+            about="inputs checked after the call",
+        )
+    )
     for shape in ((11,), (2, 3, 4)):
         new, old = _log_probs(gen, *shape)
-        out.append(gen.case(new, old, gen.randn(*shape), kwargs={"clip_range": 0.25}, tags=("any-shape",),
-                            grad=("0",), backward=[], about=f"{len(shape)}-D inputs"))
+        out.append(
+            gen.case(
+                new,
+                old,
+                gen.randn(*shape),
+                kwargs={"clip_range": 0.25},
+                tags=("any-shape",),
+                grad=("0",),
+                backward=[],
+                about=f"{len(shape)}-D inputs",
+            )
+        )
     # Memory: forward and backward on 2M elements, after a small warm-up call.
     small_new, small_old = _log_probs(gen, 2, 3)
     warm = gen.case(small_new, small_old, gen.randn(2, 3), grad=("0",), backward=[], about="warm-up")
     big_new = gen.generated(16, 32768, scale=0.6, shift=-2.0)
     big_old = gen.generated(16, 32768, scale=0.5, shift=-2.0)
-    out.append(gen.case(big_new, big_old, gen.generated(16, 32768), tags=("memory",), grad=("0",), backward=[],
-                        memory=True, warmup=warm, about="large input"))
+    out.append(
+        gen.case(
+            big_new,
+            big_old,
+            gen.generated(16, 32768),
+            tags=("memory",),
+            grad=("0",),
+            backward=[],
+            memory=True,
+            warmup=warm,
+            about="large input",
+        )
+    )
     return out
 
 
@@ -142,7 +202,8 @@ def zero_grad_where_clipped(ctx: CheckContext) -> None:
             raise CheckFailed(
                 f"{int(leaked.sum())} of {int(clipped.sum())} clipped elements still get a gradient {where(case)}; "
                 "where the clipped term is the minimum the element's gradient must be 0 (take the minimum of "
-                "ratio * A and clamp(ratio) * A; do not clip after the minimum or clamp the advantage).")
+                "ratio * A and clamp(ratio) * A; do not clip after the minimum or clamp the advantage)."
+            )
         expect_grads(ctx, [case], name="log_probs_new")
 
 
@@ -170,6 +231,12 @@ def any_shape(ctx: CheckContext) -> None:
 @check("peak memory on a 16 x 32768 input within budget", 8, memory=True)
 def memory(ctx: CheckContext) -> None:
     for case in ctx.cases("memory"):
-        expect_memory_within_budget(ctx, case, SPEC.memory_budget, fix=(
-            "Compute in the inputs' dtype: a float64 copy (or several full-size temporaries) of a large input is "
-            "what goes over; build the loss from ratio, clamp and min without .double()."))
+        expect_memory_within_budget(
+            ctx,
+            case,
+            SPEC.memory_budget,
+            fix=(
+                "Compute in the inputs' dtype: a float64 copy (or several full-size temporaries) of a large input is "
+                "what goes over; build the loss from ratio, clamp and min without .double()."
+            ),
+        )

@@ -10,7 +10,9 @@ import torch
 def faulty_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2, *, faults=frozenset()):
     if "no-shape-check" not in faults:
         if log_probs_old.shape != log_probs_new.shape:
-            raise ValueError(f"log_probs_old has shape {tuple(log_probs_old.shape)}, expected {tuple(log_probs_new.shape)}")
+            raise ValueError(
+                f"log_probs_old has shape {tuple(log_probs_old.shape)}, expected {tuple(log_probs_new.shape)}"
+            )
         if advantages.shape != log_probs_new.shape:
             raise ValueError(f"advantages has shape {tuple(advantages.shape)}, expected {tuple(log_probs_new.shape)}")
     new = log_probs_new.detach() if "detached-ratio" in faults else log_probs_new

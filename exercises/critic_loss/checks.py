@@ -19,8 +19,9 @@ from exercises.compare import require_no_error, where
 from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
 
 
-def _inputs(gen: CaseGen, mask: torch.Tensor, dtype: torch.dtype = torch.float32,
-            garbage: float = 3.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _inputs(
+    gen: CaseGen, mask: torch.Tensor, dtype: torch.dtype = torch.float32, garbage: float = 3.0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Old values, new values that move from them by more and less than a typical clip range,
     returns, and non-zero garbage (of scale ``garbage``) at every padded position of all three."""
     b, t = mask.shape
@@ -44,9 +45,18 @@ def _mask(gen: CaseGen, b: int, t: int, lengths: list[int] | None = None) -> tor
     return gen.right_padded_mask(b, t, lengths=lengths)
 
 
-def _case(gen: CaseGen, mask: torch.Tensor | None, clip: float | None, tags: tuple[str, ...], about: str,
-          dtype: torch.dtype = torch.float32, garbage: float = 3.0, shape: tuple[int, int] | None = None,
-          pass_clip: bool = True, **fields: Any) -> Case:
+def _case(
+    gen: CaseGen,
+    mask: torch.Tensor | None,
+    clip: float | None,
+    tags: tuple[str, ...],
+    about: str,
+    dtype: torch.dtype = torch.float32,
+    garbage: float = 3.0,
+    shape: tuple[int, int] | None = None,
+    pass_clip: bool = True,
+    **fields: Any,
+) -> Case:
     if mask is not None:
         b, t = mask.shape
     else:
@@ -68,8 +78,16 @@ def cases(gen: CaseGen) -> list[Case]:
     out: list[Case] = []
     for i in range(2):
         b, t = gen.randint(3, 7), gen.randint(5, 17)
-        out.append(_case(gen, _mask(gen, b, t), None, ("random", "unclipped"), f"random padded batch {i + 1}, "
-                         "no clip_range", pass_clip=i == 1))
+        out.append(
+            _case(
+                gen,
+                _mask(gen, b, t),
+                None,
+                ("random", "unclipped"),
+                f"random padded batch {i + 1}, no clip_range",
+                pass_clip=i == 1,
+            )
+        )
     b, t = gen.randint(3, 6), gen.randint(4, 12)
     out.append(_case(gen, _mask(gen, b, t).bool(), None, ("random", "unclipped"), "bool mask, no clip_range"))
     out.append(_case(gen, None, None, ("random", "unclipped"), "mask=None, no clip_range", shape=(b, t)))
@@ -83,15 +101,45 @@ def cases(gen: CaseGen) -> list[Case]:
     # Edge rows: length-1 rows; a row with no valid token; a batch with no valid token at all.
     for maybe_clip in (None, 0.2):
         t = gen.randint(4, 9)
-        out.append(_case(gen, _mask(gen, 4, t, lengths=[1, 1, t, 2]), maybe_clip, ("edge",), f"length-1 rows, clip_range={maybe_clip}"))
-        out.append(_case(gen, _mask(gen, 4, t, lengths=[t, 0, 2, 1]), maybe_clip, ("edge", "empty-row"),
-                         f"row 1 has no valid token, clip_range={maybe_clip}"))
-        out.append(_case(gen, _mask(gen, 3, t, lengths=[0, 0, 0]), maybe_clip, ("edge", "empty-row"),
-                         f"no valid token in the whole batch, clip_range={maybe_clip}"))
+        out.append(
+            _case(
+                gen,
+                _mask(gen, 4, t, lengths=[1, 1, t, 2]),
+                maybe_clip,
+                ("edge",),
+                f"length-1 rows, clip_range={maybe_clip}",
+            )
+        )
+        out.append(
+            _case(
+                gen,
+                _mask(gen, 4, t, lengths=[t, 0, 2, 1]),
+                maybe_clip,
+                ("edge", "empty-row"),
+                f"row 1 has no valid token, clip_range={maybe_clip}",
+            )
+        )
+        out.append(
+            _case(
+                gen,
+                _mask(gen, 3, t, lengths=[0, 0, 0]),
+                maybe_clip,
+                ("edge", "empty-row"),
+                f"no valid token in the whole batch, clip_range={maybe_clip}",
+            )
+        )
     # Large values at padding: their squares overflow to inf, and inf * 0 = NaN if the mask multiplies.
     for maybe_clip in (None, 0.2):
-        out.append(_case(gen, _mask(gen, 4, gen.randint(6, 12)), maybe_clip, ("large-padding",),
-                         f"padded positions hold values near +/-1e20, clip_range={maybe_clip}", garbage=1e20))
+        out.append(
+            _case(
+                gen,
+                _mask(gen, 4, gen.randint(6, 12)),
+                maybe_clip,
+                ("large-padding",),
+                f"padded positions hold values near +/-1e20, clip_range={maybe_clip}",
+                garbage=1e20,
+            )
+        )
     # Shape contract.
     mask = _mask(gen, 4, 5)
     values, old, returns = _inputs(gen, mask)
@@ -108,15 +156,35 @@ def cases(gen: CaseGen) -> list[Case]:
     for dtype in (torch.float32, torch.float64, torch.bfloat16):
         for maybe_clip in (None, 0.2):
             mask = _mask(gen, 3, 7).to(dtype)
-            out.append(_case(gen, mask, maybe_clip, ("dtype",), f"{dtype} inputs, clip_range={maybe_clip}", dtype=dtype,
-                             grad=(), backward=None))
+            out.append(
+                _case(
+                    gen,
+                    mask,
+                    maybe_clip,
+                    ("dtype",),
+                    f"{dtype} inputs, clip_range={maybe_clip}",
+                    dtype=dtype,
+                    grad=(),
+                    backward=None,
+                )
+            )
     for maybe_clip in (None, 0.2):
-        out.append(_case(gen, _mask(gen, 5, 9), maybe_clip, ("inplace",), f"inputs checked after the call, clip_range={maybe_clip}",
-                         return_inputs=True))
+        out.append(
+            _case(
+                gen,
+                _mask(gen, 5, 9),
+                maybe_clip,
+                ("inplace",),
+                f"inputs checked after the call, clip_range={maybe_clip}",
+                return_inputs=True,
+            )
+        )
     return out
 
 
-@check("unclipped loss (clip_range=None): 0.5 x masked mean of (values - R)^2 per row, mean over the batch", 14, core=True)
+@check(
+    "unclipped loss (clip_range=None): 0.5 x masked mean of (values - R)^2 per row, mean over the batch", 14, core=True
+)
 def values_unclipped(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("random", "unclipped"), what="loss")
 
@@ -146,7 +214,13 @@ def gradient(ctx: CheckContext) -> None:
     expect_grads(ctx, ctx.cases("random") + ctx.cases("clip-zero"), name="values")
 
 
-@check("no gradient to old_values or returns (they are targets, not parameters)", 8, gated=True, reads=("grad-flows:1,2",), self_reported="gradient provenance")
+@check(
+    "no gradient to old_values or returns (they are targets, not parameters)",
+    8,
+    gated=True,
+    reads=("grad-flows:1,2",),
+    self_reported="gradient provenance",
+)
 def no_grad_to_targets(ctx: CheckContext) -> None:
     for case in ctx.cases("random") + ctx.cases("clip-zero"):
         got = ctx.got(case)
@@ -157,7 +231,8 @@ def no_grad_to_targets(ctx: CheckContext) -> None:
                 worst = float(grad.abs().max())
                 raise CheckFailed(
                     f"A gradient reached {name} {where(case)} (largest magnitude {worst:.4g}); gradient must flow "
-                    f"to values only: use {name}.detach() so the critic is not pulled towards moving its targets.")
+                    f"to values only: use {name}.detach() so the critic is not pulled towards moving its targets."
+                )
 
 
 @check("ValueError on mismatched shapes (no broadcasting)", 8, gated=True)

@@ -8,15 +8,19 @@ import torch
 import torch.nn.functional as F
 
 
-def faulty_dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1, *,
-                    faults=frozenset()):
+def faulty_dpo_loss(
+    policy_chosen_logps, policy_rejected_logps, ref_chosen_logps, ref_rejected_logps, beta=0.1, *, faults=frozenset()
+):
     if "inplace-edit" in faults:  # the values come from a copy; the caller's tensor is edited
         ref_chosen_logps, edited = ref_chosen_logps.clone(), ref_chosen_logps
         edited.data.add_(1)
     shape = policy_chosen_logps.shape
     if "no-shape-check" not in faults:
-        for name, t in (("policy_rejected_logps", policy_rejected_logps), ("ref_chosen_logps", ref_chosen_logps),
-                        ("ref_rejected_logps", ref_rejected_logps)):
+        for name, t in (
+            ("policy_rejected_logps", policy_rejected_logps),
+            ("ref_chosen_logps", ref_chosen_logps),
+            ("ref_rejected_logps", ref_rejected_logps),
+        ):
             if t.shape != shape:
                 raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {tuple(shape)}")
     if "reference-ignored" in faults:

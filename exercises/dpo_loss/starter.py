@@ -81,7 +81,8 @@ if __name__ == "__main__":
     assert torch.isclose(pc.grad, torch.tensor([-0.1 / (1 + math.exp(0.2))])).all(), pc.grad
     assert torch.isclose(pr.grad, -pc.grad).all(), pr.grad
     # a reward gap of -200 costs 200, not inf
-    loss, _, _ = compute_dpo_loss(torch.tensor([-400.0]), torch.tensor([0.0]), torch.tensor([0.0]),
-                                  torch.tensor([0.0]), beta=0.5)
+    loss, _, _ = compute_dpo_loss(
+        torch.tensor([-400.0]), torch.tensor([0.0]), torch.tensor([0.0]), torch.tensor([0.0]), beta=0.5
+    )
     assert torch.isclose(loss, torch.tensor(200.0)), loss
     print("self-tests passed")

@@ -29,11 +29,19 @@ def _lengths(gen: CaseGen, b: int, t: int) -> list[int]:
     return lengths
 
 
-def _inputs(gen: CaseGen, b: int, t: int, lengths: list[int] | None = None, dtype: torch.dtype = torch.float32,
-            garbage: float = 5.0, bool_mask: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _inputs(
+    gen: CaseGen,
+    b: int,
+    t: int,
+    lengths: list[int] | None = None,
+    dtype: torch.dtype = torch.float32,
+    garbage: float = 5.0,
+    bool_mask: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Rewards, values and a right-padded mask; padded positions hold large non-zero garbage."""
-    mask = gen.right_padded_mask(b, t, lengths=lengths if lengths is not None else _lengths(gen, b, t),
-                                 dtype=torch.float64)
+    mask = gen.right_padded_mask(
+        b, t, lengths=lengths if lengths is not None else _lengths(gen, b, t), dtype=torch.float64
+    )
     rewards = gen.randn(b, t, dtype=torch.float64)
     values = gen.randn(b, t, dtype=torch.float64)
     pad = mask == 0
@@ -54,24 +62,51 @@ def cases(gen: CaseGen) -> list[Case]:
     for i, (explicit, bool_mask) in enumerate(((False, False), (False, True), (True, False))):
         b, t = gen.randint(3, 7), gen.randint(5, 21)
         r, v, m = _inputs(gen, b, t, bool_mask=bool_mask)
-        out.append(gen.case(r, v, m, kwargs=_hyper(1.0, 0.95) if explicit else {}, tags=("random", "default", "padded"),
-                            about=f"random case {i + 1}{', bool mask' if bool_mask else ''}"))
+        out.append(
+            gen.case(
+                r,
+                v,
+                m,
+                kwargs=_hyper(1.0, 0.95) if explicit else {},
+                tags=("random", "default", "padded"),
+                about=f"random case {i + 1}{', bool mask' if bool_mask else ''}",
+            )
+        )
     for gamma, lam in HYPER:
         b, t = gen.randint(3, 7), gen.randint(5, 21)
         r, v, m = _inputs(gen, b, t)
-        out.append(gen.case(r, v, m, kwargs=_hyper(gamma, lam), tags=("random", "hyper", "padded"),
-                            about=f"gamma={gamma:g}, lam={lam:g}"))
+        out.append(
+            gen.case(
+                r,
+                v,
+                m,
+                kwargs=_hyper(gamma, lam),
+                tags=("random", "hyper", "padded"),
+                about=f"gamma={gamma:g}, lam={lam:g}",
+            )
+        )
     # Every row padded, with values at padding far from 0: bootstrapping from them shows.
     for gamma, lam in ((1.0, 0.95), (0.9, 0.9)):
         b, t = 4, gen.randint(6, 13)
         r, v, m = _inputs(gen, b, t, lengths=[gen.randint(1, t) for _ in range(b)], garbage=50.0)
-        out.append(gen.case(r, v, m, kwargs=_hyper(gamma, lam), tags=("bootstrap", "padded"),
-                            about=f"every row padded, values 50 at padding, gamma={gamma:g}, lam={lam:g}"))
+        out.append(
+            gen.case(
+                r,
+                v,
+                m,
+                kwargs=_hyper(gamma, lam),
+                tags=("bootstrap", "padded"),
+                about=f"every row padded, values 50 at padding, gamma={gamma:g}, lam={lam:g}",
+            )
+        )
     # Edge cases: length-1 rows and a row with no valid token.
     t = gen.randint(4, 9)
     r, v, m = _inputs(gen, 5, t, lengths=[1, t, 0, 1, gen.randint(2, t)])
-    out.append(gen.case(r, v, m, kwargs=_hyper(0.95, 0.9), tags=("edge", "padded"),
-                        about="rows of length 1, t, 0, 1 and in between"))
+    out.append(
+        gen.case(
+            r, v, m, kwargs=_hyper(0.95, 0.9), tags=("edge", "padded"), about="rows of length 1, t, 0, 1 and in between"
+        )
+    )
     r, v, m = _inputs(gen, 1, 1, lengths=[1])
     out.append(gen.case(r, v, m, tags=("edge",), about="a single token"))
     r, v, m = _inputs(gen, 2, 5, lengths=[0, 0])
@@ -79,25 +114,55 @@ def cases(gen: CaseGen) -> list[Case]:
     # mask=None: every position valid.
     for gamma, lam in ((1.0, 0.95), (0.95, 0.9)):
         b, t = gen.randint(2, 5), gen.randint(3, 12)
-        out.append(gen.case(gen.randn(b, t), gen.randn(b, t), None, kwargs=_hyper(gamma, lam), tags=("nomask",),
-                            about=f"mask=None, gamma={gamma:g}, lam={lam:g}"))
+        out.append(
+            gen.case(
+                gen.randn(b, t),
+                gen.randn(b, t),
+                None,
+                kwargs=_hyper(gamma, lam),
+                tags=("nomask",),
+                about=f"mask=None, gamma={gamma:g}, lam={lam:g}",
+            )
+        )
     # values requires grad: both outputs must come back detached.
     r, v, m = _inputs(gen, 3, 7)
-    out.append(gen.case(r, v, m, kwargs=_hyper(0.9, 0.95), tags=("detach",), grad=("1",), probes=(ADV, RET),
-                        about="values requires grad"))
+    out.append(
+        gen.case(
+            r,
+            v,
+            m,
+            kwargs=_hyper(0.9, 0.95),
+            tags=("detach",),
+            grad=("1",),
+            probes=(ADV, RET),
+            about="values requires grad",
+        )
+    )
     # Not read by a check: a backward pass from the advantages (the reference's raises, as
     # nothing requires grad) tells "advantages attached" from "only returns attached".
     r, v, m = _inputs(gen, 3, 7)
-    out.append(gen.case(r, v, m, tags=("detach-probe",), grad=("1",), backward=[0], weights=gen.randn(3, 7),
-                        about="backward from the advantages"))
+    out.append(
+        gen.case(
+            r,
+            v,
+            m,
+            tags=("detach-probe",),
+            grad=("1",),
+            backward=[0],
+            weights=gen.randn(3, 7),
+            about="backward from the advantages",
+        )
+    )
     # Shape contract.
     b, t = 3, 6
     r, v, m = _inputs(gen, b, t)
     v_long = torch.cat([v, gen.randn(b, 1)], dim=1)
-    for bad, about in (((r, v_long, m), "values [B, T+1] (a bootstrap value appended)"),
-                       ((r, v, m[:, :-1]), "mask [B, T-1]"),
-                       ((r, v[:, 0], m), "values [B]"),
-                       ((r, v.t().contiguous(), m.t().contiguous()), "values and mask transposed")):
+    for bad, about in (
+        ((r, v_long, m), "values [B, T+1] (a bootstrap value appended)"),
+        ((r, v, m[:, :-1]), "mask [B, T-1]"),
+        ((r, v[:, 0], m), "values [B]"),
+        ((r, v.t().contiguous(), m.t().contiguous()), "values and mask transposed"),
+    ):
         out.append(gen.case(*bad, tags=("shape",), about=about))
     # Dtypes and device.
     # Inputs on a 1/8 grid and lam = 0.5 keep bfloat16 arithmetic (8 significant bits) nearly
@@ -105,25 +170,55 @@ def cases(gen: CaseGen) -> list[Case]:
     for dtype in (torch.float32, torch.float64, torch.bfloat16):
         r, v, m = _inputs(gen, 3, 6)
         r, v = (torch.round(x.clamp(-8, 8) * 8) / 8 for x in (r, v))
-        out.append(gen.case(r.to(dtype), v.to(dtype), m.to(dtype), kwargs=_hyper(1.0, 0.5), tags=("dtype",),
-                            about=f"{dtype} inputs"))
+        out.append(
+            gen.case(
+                r.to(dtype), v.to(dtype), m.to(dtype), kwargs=_hyper(1.0, 0.5), tags=("dtype",), about=f"{dtype} inputs"
+            )
+        )
     # In-place edits.
     r, v, m = _inputs(gen, 4, 9)
-    out.append(gen.case(r, v, m, kwargs=_hyper(0.9, 0.95), tags=("inplace",), return_inputs=True,
-                        about="inputs checked after the call"))
+    out.append(
+        gen.case(
+            r,
+            v,
+            m,
+            kwargs=_hyper(0.9, 0.95),
+            tags=("inplace",),
+            return_inputs=True,
+            about="inputs checked after the call",
+        )
+    )
     # Memory: a long response, after a small warm-up call.
     wr, wv, wm = _inputs(gen, 2, 3)
     warm = gen.case(wr, wv, wm, about="warm-up")
     b, t = MEMORY_SHAPE
     r, v, m = _inputs(gen, b, t, lengths=[t, t - 1, t // 2, t - gen.randint(1, 100)])
-    out.append(gen.case(r, v, m, kwargs=_hyper(0.99, 0.95), tags=("memory",), memory=True, warmup=warm,
-                        about=f"a long response, B={b}, T={t}"))
+    out.append(
+        gen.case(
+            r,
+            v,
+            m,
+            kwargs=_hyper(0.99, 0.95),
+            tags=("memory",),
+            memory=True,
+            warmup=warm,
+            about=f"a long response, B={b}, T={t}",
+        )
+    )
     # The dtype on the mask=None path too (bfloat16, the 1/8 grid as above). Built last, so the
     # cases before it keep their ids and draws.
     r, v, _ = _inputs(gen, 3, 6)
     r, v = (torch.round(x.clamp(-8, 8) * 8) / 8 for x in (r, v))
-    out.append(gen.case(r.to(torch.bfloat16), v.to(torch.bfloat16), None, kwargs=_hyper(1.0, 0.5), tags=("dtype",),
-                        about="torch.bfloat16 inputs, mask=None"))
+    out.append(
+        gen.case(
+            r.to(torch.bfloat16),
+            v.to(torch.bfloat16),
+            None,
+            kwargs=_hyper(1.0, 0.5),
+            tags=("dtype",),
+            about="torch.bfloat16 inputs, mask=None",
+        )
+    )
     return out
 
 
@@ -166,7 +261,8 @@ def zero_at_padding(ctx: CheckContext) -> None:
                 raise CheckFailed(
                     f"Expected {name} 0 at every padded position (mask 0) {where(case)}, but {int(leaked.sum())} of "
                     f"{int(pad.sum())} padded positions are not; first at {first}: got {float(got[tuple(first)]):.6g}. "
-                    "Zero both outputs where the mask is 0 (returns too: advantages + values is garbage there).")
+                    "Zero both outputs where the mask is 0 (returns too: advantages + values is garbage there)."
+                )
 
 
 @check("length-1 rows and a row with no valid token", 10)
@@ -183,7 +279,9 @@ def no_mask(ctx: CheckContext) -> None:
         expect_values(ctx, [case], RET, what="returns")
 
 
-@check("both outputs detached even when values requires grad", 8, gated=True, reads=("probes",), self_reported="detachment")
+@check(
+    "both outputs detached even when values requires grad", 8, gated=True, reads=("probes",), self_reported="detachment"
+)
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detach"), [ADV, RET], ["advantages", "returns"])
 
@@ -193,9 +291,15 @@ def shape_errors(ctx: CheckContext) -> None:
     expect_value_error(ctx, ctx.cases("shape"))
 
 
-@check("outputs in the inputs' dtype (float32, float64, bfloat16) and device", 6, gated=True,
-       announce=("outputs in the inputs' dtype (float32, float64, bfloat16) and device",
-                 "bfloat16 inputs with mask=None come back in bfloat16 too"))
+@check(
+    "outputs in the inputs' dtype (float32, float64, bfloat16) and device",
+    6,
+    gated=True,
+    announce=(
+        "outputs in the inputs' dtype (float32, float64, bfloat16) and device",
+        "bfloat16 inputs with mask=None come back in bfloat16 too",
+    ),
+)
 def dtype_device(ctx: CheckContext) -> None:
     for case in ctx.cases("dtype"):
         expect_dtype_device(ctx, [case], ADV, what="advantages")
@@ -210,6 +314,12 @@ def no_inplace(ctx: CheckContext) -> None:
 @check(f"peak memory on a {MEMORY_SHAPE[0]} x {MEMORY_SHAPE[1]} input within {SPEC.memory_budget}", 6, memory=True)
 def memory(ctx: CheckContext) -> None:
     for case in ctx.cases("memory"):
-        expect_memory_within_budget(ctx, case, SPEC.memory_budget, fix=(
-            "Memory must stay linear in T: run the recursion backwards over t with O(B) state; never build a "
-            "[T, T] discount matrix."))
+        expect_memory_within_budget(
+            ctx,
+            case,
+            SPEC.memory_budget,
+            fix=(
+                "Memory must stay linear in T: run the recursion backwards over t with O(B) state; never build a "
+                "[T, T] discount matrix."
+            ),
+        )

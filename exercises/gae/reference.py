@@ -5,7 +5,9 @@ import torch
 
 def compute_gae(rewards, values, mask=None, gamma=1.0, lam=0.95):
     if values.shape != rewards.shape:
-        raise ValueError(f"values has shape {tuple(values.shape)}, expected {tuple(rewards.shape)} (the shape of rewards)")
+        raise ValueError(
+            f"values has shape {tuple(values.shape)}, expected {tuple(rewards.shape)} (the shape of rewards)"
+        )
     if mask is not None and mask.shape != rewards.shape:
         raise ValueError(f"mask has shape {tuple(mask.shape)}, expected {tuple(rewards.shape)} (the shape of rewards)")
     dtype = rewards.dtype

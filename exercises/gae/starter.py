@@ -79,8 +79,7 @@ if __name__ == "__main__":
     # The last token is padding (garbage 9 and 7): V_2 counts as 0 and position 2 gets 0.
     # delta_1 = 2 + 0 - 0.25 = 1.75; delta_0 = 1 + 0.25 - 0.5 = 0.75; A_0 = 0.75 + 1.75.
     values = torch.tensor([[0.5, 0.25, 7.0]], requires_grad=True)
-    adv, ret = compute_gae(torch.tensor([[1.0, 2.0, 9.0]]), values, torch.tensor([[1.0, 1.0, 0.0]]),
-                           gamma=1.0, lam=1.0)
+    adv, ret = compute_gae(torch.tensor([[1.0, 2.0, 9.0]]), values, torch.tensor([[1.0, 1.0, 0.0]]), gamma=1.0, lam=1.0)
     assert torch.allclose(adv, torch.tensor([[2.5, 1.75, 0.0]])), adv
     assert torch.allclose(ret, torch.tensor([[3.0, 2.0, 0.0]])), ret
     assert not adv.requires_grad and not ret.requires_grad

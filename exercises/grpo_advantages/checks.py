@@ -49,23 +49,52 @@ def cases(gen: CaseGen) -> list[Case]:
     for i, group_size in enumerate((4, 8, 3)):
         groups = gen.randint(3, 7)
         kwargs = {} if i == 0 else {"eps": 1e-6, "scale_by_std": True}
-        out.append(gen.case(_scores(gen, groups, group_size), group_size, kwargs=kwargs, tags=("random",),
-                            about=f"{groups} groups of {group_size}"))
-    out.append(gen.case(torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]),
-                        4, tags=("random",), about="0/1 rewards, 4 groups of 4, none all equal"))
+        out.append(
+            gen.case(
+                _scores(gen, groups, group_size),
+                group_size,
+                kwargs=kwargs,
+                tags=("random",),
+                about=f"{groups} groups of {group_size}",
+            )
+        )
+    out.append(
+        gen.case(
+            torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]),
+            4,
+            tags=("random",),
+            about="0/1 rewards, 4 groups of 4, none all equal",
+        )
+    )
     for group_size in (4, 5):
         groups = gen.randint(3, 6)
-        out.append(gen.case(_scores(gen, groups, group_size), group_size, kwargs={"scale_by_std": False},
-                            tags=("nostd",), about=f"{groups} groups of {group_size}, scale_by_std=False"))
+        out.append(
+            gen.case(
+                _scores(gen, groups, group_size),
+                group_size,
+                kwargs={"scale_by_std": False},
+                tags=("nostd",),
+                about=f"{groups} groups of {group_size}, scale_by_std=False",
+            )
+        )
     # All-equal groups: all correct, all wrong, mixed; and a float group of equal scores.
     rows = [[1.0] * 4, [0.0, 1.0, 1.0, 0.0], [0.0] * 4, [1.0, 0.0, 0.0, 0.0]]
     perm = torch.randperm(4, generator=gen.generator).tolist()
-    out.append(gen.case(torch.tensor([x for r in (rows[p] for p in perm) for x in r]), 4, tags=("all-equal",),
-                        about="0/1 rewards, 4 groups of 4: all 1, all 0 and mixed"))
+    out.append(
+        gen.case(
+            torch.tensor([x for r in (rows[p] for p in perm) for x in r]),
+            4,
+            tags=("all-equal",),
+            about="0/1 rewards, 4 groups of 4: all 1, all 0 and mixed",
+        )
+    )
     equal = _scores(gen, 3, 6)
     equal[6:12] = 2.5
-    out.append(gen.case(equal, 6, kwargs={"eps": 1e-4}, tags=("all-equal",),
-                        about="3 groups of 6, the middle one all 2.5, eps=1e-4"))
+    out.append(
+        gen.case(
+            equal, 6, kwargs={"eps": 1e-4}, tags=("all-equal",), about="3 groups of 6, the middle one all 2.5, eps=1e-4"
+        )
+    )
     # A float32 group of seven 0.7s: its float mean is a rounding step off 0.7, and that step
     # divided by eps is garbage unless the zero spread is detected.
     rounded = _scores(gen, 3, 7)
@@ -77,17 +106,27 @@ def cases(gen: CaseGen) -> list[Case]:
     out.append(gen.case(tied.reshape(-1), 4, tags=("eps",), about="3 groups of 4 within 1e-4 of each other (float64)"))
     # Small groups, where Bessel's correction is large.
     for group_size in (2, 3):
-        out.append(gen.case(_scores(gen, 4, group_size, dtype=torch.float64), group_size, tags=("unbiased",),
-                            about=f"4 groups of {group_size} (float64)"))
+        out.append(
+            gen.case(
+                _scores(gen, 4, group_size, dtype=torch.float64),
+                group_size,
+                tags=("unbiased",),
+                about=f"4 groups of {group_size} (float64)",
+            )
+        )
     # Consecutive groups: prompts with very different offsets, laid out prompt by prompt.
     offsets = torch.tensor([0.0, 10.0, -10.0, 20.0]).repeat_interleave(3)
-    out.append(gen.case(offsets + gen.randn(12), 3, tags=("consecutive",),
-                        about="4 groups of 3 with offsets 0, 10, -10, 20"))
+    out.append(
+        gen.case(offsets + gen.randn(12), 3, tags=("consecutive",), about="4 groups of 3 with offsets 0, 10, -10, 20")
+    )
     out.append(gen.case(_scores(gen, 2, 5), 5, tags=("consecutive",), about="2 groups of 5"))
     # Flat result.
     for groups, group_size in ((4, 4), (3, 6)):
-        out.append(gen.case(_scores(gen, groups, group_size), group_size, tags=("flat",),
-                            about=f"{groups} groups of {group_size}"))
+        out.append(
+            gen.case(
+                _scores(gen, groups, group_size), group_size, tags=("flat",), about=f"{groups} groups of {group_size}"
+            )
+        )
     # N not a multiple of group_size.
     for n, group_size in ((10, 4), (7, 2), (3, 4)):
         out.append(gen.case(gen.randn(n), group_size, tags=("not-multiple",), about=f"N={n}, group_size={group_size}"))
@@ -102,11 +141,22 @@ def cases(gen: CaseGen) -> list[Case]:
     ints = torch.randint(0, 5, (12,), generator=gen.generator)
     ints[:4] = torch.tensor([0, 1, 2, 4])
     out.append(gen.case(ints, 4, tags=("dtype", "int"), about="int64 scores, 3 groups of 4 (float32 result)"))
-    out.append(gen.case(_scores(gen, 3, 4), 4, kwargs={"eps": 1e-3}, tags=("inplace",), return_inputs=True,
-                        about="scores checked after the call"))
+    out.append(
+        gen.case(
+            _scores(gen, 3, 4),
+            4,
+            kwargs={"eps": 1e-3},
+            tags=("inplace",),
+            return_inputs=True,
+            about="scores checked after the call",
+        )
+    )
     # Built last, so the cases before it keep their ids and draws.
-    out.append(gen.case(gen.randn(8), 0, tags=("bad-argument",),
-                        about="group_size=0 (a ValueError, never a ZeroDivisionError)"))
+    out.append(
+        gen.case(
+            gen.randn(8), 0, tags=("bad-argument",), about="group_size=0 (a ValueError, never a ZeroDivisionError)"
+        )
+    )
     return out
 
 
@@ -131,13 +181,19 @@ def all_equal(ctx: CheckContext) -> None:
             raise CheckFailed(
                 f"NaN advantages {where(case)}, first at {first}: a group whose scores are all equal has std 0; "
                 "(score - mean) / (std + eps) is then 0 / eps = 0. Add eps to the std, and give a group whose "
-                "scores are all equal exactly 0 (its float mean can be a rounding step off).")
+                "scores are all equal exactly 0 (its float mean can be a rounding step off)."
+            )
         expect_advantages(ctx, [case])
 
 
-@check("eps added to the std, outside the square root (eps=0.5; near-tied groups)", 10,
-       announce=("eps added to the std, outside the square root (eps=0.5; near-tied groups)",
-                 "the tolerance grows by the group's cancellation factor"))
+@check(
+    "eps added to the std, outside the square root (eps=0.5; near-tied groups)",
+    10,
+    announce=(
+        "eps added to the std, outside the square root (eps=0.5; near-tied groups)",
+        "the tolerance grows by the group's cancellation factor",
+    ),
+)
 def eps_outside(ctx: CheckContext) -> None:
     expect_advantages(ctx, ctx.cases("eps"))
 
@@ -158,23 +214,37 @@ def flat(ctx: CheckContext) -> None:
         got = require_tensor(ctx.got(case), case, (), "advantages")
         n = case.args[0].shape[0]
         if list(got.shape) != [n]:
-            raise CheckFailed(f"Expected advantages of shape [{n}] (one per score), got shape {list(got.shape)} "
-                              f"{where(case)}: flatten the [N // group_size, group_size] view back.")
+            raise CheckFailed(
+                f"Expected advantages of shape [{n}] (one per score), got shape {list(got.shape)} "
+                f"{where(case)}: flatten the [N // group_size, group_size] view back."
+            )
         expect_advantages(ctx, [case])
 
 
-@check("ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps", 10, gated=True,
-       announce=("ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps",
-                 "group_size=0 included: a ValueError, never a ZeroDivisionError"))
+@check(
+    "ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps",
+    10,
+    gated=True,
+    announce=(
+        "ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps",
+        "group_size=0 included: a ValueError, never a ZeroDivisionError",
+    ),
+)
 def not_multiple(ctx: CheckContext) -> None:
     expect_value_error(
-        ctx, ctx.cases("not-multiple") + ctx.cases("bad-argument"),
-        returned=("Expected ValueError {where}: N must be a multiple of group_size, group_size at least 2 and eps "
-                  "not negative, but the call returned normally."),
-        raised="Expected ValueError {where}, got {error}. Check N % group_size yourself.")
+        ctx,
+        ctx.cases("not-multiple") + ctx.cases("bad-argument"),
+        returned=(
+            "Expected ValueError {where}: N must be a multiple of group_size, group_size at least 2 and eps "
+            "not negative, but the call returned normally."
+        ),
+        raised="Expected ValueError {where}, got {error}. Check N % group_size yourself.",
+    )
 
 
-@check("result in the scores' dtype (float32, float64, bfloat16; float32 for integer scores) and device", 10, gated=True)
+@check(
+    "result in the scores' dtype (float32, float64, bfloat16; float32 for integer scores) and device", 10, gated=True
+)
 def dtype_device(ctx: CheckContext) -> None:
     for case in ctx.cases("dtype"):
         if "int" not in case.tags:

@@ -11,49 +11,96 @@ SCALED = ("values_random", "all_equal", "eps_outside", "unbiased", "consecutive"
 ALL = SCALED + ("values_no_std",)
 
 FAULTS = [
-    fault("whole-batch", "normalising over the whole batch: the mean and std must be each group's (the answers to "
-          "one prompt), not the batch's",
-          fix="Reshape to [N // group_size, group_size] and take the mean and std per row.",
-          explains=ALL + ("not_multiple",), site="grouping"),
-    fault("strided-groups", "strided groups: view(group_size, -1) groups scores i, i + N/G, ...; the groups are "
-          "consecutive runs, view(-1, group_size)",
-          fix="Group consecutive scores: scores.view(-1, group_size).",
-          explains=ALL, site="grouping"),
-    fault("biased-std", "biased std: dividing by G instead of G - 1 (the contract asks for the unbiased std)",
-          fix="Use the unbiased std: std(dim=1, unbiased=True).",
-          explains=SCALED, site="std"),
-    fault("eps-inside-sqrt", "eps inside the square root: sqrt(var + eps) instead of std + eps",
-          fix="Divide by (std + eps): eps goes outside the square root.",
-          explains=SCALED, site="eps"),
-    fault("no-eps", "no eps: dividing by the bare std instead of (std + eps); a nearly tied group blows up",
-          fix="Divide by (std + eps).",
-          explains=SCALED, site="eps"),
-    fault("not-flattened", "result not flattened: the [N // group_size, group_size] view is returned instead of a [N] "
-          "tensor",
-          fix="Return advantages.reshape(-1), one per score.",
-          explains=ALL, site="shape"),
-    fault("no-value-error", "no check that N is a multiple of group_size: the reshape fails with a RuntimeError "
-          "instead of a ValueError",
-          fix="Raise ValueError when N % group_size != 0, before reshaping.",
-          explains=("not_multiple",), site="multiple-check"),
-    fault("constant-group-not-detected", "a group of equal scores is not detected: its float mean is a rounding step "
-          "off, and that step divided by eps comes back as a large advantage instead of 0",
-          fix="Give a group whose scores are all equal (max == min) exactly 0 advantage.",
-          explains=("all_equal",), site="constant"),
-    fault("modulo-before-group-size-check", "N % group_size computed before group_size is checked: group_size=0 "
-          "raises ZeroDivisionError instead of ValueError",
-          fix="Check group_size >= 2 first (a ValueError), then N % group_size.",
-          explains=("not_multiple",), site="group-size-check"),
-    fault("inplace-edit", "in-place edit of an input: scores is changed in place, changing the caller's tensor",
-          fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
-          explains=("no_inplace",), site="inplace", signature="edits-inputs"),
-    fault("wrong-dtype", "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
-          fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
-          explains=("dtype_device", "eps_outside", "unbiased"), site="dtype",
-          signature="wrong-dtype"),
-    fault("scale-flag-ignored", "scale_by_std=False ignored: the advantages are divided by (std + eps) anyway",
-          fix="Divide by (std + eps) only when scale_by_std is True; otherwise return the centred scores.",
-          explains=("values_no_std",), site="scale-flag"),
+    fault(
+        "whole-batch",
+        "normalising over the whole batch: the mean and std must be each group's (the answers to "
+        "one prompt), not the batch's",
+        fix="Reshape to [N // group_size, group_size] and take the mean and std per row.",
+        explains=ALL + ("not_multiple",),
+        site="grouping",
+    ),
+    fault(
+        "strided-groups",
+        "strided groups: view(group_size, -1) groups scores i, i + N/G, ...; the groups are "
+        "consecutive runs, view(-1, group_size)",
+        fix="Group consecutive scores: scores.view(-1, group_size).",
+        explains=ALL,
+        site="grouping",
+    ),
+    fault(
+        "biased-std",
+        "biased std: dividing by G instead of G - 1 (the contract asks for the unbiased std)",
+        fix="Use the unbiased std: std(dim=1, unbiased=True).",
+        explains=SCALED,
+        site="std",
+    ),
+    fault(
+        "eps-inside-sqrt",
+        "eps inside the square root: sqrt(var + eps) instead of std + eps",
+        fix="Divide by (std + eps): eps goes outside the square root.",
+        explains=SCALED,
+        site="eps",
+    ),
+    fault(
+        "no-eps",
+        "no eps: dividing by the bare std instead of (std + eps); a nearly tied group blows up",
+        fix="Divide by (std + eps).",
+        explains=SCALED,
+        site="eps",
+    ),
+    fault(
+        "not-flattened",
+        "result not flattened: the [N // group_size, group_size] view is returned instead of a [N] tensor",
+        fix="Return advantages.reshape(-1), one per score.",
+        explains=ALL,
+        site="shape",
+    ),
+    fault(
+        "no-value-error",
+        "no check that N is a multiple of group_size: the reshape fails with a RuntimeError instead of a ValueError",
+        fix="Raise ValueError when N % group_size != 0, before reshaping.",
+        explains=("not_multiple",),
+        site="multiple-check",
+    ),
+    fault(
+        "constant-group-not-detected",
+        "a group of equal scores is not detected: its float mean is a rounding step "
+        "off, and that step divided by eps comes back as a large advantage instead of 0",
+        fix="Give a group whose scores are all equal (max == min) exactly 0 advantage.",
+        explains=("all_equal",),
+        site="constant",
+    ),
+    fault(
+        "modulo-before-group-size-check",
+        "N % group_size computed before group_size is checked: group_size=0 "
+        "raises ZeroDivisionError instead of ValueError",
+        fix="Check group_size >= 2 first (a ValueError), then N % group_size.",
+        explains=("not_multiple",),
+        site="group-size-check",
+    ),
+    fault(
+        "inplace-edit",
+        "in-place edit of an input: scores is changed in place, changing the caller's tensor",
+        fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+        explains=("no_inplace",),
+        site="inplace",
+        signature="edits-inputs",
+    ),
+    fault(
+        "wrong-dtype",
+        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
+        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+        explains=("dtype_device", "eps_outside", "unbiased"),
+        site="dtype",
+        signature="wrong-dtype",
+    ),
+    fault(
+        "scale-flag-ignored",
+        "scale_by_std=False ignored: the advantages are divided by (std + eps) anyway",
+        fix="Divide by (std + eps) only when scale_by_std is True; otherwise return the centred scores.",
+        explains=("values_no_std",),
+        site="scale-flag",
+    ),
 ]
 
 MUTANTS = fault_mutants(faulty_grpo_advantages, FAULTS)

@@ -47,8 +47,16 @@ def _weights(gen: CaseGen, shape: torch.Size, dtype: torch.dtype) -> torch.Tenso
     return gen.randn(math.prod(shape), dtype=dtype).reshape(shape)
 
 
-def _case(gen: CaseGen, lp: torch.Tensor, ref: torch.Tensor, kind: str | None, tags: tuple[str, ...], about: str,
-          grad: bool = True, **fields: Any) -> Case:
+def _case(
+    gen: CaseGen,
+    lp: torch.Tensor,
+    ref: torch.Tensor,
+    kind: str | None,
+    tags: tuple[str, ...],
+    about: str,
+    grad: bool = True,
+    **fields: Any,
+) -> Case:
     kwargs = {} if kind is None else {"kind": kind}
     if grad:
         fields.update(grad=("0",), backward=[], weights=_weights(gen, lp.shape, lp.dtype))
@@ -71,13 +79,17 @@ def cases(gen: CaseGen) -> list[Case]:
     # Large log-ratio differences, float32.
     for kind in KINDS:
         lp, ref = _large_gaps(gen, 4, gen.randint(4, 10))
-        out.append(_case(gen, lp, ref, kind, ("large",), f"log-probs down to -200 (|log-ratio| up to 200), kind={kind!r}"))
+        out.append(
+            _case(gen, lp, ref, kind, ("large",), f"log-probs down to -200 (|log-ratio| up to 200), kind={kind!r}")
+        )
     # Tiny log-ratios in float32 (|r| from 3e-5 to 1e-4, both signs): exp(r) - r - 1 rounds to
     # noise there; expm1(r) - r keeps a few digits. Compared with a relative tolerance only.
     lp, ref = _log_probs(gen, 3, 8)
     sign = torch.where(gen.uniform(3, 8) < 0.5, -1.0, 1.0)
     lp = ref + sign * gen.uniform(3, 8, low=3e-5, high=1e-4)
-    out.append(_case(gen, lp, ref, "k3", ("tiny",), "log-ratios between 3e-5 and 1e-4 in magnitude, kind='k3' (float32)"))
+    out.append(
+        _case(gen, lp, ref, "k3", ("tiny",), "log-ratios between 3e-5 and 1e-4 in magnitude, kind='k3' (float32)")
+    )
     # Any leading shape.
     for kind, shape in (("k1", (7,)), ("k2", (2, 3, 4)), ("k3", (3, 2, 2, 3)), ("k3", ())):
         lp, ref = _log_probs(gen, *shape)
@@ -88,10 +100,22 @@ def cases(gen: CaseGen) -> list[Case]:
         out.append(_case(gen, lp, ref, bad, ("bad-kind",), f"kind={bad!r}", grad=False))
     # Shape contract.
     lp, ref = _log_probs(gen, 4, 5)
-    for bad_ref, what in ((ref[:, :1], "[4, 1]"), (ref[0], "[5]"), (ref.t().contiguous(), "[5, 4]"), (ref[:3], "[3, 5]")):
+    for bad_ref, what in (
+        (ref[:, :1], "[4, 1]"),
+        (ref[0], "[5]"),
+        (ref.t().contiguous(), "[5, 4]"),
+        (ref[:3], "[3, 5]"),
+    ):
         for kind in ("k1", "k3"):
-            out.append(gen.case(lp, bad_ref, kwargs={"kind": kind}, tags=("shape",),
-                                about=f"mismatched shapes: ref_log_probs {what}, kind={kind!r}"))
+            out.append(
+                gen.case(
+                    lp,
+                    bad_ref,
+                    kwargs={"kind": kind},
+                    tags=("shape",),
+                    about=f"mismatched shapes: ref_log_probs {what}, kind={kind!r}",
+                )
+            )
     # Dtypes, device; in-place edits.
     for dtype in (torch.float32, torch.float64, torch.bfloat16):
         for kind in KINDS:
@@ -99,8 +123,9 @@ def cases(gen: CaseGen) -> list[Case]:
             out.append(_case(gen, lp, ref, kind, ("dtype",), f"{dtype} inputs, kind={kind!r}", grad=False))
     for kind in KINDS:
         lp, ref = _log_probs(gen, 4, 6)
-        out.append(_case(gen, lp, ref, kind, ("inplace",), f"inputs checked after the call, kind={kind!r}",
-                         return_inputs=True))
+        out.append(
+            _case(gen, lp, ref, kind, ("inplace",), f"inputs checked after the call, kind={kind!r}", return_inputs=True)
+        )
     return out
 
 
@@ -129,7 +154,8 @@ def large_gaps(ctx: CheckContext) -> None:
             raise CheckFailed(
                 f"Got a non-finite value {where(case)} at {bad}: {float(got[tuple(bad)])} where {float(want[tuple(bad)]):.6g} "
                 "was expected. exp(-200) underflows to 0 in float32: compute from the log-ratio "
-                "(log_probs - ref_log_probs), never from probabilities exp(log_probs).")
+                "(log_probs - ref_log_probs), never from probabilities exp(log_probs)."
+            )
     expect_values(ctx, ctx.cases("large"), what="the estimate")
     expect_grads(ctx, ctx.cases("large"), name="log_probs")
     # k3 ~ r^2 / 2 for tiny r: only a relative tolerance sees whether it survived rounding.
@@ -139,7 +165,8 @@ def large_gaps(ctx: CheckContext) -> None:
         if explain_mismatch(got, want, 3e-2, 0.0) is not None:
             raise CheckFailed(
                 f"Wrong k3 for tiny log-ratios {where(case)}: {explain_mismatch(got, want, 3e-2, 0.0)}. "
-                "exp(r) - r - 1 loses every digit in float32 when |r| < 1e-4; compute torch.expm1(r) - r.")
+                "exp(r) - r - 1 loses every digit in float32 when |r| < 1e-4; compute torch.expm1(r) - r."
+            )
 
 
 @check("gradient with respect to log_probs", 10)
@@ -156,9 +183,12 @@ def any_shape(ctx: CheckContext) -> None:
 @check("ValueError for an unknown kind", 10, gated=True)
 def bad_kind(ctx: CheckContext) -> None:
     only = "Only 'k1', 'k2' and 'k3' are accepted (exactly, case-sensitive); do not fall back silently to one of them."
-    expect_value_error(ctx, ctx.cases("bad-kind"),
-                       returned="Expected ValueError for an unknown kind {where}, but the call returned normally. " + only,
-                       raised="Expected ValueError for an unknown kind {where}, but got {error}. " + only)
+    expect_value_error(
+        ctx,
+        ctx.cases("bad-kind"),
+        returned="Expected ValueError for an unknown kind {where}, but the call returned normally. " + only,
+        raised="Expected ValueError for an unknown kind {where}, but got {error}. " + only,
+    )
 
 
 @check("ValueError on mismatched shapes (no broadcasting)", 8, gated=True)

@@ -21,7 +21,7 @@ def faulty_kl_penalty(log_probs, ref_log_probs, kind="k1", *, faults=frozenset()
     else:
         log_ratio = log_probs - ref_log_probs
     if kind == "k2":
-        out = (1.0 if "k2-missing-half" in faults else 0.5) * log_ratio ** 2
+        out = (1.0 if "k2-missing-half" in faults else 0.5) * log_ratio**2
     elif kind == "k3":
         d = log_ratio if "k3-inverted-ratio" in faults else -log_ratio
         if "via-probabilities" in faults:

@@ -20,8 +20,9 @@ from exercises.framework import Case, CaseGen, CheckContext, check
 SEQ, TOK = "seq-mean-token-mean", "token-mean"
 
 
-def _inputs(gen: CaseGen, mask: torch.Tensor, dtype: torch.dtype = torch.float32,
-            garbage: float = 3.0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _inputs(
+    gen: CaseGen, mask: torch.Tensor, dtype: torch.dtype = torch.float32, garbage: float = 3.0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """New/old log-probs whose ratios straddle the clip range, advantages, and non-zero
     garbage (of scale ``garbage``) at every padded position of all three."""
     b, t = mask.shape
@@ -32,7 +33,8 @@ def _inputs(gen: CaseGen, mask: torch.Tensor, dtype: torch.dtype = torch.float32
     out = []
     for x in (new, old, adv):
         junk = gen.uniform(b, t, low=-garbage, high=garbage, dtype=torch.float64) + garbage * torch.sign(
-            gen.randn(b, t, dtype=torch.float64))
+            gen.randn(b, t, dtype=torch.float64)
+        )
         out.append(torch.where(valid, x, junk).to(dtype))
     return out[0], out[1], out[2]
 
@@ -46,9 +48,18 @@ def _mask(gen: CaseGen, b: int, t: int, lengths: list[int] | None = None) -> tor
     return gen.right_padded_mask(b, t, lengths=lengths)
 
 
-def _case(gen: CaseGen, mask: torch.Tensor | None, mode: str | None, tags: tuple[str, ...], about: str,
-          clip: float | None = None, dtype: torch.dtype = torch.float32, garbage: float = 3.0,
-          shape: tuple[int, int] | None = None, **fields: Any) -> Case:
+def _case(
+    gen: CaseGen,
+    mask: torch.Tensor | None,
+    mode: str | None,
+    tags: tuple[str, ...],
+    about: str,
+    clip: float | None = None,
+    dtype: torch.dtype = torch.float32,
+    garbage: float = 3.0,
+    shape: tuple[int, int] | None = None,
+    **fields: Any,
+) -> Case:
     if mask is not None:
         b, t = mask.shape
     else:
@@ -82,22 +93,39 @@ def cases(gen: CaseGen) -> list[Case]:
     for clip in (0.1, 0.3):
         for mode, tag in ((SEQ, "seq"), (TOK, "tok")):
             b, t = gen.randint(3, 6), gen.randint(4, 14)
-            out.append(_case(gen, _mask(gen, b, t), mode, ("custom-clip", tag), f"clip_range={clip}, {mode}", clip=clip))
+            out.append(
+                _case(gen, _mask(gen, b, t), mode, ("custom-clip", tag), f"clip_range={clip}, {mode}", clip=clip)
+            )
     # Edge rows: length-1 rows; a row with no valid token; a batch with no valid token at all.
     for mode in (SEQ, TOK):
         t = gen.randint(4, 9)
         out.append(_case(gen, _mask(gen, 4, t, lengths=[1, 1, t, 2]), mode, ("edge",), f"length-1 rows, {mode}"))
-        out.append(_case(gen, _mask(gen, 4, t, lengths=[t, 0, 2, 1]), mode, ("edge", "empty-row"),
-                         f"row 1 has no valid token, {mode}"))
-        out.append(_case(gen, _mask(gen, 3, t, lengths=[0, 0, 0]), mode, ("edge", "empty-row"),
-                         f"no valid token in the whole batch, {mode}"))
+        out.append(
+            _case(
+                gen,
+                _mask(gen, 4, t, lengths=[t, 0, 2, 1]),
+                mode,
+                ("edge", "empty-row"),
+                f"row 1 has no valid token, {mode}",
+            )
+        )
+        out.append(
+            _case(
+                gen,
+                _mask(gen, 3, t, lengths=[0, 0, 0]),
+                mode,
+                ("edge", "empty-row"),
+                f"no valid token in the whole batch, {mode}",
+            )
+        )
     # Large values at padding: exp overflows to inf there, and inf * 0 = NaN if the mask multiplies.
     # Decided on every seed: new - old is about +200 at every padded position (exp overflows in
     # every dtype) and the advantage there is negative, so -min(inf * A, ...) is +inf before the mask.
     for mode in (SEQ, TOK):
         b, t = 4, gen.randint(6, 12)
-        case = _case(gen, _mask(gen, b, t), mode, ("large-padding",),
-                     f"padded positions hold log-probs near +/-100, {mode}")
+        case = _case(
+            gen, _mask(gen, b, t), mode, ("large-padding",), f"padded positions hold log-probs near +/-100, {mode}"
+        )
         new, old, adv = case.args
         pad = case.kwargs["action_mask"] == 0
         new = torch.where(pad, 100.0 + gen.uniform(b, t), new)
@@ -124,11 +152,21 @@ def cases(gen: CaseGen) -> list[Case]:
     for dtype in (torch.float32, torch.float64, torch.bfloat16):
         for mode in (SEQ, TOK):
             mask = _mask(gen, 3, 7).to(dtype)
-            out.append(_case(gen, mask, mode, ("dtype",), f"{dtype} inputs, {mode}", dtype=dtype,
-                             grad=(), backward=None))
+            out.append(
+                _case(gen, mask, mode, ("dtype",), f"{dtype} inputs, {mode}", dtype=dtype, grad=(), backward=None)
+            )
     for mode in (SEQ, TOK):
-        out.append(_case(gen, _mask(gen, 5, 9), mode, ("inplace",), f"inputs checked after the call, {mode}",
-                         clip=0.15, return_inputs=True))
+        out.append(
+            _case(
+                gen,
+                _mask(gen, 5, 9),
+                mode,
+                ("inplace",),
+                f"inputs checked after the call, {mode}",
+                clip=0.15,
+                return_inputs=True,
+            )
+        )
     return out
 
 
@@ -166,9 +204,11 @@ def gradient(ctx: CheckContext) -> None:
 def bad_mode(ctx: CheckContext) -> None:
     only = f"Only {SEQ!r} and {TOK!r} are accepted; do not fall back silently to one of them."
     expect_value_error(
-        ctx, ctx.cases("bad-mode"),
+        ctx,
+        ctx.cases("bad-mode"),
         returned="Expected ValueError for an unknown loss_agg_mode {where}, but the call returned normally. " + only,
-        raised="Expected ValueError for an unknown loss_agg_mode {where}, but got {error}. " + only)
+        raised="Expected ValueError for an unknown loss_agg_mode {where}, but got {error}. " + only,
+    )
 
 
 @check("ValueError on mismatched shapes (no broadcasting)", 8, gated=True)

@@ -7,8 +7,16 @@
 import torch
 
 
-def faulty_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_mask=None, clip_range=0.2,
-                             loss_agg_mode="seq-mean-token-mean", *, faults=frozenset()):
+def faulty_masked_actor_loss(
+    log_probs_new,
+    log_probs_old,
+    advantages,
+    action_mask=None,
+    clip_range=0.2,
+    loss_agg_mode="seq-mean-token-mean",
+    *,
+    faults=frozenset(),
+):
     modes = ("seq-mean-token-mean", "token-mean")
     if "no-mode-validation" not in faults and loss_agg_mode not in modes:
         raise ValueError(f"loss_agg_mode must be one of {modes}, got {loss_agg_mode!r}")

@@ -5,8 +5,9 @@ import torch
 LOSS_AGG_MODES = ("seq-mean-token-mean", "token-mean")
 
 
-def compute_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_mask=None, clip_range=0.2,
-                              loss_agg_mode="seq-mean-token-mean"):
+def compute_masked_actor_loss(
+    log_probs_new, log_probs_old, advantages, action_mask=None, clip_range=0.2, loss_agg_mode="seq-mean-token-mean"
+):
     if loss_agg_mode not in LOSS_AGG_MODES:
         raise ValueError(f"loss_agg_mode must be one of {LOSS_AGG_MODES}, got {loss_agg_mode!r}")
     expected = tuple(log_probs_new.shape)

@@ -7,8 +7,9 @@ with `ppo-submit this_file.py`.
 import torch
 
 
-def compute_masked_actor_loss(log_probs_new, log_probs_old, advantages, action_mask=None, clip_range=0.2,
-                              loss_agg_mode="seq-mean-token-mean"):
+def compute_masked_actor_loss(
+    log_probs_new, log_probs_old, advantages, action_mask=None, clip_range=0.2, loss_agg_mode="seq-mean-token-mean"
+):
     """PPO clipped surrogate loss over a padded batch of responses.
 
     Args:

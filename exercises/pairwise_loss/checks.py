@@ -18,16 +18,26 @@ from exercises.framework import Case, CaseGen, CheckContext, check
 GRAD = ("0", "1")
 
 
-def _rewards(gen: CaseGen, *shape: int, dtype: torch.dtype = torch.float32, scale: float = 2.0) -> tuple[torch.Tensor, torch.Tensor]:
+def _rewards(
+    gen: CaseGen, *shape: int, dtype: torch.dtype = torch.float32, scale: float = 2.0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Chosen and rejected scores: correlated, with gaps of both signs."""
     base = gen.randn(*shape, dtype=torch.float64, scale=scale)
     chosen = base + gen.randn(*shape, dtype=torch.float64, scale=1.5) + 0.5
     return chosen.to(dtype), base.to(dtype)
 
 
-def _case(gen: CaseGen, chosen: torch.Tensor, rejected: torch.Tensor,
-          margin: float | torch.Tensor | None = None, *, tags: tuple[str, ...],
-          about: str, grad: bool = True, **fields: Any) -> Case:
+def _case(
+    gen: CaseGen,
+    chosen: torch.Tensor,
+    rejected: torch.Tensor,
+    margin: float | torch.Tensor | None = None,
+    *,
+    tags: tuple[str, ...],
+    about: str,
+    grad: bool = True,
+    **fields: Any,
+) -> Case:
     kwargs = {} if margin is None else {"margin": margin}
     if grad:
         fields.update(grad=GRAD, backward=[])
@@ -50,34 +60,91 @@ def cases(gen: CaseGen) -> list[Case]:
         b = gen.randint(4, 17)
         c, r = _rewards(gen, b)
         margin = gen.uniform(b, low=0.0, high=3.0)
-        out.append(_case(gen, c, r, margin, tags=("random", "tensor-margin"), about=f"random pairs {i + 1}, per-pair margin"))
+        out.append(
+            _case(gen, c, r, margin, tags=("random", "tensor-margin"), about=f"random pairs {i + 1}, per-pair margin")
+        )
     # Hand-worked values: gap 0 (log 2), gap +1, gap -1, gap +1 with margin 1 (log 2 again).
     f64 = torch.float64
-    out.append(_case(gen, torch.tensor([1.0, -3.0], dtype=f64), torch.tensor([1.0, -3.0], dtype=f64),
-                     tags=("point",), about="equal rewards (loss log 2)"))
-    out.append(_case(gen, torch.tensor([2.0, 0.0], dtype=f64), torch.tensor([1.0, 1.0], dtype=f64),
-                     tags=("point",), about="gaps +1 and -1"))
-    out.append(_case(gen, torch.tensor([2.0, 0.5], dtype=f64), torch.tensor([1.0, -0.5], dtype=f64), 1.0,
-                     tags=("point",), about="gaps +1 with margin=1.0 (loss log 2)"))
-    out.append(_case(gen, torch.tensor([3.0, 1.0, 0.0], dtype=f64), torch.tensor([1.0, 1.0, 1.0], dtype=f64),
-                     torch.tensor([1.0, -1.0, 0.5], dtype=f64), tags=("point",), about="per-pair margins 1, -1, 0.5"))
+    out.append(
+        _case(
+            gen,
+            torch.tensor([1.0, -3.0], dtype=f64),
+            torch.tensor([1.0, -3.0], dtype=f64),
+            tags=("point",),
+            about="equal rewards (loss log 2)",
+        )
+    )
+    out.append(
+        _case(
+            gen,
+            torch.tensor([2.0, 0.0], dtype=f64),
+            torch.tensor([1.0, 1.0], dtype=f64),
+            tags=("point",),
+            about="gaps +1 and -1",
+        )
+    )
+    out.append(
+        _case(
+            gen,
+            torch.tensor([2.0, 0.5], dtype=f64),
+            torch.tensor([1.0, -0.5], dtype=f64),
+            1.0,
+            tags=("point",),
+            about="gaps +1 with margin=1.0 (loss log 2)",
+        )
+    )
+    out.append(
+        _case(
+            gen,
+            torch.tensor([3.0, 1.0, 0.0], dtype=f64),
+            torch.tensor([1.0, 1.0, 1.0], dtype=f64),
+            torch.tensor([1.0, -1.0, 0.5], dtype=f64),
+            tags=("point",),
+            about="per-pair margins 1, -1, 0.5",
+        )
+    )
     # Large gaps in float32: -logsigmoid(-200) = 200 exactly; log(sigmoid(-200)) is log(0).
     chosen = torch.tensor([0.0, 10.0, 50.0, -100.0, 3.0, 1.0])
     rejected = torch.tensor([200.0, 130.0, -150.0, 100.0, 2.0, -1.0])
     out.append(_case(gen, chosen, rejected, tags=("stable",), about="gaps -200, -120, +200, -200, +1, +2 (float32)"))
-    out.append(_case(gen, torch.tensor([5.0, -20.0, 0.0]), torch.tensor([-5.0, 30.0, 0.0]), 150.0,
-                     tags=("stable",), about="gaps +10, -50, 0 with margin=150.0 (float32)"))
-    out.append(_case(gen, torch.tensor([1.0, 2.0, 300.0]), torch.tensor([0.0, 0.0, 0.0]), torch.tensor([250.0, 0.0, 100.0]),
-                     tags=("stable",), about="per-pair margins 250, 0, 100 (float32)"))
+    out.append(
+        _case(
+            gen,
+            torch.tensor([5.0, -20.0, 0.0]),
+            torch.tensor([-5.0, 30.0, 0.0]),
+            150.0,
+            tags=("stable",),
+            about="gaps +10, -50, 0 with margin=150.0 (float32)",
+        )
+    )
+    out.append(
+        _case(
+            gen,
+            torch.tensor([1.0, 2.0, 300.0]),
+            torch.tensor([0.0, 0.0, 0.0]),
+            torch.tensor([250.0, 0.0, 100.0]),
+            tags=("stable",),
+            about="per-pair margins 250, 0, 100 (float32)",
+        )
+    )
     # Shape contract: rewards and a tensor margin.
     b = gen.randint(3, 8)
     c, r = _rewards(gen, b)
-    for bad in ((c, r[:-1], None), (c, r.unsqueeze(1), None), (c.unsqueeze(1), r, None), (c, r, torch.ones(b - 1)),
-                (c, r, torch.ones(b, 1)), (c, r, torch.ones(1))):
+    for bad in (
+        (c, r[:-1], None),
+        (c, r.unsqueeze(1), None),
+        (c.unsqueeze(1), r, None),
+        (c, r, torch.ones(b - 1)),
+        (c, r, torch.ones(b, 1)),
+        (c, r, torch.ones(1)),
+    ):
         out.append(_case(gen, *bad, tags=("shape",), about="mismatched shapes", grad=False))
     # Dtypes and device.
     dtype_margins: tuple[tuple[torch.dtype, float | Literal["tensor"] | None], ...] = (
-        (torch.float32, None), (torch.float64, 0.75), (torch.bfloat16, "tensor"))
+        (torch.float32, None),
+        (torch.float64, 0.75),
+        (torch.bfloat16, "tensor"),
+    )
     for dtype, margin_kind in dtype_margins:
         b = gen.randint(4, 12)
         c, r = _rewards(gen, b, dtype=dtype)
@@ -86,13 +153,32 @@ def cases(gen: CaseGen) -> list[Case]:
     # In-place edits.
     b = gen.randint(4, 12)
     c, r = _rewards(gen, b)
-    out.append(_case(gen, c, r, gen.uniform(b, high=2.0), tags=("inplace",), about="inputs checked after the call",
-                     grad=False, return_inputs=True))
+    out.append(
+        _case(
+            gen,
+            c,
+            r,
+            gen.uniform(b, high=2.0),
+            tags=("inplace",),
+            about="inputs checked after the call",
+            grad=False,
+            return_inputs=True,
+        )
+    )
     # Any shape.
     c, r = _rewards(gen, 3, 5)
     out.append(_case(gen, c, r, tags=("any-shape",), about="2-D rewards [3, 5]"))
     c, r = _rewards(gen, 2, 3, 4)
-    out.append(_case(gen, c, r, gen.uniform(2, 3, 4, high=2.0), tags=("any-shape",), about="3-D rewards [2, 3, 4], per-pair margin"))
+    out.append(
+        _case(
+            gen,
+            c,
+            r,
+            gen.uniform(2, 3, 4, high=2.0),
+            tags=("any-shape",),
+            about="3-D rewards [2, 3, 4], per-pair margin",
+        )
+    )
     return out
 
 

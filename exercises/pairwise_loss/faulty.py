@@ -14,8 +14,9 @@ def faulty_pairwise_loss(chosen_rewards, rejected_rewards, margin=None, *, fault
         edited.data.add_(1)
     if "no-shape-check" not in faults:
         if rejected_rewards.shape != chosen_rewards.shape:
-            raise ValueError(f"rejected_rewards has shape {tuple(rejected_rewards.shape)}, "
-                             f"expected {tuple(chosen_rewards.shape)}")
+            raise ValueError(
+                f"rejected_rewards has shape {tuple(rejected_rewards.shape)}, expected {tuple(chosen_rewards.shape)}"
+            )
         if isinstance(margin, torch.Tensor) and margin.dim() == 0 and "scalar-margin-rejected" in faults:
             raise ValueError("margin must have the rewards' shape")
         if isinstance(margin, torch.Tensor) and margin.dim() != 0 and margin.shape != chosen_rewards.shape:

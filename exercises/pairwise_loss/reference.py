@@ -7,7 +7,8 @@ import torch.nn.functional as F
 def compute_pairwise_loss(chosen_rewards, rejected_rewards, margin=None):
     if rejected_rewards.shape != chosen_rewards.shape:
         raise ValueError(
-            f"rejected_rewards has shape {tuple(rejected_rewards.shape)}, expected {tuple(chosen_rewards.shape)}")
+            f"rejected_rewards has shape {tuple(rejected_rewards.shape)}, expected {tuple(chosen_rewards.shape)}"
+        )
     logits = chosen_rewards - rejected_rewards
     if margin is not None:
         if isinstance(margin, torch.Tensor):

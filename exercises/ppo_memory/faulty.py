@@ -22,12 +22,25 @@ def _count(name, value, faults=frozenset()):
     return value
 
 
-def faulty_ppo_memory(actor_params, critic_params, reward_params, reference_params, weight_bytes=2, grad_bytes=2,
-                      optimizer_bytes=12, num_gpus=1, zero_stage=0, *, faults=frozenset()):
+def faulty_ppo_memory(
+    actor_params,
+    critic_params,
+    reward_params,
+    reference_params,
+    weight_bytes=2,
+    grad_bytes=2,
+    optimizer_bytes=12,
+    num_gpus=1,
+    zero_stage=0,
+    *,
+    faults=frozenset(),
+):
     counts = [actor_params, critic_params, reward_params, reference_params]
     if "no-validation" not in faults:
-        counts = [_count(n, v, faults) for n, v in zip(("actor_params", "critic_params", "reward_params",
-                                                  "reference_params"), counts)]
+        counts = [
+            _count(n, v, faults)
+            for n, v in zip(("actor_params", "critic_params", "reward_params", "reference_params"), counts)
+        ]
     actor, critic, reward, reference = counts
     weight_bytes = _count("weight_bytes", weight_bytes)
     grad_bytes = _count("grad_bytes", grad_bytes)
@@ -64,8 +77,12 @@ def faulty_ppo_memory(actor_params, critic_params, reward_params, reference_para
             return trainable(params)
         return shard(params * weight_bytes, at(3) and "shard-frozen" in faults)
 
-    ledger = {"actor": trainable(actor), "critic": trainable(critic), "reward": frozen(reward),
-              "reference": frozen(reference)}
+    ledger = {
+        "actor": trainable(actor),
+        "critic": trainable(critic),
+        "reward": frozen(reward),
+        "reference": frozen(reference),
+    }
     total = sum(ledger.values())
     ledger["total_per_gpu"] = total * num_gpus if "total-not-per-gpu" in faults else total
     return ledger

@@ -21,8 +21,17 @@ def _shard(nbytes, num_gpus, sharded):
     return -(-nbytes // num_gpus) if sharded else nbytes
 
 
-def estimate_ppo_memory(actor_params, critic_params, reward_params, reference_params, weight_bytes=2, grad_bytes=2,
-                        optimizer_bytes=12, num_gpus=1, zero_stage=0):
+def estimate_ppo_memory(
+    actor_params,
+    critic_params,
+    reward_params,
+    reference_params,
+    weight_bytes=2,
+    grad_bytes=2,
+    optimizer_bytes=12,
+    num_gpus=1,
+    zero_stage=0,
+):
     actor = _count("actor_params", actor_params)
     critic = _count("critic_params", critic_params)
     reward = _count("reward_params", reward_params)
@@ -37,9 +46,11 @@ def estimate_ppo_memory(actor_params, critic_params, reward_params, reference_pa
         raise ValueError(f"zero_stage must be 0, 1, 2 or 3, got {zero_stage!r}")
 
     def trainable(params):
-        return (_shard(params * weight_bytes, num_gpus, zero_stage >= 3)
-                + _shard(params * grad_bytes, num_gpus, zero_stage >= 2)
-                + _shard(params * optimizer_bytes, num_gpus, zero_stage >= 1))
+        return (
+            _shard(params * weight_bytes, num_gpus, zero_stage >= 3)
+            + _shard(params * grad_bytes, num_gpus, zero_stage >= 2)
+            + _shard(params * optimizer_bytes, num_gpus, zero_stage >= 1)
+        )
 
     ledger = {
         "actor": trainable(actor),

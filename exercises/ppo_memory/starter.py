@@ -5,8 +5,17 @@ with `ppo-submit this_file.py`.
 """
 
 
-def estimate_ppo_memory(actor_params, critic_params, reward_params, reference_params, weight_bytes=2, grad_bytes=2,
-                        optimizer_bytes=12, num_gpus=1, zero_stage=0):
+def estimate_ppo_memory(
+    actor_params,
+    critic_params,
+    reward_params,
+    reference_params,
+    weight_bytes=2,
+    grad_bytes=2,
+    optimizer_bytes=12,
+    num_gpus=1,
+    zero_stage=0,
+):
     """The PPO memory ledger in bytes per GPU (weights, grads and optimizer state; no activations).
 
     Args:
@@ -58,13 +67,23 @@ def estimate_ppo_memory(actor_params, critic_params, reward_params, reference_pa
 if __name__ == "__main__":
     # The chapter's 7B Actor / 7B Critic / 3B Reward Model / 7B Reference on one GPU.
     got = estimate_ppo_memory(7_000_000_000, 7_000_000_000, 3_000_000_000, 7_000_000_000)
-    assert got == {"actor": 112 * 10**9, "critic": 112 * 10**9, "reward": 6 * 10**9, "reference": 14 * 10**9,
-                   "total_per_gpu": 244 * 10**9}, got
+    assert got == {
+        "actor": 112 * 10**9,
+        "critic": 112 * 10**9,
+        "reward": 6 * 10**9,
+        "reference": 14 * 10**9,
+        "total_per_gpu": 244 * 10**9,
+    }, got
     assert all(type(v) is int for v in got.values())
     # The same on 8 GPUs with ZeRO stage 3: 7e9 * 16 / 8 = 14e9 for each trainable model.
     got = estimate_ppo_memory(7_000_000_000, 7_000_000_000, 3_000_000_000, 7_000_000_000, num_gpus=8, zero_stage=3)
-    assert got == {"actor": 14 * 10**9, "critic": 14 * 10**9, "reward": 6 * 10**9, "reference": 14 * 10**9,
-                   "total_per_gpu": 48 * 10**9}, got
+    assert got == {
+        "actor": 14 * 10**9,
+        "critic": 14 * 10**9,
+        "reward": 6 * 10**9,
+        "reference": 14 * 10**9,
+        "total_per_gpu": 48 * 10**9,
+    }, got
     # Tiny models, 4 GPUs, ZeRO stage 1: actor 5 params = 10 + 10 + ceil(60 / 4) = 35 bytes;
     # critic 3 params = 6 + 6 + ceil(36 / 4) = 21; reward 2 params = 4; reference 5 params = 10.
     got = estimate_ppo_memory(5, 3, 2, 5, num_gpus=4, zero_stage=1)

@@ -26,8 +26,9 @@ def _mask(gen: CaseGen, b: int, t: int, lengths: list[int] | None = None) -> tor
     return gen.right_padded_mask(b, t, lengths=lengths)
 
 
-def _inputs(gen: CaseGen, mask: torch.Tensor, dtype: torch.dtype = torch.float32,
-            same: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _inputs(
+    gen: CaseGen, mask: torch.Tensor, dtype: torch.dtype = torch.float32, same: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Scores, old and reference log-probs (equal on valid tokens when ``same``), with non-zero
     garbage at every padded position of the log-probs."""
     b, t = mask.shape
@@ -42,9 +43,17 @@ def _inputs(gen: CaseGen, mask: torch.Tensor, dtype: torch.dtype = torch.float32
     return scores.to(dtype), out[0], out[1]
 
 
-def _case(gen: CaseGen, mask: torch.Tensor | None, tags: tuple[str, ...], about: str,
-          kl_coef: float | None = None, dtype: torch.dtype = torch.float32, same: bool = False,
-          shape: tuple[int, int] | None = None, **fields: Any) -> Case:
+def _case(
+    gen: CaseGen,
+    mask: torch.Tensor | None,
+    tags: tuple[str, ...],
+    about: str,
+    kl_coef: float | None = None,
+    dtype: torch.dtype = torch.float32,
+    same: bool = False,
+    shape: tuple[int, int] | None = None,
+    **fields: Any,
+) -> Case:
     if mask is not None:
         b, t = mask.shape
     else:
@@ -71,23 +80,41 @@ def cases(gen: CaseGen) -> list[Case]:
     # KL exactly 0 on valid tokens: only the scores show, so their placement is isolated.
     for i in range(2):
         b, t = gen.randint(4, 7), gen.randint(5, 12)
-        out.append(_case(gen, _mask(gen, b, t), ("placement", "masked"),
-                         f"log_probs_old == ref_log_probs on valid tokens (rewards are the scores alone) {i + 1}",
-                         same=True))
+        out.append(
+            _case(
+                gen,
+                _mask(gen, b, t),
+                ("placement", "masked"),
+                f"log_probs_old == ref_log_probs on valid tokens (rewards are the scores alone) {i + 1}",
+                same=True,
+            )
+        )
     b, t = gen.randint(3, 6), gen.randint(4, 12)
-    out.append(_case(gen, None, ("mask-kinds",), "mask=None (every position valid, score at T - 1)", shape=(b, t),
-                     kl_coef=0.2))
+    out.append(
+        _case(gen, None, ("mask-kinds",), "mask=None (every position valid, score at T - 1)", shape=(b, t), kl_coef=0.2)
+    )
     out.append(_case(gen, _mask(gen, b, t).bool(), ("mask-kinds", "masked"), "bool mask"))
     # Edge rows: length-1 rows; a row with no valid token; a batch with no valid token at all.
     t = gen.randint(4, 9)
     out.append(_case(gen, _mask(gen, 4, t, lengths=[1, 1, t, 2]), ("edge", "masked"), "length-1 rows"))
-    out.append(_case(gen, _mask(gen, 4, t, lengths=[t, 0, 2, 0]), ("edge", "masked"), "rows 1 and 3 have no valid token"))
+    out.append(
+        _case(gen, _mask(gen, 4, t, lengths=[t, 0, 2, 0]), ("edge", "masked"), "rows 1 and 3 have no valid token")
+    )
     out.append(_case(gen, _mask(gen, 3, t, lengths=[0, 0, 0]), ("edge", "masked"), "no valid token in the whole batch"))
     # Detached output although every input requires grad.
     for i in range(2):
         b, t = gen.randint(3, 6), gen.randint(4, 12)
-        out.append(_case(gen, _mask(gen, b, t), ("detached",), f"every input requires grad {i + 1}",
-                         grad=("0", "1", "2"), kl_coef=0.1 + 0.1 * i, probes=((),)))
+        out.append(
+            _case(
+                gen,
+                _mask(gen, b, t),
+                ("detached",),
+                f"every input requires grad {i + 1}",
+                grad=("0", "1", "2"),
+                kl_coef=0.1 + 0.1 * i,
+                probes=((),),
+            )
+        )
     # Shape contract.
     mask = _mask(gen, 4, 5)
     scores, old, ref = _inputs(gen, mask)
@@ -137,7 +164,8 @@ def padding_zero(ctx: CheckContext) -> None:
             raise CheckFailed(
                 f"{int(leaked.sum())} padded positions are not 0 {where(case)}; first at [{b}, {t}]: got "
                 f"{float(got[b, t]):.6g}. Padded positions of the log-probs hold garbage: select the KL term with "
-                "the mask, and put each score at the row's last VALID token, not past it.")
+                "the mask, and put each score at the row's last VALID token, not past it."
+            )
 
 
 @check("mask=None (every position valid) and bool masks", 8)
@@ -150,7 +178,13 @@ def edge_rows(ctx: CheckContext) -> None:
     expect_values(ctx, ctx.cases("edge"), what="rewards")
 
 
-@check("rewards are detached (never require grad, even when the inputs do)", 10, gated=True, reads=("probes",), self_reported="detachment")
+@check(
+    "rewards are detached (never require grad, even when the inputs do)",
+    10,
+    gated=True,
+    reads=("probes",),
+    self_reported="detachment",
+)
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detached"), [()], ["the rewards"])
 

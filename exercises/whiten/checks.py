@@ -48,8 +48,18 @@ def expect_valid_values(ctx: CheckContext, cases: list[Case], what: str = "white
             raise CheckFailed(f"Wrong {what} {where(case)}: {message} (padded positions are not graded).")
 
 
-def _padded(gen: CaseGen, b: int, t: int, *, offset: float = 0.5, scale: float = 2.0, garbage: float = 20.0,
-            min_len: int = 1, bool_mask: bool = False, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
+def _padded(
+    gen: CaseGen,
+    b: int,
+    t: int,
+    *,
+    offset: float = 0.5,
+    scale: float = 2.0,
+    garbage: float = 20.0,
+    min_len: int = 1,
+    bool_mask: bool = False,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """[B, T] values with real padding; padded positions hold large non-zero garbage."""
     lengths = [gen.randint(min_len, t + 1) for _ in range(b)]
     lengths[gen.randint(0, b)] = gen.randint(min_len, t)
@@ -67,44 +77,91 @@ def cases(gen: CaseGen) -> list[Case]:
         out.append(gen.case(v, m, tags=("random",), about=f"random case {i + 1}{', bool mask' if bool_mask else ''}"))
     for i in range(2):
         v, m = _padded(gen, gen.randint(3, 7), gen.randint(5, 17), offset=3.0, min_len=2)
-        out.append(gen.case(v, m, kwargs={"shift_mean": False}, tags=("noshift",), about=f"shift_mean=False, case {i + 1}"))
+        out.append(
+            gen.case(v, m, kwargs={"shift_mean": False}, tags=("noshift",), about=f"shift_mean=False, case {i + 1}")
+        )
     # Few valid values: Bessel's correction n / (n - 1) is large.
     for n_valid in (2, 3):
         v, _ = _padded(gen, 3, 4, dtype=torch.float64)
         m = torch.zeros(3, 4, dtype=torch.float64)
         m[0, :n_valid] = 1.0
-        out.append(gen.case(v, m, kwargs={"shift_mean": n_valid == 3}, tags=("few",),
-                            about=f"{n_valid} valid values in the whole batch"))
+        out.append(
+            gen.case(
+                v,
+                m,
+                kwargs={"shift_mean": n_valid == 3},
+                tags=("few",),
+                about=f"{n_valid} valid values in the whole batch",
+            )
+        )
     # Any shape, no mask; and a 3-D input with a mask.
     for shape in ((11,), (2, 3, 4)):
         out.append(gen.case(1.0 + gen.randn(*shape, scale=1.5), tags=("anyshape",), about=f"{len(shape)}-D, mask=None"))
     v = gen.randn(2, 3, 5)
     m = (torch.arange(5) < torch.tensor([[5, 2, 0], [1, 4, 3]]).unsqueeze(-1)).float()
-    out.append(gen.case(v + 30.0 * (1 - m), m, kwargs={"shift_mean": False}, tags=("anyshape",),
-                        about="3-D with a mask, shift_mean=False"))
+    out.append(
+        gen.case(
+            v + 30.0 * (1 - m),
+            m,
+            kwargs={"shift_mean": False},
+            tags=("anyshape",),
+            about="3-D with a mask, shift_mean=False",
+        )
+    )
     # Near-constant and constant values (variance well above, well below, and equal to 0 vs eps).
     v, m = _padded(gen, 4, 8, dtype=torch.float64)
-    out.append(gen.case(1000.0 + 1e-3 * torch.randn(4, 8, generator=gen.generator, dtype=torch.float64) + 50.0 * (1 - m), m,
-                        tags=("constant",), about="values 1000 +- 1e-3 (float64)"))
+    out.append(
+        gen.case(
+            1000.0 + 1e-3 * torch.randn(4, 8, generator=gen.generator, dtype=torch.float64) + 50.0 * (1 - m),
+            m,
+            tags=("constant",),
+            about="values 1000 +- 1e-3 (float64)",
+        )
+    )
     v, m = _padded(gen, 4, 8, dtype=torch.float64)
-    out.append(gen.case(5.0 + 1e-7 * torch.randn(4, 8, generator=gen.generator, dtype=torch.float64) + 50.0 * (1 - m), m,
-                        kwargs={"shift_mean": False}, tags=("constant",), about="values 5 +- 1e-7 (float64), shift_mean=False"))
+    out.append(
+        gen.case(
+            5.0 + 1e-7 * torch.randn(4, 8, generator=gen.generator, dtype=torch.float64) + 50.0 * (1 - m),
+            m,
+            kwargs={"shift_mean": False},
+            tags=("constant",),
+            about="values 5 +- 1e-7 (float64), shift_mean=False",
+        )
+    )
     for shift in (True, False):
         v, m = _padded(gen, 3, 6, min_len=2)
-        out.append(gen.case(torch.where(m != 0, torch.full_like(v, 3.0), v), m, kwargs={"shift_mean": shift},
-                            tags=("constant",), about=f"every valid value 3.0 (float32), shift_mean={shift}"))
+        out.append(
+            gen.case(
+                torch.where(m != 0, torch.full_like(v, 3.0), v),
+                m,
+                kwargs={"shift_mean": shift},
+                tags=("constant",),
+                about=f"every valid value 3.0 (float32), shift_mean={shift}",
+            )
+        )
     # Non-default eps.
     v, m = _padded(gen, 4, 9, min_len=2)
     out.append(gen.case(v, m, kwargs={"eps": 0.5}, tags=("eps",), about="eps=0.5"))
     v, m = _padded(gen, 4, 9, offset=0.0, scale=0.03, min_len=2, dtype=torch.float64)
-    out.append(gen.case(v, m, kwargs={"eps": 1e-3, "shift_mean": False}, tags=("eps",),
-                        about="eps=1e-3 with values of spread 0.03 (float64), shift_mean=False"))
+    out.append(
+        gen.case(
+            v,
+            m,
+            kwargs={"eps": 1e-3, "shift_mean": False},
+            tags=("eps",),
+            about="eps=1e-3 with values of spread 0.03 (float64), shift_mean=False",
+        )
+    )
     # Fewer than two valid values.
     v, _ = _padded(gen, 3, 5)
-    for about, m in (("no valid value", torch.zeros(3, 5)),
-                     ("one valid value", torch.zeros(3, 5).index_put_((torch.tensor([1]), torch.tensor([0])), torch.tensor(1.0))),
-                     ("one valid value, bool mask", torch.zeros(3, 5, dtype=torch.bool).index_put_(
-                         (torch.tensor([2]), torch.tensor([0])), torch.tensor(True)))):
+    for about, m in (
+        ("no valid value", torch.zeros(3, 5)),
+        ("one valid value", torch.zeros(3, 5).index_put_((torch.tensor([1]), torch.tensor([0])), torch.tensor(1.0))),
+        (
+            "one valid value, bool mask",
+            torch.zeros(3, 5, dtype=torch.bool).index_put_((torch.tensor([2]), torch.tensor([0])), torch.tensor(True)),
+        ),
+    ):
         out.append(gen.case(v, m, tags=("too-few",), about=about))
     out.append(gen.case(gen.randn(1), tags=("too-few",), about="a single value, mask=None"))
     # Shape contract.
@@ -117,8 +174,16 @@ def cases(gen: CaseGen) -> list[Case]:
         out.append(gen.case(v, m, tags=("dtype",), about=f"{dtype} inputs"))
     # In-place edits.
     v, m = _padded(gen, 4, 7, min_len=2)
-    out.append(gen.case(v, m, kwargs={"shift_mean": False}, tags=("inplace",), return_inputs=True,
-                        about="inputs checked after the call"))
+    out.append(
+        gen.case(
+            v,
+            m,
+            kwargs={"shift_mean": False},
+            tags=("inplace",),
+            return_inputs=True,
+            about="inputs checked after the call",
+        )
+    )
     for case in out:
         mask = _mask_of(case)
         if mask is not None and mask.shape == case.args[0].shape:
@@ -146,9 +211,14 @@ def any_shape(ctx: CheckContext) -> None:
     expect_valid_values(ctx, ctx.cases("anyshape"))
 
 
-@check("near-constant and constant values: finite and exact", 12,
-       announce=("near-constant and constant values: finite and exact",
-                 "the tolerance grows by their cancellation factor"))
+@check(
+    "near-constant and constant values: finite and exact",
+    12,
+    announce=(
+        "near-constant and constant values: finite and exact",
+        "the tolerance grows by their cancellation factor",
+    ),
+)
 def near_constant(ctx: CheckContext) -> None:
     for case in ctx.cases("constant"):
         got = require_tensor(ctx.got(case), case, (), "whitened values")
@@ -156,7 +226,8 @@ def near_constant(ctx: CheckContext) -> None:
         if got.shape == case.args[0].shape and not torch.isfinite(got[mask != 0].to(torch.float64)).all():
             raise CheckFailed(
                 f"Non-finite whitened values {where(case)}: the variance is (almost) 0 there, and eps belongs "
-                "inside the square root, rsqrt(var + eps), so the result stays finite.")
+                "inside the square root, rsqrt(var + eps), so the result stays finite."
+            )
         expect_valid_values(ctx, [case])
 
 
@@ -168,10 +239,14 @@ def custom_eps(ctx: CheckContext) -> None:
 @check("ValueError for fewer than two valid values", 10, gated=True)
 def too_few(ctx: CheckContext) -> None:
     expect_value_error(
-        ctx, ctx.cases("too-few"),
-        returned=("Expected ValueError {where}: fewer than two valid values leave the unbiased variance undefined "
-                  "(it divides by n - 1), but the call returned normally."),
-        raised="Expected ValueError {where} (fewer than two valid values), got {error}")
+        ctx,
+        ctx.cases("too-few"),
+        returned=(
+            "Expected ValueError {where}: fewer than two valid values leave the unbiased variance undefined "
+            "(it divides by n - 1), but the call returned normally."
+        ),
+        raised="Expected ValueError {where} (fewer than two valid values), got {error}",
+    )
 
 
 @check("ValueError on a mask of another shape (no broadcasting)", 8, gated=True)

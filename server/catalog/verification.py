@@ -23,8 +23,12 @@ from server.models import ExerciseVerification
 def record_verification(session: Session, exercise: Exercise, verification: Verification) -> ExerciseVerification:
     """Store one exercise's verify result at its current content and grader version."""
     row = ExerciseVerification(
-        exercise=exercise.slug, content_version=content_version(exercise), grader_version=grader_version(),
-        pack=exercise.pack[:512], passed=verification.ok, summary=verification.summary(),
+        exercise=exercise.slug,
+        content_version=content_version(exercise),
+        grader_version=grader_version(),
+        pack=exercise.pack[:512],
+        passed=verification.ok,
+        summary=verification.summary(),
     )
     session.add(row)
     session.flush()
@@ -37,7 +41,8 @@ def require_verified(session: Session, exercise: Exercise) -> None:
         return
     version = content_version(exercise)
     rows = session.scalars(
-        select(ExerciseVerification).where(ExerciseVerification.exercise == exercise.slug)
+        select(ExerciseVerification)
+        .where(ExerciseVerification.exercise == exercise.slug)
         .order_by(ExerciseVerification.id.desc())
     ).all()
     if any(r.passed and r.content_version == version for r in rows):
@@ -51,4 +56,5 @@ def require_verified(session: Session, exercise: Exercise) -> None:
         why = "it has never been verified"
     raise ExerciseNotVerified(
         f"{exercise.slug!r} (pack {exercise.pack}) cannot be published: {why}. Run `ppo-grader exercises verify "
-        f"--pack {exercise.pack}` and fix what it reports (content version {version}).")
+        f"--pack {exercise.pack}` and fix what it reports (content version {version})."
+    )

@@ -46,8 +46,9 @@ def _check(session: Session, course: Course, user: User, exercise: str, reason: 
     return reason
 
 
-def override(session: Session, course: Course, learner: str, exercise: str, score: float, reason: str,
-             made_by: str) -> ScoreCorrection:
+def override(
+    session: Session, course: Course, learner: str, exercise: str, score: float, reason: str, made_by: str
+) -> ScoreCorrection:
     """Set a learner's score that counts on one exercise by hand (0-100), replacing any override."""
     if not math.isfinite(score) or not 0 <= score <= 100:
         raise InvalidCourse(f"An override is a score from 0 to 100, not {score:g}.")
@@ -65,8 +66,9 @@ def excuse(session: Session, course: Course, learner: str, exercise: str, reason
     return _add(session, course, user, exercise, CorrectionKind.EXCUSE, None, reason, made_by)
 
 
-def take_back(session: Session, course: Course, learner: str, exercise: str, kind: CorrectionKind,
-              made_by: str) -> Undone:
+def take_back(
+    session: Session, course: Course, learner: str, exercise: str, kind: CorrectionKind, made_by: str
+) -> Undone:
     """Revoke the learner's override (or excuse) on one exercise; the graded score counts again."""
     user = course_learner(session, course, learner)
     return Undone(_revoke(session, course, user, exercise, kind, made_by))
@@ -83,8 +85,10 @@ def history(session: Session, course: Course, user_id: int | None = None) -> lis
 def _revoke(session: Session, course: Course, user: User, exercise: str, kind: CorrectionKind, by: str) -> int:
     rows = session.scalars(
         select(ScoreCorrection).where(
-            ScoreCorrection.course_id == course.id, ScoreCorrection.user_id == user.id,
-            ScoreCorrection.exercise == exercise, ScoreCorrection.kind == kind.value,
+            ScoreCorrection.course_id == course.id,
+            ScoreCorrection.user_id == user.id,
+            ScoreCorrection.exercise == exercise,
+            ScoreCorrection.kind == kind.value,
             ScoreCorrection.revoked_at.is_(None),
         )
     ).all()
@@ -95,10 +99,26 @@ def _revoke(session: Session, course: Course, user: User, exercise: str, kind: C
     return len(rows)
 
 
-def _add(session: Session, course: Course, user: User, exercise: str, kind: CorrectionKind, score: float | None,
-         reason: str, by: str) -> ScoreCorrection:
-    row = ScoreCorrection(course_id=course.id, user_id=user.id, exercise=exercise, kind=kind.value, score=score,
-                          reason=reason, made_by=by[:128], made_at=utcnow())
+def _add(
+    session: Session,
+    course: Course,
+    user: User,
+    exercise: str,
+    kind: CorrectionKind,
+    score: float | None,
+    reason: str,
+    by: str,
+) -> ScoreCorrection:
+    row = ScoreCorrection(
+        course_id=course.id,
+        user_id=user.id,
+        exercise=exercise,
+        kind=kind.value,
+        score=score,
+        reason=reason,
+        made_by=by[:128],
+        made_at=utcnow(),
+    )
     session.add(row)
     session.flush()
     return row

@@ -133,7 +133,11 @@ def submission_board(checks: Iterable[Any], penalty_percent: float | None) -> fl
 
     def fields(check: Any) -> tuple[float, bool, bool]:
         row = check if isinstance(check, Mapping) else vars(check)
-        return float(row.get("weight") or 0.0), bool(row.get("passed")), bool(self_reported_fact(row.get("check_id") or ""))
+        return (
+            float(row.get("weight") or 0.0),
+            bool(row.get("passed")),
+            bool(self_reported_fact(row.get("check_id") or "")),
+        )
 
     return submission_counted(board_share(fields(c) for c in checks), penalty_percent)
 
@@ -171,8 +175,21 @@ def score_that_counts(
         counted = 0.0 if attempts else None
     if excuse is not None or override is not None or board is None:
         board, board_reached_at = counted, reached_at  # a correction decides the board too
-    return ExerciseScore(user_id, exercise, raw_best, run, attempts, extended_to, override, excuse, counted,
-                         reached_at, solved_at, board, board_reached_at or reached_at)
+    return ExerciseScore(
+        user_id,
+        exercise,
+        raw_best,
+        run,
+        attempts,
+        extended_to,
+        override,
+        excuse,
+        counted,
+        reached_at,
+        solved_at,
+        board,
+        board_reached_at or reached_at,
+    )
 
 
 def describe(score: ExerciseScore | None, zone_name: str = "UTC") -> str:
@@ -243,19 +260,38 @@ def course_scores(
     S, B = Submission, BestScore
     rows = session.execute(
         narrow(
-            select(B.user_id, B.exercise, B.best_score, B.attempts, S.id, S.score, S.late_seconds,
-                   S.penalty_percent, S.created_at, B.counted_reached_at, B.solved_at, B.board_score,
-                   B.board_reached_at)
-            .outerjoin(S, S.id == B.counted_submission_id),
+            select(
+                B.user_id,
+                B.exercise,
+                B.best_score,
+                B.attempts,
+                S.id,
+                S.score,
+                S.late_seconds,
+                S.penalty_percent,
+                S.created_at,
+                B.counted_reached_at,
+                B.solved_at,
+                B.board_score,
+                B.board_reached_at,
+            ).outerjoin(S, S.id == B.counted_submission_id),
             B,
         )
     ).tuples()
-    base: dict[Key, tuple[float | None, int, Run | None, datetime | None, datetime | None, float | None,
-                          datetime | None]] = {}
+    base: dict[
+        Key, tuple[float | None, int, Run | None, datetime | None, datetime | None, float | None, datetime | None]
+    ] = {}
     for user_id, exercise, raw_best, attempts, sid, raw, late, penalty, at, reached, solved, board, board_at in rows:
         run = None if sid is None or raw is None else Run(sid, float(raw), late, float(penalty or 0.0), at)
-        base[(user_id, exercise)] = (None if raw_best is None else float(raw_best), int(attempts or 0), run,
-                                     reached, solved, None if board is None else float(board), board_at)
+        base[(user_id, exercise)] = (
+            None if raw_best is None else float(raw_best),
+            int(attempts or 0),
+            run,
+            reached,
+            solved,
+            None if board is None else float(board),
+            board_at,
+        )
     extended = {
         (user_id, exercise): due
         for user_id, exercise, due in session.execute(
@@ -265,11 +301,22 @@ def course_scores(
     overrides, excuses = corrections_in_force(session, narrow(select(ScoreCorrection), ScoreCorrection))
     out: dict[Key, ExerciseScore] = {}
     for key in set(base) | set(overrides) | set(excuses):
-        raw_best, attempts, run, reached, solved, board, board_at = base.get(key, (None, 0, None, None, None, None, None))
+        raw_best, attempts, run, reached, solved, board, board_at = base.get(
+            key, (None, 0, None, None, None, None, None)
+        )
         out[key] = score_that_counts(
-            key[0], key[1], raw_best=raw_best, run=run, attempts=attempts, extended_to=extended.get(key),
-            override=overrides.get(key), excuse=excuses.get(key), reached_at=reached, solved_at=solved,
-            board=board, board_reached_at=board_at,
+            key[0],
+            key[1],
+            raw_best=raw_best,
+            run=run,
+            attempts=attempts,
+            extended_to=extended.get(key),
+            override=overrides.get(key),
+            excuse=excuses.get(key),
+            reached_at=reached,
+            solved_at=solved,
+            board=board,
+            board_reached_at=board_at,
         )
     return out
 

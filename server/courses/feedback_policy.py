@@ -156,20 +156,39 @@ def visible_report(report: R, access: Access) -> R:
     if access.view is View.HIDDEN and verdict != Verdict.INTERNAL_ERROR:
         # the grader's own failure is said: it tells the learner to send again, nothing of their code
         when = shown(access.released_at, access.course) if access.released_at and access.course else "the due date"
-        changes.update(verdict=None, score=None, counted_score=None, message=HIDDEN_NOTE.format(when=when),
-                       checks=[], stdout="", stderr="", feedback=None,
-                       # time and memory too: a time limit or a crash would show in them; and a
-                       # regrade's note carries the old and new scores
-                       timings={}, cpu_seconds=None, peak_memory_bytes=None, regrades=[])
+        changes.update(
+            verdict=None,
+            score=None,
+            counted_score=None,
+            message=HIDDEN_NOTE.format(when=when),
+            checks=[],
+            stdout="",
+            stderr="",
+            feedback=None,
+            # time and memory too: a time limit or a crash would show in them; and a
+            # regrade's note carries the old and new scores
+            timings={},
+            cpu_seconds=None,
+            peak_memory_bytes=None,
+            regrades=[],
+        )
     elif access.view is View.SCORE:
-        changes.update(message=SCORE_NOTE.format(policy=access.policy), stdout="", stderr="", feedback=None,
-                       checks=[_replace(c, message="", misconception=None, mistake_id=None)
-                               for c in _get(report, "checks") or []])
+        changes.update(
+            message=SCORE_NOTE.format(policy=access.policy),
+            stdout="",
+            stderr="",
+            feedback=None,
+            checks=[_replace(c, message="", misconception=None, mistake_id=None) for c in _get(report, "checks") or []],
+        )
     elif access.view in (View.REPORT, View.HIDDEN):
         feedback = _get(report, "feedback")
-        changes.update(message=cut_raised(_get(report, "message") or ""), stdout="", stderr="",
-                       checks=[_replace(c, message=cut_raised(c.message)) for c in _get(report, "checks") or []],
-                       feedback=_cut_feedback(feedback) if isinstance(feedback, Feedback) else feedback)
+        changes.update(
+            message=cut_raised(_get(report, "message") or ""),
+            stdout="",
+            stderr="",
+            checks=[_replace(c, message=cut_raised(c.message)) for c in _get(report, "checks") or []],
+            feedback=_cut_feedback(feedback) if isinstance(feedback, Feedback) else feedback,
+        )
     return _replace(report, **changes)
 
 
@@ -201,7 +220,7 @@ def cut_raised(text: str) -> str:
     match = _RAISED.search(text)
     if match is None:
         return text
-    return f"{text[:match.start()]}{match[1]} {shown_type(match[2])}{match[3] or ''} {CUT_NOTE}"
+    return f"{text[: match.start()]}{match[1]} {shown_type(match[2])}{match[3] or ''} {CUT_NOTE}"
 
 
 def _cut_traceback(traceback: str, exception: str) -> str:
@@ -220,21 +239,35 @@ def _cut_feedback(feedback: Feedback) -> Feedback:
     for cause in feedback.root_causes:
         if cause.phase in ("call", "backward"):  # ran on the judge's inputs (syntax, import: on the file)
             exception = shown_type(cause.exception)
-            cause = RootCause.model_validate({
-                **cause.model_dump(), "exception": exception, "message": CUT_NOTE,
-                "traceback": _cut_traceback(cause.traceback, exception),
-                "headline": cause.headline.replace(cause.exception, exception, 1),
-            })
+            cause = RootCause.model_validate(
+                {
+                    **cause.model_dump(),
+                    "exception": exception,
+                    "message": CUT_NOTE,
+                    "traceback": _cut_traceback(cause.traceback, exception),
+                    "headline": cause.headline.replace(cause.exception, exception, 1),
+                }
+            )
         causes.append(cause)
     summary = feedback.summary
     details = [d.model_copy(update={"text": cut_raised(d.text)}) for d in summary.details]
-    return Feedback(root_causes=causes, diagnosis=feedback.diagnosis, summary=FeedbackSummary(
-        verdict=summary.verdict, score=summary.score, checks_passed=summary.checks_passed,
-        checks_total=summary.checks_total, headline=cut_raised(summary.headline),
-        next_step=cut_raised(summary.next_step) if summary.next_step else None, details=details))
+    return Feedback(
+        root_causes=causes,
+        diagnosis=feedback.diagnosis,
+        summary=FeedbackSummary(
+            verdict=summary.verdict,
+            score=summary.score,
+            checks_passed=summary.checks_passed,
+            checks_total=summary.checks_total,
+            headline=cut_raised(summary.headline),
+            next_step=cut_raised(summary.next_step) if summary.next_step else None,
+            details=details,
+        ),
+    )
 
 
 # --- reading the policy from the database ------------------------------------------------------
+
 
 def policy_of(entry: SetEntry | None) -> FeedbackPolicy:
     """A set entry's policy (no entry: the default course's open exercises, ``full``)."""
@@ -264,16 +297,31 @@ def day_window(now: datetime, course: Course) -> tuple[datetime, datetime]:
 def tokens_spent_today(session: Session, course: Course, user_id: int, exercise: str, now: datetime) -> int:
     """Tokens the learner spent on this exercise of this course during today (course's zone)."""
     start, end = day_window(now, course)
-    return session.scalar(
-        select(func.count()).select_from(FeedbackToken).where(
-            FeedbackToken.course_id == course.id, FeedbackToken.user_id == user_id,
-            FeedbackToken.exercise == exercise, FeedbackToken.spent_at >= start, FeedbackToken.spent_at < end,
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(FeedbackToken)
+            .where(
+                FeedbackToken.course_id == course.id,
+                FeedbackToken.user_id == user_id,
+                FeedbackToken.exercise == exercise,
+                FeedbackToken.spent_at >= start,
+                FeedbackToken.spent_at < end,
+            )
         )
-    ) or 0
+        or 0
+    )
 
 
-def access_for(session: Session, viewer: User, submission: Submission, now: datetime, *,
-               teaches: bool | None = None, spent: dict[tuple[int, str], int] | None = None) -> Access:
+def access_for(
+    session: Session,
+    viewer: User,
+    submission: Submission,
+    now: datetime,
+    *,
+    teaches: bool | None = None,
+    spent: dict[tuple[int, str], int] | None = None,
+) -> Access:
     """How ``viewer`` (who may read ``submission``) sees it at ``now``. ``teaches``: whether the
     viewer teaches its course, when the caller knows already; ``spent``: tokens spent today per
     (course id, exercise), filled as it goes (a list asks each once, not per row)."""
@@ -304,8 +352,10 @@ def access_for(session: Session, viewer: User, submission: Submission, now: date
 def refuse_hidden_board(session: Session, viewer: User, course: Course, exercise: str, now: datetime) -> None:
     """Raise ``ScoresHidden`` when ``exercise``'s board must not be shown to ``viewer`` now."""
     if exercise in hidden_board_exercises(session, viewer, course, now):
-        raise ScoresHidden(f"The scores of {exercise!r} in {course.slug!r} are hidden until every learner's due date "
-                           "has passed (feedback policy hidden-until-due).")
+        raise ScoresHidden(
+            f"The scores of {exercise!r} in {course.slug!r} are hidden until every learner's due date "
+            "has passed (feedback policy hidden-until-due)."
+        )
 
 
 def hidden_board_exercises(session: Session, viewer: User, course: Course, now: datetime) -> set[str]:
@@ -314,10 +364,16 @@ def hidden_board_exercises(session: Session, viewer: User, course: Course, now: 
     if _teaches(session, viewer, course.id):
         return set()
     hidden = set()
-    for entry in session.scalars(select(SetEntry).where(
-            SetEntry.course_id == course.id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value)):
-        latest = session.scalar(select(func.max(Extension.due_at)).where(
-            Extension.course_id == course.id, Extension.exercise == entry.exercise))
+    for entry in session.scalars(
+        select(SetEntry).where(
+            SetEntry.course_id == course.id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
+        )
+    ):
+        latest = session.scalar(
+            select(func.max(Extension.due_at)).where(
+                Extension.course_id == course.id, Extension.exercise == entry.exercise
+            )
+        )
         last_due = max(d for d in (entry.due_at, latest) if d is not None) if (entry.due_at or latest) else None
         if last_due is None or now < _aware(last_due):
             hidden.add(entry.exercise)
@@ -328,9 +384,12 @@ def hidden_own_exercises(session: Session, learner: User, now: datetime) -> set[
     """Exercises whose best score a learner's own page must not show now: ``hidden-until-due``
     in one of their courses (not one they teach) and their own due date not passed yet."""
     hidden = set()
-    for entry in session.scalars(select(SetEntry).where(
+    for entry in session.scalars(
+        select(SetEntry).where(
             SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value,
-            SetEntry.course_id.in_(select(Submission.course_id).where(Submission.user_id == learner.id)))):
+            SetEntry.course_id.in_(select(Submission.course_id).where(Submission.user_id == learner.id)),
+        )
+    ):
         due = _due_for(session, entry, learner.id)
         if not _teaches(session, learner, entry.course_id) and (due is None or now < due):
             hidden.add(entry.exercise)
@@ -343,6 +402,7 @@ def _aware(moment: datetime) -> datetime:
 
 
 # --- spending a token ------------------------------------------------------------------------
+
 
 def spend_token(session: Session, user: User, submission: Submission, now: datetime) -> None:
     """Spend one of today's tokens on the learner's own ``submission`` (a ``tokens:N`` set),
@@ -368,6 +428,13 @@ def spend_token(session: Session, user: User, submission: Submission, now: datet
             f"You have spent all {policy.tokens} tokens of today on {submission.exercise!r} in {course.slug!r}; "
             f"the next comes on {shown(end, course)}."
         )
-    session.add(FeedbackToken(submission_id=submission.id, course_id=course.id, user_id=user.id,
-                              exercise=submission.exercise, spent_at=now))
+    session.add(
+        FeedbackToken(
+            submission_id=submission.id,
+            course_id=course.id,
+            user_id=user.id,
+            exercise=submission.exercise,
+            spent_at=now,
+        )
+    )
     session.flush()

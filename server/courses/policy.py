@@ -49,8 +49,9 @@ class Rules:
         close_at = self.close_at
         if close_at is not None and close_at < due_at:
             close_at = due_at
-        return Rules(self.release_at, due_at, close_at, self.penalty_percent, self.penalty_unit,
-                     self.max_attempts, extended=True)
+        return Rules(
+            self.release_at, due_at, close_at, self.penalty_percent, self.penalty_unit, self.max_attempts, extended=True
+        )
 
     def phase(self, now: datetime) -> Phase:
         """Not released, open, late (accepted, flagged) or closed (refused) at ``now``."""

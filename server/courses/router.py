@@ -50,8 +50,16 @@ def list_courses(user: CurrentUser, session: SessionDep) -> list[CoursePublic]:
 
 
 @router.post(
-    "", status_code=status.HTTP_201_CREATED, response_model=CoursePublic,
-    responses=errors(401, 403, 409, 422, notes={409: "`CourseAlreadyExists`", 422: "`ValidationError` or `InvalidCourse` (slug, time zone)"}),
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=CoursePublic,
+    responses=errors(
+        401,
+        403,
+        409,
+        422,
+        notes={409: "`CourseAlreadyExists`", 422: "`ValidationError` or `InvalidCourse` (slug, time zone)"},
+    ),
 )
 def create_course(payload: CourseCreate, instructor: InstructorUser, session: SessionDep) -> CoursePublic:
     """Create a course (instructors and admins); its creator becomes its instructor.
@@ -61,7 +69,11 @@ def create_course(payload: CourseCreate, instructor: InstructorUser, session: Se
     return _public(course, service.INSTRUCTOR)
 
 
-@router.get("/{course}/exercises", response_model=CourseExercises, responses=errors(401, 404, notes={404: "`CourseNotFound`: no such course, or not yours"}))
+@router.get(
+    "/{course}/exercises",
+    response_model=CourseExercises,
+    responses=errors(401, 404, notes={404: "`CourseNotFound`: no such course, or not yours"}),
+)
 def course_exercises(course: CourseSlug, user: CurrentUser, session: SessionDep, now: Now) -> CourseExercises:
     """What is open in the course now: dates in its zone, time left, the caller's attempts.
     Learners do not see exercises before their release."""
@@ -71,8 +83,10 @@ def course_exercises(course: CourseSlug, user: CurrentUser, session: SessionDep,
         title=where.title,
         time_zone=where.time_zone,
         now=service.local(now, where),  # type: ignore[arg-type]
-        exercises=[_window(item, where, now, _tokens_left(session, where, user, item, now))
-                   for item in sets.listing(session, where, user, now)],
+        exercises=[
+            _window(item, where, now, _tokens_left(session, where, user, item, now))
+            for item in sets.listing(session, where, user, now)
+        ],
     )
 
 
@@ -111,21 +125,36 @@ def _window(item: sets.ListedExercise, course: Course, now, tokens_left: int | N
 
 
 @router.put(
-    "/{course}/exercises/{exercise}", response_model=ExerciseWindow,
-    responses=errors(401, 403, 404, 422, notes={
-        403: "`NotAllowed`: not an instructor of this course", 404: "`CourseNotFound` or `ExerciseNotFound`",
-        422: "`ValidationError` or `InvalidCourse` (dates out of order)",
-    }),
+    "/{course}/exercises/{exercise}",
+    response_model=ExerciseWindow,
+    responses=errors(
+        401,
+        403,
+        404,
+        422,
+        notes={
+            403: "`NotAllowed`: not an instructor of this course",
+            404: "`CourseNotFound` or `ExerciseNotFound`",
+            422: "`ValidationError` or `InvalidCourse` (dates out of order)",
+        },
+    ),
 )
 def publish_exercise(
-    course: CourseSlug, exercise: ExerciseSlug, payload: SetEntryIn, instructor: InstructorUser, session: SessionDep, now: Now
+    course: CourseSlug,
+    exercise: ExerciseSlug,
+    payload: SetEntryIn,
+    instructor: InstructorUser,
+    session: SessionDep,
+    now: Now,
 ) -> ExerciseWindow:
     """Publish a catalogue exercise in the course with its release, due and close dates,
     late penalty and attempt limit (or replace them). 404 ``ExerciseNotFound`` for an
     unknown exercise; 422 ``InvalidCourse`` for dates out of order."""
     where = service.taught_course(session, instructor, course)
     sets.publish(
-        session, where, exercise,
+        session,
+        where,
+        exercise,
         release_at=service.read_time(payload.release_at, where),
         due_at=service.read_time(payload.due_at, where),
         close_at=service.read_time(payload.close_at, where),
@@ -140,10 +169,13 @@ def publish_exercise(
 
 
 @router.delete(
-    "/{course}/exercises/{exercise}", response_model=Unpublished,
+    "/{course}/exercises/{exercise}",
+    response_model=Unpublished,
     responses=errors(401, 403, 404, notes={404: "`CourseNotFound`, or `ExerciseNotFound`: not in the set"}),
 )
-def unpublish_exercise(course: CourseSlug, exercise: ExerciseSlug, instructor: InstructorUser, session: SessionDep) -> Unpublished:
+def unpublish_exercise(
+    course: CourseSlug, exercise: ExerciseSlug, instructor: InstructorUser, session: SessionDep
+) -> Unpublished:
     """Take an exercise out of the course's set; its submissions and scores are kept."""
     where = service.taught_course(session, instructor, course)
     sets.unpublish(session, where, exercise)
@@ -152,11 +184,18 @@ def unpublish_exercise(course: CourseSlug, exercise: ExerciseSlug, instructor: I
 
 
 @router.put(
-    "/{course}/extensions/{user}/{exercise}", response_model=ExtensionPublic,
-    responses=errors(401, 403, 404, 422, notes={
-        404: "`CourseNotFound`, or `UserNotFound`: not a learner of the course",
-        422: "`ValidationError` or `InvalidCourse`: no due date to extend, or not later than it",
-    }),
+    "/{course}/extensions/{user}/{exercise}",
+    response_model=ExtensionPublic,
+    responses=errors(
+        401,
+        403,
+        404,
+        422,
+        notes={
+            404: "`CourseNotFound`, or `UserNotFound`: not a learner of the course",
+            422: "`ValidationError` or `InvalidCourse`: no due date to extend, or not later than it",
+        },
+    ),
 )
 def grant_extension(
     course: CourseSlug,
@@ -174,15 +213,29 @@ def grant_extension(
     assert due_at is not None
     granted = sets.grant_extension(session, where, user, exercise, due_at)
     session.commit()
-    return ExtensionPublic(course=where.slug, user=user, exercise=exercise,
-                           due_at=service.local(granted.extension.due_at, where),  # type: ignore[arg-type]
-                           recomputed=granted.recomputed)
+    return ExtensionPublic(
+        course=where.slug,
+        user=user,
+        exercise=exercise,
+        due_at=service.local(granted.extension.due_at, where),  # type: ignore[arg-type]
+        recomputed=granted.recomputed,
+    )
 
 
 @router.post(
     "/{course}/roster",
     response_model=RosterReport,
-    responses=errors(401, 403, 404, 413, 422, notes={404: "`CourseNotFound`: no such course, or not yours", 422: "`InvalidRoster`: no `name` column, not UTF-8 or not CSV"}),
+    responses=errors(
+        401,
+        403,
+        404,
+        413,
+        422,
+        notes={
+            404: "`CourseNotFound`: no such course, or not yours",
+            422: "`InvalidRoster`: no `name` column, not UTF-8 or not CSV",
+        },
+    ),
     openapi_extra={
         "requestBody": {
             "required": True,

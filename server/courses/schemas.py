@@ -43,7 +43,8 @@ class SetEntryIn(BaseModel):
     penalty_unit: Literal["day", "hour"] = "day"
     max_attempts: int | None = Field(default=None, ge=1, le=100_000, description="Null: no limit.")
     feedback_policy: str = Field(
-        default="full", max_length=32,
+        default="full",
+        max_length=32,
         description="What learners see of a verdict: full, score (score and check names), hidden-until-due "
         "(released at the due date; needs one) or tokens:N (N full reports a day, the others score).",
         examples=["tokens:3"],

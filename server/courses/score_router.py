@@ -41,19 +41,26 @@ def correction_public(c: Correction | None, course: Course) -> CorrectionPublic 
     """A correction on the wire, its time in the course's zone."""
     if c is None:
         return None
-    return CorrectionPublic(score=c.score, reason=c.reason, made_by=c.made_by,
-                            made_at=service.local(c.made_at, course))  # type: ignore[arg-type]
+    return CorrectionPublic(score=c.score, reason=c.reason, made_by=c.made_by, made_at=service.local(c.made_at, course))  # type: ignore[arg-type]
 
 
 def score_public(score: ExerciseScore, user: User, course: Course) -> ScorePublic:
     """One score on the wire: the same fields and the same ``shown`` text as every page."""
     run = score.run
     return ScorePublic(
-        learner=user.name, display_name=user.display_name, exercise=score.exercise, counted_score=score.counted,
-        raw_best_score=score.raw_best, counted_submission_id=run.submission_id if run else None, late=score.late,
-        late_seconds=run.late_seconds if score.late and run else None, penalty_percent=score.penalty_percent,
-        extended_to=service.local(score.extended_to, course), override=correction_public(score.override, course),
-        excused=correction_public(score.excuse, course), attempts=score.attempts,
+        learner=user.name,
+        display_name=user.display_name,
+        exercise=score.exercise,
+        counted_score=score.counted,
+        raw_best_score=score.raw_best,
+        counted_submission_id=run.submission_id if run else None,
+        late=score.late,
+        late_seconds=run.late_seconds if score.late and run else None,
+        penalty_percent=score.penalty_percent,
+        extended_to=service.local(score.extended_to, course),
+        override=correction_public(score.override, course),
+        excused=correction_public(score.excuse, course),
+        attempts=score.attempts,
         shown=describe(score, course.time_zone),
     )
 
@@ -66,16 +73,23 @@ def scores_of(session: Session, course: Course, learners: list[User], exercise: 
     slugs = [s for s in course_exercises(session, course) if exercise is None or s == exercise]
     found = course_scores(session, course, user_ids=[u.id for u in learners], exercises=slugs)
     return [
-        score_public(found.get((u.id, slug)) or score_that_counts(u.id, slug, raw_best=None, run=None, attempts=0),
-                     u, course)
-        for u in learners for slug in slugs
+        score_public(
+            found.get((u.id, slug)) or score_that_counts(u.id, slug, raw_best=None, run=None, attempts=0), u, course
+        )
+        for u in learners
+        for slug in slugs
     ]
 
 
 @router.get("/{course}/scores", response_model=CourseScores, responses=errors(401, 404))
 def list_scores(
-    course: CourseSlug, user: CurrentUser, session: SessionDep, now: Now,
-    learner: Annotated[str | None, Query(max_length=64, description="One learner (instructors); learners get their own.")] = None,
+    course: CourseSlug,
+    user: CurrentUser,
+    session: SessionDep,
+    now: Now,
+    learner: Annotated[
+        str | None, Query(max_length=64, description="One learner (instructors); learners get their own.")
+    ] = None,
     exercise: Annotated[str | None, Query(max_length=64, description="One exercise of the course.")] = None,
 ) -> CourseScores:
     """The score that counts per learner and exercise: raw best, late mark, penalty,
@@ -83,8 +97,14 @@ def list_scores(
     A learner's own score on a ``hidden-until-due`` exercise stays hidden until their due date."""
     where = service.readable_course(session, user, course)
     if service.course_role(session, user, where) == service.INSTRUCTOR:
-        people = service.members(session, where) if learner is None else [corrections.course_learner(session, where, learner)]
-        return CourseScores(course=where.slug, time_zone=where.time_zone, scores=scores_of(session, where, people, exercise))
+        people = (
+            service.members(session, where)
+            if learner is None
+            else [corrections.course_learner(session, where, learner)]
+        )
+        return CourseScores(
+            course=where.slug, time_zone=where.time_zone, scores=scores_of(session, where, people, exercise)
+        )
     if learner not in (None, user.name):
         raise UserNotFound(f"No learner {learner!r} in {where.slug!r} whose scores you may read.")
     hidden = hidden_own_exercises(session, user, now)
@@ -94,10 +114,19 @@ def list_scores(
 
 def _held_back(score: ScorePublic) -> ScorePublic:
     """A score the feedback policy holds back: only that it exists, and its corrections' absence of numbers."""
-    return score.model_copy(update={
-        "counted_score": None, "raw_best_score": None, "counted_submission_id": None, "late": False,
-        "late_seconds": None, "penalty_percent": 0.0, "override": None, "excused": None, "shown": HIDDEN_SHOWN,
-    })
+    return score.model_copy(
+        update={
+            "counted_score": None,
+            "raw_best_score": None,
+            "counted_submission_id": None,
+            "late": False,
+            "late_seconds": None,
+            "penalty_percent": 0.0,
+            "override": None,
+            "excused": None,
+            "shown": HIDDEN_SHOWN,
+        }
+    )
 
 
 #: What a held-back score reads as, on every view (the learner's page says the same).
@@ -109,10 +138,17 @@ def _one(session: Session, course: Course, learner: str, exercise: str) -> Score
     return scores_of(session, course, [user], exercise)[0]
 
 
-@router.put("/{course}/scores/{learner}/{exercise}/override", response_model=ScorePublic,
-            responses=errors(401, 403, 404, 422))
-def set_override(course: CourseSlug, learner: LearnerName, exercise: ExerciseSlug, payload: OverrideIn,
-                 instructor: InstructorUser, session: SessionDep) -> ScorePublic:
+@router.put(
+    "/{course}/scores/{learner}/{exercise}/override", response_model=ScorePublic, responses=errors(401, 403, 404, 422)
+)
+def set_override(
+    course: CourseSlug,
+    learner: LearnerName,
+    exercise: ExerciseSlug,
+    payload: OverrideIn,
+    instructor: InstructorUser,
+    session: SessionDep,
+) -> ScorePublic:
     """Set the learner's score that counts on one exercise by hand, with a reason they will read."""
     where = service.taught_course(session, instructor, course)
     corrections.override(session, where, learner, exercise, payload.score, payload.reason, instructor.name)
@@ -120,10 +156,17 @@ def set_override(course: CourseSlug, learner: LearnerName, exercise: ExerciseSlu
     return _one(session, where, learner, exercise)
 
 
-@router.put("/{course}/scores/{learner}/{exercise}/excuse", response_model=ScorePublic,
-            responses=errors(401, 403, 404, 422))
-def set_excuse(course: CourseSlug, learner: LearnerName, exercise: ExerciseSlug, payload: ExcuseIn,
-               instructor: InstructorUser, session: SessionDep) -> ScorePublic:
+@router.put(
+    "/{course}/scores/{learner}/{exercise}/excuse", response_model=ScorePublic, responses=errors(401, 403, 404, 422)
+)
+def set_excuse(
+    course: CourseSlug,
+    learner: LearnerName,
+    exercise: ExerciseSlug,
+    payload: ExcuseIn,
+    instructor: InstructorUser,
+    session: SessionDep,
+) -> ScorePublic:
     """Take one exercise out of the learner's average, with a reason they will read."""
     where = service.taught_course(session, instructor, course)
     corrections.excuse(session, where, learner, exercise, payload.reason, instructor.name)
@@ -131,10 +174,17 @@ def set_excuse(course: CourseSlug, learner: LearnerName, exercise: ExerciseSlug,
     return _one(session, where, learner, exercise)
 
 
-@router.delete("/{course}/scores/{learner}/{exercise}/{kind}", response_model=TakenBack,
-               responses=errors(401, 403, 404, 422))
-def take_back(course: CourseSlug, learner: LearnerName, exercise: ExerciseSlug, kind: CorrectionKind,
-              instructor: InstructorUser, session: SessionDep) -> TakenBack:
+@router.delete(
+    "/{course}/scores/{learner}/{exercise}/{kind}", response_model=TakenBack, responses=errors(401, 403, 404, 422)
+)
+def take_back(
+    course: CourseSlug,
+    learner: LearnerName,
+    exercise: ExerciseSlug,
+    kind: CorrectionKind,
+    instructor: InstructorUser,
+    session: SessionDep,
+) -> TakenBack:
     """Take an override or an excuse back (it stays on record, revoked); the graded score counts again."""
     where = service.taught_course(session, instructor, course)
     undone = corrections.take_back(session, where, learner, exercise, kind, instructor.name)
@@ -143,10 +193,11 @@ def take_back(course: CourseSlug, learner: LearnerName, exercise: ExerciseSlug, 
 
 
 @router.patch("/{course}/settings", response_model=CourseSettings, responses=errors(401, 403, 404, 422))
-def change_settings(course: CourseSlug, payload: CourseSettings, instructor: InstructorUser, session: SessionDep) -> CourseSettings:
+def change_settings(
+    course: CourseSlug, payload: CourseSettings, instructor: InstructorUser, session: SessionDep
+) -> CourseSettings:
     """Per-course settings: whether learners see real names on the course's boards."""
     where = service.taught_course(session, instructor, course)
     where.board_real_names = payload.board_real_names
     session.commit()
     return CourseSettings(board_real_names=where.board_real_names)
-

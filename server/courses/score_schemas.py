@@ -35,7 +35,9 @@ class ScorePublic(BaseModel):
     override: CorrectionPublic | None
     excused: CorrectionPublic | None
     attempts: int
-    shown: str = Field(description="The score as every page and terminal writes it, e.g. `90 (raw 100, late 1h: -10%)`.")
+    shown: str = Field(
+        description="The score as every page and terminal writes it, e.g. `90 (raw 100, late 1h: -10%)`."
+    )
 
 
 class CourseScores(BaseModel):

@@ -55,7 +55,9 @@ def shown(moment: datetime, course: Course) -> str:
     return f"{at:%Y-%m-%d %H:%M:%S} {at.tzname()} ({course.time_zone})"
 
 
-def create_course(session: Session, slug: str, title: str, time_zone: str = "UTC", instructor: User | None = None) -> Course:
+def create_course(
+    session: Session, slug: str, title: str, time_zone: str = "UTC", instructor: User | None = None
+) -> Course:
     """Create a course; ``instructor`` (unless an admin) is enrolled as its instructor. The caller commits."""
     if not SLUG_PATTERN.match(slug):
         raise InvalidCourse(f"Course slugs are 1-64 characters of a-z, 0-9, '.', '_' or '-'; got {slug!r}.")
@@ -99,7 +101,11 @@ def _enrolled_anywhere(session: Session, user_id: int) -> bool:
 
 def readable_course(session: Session, user: User, slug: str | None) -> Course:
     """The course a member may read (None: the default course); 404 for anyone else."""
-    course = session.get(Course, DEFAULT_COURSE_ID) if slug is None else session.scalar(select(Course).where(Course.slug == slug))
+    course = (
+        session.get(Course, DEFAULT_COURSE_ID)
+        if slug is None
+        else session.scalar(select(Course).where(Course.slug == slug))
+    )
     if course is None or course_role(session, user, course) is None:
         raise CourseNotFound(f"No course called {slug!r} that you belong to.")
     return course
@@ -223,9 +229,7 @@ def member_ids_of(course_id: int, role: str = LEARNER):  # type: ignore[no-untyp
     if course_id == DEFAULT_COURSE_ID:
         if role == INSTRUCTOR:
             return select(User.id).where(User.role == Role.INSTRUCTOR.value)
-        return select(User.id).where(
-            User.role == Role.LEARNER.value, User.id.not_in(select(Enrollment.user_id))
-        )
+        return select(User.id).where(User.role == Role.LEARNER.value, User.id.not_in(select(Enrollment.user_id)))
     return select(Enrollment.user_id).where(Enrollment.course_id == course_id, Enrollment.role == role)
 
 

@@ -56,7 +56,9 @@ def publish(
     dates = [(n, d) for n, d in (("release", release_at), ("due", due_at), ("close", close_at)) if d is not None]
     for (first, a), (second, b) in itertools.pairwise(dates):
         if b < a:
-            raise InvalidCourse(f"The {second} date ({shown(b, course)}) is before the {first} date ({shown(a, course)}).")
+            raise InvalidCourse(
+                f"The {second} date ({shown(b, course)}) is before the {first} date ({shown(a, course)})."
+            )
     if penalty_unit not in ("day", "hour"):
         raise InvalidCourse(f"A late penalty is per 'day' or per 'hour', not {penalty_unit!r}.")
     if not 0 <= penalty_percent <= 100:
@@ -156,7 +158,9 @@ def rules_for(session: Session, course: Course, user_id: int, exercise: str) -> 
     entry = session.get(SetEntry, (course.id, exercise))
     if entry is None:
         return Rules(None, None, None) if course.id == DEFAULT_COURSE_ID else None
-    rules = Rules(entry.release_at, entry.due_at, entry.close_at, entry.penalty_percent, entry.penalty_unit, entry.max_attempts)
+    rules = Rules(
+        entry.release_at, entry.due_at, entry.close_at, entry.penalty_percent, entry.penalty_unit, entry.max_attempts
+    )
     extension = session.get(Extension, (course.id, user_id, exercise))
     return rules.with_extension(extension.due_at if extension else None)
 
@@ -164,14 +168,19 @@ def rules_for(session: Session, course: Course, user_id: int, exercise: str) -> 
 def attempts_used(session: Session, course_id: int, user_id: int, exercise: str) -> int:
     """Submissions that count against an attempt limit: every one not failed by the grader
     (queued and running ones too, so a burst cannot overrun the limit)."""
-    return session.scalar(
-        select(func.count()).select_from(Submission).where(
-            Submission.course_id == course_id,
-            Submission.user_id == user_id,
-            Submission.exercise == exercise,
-            or_(Submission.verdict.is_(None), Submission.verdict != Verdict.INTERNAL_ERROR.value),
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(Submission)
+            .where(
+                Submission.course_id == course_id,
+                Submission.user_id == user_id,
+                Submission.exercise == exercise,
+                or_(Submission.verdict.is_(None), Submission.verdict != Verdict.INTERNAL_ERROR.value),
+            )
         )
-    ) or 0
+        or 0
+    )
 
 
 @dataclass(frozen=True)
@@ -197,14 +206,20 @@ def accept(session: Session, course: Course, user: User, exercise: str, now: dat
     phase = rules.phase(now)
     if phase is Phase.NOT_RELEASED:
         assert rules.release_at is not None
-        raise NotReleased(f"{exercise!r} opens on {shown(rules.release_at, course)} in {course.slug!r}; it is not accepted before.")
+        raise NotReleased(
+            f"{exercise!r} opens on {shown(rules.release_at, course)} in {course.slug!r}; it is not accepted before."
+        )
     if phase is Phase.CLOSED:
         assert rules.close_at is not None
-        raise SubmissionsClosed(f"{exercise!r} closed on {shown(rules.close_at, course)} in {course.slug!r}; submissions are no longer accepted.")
+        raise SubmissionsClosed(
+            f"{exercise!r} closed on {shown(rules.close_at, course)} in {course.slug!r}; submissions are no longer accepted."
+        )
     if rules.max_attempts is not None:
         used = attempts_used(session, course.id, user.id, exercise)
         if used >= rules.max_attempts:
-            raise AttemptLimitReached(f"You have used all {rules.max_attempts} attempts on {exercise!r} in {course.slug!r}.")
+            raise AttemptLimitReached(
+                f"You have used all {rules.max_attempts} attempts on {exercise!r} in {course.slug!r}."
+            )
     late = rules.late_seconds(now)
     return Acceptance(late, rules.penalty_for(late))
 
@@ -240,9 +255,17 @@ def listing(session: Session, course: Course, user: User, now: datetime) -> list
         if phase is Phase.NOT_RELEASED and not teaching:
             continue
         entry = session.get(SetEntry, (course.id, slug))
-        out.append(ListedExercise(slug, summary.title, summary.function, phase, rules,
-                                  attempts_used(session, course.id, user.id, slug),
-                                  entry.feedback_policy if entry is not None else "full"))
+        out.append(
+            ListedExercise(
+                slug,
+                summary.title,
+                summary.function,
+                phase,
+                rules,
+                attempts_used(session, course.id, user.id, slug),
+                entry.feedback_policy if entry is not None else "full",
+            )
+        )
     return out
 
 

@@ -38,8 +38,9 @@ ACTION = "/dashboard/corrections"
 ACTIONS = ("override", "excuse", "undo-override", "undo-excuse", "extend")
 
 
-def corrections_section(viewer: Viewer, learner: str, titles: dict[str, str], rows: Sequence[ScoreCorrection],
-                        form_token: str | None) -> str:
+def corrections_section(
+    viewer: Viewer, learner: str, titles: dict[str, str], rows: Sequence[ScoreCorrection], form_token: str | None
+) -> str:
     """The record of corrections, then (``form_token`` given: the viewer teaches the course) the forms."""
     zone = viewer.zone
     lines = "".join(
@@ -53,16 +54,21 @@ def corrections_section(viewer: Viewer, learner: str, titles: dict[str, str], ro
         '<h2>Corrections</h2><table id="corrections"><thead><tr><th scope="col">Exercise</th><th scope="col">What</th>'
         '<th scope="col">Why</th><th scope="col">By</th><th scope="col">When</th><th scope="col">Now</th></tr></thead>'
         f"<tbody>{lines}</tbody></table>"
-        if rows else ""
+        if rows
+        else ""
     )
     if form_token is None or viewer.course is None:
         return record
     options = "".join(f'<option value="{e(slug)}">{e(title)}</option>' for slug, title in titles.items())
     actions = "".join(
         f'<option value="{a}">{label}</option>'
-        for a, label in (("override", "Override the score"), ("excuse", "Excuse (out of the average)"),
-                         ("undo-override", "Take the override back"), ("undo-excuse", "Take the excuse back"),
-                         ("extend", "Grant an extension"))
+        for a, label in (
+            ("override", "Override the score"),
+            ("excuse", "Excuse (out of the average)"),
+            ("undo-override", "Take the override back"),
+            ("undo-excuse", "Take the excuse back"),
+            ("extend", "Grant an extension"),
+        )
     )
     form = (
         f'<section id="correct"><h2>Correct a score</h2><form id="correction-form" method="post" action="{ACTION}">'
@@ -83,13 +89,21 @@ def corrections_section(viewer: Viewer, learner: str, titles: dict[str, str], ro
 
 
 @router.post(ACTION)
-def correct(request: Request, form: FormFields, session: SessionDep, settings: SettingsDep, user: WebInstructor) -> Response:
+def correct(
+    request: Request, form: FormFields, session: SessionDep, settings: SettingsDep, user: WebInstructor
+) -> Response:
     """Apply one correction from the learner page's form, then go back to that page."""
     fields = form or {}
-    if not same_origin(request) or not form_token_matches(fields.get("csrf"), request.cookies.get(COOKIE_NAME),
-                                                          settings.secret_bytes):
-        raise PageError(403, "Form refused", "The form was not sent from this site's page (or it is out of date): "
-                                             "reload the learner's page and try again.", user)
+    if not same_origin(request) or not form_token_matches(
+        fields.get("csrf"), request.cookies.get(COOKIE_NAME), settings.secret_bytes
+    ):
+        raise PageError(
+            403,
+            "Form refused",
+            "The form was not sent from this site's page (or it is out of date): "
+            "reload the learner's page and try again.",
+            user,
+        )
     course = taught_course_named(session, user, fields.get("course") or "")
     if course is None:
         raise PageNotFound(user, "No course by that name that you teach.")
@@ -100,7 +114,9 @@ def correct(request: Request, form: FormFields, session: SessionDep, settings: S
     reason = fields.get("reason", "")
     try:
         if action == "override":
-            corrections.override(session, course, learner, exercise, _score(user, fields.get("score")), reason, user.name)
+            corrections.override(
+                session, course, learner, exercise, _score(user, fields.get("score")), reason, user.name
+            )
         elif action == "excuse":
             corrections.excuse(session, course, learner, exercise, reason, user.name)
         elif action == "extend":

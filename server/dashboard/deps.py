@@ -41,8 +41,14 @@ class ShownCourse:
     def remember(self, response: Response, request: Request) -> Response:
         """Keep the course the viewer picked with ``?course=`` for the next dashboard pages."""
         if self.picked:
-            response.set_cookie(COURSE_COOKIE, self.course.slug, httponly=True, samesite="strict", path="/dashboard",
-                                secure=request.url.scheme == "https")
+            response.set_cookie(
+                COURSE_COOKIE,
+                self.course.slug,
+                httponly=True,
+                samesite="strict",
+                path="/dashboard",
+                secure=request.url.scheme == "https",
+            )
         return response
 
 

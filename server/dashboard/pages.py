@@ -45,6 +45,7 @@ def _tiles(items: Sequence[tuple[str, str]]) -> str:
 
 # --- the class -----------------------------------------------------------------------------
 
+
 def course_picker(course: tuple[str, str], courses: Sequence[tuple[str, str]]) -> str:
     """Links to the other courses the viewer teaches (the header names the one shown)."""
     slug, _title = course
@@ -52,9 +53,16 @@ def course_picker(course: tuple[str, str], courses: Sequence[tuple[str, str]]) -
     return f'<p id="course" class="muted">Other courses you teach: {others}</p>' if others else ""
 
 
-def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine], misconceptions: list[MisconceptionCount], *,
-               mark: str | None = None, course: tuple[str, str] = ("default", "Default course"),
-               courses: Sequence[tuple[str, str]] = ()) -> str:
+def class_page(
+    viewer: Viewer,
+    titles: dict[str, str],
+    lines: list[ExerciseLine],
+    misconceptions: list[MisconceptionCount],
+    *,
+    mark: str | None = None,
+    course: tuple[str, str] = ("default", "Default course"),
+    courses: Sequence[tuple[str, str]] = (),
+) -> str:
     """Every exercise of one course (its published set only) with its most common
     misconception; the class's top ones first."""
     c = course[0]
@@ -75,9 +83,10 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
         f'<td class="num">{line.learners_solved}</td>'
         + (
             f'<td><a href="{e(misconception_url(line.slug, line.top_mistake or line.top_misconception, c))}">'
-            f'{e(line.top_misconception)}</a></td>'
+            f"{e(line.top_misconception)}</a></td>"
             f'<td class="num">{line.top_misconception_learners}</td>'
-            if line.top_misconception else '<td class="muted">none named</td><td class="num">0</td>'
+            if line.top_misconception
+            else '<td class="muted">none named</td><td class="num">0</td>'
         )
         + "</tr>"
         for line in lines
@@ -96,7 +105,8 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
     top_table = (
         '<h2>Top misconceptions across exercises</h2><table id="misconceptions"><thead><tr><th scope="col">Misconception</th>'
         f'<th scope="col">Exercise</th><th scope="col" class="num">Learners</th></tr></thead><tbody>{ranked}</tbody></table>'
-        if misconceptions else ""
+        if misconceptions
+        else ""
     )
     body = (
         "<h1>The class at a glance</h1>"
@@ -112,54 +122,73 @@ def class_page(viewer: Viewer, titles: dict[str, str], lines: list[ExerciseLine]
 
 # --- one exercise --------------------------------------------------------------------------
 
-def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, mark: str | None = None,
-                  notice: str = "") -> str:
+
+def exercise_page(
+    viewer: Viewer, slug: str, title: str, view: ExerciseView, *, mark: str | None = None, notice: str = ""
+) -> str:
     """Tiles, then the charts: misconceptions, checks, best scores, submissions per day.
     ``notice``: markup shown under the title (stale verdicts, server.regrades.pages)."""
     stats = view.stats
     median = "–" if view.median_attempts_to_solve is None else format_score(view.median_attempts_to_solve)
-    tiles = _tiles([
-        ("submissions", str(stats.submissions)),
-        ("learners attempted", str(stats.learners_attempted)),
-        ("learners solved", str(stats.learners_solved)),
-        ("median attempts to solve", median),
-    ])
-    misconceptions = horizontal_bars(
-        "chart-misconceptions", "Named misconceptions: learners who hit each (follow a bar to see who)",
+    tiles = _tiles(
         [
-            Bar(m.misconception, m.learners, _plural(m.learners, "learner"),
+            ("submissions", str(stats.submissions)),
+            ("learners attempted", str(stats.learners_attempted)),
+            ("learners solved", str(stats.learners_solved)),
+            ("median attempts to solve", median),
+        ]
+    )
+    misconceptions = horizontal_bars(
+        "chart-misconceptions",
+        "Named misconceptions: learners who hit each (follow a bar to see who)",
+        [
+            Bar(
+                m.misconception,
+                m.learners,
+                _plural(m.learners, "learner"),
                 misconception_url(slug, m.mistake_id or m.misconception, viewer.course_slug),
-                note=_plural(m.submissions, "submission"))
+                note=_plural(m.submissions, "submission"),
+            )
             for m in stats.misconceptions
         ],
         value_head="Learners",
     )
     checks = horizontal_bars(
-        "chart-checks", "Failure rate of each check (graded submissions)",
+        "chart-checks",
+        "Failure rate of each check (graded submissions)",
         [
             Bar(c.name, c.failure_rate, f"{c.failure_rate * 100:.1f}%", note=f"{c.failures} of {c.runs} runs failed")
             for c in stats.checks
         ],
-        max_value=1.0, value_head="Failure rate",
+        max_value=1.0,
+        value_head="Failure rate",
     )
     histogram = columns(
-        "chart-scores", "Score that counts per learner (late penalties and overrides applied)",
+        "chart-scores",
+        "Score that counts per learner (late penalties and overrides applied)",
         [
-            Bar(f"{b.low}" if b.low == b.high else f"{b.low}–{b.high}", b.learners, str(b.learners),
-                note=f"{_plural(b.submissions, 'graded submission')} in this range")
+            Bar(
+                f"{b.low}" if b.low == b.high else f"{b.low}–{b.high}",
+                b.learners,
+                str(b.learners),
+                note=f"{_plural(b.submissions, 'graded submission')} in this range",
+            )
             for b in stats.score_distribution
         ],
         value_head="Learners",
     )
     every = max(1, len(view.per_day) // 12)
     per_day = columns(
-        "chart-days", "Submissions per day (UTC days)",
+        "chart-days",
+        "Submissions per day (UTC days)",
         [Bar(d.isoformat()[5:], n, str(n), note=d.isoformat()) for d, n in view.per_day],
-        value_head="Submissions", label_every=every,
+        value_head="Submissions",
+        label_every=every,
     )
     earlier = (
         f'<p class="muted">{e(_plural(view.days_before, "submission"))} on earlier days are not drawn.</p>'
-        if view.days_before else ""
+        if view.days_before
+        else ""
     )
     median_note = (
         f'<p class="muted" id="median-note">Median attempts to solve: {e(median)}, over '
@@ -173,12 +202,20 @@ def exercise_page(viewer: Viewer, slug: str, title: str, view: ExerciseView, *, 
     return page(title, body, viewer, live=mark)
 
 
-def misconception_page(viewer: Viewer, slug: str, title: str, misconception: str, holders: list[MisconceptionHolder], *, mark: str | None = None) -> str:
+def misconception_page(
+    viewer: Viewer,
+    slug: str,
+    title: str,
+    misconception: str,
+    holders: list[MisconceptionHolder],
+    *,
+    mark: str | None = None,
+) -> str:
     """Who hit one misconception, the most recent first, and whether they have solved it since."""
     rows = "".join(
         f'<tr><td class="learner"><a href="{e(learner_url(h.name, viewer.course_slug))}">{e(h.display_name)}</a></td>'
         f'<td>{e(h.name)}</td><td class="num">{h.submissions}</td><td>{time_html(h.first_at, viewer.zone)}</td>'
-        f'<td>{time_html(h.last_at, viewer.zone)}</td>'
+        f"<td>{time_html(h.last_at, viewer.zone)}</td>"
         f'<td class="num">{e(format_score(h.best_score))}</td><td>{"solved" if h.solved else "not yet"}</td>'
         f'<td><a href="{e(submission_url(h.last_submission_id))}">#{h.last_submission_id}</a></td></tr>'
         for h in holders
@@ -199,18 +236,23 @@ def misconception_page(viewer: Viewer, slug: str, title: str, misconception: str
 
 # --- learners ------------------------------------------------------------------------------
 
-def learners_page(viewer: Viewer, total: int, lines: list[LearnerLine], page_number: int, per_page: int, *, mark: str | None = None) -> str:
+
+def learners_page(
+    viewer: Viewer, total: int, lines: list[LearnerLine], page_number: int, per_page: int, *, mark: str | None = None
+) -> str:
     """Every learner, by login, paged."""
-    rows = "".join(
-        f'<tr><td class="learner"><a href="{e(learner_url(x.name, viewer.course_slug))}">{e(x.display_name)}</a></td>'
-        f'<td>{e(x.name)}</td><td class="num">{x.attempted}</td><td class="num">{x.solved}</td>'
-        f'<td class="num">{x.attempts}</td><td>{time_html(x.last_submitted, viewer.zone)}</td></tr>'
-        for x in lines
-    ) or '<tr><td colspan="6" class="muted">No learners on this page.</td></tr>'
+    rows = (
+        "".join(
+            f'<tr><td class="learner"><a href="{e(learner_url(x.name, viewer.course_slug))}">{e(x.display_name)}</a></td>'
+            f'<td>{e(x.name)}</td><td class="num">{x.attempted}</td><td class="num">{x.solved}</td>'
+            f'<td class="num">{x.attempts}</td><td>{time_html(x.last_submitted, viewer.zone)}</td></tr>'
+            for x in lines
+        )
+        or '<tr><td colspan="6" class="muted">No learners on this page.</td></tr>'
+    )
     pages = max(1, -(-total // per_page))
     here = viewer.course_slug
-    prev = (f'<a rel="prev" href="{e(learners_url(here, page_number - 1))}">← Previous</a>'
-            if page_number > 1 else "")
+    prev = f'<a rel="prev" href="{e(learners_url(here, page_number - 1))}">← Previous</a>' if page_number > 1 else ""
     nxt = f'<a rel="next" href="{e(learners_url(here, page_number + 1))}">Next →</a>' if page_number < pages else ""
     body = (
         f"<h1>Learners ({total})</h1>"
@@ -280,8 +322,15 @@ UPLOAD_CSS = """
 """
 
 
-def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, mark: str | None = None,
-                 upload: UploadView | None = None, corrections: str = "") -> str:
+def learner_page(
+    viewer: Viewer,
+    titles: dict[str, str],
+    view: LearnerView,
+    *,
+    mark: str | None = None,
+    upload: UploadView | None = None,
+    corrections: str = "",
+) -> str:
     """One learner: every exercise (best, attempts, last verdict), the upload form on their own
     page, then every submission."""
     own = viewer.name == view.name
@@ -300,8 +349,10 @@ def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, m
         how = describe(x.score, zone)
         if x.best_hidden:  # the feedback policy holds the score back until the due date
             counted = how = "hidden until due"
-        rows.append(f'<tr data-exercise="{e(x.slug)}"><td>{name}</td><td class="num counted">{e(counted)}</td>'
-                    f'<td class="shown">{e(how)}</td><td class="num">{x.attempts}</td><td>{last}</td></tr>')
+        rows.append(
+            f'<tr data-exercise="{e(x.slug)}"><td>{name}</td><td class="num counted">{e(counted)}</td>'
+            f'<td class="shown">{e(how)}</td><td class="num">{x.attempts}</td><td>{last}</td></tr>'
+        )
     table = (
         '<table id="learner-exercises"><thead><tr><th scope="col">Exercise</th>'
         '<th scope="col" class="num">Score that counts</th><th scope="col">How it counts</th>'
@@ -309,10 +360,16 @@ def learner_page(viewer: Viewer, titles: dict[str, str], view: LearnerView, *, m
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
     pages = max(1, -(-view.total_submissions // view.per_page))
-    prev = (f'<a rel="prev" href="{e(learner_url(view.name, here, view.page_number - 1))}">← Newer</a>'
-            if view.page_number > 1 else "")
-    nxt = (f'<a rel="next" href="{e(learner_url(view.name, here, view.page_number + 1))}">Older →</a>'
-           if view.page_number < pages else "")
+    prev = (
+        f'<a rel="prev" href="{e(learner_url(view.name, here, view.page_number - 1))}">← Newer</a>'
+        if view.page_number > 1
+        else ""
+    )
+    nxt = (
+        f'<a rel="next" href="{e(learner_url(view.name, here, view.page_number + 1))}">Older →</a>'
+        if view.page_number < pages
+        else ""
+    )
     heading = "Your work" if own else f"{view.display_name} ({view.name})"
     body = (
         f"<h1>{e(heading)}</h1>{table}"
@@ -350,14 +407,19 @@ def _policy_row(shown: SubmissionPublic | None, submission_id: int, csrf: str) -
         return ""
     text = f"{shown.feedback_policy}: {_VIEW_TEXT[shown.feedback_view]}"
     if shown.tokens_left is not None:
-        spent = "a token was spent on this submission" if shown.token_spent else (
-            f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today")
+        spent = (
+            "a token was spent on this submission"
+            if shown.token_spent
+            else (f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today")
+        )
         text += f" · {spent}"
     button = ""
     if shown.tokens_left and not shown.token_spent:
-        button = (f' <form id="spend-token" method="post" action="/dashboard/submissions/{submission_id}/token" '
-                  f'style="display:inline"><input type="hidden" name="csrf" value="{e(csrf)}">'
-                  '<button type="submit">Use a token: show the report</button></form>')
+        button = (
+            f' <form id="spend-token" method="post" action="/dashboard/submissions/{submission_id}/token" '
+            f'style="display:inline"><input type="hidden" name="csrf" value="{e(csrf)}">'
+            '<button type="submit">Use a token: show the report</button></form>'
+        )
     return f'<tr id="feedback-policy"><th scope="row">Feedback</th><td>{e(text)}{button}</td></tr>'
 
 
@@ -369,14 +431,22 @@ def _outcome(line: SubmissionLine) -> str:
     return f"{line.verdict} {format_score(line.score)}" if line.score is not None else str(line.verdict)
 
 
-def submissions_table(viewer: Viewer, lines: list[SubmissionLine], *, with_learner: bool, with_exercise: bool,
-                      titles: dict[str, str] | None = None) -> str:
+def submissions_table(
+    viewer: Viewer,
+    lines: list[SubmissionLine],
+    *,
+    with_learner: bool,
+    with_exercise: bool,
+    titles: dict[str, str] | None = None,
+) -> str:
     """Submissions, each linking to its page: raw score, late mark and the score that counts."""
     head = '<th scope="col">Submission</th>'
     head += '<th scope="col">Learner</th>' if with_learner else ""
     head += '<th scope="col">Exercise</th>' if with_exercise else ""
-    head += ('<th scope="col">Submitted</th><th scope="col">Status</th><th scope="col">Verdict</th>'
-             '<th scope="col" class="num">Score</th><th scope="col">Late</th><th scope="col" class="num">Counts</th>')
+    head += (
+        '<th scope="col">Submitted</th><th scope="col">Status</th><th scope="col">Verdict</th>'
+        '<th scope="col" class="num">Score</th><th scope="col">Late</th><th scope="col" class="num">Counts</th>'
+    )
     rows = []
     for s in lines:
         cells = f'<td><a href="{e(submission_url(s.id))}">#{s.id}</a></td>'
@@ -398,14 +468,27 @@ def submissions_table(viewer: Viewer, lines: list[SubmissionLine], *, with_learn
 
 # --- one submission ------------------------------------------------------------------------
 
-def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark: str | None = None,
-                    shown: SubmissionPublic | None = None, csrf: str = "", notes: str = "") -> str:
+
+def submission_page(
+    viewer: Viewer,
+    title: str,
+    submission: Submission,
+    *,
+    mark: str | None = None,
+    shown: SubmissionPublic | None = None,
+    csrf: str = "",
+    notes: str = "",
+) -> str:
     """One submission: who, what, when; applied regrades (``notes``, markup); the feedback
     ``ppo-submit`` prints (``shown``: as the viewer may see it, by the exercise set's feedback
     policy); the source."""
     owner, here = submission.user, viewer.course_slug
-    exercise = f'<a href="{e(exercise_url(submission.exercise, here))}">{e(title)}</a>' if viewer.instructor else e(title)
-    raw, counted = (shown.score, shown.counted_score) if shown is not None else (submission.score, submission.counted_score)
+    exercise = (
+        f'<a href="{e(exercise_url(submission.exercise, here))}">{e(title)}</a>' if viewer.instructor else e(title)
+    )
+    raw, counted = (
+        (shown.score, shown.counted_score) if shown is not None else (submission.score, submission.counted_score)
+    )
     facts = (
         '<table id="submission-facts"><tbody>'
         f'<tr><th scope="row">Learner</th><td><a href="{e(learner_url(owner.name, here))}">{e(owner.display_name)}</a> ({e(owner.name)})</td></tr>'
@@ -417,7 +500,7 @@ def submission_page(viewer: Viewer, title: str, submission: Submission, *, mark:
         f'<tr><th scope="row">Late</th><td>{e(late_mark(submission.late_seconds, submission.penalty_percent) or "no")}</td></tr>'
         f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(counted))}</td></tr>'
         f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(submission.content_version)}</code>, '
-        f'grader version <code>{e(submission.grader_version)}</code></td></tr>'
+        f"grader version <code>{e(submission.grader_version)}</code></td></tr>"
         f"{_policy_row(shown, submission.id, csrf)}"
         "</tbody></table>"
     )

@@ -120,20 +120,30 @@ def class_page(request: Request, session: SessionDep, user: WebUser) -> Response
     titles = _titles(session, course)
     lines, misconceptions = service.class_overview(session, list(titles), course.id)
     mark = service.change_mark(session, None)
-    body = pages.class_page(viewer_of(user, course), titles, lines, misconceptions, mark=mark,
-                            course=(course.slug, course.title), courses=_courses(session, user))
+    body = pages.class_page(
+        viewer_of(user, course),
+        titles,
+        lines,
+        misconceptions,
+        mark=mark,
+        course=(course.slug, course.title),
+        courses=_courses(session, user),
+    )
     return shown.remember(html_response(body), request)
 
 
 @router.get("/dashboard/exercises/{slug}", response_class=HTMLResponse)
-def exercise_page(slug: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse) -> Response:
+def exercise_page(
+    slug: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse
+) -> Response:
     """One exercise's charts."""
     titles = _exercise_titles(session, user, shown.course, slug)
     view = service.exercise_view(session, slug, shown.course.id)
     mark = service.change_mark(session, None)
     notice = stale_notice(stale_lines(session, {shown.course.id}, slug))
-    body = pages.exercise_page(viewer_of(user, shown.course), slug, _course_title(titles[slug], shown.course), view,
-                               mark=mark, notice=notice)
+    body = pages.exercise_page(
+        viewer_of(user, shown.course), slug, _course_title(titles[slug], shown.course), view, mark=mark, notice=notice
+    )
     return shown.remember(html_response(body), request)
 
 
@@ -148,8 +158,9 @@ def misconception_page(
     holders = service.misconception_holders(session, slug, mistake, shown.course.id)
     mark = service.change_mark(session, None)
     title = _course_title(titles[slug], shown.course)
-    body = pages.misconception_page(viewer_of(user, shown.course), slug, title, shown_mistake(mistake, mistake), holders,
-                                    mark=mark)
+    body = pages.misconception_page(
+        viewer_of(user, shown.course), slug, title, shown_mistake(mistake, mistake), holders, mark=mark
+    )
     return shown.remember(html_response(body), request)
 
 
@@ -169,8 +180,15 @@ def learners_page(
 
 
 @router.get("/dashboard/learners/{name}", response_class=HTMLResponse)
-def learner_page(name: str, request: Request, session: SessionDep, settings: SettingsDep, user: WebUser, now: Now,
-                 page: str | None = None) -> Response:
+def learner_page(
+    name: str,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: WebUser,
+    now: Now,
+    page: str | None = None,
+) -> Response:
     """One learner's exercises and submissions: their own (as the feedback policies allow), or
     anyone's for instructors."""
     instructor = Role(user.role).reads_everything
@@ -189,14 +207,24 @@ def learner_page(name: str, request: Request, session: SessionDep, settings: Set
         name=owner.name,
         display_name=owner.display_name,
         exercises=[
-            replace(x, score=None if x.slug in hidden else x.score, best_hidden=x.slug in hidden,
-                    last=_visible_line(session, user, x.last, now) if x.last else None)
+            replace(
+                x,
+                score=None if x.slug in hidden else x.score,
+                best_hidden=x.slug in hidden,
+                last=_visible_line(session, user, x.last, now) if x.last else None,
+            )
             for x in service.learner_exercises(session, owner.id, list(titles), course.id)
         ],
-        submissions=[_visible_line(session, user, line, now) for line in service.recent_submissions(
-            session, user_id=owner.id, limit=SUBMISSIONS_PER_PAGE, offset=(number - 1) * SUBMISSIONS_PER_PAGE,
-            course_id=course.id,
-        )],
+        submissions=[
+            _visible_line(session, user, line, now)
+            for line in service.recent_submissions(
+                session,
+                user_id=owner.id,
+                limit=SUBMISSIONS_PER_PAGE,
+                offset=(number - 1) * SUBMISSIONS_PER_PAGE,
+                course_id=course.id,
+            )
+        ],
         total_submissions=service.count_submissions(session, owner.id, course.id),
         page_number=number,
         per_page=SUBMISSIONS_PER_PAGE,
@@ -206,7 +234,10 @@ def learner_page(name: str, request: Request, session: SessionDep, settings: Set
     viewer = viewer_of(user, course)
     teaches = owner.id != user.id and _teaches(session, user, course.id)
     corrections = correction_pages.corrections_section(
-        viewer, owner.name, titles, correction_service.history(session, course, owner.id),
+        viewer,
+        owner.name,
+        titles,
+        correction_service.history(session, course, owner.id),
         form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes) if teaches else None,
     )
     return html_response(pages.learner_page(viewer, titles, view, mark=mark, upload=upload, corrections=corrections))
@@ -223,7 +254,9 @@ class TokenRefused(PageError):
         super().__init__(status_code, "No token spent", text, link=("Back to the submission", back))
 
 
-def _visible_line(session: Session, viewer: User, line: service.SubmissionLine, now: datetime) -> service.SubmissionLine:
+def _visible_line(
+    session: Session, viewer: User, line: service.SubmissionLine, now: datetime
+) -> service.SubmissionLine:
     """A submission line as ``viewer`` may see it (the exercise set's feedback policy)."""
     row = session.get(Submission, line.id)
     return line if row is None else visible_report(line, access_for(session, viewer, row, now))
@@ -242,8 +275,9 @@ def _upload_view(session: Session, user: User, request: Request, settings: Setti
 
 
 @router.get("/dashboard/submissions/{submission_id}", response_class=HTMLResponse)
-def submission_page(submission_id: str, request: Request, session: SessionDep, settings: SettingsDep, user: WebUser,
-                    now: Now) -> Response:
+def submission_page(
+    submission_id: str, request: Request, session: SessionDep, settings: SettingsDep, user: WebUser, now: Now
+) -> Response:
     """One submission: the learner's own (as its set's feedback policy allows), or anyone's for instructors."""
     number = parse_int(submission_id, 0, 1, MAX_ID)
     submission = service.submission_with_checks(session, number) if number else None
@@ -255,23 +289,37 @@ def submission_page(submission_id: str, request: Request, session: SessionDep, s
     shown = visible_report(to_public(session, submission), access_for(session, user, submission, now))
     csrf = form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes)
     notes = regrade_notes_html(regrade_notes(session, [submission.id]).get(submission.id, []))
-    return html_response(pages.submission_page(viewer_of(user, course), title, submission, mark=mark, shown=shown,
-                                               csrf=csrf, notes=notes))
+    return html_response(
+        pages.submission_page(
+            viewer_of(user, course), title, submission, mark=mark, shown=shown, csrf=csrf, notes=notes
+        )
+    )
 
 
 @router.post("/dashboard/submissions/{submission_id}/token")
-def spend_token_form(submission_id: str, request: Request, form: FormFields, session: SessionDep, state: StateDep,
-                     user: WebUser, now: Now) -> Response:
+def spend_token_form(
+    submission_id: str,
+    request: Request,
+    form: FormFields,
+    session: SessionDep,
+    state: StateDep,
+    user: WebUser,
+    now: Now,
+) -> Response:
     """The submission page's "Use a token" button: ``POST /api/v1/submissions/{id}/token``'s rule."""
     number = parse_int(submission_id, 0, 1, MAX_ID)
     submission = service.submission_with_checks(session, number) if number else None
     if submission is None or submission.user_id != user.id:
         raise PageNotFound(user)
     back = submission_url(submission.id)
-    if not same_origin(request) or not form_token_matches((form or {}).get("csrf"), request.cookies.get(COOKIE_NAME),
-                                                          state.settings.secret_bytes):
-        raise TokenRefused(403, "The form was not sent from your submission's page (or it is out of date): "
-                                "reload the page and try again.", back)
+    if not same_origin(request) or not form_token_matches(
+        (form or {}).get("csrf"), request.cookies.get(COOKIE_NAME), state.settings.secret_bytes
+    ):
+        raise TokenRefused(
+            403,
+            "The form was not sent from your submission's page (or it is out of date): reload the page and try again.",
+            back,
+        )
     try:
         spend_token(session, user, submission, now)
     except GraderError as exc:  # the API's refusals, in its own words
@@ -281,24 +329,42 @@ def spend_token_form(submission_id: str, request: Request, form: FormFields, ses
 
 
 @router.post("/dashboard/submit")
-def submit_upload(request: Request, upload: UploadForm, session: SessionDep, state: StateDep, user: WebUser,
-                  now: Now) -> Response:
+def submit_upload(
+    request: Request, upload: UploadForm, session: SessionDep, state: StateDep, user: WebUser, now: Now
+) -> Response:
     """Submit the upload form's file or pasted function, as ``POST /api/v1/submissions`` does."""
     back = learner_url(user.name)
     cookie = request.cookies.get(COOKIE_NAME)
-    if not same_origin(request) or not form_token_matches(upload.fields.get("csrf"), cookie, state.settings.secret_bytes):
-        raise UploadRefused(403, "The form was not sent from your dashboard page (or it is out of date): "
-                                 "reload your page and submit again.", back)
+    if not same_origin(request) or not form_token_matches(
+        upload.fields.get("csrf"), cookie, state.settings.secret_bytes
+    ):
+        raise UploadRefused(
+            403,
+            "The form was not sent from your dashboard page (or it is out of date): reload your page and submit again.",
+            back,
+        )
     settings = state.settings
     key = upload.fields.get("key") or None
     try:
         check_submission_limits(user, session, settings, submission_window(request, settings), key)
         prepared = prepare(upload, back)
-        payload = SubmissionCreate(exercise=prepared.exercise, source=prepared.source, filename=prepared.filename,
-                                   course=upload.fields.get("course") or None)
+        payload = SubmissionCreate(
+            exercise=prepared.exercise,
+            source=prepared.source,
+            filename=prepared.filename,
+            course=upload.fields.get("course") or None,
+        )
         submission, _ = create_submission(
-            session, state.queue, user, payload, max_source_bytes=settings.MAX_SOURCE_BYTES, idempotency_key=key,
-            max_queued=settings.MAX_QUEUED_PER_USER, retry_after=math.ceil(settings.WALL_SECONDS), now=now)
+            session,
+            state.queue,
+            user,
+            payload,
+            max_source_bytes=settings.MAX_SOURCE_BYTES,
+            idempotency_key=key,
+            max_queued=settings.MAX_QUEUED_PER_USER,
+            retry_after=math.ceil(settings.WALL_SECONDS),
+            now=now,
+        )
     except GraderError as exc:  # the API's refusals, in its own words
         raise UploadRefused(exc.status_code, exc.detail, back) from None
     except ValidationError:
@@ -312,14 +378,17 @@ def live(request: Request, session: SessionDep, settings: SettingsDep) -> Respon
     ``/static/live.js``, so no session is a JSON 401, not the login form."""
     user = user_for_cookie(session, request.cookies.get(COOKIE_NAME), settings.secret_bytes)
     if user is None:
-        return JSONResponse({"error": "NotAuthenticated", "detail": "Log in again."}, status_code=401, headers=SECURITY_HEADERS)
+        return JSONResponse(
+            {"error": "NotAuthenticated", "detail": "Log in again."}, status_code=401, headers=SECURITY_HEADERS
+        )
     scope = None if Role(user.role).reads_everything else user.id
     return JSONResponse({"mark": service.change_mark(session, scope)}, headers=SECURITY_HEADERS)
 
 
 def _csv(body: str, filename: str) -> Response:
     return Response(
-        body, media_type="text/csv; charset=utf-8",
+        body,
+        media_type="text/csv; charset=utf-8",
         headers={**SECURITY_HEADERS, "Content-Disposition": f'attachment; filename="{filename}"'},
     )
 

@@ -45,6 +45,7 @@ def _learner_set(session: Session, course_id: int) -> set[int]:
 
 # --- the class -----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ExerciseLine:
     """One exercise on the class page."""
@@ -69,8 +70,9 @@ class MisconceptionCount:
     mistake: str = ""
 
 
-def class_overview(session: Session, slugs: list[str], course_id: int = DEFAULT_COURSE_ID
-                   ) -> tuple[list[ExerciseLine], list[MisconceptionCount]]:
+def class_overview(
+    session: Session, slugs: list[str], course_id: int = DEFAULT_COURSE_ID
+) -> tuple[list[ExerciseLine], list[MisconceptionCount]]:
     """Per exercise (in ``slugs`` order): attempts, learners attempted and solved (the score
     that counts is full: ``server.courses.counted``) and the most common misconception; and
     every (exercise, misconception) by learners, most first."""
@@ -84,8 +86,11 @@ def class_overview(session: Session, slugs: list[str], course_id: int = DEFAULT_
     # then their submissions by primary key: about half the work of walking every
     # submission's checks, which is the plan the databases otherwise choose.
     named = (
-        select(C.submission_id.label("submission_id"), mistake_key().label("mistake"),
-               C.misconception.label("misconception"))
+        select(
+            C.submission_id.label("submission_id"),
+            mistake_key().label("mistake"),
+            C.misconception.label("misconception"),
+        )
         .where(C.passed.is_(False), mistake_key().is_not(None))
         .cte("named")
         .prefix_with("MATERIALIZED")
@@ -132,21 +137,26 @@ class LearnerLine:
     last_submitted: datetime | None
 
 
-def learners(session: Session, limit: int, offset: int, course_id: int = DEFAULT_COURSE_ID
-             ) -> tuple[int, list[LearnerLine]]:
+def learners(
+    session: Session, limit: int, offset: int, course_id: int = DEFAULT_COURSE_ID
+) -> tuple[int, list[LearnerLine]]:
     """Every learner by login: exercises attempted and solved, attempts, last submission.
 
     The page's learners first, then the aggregates for those ids only, so a page costs the
     same however large the class and its history are.
     """
     total = session.scalar(select(func.count()).select_from(User).where(User.id.in_(learner_ids(course_id)))) or 0
-    people = session.execute(
-        select(User.id, User.name, User.display_name)
-        .where(User.id.in_(learner_ids(course_id)))
-        .order_by(User.name)
-        .limit(limit)
-        .offset(offset)
-    ).tuples().all()
+    people = (
+        session.execute(
+            select(User.id, User.name, User.display_name)
+            .where(User.id.in_(learner_ids(course_id)))
+            .order_by(User.name)
+            .limit(limit)
+            .offset(offset)
+        )
+        .tuples()
+        .all()
+    )
     ids = [row[0] for row in people]
     best: dict[int, tuple[int, int, int]] = {}
     for (uid, _ex), score in course_scores(session, course_id, user_ids=ids).items():
@@ -155,9 +165,12 @@ def learners(session: Session, limit: int, offset: int, course_id: int = DEFAULT
             best[uid] = (attempted + 1, solved + score.solved, attempts + score.attempts)
     last = dict(
         session.execute(
-            select(S.user_id, func.max(S.created_at)).where(S.user_id.in_(ids), S.course_id == course_id)
+            select(S.user_id, func.max(S.created_at))
+            .where(S.user_id.in_(ids), S.course_id == course_id)
             .group_by(S.user_id)
-        ).tuples().all()
+        )
+        .tuples()
+        .all()
     )
     return total, [
         LearnerLine(uid, name, display, *best.get(uid, (0, 0, 0)), _as_datetime(last.get(uid)))
@@ -166,6 +179,7 @@ def learners(session: Session, limit: int, offset: int, course_id: int = DEFAULT
 
 
 # --- one exercise --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ExerciseView:
@@ -194,11 +208,16 @@ def exercise_view(session: Session, slug: str, course_id: int = DEFAULT_COURSE_I
     )
 
 
-def submissions_per_day(session: Session, slug: str, course_id: int = DEFAULT_COURSE_ID
-                        ) -> tuple[list[tuple[date, int]], int]:
+def submissions_per_day(
+    session: Session, slug: str, course_id: int = DEFAULT_COURSE_ID
+) -> tuple[list[tuple[date, int]], int]:
     """(day, submissions) for every day (UTC) from the first to the last with a submission,
     zeros included, cut to the last ``MAX_DAYS``; and how many came before the cut."""
-    day = func.date(S.created_at) if session.get_bind().dialect.name == "sqlite" else func.date(func.timezone("UTC", S.created_at))
+    day = (
+        func.date(S.created_at)
+        if session.get_bind().dialect.name == "sqlite"
+        else func.date(func.timezone("UTC", S.created_at))
+    )
     counts: dict[date, int] = {}
     for value, n in session.execute(
         select(day.label("d"), func.count()).where(S.exercise == slug, *_learner_rows(course_id)).group_by("d")
@@ -213,8 +232,9 @@ def submissions_per_day(session: Session, slug: str, course_id: int = DEFAULT_CO
     return [(d, counts.get(d, 0)) for d in days], before
 
 
-def median_attempts_to_solve(session: Session, slug: str, course_id: int = DEFAULT_COURSE_ID
-                             ) -> tuple[float | None, int]:
+def median_attempts_to_solve(
+    session: Session, slug: str, course_id: int = DEFAULT_COURSE_ID
+) -> tuple[float | None, int]:
     """The median, over learners whose score that counts is full (the class page's "solved"),
     of their attempts up to and including the first full score (or the override that made
     it full); and how many such learners there are."""
@@ -225,8 +245,9 @@ def median_attempts_to_solve(session: Session, slug: str, course_id: int = DEFAU
     }
     attempts: dict[int, int] = {}
     for uid, at in session.execute(
-        select(S.user_id, S.created_at).where(S.exercise == slug, *_learner_rows(course_id), *counted(),
-                                              S.user_id.in_(list(solved_at)))
+        select(S.user_id, S.created_at).where(
+            S.exercise == slug, *_learner_rows(course_id), *counted(), S.user_id.in_(list(solved_at))
+        )
     ).tuples():
         if _as_datetime(at) <= solved_at[uid]:  # type: ignore[operator]
             attempts[uid] = attempts.get(uid, 0) + 1
@@ -249,8 +270,9 @@ class MisconceptionHolder:
     solved: bool
 
 
-def misconception_holders(session: Session, slug: str, mistake: str, course_id: int = DEFAULT_COURSE_ID
-                          ) -> list[MisconceptionHolder]:
+def misconception_holders(
+    session: Session, slug: str, mistake: str, course_id: int = DEFAULT_COURSE_ID
+) -> list[MisconceptionHolder]:
     """Learners whose graded submissions of ``slug`` hit ``mistake`` (its id, or for results
     stored before ids its title), the most recent first (who is stuck now)."""
     hits = (
@@ -263,21 +285,34 @@ def misconception_holders(session: Session, slug: str, mistake: str, course_id: 
         )
         .join(C, C.submission_id == S.id)
         .where(
-            S.exercise == slug, *_learner_rows(course_id), S.verdict == Verdict.GRADED.value,
-            C.passed.is_(False), mistake_key() == mistake,
+            S.exercise == slug,
+            *_learner_rows(course_id),
+            S.verdict == Verdict.GRADED.value,
+            C.passed.is_(False),
+            mistake_key() == mistake,
         )
         .group_by(S.user_id)
         .subquery()
     )
-    rows = session.execute(
-        select(User.id, User.name, User.display_name, hits.c.n, hits.c.first_at, hits.c.last_at, hits.c.last_id)
-        .join(hits, hits.c.user_id == User.id)
-        .order_by(hits.c.last_at.desc(), User.name)
-    ).tuples().all()
+    rows = (
+        session.execute(
+            select(User.id, User.name, User.display_name, hits.c.n, hits.c.first_at, hits.c.last_at, hits.c.last_id)
+            .join(hits, hits.c.user_id == User.id)
+            .order_by(hits.c.last_at.desc(), User.name)
+        )
+        .tuples()
+        .all()
+    )
     scores = course_scores(session, course_id, user_ids=[r[0] for r in rows], exercises=[slug])
     return [
         MisconceptionHolder(
-            uid, name, display, int(n), _as_datetime(first), _as_datetime(last), int(last_id),  # type: ignore[arg-type]
+            uid,
+            name,
+            display,
+            int(n),
+            _as_datetime(first),  # type: ignore[arg-type]  # a learner who holds a mistake has a first time
+            _as_datetime(last),  # type: ignore[arg-type]  # ... and a last one
+            int(last_id),
             scores[(uid, slug)].counted if (uid, slug) in scores else None,
             (uid, slug) in scores and scores[(uid, slug)].solved,
         )
@@ -286,6 +321,7 @@ def misconception_holders(session: Session, slug: str, mistake: str, course_id: 
 
 
 # --- one learner ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class SubmissionLine:
@@ -319,18 +355,23 @@ def learner_by_name(session: Session, name: str) -> User | None:
     return session.scalar(select(User).where(User.name == name))
 
 
-def learner_exercises(session: Session, user_id: int, slugs: list[str], course_id: int = DEFAULT_COURSE_ID
-                      ) -> list[LearnerExercise]:
+def learner_exercises(
+    session: Session, user_id: int, slugs: list[str], course_id: int = DEFAULT_COURSE_ID
+) -> list[LearnerExercise]:
     """Every exercise of ``slugs`` in one course: the score that counts and the latest submission."""
     scores = course_scores(session, course_id, user_ids=[user_id])
-    latest_ids = (select(func.max(S.id)).where(S.user_id == user_id, S.course_id == course_id)
-                  .group_by(S.exercise))
+    latest_ids = select(func.max(S.id)).where(S.user_id == user_id, S.course_id == course_id).group_by(S.exercise)
     latest = {line.exercise: line for line in _lines(session, S.id.in_(latest_ids))}
     return [LearnerExercise(slug, scores.get((user_id, slug)), latest.get(slug)) for slug in slugs]
 
 
 def recent_submissions(
-    session: Session, *, user_id: int | None = None, exercise: str | None = None, limit: int = 50, offset: int = 0,
+    session: Session,
+    *,
+    user_id: int | None = None,
+    exercise: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
     course_id: int = DEFAULT_COURSE_ID,
 ) -> list[SubmissionLine]:
     """Submissions to one course newest first, of one user or of its learners, optionally of one exercise."""
@@ -342,15 +383,26 @@ def recent_submissions(
 
 def count_submissions(session: Session, user_id: int, course_id: int = DEFAULT_COURSE_ID) -> int:
     """How many submissions ``user_id`` has made to one course (any status)."""
-    return session.scalar(
-        select(func.count()).select_from(S).where(S.user_id == user_id, S.course_id == course_id)
-    ) or 0
+    return (
+        session.scalar(select(func.count()).select_from(S).where(S.user_id == user_id, S.course_id == course_id)) or 0
+    )
 
 
 def _lines(session: Session, *where, limit: int | None = None, offset: int = 0) -> list[SubmissionLine]:  # type: ignore[no-untyped-def]
     query = (
-        select(S.id, User.name, User.display_name, S.exercise, S.status, S.verdict, S.score, S.created_at,
-               S.late_seconds, S.penalty_percent, S.counted_score)
+        select(
+            S.id,
+            User.name,
+            User.display_name,
+            S.exercise,
+            S.status,
+            S.verdict,
+            S.score,
+            S.created_at,
+            S.late_seconds,
+            S.penalty_percent,
+            S.counted_score,
+        )
         .join(User, User.id == S.user_id)
         .where(*where)
         .order_by(S.id.desc())
@@ -363,12 +415,11 @@ def _lines(session: Session, *where, limit: int | None = None, offset: int = 0) 
 
 def submission_with_checks(session: Session, submission_id: int) -> Submission | None:
     """One submission with its owner and checks loaded, or None."""
-    return session.scalar(
-        select(S).where(S.id == submission_id).options(selectinload(S.checks), selectinload(S.user))
-    )
+    return session.scalar(select(S).where(S.id == submission_id).options(selectinload(S.checks), selectinload(S.user)))
 
 
 # --- live updates --------------------------------------------------------------------------
+
 
 def change_mark(session: Session, user_id: int | None) -> str:
     """A short string that changes whenever a submission is added or a verdict arrives: the
@@ -383,7 +434,8 @@ def change_mark(session: Session, user_id: int | None) -> str:
     where = [] if user_id is None else [S.user_id == user_id]
     newest = select(func.max(S.id)).where(*where).scalar_subquery()
     unfinished = (
-        select(func.count()).select_from(S)
+        select(func.count())
+        .select_from(S)
         .where(*where, S.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
         .scalar_subquery()
     )

@@ -68,8 +68,11 @@ async def read_upload(request: Request) -> Upload:
     content_type = request.headers.get("content-type", "")
     if not content_type.lower().startswith("multipart/form-data") or len(content_type) > 300:
         raise UploadRefused(400, "Send the form from your dashboard page (a file upload form).")
-    too_large = UploadRefused(413, f"The upload is over {MAX_UPLOAD_BYTES // 2**20} MiB; clear the notebook's "
-                                   "outputs (Edit > Clear Outputs of All Cells) and save it, or paste the function.")
+    too_large = UploadRefused(
+        413,
+        f"The upload is over {MAX_UPLOAD_BYTES // 2**20} MiB; clear the notebook's "
+        "outputs (Edit > Clear Outputs of All Cells) and save it, or paste the function.",
+    )
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_UPLOAD_BYTES:
         raise too_large
@@ -83,8 +86,9 @@ async def read_upload(request: Request) -> Upload:
 
 def parse_upload(content_type: str, body: bytes) -> Upload:
     """The fields and the file of a ``multipart/form-data`` body."""
-    message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n"
-                                                  + body)
+    message = BytesParser(policy=HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body
+    )
     parts = list(message.iter_parts()) if message.is_multipart() else []
     if not parts or len(parts) > MAX_PARTS:
         raise UploadRefused(400, "Send the form from your dashboard page (a file upload form).")
@@ -151,18 +155,25 @@ def prepare(upload: Upload, back: str) -> Prepared:
             try:
                 notebook = json.loads(upload.content)
             except (ValueError, RecursionError):
-                raise UploadRefused(400, f"{name} is not a notebook: it is not JSON (save it from Jupyter with "
-                                         "File > Save, then upload it again).", back) from None
+                raise UploadRefused(
+                    400,
+                    f"{name} is not a notebook: it is not JSON (save it from Jupyter with "
+                    "File > Save, then upload it again).",
+                    back,
+                ) from None
             if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
                 raise UploadRefused(400, f"{name} is JSON but not a Jupyter notebook (it has no cells).", back)
-            module = module_of(code_cells(notebook), _catalogue(), exercise=chosen, name=name,
-                               choose=CHOOSE_IN_FORM)
+            module = module_of(code_cells(notebook), _catalogue(), exercise=chosen, name=name, choose=CHOOSE_IN_FORM)
             return Prepared(module.exercise, module.source, name)
         source = pasted if upload.content is None else _text(upload.content, name, back)
         names, error_line = defined_functions(source)
         exercise = chosen or match_functions(
-            names, _catalogue(), filename=name if upload.content is not None else "The pasted code",
-            syntax_error=None if error_line is None else f"line {error_line}", choose=CHOOSE_IN_FORM)
+            names,
+            _catalogue(),
+            filename=name if upload.content is not None else "The pasted code",
+            syntax_error=None if error_line is None else f"line {error_line}",
+            choose=CHOOSE_IN_FORM,
+        )
         return Prepared(exercise, source, name)
     except UsageError as exc:
         raise UploadRefused(400, _sentence(exc.message), back) from None

@@ -29,7 +29,9 @@ router = APIRouter(tags=["gradebook"])
 def gradebook(
     instructor: InstructorUser,
     session: SessionDep,
-    course: Annotated[str | None, Query(max_length=64, description="Course slug (default: the default course).")] = None,
+    course: Annotated[
+        str | None, Query(max_length=64, description="Course slug (default: the default course).")
+    ] = None,
 ) -> Response:
     """Every learner of the course x every exercise of its set: best score that counts, raw
     best, attempts, when first solved (UTC), which submission counted and whether it was
@@ -53,7 +55,9 @@ def gradebook(
 def wide_gradebook(
     instructor: InstructorUser,
     session: SessionDep,
-    course: Annotated[str | None, Query(max_length=64, description="Course slug (default: the default course).")] = None,
+    course: Annotated[
+        str | None, Query(max_length=64, description="Course slug (default: the default course).")
+    ] = None,
 ) -> Response:
     """One row per learner of the course, one column per exercise of its set (the best score
     that counts, out of 100; empty where never attempted), in the layout Canvas's gradebook

@@ -39,9 +39,19 @@ from server.leaderboard.service import _as_datetime, learner_ids
 from server.models import DEFAULT_COURSE_ID, Course, User
 
 HEADER = [
-    "learner", "display_name", "exercise", "best_score", "attempts", "solved_at",
-    "raw_best_score", "counted_submission_id", "counted_late",
-    "penalty_percent", "extended_to", "correction", "shown",
+    "learner",
+    "display_name",
+    "exercise",
+    "best_score",
+    "attempts",
+    "solved_at",
+    "raw_best_score",
+    "counted_submission_id",
+    "counted_late",
+    "penalty_percent",
+    "extended_to",
+    "correction",
+    "shown",
 ]
 WIDE_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
@@ -70,10 +80,19 @@ def gradebook_rows(session: Session, course: Course | None = None) -> Iterator[l
             run, at = score.run, _as_datetime(score.solved_at)
             extended = _as_datetime(score.extended_to)
             yield [
-                name, display_name, slug, "" if score.counted is None else f"{score.counted:g}", str(score.attempts),
-                at.isoformat() if at else "", f"{score.raw_best or 0.0:g}", str(run.submission_id) if run else "",
-                ("yes" if score.late else "no") if run else "", f"{score.penalty_percent:g}",
-                extended.isoformat() if extended else "", _correction(score), describe(score, course.time_zone),
+                name,
+                display_name,
+                slug,
+                "" if score.counted is None else f"{score.counted:g}",
+                str(score.attempts),
+                at.isoformat() if at else "",
+                f"{score.raw_best or 0.0:g}",
+                str(run.submission_id) if run else "",
+                ("yes" if score.late else "no") if run else "",
+                f"{score.penalty_percent:g}",
+                extended.isoformat() if extended else "",
+                _correction(score),
+                describe(score, course.time_zone),
             ]
 
 
@@ -82,9 +101,11 @@ def _correction(score: ExerciseScore) -> str:
 
 
 def _learners(session: Session, course: Course) -> list[tuple[int, str, str]]:
-    return list(session.execute(
-        select(User.id, User.name, User.display_name).where(User.id.in_(learner_ids(course.id))).order_by(User.name)
-    ).tuples())
+    return list(
+        session.execute(
+            select(User.id, User.name, User.display_name).where(User.id.in_(learner_ids(course.id))).order_by(User.name)
+        ).tuples()
+    )
 
 
 def wide_gradebook_rows(session: Session, course: Course | None = None) -> Iterator[list[str]]:

@@ -48,9 +48,7 @@ def build_judge(settings: Settings, device: str = "cpu") -> Judge:
     )
 
 
-def grade_submission(
-    exercise_slug: str, source: str, submission_id: int, *, judge: Judge
-) -> GradeReport:
+def grade_submission(exercise_slug: str, source: str, submission_id: int, *, judge: Judge) -> GradeReport:
     """Grade one submission (blocking). The submission id is the public part of the seed;
     the judge mixes in the secret so visible cases cannot be memorised."""
     return judge.grade(exercise_slug, source, seed=submission_id)

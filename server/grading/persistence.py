@@ -51,6 +51,7 @@ class CheckLike(Protocol):
     def message(self) -> str: ...
     @property
     def misconception(self) -> str | None: ...
+
     # Optional, read with getattr: ``check_id`` and ``mistake_id``, absent from older reports.
 
 
@@ -75,6 +76,7 @@ class ReportLike(Protocol):
     def peak_memory_bytes(self) -> int | None: ...
     @property
     def cpu_seconds(self) -> float | None: ...
+
     # Optional, read with getattr: ``feedback`` (exercises/feedback.py) and ``diagnosis``
     # (the judge's named mistakes), absent from older reports.
 
@@ -122,8 +124,9 @@ def _claim(session: Session, submission_id: int, from_statuses: list[Status]) ->
     if result.rowcount != 1:  # type: ignore[attr-defined]
         return None
     row = session.execute(
-        select(Submission.exercise, Submission.source, Submission.attempts, Submission.created_at)
-        .where(Submission.id == submission_id)
+        select(Submission.exercise, Submission.source, Submission.attempts, Submission.created_at).where(
+            Submission.id == submission_id
+        )
     ).one()
     return Claimed(submission_id, row.exercise, row.source, row.attempts, row.created_at, started)
 
@@ -176,7 +179,9 @@ def storable(
         score=None if report.score is None else clean_float(report.score),
         message=message,
         checks=rows,
-        feedback=_clean_json(for_learner(getattr(report, "feedback", None), filename, getattr(report, "diagnosis", None))),
+        feedback=_clean_json(
+            for_learner(getattr(report, "feedback", None), filename, getattr(report, "diagnosis", None))
+        ),
         stdout=clean_text(report.stdout, output_cap),
         stderr=clean_text(report.stderr, output_cap),
         timings=clean_timings(report.timings, extra_timings),
@@ -327,7 +332,5 @@ def requeue_unfinished(session: Session) -> list[int]:
         .execution_options(synchronize_session=False)
     )
     return list(
-        session.scalars(
-            select(Submission.id).where(Submission.status == Status.QUEUED).order_by(Submission.id)
-        )
+        session.scalars(select(Submission.id).where(Submission.status == Status.QUEUED).order_by(Submission.id))
     )

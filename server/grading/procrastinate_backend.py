@@ -108,10 +108,15 @@ _DEFER_REGRADE_SQL = text(
 
 def defer_regrade(session: Session, set_id: int, exercise: str, settings: Settings) -> None:
     """Insert a regrade job per queued result of the set, in the caller's transaction."""
-    session.execute(_DEFER_REGRADE_SQL, {
-        "queue": queue_for(exercise, settings), "task": REGRADE_TASK_NAME, "priority": REGRADE_PRIORITY,
-        "set_id": int(set_id),
-    })
+    session.execute(
+        _DEFER_REGRADE_SQL,
+        {
+            "queue": queue_for(exercise, settings),
+            "task": REGRADE_TASK_NAME,
+            "priority": REGRADE_PRIORITY,
+            "set_id": int(set_id),
+        },
+    )
 
 
 class RemoteWorkers:
@@ -126,7 +131,9 @@ class RemoteWorkers:
         """Worker processes with a fresh heartbeat."""
         with self._sessions() as session:
             count = session.scalar(
-                text("SELECT count(*) FROM procrastinate_workers WHERE last_heartbeat > now() - make_interval(secs => :s)"),
+                text(
+                    "SELECT count(*) FROM procrastinate_workers WHERE last_heartbeat > now() - make_interval(secs => :s)"
+                ),
                 {"s": float(self._settings.WORKER_STALLED_SECONDS)},
             )
         return int(count or 0)
@@ -188,7 +195,9 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
         start_http_server(metrics_port)
     engine = make_engine(settings.DATABASE_URL)
     sessions = make_session_factory(engine)
-    judge = build_judge(settings.model_copy(update={"WORKERS": concurrency}), device="cuda" if queue == "gpu" else "cpu")
+    judge = build_judge(
+        settings.model_copy(update={"WORKERS": concurrency}), device="cuda" if queue == "gpu" else "cpu"
+    )
     grade = functools.partial(grade_submission, judge=judge)
     app = build_app(settings)
 
@@ -205,7 +214,9 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
     if queue == "cpu":
         from server.similarity.jobs import register_tasks
 
-        register_tasks(app, sessions, settings.SIMILARITY_PROCESSES)  # similarity runs, below every grading job's priority
+        register_tasks(
+            app, sessions, settings.SIMILARITY_PROCESSES
+        )  # similarity runs, below every grading job's priority
 
     async def main() -> None:
         async with app.open_async():

@@ -130,8 +130,9 @@ class WorkerPool:
                 return
             try:
                 if job.kind == "regrade":
-                    process_regrade(self._sessions, self._grade, job.id, output_cap=self._output_cap,
-                                    stopping=self._stopping.is_set)
+                    process_regrade(
+                        self._sessions, self._grade, job.id, output_cap=self._output_cap, stopping=self._stopping.is_set
+                    )
                 else:
                     self.process(job.id)
             except Exception:  # never let one bad job kill the thread
@@ -229,7 +230,12 @@ def process_submission(
         try:
             with transaction(sessions) as session:
                 stored = store_report(
-                    session, submission_id, report, output_cap=output_cap, extra_timings=extra, attempt=attempt,
+                    session,
+                    submission_id,
+                    report,
+                    output_cap=output_cap,
+                    extra_timings=extra,
+                    attempt=attempt,
                     versions=versions,
                 )
         except Exception:
@@ -243,8 +249,12 @@ def process_submission(
             return None
         log.info(
             "graded",
-            extra={"exercise": claimed.exercise, "verdict": report.verdict, "score": report.score,
-                   "grade_seconds": round(extra["grade_seconds"], 4)},
+            extra={
+                "exercise": claimed.exercise,
+                "verdict": report.verdict,
+                "score": report.score,
+                "grade_seconds": round(extra["grade_seconds"], 4),
+            },
         )
         counters.observe_verdict(claimed, report.verdict)
         return str(report.verdict)

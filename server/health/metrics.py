@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
+
 def _seconds_between(dialect: str, start: Any, end: Any) -> Any:
     if dialect == "postgresql":
         return func.extract("epoch", end - start)
@@ -52,7 +53,9 @@ def latency_histograms(session: Session) -> list[HistogramMetricFamily]:
     dialect = session.get_bind().dialect.name
     spans = {
         "ppo_grader_grading_seconds": _seconds_between(dialect, Submission.started_at, Submission.finished_at),
-        "ppo_grader_submit_to_verdict_seconds": _seconds_between(dialect, Submission.created_at, Submission.finished_at),
+        "ppo_grader_submit_to_verdict_seconds": _seconds_between(
+            dialect, Submission.created_at, Submission.finished_at
+        ),
     }
     columns: list[Any] = [Submission.exercise, Submission.verdict, func.count()]
     for span in spans.values():
@@ -60,7 +63,9 @@ def latency_histograms(session: Session) -> list[HistogramMetricFamily]:
         columns.extend(func.sum(case((span <= bound, 1), else_=0)) for bound in BUCKETS)
     rows = session.execute(
         select(*columns)
-        .where(Submission.status == Status.DONE, Submission.started_at.is_not(None), Submission.finished_at.is_not(None))
+        .where(
+            Submission.status == Status.DONE, Submission.started_at.is_not(None), Submission.finished_at.is_not(None)
+        )
         .group_by(Submission.exercise, Submission.verdict)
     ).all()
     families = {
@@ -68,7 +73,8 @@ def latency_histograms(session: Session) -> list[HistogramMetricFamily]:
             "ppo_grader_grading_seconds", "Claim to stored verdict, seconds.", labels=["exercise", "verdict"]
         ),
         "ppo_grader_submit_to_verdict_seconds": HistogramMetricFamily(
-            "ppo_grader_submit_to_verdict_seconds", "Submission accepted to stored verdict, seconds.",
+            "ppo_grader_submit_to_verdict_seconds",
+            "Submission accepted to stored verdict, seconds.",
             labels=["exercise", "verdict"],
         ),
     }
@@ -103,7 +109,8 @@ class DatabaseCollector(Collector):
             )
             yield GaugeMetricFamily("ppo_grader_jobs_running", "Submissions being graded now.", value=running or 0)
             yield GaugeMetricFamily(
-                "ppo_grader_workers", "Live grading workers (threads in-process; worker processes with a fresh heartbeat).",
+                "ppo_grader_workers",
+                "Live grading workers (threads in-process; worker processes with a fresh heartbeat).",
                 value=state.workers.alive,
             )
             yield from latency_histograms(session)
@@ -124,7 +131,9 @@ def require_metrics_access(request: Request, token: str | None) -> None:
             raise NotAuthenticated("/metrics needs Authorization: Bearer <PPO_GRADER_METRICS_TOKEN>.")
         return
     if request.client is None or request.client.host not in _LOOPBACK:
-        raise NotAllowed("/metrics answers loopback clients only; set PPO_GRADER_METRICS_TOKEN to read it from elsewhere.")
+        raise NotAllowed(
+            "/metrics answers loopback clients only; set PPO_GRADER_METRICS_TOKEN to read it from elsewhere."
+        )
 
 
 @router.get("/metrics", include_in_schema=False)
@@ -136,5 +145,3 @@ def metrics(request: Request, settings: SettingsDep) -> Response:
     registry.register(DatabaseCollector(state))
     body = generate_latest(registry) + generate_latest(REGISTRY)
     return Response(body, media_type=CONTENT_TYPE_LATEST)
-
-

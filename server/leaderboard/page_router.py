@@ -73,7 +73,14 @@ def leaderboard_page(
     if not where.board_real_names:  # the column says what the course's learners see instead
         names = {r.user_id: pseudonym(r.user_id, settings.secret_bytes) for r in rows}
     view = pages.BoardView(
-        viewer=viewer_of(viewer, where), exercises=exercises, exercise=slug, total=total,
-        limit=per_page, offset=offset, rows=rows, pseudonyms=names, course=(where.slug, where.title),
+        viewer=viewer_of(viewer, where),
+        exercises=exercises,
+        exercise=slug,
+        total=total,
+        limit=per_page,
+        offset=offset,
+        rows=rows,
+        pseudonyms=names,
+        course=(where.slug, where.title),
     )
     return html_response(pages.board_page(view, DEFAULT_LIMIT, mark=change_mark(session, None)))

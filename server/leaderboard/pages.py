@@ -104,11 +104,13 @@ def _pager(view: BoardView, limit_param: int | None) -> str:
     where = f"{first}–{last} of {view.total}" if view.rows else f"{view.total} in all"
     prev_link = (
         f'<a rel="prev" href="{e(_url(view, view.exercise, page_number - 1, limit_param))}">← Previous</a>'
-        if page_number > 1 else '<span class="muted">← Previous</span>'
+        if page_number > 1
+        else '<span class="muted">← Previous</span>'
     )
     next_link = (
         f'<a rel="next" href="{e(_url(view, view.exercise, page_number + 1, limit_param))}">Next →</a>'
-        if view.offset + view.limit < view.total else '<span class="muted">Next →</span>'
+        if view.offset + view.limit < view.total
+        else '<span class="muted">Next →</span>'
     )
     return (
         f'<div class="pager">{prev_link}<span>Page {page_number} of {pages} · learners {e(where)}</span>'

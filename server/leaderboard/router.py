@@ -26,7 +26,9 @@ CourseParam = Annotated[
 ]
 
 
-def shown_name(viewer: User, user_id: int, display_name: str, pseudonyms: bool, secret: bytes, teaches: bool | None = None) -> str:
+def shown_name(
+    viewer: User, user_id: int, display_name: str, pseudonyms: bool, secret: bytes, teaches: bool | None = None
+) -> str:
     """What a viewer sees for a learner: real names for the course's instructors; for
     learners a pseudonym unless the course's instructor turned real names on
     (``courses.board_real_names``; their own row too, so it matches what others see;
@@ -69,7 +71,9 @@ def leaderboard(
         entries=[
             LeaderboardEntry(
                 rank=offset + i + 1,
-                learner=shown_name(viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor),
+                learner=shown_name(
+                    viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor
+                ),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 best_score=r.best,
@@ -85,8 +89,14 @@ def leaderboard(
 
 @router.get("/{exercise}/speed", response_model=SpeedPage, responses=errors(401, 403, 404, 422))
 def speed_leaderboard(
-    exercise: str, viewer: CurrentUser, session: SessionDep, settings: SettingsDep, now: Now, limit: Limit = 50,
-    offset: Offset = 0, course: CourseParam = None,
+    exercise: str,
+    viewer: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    now: Now,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    course: CourseParam = None,
 ) -> SpeedPage:
     """The course's learners with a full board score that counts (every confirmed check passed), by their
     fastest such run: cpu seconds, then peak memory (403 ``ScoresHidden`` for learners while a
@@ -104,7 +114,9 @@ def speed_leaderboard(
         entries=[
             SpeedEntry(
                 rank=offset + i + 1,
-                learner=shown_name(viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor),
+                learner=shown_name(
+                    viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor
+                ),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 submission_id=r.submission_id if instructor or r.user_id == viewer.id else None,

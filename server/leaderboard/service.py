@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import CTE, Select, func, select
 from sqlalchemy.orm import Session
 
 from server.courses.service import member_ids_of
@@ -45,8 +45,11 @@ def learner_ids(course_id: int = DEFAULT_COURSE_ID) -> Select[tuple[int]]:
     return member_ids_of(course_id)
 
 
-def per_exercise(exercise: str | None, course_id: int = DEFAULT_COURSE_ID,  # type: ignore[no-untyped-def]
-                 hidden: frozenset[str] = frozenset()):
+def per_exercise(
+    exercise: str | None,
+    course_id: int = DEFAULT_COURSE_ID,
+    hidden: frozenset[str] = frozenset(),
+) -> CTE:
     """CTE: one row per (learner, exercise) of one course with best (the score that
     counts), raw_best, attempts, reached_at and solved_at, read from ``best_scores`` (kept
     by ``server.leaderboard.best_scores`` with the rules above), so a board costs one row
@@ -86,7 +89,11 @@ class BoardRow:
 
 
 def board(
-    session: Session, exercise: str | None, limit: int, offset: int, course_id: int = DEFAULT_COURSE_ID,
+    session: Session,
+    exercise: str | None,
+    limit: int,
+    offset: int,
+    course_id: int = DEFAULT_COURSE_ID,
     hidden: frozenset[str] = frozenset(),
 ) -> tuple[int, list[BoardRow]]:
     """(learners on the course's board, one page of rows in the stable order), without the
@@ -122,7 +129,7 @@ def board(
         for uid, (best, raw, attempts, solved, at) in totals.items()
     ]
     rows.sort(key=lambda r: (-r.best, r.reached_at is None, r.reached_at or _EPOCH, r.user_id))
-    return len(rows), rows[offset: offset + limit]
+    return len(rows), rows[offset : offset + limit]
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -144,9 +151,12 @@ def speed_board(
 ) -> tuple[int, list[SpeedRow]]:
     """A course's learners with a graded 100 that counts, each by their fastest such submission."""
     order = (
-        S.cpu_seconds.is_(None), S.cpu_seconds.asc(),
-        S.peak_memory_bytes.is_(None), S.peak_memory_bytes.asc(),
-        S.created_at.asc(), S.id.asc(),
+        S.cpu_seconds.is_(None),
+        S.cpu_seconds.asc(),
+        S.peak_memory_bytes.is_(None),
+        S.peak_memory_bytes.asc(),
+        S.created_at.asc(),
+        S.id.asc(),
     )
     ranked = (
         select(
@@ -171,14 +181,22 @@ def speed_board(
     total = session.scalar(select(func.count()).select_from(best)) or 0
     query = (
         select(
-            User.id, User.name, User.display_name, best.c.submission_id, best.c.cpu_seconds,
-            best.c.peak_memory_bytes, best.c.created_at,
+            User.id,
+            User.name,
+            User.display_name,
+            best.c.submission_id,
+            best.c.cpu_seconds,
+            best.c.peak_memory_bytes,
+            best.c.created_at,
         )
         .join(best, best.c.user_id == User.id)
         .order_by(
-            best.c.cpu_seconds.is_(None), best.c.cpu_seconds.asc(),
-            best.c.peak_memory_bytes.is_(None), best.c.peak_memory_bytes.asc(),
-            best.c.created_at.asc(), User.id.asc(),
+            best.c.cpu_seconds.is_(None),
+            best.c.cpu_seconds.asc(),
+            best.c.peak_memory_bytes.is_(None),
+            best.c.peak_memory_bytes.asc(),
+            best.c.created_at.asc(),
+            User.id.asc(),
         )
         .limit(limit)
         .offset(offset)

@@ -35,17 +35,11 @@ class BestScore(Base):
     best_score: Mapped[float | None] = mapped_column(Float)
     attempts: Mapped[int] = mapped_column(default=0)
     best_reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    best_submission_id: Mapped[int | None] = mapped_column(
-        ForeignKey("submissions.id", ondelete="SET NULL")
-    )
+    best_submission_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id", ondelete="SET NULL"))
     counted_score: Mapped[float | None] = mapped_column(Float)
     counted_reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    counted_submission_id: Mapped[int | None] = mapped_column(
-        ForeignKey("submissions.id", ondelete="SET NULL")
-    )
+    counted_submission_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id", ondelete="SET NULL"))
     board_score: Mapped[float | None] = mapped_column(Float)
     board_reached_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    board_submission_id: Mapped[int | None] = mapped_column(
-        ForeignKey("submissions.id", ondelete="SET NULL")
-    )
+    board_submission_id: Mapped[int | None] = mapped_column(ForeignKey("submissions.id", ondelete="SET NULL"))
     solved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -50,7 +50,12 @@ class Submission(Base):
         # by learner (covering; migration 0006 put the course first).
         Index(
             "ix_submissions_course_id_exercise_user_id_covering",
-            "course_id", "exercise", "user_id", "verdict", "score", "created_at",
+            "course_id",
+            "exercise",
+            "user_id",
+            "verdict",
+            "score",
+            "created_at",
         ),
         # The per-learner cap on queued submissions.
         Index("ix_submissions_user_id_status", "user_id", "status"),
@@ -123,9 +128,7 @@ class CheckResult(Base):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    submission_id: Mapped[int] = mapped_column(
-        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
-    )
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id", ondelete="CASCADE"), index=True)
     #: The check's sentence when it was graded (display text; the catalogue's current one is shown).
     name: Mapped[str] = mapped_column(String(128))
     #: The check's stable id, ``"<slug>/<check>"``; NULL for rows migration 0007 could not match.
@@ -140,4 +143,3 @@ class CheckResult(Base):
     position: Mapped[int]
 
     submission: Mapped[Submission] = relationship(back_populates="checks")
-

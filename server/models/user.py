@@ -28,9 +28,7 @@ class User(Base):
     """Someone who submits (learner) or teaches (instructor, admin)."""
 
     __tablename__ = "users"
-    __table_args__ = (
-        CheckConstraint("role IN ('learner', 'instructor', 'admin')", name="role"),
-    )
+    __table_args__ = (CheckConstraint("role IN ('learner', 'instructor', 'admin')", name="role"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)

@@ -80,15 +80,36 @@ def _replace(session: Session, submission: Submission, result: RegradeResult, se
     """Keep the verdict learners saw as history, then put the regraded one in its place."""
     graded = result.verdict == Verdict.GRADED.value
     new_counted = submission_counted(result.score, submission.penalty_percent) if graded else None
-    session.add(SupersededVerdict(
-        submission_id=submission.id, set_id=set_id, verdict=submission.verdict, score=submission.score,
-        counted_score=submission.counted_score, message=submission.message,
-        checks=[{"name": c.name, "check_id": c.check_id, "weight": c.weight, "passed": c.passed, "message": c.message,
-                 "misconception": c.misconception, "mistake_id": c.mistake_id} for c in submission.checks],
-        feedback=submission.feedback, content_version=submission.content_version,
-        grader_version=submission.grader_version, finished_at=submission.finished_at,
-        new_verdict=result.verdict, new_score=result.score, new_counted_score=new_counted, superseded_at=utcnow(),
-    ))
+    session.add(
+        SupersededVerdict(
+            submission_id=submission.id,
+            set_id=set_id,
+            verdict=submission.verdict,
+            score=submission.score,
+            counted_score=submission.counted_score,
+            message=submission.message,
+            checks=[
+                {
+                    "name": c.name,
+                    "check_id": c.check_id,
+                    "weight": c.weight,
+                    "passed": c.passed,
+                    "message": c.message,
+                    "misconception": c.misconception,
+                    "mistake_id": c.mistake_id,
+                }
+                for c in submission.checks
+            ],
+            feedback=submission.feedback,
+            content_version=submission.content_version,
+            grader_version=submission.grader_version,
+            finished_at=submission.finished_at,
+            new_verdict=result.verdict,
+            new_score=result.score,
+            new_counted_score=new_counted,
+            superseded_at=utcnow(),
+        )
+    )
     submission.checks.clear()
     session.flush()
     submission.checks.extend(check_results(result.checks or []))

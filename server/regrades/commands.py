@@ -47,8 +47,9 @@ def describe(regrade: RegradeSet, done: int, total: int) -> str:
 
 def build_regrade_app(edge: Edge, session_for: Sessions) -> typer.Typer:
     """The ``regrade`` command group, with ``server.cli``'s error edge and sessions."""
-    regrade_app = typer.Typer(help="Regrade stored submissions after a fix: preview, diff, apply or cancel.",
-                              no_args_is_help=True)
+    regrade_app = typer.Typer(
+        help="Regrade stored submissions after a fix: preview, diff, apply or cancel.", no_args_is_help=True
+    )
 
     @regrade_app.command("status")
     @edge
@@ -58,15 +59,31 @@ def build_regrade_app(edge: Edge, session_for: Sessions) -> typer.Typer:
 
         with session_for(Settings()) as session:
             lines = stale_lines(session, exercise=exercise)
-        table = Table("course", "exercise", "verdicts", "stale", "stale on boards", "current version",
-                      title="Stale verdicts (from an older exercise or grader version)")
+        table = Table(
+            "course",
+            "exercise",
+            "verdicts",
+            "stale",
+            "stale on boards",
+            "current version",
+            title="Stale verdicts (from an older exercise or grader version)",
+        )
         for line in lines:
-            table.add_row(line.course, line.exercise, str(line.verdicts), str(line.stale), str(line.stale_on_boards),
-                          line.content_version)
+            table.add_row(
+                line.course,
+                line.exercise,
+                str(line.verdicts),
+                str(line.stale),
+                str(line.stale_on_boards),
+                line.content_version,
+            )
         out.print(table)
         stale = sum(line.stale for line in lines)
-        err.print(f"{stale} stale verdict(s)" + (": `ppo-grader regrade preview --exercise SLUG` grades them again."
-                                                 if stale else "."), highlight=False)
+        err.print(
+            f"{stale} stale verdict(s)"
+            + (": `ppo-grader regrade preview --exercise SLUG` grades them again." if stale else "."),
+            highlight=False,
+        )
 
     @regrade_app.command("preview")
     @edge
@@ -75,8 +92,12 @@ def build_regrade_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         course: Annotated[str | None, typer.Option(help="Only this course's submissions.")] = None,
         learner: Annotated[str | None, typer.Option(help="Only this learner's submissions (login name).")] = None,
         submission: Annotated[int | None, typer.Option(help="Only this submission.")] = None,
-        all_versions: Annotated[bool, typer.Option("--all-versions", help="Every counted verdict, not only stale ones.")] = False,
-        wait: Annotated[bool, typer.Option("--wait", help="Wait until every result is graded, then print the diff.")] = False,
+        all_versions: Annotated[
+            bool, typer.Option("--all-versions", help="Every counted verdict, not only stale ones.")
+        ] = False,
+        wait: Annotated[
+            bool, typer.Option("--wait", help="Wait until every result is graded, then print the diff.")
+        ] = False,
     ) -> None:
         """Grade stored sources again into a regrade set, behind live submissions; learners see nothing."""
         from server.courses.service import find_course
@@ -93,13 +114,20 @@ def build_regrade_app(edge: Edge, session_for: Sessions) -> typer.Typer:
                     defer_regrade(s, r.id, r.exercise, settings)
 
             regrade, ids = create_preview(
-                session, exercise=exercise, course=find_course(session, course) if course else None,
-                learner=managed_user(session, None, learner) if learner else None, submission_id=submission,
-                all_versions=all_versions, defer=defer,
+                session,
+                exercise=exercise,
+                course=find_course(session, course) if course else None,
+                learner=managed_user(session, None, learner) if learner else None,
+                submission_id=submission,
+                all_versions=all_versions,
+                defer=defer,
             )
             set_id = regrade.id
-        err.print(f"Regrade {set_id}: {len(ids)} submission(s) of {exercise!r} queued behind live submissions. "
-                  f"`ppo-grader regrade show {set_id}` shows the diff once graded.", highlight=False)
+        err.print(
+            f"Regrade {set_id}: {len(ids)} submission(s) of {exercise!r} queued behind live submissions. "
+            f"`ppo-grader regrade show {set_id}` shows the diff once graded.",
+            highlight=False,
+        )
         print(set_id)
         if wait:
             _wait_ready(session_for, settings, set_id)
@@ -119,7 +147,9 @@ def build_regrade_app(edge: Edge, session_for: Sessions) -> typer.Typer:
     def apply(
         set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")],
         reason: Annotated[str, typer.Option(help="Shown to each learner whose score changes.")],
-        keep: Annotated[Keep, typer.Option(help="new: the regraded verdict; higher: the better of the two.")] = Keep.NEW,
+        keep: Annotated[
+            Keep, typer.Option(help="new: the regraded verdict; higher: the better of the two.")
+        ] = Keep.NEW,
     ) -> None:
         """Make a ready set live in one transaction: counted scores, boards and gradebooks follow."""
         from server.regrades.apply import apply_set
@@ -130,8 +160,11 @@ def build_regrade_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         with session_for(Settings()) as session:
             diff = apply_set(session, readable_set(session, set_id, None), keep=keep, reason=reason)
             applied = sum(1 for c in diff.changed if c.kept(keep) is c.new)
-        err.print(f"Applied regrade {set_id}: {applied} verdict(s) replaced (old ones kept as superseded), "
-                  f"{len(diff.learners)} learner(s)' counted score or rank moved.", highlight=False)
+        err.print(
+            f"Applied regrade {set_id}: {applied} verdict(s) replaced (old ones kept as superseded), "
+            f"{len(diff.learners)} learner(s)' counted score or rank moved.",
+            highlight=False,
+        )
 
     @regrade_app.command("cancel")
     @edge
@@ -178,13 +211,23 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
     diff = compute_diff(session, regrade, keep)
     yield describe(regrade, *progress(session, regrade.id))
     counts = diff.counts()
-    yield (f"Scores: {counts['up']} up, {counts['down']} down, {counts['same']} same; "
-           f"{len(diff.changed)} verdict(s) changed" + (f"; {len(diff.failed)} could not be regraded (internal_error, left as they are)"
-                                                       if diff.failed else ""))
-    changed = Table("submission", "learner", "before", "after", "counted before", "counted after", title="Changed verdicts")
+    yield (
+        f"Scores: {counts['up']} up, {counts['down']} down, {counts['same']} same; "
+        f"{len(diff.changed)} verdict(s) changed"
+        + (f"; {len(diff.failed)} could not be regraded (internal_error, left as they are)" if diff.failed else "")
+    )
+    changed = Table(
+        "submission", "learner", "before", "after", "counted before", "counted after", title="Changed verdicts"
+    )
     for c in diff.changed:
-        changed.add_row(str(c.submission_id), c.user_name, _outcome(c.old.verdict, c.old.score), _outcome(c.new.verdict, c.new.score),
-                        _score(c.old.counted), _score(c.new.counted))
+        changed.add_row(
+            str(c.submission_id),
+            c.user_name,
+            _outcome(c.old.verdict, c.old.score),
+            _outcome(c.new.verdict, c.new.score),
+            _score(c.old.counted),
+            _score(c.new.counted),
+        )
     yield changed
     largest = Table("submission", "learner", "change", title="Largest changes (score that counts)")
     for c in diff.largest():
@@ -198,10 +241,20 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
     for shift in diff.mistakes:
         mistakes.add_row(shift.id, str(shift.now_failing), str(shift.now_passing))
     yield mistakes
-    learners = Table("course", "learner", "counted score", "rank", title=f"Learners whose counted score or board rank changes (keep {keep})")
+    learners = Table(
+        "course",
+        "learner",
+        "counted score",
+        "rank",
+        title=f"Learners whose counted score or board rank changes (keep {keep})",
+    )
     for moved in diff.learners:
-        learners.add_row(moved.course, moved.user_name, f"{_score(moved.old_score)} -> {_score(moved.new_score)}",
-                         f"{moved.old_rank} -> {moved.new_rank}")
+        learners.add_row(
+            moved.course,
+            moved.user_name,
+            f"{_score(moved.old_score)} -> {_score(moved.new_score)}",
+            f"{moved.old_rank} -> {moved.new_rank}",
+        )
     yield learners
 
 

@@ -49,7 +49,12 @@ class Outcome:
     board: float | None = None
 
     def same_as(self, other: Outcome) -> bool:
-        return (self.verdict, self.score, self.checks, self.mistakes) == (other.verdict, other.score, other.checks, other.mistakes)
+        return (self.verdict, self.score, self.checks, self.mistakes) == (
+            other.verdict,
+            other.score,
+            other.checks,
+            other.mistakes,
+        )
 
 
 @dataclass(frozen=True)
@@ -166,27 +171,40 @@ def _checks_of(rows: Iterable[Any]) -> tuple[dict[str, bool], frozenset[str]]:
 def compute_diff(session: Session, regrade: RegradeSet, keep: Keep = Keep.NEW) -> Diff:
     """Compare every graded result of the set with the submission's verdict now (for an
     applied set: with the verdict it superseded, so the diff still says what the apply did)."""
-    rows = session.execute(
-        select(RegradeResult, Submission, User.name)
-        .join(Submission, Submission.id == RegradeResult.submission_id)
-        .join(User, User.id == Submission.user_id)
-        .where(RegradeResult.set_id == regrade.id, RegradeResult.status == "done")
-        .order_by(Submission.id)
-    ).tuples().all()
+    rows = (
+        session.execute(
+            select(RegradeResult, Submission, User.name)
+            .join(Submission, Submission.id == RegradeResult.submission_id)
+            .join(User, User.id == Submission.user_id)
+            .where(RegradeResult.set_id == regrade.id, RegradeResult.status == "done")
+            .order_by(Submission.id)
+        )
+        .tuples()
+        .all()
+    )
     old_checks: dict[int, list[dict[str, Any]]] = {}
     ids = [sub.id for _, sub, _ in rows]
     for chunk in range(0, len(ids), 500):
-        for c in session.scalars(select(CheckResult).where(CheckResult.submission_id.in_(ids[chunk:chunk + 500]))):
+        for c in session.scalars(select(CheckResult).where(CheckResult.submission_id.in_(ids[chunk : chunk + 500]))):
             old_checks.setdefault(c.submission_id, []).append(
-                {"check_id": c.check_id, "name": c.name, "passed": c.passed, "mistake_id": c.mistake_id})
-    superseded = {} if regrade.state != "applied" else {
-        row.submission_id: row for row in session.scalars(select(SupersededVerdict).where(SupersededVerdict.set_id == regrade.id))}
+                {"check_id": c.check_id, "name": c.name, "passed": c.passed, "mistake_id": c.mistake_id}
+            )
+    superseded = (
+        {}
+        if regrade.state != "applied"
+        else {
+            row.submission_id: row
+            for row in session.scalars(select(SupersededVerdict).where(SupersededVerdict.set_id == regrade.id))
+        }
+    )
     diff = Diff(keep=keep)
     for result, sub, name in rows:
         was = superseded.get(sub.id)
         if was is not None:
             checks, mistakes = _checks_of(was.checks or [])
-            board = submission_board(was.checks or [], sub.penalty_percent) if was.verdict == Verdict.GRADED.value else None
+            board = (
+                submission_board(was.checks or [], sub.penalty_percent) if was.verdict == Verdict.GRADED.value else None
+            )
             old = Outcome(was.verdict, was.score, was.counted_score, checks, mistakes, board)
         else:
             checks, mistakes = _checks_of(old_checks.get(sub.id, []))
@@ -198,20 +216,29 @@ def compute_diff(session: Session, regrade: RegradeSet, keep: Keep = Keep.NEW) -
         new = Outcome(result.verdict, result.score, new_counted, new_checks, new_mistakes, new_board)
         diff.changes.append(Change(sub.id, result.id, sub.course_id, sub.user_id, name, sub.created_at, old, new))
     changed = diff.changed
-    diff.checks = _shifts(({k for k, ok in c.old.checks.items() if not ok}, {k for k, ok in c.new.checks.items() if not ok})
-                          for c in changed)
+    diff.checks = _shifts(
+        ({k for k, ok in c.old.checks.items() if not ok}, {k for k, ok in c.new.checks.items() if not ok})
+        for c in changed
+    )
     diff.mistakes = _shifts((set(c.old.mistakes), set(c.new.mistakes)) for c in changed)
     if superseded:  # applied: the rows hold the new verdicts; the board before had the old ones
         replaced = [c for c in changed if c.submission_id in superseded]
-        diff.learners = _learner_shifts(session, regrade.exercise, replaced, {c.submission_id: c.old for c in replaced}, {})
+        diff.learners = _learner_shifts(
+            session, regrade.exercise, replaced, {c.submission_id: c.old for c in replaced}, {}
+        )
     else:
         kept = [c for c in changed if c.kept(keep) is c.new]
         diff.learners = _learner_shifts(session, regrade.exercise, kept, {}, {c.submission_id: c.new for c in kept})
     return diff
 
 
-def _learner_shifts(session: Session, exercise: str, moved: Sequence[Change], before_over: dict[int, Outcome],
-                    after_over: dict[int, Outcome]) -> list[LearnerShift]:
+def _learner_shifts(
+    session: Session,
+    exercise: str,
+    moved: Sequence[Change],
+    before_over: dict[int, Outcome],
+    after_over: dict[int, Outcome],
+) -> list[LearnerShift]:
     """Learners whose score that counts or rank on the exercise's board differs between the
     board with the ``before_over`` outcomes in place of the stored ones and the board with
     ``after_over``, in every course the ``moved`` submissions belong to.
@@ -235,8 +262,9 @@ def _learner_shifts(session: Session, exercise: str, moved: Sequence[Change], be
     return sorted(shifts, key=lambda s: (s.course, -abs(s.new_score - s.old_score), s.user_name))
 
 
-def _board_with(session: Session, exercise: str, course_id: int, over: dict[int, Outcome],
-                keys: set[tuple[int, int]]) -> dict[int, tuple[str, float, int]]:
+def _board_with(
+    session: Session, exercise: str, course_id: int, over: dict[int, Outcome], keys: set[tuple[int, int]]
+) -> dict[int, tuple[str, float, int]]:
     """Per learner on the course's board of ``exercise``: (login, score that counts, rank),
     with ``over``'s outcomes written in a savepoint that is rolled back afterwards."""
     from server.leaderboard.service import board
@@ -244,10 +272,17 @@ def _board_with(session: Session, exercise: str, course_id: int, over: dict[int,
     savepoint = session.begin_nested() if over else None
     try:
         for sid, outcome in over.items():
-            session.execute(update(Submission).where(Submission.id == sid, Submission.course_id == course_id)
-                            .values(verdict=outcome.verdict, score=outcome.score, counted_score=outcome.counted,
-                                    board_score=outcome.board)
-                            .execution_options(synchronize_session=False))
+            session.execute(
+                update(Submission)
+                .where(Submission.id == sid, Submission.course_id == course_id)
+                .values(
+                    verdict=outcome.verdict,
+                    score=outcome.score,
+                    counted_score=outcome.counted,
+                    board_score=outcome.board,
+                )
+                .execution_options(synchronize_session=False)
+            )
         if over:
             for key_course, user_id in sorted(keys):
                 if key_course == course_id:

@@ -55,16 +55,29 @@ def claim_result(session: Session, result_id: int, *, redelivered: bool = False)
     if done.rowcount != 1:  # type: ignore[attr-defined]
         return None
     row = session.execute(
-        select(RegradeResult.set_id, RegradeResult.submission_id, RegradeResult.attempts, Submission.exercise,
-               Submission.source, Submission.filename)
+        select(
+            RegradeResult.set_id,
+            RegradeResult.submission_id,
+            RegradeResult.attempts,
+            Submission.exercise,
+            Submission.source,
+            Submission.filename,
+        )
         .join(Submission, Submission.id == RegradeResult.submission_id)
         .where(RegradeResult.id == result_id)
     ).one()
     return ClaimedResult(result_id, row.set_id, row.submission_id, row.exercise, row.source, row.filename, row.attempts)
 
 
-def store_result(session: Session, claimed: ClaimedResult, report: object, *, output_cap: int,
-                 versions: tuple[str, str], fenced: bool) -> bool:
+def store_result(
+    session: Session,
+    claimed: ClaimedResult,
+    report: object,
+    *,
+    output_cap: int,
+    versions: tuple[str, str],
+    fenced: bool,
+) -> bool:
     """Store a report into the result row; False when the row is gone (set cancelled) or,
     with ``fenced``, a later claim of it has taken over."""
     result = session.get(RegradeResult, claimed.id, with_for_update=True)
@@ -111,8 +124,15 @@ def settle(session: Session, set_id: int) -> bool:
     return session.scalar(select(RegradeSet.state).where(RegradeSet.id == set_id)) == RegradeState.READY
 
 
-def process_regrade(sessions: SessionFactory, grade: GradeFunction, result_id: int, *, output_cap: int,
-                    redelivered: bool = False, stopping: Callable[[], bool] = lambda: False) -> str | None:
+def process_regrade(
+    sessions: SessionFactory,
+    grade: GradeFunction,
+    result_id: int,
+    *,
+    output_cap: int,
+    redelivered: bool = False,
+    stopping: Callable[[], bool] = lambda: False,
+) -> str | None:
     """Claim, grade and store one regrade result: the job body of both queues.
 
     The seed is the submission's id, as for its first verdict, so the cases are the same and
@@ -140,11 +160,18 @@ def process_regrade(sessions: SessionFactory, grade: GradeFunction, result_id: i
                 store_internal_error(session, claimed)
         else:
             with transaction(sessions) as session:
-                if not store_result(session, claimed, report, output_cap=output_cap, versions=versions,
-                                    fenced=redelivered):
+                if not store_result(
+                    session, claimed, report, output_cap=output_cap, versions=versions, fenced=redelivered
+                ):
                     return None
-            log.info("regraded", extra={"regrade": claimed.set_id, "verdict": report.verdict,
-                                        "grade_seconds": round(time.perf_counter() - began, 4)})
+            log.info(
+                "regraded",
+                extra={
+                    "regrade": claimed.set_id,
+                    "verdict": report.verdict,
+                    "grade_seconds": round(time.perf_counter() - began, 4),
+                },
+            )
     with transaction(sessions) as session:
         settle(session, claimed.set_id)
     with sessions() as session:
@@ -167,9 +194,11 @@ def requeue_unfinished_results(session: Session) -> list[int]:
 def queued_results(session: Session, limit: int = 100_000) -> list[int]:
     """Queued result ids of sets still grading, oldest first."""
     grading = select(RegradeSet.id).where(RegradeSet.state == RegradeState.GRADING)
-    return list(session.scalars(
-        select(RegradeResult.id)
-        .where(RegradeResult.status == "queued", RegradeResult.set_id.in_(grading))
-        .order_by(RegradeResult.id)
-        .limit(limit)
-    ))
+    return list(
+        session.scalars(
+            select(RegradeResult.id)
+            .where(RegradeResult.status == "queued", RegradeResult.set_id.in_(grading))
+            .order_by(RegradeResult.id)
+            .limit(limit)
+        )
+    )

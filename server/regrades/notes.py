@@ -27,10 +27,19 @@ def regrade_notes(session: Session, submission_ids: Iterable[int]) -> dict[int, 
         .order_by(SupersededVerdict.submission_id, SupersededVerdict.id)
     ).tuples()
     for old, applied_at, reason in rows:
-        found.setdefault(old.submission_id, []).append(RegradeNote(
-            regrade=old.set_id, applied_at=applied_at, reason=reason or "",
-            old_verdict=old.verdict, old_score=old.score, old_counted_score=old.counted_score,  # type: ignore[arg-type]
-            new_verdict=old.new_verdict, new_score=old.new_score, new_counted_score=old.new_counted_score,  # type: ignore[arg-type]
-            old_content_version=old.content_version, old_grader_version=old.grader_version,
-        ))
+        found.setdefault(old.submission_id, []).append(
+            RegradeNote(
+                regrade=old.set_id,
+                applied_at=applied_at,
+                reason=reason or "",
+                old_verdict=old.verdict,  # type: ignore[arg-type]  # the column holds the enum's value; pydantic validates it
+                old_score=old.score,
+                old_counted_score=old.counted_score,
+                new_verdict=old.new_verdict,  # type: ignore[arg-type]  # the column holds the enum's value; pydantic validates it
+                new_score=old.new_score,
+                new_counted_score=old.new_counted_score,
+                old_content_version=old.content_version,
+                old_grader_version=old.grader_version,
+            )
+        )
     return found

@@ -22,7 +22,9 @@ router = APIRouter(prefix="/regrades", tags=["regrades"])
 RegradeId = Annotated[int, Path(ge=1, le=2**31 - 1, description="Regrade set id.")]
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=RegradePublic, responses=errors(401, 403, 404, 422))
+@router.post(
+    "", status_code=status.HTTP_202_ACCEPTED, response_model=RegradePublic, responses=errors(401, 403, 404, 422)
+)
 def preview(payload: RegradeCreate, instructor: InstructorUser, session: SessionDep, state: StateDep) -> RegradePublic:
     """Grade the chosen stored submissions again into a new set, behind live submissions.
     Nothing learners see changes until the set is applied."""
@@ -39,9 +41,14 @@ def preview(payload: RegradeCreate, instructor: InstructorUser, session: Session
             defer_regrade(s, r.id, r.exercise, state.settings)  # type: ignore[arg-type]
 
     regrade, ids = service.create_preview(
-        session, exercise=payload.exercise, course=course,
+        session,
+        exercise=payload.exercise,
+        course=course,
         learner=managed_user(session, None, payload.learner) if payload.learner else None,
-        submission_id=payload.submission, all_versions=payload.all_versions, requested_by=instructor, defer=defer,
+        submission_id=payload.submission,
+        all_versions=payload.all_versions,
+        requested_by=instructor,
+        defer=defer,
     )
     session.commit()
     if isinstance(state.queue, InProcessQueue):
@@ -56,8 +63,12 @@ def list_regrades(instructor: InstructorUser, session: SessionDep) -> list[Regra
 
 
 @router.get("/{regrade_id}", response_model=RegradeDiff, responses=errors(401, 403, 404))
-def show(regrade_id: RegradeId, instructor: InstructorUser, session: SessionDep,
-         keep: Annotated[Keep, Query(description="Diff as an apply with this rule would leave it.")] = Keep.NEW) -> RegradeDiff:
+def show(
+    regrade_id: RegradeId,
+    instructor: InstructorUser,
+    session: SessionDep,
+    keep: Annotated[Keep, Query(description="Diff as an apply with this rule would leave it.")] = Keep.NEW,
+) -> RegradeDiff:
     """The set and its diff against the verdicts learners see now."""
     regrade = service.readable_set(session, regrade_id, instructor)
     session.commit()

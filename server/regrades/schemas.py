@@ -14,8 +14,9 @@ class RegradeCreate(BaseModel):
     """``POST /regrades``: what to grade again."""
 
     exercise: str = Field(min_length=1, max_length=64, examples=["kl-penalty"])
-    course: str | None = Field(default=None, max_length=64,
-                               description="Only this course's submissions (required unless you are an admin).")
+    course: str | None = Field(
+        default=None, max_length=64, description="Only this course's submissions (required unless you are an admin)."
+    )
     learner: str | None = Field(default=None, max_length=64, description="Only this learner's submissions.")
     submission: int | None = Field(default=None, ge=1, le=2**31 - 1, description="Only this submission.")
     all_versions: bool = Field(default=False, description="Every counted verdict, not only stale ones.")
@@ -90,8 +91,12 @@ class RegradeDiff(BaseModel):
     up: int
     down: int
     same: int
-    failed: list[int] = Field(description="Submissions the regrade could not grade (internal_error); an apply leaves them.")
-    changed: list[ChangePublic] = Field(description="Every submission whose verdict, score, checks or named mistakes differ.")
+    failed: list[int] = Field(
+        description="Submissions the regrade could not grade (internal_error); an apply leaves them."
+    )
+    changed: list[ChangePublic] = Field(
+        description="Every submission whose verdict, score, checks or named mistakes differ."
+    )
     largest: list[ChangePublic]
     checks: list[ShiftPublic]
     mistakes: list[ShiftPublic]

@@ -42,8 +42,11 @@ Defer = Callable[[Session, RegradeSet], None]
 
 def _counts() -> list:  # type: ignore[type-arg]
     """SQL: a submission whose verdict counts (server.leaderboard.service.counted)."""
-    return [Submission.status == Status.DONE, Submission.verdict.is_not(None),
-            Submission.verdict != Verdict.INTERNAL_ERROR.value]
+    return [
+        Submission.status == Status.DONE,
+        Submission.verdict.is_not(None),
+        Submission.verdict != Verdict.INTERNAL_ERROR.value,
+    ]
 
 
 def _stale(content: str, grader: str):  # type: ignore[no-untyped-def]
@@ -67,8 +70,14 @@ class StaleLine:
 def stale_lines(session: Session, course_ids: set[int] | None = None, exercise: str | None = None) -> list[StaleLine]:
     """Counted verdicts per course and exercise, with the stale ones, by this process's versions."""
     query = (
-        select(Course.slug, Submission.exercise, Submission.content_version, Submission.grader_version,
-               func.count(), func.count(BestScore.counted_submission_id))
+        select(
+            Course.slug,
+            Submission.exercise,
+            Submission.content_version,
+            Submission.grader_version,
+            func.count(),
+            func.count(BestScore.counted_submission_id),
+        )
         .join(Course, Course.id == Submission.course_id)
         .outerjoin(BestScore, BestScore.counted_submission_id == Submission.id)
         .where(*_counts())
@@ -87,8 +96,10 @@ def stale_lines(session: Session, course_ids: set[int] | None = None, exercise: 
         if (content, grader) != current:
             line[1] += count
             line[2] += on_board
-    return [StaleLine(slug, name, verdicts, stale, on_boards, versions[name][0])
-            for (slug, name), (verdicts, stale, on_boards) in sorted(totals.items())]
+    return [
+        StaleLine(slug, name, verdicts, stale, on_boards, versions[name][0])
+        for (slug, name), (verdicts, stale, on_boards) in sorted(totals.items())
+    ]
 
 
 def create_preview(
@@ -126,28 +137,52 @@ def create_preview(
         what = "no counted verdict" if all_versions else "no stale verdict (add --all-versions to regrade current ones)"
         raise NothingToRegrade(f"{exercise}: {what} matches this selection.")
     regrade = RegradeSet(
-        exercise=exercise, course_id=course.id if course else None, user_id=learner.id if learner else None,
-        submission_id=submission_id, all_versions=all_versions, state=RegradeState.GRADING,
-        content_version=content, grader_version=grader, requested_by=requested_by.id if requested_by else None,
+        exercise=exercise,
+        course_id=course.id if course else None,
+        user_id=learner.id if learner else None,
+        submission_id=submission_id,
+        all_versions=all_versions,
+        state=RegradeState.GRADING,
+        content_version=content,
+        grader_version=grader,
+        requested_by=requested_by.id if requested_by else None,
         created_at=utcnow(),
     )
     session.add(regrade)
     session.flush()
-    session.execute(insert(RegradeResult), [
-        {"set_id": regrade.id, "submission_id": sid, "status": "queued", "attempts": 0, "message": "", "checks": [],
-         "stdout": "", "stderr": "", "timings": {}}
-        for sid in chosen
-    ])
+    session.execute(
+        insert(RegradeResult),
+        [
+            {
+                "set_id": regrade.id,
+                "submission_id": sid,
+                "status": "queued",
+                "attempts": 0,
+                "message": "",
+                "checks": [],
+                "stdout": "",
+                "stderr": "",
+                "timings": {},
+            }
+            for sid in chosen
+        ],
+    )
     if defer is not None:
         defer(session, regrade)
-    ids = list(session.scalars(select(RegradeResult.id).where(RegradeResult.set_id == regrade.id).order_by(RegradeResult.id)))
+    ids = list(
+        session.scalars(select(RegradeResult.id).where(RegradeResult.set_id == regrade.id).order_by(RegradeResult.id))
+    )
     return regrade, ids
 
 
 def readable_set(session: Session, set_id: int, reader: User | None) -> RegradeSet:
     """The set, if ``reader`` (None: the CLI) may see it; settled first (a finished set reads ready)."""
     regrade = session.get(RegradeSet, set_id)
-    if regrade is not None and reader is not None and not _may_read(session, regrade, taught_course_ids(session, reader)):
+    if (
+        regrade is not None
+        and reader is not None
+        and not _may_read(session, regrade, taught_course_ids(session, reader))
+    ):
         regrade = None
     if regrade is None:
         raise RegradeNotFound(f"No regrade {set_id} that you can read.")
@@ -163,9 +198,14 @@ def _may_read(session: Session, regrade: RegradeSet, taught: set[int] | None) ->
         return True
     if regrade.course_id is not None:
         return regrade.course_id in taught
-    courses = set(session.scalars(
-        select(Submission.course_id).distinct().join(RegradeResult, RegradeResult.submission_id == Submission.id)
-        .where(RegradeResult.set_id == regrade.id)))
+    courses = set(
+        session.scalars(
+            select(Submission.course_id)
+            .distinct()
+            .join(RegradeResult, RegradeResult.submission_id == Submission.id)
+            .where(RegradeResult.set_id == regrade.id)
+        )
+    )
     return courses <= taught  # a cancelled set has no results left: any instructor
 
 
@@ -178,9 +218,15 @@ def list_sets(session: Session, reader: User | None, limit: int = 50) -> list[Re
 
 def progress(session: Session, set_id: int) -> tuple[int, int]:
     """(results graded, results in all) of a set."""
-    rows = dict(session.execute(
-        select(RegradeResult.status, func.count()).where(RegradeResult.set_id == set_id).group_by(RegradeResult.status)
-    ).tuples().all())
+    rows = dict(
+        session.execute(
+            select(RegradeResult.status, func.count())
+            .where(RegradeResult.set_id == set_id)
+            .group_by(RegradeResult.status)
+        )
+        .tuples()
+        .all()
+    )
     return int(rows.get("done", 0)), int(sum(rows.values()))
 
 

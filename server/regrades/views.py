@@ -17,18 +17,35 @@ def regrade_public(session: Session, regrade: RegradeSet) -> RegradePublic:
     course = session.scalar(select(Course.slug).where(Course.id == regrade.course_id)) if regrade.course_id else None
     learner = session.scalar(select(User.name).where(User.id == regrade.user_id)) if regrade.user_id else None
     return RegradePublic(
-        id=regrade.id, exercise=regrade.exercise, course=course, learner=learner, submission=regrade.submission_id,
-        all_versions=regrade.all_versions, state=regrade.state, graded=graded, total=total,  # type: ignore[arg-type]
-        content_version=regrade.content_version, grader_version=regrade.grader_version, created_at=regrade.created_at,
-        keep=regrade.keep, reason=regrade.reason, applied_at=regrade.applied_at, cancelled_at=regrade.cancelled_at,  # type: ignore[arg-type]
+        id=regrade.id,
+        exercise=regrade.exercise,
+        course=course,
+        learner=learner,
+        submission=regrade.submission_id,
+        all_versions=regrade.all_versions,
+        state=regrade.state,  # type: ignore[arg-type]  # the column holds the enum's value; pydantic validates it
+        graded=graded,
+        total=total,
+        content_version=regrade.content_version,
+        grader_version=regrade.grader_version,
+        created_at=regrade.created_at,
+        keep=regrade.keep,  # type: ignore[arg-type]  # the column holds the enum's value; pydantic validates it
+        reason=regrade.reason,
+        applied_at=regrade.applied_at,
+        cancelled_at=regrade.cancelled_at,
     )
 
 
 def change_public(change: Change) -> ChangePublic:
     return ChangePublic(
-        submission=change.submission_id, learner=change.user_name,
-        old_verdict=change.old.verdict, old_score=change.old.score, old_counted_score=change.old.counted,
-        new_verdict=change.new.verdict, new_score=change.new.score, new_counted_score=change.new.counted,
+        submission=change.submission_id,
+        learner=change.user_name,
+        old_verdict=change.old.verdict,
+        old_score=change.old.score,
+        old_counted_score=change.old.counted,
+        new_verdict=change.new.verdict,
+        new_score=change.new.score,
+        new_counted_score=change.new.counted,
     )
 
 
@@ -37,12 +54,25 @@ def diff_public(session: Session, regrade: RegradeSet, keep: Keep = Keep.NEW, di
     diff = diff or compute_diff(session, regrade, keep)
     counts = diff.counts()
     return RegradeDiff(
-        regrade=regrade_public(session, regrade), keep=keep, up=counts["up"], down=counts["down"], same=counts["same"],
+        regrade=regrade_public(session, regrade),
+        keep=keep,
+        up=counts["up"],
+        down=counts["down"],
+        same=counts["same"],
         failed=[c.submission_id for c in diff.failed],
         changed=[change_public(c) for c in diff.changed],
         largest=[change_public(c) for c in diff.largest()],
         checks=[ShiftPublic(id=s.id, now_failing=s.now_failing, now_passing=s.now_passing) for s in diff.checks],
         mistakes=[ShiftPublic(id=s.id, now_failing=s.now_failing, now_passing=s.now_passing) for s in diff.mistakes],
-        learners=[LearnerShiftPublic(course=s.course, learner=s.user_name, old_score=s.old_score, new_score=s.new_score,
-                                     old_rank=s.old_rank, new_rank=s.new_rank) for s in diff.learners],
+        learners=[
+            LearnerShiftPublic(
+                course=s.course,
+                learner=s.user_name,
+                old_score=s.old_score,
+                new_score=s.new_score,
+                old_rank=s.old_rank,
+                new_rank=s.new_rank,
+            )
+            for s in diff.learners
+        ],
     )

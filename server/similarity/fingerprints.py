@@ -58,7 +58,7 @@ def winnow(hashes: Sequence[int], w: int = W) -> list[tuple[int, int]]:
     chosen: list[tuple[int, int]] = []
     last = -1
     for start in range(len(hashes) - w + 1):
-        window = hashes[start:start + w]
+        window = hashes[start : start + w]
         smallest = min(window)
         # Rightmost minimum: a run of equal hashes is represented once.
         position = start + w - 1 - window[::-1].index(smallest)

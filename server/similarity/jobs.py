@@ -118,7 +118,11 @@ class SimilarityWorker:
 
 
 def _queued_ids(session: Session) -> list[int]:
-    return list(session.scalars(select(SimilarityRun.id).where(SimilarityRun.status == RunStatus.QUEUED).order_by(SimilarityRun.id)))
+    return list(
+        session.scalars(
+            select(SimilarityRun.id).where(SimilarityRun.status == RunStatus.QUEUED).order_by(SimilarityRun.id)
+        )
+    )
 
 
 class ProcrastinateSimilarity:
@@ -126,7 +130,9 @@ class ProcrastinateSimilarity:
 
     def defer(self, session: Session, run_id: int) -> None:
         """Insert the procrastinate job next to the run."""
-        session.execute(_DEFER_SQL, {"task": TASK_NAME, "priority": PRIORITY, "args": json.dumps({"run_id": int(run_id)})})
+        session.execute(
+            _DEFER_SQL, {"task": TASK_NAME, "priority": PRIORITY, "args": json.dumps({"run_id": int(run_id)})}
+        )
 
     def enqueue(self, run_id: int) -> None:
         """Nothing after the commit: the job was committed with the run."""

@@ -174,7 +174,7 @@ def _is_docstring(raw: list[tokenize.TokenInfo], index: int, emitted: list[Token
     before_ok = not emitted or emitted[-1].text in (";", "{", "}")
     if not before_ok:
         return False
-    for tok in raw[index + 1:]:
+    for tok in raw[index + 1 :]:
         if tok.type in (tokenize.COMMENT, tokenize.NL):
             continue
         if tok.type == tokenize.STRING:  # implicit concatenation: look past it

@@ -61,26 +61,41 @@ def _pair(session: Session, user: User, course: Course, a: str, b: str) -> tuple
 
 
 @router.get("/dashboard/similarity", response_class=HTMLResponse)
-def list_page(request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse, exercise: str | None = None) -> Response:
+def list_page(
+    request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse, exercise: str | None = None
+) -> Response:
     """The course's top pairs."""
     course = shown.course
     run = service.latest_done_run(session, course)
     if exercise is not None and (run is None or exercise not in run.summary.get("exercises", [])):
         raise PageBadRequest(user, f"{exercise[:64]!r} is not one of the exercises compared.")
     pairs = [] if run is None else [pair_public(p) for p in service.ranked_pairs(session, run, exercise, SHOWN_PAIRS)]
-    body = pages.list_page(viewer_of(user), (course.slug, course.title), run_public(service.latest_run(session, course)),
-                           run_public(run), pairs, exercise)
+    body = pages.list_page(
+        viewer_of(user),
+        (course.slug, course.title),
+        run_public(service.latest_run(session, course)),
+        run_public(run),
+        pairs,
+        exercise,
+    )
     return shown.remember(html_response(body), request)
 
 
 @router.post("/dashboard/similarity/run")
-def request_run(request: Request, form: FormFields, session: SessionDep, user: WebInstructor, state: StateDep) -> Response:
+def request_run(
+    request: Request, form: FormFields, session: SessionDep, user: WebInstructor, state: StateDep
+) -> Response:
     """Ask for a run now (one already waiting is kept)."""
     _same_site(request, user)
     course = _posted_course(session, user, form or {})
     queue = state.similarity
-    run, new = service.request_run(session, course, requested_by=user, now=state.clock(),
-                                   defer=queue.defer if queue is not None else service.no_defer)
+    run, new = service.request_run(
+        session,
+        course,
+        requested_by=user,
+        now=state.clock(),
+        defer=queue.defer if queue is not None else service.no_defer,
+    )
     session.commit()
     if new and queue is not None:
         queue.enqueue(run.id)
@@ -88,7 +103,9 @@ def request_run(request: Request, form: FormFields, session: SessionDep, user: W
 
 
 @router.get("/dashboard/similarity/{a}/{b}", response_class=HTMLResponse)
-def pair_page(a: str, b: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse) -> Response:
+def pair_page(
+    a: str, b: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse
+) -> Response:
     """One pair side by side."""
     course = shown.course
     first, second = _pair(session, user, course, a, b)
@@ -97,7 +114,9 @@ def pair_page(a: str, b: str, request: Request, session: SessionDep, user: WebIn
     if run is None or stored is None:
         raise PageNotFound(user, "The newest similarity run kept no such pair.")
     ranked = next(p for p in service.ranked_pairs(session, run) if p.pair.id == stored.id)
-    body = pages.pair_page(viewer_of(user), (course.slug, course.title), pair_public(ranked), side_by_side(session, stored))
+    body = pages.pair_page(
+        viewer_of(user), (course.slug, course.title), pair_public(ranked), side_by_side(session, stored)
+    )
     return shown.remember(html_response(body), request)
 
 

@@ -42,7 +42,7 @@ def _mark(mark: str | None) -> str:
 
 def _run_line(latest: RunPublic | None, shown: RunPublic | None) -> str:
     if latest is None:
-        return "<p class=\"notice\">Not compared yet: runs start by themselves after each due date, or now with the button.</p>"
+        return '<p class="notice">Not compared yet: runs start by themselves after each due date, or now with the button.</p>'
     parts = []
     if shown is not None:
         finished = f"{shown.finished_at:%Y-%m-%d %H:%M} UTC" if shown.finished_at else ""
@@ -57,15 +57,19 @@ def _run_line(latest: RunPublic | None, shown: RunPublic | None) -> str:
 
 
 def list_page(
-    viewer: Viewer, course: tuple[str, str], latest: RunPublic | None, shown: RunPublic | None,
-    pairs: list[PairPublic], exercise: str | None,
+    viewer: Viewer,
+    course: tuple[str, str],
+    latest: RunPublic | None,
+    shown: RunPublic | None,
+    pairs: list[PairPublic],
+    exercise: str | None,
 ) -> str:
     """The top pairs of the course (or of one exercise), with their marks and a run button."""
     slug, title = course
     exercises = shown.exercises if shown is not None else []
     filters = "".join(
         f'<a href="{e(LIST_PATH + "?" + urlencode({"course": slug, **({"exercise": x} if x else {})}))}"'
-        f'{_CURRENT if x == exercise else ""}>{e(x or "whole course")}</a>'
+        f"{_CURRENT if x == exercise else ''}>{e(x or 'whole course')}</a>"
         for x in [None, *exercises]
     )
     rows = "".join(
@@ -74,7 +78,7 @@ def list_page(
         f'<td><a href="{e(pair_url(slug, p.learner_a, p.learner_b))}">{e(p.display_name_a)} / {e(p.display_name_b)}</a>'
         f' <span class="muted">({e(p.learner_a)} / {e(p.learner_b)})</span></td>'
         f'<td class="num">{p.score:.2f}</td><td class="num">{p.similar_on}</td>'
-        f'<td>{e(", ".join(f"{x.exercise} {x.similarity:.2f}" for x in p.exercises if exercise is None or x.exercise == exercise))}</td>'
+        f"<td>{e(', '.join(f'{x.exercise} {x.similarity:.2f}' for x in p.exercises if exercise is None or x.exercise == exercise))}</td>"
         f"<td>{_mark(p.review)}</td></tr>"
         for p in pairs
     )
@@ -82,7 +86,10 @@ def list_page(
         '<table id="similar-pairs"><thead><tr><th class="num">rank</th><th>learners</th><th class="num">score</th>'
         '<th class="num">similar on</th><th>exercises (similarity)</th><th>review</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
-        if pairs else "<p>No similar pairs.</p>" if shown is not None else ""
+        if pairs
+        else "<p>No similar pairs.</p>"
+        if shown is not None
+        else ""
     )
     body = (
         f"<style>{CSS}</style><h1>Similar submissions: {e(title)}</h1>"
@@ -101,7 +108,7 @@ def list_page(
 def _numbered(source: str, spans: list[tuple[int, int]]) -> str:
     marked = {n for first, last in spans for n in range(first, last + 1)}
     return "".join(
-        f'<span{_MATCH if number in marked else ""}><i>{number}</i>{e(line)}</span>'
+        f"<span{_MATCH if number in marked else ''}><i>{number}</i>{e(line)}</span>"
         for number, line in enumerate(source.splitlines() or [""], start=1)
     )
 
@@ -111,7 +118,10 @@ def pair_page(viewer: Viewer, course: tuple[str, str], pair: PairPublic, sides: 
     slug, title = course
     names = (pair.display_name_a, pair.display_name_b)
     logins = (pair.learner_a, pair.learner_b)
-    links = " and ".join(f'<a href="{e(learner_url(login))}">{e(name)}</a> ({e(login)})' for name, login in zip(names, logins, strict=True))
+    links = " and ".join(
+        f'<a href="{e(learner_url(login))}">{e(name)}</a> ({e(login)})'
+        for name, login in zip(names, logins, strict=True)
+    )
     review = (
         f'<form class="review" method="post" action="{e(pair_url(slug, *logins).split("?")[0])}/review">'
         f'<input type="hidden" name="course" value="{e(slug)}">'
@@ -125,7 +135,8 @@ def pair_page(viewer: Viewer, course: tuple[str, str], pair: PairPublic, sides: 
             f'<figure><figcaption><a href="{e(submission_url(sub))}">{e(name)}: submission {sub}</a></figcaption>'
             f'<pre aria-label="{e(name)}">{_numbered(source, spans)}</pre></figure>'
             for name, sub, source, spans in (
-                (names[0], s.submission_a, s.source_a, s.spans_a), (names[1], s.submission_b, s.source_b, s.spans_b),
+                (names[0], s.submission_a, s.source_a, s.spans_a),
+                (names[1], s.submission_b, s.source_b, s.spans_b),
             )
         )
         + "</div>"
@@ -136,7 +147,7 @@ def pair_page(viewer: Viewer, course: tuple[str, str], pair: PairPublic, sides: 
         f'<p><a href="{e(LIST_PATH + "?" + urlencode({"course": slug}))}">All pairs of {e(title)}</a></p>'
         f"<h1>{e(names[0])} / {e(names[1])}</h1>"
         f"<p>Learners: {links}. Score {pair.score:.2f} over {len(sides)} exercise(s); {_mark(pair.review)}.</p>"
-        f"{review}<p class=\"muted\">Marked lines are code the other file shares (after names and layout are "
+        f'{review}<p class="muted">Marked lines are code the other file shares (after names and layout are '
         "normalised); the starter and code most learners share are not marked.</p>"
         f"{sections}"
     )

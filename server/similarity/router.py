@@ -26,8 +26,15 @@ LearnerName = Annotated[str, Path(max_length=64, description="A learner's login 
 _NOT_YOURS = {403: "`NotAllowed`: a learner of this course", 404: "`CourseNotFound`: no such course, or not yours"}
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=RunPublic, responses=errors(401, 403, 404, notes=_NOT_YOURS))
-def request_run(course: CourseSlug, instructor: InstructorUser, session: SessionDep, state: StateDep, now: Now) -> RunPublic:
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RunPublic,
+    responses=errors(401, 403, 404, notes=_NOT_YOURS),
+)
+def request_run(
+    course: CourseSlug, instructor: InstructorUser, session: SessionDep, state: StateDep, now: Now
+) -> RunPublic:
     """Compute the course's similarity in the background (a run already waiting is returned
     instead of a second one). Read the result with ``GET``."""
     where = taught_course(session, instructor, course)
@@ -43,7 +50,11 @@ def request_run(course: CourseSlug, instructor: InstructorUser, session: Session
     return public
 
 
-@router.get("", response_model=SimilarityReport, responses=errors(401, 403, 404, 422, notes={**_NOT_YOURS, 422: "`InvalidCourse`: not an exercise of the run"}))
+@router.get(
+    "",
+    response_model=SimilarityReport,
+    responses=errors(401, 403, 404, 422, notes={**_NOT_YOURS, 422: "`InvalidCourse`: not an exercise of the run"}),
+)
 def report(
     course: CourseSlug,
     instructor: InstructorUser,
@@ -57,30 +68,66 @@ def report(
     shown = service.latest_done_run(session, where)
     pairs = [] if shown is None else service.ranked_pairs(session, shown, exercise, limit)
     return SimilarityReport(
-        course=where.slug, exercise=exercise, latest=run_public(service.latest_run(session, where)),
-        shown=run_public(shown), pairs=[pair_public(p) for p in pairs],
+        course=where.slug,
+        exercise=exercise,
+        latest=run_public(service.latest_run(session, where)),
+        shown=run_public(shown),
+        pairs=[pair_public(p) for p in pairs],
     )
 
 
-@router.get("/{a}/{b}", response_model=PairDetail, responses=errors(401, 403, 404, notes={**_NOT_YOURS, 404: "`CourseNotFound`, `UserNotFound`, or `SubmissionNotFound`: the newest run did not keep this pair"}))
-def pair_detail(course: CourseSlug, a: LearnerName, b: LearnerName, instructor: InstructorUser, session: SessionDep) -> PairDetail:
+@router.get(
+    "/{a}/{b}",
+    response_model=PairDetail,
+    responses=errors(
+        401,
+        403,
+        404,
+        notes={
+            **_NOT_YOURS,
+            404: "`CourseNotFound`, `UserNotFound`, or `SubmissionNotFound`: the newest run did not keep this pair",
+        },
+    ),
+)
+def pair_detail(
+    course: CourseSlug, a: LearnerName, b: LearnerName, instructor: InstructorUser, session: SessionDep
+) -> PairDetail:
     """One pair of the newest finished run: per exercise, both sources and the matching lines."""
     where = taught_course(session, instructor, course)
     first, second = service.ordered(session, where, a, b)
     run = service.latest_done_run(session, where)
     stored = None if run is None else service.stored_pair(session, run, first, second)
     if run is None or stored is None:
-        raise SubmissionNotFound(f"The newest similarity run of {where.slug!r} kept no pair {first.name} / {second.name}.")
+        raise SubmissionNotFound(
+            f"The newest similarity run of {where.slug!r} kept no pair {first.name} / {second.name}."
+        )
     ranked = next(p for p in service.ranked_pairs(session, run) if p.pair.id == stored.id)
     return PairDetail(pair=pair_public(ranked), side_by_side=side_by_side(session, stored))
 
 
-@router.put("/{a}/{b}/review", response_model=ReviewPublic, responses=errors(401, 403, 404, 422, notes={**_NOT_YOURS, 404: "`CourseNotFound` or `UserNotFound`"}))
-def review(course: CourseSlug, a: LearnerName, b: LearnerName, payload: ReviewIn, instructor: InstructorUser, session: SessionDep) -> ReviewPublic:
+@router.put(
+    "/{a}/{b}/review",
+    response_model=ReviewPublic,
+    responses=errors(401, 403, 404, 422, notes={**_NOT_YOURS, 404: "`CourseNotFound` or `UserNotFound`"}),
+)
+def review(
+    course: CourseSlug,
+    a: LearnerName,
+    b: LearnerName,
+    payload: ReviewIn,
+    instructor: InstructorUser,
+    session: SessionDep,
+) -> ReviewPublic:
     """Mark a pair "reviewed: fine" or "reviewed: concern" (it stays across runs; nothing
     is shown to the learners and no score changes)."""
     where = taught_course(session, instructor, course)
     first, second = service.ordered(session, where, a, b)
     row = service.review(session, where, first, second, ReviewMark(payload.mark), instructor)
     session.commit()
-    return ReviewPublic(course=where.slug, learner_a=first.name, learner_b=second.name, mark=row.mark, reviewed_at=row.reviewed_at)  # type: ignore[arg-type]
+    return ReviewPublic(
+        course=where.slug,
+        learner_a=first.name,
+        learner_b=second.name,
+        mark=payload.mark,  # what was just stored (ReviewMark(payload.mark) above)
+        reviewed_at=row.reviewed_at,
+    )

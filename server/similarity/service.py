@@ -69,21 +69,32 @@ def course_exercises(session: Session, course: Course) -> list[str]:
 
 
 def request_run(
-    session: Session, course: Course, *, reason: str = "request", requested_by: User | None = None,
-    defer: Defer = no_defer, now: datetime | None = None,
+    session: Session,
+    course: Course,
+    *,
+    reason: str = "request",
+    requested_by: User | None = None,
+    defer: Defer = no_defer,
+    now: datetime | None = None,
 ) -> tuple[SimilarityRun, bool]:
     """A queued run for ``course``, and whether it is new: a run still queued or running is
     returned instead of a second one. The caller commits (and then enqueues a new one)."""
     pending = session.scalar(
-        select(SimilarityRun).where(
-            SimilarityRun.course_id == course.id, SimilarityRun.status.in_([RunStatus.QUEUED, RunStatus.RUNNING])
-        ).order_by(SimilarityRun.id.desc()).limit(1)
+        select(SimilarityRun)
+        .where(SimilarityRun.course_id == course.id, SimilarityRun.status.in_([RunStatus.QUEUED, RunStatus.RUNNING]))
+        .order_by(SimilarityRun.id.desc())
+        .limit(1)
     )
     if pending is not None:
         return pending, False
     run = SimilarityRun(
-        course_id=course.id, reason=reason, requested_by=None if requested_by is None else requested_by.id,
-        requested_at=now or utcnow(), status=RunStatus.QUEUED, summary={}, message="",
+        course_id=course.id,
+        reason=reason,
+        requested_by=None if requested_by is None else requested_by.id,
+        requested_at=now or utcnow(),
+        status=RunStatus.QUEUED,
+        summary={},
+        message="",
     )
     session.add(run)
     session.flush()
@@ -96,15 +107,20 @@ def due_courses(session: Session, now: datetime) -> list[Course]:
     was requested, or with no run at all: a due date is when its copies are settled."""
     last_run = (
         select(SimilarityRun.course_id, func.max(SimilarityRun.requested_at).label("at"))
-        .group_by(SimilarityRun.course_id).subquery()
+        .group_by(SimilarityRun.course_id)
+        .subquery()
     )
     found: dict[int, Course] = {}
     for table in (SetEntry, Extension):
         rows = session.scalars(
-            select(Course).join(table, table.course_id == Course.id)
+            select(Course)
+            .join(table, table.course_id == Course.id)
             .outerjoin(last_run, last_run.c.course_id == Course.id)
-            .where(table.due_at.is_not(None), table.due_at <= now,
-                   or_(last_run.c.at.is_(None), last_run.c.at < table.due_at))
+            .where(
+                table.due_at.is_not(None),
+                table.due_at <= now,
+                or_(last_run.c.at.is_(None), last_run.c.at < table.due_at),
+            )
         )
         found.update((c.id, c) for c in rows)
     return [found[i] for i in sorted(found)]
@@ -134,26 +150,38 @@ def requeue_unfinished(session: Session) -> list[int]:
     """At start: runs a crash left ``running`` go back to ``queued``; every queued id."""
     for run in session.scalars(select(SimilarityRun).where(SimilarityRun.status == RunStatus.RUNNING)):
         run.status = RunStatus.QUEUED
-    return list(session.scalars(select(SimilarityRun.id).where(SimilarityRun.status == RunStatus.QUEUED).order_by(SimilarityRun.id)))
+    return list(
+        session.scalars(
+            select(SimilarityRun.id).where(SimilarityRun.status == RunStatus.QUEUED).order_by(SimilarityRun.id)
+        )
+    )
 
 
 def _entries(session: Session, course_id: int, exercise: str) -> list[Entry]:
     """Each learner's latest finished and best graded submission of one exercise."""
-    mine = [Submission.course_id == course_id, Submission.exercise == exercise, Submission.user_id.in_(learner_ids(course_id))]
+    mine = [
+        Submission.course_id == course_id,
+        Submission.exercise == exercise,
+        Submission.user_id.in_(learner_ids(course_id)),
+    ]
     latest = (
         select(func.max(Submission.id))
         .where(*mine, Submission.status == Status.DONE, Submission.verdict != Verdict.INTERNAL_ERROR)
         .group_by(Submission.user_id)
     )
     best = select(BestScore.best_submission_id).where(
-        BestScore.course_id == course_id, BestScore.exercise == exercise,
-        BestScore.best_submission_id.is_not(None), BestScore.user_id.in_(learner_ids(course_id)),
+        BestScore.course_id == course_id,
+        BestScore.exercise == exercise,
+        BestScore.best_submission_id.is_not(None),
+        BestScore.user_id.in_(learner_ids(course_id)),
     )
     ids = set(session.scalars(latest)) | set(session.scalars(best))
     if not ids:
         return []
     rows = session.execute(
-        select(Submission.user_id, Submission.id, Submission.source).where(Submission.id.in_(ids)).order_by(Submission.id)
+        select(Submission.user_id, Submission.id, Submission.source)
+        .where(Submission.id.in_(ids))
+        .order_by(Submission.id)
     )
     return [Entry(user_id, submission_id, source) for user_id, submission_id, source in rows]
 
@@ -202,7 +230,7 @@ def compute(
 
         with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as pool:
             for start in range(0, len(exercises), processes):
-                batch = exercises[start:start + processes]
+                batch = exercises[start : start + processes]
                 futures = {slug: pool.submit(_compare, slug, read(slug), tuning) for slug in batch}
                 for slug, future in futures.items():
                     comparisons[slug] = future.result()
@@ -231,7 +259,9 @@ def _stored_exercises(pair: CoursePair, computed: Computed) -> dict[str, dict[st
     return out
 
 
-def run_similarity(sessions: SessionFactory, run_id: int, tuning: Tuning = DEFAULT_TUNING, processes: int = 1) -> str | None:
+def run_similarity(
+    sessions: SessionFactory, run_id: int, tuning: Tuning = DEFAULT_TUNING, processes: int = 1
+) -> str | None:
     """The job body of every queue: claim the run, compute (in ``processes`` child processes),
     store the capped pairs, mark it done (or ``failed`` with the reason). Returns the final
     status, None if not claimed."""
@@ -248,18 +278,27 @@ def run_similarity(sessions: SessionFactory, run_id: int, tuning: Tuning = DEFAU
         with transaction(sessions) as session:
             kept = _kept(computed)
             for pair in kept:
-                session.add(SimilarityPair(
-                    run_id=run_id, learner_a_id=pair.learner_a, learner_b_id=pair.learner_b,
-                    score=round(pair.score, 4), similar_on=pair.similar_on(tuning),
-                    exercises=_stored_exercises(pair, computed),
-                ))
+                session.add(
+                    SimilarityPair(
+                        run_id=run_id,
+                        learner_a_id=pair.learner_a,
+                        learner_b_id=pair.learner_b,
+                        score=round(pair.score, 4),
+                        similar_on=pair.similar_on(tuning),
+                        exercises=_stored_exercises(pair, computed),
+                    )
+                )
             run = session.get(SimilarityRun, run_id)
             assert run is not None
             run.status = RunStatus.DONE
             run.finished_at = utcnow()
             run.summary = {
-                "exercises": exercises, "learners": computed.learners, "submissions": computed.submissions,
-                "pairs_found": len(computed.pairs), "pairs_stored": len(kept), "tuning": asdict(tuning),
+                "exercises": exercises,
+                "learners": computed.learners,
+                "submissions": computed.submissions,
+                "pairs_found": len(computed.pairs),
+                "pairs_stored": len(kept),
+                "tuning": asdict(tuning),
                 "excluded_fingerprints": {s: c.excluded for s, c in computed.comparisons.items()},
             }
         log.info("similarity run done", extra={"run_id": run_id, "pairs": len(computed.pairs)})
@@ -277,6 +316,7 @@ def run_similarity(sessions: SessionFactory, run_id: int, tuning: Tuning = DEFAU
 
 # --- Reading -------------------------------------------------------------------------------
 
+
 def latest_run(session: Session, course: Course) -> SimilarityRun | None:
     """The course's newest run, whatever its state."""
     return session.scalar(
@@ -287,8 +327,10 @@ def latest_run(session: Session, course: Course) -> SimilarityRun | None:
 def latest_done_run(session: Session, course: Course) -> SimilarityRun | None:
     """The course's newest finished run: what the views show."""
     return session.scalar(
-        select(SimilarityRun).where(SimilarityRun.course_id == course.id, SimilarityRun.status == RunStatus.DONE)
-        .order_by(SimilarityRun.id.desc()).limit(1)
+        select(SimilarityRun)
+        .where(SimilarityRun.course_id == course.id, SimilarityRun.status == RunStatus.DONE)
+        .order_by(SimilarityRun.id.desc())
+        .limit(1)
     )
 
 
@@ -312,7 +354,9 @@ def ranked_pairs(
 ) -> list[RankedPair]:
     """The run's stored pairs ranked over the course, or by one exercise's similarity."""
     if exercise is not None and exercise not in run.summary.get("exercises", []):
-        raise InvalidCourse(f"{exercise!r} is not one of the exercises this run compared: {', '.join(run.summary.get('exercises', [])) or 'none'}.")
+        raise InvalidCourse(
+            f"{exercise!r} is not one of the exercises this run compared: {', '.join(run.summary.get('exercises', [])) or 'none'}."
+        )
     pairs = list(session.scalars(select(SimilarityPair).where(SimilarityPair.run_id == run.id)))
     if exercise is None:
         pairs.sort(key=lambda p: (-p.score, p.learner_a_id, p.learner_b_id))
@@ -355,7 +399,9 @@ def stored_pair(session: Session, run: SimilarityRun, a: User, b: User) -> Simil
     )
 
 
-def review(session: Session, course: Course, a: User, b: User, mark: ReviewMark, reviewer: User | None) -> SimilarityReview:
+def review(
+    session: Session, course: Course, a: User, b: User, mark: ReviewMark, reviewer: User | None
+) -> SimilarityReview:
     """Set (or change) the course's mark on the pair. The caller commits."""
     row = session.get(SimilarityReview, (course.id, a.id, b.id))
     if row is None:

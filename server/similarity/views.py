@@ -16,10 +16,16 @@ def run_public(run: SimilarityRun | None) -> RunPublic | None:
         return None
     summary = run.summary or {}
     return RunPublic(
-        id=run.id, status=run.status, reason=run.reason, requested_at=run.requested_at,  # type: ignore[arg-type]
-        finished_at=run.finished_at, exercises=list(summary.get("exercises", [])),
-        learners=int(summary.get("learners", 0)), submissions=int(summary.get("submissions", 0)),
-        pairs_found=int(summary.get("pairs_found", 0)), pairs_stored=int(summary.get("pairs_stored", 0)),
+        id=run.id,
+        status=run.status,  # type: ignore[arg-type]  # the column holds the enum's value; pydantic validates it
+        reason=run.reason,  # type: ignore[arg-type]  # the column holds the enum's value; pydantic validates it
+        requested_at=run.requested_at,
+        finished_at=run.finished_at,
+        exercises=list(summary.get("exercises", [])),
+        learners=int(summary.get("learners", 0)),
+        submissions=int(summary.get("submissions", 0)),
+        pairs_found=int(summary.get("pairs_found", 0)),
+        pairs_stored=int(summary.get("pairs_stored", 0)),
         message=run.message,
     )
 
@@ -30,31 +36,50 @@ def pair_public(ranked: RankedPair) -> PairPublic:
     exercises = sorted(
         (
             ExerciseSimilarity(
-                exercise=slug, similarity=float(m["similarity"]), submission_a=int(m["submission_a"]),
-                submission_b=int(m["submission_b"]), shared=int(m["shared"]),
+                exercise=slug,
+                similarity=float(m["similarity"]),
+                submission_a=int(m["submission_a"]),
+                submission_b=int(m["submission_b"]),
+                shared=int(m["shared"]),
             )
             for slug, m in pair.exercises.items()
         ),
         key=lambda e: (-e.similarity, e.exercise),
     )
     return PairPublic(
-        rank=ranked.rank, learner_a=ranked.learner_a.name, learner_b=ranked.learner_b.name,
-        display_name_a=ranked.learner_a.display_name, display_name_b=ranked.learner_b.display_name,
-        score=pair.score, similar_on=pair.similar_on, exercises=exercises, review=ranked.mark,  # type: ignore[arg-type]
+        rank=ranked.rank,
+        learner_a=ranked.learner_a.name,
+        learner_b=ranked.learner_b.name,
+        display_name_a=ranked.learner_a.display_name,
+        display_name_b=ranked.learner_b.display_name,
+        score=pair.score,
+        similar_on=pair.similar_on,
+        exercises=exercises,
+        review=ranked.mark,  # type: ignore[arg-type]
     )
 
 
 def side_by_side(session: Session, pair: SimilarityPair) -> list[SideBySide]:
     """Both sources of each exercise the pair is similar on, with the matching lines."""
     ids = {int(m[k]) for m in pair.exercises.values() for k in ("submission_a", "submission_b")}
-    sources = dict(session.execute(select(Submission.id, Submission.source).where(Submission.id.in_(ids))).tuples().all()) if ids else {}
+    sources = (
+        dict(session.execute(select(Submission.id, Submission.source).where(Submission.id.in_(ids))).tuples().all())
+        if ids
+        else {}
+    )
     out = []
     for slug, m in sorted(pair.exercises.items(), key=lambda item: -float(item[1]["similarity"])):
         a, b = int(m["submission_a"]), int(m["submission_b"])
-        out.append(SideBySide(
-            exercise=slug, similarity=float(m["similarity"]), submission_a=a, submission_b=b,
-            source_a=sources.get(a, ""), source_b=sources.get(b, ""),
-            spans_a=[(int(x), int(y)) for x, y in m.get("spans_a", [])],
-            spans_b=[(int(x), int(y)) for x, y in m.get("spans_b", [])],
-        ))
+        out.append(
+            SideBySide(
+                exercise=slug,
+                similarity=float(m["similarity"]),
+                submission_a=a,
+                submission_b=b,
+                source_a=sources.get(a, ""),
+                source_b=sources.get(b, ""),
+                spans_a=[(int(x), int(y)) for x, y in m.get("spans_a", [])],
+                spans_b=[(int(x), int(y)) for x, y in m.get("spans_b", [])],
+            )
+        )
     return out

@@ -21,7 +21,9 @@ def exercise_stats(
     slug: str,
     instructor: InstructorUser,
     session: SessionDep,
-    course: Annotated[str | None, Query(max_length=64, description="Course slug (default: the default course).")] = None,
+    course: Annotated[
+        str | None, Query(max_length=64, description="Course slug (default: the default course).")
+    ] = None,
 ) -> ExerciseStats:
     """One course's submissions, learners attempted and solved, score distribution,
     per-check failure rates and per-misconception learner counts (its instructors only;

@@ -62,16 +62,18 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
         select(
             func.count(),
             func.count(case((graded, 1))),
-            func.count(distinct(case((S.verdict.is_not(None) & (S.verdict != Verdict.INTERNAL_ERROR.value), S.user_id)))),
+            func.count(
+                distinct(case((S.verdict.is_not(None) & (S.verdict != Verdict.INTERNAL_ERROR.value), S.user_id)))
+            ),
         ).where(*mine)
     ).one()
     learners = set(session.scalars(learner_ids(course_id)))
     scores = [s for (uid, _ex), s in course_scores(session, course_id, exercises=[exercise]).items() if uid in learners]
 
     per_submission: dict[int, int] = dict(
-        session.execute(
-            select(_bucket(S.score).label("b"), func.count()).where(*mine, graded).group_by("b")
-        ).tuples().all()
+        session.execute(select(_bucket(S.score).label("b"), func.count()).where(*mine, graded).group_by("b"))
+        .tuples()
+        .all()
     )
     per_learner: dict[int, int] = {}
     for score in scores:
@@ -92,8 +94,13 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
     ).tuples()
     checks = sorted(
         (
-            CheckStats(name=shown_check(k, stored), check_id=check_id, runs=runs, failures=failures,
-                       failure_rate=round(failures / runs, 4) if runs else 0.0)
+            CheckStats(
+                name=shown_check(k, stored),
+                check_id=check_id,
+                runs=runs,
+                failures=failures,
+                failure_rate=round(failures / runs, 4) if runs else 0.0,
+            )
             for k, check_id, stored, runs, failures in check_rows
         ),
         key=lambda c: (-c.failure_rate, c.name),
@@ -102,15 +109,22 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
     named = mistake_key().label("key")
     miss_rows = session.execute(
         # Submissions, not check rows: one submission names a mistake on several checks.
-        select(named, func.max(C.mistake_id), func.max(C.misconception), func.count(distinct(S.user_id)),
-               func.count(distinct(S.id)))
+        select(
+            named,
+            func.max(C.mistake_id),
+            func.max(C.misconception),
+            func.count(distinct(S.user_id)),
+            func.count(distinct(S.id)),
+        )
         .join(S, S.id == C.submission_id)
         .where(*mine, graded, named.is_not(None), C.passed.is_(False))
         .group_by(named)
     ).tuples()
     misconceptions = sorted(
-        (MisconceptionStats(misconception=shown_mistake(k, stored), mistake_id=mistake_id, learners=n, submissions=c)
-         for k, mistake_id, stored, n, c in miss_rows),
+        (
+            MisconceptionStats(misconception=shown_mistake(k, stored), mistake_id=mistake_id, learners=n, submissions=c)
+            for k, mistake_id, stored, n, c in miss_rows
+        ),
         key=lambda m: (-m.learners, m.misconception),
     )
     return ExerciseStats(

@@ -34,7 +34,9 @@ class Exported:
     files: int
 
 
-def export_zip(session: Session, course: Course, out: io.BufferedIOBase | io.BytesIO, exercise: str | None = None) -> Exported:
+def export_zip(
+    session: Session, course: Course, out: io.BufferedIOBase | io.BytesIO, exercise: str | None = None
+) -> Exported:
     """Write the course's zip (only ``exercise`` when given) to ``out``."""
     S = Submission
     where = [S.course_id == course.id, S.user_id.in_(learner_ids(course.id))]
@@ -43,11 +45,16 @@ def export_zip(session: Session, course: Course, out: io.BufferedIOBase | io.Byt
     latest_ids = select(func.max(S.id)).where(*where).group_by(S.user_id, S.exercise)
     scores = course_scores(session, course, exercises=None if exercise is None else [exercise])
     counted_ids = {s.run.submission_id for s in scores.values() if s.run is not None}
-    wanted = session.execute(
-        select(S, User.name).join(User, User.id == S.user_id)
-        .where(*where, S.id.in_(latest_ids) | S.id.in_(list(counted_ids)))
-        .order_by(User.name, S.exercise, S.id)
-    ).tuples().all()
+    wanted = (
+        session.execute(
+            select(S, User.name)
+            .join(User, User.id == S.user_id)
+            .where(*where, S.id.in_(latest_ids) | S.id.in_(list(counted_ids)))
+            .order_by(User.name, S.exercise, S.id)
+        )
+        .tuples()
+        .all()
+    )
     latest = set(session.scalars(latest_ids))
     manifest = io.StringIO()
     writer = csv.writer(manifest, lineterminator="\r\n")
@@ -57,15 +64,28 @@ def export_zip(session: Session, course: Course, out: io.BufferedIOBase | io.Byt
         for submission, name in wanted:
             score = scores.get((submission.user_id, submission.exercise))
             counted = "" if score is None or score.counted is None else f"{score.counted:g}"
-            roles = [r for r, inside in (("latest", submission.id in latest), ("counted", submission.id in counted_ids))
-                     if inside]
+            roles = [
+                r
+                for r, inside in (("latest", submission.id in latest), ("counted", submission.id in counted_ids))
+                if inside
+            ]
             role = "+".join(roles)
             path = f"{name}/{submission.exercise}/{role.replace('+', '-')}-{submission.id}.py"
             archive.writestr(path, submission.source)
             at = _as_datetime(submission.created_at)
-            writer.writerow([name, submission.exercise, submission.id, role,
-                             "" if submission.score is None else f"{submission.score:g}", counted,
-                             "yes" if submission.late_seconds is not None else "no", at.isoformat() if at else "", path])
+            writer.writerow(
+                [
+                    name,
+                    submission.exercise,
+                    submission.id,
+                    role,
+                    "" if submission.score is None else f"{submission.score:g}",
+                    counted,
+                    "yes" if submission.late_seconds is not None else "no",
+                    at.isoformat() if at else "",
+                    path,
+                ]
+            )
             files += 1
         archive.writestr("manifest.csv", manifest.getvalue())
     return Exported(len({name for _s, name in wanted}), files)

@@ -102,24 +102,35 @@ def _checks_table(checks: Sequence[CheckPublic], results: Sequence[str]) -> str:
     rows = []
     for check, result in zip(checks, results, strict=True):
         mark = '<td class="fb-pass">✓</td>' if check.passed else '<td class="fb-fail">✗</td>'
-        rows.append(f"<tr>{mark}<td>{e(check.name)}</td><td class=\"num\">{format_score(check.weight)}</td>"
-                    f"<td>{e(result)}</td></tr>")
-    return ('<table class="fb-checks"><thead><tr><th></th><th>Check</th><th class="num">Points</th>'
-            f"<th>Result</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        rows.append(
+            f'<tr>{mark}<td>{e(check.name)}</td><td class="num">{format_score(check.weight)}</td>'
+            f"<td>{e(result)}</td></tr>"
+        )
+    return (
+        '<table class="fb-checks"><thead><tr><th></th><th>Check</th><th class="num">Points</th>'
+        f"<th>Result</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _mistakes(diagnosis: Sequence[Mistake]) -> str:
     items = []
     for mistake in diagnosis:
         fix = f"<br>fix: {e(mistake.fix)}" if mistake.fix else ""
-        checks = f'<br><span class="fb-checks-line">checks: {e(" · ".join(mistake.checks))}</span>' if mistake.checks else ""
+        checks = (
+            f'<br><span class="fb-checks-line">checks: {e(" · ".join(mistake.checks))}</span>' if mistake.checks else ""
+        )
         items.append(f"<li>Likely misconception: <strong>{e(mistake.title)}</strong>{fix}{checks}</li>")
-    return (f'<section class="fb-mistakes"><h3>Mistakes found ({len(diagnosis)})</h3>'
-            f"<ol>{''.join(items)}</ol></section>")
+    return f'<section class="fb-mistakes"><h3>Mistakes found ({len(diagnosis)})</h3><ol>{"".join(items)}</ol></section>'
 
 
-def _fragment(verdict: str | None, score: float | None, message: str, checks: Sequence[CheckPublic],
-              feedback: Feedback | None, places: CellPlaces | None = None) -> str:
+def _fragment(
+    verdict: str | None,
+    score: float | None,
+    message: str,
+    checks: Sequence[CheckPublic],
+    feedback: Feedback | None,
+    places: CellPlaces | None = None,
+) -> str:
     """The layout itself: summary, mistakes, root causes, next step, checks. ``places``: a
     notebook submission's cells, which its locations are shown in."""
     head = f"Verdict: {verdict or '-'}"
@@ -171,13 +182,16 @@ def _stored_fragment(submission: Submission) -> str | None:
         feedback = Feedback.model_validate(submission.feedback)
     except ValidationError:
         return None
-    checks = [CheckPublic(name=c.name, weight=c.weight, passed=c.passed, message=c.message,
-                          misconception=c.misconception) for c in submission.checks]
+    checks = [
+        CheckPublic(name=c.name, weight=c.weight, passed=c.passed, message=c.message, misconception=c.misconception)
+        for c in submission.checks
+    ]
     places = CellPlaces.of(submission.filename, submission.source or "")
     return _fragment(submission.verdict, submission.score, submission.message, checks, feedback, places)
 
 
 # --- a stored row's section on a page --------------------------------------------------------
+
 
 def feedback_section(submission: Submission, shown: SubmissionPublic | None = None) -> str:
     """The feedback block for one stored submission (checks loaded), as escaped HTML. ``shown``:
@@ -192,8 +206,11 @@ def feedback_section(submission: Submission, shown: SubmissionPublic | None = No
     parts = ['<section class="feedback" id="feedback">']
     if shown is not None:
         places = CellPlaces.of(submission.filename, submission.source or "")
-        parts.append(_fragment(shown.verdict, shown.score, shown.message, shown.checks, shown.feedback, places)
-                     if shown.feedback is not None else _checks_html(shown))
+        parts.append(
+            _fragment(shown.verdict, shown.score, shown.message, shown.checks, shown.feedback, places)
+            if shown.feedback is not None
+            else _checks_html(shown)
+        )
         return _with_output(parts, shown, _resources(shown))
     # the summary, mistakes, root causes and checks, laid out from the same data ppo-submit shows;
     # a row graded before feedback data (migration 0005) shows its checks as they were shown then
@@ -213,17 +230,22 @@ def _checks_html(submission: Submission | SubmissionPublic) -> str:
     checks: list[CheckResult | CheckPublic] = list(submission.checks)
     if checks:
         passed = sum(1 for c in checks if c.passed)
-        parts.append(f"<h2>Checks ({passed} of {len(checks)} passed)</h2><ul class=\"checks\">")
+        parts.append(f'<h2>Checks ({passed} of {len(checks)} passed)</h2><ul class="checks">')
         for check in checks:
             mark, css = ("✓ passed", "passed") if check.passed else ("✗ failed", "failed")
             message = check.message or ""
             if check.misconception:
                 # the judge appends the misconception to the message; show it once, on its own line
                 message = message.replace(f" This matches a known mistake: {check.misconception}", "")
-            body = f'<div class="check-message"><pre>{e(message.rstrip())}</pre></div>' if message.strip() and not check.passed else ""
+            body = (
+                f'<div class="check-message"><pre>{e(message.rstrip())}</pre></div>'
+                if message.strip() and not check.passed
+                else ""
+            )
             miss = (
                 f'<div class="misconception">Likely misconception: {e(check.misconception)}</div>'
-                if check.misconception and not check.passed else ""
+                if check.misconception and not check.passed
+                else ""
             )
             parts.append(
                 f'<li class="check {css}"><span class="{"pass" if check.passed else "fail"}">{mark}</span> '

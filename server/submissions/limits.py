@@ -84,8 +84,9 @@ def enforce_submission_limits(
     check_submission_limits(user, session, settings, window, idempotency_key)
 
 
-def check_submission_limits(user: User, session: Session, settings: Settings, window: SlidingWindow,
-                            idempotency_key: str | None = None) -> None:
+def check_submission_limits(
+    user: User, session: Session, settings: Settings, window: SlidingWindow, idempotency_key: str | None = None
+) -> None:
     """Raise ``TooManyQueued`` or ``RateLimited`` (429) for a learner's new submission over a
     limit: the API's dependency above, and the dashboard's upload."""
     if Role(user.role) is not Role.LEARNER:
@@ -135,14 +136,16 @@ def refuse_if_queue_full(session: Session, user: User, max_queued: int, *, retry
     queued or running. Binding only after ``lock_learner`` in the same transaction."""
     if Role(user.role) is not Role.LEARNER:
         return
-    waiting = session.scalar(
-        select(func.count())
-        .select_from(Submission)
-        .where(Submission.user_id == user.id, Submission.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
-    ) or 0
+    waiting = (
+        session.scalar(
+            select(func.count())
+            .select_from(Submission)
+            .where(Submission.user_id == user.id, Submission.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
+        )
+        or 0
+    )
     if waiting >= max_queued:
         raise TooManyQueued(
-            f"You have {waiting} submissions waiting to be graded (the limit is "
-            f"{max_queued}); wait for one to finish.",
+            f"You have {waiting} submissions waiting to be graded (the limit is {max_queued}); wait for one to finish.",
             retry_after=retry_after,
         )

@@ -73,7 +73,9 @@ async def read_submission_body(request: Request, settings: SettingsDep) -> Submi
 SubmissionBody = Annotated[SubmissionCreate, Depends(read_submission_body)]
 IdempotencyKey = Annotated[
     str | None,
-    Header(alias="Idempotency-Key", max_length=255, description="Retries with the same key return the first submission."),
+    Header(
+        alias="Idempotency-Key", max_length=255, description="Retries with the same key return the first submission."
+    ),
 ]
 
 _CREATE_BODY_DOC = {
@@ -91,11 +93,20 @@ _CREATE_BODY_DOC = {
     openapi_extra=_CREATE_BODY_DOC,
     responses={
         200: {"model": SubmissionPublic, "description": "Replay of an Idempotency-Key"},
-        **errors(401, 403, 404, 409, 413, 422, 429, notes={
-            403: "The course refuses it now: `NotReleased`, `SubmissionsClosed` (with the date) or `AttemptLimitReached`",
-            404: "`ExerciseNotFound` (unknown, or not in the course) or `CourseNotFound`",
-            422: "`ValidationError`, `EmptySource`, `InvalidSource`, or `CourseRequired` (in several courses, none named)",
-        }),
+        **errors(
+            401,
+            403,
+            404,
+            409,
+            413,
+            422,
+            429,
+            notes={
+                403: "The course refuses it now: `NotReleased`, `SubmissionsClosed` (with the date) or `AttemptLimitReached`",
+                404: "`ExerciseNotFound` (unknown, or not in the course) or `CourseNotFound`",
+                422: "`ValidationError`, `EmptySource`, `InvalidSource`, or `CourseRequired` (in several courses, none named)",
+            },
+        ),
     },
     dependencies=[SubmissionLimits],  # 429 before the body is read (learners only)
 )
@@ -148,9 +159,17 @@ async def read_submission(
     user: CurrentUser,
     session: SessionDep,
     state: StateDep,
-    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS, description=(
-        "Long poll: wait up to this many seconds for the verdict and answer as soon as it is stored "
-        "(0, the default, answers at once)."))] = 0,
+    wait: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=MAX_WAIT_SECONDS,
+            description=(
+                "Long poll: wait up to this many seconds for the verdict and answer as soon as it is stored "
+                "(0, the default, answers at once)."
+            ),
+        ),
+    ] = 0,
 ) -> SubmissionPublic:
     """One submission; 404 ``SubmissionNotFound`` if it is not the caller's (learners). A
     learner sees what the exercise set's feedback policy allows (``feedback_view``)."""
@@ -186,13 +205,26 @@ def list_submissions(
     )
 
 
-@router.post("/{submission_id}/token", response_model=SubmissionPublic, responses=errors(401, 403, 404, 409, notes={
-    403: "`NoTokensLeft`: every token of today is spent on this exercise (the detail says when the next comes)",
-    404: "`SubmissionNotFound`: not one of the caller's submissions",
-    409: "`TokensNotInUse`: the exercise set's feedback policy is not tokens:N",
-}))
+@router.post(
+    "/{submission_id}/token",
+    response_model=SubmissionPublic,
+    responses=errors(
+        401,
+        403,
+        404,
+        409,
+        notes={
+            403: "`NoTokensLeft`: every token of today is spent on this exercise (the detail says when the next comes)",
+            404: "`SubmissionNotFound`: not one of the caller's submissions",
+            409: "`TokensNotInUse`: the exercise set's feedback policy is not tokens:N",
+        },
+    ),
+)
 def spend_token(
-    submission_id: Annotated[int, Path(ge=1, le=MAX_ID)], user: CurrentUser, session: SessionDep, now: Now,
+    submission_id: Annotated[int, Path(ge=1, le=MAX_ID)],
+    user: CurrentUser,
+    session: SessionDep,
+    now: Now,
 ) -> SubmissionPublic:
     """Spend one of today's feedback tokens on one of your submissions (a ``tokens:N`` set): its
     report is shown from now on, here and on every route. Spending again on the same submission

@@ -20,7 +20,8 @@ class SubmissionCreate(BaseModel):
     exercise: str = Field(min_length=1, max_length=64, examples=["actor-loss"])
     source: str = Field(description="The learner's Python file, UTF-8 text.")
     course: str | None = Field(
-        default=None, max_length=64,
+        default=None,
+        max_length=64,
         description="Course slug; may be left out when the learner is in one course only.",
     )
     filename: str | None = Field(
@@ -40,10 +41,13 @@ class CheckPublic(BaseModel):
     message: str
     misconception: str | None = Field(description="The title of the mistake named on this failed check.")
     check_id: str | None = Field(
-        default=None, description="The check's stable id, `<exercise>/<check>`.", examples=["gae/hyper"])
+        default=None, description="The check's stable id, `<exercise>/<check>`.", examples=["gae/hyper"]
+    )
     mistake_id: str | None = Field(
-        default=None, description="The named mistake's stable id, `<exercise>/<mistake>`.",
-        examples=["gae/bootstrap-from-padding"])
+        default=None,
+        description="The named mistake's stable id, `<exercise>/<mistake>`.",
+        examples=["gae/bootstrap-from-padding"],
+    )
 
 
 class Location(BaseModel):
@@ -69,7 +73,9 @@ class RootCause(BaseModel):
     total_calls: int = Field(description="Calls that did not raise another exception.")
     checks: list[str] = Field(description="Names of the failed checks it explains.")
     checks_line: str = Field(
-        default="", description="Those checks in one short line.", examples=["11 of 12 checks, all but ValueError on mismatched shapes"]
+        default="",
+        description="Those checks in one short line.",
+        examples=["11 of 12 checks, all but ValueError on mismatched shapes"],
     )
     headline: str = Field(examples=["Your function raised NameError on every call (11 checks)"])
 
@@ -143,7 +149,8 @@ class Regraded(BaseModel):
     """Applied regrades of a submission, oldest first (empty when none)."""
 
     regrades: list[RegradeNote] = Field(
-        default_factory=list, description="Applied regrades that changed this verdict, oldest first, with their reason.")
+        default_factory=list, description="Applied regrades that changed this verdict, oldest first, with their reason."
+    )
 
 
 class FeedbackFields(BaseModel):
@@ -156,13 +163,14 @@ class FeedbackFields(BaseModel):
         "judge's inputs; score: verdict, score and check names only; hidden: received and graded, "
         "released at `released_at`.",
     )
-    feedback_policy: str = Field(default="full", description="The set's policy: full, score, hidden-until-due or tokens:N.",
-                                 examples=["tokens:3"])
+    feedback_policy: str = Field(
+        default="full",
+        description="The set's policy: full, score, hidden-until-due or tokens:N.",
+        examples=["tokens:3"],
+    )
     released_at: datetime | None = Field(default=None, description="hidden-until-due: when the verdict is released.")
     token_spent: bool = Field(default=False, description="tokens:N: a token was spent on this submission.")
     tokens_left: int | None = Field(default=None, description="tokens:N: tokens you have left today on this exercise.")
-
-
 
 
 class SubmissionPublic(LateFields, FeedbackFields, Regraded):
@@ -192,11 +200,16 @@ class SubmissionPublic(LateFields, FeedbackFields, Regraded):
         default=None, description="Root causes, diagnosis and summary; null until done (and for older rows)."
     )
     content_version: str = Field(
-        default="unknown", description="The exercise's content version that produced the verdict; "
-        "`unknown` for verdicts older than versions (and until done).", examples=["3f2a9c01d4be"])
+        default="unknown",
+        description="The exercise's content version that produced the verdict; "
+        "`unknown` for verdicts older than versions (and until done).",
+        examples=["3f2a9c01d4be"],
+    )
     grader_version: str = Field(
-        default="unknown", description="The grader's (judge, harness, jail) version that produced the verdict.",
-        examples=["a81c07e5f3d2"])
+        default="unknown",
+        description="The grader's (judge, harness, jail) version that produced the verdict.",
+        examples=["a81c07e5f3d2"],
+    )
 
 
 class SubmissionSummary(LateFields, FeedbackFields, Regraded):

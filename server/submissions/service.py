@@ -142,18 +142,14 @@ def create_submission(
 
 
 def _by_idempotency_key(session: Session, user_id: int, key: str) -> Submission | None:
-    return session.scalar(
-        select(Submission).where(Submission.user_id == user_id, Submission.idempotency_key == key)
-    )
+    return session.scalar(select(Submission).where(Submission.user_id == user_id, Submission.idempotency_key == key))
 
 
 def _check_replay(existing: Submission, exercise: str, digest: str) -> Submission:
     # A retry must carry the same body; a different one under the same key is a client bug
     # that would otherwise silently return the wrong submission.
     if existing.exercise != exercise or existing.source_sha256 != digest:
-        raise IdempotencyKeyConflict(
-            "This Idempotency-Key was already used for a different submission; use a new key."
-        )
+        raise IdempotencyKeyConflict("This Idempotency-Key was already used for a different submission; use a new key.")
     return existing
 
 
@@ -285,19 +281,22 @@ def list_submissions(
     spent: dict[tuple[int, str], int] = {}  # tokens spent today per (course, exercise): one count each
     notes = regrade_notes(session, (s.id for s, _ in found))
     return [
-        visible_report(SubmissionSummary(
-            id=s.id,
-            exercise=s.exercise,
-            user=name,
-            status=Status(s.status),
-            verdict=s.verdict,  # type: ignore[arg-type]
-            score=s.score,
-            message=s.message,
-            created_at=s.created_at,
-            started_at=s.started_at,
-            finished_at=s.finished_at,
-            **_late_fields(session, s),  # type: ignore[arg-type]
-            regrades=notes.get(s.id, []),
-        ), access_for(session, reader, s, now, teaches=taught is None or s.course_id in taught, spent=spent))
+        visible_report(
+            SubmissionSummary(
+                id=s.id,
+                exercise=s.exercise,
+                user=name,
+                status=Status(s.status),
+                verdict=s.verdict,  # type: ignore[arg-type]
+                score=s.score,
+                message=s.message,
+                created_at=s.created_at,
+                started_at=s.started_at,
+                finished_at=s.finished_at,
+                **_late_fields(session, s),  # type: ignore[arg-type]
+                regrades=notes.get(s.id, []),
+            ),
+            access_for(session, reader, s, now, teaches=taught is None or s.course_id in taught, spent=spent),
+        )
         for s, name in found
     ]

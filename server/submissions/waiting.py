@@ -130,8 +130,9 @@ def notify_verdict(session: Session, submission_id: int) -> None:
     elsewhere the in-process announcement and polling do the work.
     """
     if session.get_bind().dialect.name == "postgresql":
-        session.execute(text("SELECT pg_notify(:channel, :payload)"),
-                        {"channel": CHANNEL, "payload": str(submission_id)})
+        session.execute(
+            text("SELECT pg_notify(:channel, :payload)"), {"channel": CHANNEL, "payload": str(submission_id)}
+        )
 
 
 class VerdictListener:

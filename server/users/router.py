@@ -90,6 +90,7 @@ async def import_roster(
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidRoster("The roster is not UTF-8 text.") from None
+
     def create_all() -> list[service.RosterOutcome]:
         enroller = None
         if course is not None or "course" in _header(text):

@@ -93,6 +93,7 @@ def ensure_first_instructor(session: Session, pepper: bytes) -> NewUser | None:
 
 # --- Who may manage whom -------------------------------------------------------------
 
+
 def may_manage(actor: User, target: User) -> bool:
     """Anyone may manage themselves; instructors manage learners; admins manage everyone."""
     if actor.id == target.id:
@@ -122,6 +123,7 @@ def managed_user(session: Session, actor: User | None, name: str) -> User:
 
 # --- Tokens --------------------------------------------------------------------------
 
+
 def revoke_tokens(session: Session, user: User) -> int:
     """Revoke every live token of ``user``; returns how many. The caller commits."""
     result = session.execute(
@@ -142,6 +144,7 @@ def rotate_token(session: Session, user: User, pepper: bytes) -> tuple[str, int]
 
 
 # --- Roster import -------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RosterOutcome:
@@ -181,7 +184,9 @@ def import_roster(
         raise InvalidRoster(f"The roster is not valid CSV: {exc}.") from None
 
 
-def _import_rows(session: Session, text: str, pepper: bytes, actor: User | None, enroll: Enroll | None) -> list[RosterOutcome]:
+def _import_rows(
+    session: Session, text: str, pepper: bytes, actor: User | None, enroll: Enroll | None
+) -> list[RosterOutcome]:
     # newline="" lets the csv module see quoted newlines and bare carriage returns itself
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
     fields = [f.strip().lower() for f in reader.fieldnames or []]
@@ -204,7 +209,9 @@ def _import_rows(session: Session, text: str, pepper: bytes, actor: User | None,
             outcomes.append(RosterOutcome(index, name, display, None, error=f"unknown role {role_text!r}"))
             continue
         if actor is not None and not may_create(actor, role):
-            outcomes.append(RosterOutcome(index, name, display, role, error=f"you may not create {role.value} accounts"))
+            outcomes.append(
+                RosterOutcome(index, name, display, role, error=f"you may not create {role.value} accounts")
+            )
             continue
         if name in seen:
             outcomes.append(RosterOutcome(index, name, display, role, error="duplicate name earlier in the file"))

@@ -42,8 +42,9 @@ def _bar_group(bar: Bar, shapes: str) -> str:
     return f'<g class="bar" data-label="{e(bar.label)}" data-value="{e(_plain(bar.value))}">{inner}</g>'
 
 
-def horizontal_bars(chart_id: str, caption: str, bars: Sequence[Bar], *, max_value: float | None = None,
-                    value_head: str = "Value") -> str:
+def horizontal_bars(
+    chart_id: str, caption: str, bars: Sequence[Bar], *, max_value: float | None = None, value_head: str = "Value"
+) -> str:
     """One row per bar: the label in words above, the bar below with its value at its end.
     Suits long labels (check names, misconceptions)."""
     if not bars:
@@ -67,13 +68,14 @@ def horizontal_bars(chart_id: str, caption: str, bars: Sequence[Bar], *, max_val
         f'<svg id="{e(chart_id)}" class="chart" role="img" aria-labelledby="{e(chart_id)}-title" '
         f'viewBox="0 0 {WIDTH} {height}" width="100%" preserveAspectRatio="xMinYMin meet">'
         f'<title id="{e(chart_id)}-title">{e(caption)}</title>{_PATTERN.format(id=e(chart_id) + "-hatch")}'
-        f'{"".join(parts)}</svg>'
+        f"{''.join(parts)}</svg>"
     )
     return _figure(chart_id, caption, svg, bars, value_head)
 
 
-def columns(chart_id: str, caption: str, bars: Sequence[Bar], *, value_head: str = "Value",
-            label_every: int = 1) -> str:
+def columns(
+    chart_id: str, caption: str, bars: Sequence[Bar], *, value_head: str = "Value", label_every: int = 1
+) -> str:
     """Vertical columns with their value above and their label below (histograms, days).
     With many columns, ``label_every`` writes every n-th label under the axis (all are in
     each column's tooltip and in the table)."""
@@ -88,8 +90,16 @@ def columns(chart_id: str, caption: str, bars: Sequence[Bar], *, value_head: str
         x = i * slot + (slot - width) / 2
         h = max(0.0, bar.value / top) * plot_h
         cx = x + width / 2
-        label = f'<text x="{cx:.1f}" y="{base + 18}" text-anchor="middle" class="label">{e(bar.label)}</text>' if i % label_every == 0 else ""
-        value = f'<text x="{cx:.1f}" y="{base - h - 5:.1f}" text-anchor="middle" class="value">{e(bar.text)}</text>' if len(bars) <= 31 or bar.value == top else ""
+        label = (
+            f'<text x="{cx:.1f}" y="{base + 18}" text-anchor="middle" class="label">{e(bar.label)}</text>'
+            if i % label_every == 0
+            else ""
+        )
+        value = (
+            f'<text x="{cx:.1f}" y="{base - h - 5:.1f}" text-anchor="middle" class="value">{e(bar.text)}</text>'
+            if len(bars) <= 31 or bar.value == top
+            else ""
+        )
         shapes = (
             f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{width:.1f}" height="{h:.1f}" '
             f'fill="url(#{chart_id}-hatch)" stroke="#1d4ed8"/>{value}{label}'
@@ -106,7 +116,8 @@ def columns(chart_id: str, caption: str, bars: Sequence[Bar], *, value_head: str
 
 def _figure(chart_id: str, caption: str, svg: str, bars: Sequence[Bar], value_head: str) -> str:
     rows = "".join(
-        f"<tr><td>{_linked(b)}</td><td class=\"num\">{e(b.text)}</td><td class=\"muted\">{e(b.note)}</td></tr>" for b in bars
+        f'<tr><td>{_linked(b)}</td><td class="num">{e(b.text)}</td><td class="muted">{e(b.note)}</td></tr>'
+        for b in bars
     )
     table = (
         f'<details><summary>The numbers as a table</summary><table class="data" id="{e(chart_id)}-data">'

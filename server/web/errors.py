@@ -40,7 +40,11 @@ class PageError(Exception):
     (for the header; None before login) and where the page links on."""
 
     def __init__(
-        self, status_code: int, title: str, text: str, viewer: User | None = None,
+        self,
+        status_code: int,
+        title: str,
+        text: str,
+        viewer: User | None = None,
         link: tuple[str, str] = ("Back to the start", "/dashboard"),
     ) -> None:
         super().__init__(text)

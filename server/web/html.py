@@ -107,9 +107,9 @@ def page(
     added or a verdict arrives; without script, the ``<noscript>`` refresh reloads every 30 s.
     """
     live_head = (
-        f'<script src="{LIVE_SCRIPT}" defer></script>'
-        '<noscript><meta http-equiv="refresh" content="30"></noscript>'
-        if live is not None else ""
+        f'<script src="{LIVE_SCRIPT}" defer></script><noscript><meta http-equiv="refresh" content="30"></noscript>'
+        if live is not None
+        else ""
     )
     live_attr = f' data-live="{e(LIVE_PATH)}" data-live-mark="{e(live)}"' if live is not None else ""
     return (
@@ -128,16 +128,21 @@ def site_header(viewer: Viewer | None, current: str) -> str:
         return ""
     slug = viewer.course_slug
     if viewer.instructor:
-        links = [("Class", in_course(DASHBOARD, slug)), ("Learners", in_course(LEARNERS, slug)),
-                 ("Leaderboard", in_course("/leaderboard", slug)), ("Similarity", in_course("/dashboard/similarity", slug))]
+        links = [
+            ("Class", in_course(DASHBOARD, slug)),
+            ("Learners", in_course(LEARNERS, slug)),
+            ("Leaderboard", in_course("/leaderboard", slug)),
+            ("Similarity", in_course("/dashboard/similarity", slug)),
+        ]
     else:
         links = [("My work", learner_url(viewer.name, slug))]
-    nav = "".join(
-        f'<a href="{e(href)}"{_CURRENT if label == current else ""}>{e(label)}</a>' for label, href in links
+    nav = "".join(f'<a href="{e(href)}"{_CURRENT if label == current else ""}>{e(label)}</a>' for label, href in links)
+    place = (
+        f'<span id="page-course" class="course-name">Course: <b>{e(viewer.course.title)}</b> '
+        f'<span class="muted">({e(viewer.course.slug)}, times in {e(viewer.course.time_zone)})</span></span>'
+        if viewer.course is not None
+        else ""
     )
-    place = (f'<span id="page-course" class="course-name">Course: <b>{e(viewer.course.title)}</b> '
-             f'<span class="muted">({e(viewer.course.slug)}, times in {e(viewer.course.time_zone)})</span></span>'
-             if viewer.course is not None else "")
     return (
         f'<header class="site"><nav aria-label="Site"><a class="brand" href="{e(in_course(DASHBOARD, slug))}">ppo-grader</a>'
         f"{nav}</nav>{place}"
@@ -169,9 +174,11 @@ def login_page(notice: str | None = None, next_path: str = "") -> str:
     return page("Log in", body)
 
 
-def message_page(title: str, text: str, viewer: Viewer | None = None, link: tuple[str, str] = ("Back to the start", "/dashboard")) -> str:
+def message_page(
+    title: str, text: str, viewer: Viewer | None = None, link: tuple[str, str] = ("Back to the start", "/dashboard")
+) -> str:
     """A short page that says one thing and links on (forbidden, not found, bad request)."""
-    body = f"<h1>{e(title)}</h1><p>{e(text)}</p><p><a href=\"{e(link[1])}\">{e(link[0])}</a></p>"
+    body = f'<h1>{e(title)}</h1><p>{e(text)}</p><p><a href="{e(link[1])}">{e(link[0])}</a></p>'
     return page(title, body, viewer)
 
 

@@ -45,7 +45,9 @@ def login_form(next: str | None = None) -> Response:
 def login(request: Request, form: FormFields, session: SessionDep, settings: SettingsDep) -> Response:
     """Check the token once; its owner gets a signed session cookie."""
     if not same_origin(request):
-        raise PageError(403, "Cross-site request refused", "Log in from this site's own form.", link=("Log in", "/login"))
+        raise PageError(
+            403, "Cross-site request refused", "Log in from this site's own form.", link=("Log in", "/login")
+        )
     if form is None:
         return html_response(html.login_page("Send the form as a normal web form (at most 4 KiB)."), 400)
     next_path = local_path(form.get("next")) or ""
