@@ -116,6 +116,32 @@ def fault(id: str, title: str, *, fix: str, explains: Iterable[str], site: str =
     )
 
 
+def wrong_dtype_fault(explains: Iterable[str] = ("dtype_device",)) -> Mistake:
+    """The ``wrong-dtype`` switch every exercise with tensor results declares alike: a result
+    not in the inputs' dtype (recognised by its signature, whatever the form)."""
+    return fault(
+        "wrong-dtype",
+        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, "
+        "from a .float() or a wider working copy never cast back",
+        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
+        explains=explains,
+        site="dtype",
+        signature="wrong-dtype",
+    )
+
+
+def inplace_edit_fault(argument: str) -> Mistake:
+    """The ``inplace-edit`` switch: the input ``argument`` is changed in place."""
+    return fault(
+        "inplace-edit",
+        f"in-place edit of an input: {argument} is changed in place, changing the caller's tensor",
+        fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
+        explains=("no_inplace",),
+        site="inplace",
+        signature="edits-inputs",
+    )
+
+
 def fault_mutants(faulty: Callable[..., Any], faults: list[Mistake]) -> list[Mistake]:
     """The declared switches, each bound to the faulty reference ``faulty``."""
     names = inspect.signature(faulty).parameters

@@ -67,7 +67,8 @@ def locate() -> Located:
 
 
 def remember(url: str) -> Path | None:
-    """Write ``url`` (made absolute) to the config file when it holds another one; the path when written."""
+    """Write ``url`` (made absolute) to the config file when it holds another one; the path when
+    written, None when it held it already or cannot be written."""
     path = config_path()
     wanted = absolute(url)
     try:
@@ -75,8 +76,13 @@ def remember(url: str) -> Path | None:
             return None
     except (OSError, ValueError, AttributeError):
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"database_url": wanted}, indent=2) + "\n", encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"database_url": wanted}, indent=2) + "\n", encoding="utf-8")
+    except OSError:
+        # A read-only home (a container's unprivileged user) serves all the same: admin
+        # commands there get the database from the environment, as the container sets it.
+        return None
     return path
 
 

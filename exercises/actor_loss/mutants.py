@@ -7,7 +7,7 @@ to it over many seeds. The memory mutant is hand-written: right values, float64 
 import torch
 
 from exercises.actor_loss.faulty import faulty_actor_loss
-from exercises.mistakes import fault, fault_mutants, mutant
+from exercises.mistakes import fault, fault_mutants, mutant, wrong_dtype_fault
 
 VALUES = (
     "values_default",
@@ -127,14 +127,7 @@ FAULTS = [
         explains=VALUES,
         site="reduce",
     ),
-    fault(
-        "wrong-dtype",
-        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
-        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
-        explains=("dtype_device", "clipped_side", "unclipped_side"),
-        site="dtype",
-        signature="wrong-dtype",
-    ),
+    wrong_dtype_fault(("dtype_device", "clipped_side", "unclipped_side")),
 ]
 
 MUTANTS = fault_mutants(faulty_actor_loss, FAULTS)

@@ -5,7 +5,7 @@ to it over many seeds.
 """
 
 from exercises.critic_loss.faulty import faulty_critic_loss
-from exercises.mistakes import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants, inplace_edit_fault, wrong_dtype_fault
 
 UNCLIPPED = ("values_unclipped", "edge_rows", "large_padding", "gradient", "dtype_device")
 CLIPPED = ("values_clipped", "clip_zero", "gradient", "large_padding", "dtype_device", "edge_rows")
@@ -87,22 +87,8 @@ FAULTS = [
         site="shape",
         signature="no-value-error",
     ),
-    fault(
-        "inplace-edit",
-        "in-place edit of an input: returns is changed in place, changing the caller's tensor",
-        fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
-        explains=("no_inplace",),
-        site="inplace",
-        signature="edits-inputs",
-    ),
-    fault(
-        "wrong-dtype",
-        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
-        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
-        explains=("dtype_device",),
-        site="dtype",
-        signature="wrong-dtype",
-    ),
+    inplace_edit_fault("returns"),
+    wrong_dtype_fault(),
     fault(
         "fixed-clip",
         "clip_range hard-coded to 0.2 instead of using the argument",

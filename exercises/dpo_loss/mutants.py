@@ -5,7 +5,7 @@ to it over many seeds.
 """
 
 from exercises.dpo_loss.faulty import faulty_dpo_loss
-from exercises.mistakes import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants, inplace_edit_fault, wrong_dtype_fault
 
 LOSS = ("loss_default", "loss_custom_beta", "worked_values", "gradient", "stable", "dtype_device")
 REWARDS = ("rewards", "worked_values", "dtype_device", "stable")
@@ -69,22 +69,8 @@ FAULTS = [
         site="shape",
         signature="no-value-error",
     ),
-    fault(
-        "inplace-edit",
-        "in-place edit of an input: ref_chosen_logps is changed in place, changing the caller's tensor",
-        fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
-        explains=("no_inplace",),
-        site="inplace",
-        signature="edits-inputs",
-    ),
-    fault(
-        "wrong-dtype",
-        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
-        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
-        explains=("dtype_device", "worked_values"),
-        site="dtype",
-        signature="wrong-dtype",
-    ),
+    inplace_edit_fault("ref_chosen_logps"),
+    wrong_dtype_fault(("dtype_device", "worked_values")),
     fault(
         "reference-added",
         "the reference log-ratio added instead of subtracted: (pi_c - pi_r) + (ref_c - ref_r)",

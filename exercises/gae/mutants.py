@@ -7,7 +7,7 @@ to it over many seeds. The memory mutant is hand-written: right values, an O(T^2
 import torch
 
 from exercises.gae.faulty import faulty_gae
-from exercises.mistakes import fault, fault_mutants, mutant
+from exercises.mistakes import fault, fault_mutants, inplace_edit_fault, mutant, wrong_dtype_fault
 
 ADV = ("advantages_default", "hyper", "no_bootstrap_from_padding", "edge_rows", "no_mask", "dtype_device")
 RET = ("returns_default", "hyper", "no_bootstrap_from_padding", "edge_rows", "no_mask", "dtype_device")
@@ -88,22 +88,8 @@ FAULTS = [
         explains=("dtype_device",),
         site="dtype",
     ),
-    fault(
-        "inplace-edit",
-        "in-place edit of an input: rewards is changed in place, changing the caller's tensor",
-        fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
-        explains=("no_inplace",),
-        site="inplace",
-        signature="edits-inputs",
-    ),
-    fault(
-        "wrong-dtype",
-        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
-        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
-        explains=("dtype_device",),
-        site="dtype",
-        signature="wrong-dtype",
-    ),
+    inplace_edit_fault("rewards"),
+    wrong_dtype_fault(),
     fault(
         "no-shape-check",
         "no shape check: a mask or values of another shape silently broadcasts (or fails "

@@ -5,7 +5,7 @@ to it over many seeds.
 """
 
 from exercises.grpo_advantages.faulty import faulty_grpo_advantages
-from exercises.mistakes import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants, inplace_edit_fault, wrong_dtype_fault
 
 SCALED = ("values_random", "all_equal", "eps_outside", "unbiased", "consecutive", "flat", "dtype_device")
 ALL = SCALED + ("values_no_std",)
@@ -78,22 +78,8 @@ FAULTS = [
         explains=("not_multiple",),
         site="group-size-check",
     ),
-    fault(
-        "inplace-edit",
-        "in-place edit of an input: scores is changed in place, changing the caller's tensor",
-        fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
-        explains=("no_inplace",),
-        site="inplace",
-        signature="edits-inputs",
-    ),
-    fault(
-        "wrong-dtype",
-        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
-        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
-        explains=("dtype_device", "eps_outside", "unbiased"),
-        site="dtype",
-        signature="wrong-dtype",
-    ),
+    inplace_edit_fault("scores"),
+    wrong_dtype_fault(("dtype_device", "eps_outside", "unbiased")),
     fault(
         "scale-flag-ignored",
         "scale_by_std=False ignored: the advantages are divided by (std + eps) anyway",

@@ -5,7 +5,7 @@ to it over many seeds.
 """
 
 from exercises.kl_penalty.faulty import faulty_kl_penalty
-from exercises.mistakes import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants, inplace_edit_fault, wrong_dtype_fault
 
 COMMON = ("large_gaps", "gradient", "any_shape", "dtype_device")
 
@@ -85,22 +85,8 @@ FAULTS = [
         explains=("large_gaps",),
         site="k3-form",
     ),
-    fault(
-        "inplace-edit",
-        "in-place edit of an input: ref_log_probs is changed in place, changing the caller's tensor",
-        fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
-        explains=("no_inplace",),
-        site="inplace",
-        signature="edits-inputs",
-    ),
-    fault(
-        "wrong-dtype",
-        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
-        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
-        explains=("dtype_device",),
-        site="dtype",
-        signature="wrong-dtype",
-    ),
+    inplace_edit_fault("ref_log_probs"),
+    wrong_dtype_fault(),
     fault(
         "k1-detached",
         "k1 detached: the estimate carries no gradient to log_probs (a habit from using the KL as a reward)",

@@ -5,7 +5,7 @@ to it over many seeds.
 """
 
 from exercises.masked_actor_loss.faulty import faulty_masked_actor_loss
-from exercises.mistakes import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants, wrong_dtype_fault
 
 SEQ_VALUES = ("values_seq", "values_custom_clip", "edge_rows", "large_padding", "gradient", "dtype_device")
 TOK_VALUES = ("values_token", "values_custom_clip", "edge_rows", "large_padding", "gradient", "dtype_device")
@@ -117,14 +117,7 @@ FAULTS = [
         site="shape",
         signature="no-value-error",
     ),
-    fault(
-        "wrong-dtype",
-        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
-        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
-        explains=("dtype_device",),
-        site="dtype",
-        signature="wrong-dtype",
-    ),
+    wrong_dtype_fault(),
     fault(
         "empty-batch-nan",
         "token-mean of a batch with no valid token gives 0/0 = NaN: clamp the token count to at least 1",

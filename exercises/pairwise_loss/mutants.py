@@ -4,7 +4,7 @@
 to it over many seeds.
 """
 
-from exercises.mistakes import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants, inplace_edit_fault, wrong_dtype_fault
 from exercises.pairwise_loss.faulty import faulty_pairwise_loss
 
 MARGIN = (
@@ -72,22 +72,8 @@ FAULTS = [
         site="shape",
         signature="no-value-error",
     ),
-    fault(
-        "inplace-edit",
-        "in-place edit of an input: rejected_rewards is changed in place, changing the caller's tensor",
-        fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
-        explains=("no_inplace",),
-        site="inplace",
-        signature="edits-inputs",
-    ),
-    fault(
-        "wrong-dtype",
-        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
-        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
-        explains=("dtype_device", "worked_values"),
-        site="dtype",
-        signature="wrong-dtype",
-    ),
+    inplace_edit_fault("rejected_rewards"),
+    wrong_dtype_fault(("dtype_device", "worked_values")),
     fault(
         "missing-minus",
         "missing minus sign: the loss is -logsigmoid(chosen - rejected), the negative log-likelihood",

@@ -4,7 +4,7 @@
 to it over many seeds.
 """
 
-from exercises.mistakes import fault, fault_mutants
+from exercises.mistakes import fault, fault_mutants, inplace_edit_fault, wrong_dtype_fault
 from exercises.token_rewards.faulty import faulty_token_rewards
 
 KL = ("values_default", "values_custom_coef", "mask_kinds", "edge_rows", "dtype_device")
@@ -93,22 +93,8 @@ FAULTS = [
         site="shape",
         signature="no-value-error",
     ),
-    fault(
-        "inplace-edit",
-        "in-place edit of an input: ref_log_probs is changed in place, changing the caller's tensor",
-        fix="Compute into new tensors (x = x - y), never sub_(), mul_(), masked_fill_() or += on an argument.",
-        explains=("no_inplace",),
-        site="inplace",
-        signature="edits-inputs",
-    ),
-    fault(
-        "wrong-dtype",
-        "result not in the inputs' dtype: a float64 or bfloat16 input gets a float32 (or float64) result, from a .float() or a wider working copy never cast back",
-        fix="Return results in the inputs' dtype: compute in it, or cast back with .to(x.dtype) on every path.",
-        explains=("dtype_device",),
-        site="dtype",
-        signature="wrong-dtype",
-    ),
+    inplace_edit_fault("ref_log_probs"),
+    wrong_dtype_fault(),
 ]
 
 MUTANTS = fault_mutants(faulty_token_rewards, FAULTS)
