@@ -14,7 +14,7 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v docker-compose >/dev/null 2>&1 || missing+=(docker-compose)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 # The instructors' leaderboard page is tested in Debian's headless Chromium driven by
-# Playwright (tests/instructor/test_web.py, slow). The Python package bundles its driver;
+# Playwright (tests/server/dashboard/test_web.py, slow). The Python package bundles its driver;
 # never `playwright install` (it downloads its own browsers): the test uses /usr/bin/chromium.
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # The notebook feedback test (tests/notebook/test_feedback_browser.py) reads the text of
@@ -24,7 +24,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-extra: apt-get install ${missing[*]}" >&2
   apt_install "${missing[@]}"
 fi
-# schemathesis: the property-based API fuzz run (tests/instructor/test_openapi_fuzz.py, slow).
+# schemathesis: the property-based API fuzz run (tests/server/test_openapi_fuzz.py, slow).
 .venv/bin/python -m pip install -q -c constraints.txt "schemathesis>=4,<5" playwright
 # The client's notebook extra (nbformat), for `ppo-submit notebook.ipynb` in the tests.
 .venv/bin/python -m pip install -q -c constraints.txt -e "./client[notebook]"

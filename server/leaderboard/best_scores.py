@@ -2,7 +2,7 @@
 in the verdict's transaction) and the backfill from ``submissions`` (the benchmark and the
 rare re-count of one key; migrations 0004 and 0006 carry frozen copies). Both follow
 ``server.leaderboard.service``'s rules, per course, for the raw score and for the score
-that counts; ``tests/instructor/test_best_scores.py`` checks that they agree.
+that counts; ``tests/server/leaderboard/test_best_scores.py`` checks that they agree.
 """
 
 from __future__ import annotations

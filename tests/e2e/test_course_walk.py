@@ -31,7 +31,7 @@ from exercises.registry import get_exercise
 from server.catalog.service import list_exercises
 from server.users.service import FIRST_INSTRUCTOR_NAME
 from tests.e2e.conftest import BIN, Server
-from tests.instructor.test_web import CHROMIUM, CHROMIUM_ARGS
+from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ import pytest
 from nbconvert import HTMLExporter
 
 from exercises.registry import get_exercise
-from tests.instructor.test_web import CHROMIUM, CHROMIUM_ARGS
+from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
 
 from .conftest import Kernel
 

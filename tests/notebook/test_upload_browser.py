@@ -13,7 +13,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from exercises.registry import get_exercise
-from tests.instructor.test_web import CHROMIUM, CHROMIUM_ARGS
+from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
 
 from .conftest import Kernel, reference_function
 

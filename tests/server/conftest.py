@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -20,6 +20,9 @@ from server.state import AppState
 from server.users.service import create_user
 from tests.pg import pg_database, pg_url  # noqa: F401  (fixtures)
 from tests.server.fakes import FakeGrader
+
+if TYPE_CHECKING:
+    from tests.server.rows import Rows
 
 # Tests that are not about the database run on SQLite only.
 _SQLITE_ONLY_MODULES = {"test_real_judge"}
@@ -123,3 +126,11 @@ def served_database(settings: Settings) -> None:
         upgrade_to_head(engine)
     finally:
         engine.dispose()
+
+
+@pytest.fixture
+def rows(api: Api) -> Rows:
+    """Finished submissions written straight into the test's database (tests/server/rows.py)."""
+    from tests.server.rows import Rows
+
+    return Rows(api)

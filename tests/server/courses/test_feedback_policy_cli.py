@@ -148,7 +148,7 @@ def test_chromium_shows_a_learner_what_the_policy_allows(live: tuple[Term, str],
     the submission's page; hidden-until-due releases there at the due date too."""
     from playwright import sync_api
 
-    from tests.instructor.test_web import CHROMIUM, CHROMIUM_ARGS
+    from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
 
     term, url = live
     _setup(term, policy)

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import Server, server  # noqa: F401  (the real-server fixture)
-from tests.instructor.test_web import CHROMIUM, CHROMIUM_ARGS
+from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
 from tests.server.similarity.conftest import corpus
 
 LEARNERS = ("l03", "l28", "l07", "l29", "l05", "l13")

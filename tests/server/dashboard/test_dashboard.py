@@ -14,8 +14,8 @@ import pytest
 
 from server.models import Role
 from server.web.session import COOKIE_NAME
-from tests.instructor.conftest import Rows
-from tests.instructor.test_web import learner, log_in
+from tests.server.rows import Rows
+from tests.server.dashboard.test_web import learner, log_in
 from tests.server.conftest import Api
 
 EXERCISE = "actor-loss"

@@ -19,7 +19,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from server.config import Settings
 from server.dashboard import upload
 from server.models import Role
-from tests.instructor.test_web import learner, log_in
+from tests.server.dashboard.test_web import learner, log_in
 from tests.server.conftest import Api, StartApi
 from tests.server.fakes import FakeGrader
 
@@ -194,7 +194,7 @@ def test_a_notebook_submissions_page_names_cells(api: Api) -> None:
     from server.submissions.places import CellPlaces
     from server.submissions.schemas import Feedback
 
-    snapshot = json.loads((Path(__file__).parents[1] / "exercises" / "feedback" / "snapshots" / "syntax.json").read_text())
+    snapshot = json.loads((Path(__file__).parents[2] / "exercises" / "feedback" / "snapshots" / "syntax.json").read_text())
     feedback = Feedback.model_validate(snapshot["feedback"])
     line = feedback.root_causes[0].location.line  # type: ignore[union-attr]
     source = "\n".join(["# header"] * (line - 2) + ["# cell 7, line 4"] + ["x"] * 5)

@@ -1,18 +1,14 @@
-"""Instructor-side fixtures: the server fixtures, plus a way to write graded rows directly
-(the leaderboard's rules are about stored verdicts, not about the worker). Finished rows
-are counted in ``best_scores`` with the same upsert the worker's transaction runs."""
+"""Rows written straight into the database, for the instructor-side tests (boards, dashboard,
+statistics, gradebooks): finished submissions with their checks, at fixed times."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
+from server.courses.policy import counted_score
 from server.db import transaction
 from server.leaderboard.best_scores import record_verdict
-from server.courses.policy import counted_score
 from server.models import DEFAULT_COURSE_ID, CheckResult, Status, Submission, User
-from tests.server.conftest import *  # noqa: F403  (the server fixtures and hooks, whatever they are)
 from tests.server.conftest import Api
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -79,8 +75,3 @@ class Rows:
                     created_at=row.created_at, verdict=verdict, score=score, counted_score=row.counted_score,
                 )
             return row.id
-
-
-@pytest.fixture
-def rows(api: Api) -> Rows:  # noqa: F811
-    return Rows(api)

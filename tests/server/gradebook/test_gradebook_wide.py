@@ -8,8 +8,8 @@ import io
 from pathlib import Path
 
 from server.models import Role
-from tests.instructor.conftest import Rows
-from tests.instructor.test_web import learner, log_in
+from tests.server.rows import Rows
+from tests.server.dashboard.test_web import learner, log_in
 from tests.server.conftest import Api
 
 FIXTURE = Path(__file__).parent / "fixtures" / "gradebook-wide.csv"

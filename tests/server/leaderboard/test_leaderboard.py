@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from server.models import Role
 from server.security import pseudonym
-from tests.instructor.conftest import Rows, at
+from tests.server.rows import Rows, at
 from tests.server.conftest import Api
 
 BOARD = "/api/v1/leaderboard"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from server.config import Settings
 from server.submissions.limits import SlidingWindow, parse_rate
 from server.models import Role
-from tests.instructor.conftest import Rows
+from tests.server.rows import Rows
 from tests.server.conftest import StartApi
 from tests.server.fakes import FakeGrader
 

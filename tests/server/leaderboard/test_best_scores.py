@@ -10,7 +10,7 @@ from server.db import transaction
 from server.grading.persistence import claim, store_internal_error, store_report
 from server.leaderboard.best_scores import backfill_best_scores
 from server.models import BestScore, Role, Status
-from tests.instructor.conftest import Rows, at
+from tests.server.rows import Rows, at
 from tests.server.conftest import Api
 from tests.server.fakes import FakeReport
 

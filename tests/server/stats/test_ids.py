@@ -16,8 +16,8 @@ import pytest
 from exercises.registry import get_exercise
 from server.app import real_grader
 from server.models import CheckResult, Role
-from tests.instructor.test_dashboard import charts, table_rows
-from tests.instructor.test_web import log_in
+from tests.server.dashboard.test_dashboard import charts, table_rows
+from tests.server.dashboard.test_web import log_in
 from tests.server.conftest import Api, StartApi
 
 EXERCISE = "actor-loss"
@@ -91,7 +91,7 @@ def test_rewording_a_mistake_and_a_check_does_not_split_their_counts(
     check_bars = {label: value for label, value, _ in bars["chart-checks"]}
     assert check_bars[NEW_SENTENCE] == 1.0 and old_sentence not in check_bars
     href = next(h for label, _, h in bars["chart-misconceptions"] if label == NEW_TITLE)
-    assert href is not None and parse_qs(urlsplit(href).query) == {"mistake": [MISTAKE]}
+    assert href is not None and parse_qs(urlsplit(href).query) == {"mistake": [MISTAKE], "course": ["default"]}
     holders = api.client.get(href)
     assert holders.status_code == 200 and f"<h1>{NEW_TITLE}</h1>" in holders.text
     assert sorted(row[1] for row in table_rows(holders.text, "holders")) == ["ann", "ben", "cat"]

@@ -6,7 +6,7 @@ import csv
 import io
 
 from server.models import Role
-from tests.instructor.conftest import Rows
+from tests.server.rows import Rows
 from tests.server.conftest import Api
 
 CLIP_WRONG = [("value", True, None), ("clip", False, "max instead of min")]

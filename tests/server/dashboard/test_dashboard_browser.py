@@ -15,7 +15,7 @@ import pytest
 
 from exercises.registry import get_exercise
 from tests.e2e.conftest import Server, server  # noqa: F401  (the real-server fixture)
-from tests.instructor.test_web import CHROMIUM, CHROMIUM_ARGS, _api_submit, _api_user, _wait_done
+from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS, _api_submit, _api_user, _wait_done
 
 TITLE = "PPO clipped actor loss"
 
