@@ -89,7 +89,7 @@ def test_docker_compose_config_validates(tmp_path: Path) -> None:
     shutil.copy(ROOT / "docker-compose.yml", tmp_path / "docker-compose.yml")
     shutil.copytree(ROOT / "deploy", tmp_path / "deploy")
     shutil.copy(tmp_path / "deploy" / "ppo-grader.env.example", tmp_path / "deploy" / "ppo-grader.env")
-    env = {"PATH": "/usr/bin:/bin", "POSTGRES_PASSWORD": "test-password"}
+    env = {"PATH": "/usr/bin:/bin", "POSTGRES_PASSWORD": "test-password", "PPO_GRADER_METRICS_TOKEN": "test-token"}
     for profile in ([], ["--profile", "gpu"]):
         result = subprocess.run(
             ["docker-compose", *profile, "config"], cwd=tmp_path, env=env, capture_output=True, text=True

@@ -26,7 +26,7 @@ SLUG = "kl-penalty"
 PACKAGE = "exercises.kl_penalty"
 FOLDER = Path(registry.__file__).resolve().parent / "kl_penalty"
 #: The wrong reference: k2 without its 0.5 (the learners' known mistake "k2-missing-half").
-RIGHT, WRONG = "return 0.5 * log_ratio ** 2", "return log_ratio ** 2"
+RIGHT, WRONG = "return 0.5 * log_ratio**2", "return log_ratio**2"
 
 
 def write_wrong_copy(where: Path) -> Path:
