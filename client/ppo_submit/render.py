@@ -295,6 +295,10 @@ def _timings(timings: dict[str, Any]) -> str:
     return text.strip()
 
 
+#: The longest file name the result's first line shows whole (longer: its last part).
+_HEADER_NAME_CHARS = 40
+
+
 def submission_result(
     sub: Submission, *, verbose: bool = False, local_path: str | None = None, locator: Locator | None = None
 ) -> RenderableType:
@@ -310,6 +314,8 @@ def submission_result(
 
     parts: list[RenderableType] = []
     name = locator.name if locator is not None else local_path or sub.get("filename")
+    if name and len(name) > _HEADER_NAME_CHARS:  # a long path would overrun an 80-column terminal: its file name
+        name = name.replace("\\", "/").rsplit("/", 1)[-1]
     header = Text.assemble(
         ("Submission ", "bold"),
         (str(sub.get("id", "?")), "bold"),
