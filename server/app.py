@@ -49,6 +49,7 @@ from server.submissions.waiting import VerdictAnnouncer, VerdictListener
 from server.text_guard import RefuseNulInUrl
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
+from server.users.terminal import router as terminal_router
 from server.web.errors import install_page_error_handlers
 from server.web.router import router as web_router
 
@@ -116,6 +117,7 @@ def create_app(
     app.include_router(corrections_router)  # POST /dashboard/corrections: overrides, excuses, extensions
     app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
     app.include_router(regrades_page_router)  # /dashboard/regrades/{id}: a regrade's diff, instructors only
+    app.include_router(terminal_router)  # /dashboard/terminal: "Use from a terminal", a user's own token
     app.include_router(lti_router)  # /lti/...: LTI 1.3 launch, key set, deep linking; /dashboard/lti; /api/v1/lti
     _install_error_handlers(app)
     install_page_error_handlers(app)  # "login required" and the pages' 404/400 as HTML

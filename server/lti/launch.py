@@ -289,7 +289,7 @@ def _check_claims(body: dict[str, Any], platform: LtiPlatform, nonce: str, now: 
 
 def _claim_refused(claim: str) -> LaunchRefused:
     title, text = _CLAIM_PROBLEMS.get(claim, ("Invalid launch", f"The launch's {claim or 'claims'} did not validate."))
-    return LaunchRefused(title, text, 401)
+    return LaunchRefused(title, text, 403 if claim == "nonce" else 401)  # a wrong nonce is a replay
 
 
 def _string(value: Any, what: str, *, required: bool = False, longest: int = 255) -> str:
