@@ -15,6 +15,7 @@ instructor chooses exercises; the tool answers with one content item per exercis
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -158,22 +159,28 @@ def answer(
         c.CONTENT_ITEMS: items,
         c.DL_MESSAGE: f"Added {len(items)} exercise{'s' if len(items) != 1 else ''} from ppo-grader.",
     }
-    if request.data:
-        claims[c.DEEP_LINKING_DATA] = request.data
+    if request.data is not None:
+        claims[c.DEEP_LINKING_DATA] = json.loads(request.data)  # given back as the platform sent it
     session.flush()
     return Answer(request.return_url, keys.sign(session, secret, claims), len(items), asked)
 
 
-def _has_line_item(session: Session, client: LmsClient, link: LtiContext, row: LtiLineItem | None, slug: str) -> bool:
-    """Whether the LMS has (or is making) the exercise's column: remembered, else looked up.
-    When the LMS cannot be asked, a remembered row decides; none, and the item asks for one."""
-    if row is not None:
+def _has_line_item(
+    session: Session, client: LmsClient, link: LtiContext, row: LtiLineItem | None, slug: str
+) -> bool:
+    """Whether the LMS has (or is making) the exercise's column: looked up by resource id and
+    tag, else remembered. When the LMS cannot be asked, a remembered row decides; with none,
+    the item asks for a column."""
+    if row is not None and row.url:
         return True
     try:
         url = lookup(client, link, slug)
     except LmsUnreachable:
-        return False
-    if url is not None:
-        session.add(LtiLineItem(context_id=link.id, exercise=slug, url=url[:2000]))
-        return True
-    return False
+        return row is not None
+    if url is None:
+        return row is not None  # asked for by an earlier answer the LMS has not acted on yet
+    if row is None:
+        row = LtiLineItem(context_id=link.id, exercise=slug)
+        session.add(row)
+    row.url = url[:2000]
+    return True

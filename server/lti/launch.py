@@ -24,6 +24,7 @@ Every value taken from the token is type-checked and capped before it is used or
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -300,6 +301,16 @@ def _string(value: Any, what: str, *, required: bool = False, longest: int = 255
     return value
 
 
+def _opaque(value: Any) -> str | None:
+    """The deep-linking ``data`` (any JSON value the platform wants back), as JSON; capped."""
+    if value is None:
+        return None
+    text = json.dumps(value)
+    if len(text) > 2000:
+        raise LaunchRefused("Invalid launch", "The deep-linking request's data is longer than 2000 characters.")
+    return text
+
+
 def _optional_url(value: Any, what: str) -> str | None:
     return _string(value, what, longest=2000) or None
 
@@ -350,7 +361,7 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
             return_url=_string(
                 settings.get("deep_link_return_url"), "deep-linking return URL", required=True, longest=2000
             ),
-            data=_string(settings.get("data"), "deep-linking data", longest=2000) or None,
+            data=_opaque(settings.get("data")),
             accept_multiple=settings.get("accept_multiple") is not False,
             accept_types=tuple(t for t in types[:20] if isinstance(t, str)) if isinstance(types, list) else (),
         )

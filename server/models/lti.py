@@ -213,6 +213,7 @@ class LtiDeepLink(Base):
     context_id: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     return_url: Mapped[str] = mapped_column(String(MAX_URL_CHARS))
+    #: The platform's opaque ``data`` as JSON, given back in the answer.
     data: Mapped[str | None] = mapped_column(String(2000))
     accept_multiple: Mapped[bool] = mapped_column(default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

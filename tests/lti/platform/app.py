@@ -38,7 +38,7 @@ from urllib.parse import parse_qs, urlencode
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from lti1p3platform.exceptions import LineItemNotFoundException, LtiException
 from lti1p3platform.framework.fastapi.oidc_login import FastAPIOIDCLogin
 from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
@@ -136,7 +136,7 @@ class WireRequest(LtiRequest):
             "method": http.method,
             "form_data": {k: v[0] for k, v in parse_qs(body.decode()).items()} if "form" in kind else {},
             "get_data": dict(http.query_params),
-            "headers": dict(http.headers),
+            "headers": http.headers,  # case-insensitive, as the package reads "Authorization"
             "content_type": kind,
             "path": http.url.path,
             "json": json.loads(body) if body and "json" in kind else None,
