@@ -34,6 +34,7 @@ from server.health.router import router as health_router
 from server.leaderboard.page_router import router as leaderboard_page_router
 from server.leaderboard.router import router as leaderboard_router
 from server.lti.jobs import LtiGradeSync
+from server.lti.keys import signing_key
 from server.lti.router import router as lti_router
 from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
@@ -140,6 +141,7 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
         session_factory = make_session_factory(engine)
         with transaction(session_factory) as session:
             first = ensure_first_instructor(session, settings.secret_bytes)
+            signing_key(session, settings.secret_bytes)  # published at /lti/jwks before anything is signed
         if first is not None:
             _print_first_token(first.user.name, first.token)
         if settings.QUEUE == "procrastinate":

@@ -43,6 +43,15 @@ def _link(session: Session, course_slug: str) -> tuple[Course, LtiContext]:
     return course, link
 
 
+def _published_key(session_for: Sessions, settings: Settings) -> None:
+    """Make (and commit) the tool's key before a command signs with it: the LMS checks the
+    signature against /lti/jwks, which serves committed keys only."""
+    from server.lti.keys import signing_key
+
+    with session_for(settings) as session:
+        signing_key(session, settings.secret_bytes)
+
+
 def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
@@ -77,7 +86,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
             summary = (
                 f"Registered {platform.name!r} (id {platform.id}) with {len(reg.deployment_ids)} deployment id(s)."
             )
-        err.print(summary, highlight=False)
+        err.print(summary, highlight=False, soft_wrap=True)
 
     @lti_app.command("add-deployment")
     @edge
@@ -115,7 +124,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         settings = Settings()
         with session_for(settings) as session:
             new, retired = rotate(session, settings.secret_bytes)
-        err.print(f"New signing key {new}; retired {', '.join(retired) or 'none'}.", highlight=False)
+        err.print(f"New signing key {new}; retired {', '.join(retired) or 'none'}.", highlight=False, soft_wrap=True)
 
     @lti_app.command("config")
     @edge
@@ -130,6 +139,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
             f"Login (OIDC initiation) URL: {base}/lti/login\nLaunch / redirect URL: {base}/lti/launch\n"
             f"Public key set (JWKS) URL: {base}/lti/jwks\nCanvas JSON (below) is also at {base}/lti/config.json",
             highlight=False,
+            soft_wrap=True,
         )
         out.print_json(json.dumps(canvas_configuration(base)))
 
@@ -140,6 +150,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         from server.lti.roster import sync_roster
 
         settings = Settings()
+        _published_key(session_for, settings)
         with session_for(settings) as session:
             _, link = _link(session, course)
             done = sync_roster(session, link, settings.secret_bytes)
@@ -148,6 +159,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
             f"({', '.join(done.role_changed) or 'none'}); dropped {len(done.dropped)} ({', '.join(done.dropped) or 'none'}); "
             f"{done.unchanged} unchanged, {done.skipped} skipped.",
             highlight=False,
+            soft_wrap=True,
         )
 
     @grades_app.command("preview")
@@ -158,6 +170,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         from server.lti.services import LmsClient
 
         settings = Settings()
+        _published_key(session_for, settings)
         with session_for(settings) as session:
             _, link = _link(session, course)
             platform = session.get(LtiPlatform, link.platform_id)
@@ -174,10 +187,15 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
             )
         out.print(table)
         if shown.lms_error:
-            err.print(f"[yellow]what the LMS has could not be read:[/yellow] {shown.lms_error}", highlight=False)
+            err.print(
+                f"[yellow]what the LMS has could not be read:[/yellow] {shown.lms_error}",
+                highlight=False,
+                soft_wrap=True,
+            )
         err.print(
             f"{len(shown.to_send)} to send, {sum(ln.action == Action.UP_TO_DATE for ln in shown.lines)} up to date.",
             highlight=False,
+            soft_wrap=True,
         )
 
     @grades_app.command("apply")
@@ -187,6 +205,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         from server.lti.grades import apply
 
         settings = Settings()
+        _published_key(session_for, settings)
         with session_for(settings) as session:
             _, link = _link(session, course)
             done = apply(session, link, settings.secret_bytes)
@@ -196,7 +215,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
                 f"[red]error:[/red] {line} Stopped: {done.error} Nothing was lost: run apply again.", highlight=False
             )
             raise typer.Exit(code=2)
-        err.print(line, highlight=False)
+        err.print(line, highlight=False, soft_wrap=True)
 
     @grades_app.command("auto")
     @edge
@@ -210,6 +229,6 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         with session_for(Settings()) as session:
             _, link = _link(session, course)
             link.auto_grades = mode == "on"
-        err.print(f"Automatic grades for {course!r}: {mode}.", highlight=False)
+        err.print(f"Automatic grades for {course!r}: {mode}.", highlight=False, soft_wrap=True)
 
     return lti_app

@@ -165,9 +165,7 @@ def answer(
     return Answer(request.return_url, keys.sign(session, secret, claims), len(items), asked)
 
 
-def _has_line_item(
-    session: Session, client: LmsClient, link: LtiContext, row: LtiLineItem | None, slug: str
-) -> bool:
+def _has_line_item(session: Session, client: LmsClient, link: LtiContext, row: LtiLineItem | None, slug: str) -> bool:
     """Whether the LMS has (or is making) the exercise's column: looked up by resource id and
     tag, else remembered. When the LMS cannot be asked, a remembered row decides; with none,
     the item asks for a column."""

@@ -51,11 +51,12 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
         done = RosterSync(requests=client.requests)
     now = utcnow()
     before = {m.user_id: m for m in session.scalars(select(LtiMember).where(LtiMember.context_id == link.id))}
-    enrolled = dict(
-        session.execute(
+    enrolled = {
+        user_id: role
+        for user_id, role in session.execute(
             select(Enrollment.user_id, Enrollment.role).where(Enrollment.course_id == link.course_id)
         ).tuples()
-    )
+    }
     listed: set[int] = set()
     for member in members:
         sub, roles = member.get("user_id"), member.get("roles")
