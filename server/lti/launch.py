@@ -41,7 +41,7 @@ from sqlalchemy.orm import Session
 from server.lti import claims as c
 from server.lti.errors import LaunchRefused, PlatformNotFound
 from server.lti.platforms import find_platform, has_deployment, platform_key
-from server.models import LtiLogin, LtiPlatform, utcnow
+from server.models import LtiDeepLink, LtiLogin, LtiPlatform, LtiTicket, utcnow
 
 LOGIN_SECONDS = 600
 #: A launch token issued longer ago than this is refused even if its ``exp`` is later.
@@ -97,7 +97,9 @@ def begin_login(session: Session, params: dict[str, str], launch_url: str, now: 
     deployment = params.get("lti_deployment_id")
     if deployment and not has_deployment(session, platform, deployment):
         raise _unregistered_deployment(platform, deployment)
-    session.execute(delete(LtiLogin).where(LtiLogin.expires_at < now - timedelta(days=1)))
+    stale = now - timedelta(days=1)  # what expired a day ago is of no use, even to an audit
+    for model in (LtiLogin, LtiTicket, LtiDeepLink):
+        session.execute(delete(model).where(model.expires_at < stale))
     login = LtiLogin(
         state=secrets.token_urlsafe(32),
         nonce=secrets.token_urlsafe(32),

@@ -126,7 +126,7 @@ def course_lti_page(
             '<h1>LMS</h1><p id="lti-none">This course is not linked to an LMS course. It is linked the first time '
             "an instructor opens ppo-grader from the LMS course (docs/lti.md).</p>"
         )
-        return page("LMS", body, viewer)
+        return page("LMS", body, viewer, current="LMS")
     zone = viewer.zone
     hidden = f'<input type="hidden" name="csrf" value="{e(csrf)}"><input type="hidden" name="course" value="{e(course_slug)}">'
     error = (
@@ -189,4 +189,4 @@ def course_lti_page(
         f"<tbody>{grade_rows}</tbody></table>"
     )
     body = f"<h1>LMS</h1>{error}{facts}<p>{buttons}</p>{table}{roster}"
-    return page("LMS", body, viewer)
+    return page("LMS", body, viewer, current="LMS")

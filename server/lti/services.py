@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from server.lti import keys
 from server.lti.errors import LmsUnreachable
-from server.lti.http import TIMEOUT, Answer, call, next_page
+from server.lti.http import TIMEOUT, Answer, call, is_loopback, next_page
 from server.models import LtiPlatform
 
 MAX_PAGES = 100
@@ -58,6 +58,11 @@ class LmsClient:
         self._http.close()
 
     def _call(self, method: str, url: str, what: str, **kwargs: Any) -> Answer:
+        # A service URL comes from a launch's claims: it may name this machine only when the
+        # platform itself is here (development, the tests), never to reach a local service.
+        host = urlsplit(url).hostname or ""
+        if is_loopback(host) and not is_loopback(urlsplit(self.platform.auth_token_url).hostname or ""):
+            raise LmsUnreachable(f"{what}: {self.platform.name} named a service on this machine ({host}); refused.")
         self.requests += 1
         return call(method, url, what, client=self._http, **kwargs)
 
