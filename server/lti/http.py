@@ -39,8 +39,15 @@ def is_loopback(host: str) -> bool:
 
 def checked_url(url: object, what: str) -> str:
     """``url`` if it is an absolute https URL (http on a loopback host); else ``InvalidRegistration``."""
-    if not isinstance(url, str) or not url or len(url) > 2000:
-        raise InvalidRegistration(f"The {what} must be a URL of at most 2000 characters.")
+    if (
+        not isinstance(url, str)
+        or not url
+        or len(url) > 2000
+        or not url.isascii()
+        or not url.isprintable()
+        or " " in url
+    ):
+        raise InvalidRegistration(f"The {what} must be a URL of at most 2000 printable ASCII characters.")
     parts = urlsplit(url)
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise InvalidRegistration(f"The {what} must be an absolute https:// URL; got {url[:200]!r}.")

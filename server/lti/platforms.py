@@ -32,6 +32,7 @@ from server.lti.errors import (
 )
 from server.lti.http import call, checked_url
 from server.models import LtiDeployment, LtiPlatform, utcnow
+from server.text_guard import is_storable_text
 
 MISS_COOLDOWN = timedelta(seconds=30)
 #: Most keys read from a platform's set.
@@ -53,7 +54,7 @@ class Registration:
 
 def _text(value: str, what: str, longest: int = 255) -> str:
     value = value.strip()
-    if not value or len(value) > longest or any(ord(c) < 32 for c in value):
+    if not value or len(value) > longest or not value.isprintable() or not is_storable_text(value):
         raise InvalidRegistration(f"The {what} must be 1-{longest} printable characters.")
     return value
 
