@@ -60,6 +60,15 @@ def refused_page(title: str, detail: str) -> str:
     )
 
 
+def framed_login_page(login_url: str) -> str:
+    """A launch that began in the LMS's frame: the same login, in a tab of its own."""
+    return _shell(
+        "Open ppo-grader",
+        "<h1>ppo-grader</h1><p>ppo-grader opens in its own tab.</p>"
+        f'<p><a id="lti-open-tab" href="{e(login_url)}" target="_blank" rel="noopener">Open ppo-grader</a></p>',
+    )
+
+
 def launch_page(user: User, course_title: str, continue_url: str, window: bool) -> str:
     """A launch accepted: continue to the signed-in page (at once at the top level; from the
     LMS's frame, in a new tab). ``window``: the LMS opened a window, so no script is needed."""

@@ -5,6 +5,8 @@ From the LMS (no session; each step proves itself):
 
 - ``GET|POST /lti/login``: OIDC third-party login; sets the state cookie (SameSite=None;
   Secure over https, so it comes back on the platform's cross-site form post), 302 to the LMS.
+  Arriving in the LMS's frame (``Sec-Fetch-Dest: iframe``), where that cookie would be a
+  third-party cookie, it answers with a link that starts the same login in a tab of its own.
 - ``POST /lti/launch``: the id_token; validated (``server.lti.launch``), then a resource-link
   launch signs the user in through ``/lti/continue/<ticket>`` and a deep-linking request shows
   the picker. A refused launch is a 4xx page that says why.
@@ -28,7 +30,7 @@ import secrets
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, Depends, Request, status
 from fastapi.responses import JSONResponse, RedirectResponse, Response
@@ -110,13 +112,18 @@ def _launch_url(request: Request) -> str:
 # --- from the LMS ---------------------------------------------------------------------------
 
 
-@html.api_route("/lti/login", methods=["GET", "POST"])
+@html.api_route("/lti/login", methods=["GET", "POST"], name="lti_login")
 async def login(request: Request, session: SessionDep, now: Now) -> Response:
     """Step 1 of a launch: store a state and nonce, bind the state to this browser, go to the LMS."""
     params: dict[str, str] = {k: v for k, v in request.query_params.items()}
     if request.method == "POST":
         form = await _form_reader(MAX_LAUNCH_FORM_BYTES)(request)
         params.update({k: v[0] for k, v in (form or {}).items() if v})
+    if request.headers.get("sec-fetch-dest") == "iframe":
+        # In the LMS's frame the state cookie would be a third-party cookie, which browsers
+        # block more and more: the login starts again in a tab of its own, where it is not.
+        again = str(request.url_for("lti_login")) + "?" + urlencode({k: v[:2000] for k, v in list(params.items())[:20]})
+        return pages.lti_response(pages.framed_login_page(again))
     try:
         start = begin_login(session, params, _launch_url(request), now)
     except LaunchRefused as exc:

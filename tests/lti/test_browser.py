@@ -222,3 +222,40 @@ def test_launch_submit_and_grades_back_in_chromium(service: Service, tmp_path: P
     with _db(service) as session:
         course = session.scalar(select(Course).where(Course.slug == SLUG))
         assert course is not None and session.scalar(select(User.role).where(User.name == "prof")) == "instructor"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_launch_in_the_lms_frame_opens_the_tool_in_its_own_tab_signed_in(service: Service, tmp_path: Path) -> None:
+    """Canvas shows a tool in a frame by default, where the login's state cookie would be a
+    third-party cookie: the tool answers a framed login with a link that starts it in a tab of
+    its own, which lands signed in."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--ignore-certificate-errors"], headless=True
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900}, ignore_https_errors=True)
+            page = context.new_page()
+            page.set_default_timeout(60_000)
+            page.goto(f"{service.platform.url}/course-page?user=prof&context=A1")
+            # the login in a frame would need a third-party cookie (this Chromium blocks them):
+            # the tool offers the same login in a tab of its own
+            link = page.frame_locator("#tool").locator("#lti-open-tab")
+            try:
+                sync_api.expect(link).to_have_attribute("target", "_blank", timeout=60_000)
+            finally:
+                page.screenshot(path=str(tmp_path / "framed.png"), full_page=True)
+            page.screenshot(path=str(tmp_path / "framed.png"), full_page=True)
+            with context.expect_page() as opened:
+                link.click()
+            tab = opened.value
+            try:
+                tab.wait_for_url(re.compile(rf".*/dashboard\?course={SLUG}$"), timeout=60_000)
+            finally:
+                tab.screenshot(path=str(tmp_path / "tab.png"), full_page=True)
+            assert "Margaret Hamilton" in tab.locator("header.site").inner_text()
+        finally:
+            browser.close()

@@ -205,6 +205,12 @@ def create_platform(world: World) -> FastAPI:
         user = world.users[request.query_params["user"]]
         return login.initiate_login(user["sub"])
 
+    @app.get("/course-page")
+    def course_page(request: Request) -> Response:
+        """An LMS page that shows the tool in a frame (as Canvas does by default)."""
+        query = escape(urlencode({**dict(request.query_params), "target": "iframe"}), quote=True)
+        return HTMLResponse(f"<!doctype html><html><body><h1>LMS course</h1><iframe id='tool' src='/launch?{query}' width='900' height='500'></iframe></body></html>")
+
     @app.get("/auth")
     def authorize(request: Request) -> Response:
         """The OIDC authorization endpoint: checks the tool's request, answers with the form post."""
