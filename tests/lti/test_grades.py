@@ -191,6 +191,25 @@ def test_a_column_the_lms_lacks_is_created_once(lti: Lti, course: dict[str, str]
     assert len(gae) == 1 and gae[0]["tag"] == "ppo-grader"
 
 
+def test_the_pages_send_button_has_the_background_job_send_once(lti: Lti, course: dict[str, str]) -> None:
+    _submit(lti, course["bob"], "actor-loss")
+    with lti.client() as browser:
+        lti_continue(browser, lti.tool, launch(browser, lti.platform, user="prof", context="G1"))
+        page = browser.get(f"{lti.tool}/dashboard/lti", params={"course": SLUG})
+        assert re.search(r'data-learner="bob" data-exercise="actor-loss" class="send"', page.text)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        pressed = browser.post(f"{lti.tool}/dashboard/lti/grades", data={"csrf": csrf, "course": SLUG}, headers={"Origin": lti.tool})
+        assert pressed.status_code == 200
+    sent = _wait(lambda: [s for s in _scores(lti, "g-bob") if s["lineitem"] == _line_item(lti, "actor-loss")], "the job")
+    _wait(lambda: _requested(lti) is None, "the request to be done")
+    assert [s["scoreGiven"] for s in sent] == [75.0]
+
+
+def _requested(lti: Lti):  # type: ignore[no-untyped-def]
+    with lti.state.session_factory() as session:
+        return _link(session)[1].send_requested_at
+
+
 def _wait(predicate, what: str, seconds: float = 60):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
