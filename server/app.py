@@ -33,6 +33,9 @@ from server.health.metrics import router as metrics_router
 from server.health.router import router as health_router
 from server.leaderboard.page_router import router as leaderboard_page_router
 from server.leaderboard.router import router as leaderboard_router
+from server.lti.jobs import LtiGradeSync
+from server.lti.keys import signing_key
+from server.lti.router import router as lti_router
 from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
 from server.regrades.page_router import router as regrades_page_router
@@ -47,6 +50,7 @@ from server.submissions.waiting import VerdictAnnouncer, VerdictListener
 from server.text_guard import RefuseNulInUrl
 from server.users.router import router as users_router
 from server.users.service import ensure_first_instructor
+from server.users.terminal import router as terminal_router
 from server.web.errors import install_page_error_handlers
 from server.web.router import router as web_router
 
@@ -114,6 +118,8 @@ def create_app(
     app.include_router(corrections_router)  # POST /dashboard/corrections: overrides, excuses, extensions
     app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
     app.include_router(regrades_page_router)  # /dashboard/regrades/{id}: a regrade's diff, instructors only
+    app.include_router(terminal_router)  # /dashboard/terminal: "Use from a terminal", a user's own token
+    app.include_router(lti_router)  # /lti/...: LTI 1.3 launch, key set, deep linking; /dashboard/lti; /api/v1/lti
     _install_error_handlers(app)
     install_page_error_handlers(app)  # "login required" and the pages' 404/400 as HTML
     app.add_middleware(RefuseNulInUrl)
@@ -135,6 +141,7 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
         session_factory = make_session_factory(engine)
         with transaction(session_factory) as session:
             first = ensure_first_instructor(session, settings.secret_bytes)
+            signing_key(session, settings.secret_bytes)  # published at /lti/jwks before anything is signed
         if first is not None:
             _print_first_token(first.user.name, first.token)
         if settings.QUEUE == "procrastinate":
@@ -167,6 +174,8 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     )
     similarity.start()
     state.similarity = similarity
+    state.lti = LtiGradeSync(session_factory, settings.secret_bytes, settings.LTI_POLL_SECONDS)
+    state.lti.start()
     return state, close_grader
 
 
@@ -201,6 +210,8 @@ def _stop(state: AppState, close_grader: Callable[[], None]) -> None:
     # Workers first (they use the judge), then the judge, then the engine.
     if isinstance(state.similarity, SimilarityWorker):
         state.similarity.stop()
+    if state.lti is not None:
+        state.lti.stop()
     state.workers.stop(timeout=state.settings.WALL_SECONDS + 5)
     try:
         close_grader()

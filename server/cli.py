@@ -22,6 +22,7 @@ from exercises.packs import PackError
 from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
+from server.lti.cli import build_lti_app
 from server.migrations import upgrade_to_head
 from server.models import Role
 
@@ -862,6 +863,7 @@ def _register_regrade() -> None:
 
 
 _register_regrade()
+app.add_typer(build_lti_app(_edge, _session), name="lti")  # ppo-grader lti ... (server/lti/cli.py)
 
 
 if __name__ == "__main__":

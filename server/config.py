@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     #: Child processes one similarity run compares exercises in (1: in the worker's own thread;
     #: more only where the worker has idle cores: docs/benchmarks.md).
     SIMILARITY_PROCESSES: int = Field(default=1, ge=1, le=64)
+    #: How often the in-process LTI thread sends the grades that changed of courses in automatic
+    #: mode, and those an instructor asked to send (issue 35; procrastinate workers: every minute).
+    LTI_POLL_SECONDS: float = Field(default=15, gt=0)
 
     @model_validator(mode="after")
     def _refuse_weak_secret_in_production(self) -> Settings:

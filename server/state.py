@@ -11,6 +11,7 @@ from server.config import Settings
 from server.db import SessionFactory
 from server.grading.queue import SubmissionQueue
 from server.grading.worker import WorkerPool
+from server.lti.jobs import LtiGradeSync
 from server.similarity.jobs import SimilarityQueue
 from server.submissions.waiting import VerdictAnnouncer, VerdictListener
 
@@ -32,3 +33,5 @@ class AppState:
     clock: Clock = system_clock
     #: Where similarity runs go (the in-process worker, or procrastinate); None: not started.
     similarity: SimilarityQueue | None = None
+    #: The in-process LTI grades thread (None on procrastinate, whose workers run the jobs).
+    lti: LtiGradeSync | None = None

@@ -287,9 +287,13 @@ class UploadView:
     max_upload_mib: int
 
 
-def upload_form(titles: dict[str, str], upload: UploadView) -> str:
-    """A ``.py`` or ``.ipynb`` file, or a pasted function, submitted from the browser."""
-    options = "".join(f'<option value="{e(slug)}">{e(title)}</option>' for slug, title in titles.items())
+def upload_form(titles: dict[str, str], upload: UploadView, chosen: str | None = None) -> str:
+    """A ``.py`` or ``.ipynb`` file, or a pasted function, submitted from the browser
+    (``chosen``: the exercise picked in advance)."""
+    options = "".join(
+        f'<option value="{e(slug)}"{" selected" if slug == chosen else ""}>{e(title)}</option>'
+        for slug, title in titles.items()
+    )
     course = ""
     if upload.courses:
         picks = "".join(f'<option value="{e(slug)}">{e(title)}</option>' for slug, title in upload.courses)
@@ -314,11 +318,19 @@ def upload_form(titles: dict[str, str], upload: UploadView) -> str:
     )
 
 
+#: The learner's way to their own API token (``server.users.terminal``).
+TERMINAL_LINK = (
+    '<p id="terminal"><a href="/dashboard/terminal">Use from a terminal</a> '
+    '<span class="muted">(ppo-submit or a notebook: your personal API token)</span></p>'
+)
+_CURRENT = ' aria-current="true"'
+
 UPLOAD_CSS = """
 #upload-form,#correction-form{display:grid;grid-template-columns:max-content 1fr;gap:.5rem .8rem;max-width:52rem;align-items:start}
 #correction-form button{grid-column:2;justify-self:start}
 #upload-form textarea{font:13px/1.4 ui-monospace,monospace;width:100%;box-sizing:border-box}
 #upload-form button{grid-column:2;justify-self:start}
+tr[aria-current]{background:#eef4ff}
 """
 
 
@@ -330,9 +342,11 @@ def learner_page(
     mark: str | None = None,
     upload: UploadView | None = None,
     corrections: str = "",
+    focus: str | None = None,
 ) -> str:
     """One learner: every exercise (best, attempts, last verdict), the upload form on their own
-    page, then every submission."""
+    page, then every submission. ``focus``: the exercise the page is opened for (marked, and
+    chosen in the upload form)."""
     own = viewer.name == view.name
     here, zone = viewer.course_slug, viewer.zone
     rows = []
@@ -350,7 +364,7 @@ def learner_page(
         if x.best_hidden:  # the feedback policy holds the score back until the due date
             counted = how = "hidden until due"
         rows.append(
-            f'<tr data-exercise="{e(x.slug)}"><td>{name}</td><td class="num counted">{e(counted)}</td>'
+            f'<tr data-exercise="{e(x.slug)}"{_CURRENT if x.slug == focus else ""}><td>{name}</td><td class="num counted">{e(counted)}</td>'
             f'<td class="shown">{e(how)}</td><td class="num">{x.attempts}</td><td>{last}</td></tr>'
         )
     table = (
@@ -373,7 +387,8 @@ def learner_page(
     heading = "Your work" if own else f"{view.display_name} ({view.name})"
     body = (
         f"<h1>{e(heading)}</h1>{table}"
-        f"{upload_form(titles, upload) if upload is not None and own else ''}"
+        f"{upload_form(titles, upload, focus) if upload is not None and own else ''}"
+        f"{TERMINAL_LINK if own else ''}"
         f"<h2>Submissions ({view.total_submissions})</h2>"
         f"{submissions_table(viewer, view.submissions, with_learner=False, with_exercise=True, titles=titles)}"
         f"{corrections}"

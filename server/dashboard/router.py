@@ -188,9 +188,11 @@ def learner_page(
     user: WebUser,
     now: Now,
     page: str | None = None,
+    exercise: str | None = None,
 ) -> Response:
     """One learner's exercises and submissions: their own (as the feedback policies allow), or
-    anyone's for instructors."""
+    anyone's for instructors. ``exercise``: the one the page is opened for (an LTI launch of
+    that exercise): its row is marked and the upload form has it chosen."""
     instructor = Role(user.role).reads_everything
     owner = user if name == user.name else (service.learner_by_name(session, name) if instructor else None)
     if owner is None or not may_read_learner(session, user, owner):  # courses: only the ones they teach
@@ -240,7 +242,10 @@ def learner_page(
         correction_service.history(session, course, owner.id),
         form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes) if teaches else None,
     )
-    return html_response(pages.learner_page(viewer, titles, view, mark=mark, upload=upload, corrections=corrections))
+    focus = exercise if exercise in titles else None
+    return html_response(
+        pages.learner_page(viewer, titles, view, mark=mark, upload=upload, corrections=corrections, focus=focus)
+    )
 
 
 def _released(session: Session, course: Course, user: User, now: datetime) -> set[str]:

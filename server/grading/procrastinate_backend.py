@@ -212,11 +212,13 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
         process_regrade(sessions, grade, result_id, output_cap=settings.OUTPUT_BYTES, redelivered=True)
 
     if queue == "cpu":
+        from server.lti.jobs import register_tasks as register_lti_tasks
         from server.similarity.jobs import register_tasks
 
         register_tasks(
             app, sessions, settings.SIMILARITY_PROCESSES
         )  # similarity runs, below every grading job's priority
+        register_lti_tasks(app, sessions, settings.secret_bytes)  # LTI grades back to the LMS, the same
 
     async def main() -> None:
         async with app.open_async():

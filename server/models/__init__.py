@@ -13,6 +13,19 @@ from server.models.course import (
     FeedbackToken,
     SetEntry,
 )
+from server.models.lti import (
+    LtiContext,
+    LtiDeepLink,
+    LtiDeployment,
+    LtiLineItem,
+    LtiLogin,
+    LtiMember,
+    LtiPlatform,
+    LtiScoreSent,
+    LtiTicket,
+    LtiToolKey,
+    LtiUser,
+)
 from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState, SupersededVerdict
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
@@ -33,6 +46,17 @@ __all__ = [
     "Extension",
     "FeedbackToken",
     "Keep",
+    "LtiContext",
+    "LtiDeepLink",
+    "LtiDeployment",
+    "LtiLineItem",
+    "LtiLogin",
+    "LtiMember",
+    "LtiPlatform",
+    "LtiScoreSent",
+    "LtiTicket",
+    "LtiToolKey",
+    "LtiUser",
     "RegradeResult",
     "RegradeSet",
     "RegradeState",

@@ -133,6 +133,7 @@ def site_header(viewer: Viewer | None, current: str) -> str:
             ("Learners", in_course(LEARNERS, slug)),
             ("Leaderboard", in_course("/leaderboard", slug)),
             ("Similarity", in_course("/dashboard/similarity", slug)),
+            ("LMS", in_course("/dashboard/lti", slug)),  # the course's LTI link, roster and grades (server.lti)
         ]
     else:
         links = [("My work", learner_url(viewer.name, slug))]

@@ -1,0 +1,207 @@
+"""Users, courses and memberships made or linked from a validated launch (or a roster member).
+
+- A user is found by the launch's ``sub`` on its platform (``LtiUser``), never by the email or
+  name the LMS sends (those are display text: an LMS could send anyone's email). A new ``sub``
+  gets a new account: a login name made from the LMS username, the email's local part or the
+  name (``ada.lovelace``; ``-2``, ``-3`` ... when taken), the LMS's name as display name.
+- Staff of the course (``server.lti.claims.standing``) get an instructor account (a learner
+  account is promoted; nobody is ever demoted, nor made an admin, by an LMS) and teach the
+  course; learners are enrolled as learners.
+- An LMS course (context) is linked to one of our courses. Its first launch by staff creates
+  the course (slug from the context's label); a learner cannot be the first in, since no
+  instructor has opened it yet.
+- Every launch and roster sync records the member's LMS roles and marks them active
+  (``LtiMember``); the roster sync marks those the LMS no longer lists as dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from server.courses.service import INSTRUCTOR, LEARNER, SLUG_PATTERN, create_course, enroll
+from server.lti.claims import Standing, roles_text, standing
+from server.lti.errors import LaunchRefused
+from server.lti.launch import Launch
+from server.models import ApiToken, Course, LtiContext, LtiMember, LtiUser, Role, User, utcnow
+from server.text_guard import is_storable_text
+from server.users.service import NAME_PATTERN, create_user, issue_token
+
+_NOT_NAME = re.compile(r"[^a-z0-9._-]+")
+
+
+def _candidate(*sources: str | None) -> str:
+    """A login-name stem from the first source that yields one (lowercased, a-z0-9._-)."""
+    for source in sources:
+        if not source:
+            continue
+        stem = _NOT_NAME.sub("-", source.split("@")[0].strip().lower()).strip("-._")[:48]
+        if stem and NAME_PATTERN.match(stem):
+            return stem
+    return "lti-" + secrets.token_hex(4)
+
+
+def _free_name(session: Session, stem: str) -> str:
+    taken = set(session.scalars(select(User.name).where(User.name.like(f"{stem}%")).limit(1000)))
+    if stem not in taken:
+        return stem
+    for n in range(2, 1000):
+        if f"{stem}-{n}" not in taken:
+            return f"{stem}-{n}"
+    return f"{stem}-{secrets.token_hex(4)}"
+
+
+def _display(name: str, fallback: str) -> str:
+    name = " ".join(name.split())[:128]
+    return name if name and is_storable_text(name) else fallback
+
+
+def person(
+    session: Session,
+    platform_id: int,
+    sub: str,
+    pepper: bytes,
+    *,
+    staff: bool,
+    name: str = "",
+    email: str | None = None,
+    username: str | None = None,
+) -> User:
+    """The account of LMS user ``sub`` on a platform, made on first sight; its display name and
+    email follow the LMS's; staff promote a learner account to instructor. The caller commits."""
+    link = session.get(LtiUser, (platform_id, sub))
+    if link is not None:
+        user = session.get(User, link.user_id)
+        if user is not None:
+            if name:
+                user.display_name = _display(name, user.display_name)
+            if email and is_storable_text(email):
+                link.email = email
+            if staff and Role(user.role) is Role.LEARNER:
+                user.role = Role.INSTRUCTOR.value
+            return user
+    login = _free_name(session, _candidate(username, email, name))
+    created = create_user(
+        session, login, Role.INSTRUCTOR if staff else Role.LEARNER, pepper, _display(name, login)
+    ).user
+    if link is None:
+        session.add(
+            LtiUser(
+                platform_id=platform_id,
+                sub=sub,
+                user_id=created.id,
+                email=email if email and is_storable_text(email) else None,
+            )
+        )
+    else:
+        link.user_id = created.id
+    session.flush()
+    return created
+
+
+def _course_slug(session: Session, launch: Launch) -> str:
+    assert launch.context is not None
+    source = (launch.context.label or launch.context.title).lower()
+    stem = _NOT_NAME.sub("-", source).strip("-._")[:48] or "lms-course"
+    taken = set(session.scalars(select(Course.slug).where(Course.slug.like(f"{stem}%")).limit(1000)))
+    slug = stem
+    n = 2
+    while slug in taken or not SLUG_PATTERN.match(slug):
+        slug = f"{stem}-{n}"
+        n += 1
+    return slug
+
+
+def linked_context(session: Session, launch: Launch) -> LtiContext | None:
+    """The link of the launch's LMS course, if it has one."""
+    if launch.context is None:
+        return None
+    return session.scalar(
+        select(LtiContext).where(
+            LtiContext.platform_id == launch.platform.id,
+            LtiContext.deployment_id == launch.deployment_id,
+            LtiContext.context_id == launch.context.id,
+        )
+    )
+
+
+def course_link(session: Session, launch: Launch, is_staff: bool) -> LtiContext:
+    """The link of the launch's LMS course to one of ours (made at its first staff launch), its
+    service endpoints refreshed from the launch. ``LaunchRefused`` for a launch from outside a
+    course, or a learner's into a course no instructor has opened yet."""
+    if launch.context is None:
+        raise LaunchRefused(
+            "Launch from a course", "Open the grader from inside an LMS course (the launch names no course).", 400
+        )
+    link = linked_context(session, launch)
+    if link is None:
+        if not is_staff:
+            raise LaunchRefused(
+                "Course not set up yet",
+                "Your instructor has not opened ppo-grader from this LMS course yet. Try again later.",
+                403,
+            )
+        title = launch.context.title or launch.context.label or "LMS course"
+        course = create_course(session, _course_slug(session, launch), title[:200])
+        link = LtiContext(
+            platform_id=launch.platform.id,
+            deployment_id=launch.deployment_id,
+            context_id=launch.context.id,
+            course_id=course.id,
+            title=title[:200],
+        )
+        session.add(link)
+    if launch.context.title:
+        link.title = launch.context.title[:200]
+    if launch.memberships_url:
+        link.memberships_url = launch.memberships_url
+    if launch.ags is not None:
+        link.lineitems_url = launch.ags.lineitems or link.lineitems_url
+        link.ags_scopes = " ".join(launch.ags.scopes)[:1000]
+    session.flush()
+    return link
+
+
+def record_member(
+    session: Session, link: LtiContext, user: User, roles: list[str] | tuple[str, ...], now: datetime | None = None
+) -> str:
+    """Enroll ``user`` in the linked course as the LMS roles say and mark them active; returns
+    the course role (``instructor`` or ``learner``)."""
+    course = session.get(Course, link.course_id)
+    assert course is not None
+    role = INSTRUCTOR if standing(roles) is Standing.STAFF else LEARNER
+    enroll(session, course, user, role)
+    member = session.get(LtiMember, (link.id, user.id))
+    if member is None:
+        member = LtiMember(context_id=link.id, user_id=user.id)
+        session.add(member)
+    member.roles = roles_text(roles)
+    member.status = "active"
+    member.seen_at = now or utcnow()
+    session.flush()
+    return role
+
+
+def session_token_id(session: Session, user: User, pepper: bytes) -> int:
+    """The id of a live token of ``user`` for a web session (the newest; one made if none).
+    The web session is bound to a token row like a login with a token, so revoking the
+    user's tokens ends it; the made token's text is never shown (the learner makes their own
+    for a terminal)."""
+    token_id = session.scalar(
+        select(ApiToken.id)
+        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+        .order_by(ApiToken.id.desc())
+        .limit(1)
+    )
+    if token_id is None:
+        issue_token(session, user, pepper)
+        session.flush()
+        token_id = session.scalar(
+            select(ApiToken.id).where(ApiToken.user_id == user.id).order_by(ApiToken.id.desc()).limit(1)
+        )
+    assert token_id is not None
+    return int(token_id)

@@ -1,0 +1,184 @@
+"""Deep linking (LTI Deep Linking 2.0): from the LMS's "add external tool" picker, an
+instructor chooses exercises; the tool answers with one content item per exercise.
+
+- :func:`open_request` remembers a validated deep-linking request (``LtiDeepLink``: where to
+  answer, the platform's opaque ``data``) under a random token for 30 minutes. The picker page
+  carries the token; it is the credential of the picker's form (the picker runs inside the
+  LMS's frame, where the site's cookies are not sent), used at most once, and only by the
+  instructor whose launch opened it.
+- :func:`answer` publishes each chosen exercise in the course (if it is not in its set yet)
+  and signs the ``LtiDeepLinkingResponse``: an ``ltiResourceLink`` per exercise whose custom
+  parameter ``exercise`` says what it opens, and a ``lineItem`` (``resourceId`` = the slug,
+  ``tag`` ppo-grader) only when the LMS has no such column yet (looked up first), so the LMS
+  shows one assignment per exercise however often it is linked.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from server.catalog.service import list_exercises
+from server.courses.sets import publish
+from server.gradebook.service import course_exercises
+from server.lti import claims as c
+from server.lti import keys
+from server.lti.errors import LaunchRefused, LmsUnreachable
+from server.lti.launch import Launch
+from server.lti.lineitems import line_item_spec, lookup, remembered
+from server.lti.services import LmsClient
+from server.models import Course, LtiContext, LtiDeepLink, LtiLineItem, LtiPlatform, User, utcnow
+
+REQUEST_SECONDS = 1800
+MAX_CHOSEN = 100
+
+
+@dataclass(frozen=True)
+class Offer:
+    """An exercise the picker offers: its slug, title, and whether the course publishes it."""
+
+    slug: str
+    title: str
+    published: bool
+
+
+def open_request(
+    session: Session, launch: Launch, link: LtiContext, user: User, now: datetime | None = None
+) -> LtiDeepLink:
+    """Remember a validated deep-linking request (the caller commits)."""
+    assert launch.deep_linking is not None
+    now = now or utcnow()
+    row = LtiDeepLink(
+        token=secrets.token_urlsafe(32),
+        context_id=link.id,
+        user_id=user.id,
+        return_url=launch.deep_linking.return_url,
+        data=launch.deep_linking.data,
+        accept_multiple=launch.deep_linking.accept_multiple,
+        created_at=now,
+        expires_at=now + timedelta(seconds=REQUEST_SECONDS),
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def offers(session: Session, course: Course) -> list[Offer]:
+    """Every catalogue exercise, with whether the course already publishes it."""
+    published = set(course_exercises(session, course))
+    return [Offer(x.slug, x.title, x.slug in published) for x in list_exercises()]
+
+
+def pending(session: Session, token: str, now: datetime | None = None) -> LtiDeepLink:
+    """The unused, unexpired request with this token; ``LaunchRefused`` otherwise."""
+    row = session.scalar(select(LtiDeepLink).where(LtiDeepLink.token == token[:64])) if token else None
+    if row is None:
+        raise LaunchRefused("Unknown request", "This picker was not opened by a launch from the LMS.", 404)
+    if row.used_at is not None:
+        raise LaunchRefused(
+            "Already sent", "These exercises were already sent to the LMS. Open the picker again from the LMS.", 409
+        )
+    if row.expires_at < (now or utcnow()):
+        raise LaunchRefused(
+            "Picker expired", "The picker was open for more than 30 minutes. Open it again from the LMS.", 403
+        )
+    return row
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The signed response and where the browser posts it."""
+
+    return_url: str
+    jwt: str
+    items: int
+    line_items_asked: int
+
+
+def answer(
+    session: Session,
+    secret: bytes,
+    request: LtiDeepLink,
+    chosen: list[str],
+    launch_url: str,
+    now: datetime | None = None,
+) -> Answer:
+    """Sign the deep-linking response for ``chosen`` exercises (the caller commits). The request
+    is spent first, so a double submit cannot answer twice."""
+    now = now or utcnow()
+    spent = session.execute(
+        update(LtiDeepLink)
+        .where(LtiDeepLink.id == request.id, LtiDeepLink.used_at.is_(None))
+        .values(used_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if not spent.rowcount:  # type: ignore[attr-defined]
+        raise LaunchRefused("Already sent", "These exercises were already sent to the LMS.", 409)
+    link = session.get(LtiContext, request.context_id)
+    assert link is not None
+    course = session.get(Course, link.course_id)
+    platform = session.get(LtiPlatform, link.platform_id)
+    assert course is not None and platform is not None
+    titles = {x.slug: x.title for x in list_exercises()}
+    picked = [slug for slug in dict.fromkeys(chosen) if slug in titles][:MAX_CHOSEN]
+    if not request.accept_multiple:
+        picked = picked[:1]
+    published = set(course_exercises(session, course))
+    known = remembered(session, link)
+    items: list[dict[str, Any]] = []
+    asked = 0
+    with LmsClient(session, secret, platform) as client:
+        for slug in picked:
+            if slug not in published:
+                publish(session, course, slug)
+            item: dict[str, Any] = {
+                "type": "ltiResourceLink",
+                "title": titles[slug],
+                "url": launch_url,
+                "custom": {c.CUSTOM_EXERCISE: slug},
+            }
+            if not _has_line_item(session, client, link, known.get(slug), slug):
+                item["lineItem"] = line_item_spec(slug, titles[slug])
+                session.add(LtiLineItem(context_id=link.id, exercise=slug, url=""))
+                asked += 1
+            items.append(item)
+    claims: dict[str, Any] = {
+        "iss": platform.client_id,
+        "aud": platform.issuer,
+        "azp": platform.client_id,
+        "nonce": secrets.token_urlsafe(16),
+        c.DEPLOYMENT_ID: link.deployment_id,
+        c.MESSAGE_TYPE: c.DEEP_LINKING_RESPONSE,
+        c.VERSION: c.LTI_VERSION,
+        c.CONTENT_ITEMS: items,
+        c.DL_MESSAGE: f"Added {len(items)} exercise{'s' if len(items) != 1 else ''} from ppo-grader.",
+    }
+    if request.data is not None:
+        claims[c.DEEP_LINKING_DATA] = json.loads(request.data)  # given back as the platform sent it
+    session.flush()
+    return Answer(request.return_url, keys.sign(session, secret, claims), len(items), asked)
+
+
+def _has_line_item(session: Session, client: LmsClient, link: LtiContext, row: LtiLineItem | None, slug: str) -> bool:
+    """Whether the LMS has (or is making) the exercise's column: looked up by resource id and
+    tag, else remembered. When the LMS cannot be asked, a remembered row decides; with none,
+    the item asks for a column."""
+    if row is not None and row.url:
+        return True
+    try:
+        url = lookup(client, link, slug)
+    except LmsUnreachable:
+        return row is not None
+    if url is None:
+        return row is not None  # asked for by an earlier answer the LMS has not acted on yet
+    if row is None:
+        row = LtiLineItem(context_id=link.id, exercise=slug)
+        session.add(row)
+    row.url = url[:2000]
+    return True

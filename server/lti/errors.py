@@ -1,0 +1,60 @@
+"""What LTI answers when it cannot do what was asked; each carries a message safe to show.
+
+Tree (every class a ``server.errors.GraderError``, so the API and the CLI print it as they
+print any other; the launch pages show ``title`` and ``detail`` on a short page)::
+
+    LtiError
+    ├── LaunchRefused            400/401/403  a login or launch that fails validation (forged,
+    │                                          replayed, expired, unknown key, unregistered deployment,
+    │                                          not a member of the course): ``title`` names why
+    ├── PlatformNotFound         404  no registration for that issuer (and client id)
+    ├── PlatformAlreadyExists    409
+    ├── InvalidRegistration      422  a URL that is not https (loopback aside), a missing field
+    ├── LmsUnreachable           502  a call to the LMS failed (network, status, bad answer):
+    │                                  nothing is lost, the sync is retried and shown on the dashboard
+    └── ToolKeyUnreadable        500  the stored tool key cannot be decrypted (SECRET_KEY changed)
+"""
+
+from __future__ import annotations
+
+from server.errors import GraderError
+
+
+class LtiError(GraderError):
+    """Base of the LTI errors."""
+
+
+class LaunchRefused(LtiError):
+    """A login or launch refused: ``title`` is the page's heading, ``detail`` what to do."""
+
+    def __init__(self, title: str, detail: str, status_code: int = 400) -> None:
+        super().__init__(detail, status_code=status_code)
+        self.title = title
+
+
+class PlatformNotFound(LtiError):
+    status_code = 404
+
+
+class PlatformAlreadyExists(LtiError):
+    status_code = 409
+
+
+class InvalidRegistration(LtiError):
+    status_code = 422
+
+
+class LmsUnreachable(LtiError):
+    status_code = 502
+
+
+class ToolKeyUnreadable(LtiError):
+    """The stored key cannot be decrypted with this SECRET_KEY."""
+
+    status_code = 500
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The LTI tool key cannot be read with this SECRET_KEY (it changed since the key was made): "
+            "run `ppo-grader lti rotate-key`; platforms fetch the new key from /lti/jwks by themselves."
+        )

@@ -1,0 +1,306 @@
+"""Grades back to the LMS (Assignment and Grade Services 2.0): preview, then apply.
+
+What is sent is the score that counts (``server.courses.counted.course_scores``: late rules,
+extensions, overrides, excuses), never re-derived here, for each learner of the linked course
+whom the LMS knows (an ``LtiUser`` of its platform, not dropped) and each exercise of the
+course's set. One score per learner and exercise, to the exercise's line item
+(``server.lti.lineitems``)::
+
+    userId            the learner's LTI sub
+    scoreGiven/Max    the score that counts, out of 100
+    comment           how it counts, as every page says it (``90 (raw 100, late 1d: -10%)``)
+    timestamp         when it is sent (the LMS keeps the newest)
+    activityProgress  Completed          gradingProgress  FullyGraded
+    submission        {"submittedAt": the time of the submission that counts}, and Canvas's
+                      ``https://canvas.instructure.com/lti/submission`` {"submitted_at"}, so
+                      the LMS's late flags match ours
+
+An excused exercise is sent without ``scoreGiven`` (AGS has no "excused"; a score without a
+value clears the LMS's cell, so the exercise does not count as a zero there), with the excuse
+as the comment. A score held back from the learner (``hidden-until-due`` before their due
+date) is not sent until it may be shown.
+
+Nothing is sent twice: :class:`~server.models.LtiScoreSent` holds what was last sent (and
+accepted) per learner and exercise, and a score goes out only when the score that counts
+differs from it. So a second apply sends nothing, and a failed one is finished by the next:
+what was not accepted is still different.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from server.catalog.service import list_exercises
+from server.courses.counted import ExerciseScore, course_scores, describe
+from server.courses.feedback_policy import PolicyKind, hidden_own_exercises
+from server.courses.service import LEARNER
+from server.gradebook.service import course_exercises
+from server.lti.errors import LmsUnreachable
+from server.lti.lineitems import AGS_SCOPES, SCORE_MAXIMUM, forget, line_item_url, remembered
+from server.lti.services import LmsClient
+from server.models import (
+    Course,
+    Enrollment,
+    LtiContext,
+    LtiMember,
+    LtiPlatform,
+    LtiScoreSent,
+    LtiUser,
+    SetEntry,
+    User,
+    utcnow,
+)
+
+CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
+#: A failed automatic sync is retried after 30 s, then 1, 2, 4 ... minutes, at most an hour.
+FIRST_RETRY_SECONDS = 30
+LAST_RETRY_SECONDS = 3600
+
+
+class Action:
+    """What apply does with one line (display text, also the preview's column)."""
+
+    SEND = "send"
+    UP_TO_DATE = "up to date"
+    HELD = "held until due"
+
+
+@dataclass(frozen=True)
+class GradeLine:
+    """One learner and exercise: what counts here, what was sent, what the LMS has."""
+
+    user_id: int
+    login: str
+    display_name: str
+    sub: str
+    exercise: str
+    score: ExerciseScore
+    shown: str
+    sent: float | None
+    sent_excused: bool
+    was_sent: bool
+    #: The LMS's result (out of 100), None when it has none, or when it could not be read.
+    lms: float | None
+    action: str
+
+    @property
+    def value(self) -> float | None:
+        """The score that would be sent (None: excused)."""
+        return None if self.score.excused else self.score.counted
+
+    @property
+    def submitted_at(self) -> datetime | None:
+        return self.score.run.submitted_at if self.score.run is not None else None
+
+
+@dataclass
+class GradePlan:
+    """Every line of a course, and whether the LMS could be read for its column."""
+
+    link: LtiContext
+    course: Course
+    lines: list[GradeLine] = field(default_factory=list)
+    lms_error: str | None = None
+
+    @property
+    def to_send(self) -> list[GradeLine]:
+        return [line for line in self.lines if line.action == Action.SEND]
+
+
+def _same(sent: LtiScoreSent | None, score: ExerciseScore) -> bool:
+    if sent is None:
+        return False
+    if score.excused:
+        return sent.excused
+    submitted = score.run.submitted_at if score.run is not None else None
+    return (
+        not sent.excused
+        and sent.score is not None
+        and score.counted is not None
+        and abs(sent.score - score.counted) < 1e-9
+        and sent.submitted_at == submitted
+    )
+
+
+def _learners(session: Session, link: LtiContext) -> list[tuple[User, str]]:
+    """(user, sub) of the course's learners whom the LMS knows and has not dropped."""
+    dropped = select(LtiMember.user_id).where(LtiMember.context_id == link.id, LtiMember.status == "dropped")
+    rows = session.execute(
+        select(User, LtiUser.sub)
+        .join(Enrollment, Enrollment.user_id == User.id)
+        .join(LtiUser, LtiUser.user_id == User.id)
+        .where(
+            Enrollment.course_id == link.course_id,
+            Enrollment.role == LEARNER,
+            LtiUser.platform_id == link.platform_id,
+            User.id.not_in(dropped),
+        )
+        .order_by(User.name)
+    ).tuples()
+    return list(rows)
+
+
+def plan(
+    session: Session, link: LtiContext, *, client: LmsClient | None = None, now: datetime | None = None
+) -> GradePlan:
+    """What apply would send, line by line; with ``client``, also what the LMS has now (one
+    results request per exercise with a column; a failure leaves ``lms`` unknown and says why)."""
+    now = now or utcnow()
+    course = session.get(Course, link.course_id)
+    assert course is not None
+    exercises = course_exercises(session, course)
+    people = _learners(session, link)
+    scores = course_scores(session, course, [u.id for u, _ in people], exercises)
+    sent = {
+        (row.user_id, row.exercise): row
+        for row in session.scalars(select(LtiScoreSent).where(LtiScoreSent.context_id == link.id))
+    }
+    held_possible = set(
+        session.scalars(
+            select(SetEntry.exercise).where(
+                SetEntry.course_id == course.id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
+            )
+        )
+    )
+    result = GradePlan(link, course)
+    lms: dict[tuple[str, str], float | None] = {}
+    if client is not None:
+        try:
+            lms = _lms_results(session, client, link)
+        except LmsUnreachable as exc:
+            result.lms_error = exc.detail
+    for user, sub in people:
+        held = hidden_own_exercises(session, user, now) & held_possible if held_possible else set()
+        for exercise in exercises:
+            score = scores.get((user.id, exercise))
+            if score is None or (score.counted is None and not score.excused):
+                continue  # never attempted, nothing corrected: nothing to send
+            row = sent.get((user.id, exercise))
+            if exercise in held:
+                action = Action.HELD
+            else:
+                action = Action.UP_TO_DATE if _same(row, score) else Action.SEND
+            result.lines.append(
+                GradeLine(
+                    user_id=user.id,
+                    login=user.name,
+                    display_name=user.display_name,
+                    sub=sub,
+                    exercise=exercise,
+                    score=score,
+                    shown=describe(score, course.time_zone),
+                    sent=row.score if row is not None else None,
+                    sent_excused=bool(row is not None and row.excused),
+                    was_sent=row is not None,
+                    lms=lms.get((sub, exercise)),
+                    action=action,
+                )
+            )
+    return result
+
+
+def _lms_results(session: Session, client: LmsClient, link: LtiContext) -> dict[tuple[str, str], float | None]:
+    """(sub, exercise) -> the LMS's result out of 100, for the columns the tool knows."""
+    found: dict[tuple[str, str], float | None] = {}
+    for exercise, row in remembered(session, link).items():
+        if not row.url:
+            continue
+        for result in client.results(row.url, AGS_SCOPES):
+            user, given, top = result.get("userId"), result.get("resultScore"), result.get("resultMaximum", 1)
+            if isinstance(user, str) and isinstance(given, int | float) and isinstance(top, int | float) and top > 0:
+                found[(user, exercise)] = round(float(given) * SCORE_MAXIMUM / float(top), 6)
+            elif isinstance(user, str):
+                found[(user, exercise)] = None
+    return found
+
+
+def score_message(line: GradeLine, now: datetime, new_submission: bool) -> dict[str, Any]:
+    """The AGS score for one line (module docstring)."""
+    message: dict[str, Any] = {
+        "userId": line.sub,
+        "timestamp": now.isoformat(timespec="microseconds"),
+        "activityProgress": "Completed",
+        "gradingProgress": "FullyGraded",
+        "comment": line.shown[:1000],
+    }
+    if line.value is not None:
+        message["scoreGiven"] = line.value
+        message["scoreMaximum"] = SCORE_MAXIMUM
+    if line.submitted_at is not None:
+        at = line.submitted_at.isoformat(timespec="microseconds")
+        message["submission"] = {"submittedAt": at}
+        message[CANVAS_SUBMISSION] = {"submitted_at": at, "new_submission": new_submission}
+    return message
+
+
+@dataclass
+class Applied:
+    """What one apply did."""
+
+    sent: int = 0
+    held: int = 0
+    up_to_date: int = 0
+    error: str | None = None
+    requests: int = 0
+
+
+def apply(session: Session, link: LtiContext, secret: bytes, now: datetime | None = None) -> Applied:
+    """Send every line whose score that counts differs from what was last sent. Stops at the
+    first failure, keeps what was sent before it, and records the failure on the link (the
+    caller commits either way)."""
+    now = now or utcnow()
+    platform = session.get(LtiPlatform, link.platform_id)
+    assert platform is not None
+    titles = {x.slug: x.title for x in list_exercises()}
+    outcome = Applied()
+    current = plan(session, link, now=now)
+    outcome.held = sum(line.action == Action.HELD for line in current.lines)
+    outcome.up_to_date = sum(line.action == Action.UP_TO_DATE for line in current.lines)
+    with LmsClient(session, secret, platform) as client:
+        try:
+            for line in current.to_send:
+                _send(session, client, link, line, titles.get(line.exercise, line.exercise), utcnow())
+                outcome.sent += 1
+        except LmsUnreachable as exc:
+            outcome.error = exc.detail
+        outcome.requests = client.requests
+    _record(link, outcome.error, now)
+    session.flush()
+    return outcome
+
+
+def _send(session: Session, client: LmsClient, link: LtiContext, line: GradeLine, title: str, now: datetime) -> None:
+    url = line_item_url(session, client, link, line.exercise, title)
+    row = session.get(LtiScoreSent, (link.id, line.user_id, line.exercise))
+    new_submission = row is None or row.submitted_at != line.submitted_at
+    try:
+        client.post_score(url, AGS_SCOPES, score_message(line, now, new_submission))
+    except LmsUnreachable as exc:
+        if "HTTP 404" in exc.detail:  # the column was deleted in the LMS: look it up again next time
+            forget(session, link, line.exercise)
+        raise
+    if row is None:
+        row = LtiScoreSent(context_id=link.id, user_id=line.user_id, exercise=line.exercise)
+        session.add(row)
+    row.score, row.excused, row.submitted_at, row.sent_at = line.value, line.score.excused, line.submitted_at, now
+    session.flush()
+
+
+def _record(link: LtiContext, error: str | None, now: datetime) -> None:
+    """The link's sync state after a job: cleared on success; on failure the error, the
+    attempt count and when to retry (doubling from :data:`FIRST_RETRY_SECONDS`)."""
+    link.send_requested_at = None
+    if error is None:
+        link.grades_synced_at = now
+        link.sync_error, link.sync_failed_at, link.sync_attempts, link.next_sync_at = None, None, 0, None
+        return
+    link.sync_attempts = (link.sync_attempts or 0) + 1
+    link.sync_error = error[:500]
+    link.sync_failed_at = now
+    delay = min(LAST_RETRY_SECONDS, FIRST_RETRY_SECONDS * 2 ** min(link.sync_attempts - 1, 16))
+    link.next_sync_at = now + timedelta(seconds=delay)

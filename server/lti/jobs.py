@@ -1,0 +1,163 @@
+"""Grades sent in the background: the automatic mode, and the LTI page's "Send" button.
+
+A course is due for a job when its link is in automatic mode (``auto_grades``) or an
+instructor pressed "Send" (``send_requested_at``), and its retry time (``next_sync_at``) has
+come. The job body, :func:`sync_course`, is ``server.lti.grades.apply``: it sends what differs
+from what was last sent, so a job that finds nothing new sends nothing, and a failed job
+(the LMS down) is retried with a doubling delay and its error shown on the LTI page. Jobs
+never run on a learner's request: a verdict, an override or an extension only changes what
+``course_scores`` says, and the next sweep sends it.
+
+- **In-process** (``QUEUE=inprocess``): one :class:`LtiGradeSync` thread sweeps every
+  ``LTI_POLL_SECONDS`` and runs the due courses' jobs, one at a time.
+- **procrastinate** (``QUEUE=procrastinate``): a periodic task (every minute) on the ``cpu``
+  workers defers one ``ppo_grader.lti_grades`` job per due course (a queueing lock per course,
+  so a slow job is never doubled), below grading in priority.
+Both call :func:`sync_course`; the database, not the queue, says what is due.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import or_, select, text
+from sqlalchemy.exc import IntegrityError
+
+from server.db import SessionFactory, transaction
+from server.lti.grades import Applied, apply, plan
+from server.models import LtiContext, utcnow
+
+if TYPE_CHECKING:
+    import procrastinate
+    from sqlalchemy.orm import Session
+
+log = logging.getLogger(__name__)
+
+TASK_NAME = "ppo_grader.lti_grades"
+SWEEP_TASK_NAME = "ppo_grader.lti_due"
+#: Below grading (0) and regrades (-5), beside similarity runs.
+PRIORITY = -10
+
+
+def due_courses(session: Session, now: datetime) -> list[int]:
+    """Ids of the course links whose grades job is due now."""
+    return list(
+        session.scalars(
+            select(LtiContext.id)
+            .where(
+                or_(LtiContext.auto_grades.is_(True), LtiContext.send_requested_at.is_not(None)),
+                or_(LtiContext.next_sync_at.is_(None), LtiContext.next_sync_at <= now),
+            )
+            .order_by(LtiContext.id)
+        )
+    )
+
+
+def sync_course(sessions: SessionFactory, link_id: int, secret: bytes) -> Applied | None:
+    """The job: send what changed for one course link (None: the link is gone or not due
+    any more). Commits what was sent and the link's sync state."""
+    with transaction(sessions) as session:
+        link = session.get(LtiContext, link_id)
+        if link is None or not (link.auto_grades or link.send_requested_at is not None):
+            return None
+        if link.auto_grades and link.send_requested_at is None and not plan(session, link).to_send:
+            return Applied()  # nothing changed: no token bought, nothing sent
+        outcome = apply(session, link, secret)
+    if outcome.error:
+        log.warning("LTI grades of course link %s not sent: %s", link_id, outcome.error)
+    return outcome
+
+
+class LtiGradeSync:
+    """The in-process queue's LTI thread: sweep, then run each due course's job."""
+
+    def __init__(
+        self, sessions: SessionFactory, secret: bytes, poll_seconds: float, clock: Callable[[], datetime] = utcnow
+    ) -> None:
+        self._sessions = sessions
+        self._secret = secret
+        self._poll = poll_seconds
+        self._clock = clock
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        #: Jobs run (a counted measure for the tests and the log).
+        self.jobs_run = 0
+
+    def start(self) -> None:
+        """Start the thread (daemon: never blocks exit)."""
+        self._thread = threading.Thread(target=self._loop, name="lti-grades", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Finish the job in hand and stop."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def sweep(self) -> int:
+        """Run every due course's job now; returns how many ran."""
+        with self._sessions() as session:
+            due = due_courses(session, self._clock())
+        for link_id in due:
+            if self._stopping.is_set():
+                break
+            try:
+                sync_course(self._sessions, link_id, self._secret)
+            except Exception:  # one course's failure must not stop the others or the thread
+                log.exception("LTI grades job of course link %s failed", link_id)
+            self.jobs_run += 1
+        return len(due)
+
+    def _loop(self) -> None:
+        while not self._stopping.wait(self._poll):
+            try:
+                self.sweep()
+            except Exception:
+                log.exception("LTI grades sweep failed; trying again later")
+
+
+def register_tasks(app: procrastinate.App, sessions: SessionFactory, secret: bytes) -> None:
+    """The grades job and its periodic sweep, on a procrastinate worker's app."""
+
+    @app.task(name=TASK_NAME, pass_context=False, queue="cpu", priority=PRIORITY)
+    def lti_grades(link_id: int) -> None:
+        sync_course(sessions, link_id, secret)
+
+    @app.periodic(cron="* * * * *", periodic_id="lti-grades-due")
+    @app.task(name=SWEEP_TASK_NAME, pass_context=False, queue="cpu", priority=PRIORITY)
+    def lti_due(timestamp: int) -> None:
+        with sessions() as session:
+            due = due_courses(session, utcnow())
+        for link_id in due:
+            defer_job(sessions, link_id)
+
+
+_DEFER_SQL = text(
+    "SELECT procrastinate_defer_jobs_v1(ARRAY[ROW("
+    "'cpu'::varchar, CAST(:task AS varchar), CAST(:priority AS integer), NULL::text, CAST(:lock AS text), "
+    "CAST(:args AS jsonb), NULL::timestamptz)::procrastinate_job_to_defer_v1])"
+)
+
+
+def defer_job(sessions: SessionFactory, link_id: int) -> bool:
+    """Queue one course's grades job on procrastinate; False when one is queued already (the
+    course's queueing lock), so a slow LMS never piles up jobs."""
+    try:
+        with transaction(sessions) as session:
+            session.execute(
+                _DEFER_SQL,
+                {
+                    "task": TASK_NAME,
+                    "priority": PRIORITY,
+                    "lock": f"lti-grades-{int(link_id)}",
+                    "args": json.dumps({"link_id": int(link_id)}),
+                },
+            )
+    except IntegrityError:
+        return False
+    return True

@@ -1,0 +1,386 @@
+"""The OIDC third-party login and the validation of a launch (LTI 1.3 core, §5.1; IMS security §5).
+
+1. ``/lti/login``: the platform names itself (``iss``, optionally ``client_id`` and
+   ``lti_deployment_id``) and the user (``login_hint``). :func:`begin_login` stores a fresh
+   ``state`` and ``nonce`` (:class:`~server.models.LtiLogin`, ten minutes) and answers where to
+   send the browser: the platform's authorization URL with them. The router also puts the
+   state in a cookie, binding it to this browser.
+2. ``/lti/launch``: the platform's auto-submitted form brings ``id_token`` and ``state``.
+   :func:`validate_launch` checks, in order, and refuses at the first failure with a
+   :class:`~server.lti.errors.LaunchRefused` that says which:
+
+   - the state is ours, unexpired, and used now for the first time (one UPDATE that also
+     checks it is unused, so two requests racing with one state cannot both pass);
+   - the token's header names RS256 and a ``kid`` the platform publishes (its key set is
+     refreshed once on an unknown ``kid``: ``server.lti.platforms``), and the signature verifies;
+   - ``iss`` is the platform's issuer, ``aud`` holds our client id (with several audiences,
+     ``azp`` is our client id), ``exp`` has not passed, ``iat`` is not in the future nor older
+     than :data:`MAX_TOKEN_AGE`, ``nonce`` is the one stored with the state, ``sub`` is present;
+   - the LTI version is 1.3.0, the message type is a resource link or a deep-linking request,
+     and the deployment id is registered for the platform.
+
+Every value taken from the token is type-checked and capped before it is used or stored.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from joserfc import jwt
+from joserfc.errors import BadSignatureError, ExpiredTokenError, JoseError, MissingClaimError
+from joserfc.jws import extract_compact
+from joserfc.jwt import JWTClaimsRegistry
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from server.lti import claims as c
+from server.lti.errors import LaunchRefused, PlatformNotFound
+from server.lti.platforms import find_platform, has_deployment, platform_key
+from server.models import LtiDeepLink, LtiLogin, LtiPlatform, LtiTicket, utcnow
+
+LOGIN_SECONDS = 600
+#: A launch token issued longer ago than this is refused even if its ``exp`` is later.
+MAX_TOKEN_AGE = timedelta(hours=1)
+#: Clock difference tolerated between the LMS and this server.
+LEEWAY_SECONDS = 60
+MAX_TOKEN_CHARS = 64 * 1024
+MAX_HINT_CHARS = 2000
+STATE_COOKIE_PREFIX = "ppo_lti_state_"
+
+
+def state_cookie_name(state: str) -> str:
+    """The cookie that binds ``state`` to the browser that began the login (one per login, so
+    two launches in two tabs do not overwrite each other)."""
+    return STATE_COOKIE_PREFIX + "".join(ch for ch in state[:16] if ch.isalnum() or ch in "-_")
+
+
+@dataclass(frozen=True)
+class LoginStart:
+    """Where to send the browser, and the state to bind to it."""
+
+    redirect_url: str
+    state: str
+
+
+def begin_login(session: Session, params: dict[str, str], launch_url: str, now: datetime | None = None) -> LoginStart:
+    """Step 1: a platform asks to log a user in. ``launch_url`` is this tool's ``/lti/launch``
+    (the ``redirect_uri`` the platform must have registered). The caller commits."""
+    now = now or utcnow()
+    issuer = params.get("iss", "")
+    hint = params.get("login_hint", "")
+    target = params.get("target_link_uri", "")
+    if not issuer or not hint or not target:
+        raise LaunchRefused(
+            "Incomplete login request",
+            "The LMS must send iss, login_hint and target_link_uri to start a launch. Launch again from the LMS.",
+        )
+    if any(
+        len(params.get(k, "")) > MAX_HINT_CHARS for k in ("iss", "login_hint", "lti_message_hint", "target_link_uri")
+    ):
+        raise LaunchRefused("Login request too large", "A login parameter is longer than 2000 characters.")
+    if urlsplit(target).netloc != urlsplit(launch_url).netloc:
+        raise LaunchRefused(
+            "Launch for another site",
+            "The LMS asked to launch a page of another site (target_link_uri); check the tool's URLs in the LMS.",
+        )
+    try:
+        platform = find_platform(session, issuer, params.get("client_id") or None)
+    except PlatformNotFound as exc:
+        raise LaunchRefused(
+            "Unknown LMS", exc.detail + " An administrator registers it: ppo-grader lti add-platform.", 400
+        ) from None
+    deployment = params.get("lti_deployment_id")
+    if deployment and not has_deployment(session, platform, deployment):
+        raise _unregistered_deployment(platform, deployment)
+    stale = now - timedelta(days=1)  # what expired a day ago is of no use, even to an audit
+    for model in (LtiLogin, LtiTicket, LtiDeepLink):
+        session.execute(delete(model).where(model.expires_at < stale))
+    login = LtiLogin(
+        state=secrets.token_urlsafe(32),
+        nonce=secrets.token_urlsafe(32),
+        platform_id=platform.id,
+        created_at=now,
+        expires_at=now + timedelta(seconds=LOGIN_SECONDS),
+    )
+    session.add(login)
+    session.flush()
+    query = {
+        "scope": "openid",
+        "response_type": "id_token",
+        "response_mode": "form_post",
+        "prompt": "none",
+        "client_id": platform.client_id,
+        "redirect_uri": launch_url,
+        "login_hint": hint,
+        "state": login.state,
+        "nonce": login.nonce,
+    }
+    if params.get("lti_message_hint"):
+        query["lti_message_hint"] = params["lti_message_hint"]
+    separator = "&" if "?" in platform.auth_login_url else "?"
+    return LoginStart(platform.auth_login_url + separator + urlencode(query), login.state)
+
+
+def _unregistered_deployment(platform: LtiPlatform, deployment: str) -> LaunchRefused:
+    return LaunchRefused(
+        "Deployment not registered",
+        f"{platform.name} launched from deployment {deployment[:100]!r}, which is not registered here. "
+        "An administrator adds it: ppo-grader lti add-deployment.",
+        403,
+    )
+
+
+@dataclass(frozen=True)
+class Context:
+    """The LMS course a launch comes from."""
+
+    id: str
+    title: str
+    label: str
+
+
+@dataclass(frozen=True)
+class AgsEndpoint:
+    """Where the course's line items live, and what the platform lets the tool do there."""
+
+    lineitems: str | None
+    lineitem: str | None
+    scopes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeepLinking:
+    """A deep-linking request's settings: where the answer goes and what it may hold."""
+
+    return_url: str
+    data: str | None
+    accept_multiple: bool
+    accept_types: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A validated launch: who, from where, into what."""
+
+    platform: LtiPlatform
+    message_type: str
+    deployment_id: str
+    sub: str
+    name: str
+    email: str | None
+    username: str | None
+    roles: tuple[str, ...]
+    context: Context | None
+    resource_link_id: str | None
+    custom: dict[str, str] = field(default_factory=dict)
+    memberships_url: str | None = None
+    ags: AgsEndpoint | None = None
+    deep_linking: DeepLinking | None = None
+    claims: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def validate_launch(session: Session, id_token: str, state: str, now: datetime | None = None) -> Launch:
+    """Step 2: the whole validation (module docstring); the state is spent whatever the outcome.
+    The caller commits (also after a refusal, so a spent state stays spent)."""
+    now = now or utcnow()
+    if not id_token or not state or len(id_token) > MAX_TOKEN_CHARS or len(state) > 64:
+        raise LaunchRefused("Incomplete launch", "The launch carries no id_token and state. Launch again from the LMS.")
+    login = _spend_state(session, state, now)
+    platform = session.get(LtiPlatform, login.platform_id)
+    if platform is None:
+        raise LaunchRefused("Unknown LMS", "The LMS this login began with is no longer registered.", 403)
+    token = _verified(session, platform, id_token, now)
+    body = dict(token.claims)
+    _check_claims(body, platform, login.nonce, now)
+    deployment = _string(body.get(c.DEPLOYMENT_ID), "deployment id", required=True)
+    if not has_deployment(session, platform, deployment):
+        raise _unregistered_deployment(platform, deployment)
+    return _launch(platform, deployment, body)
+
+
+def _spend_state(session: Session, state: str, now: datetime) -> LtiLogin:
+    login = session.scalar(select(LtiLogin).where(LtiLogin.state == state))
+    if login is None:
+        raise LaunchRefused(
+            "Unknown login", "This launch's state was not issued by this tool. Launch again from the LMS.", 400
+        )
+    spent = session.execute(
+        update(LtiLogin)
+        .where(LtiLogin.id == login.id, LtiLogin.used_at.is_(None))
+        .values(used_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if not spent.rowcount:  # type: ignore[attr-defined]
+        raise LaunchRefused(
+            "Launch already used",
+            "This launch was already used (a replayed or resubmitted launch). Launch again from the LMS.",
+            403,
+        )
+    if login.expires_at < now:
+        raise LaunchRefused("Login expired", "The login took more than ten minutes. Launch again from the LMS.", 403)
+    return login
+
+
+def _verified(session: Session, platform: LtiPlatform, id_token: str, now: datetime) -> jwt.Token:
+    try:
+        header = extract_compact(id_token.encode()).protected
+    except (JoseError, ValueError, UnicodeError):
+        raise LaunchRefused("Malformed launch", "The id_token is not a signed JWT.", 400) from None
+    if header.get("alg") != "RS256":
+        raise LaunchRefused("Wrong signature algorithm", "LTI 1.3 launches are signed with RS256.", 401)
+    kid = header.get("kid")
+    if not isinstance(kid, str) or not kid or len(kid) > 200:
+        raise LaunchRefused("Unknown signing key", "The id_token does not name its key (kid).", 401)
+    key = platform_key(session, platform, kid, now)
+    try:
+        return jwt.decode(id_token, key, algorithms=["RS256"])
+    except BadSignatureError:
+        raise LaunchRefused(
+            "Signature does not verify",
+            f"The launch is not signed by {platform.name}'s key {kid[:80]!r} (forged or altered).",
+            401,
+        ) from None
+    except (JoseError, ValueError):
+        raise LaunchRefused("Malformed launch", "The id_token could not be read.", 400) from None
+
+
+_CLAIM_PROBLEMS = {
+    "iss": ("Wrong issuer", "The launch names another issuer than the LMS its login began with."),
+    "aud": ("Wrong audience", "The launch was issued for another tool (its aud is not this tool's client id)."),
+    "azp": ("Wrong audience", "The launch was issued for another tool (its azp is not this tool's client id)."),
+    "exp": ("Launch expired", "The launch token has expired. Launch again from the LMS."),
+    "iat": ("Launch not valid now", "The launch token's issue time is in the future or too long ago."),
+    "nonce": ("Launch already used", "The launch's nonce is not the one this login issued (a replayed launch)."),
+    "sub": ("No user", "The launch does not say who the user is (sub); anonymous launches are not supported."),
+}
+
+
+def _check_claims(body: dict[str, Any], platform: LtiPlatform, nonce: str, now: datetime) -> None:
+    registry = JWTClaimsRegistry(
+        now=int(now.timestamp()),
+        leeway=LEEWAY_SECONDS,
+        iss={"essential": True, "value": platform.issuer},
+        aud={"essential": True, "value": platform.client_id},
+        exp={"essential": True},
+        iat={"essential": True},
+        nonce={"essential": True, "value": nonce},
+        sub={"essential": True},
+    )
+    try:
+        registry.validate(body)
+    except ExpiredTokenError:
+        raise _claim_refused("exp") from None
+    except (MissingClaimError, JoseError) as exc:
+        raise _claim_refused(getattr(exc, "claim", "") or "") from None
+    audiences = body["aud"] if isinstance(body["aud"], list) else [body["aud"]]
+    if ("azp" in body or len(audiences) > 1) and body.get("azp") != platform.client_id:
+        raise _claim_refused("azp")
+    if not isinstance(body.get("iat"), int | float) or now.timestamp() - body["iat"] > MAX_TOKEN_AGE.total_seconds():
+        raise _claim_refused("iat")
+    if body.get(c.VERSION) != c.LTI_VERSION:
+        raise LaunchRefused("Unsupported LTI version", "Only LTI 1.3.0 launches are accepted.")
+    if body.get(c.MESSAGE_TYPE) not in c.MESSAGE_TYPES:
+        raise LaunchRefused(
+            "Unsupported message", "Only resource-link launches and deep-linking requests are accepted here."
+        )
+
+
+def _claim_refused(claim: str) -> LaunchRefused:
+    title, text = _CLAIM_PROBLEMS.get(claim, ("Invalid launch", f"The launch's {claim or 'claims'} did not validate."))
+    return LaunchRefused(title, text, 403 if claim == "nonce" else 401)  # a wrong nonce is a replay
+
+
+def _string(value: Any, what: str, *, required: bool = False, longest: int = 255) -> str:
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value) or len(value) > longest:
+        raise LaunchRefused("Invalid launch", f"The launch's {what} must be a string of at most {longest} characters.")
+    return value
+
+
+def _opaque(value: Any) -> str | None:
+    """The deep-linking ``data`` (any JSON value the platform wants back), as JSON; capped."""
+    if value is None:
+        return None
+    text = json.dumps(value)
+    if len(text) > 2000:
+        raise LaunchRefused("Invalid launch", "The deep-linking request's data is longer than 2000 characters.")
+    return text
+
+
+def _optional_url(value: Any, what: str) -> str | None:
+    return _string(value, what, longest=2000) or None
+
+
+def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Launch:
+    message = str(body[c.MESSAGE_TYPE])
+    roles = body.get(c.ROLES, [])
+    if not isinstance(roles, list):
+        raise LaunchRefused("Invalid launch", "The launch's roles claim must be a list.")
+    context = body.get(c.CONTEXT)
+    place = None
+    if isinstance(context, dict) and context.get("id"):
+        place = Context(
+            id=_string(context.get("id"), "context id", required=True),
+            title=_string(context.get("title"), "context title", longest=2000)[:200],
+            label=_string(context.get("label"), "context label", longest=2000)[:200],
+        )
+    link = body.get(c.RESOURCE_LINK)
+    link_id = _string(link.get("id"), "resource link id") if isinstance(link, dict) else ""
+    if message == c.RESOURCE_LINK_REQUEST and not link_id:
+        raise LaunchRefused("Invalid launch", "A resource-link launch must name its resource link (id).")
+    custom_claim = body.get(c.CUSTOM)
+    custom = (
+        {str(k)[:64]: v[:200] for k, v in list(custom_claim.items())[:50] if isinstance(v, str)}
+        if isinstance(custom_claim, dict)
+        else {}
+    )
+    nrps = body.get(c.NRPS)
+    memberships = _optional_url(nrps.get("context_memberships_url"), "roster URL") if isinstance(nrps, dict) else None
+    ags_claim = body.get(c.AGS)
+    ags = None
+    if isinstance(ags_claim, dict):
+        scopes = ags_claim.get("scope", [])
+        ags = AgsEndpoint(
+            lineitems=_optional_url(ags_claim.get("lineitems"), "line items URL"),
+            lineitem=_optional_url(ags_claim.get("lineitem"), "line item URL"),
+            scopes=tuple(s for s in scopes[:20] if isinstance(s, str) and len(s) < 200)
+            if isinstance(scopes, list)
+            else (),
+        )
+    deep = None
+    if message == c.DEEP_LINKING_REQUEST:
+        settings = body.get(c.DEEP_LINKING_SETTINGS)
+        if not isinstance(settings, dict):
+            raise LaunchRefused("Invalid launch", "A deep-linking request must carry its settings.")
+        types = settings.get("accept_types", [])
+        deep = DeepLinking(
+            return_url=_string(
+                settings.get("deep_link_return_url"), "deep-linking return URL", required=True, longest=2000
+            ),
+            data=_opaque(settings.get("data")),
+            accept_multiple=settings.get("accept_multiple") is not False,
+            accept_types=tuple(t for t in types[:20] if isinstance(t, str)) if isinstance(types, list) else (),
+        )
+    return Launch(
+        platform=platform,
+        message_type=message,
+        deployment_id=deployment,
+        sub=_string(body.get("sub"), "user id (sub)", required=True),
+        name=_string(body.get("name"), "name", longest=2000)[:128],
+        email=_string(body.get("email"), "email", longest=2000)[:255] or None,
+        username=_string(body.get("preferred_username"), "username", longest=2000)[:64] or None,
+        roles=tuple(r for r in roles[: c.MAX_ROLES] if isinstance(r, str) and len(r) <= c.MAX_ROLE_CHARS),
+        context=place,
+        resource_link_id=link_id or None,
+        custom=custom,
+        memberships_url=memberships,
+        ags=ags,
+        deep_linking=deep,
+        claims=body,
+    )

@@ -1,0 +1,211 @@
+"""Platform registrations: who may launch the tool, and the keys their launches are signed with.
+
+A registration is what an administrator copies from the LMS (``ppo-grader lti add-platform``
+or ``POST /api/v1/lti/platforms``): the issuer, the client id the LMS gave the tool, its
+deployment ids, and three URLs (OIDC authorization, OAuth2 token, JWKS). Each URL must be
+https (loopback aside: ``server.lti.http``).
+
+The platform's key set is cached in its row. :func:`platform_key` returns the key a token's
+``kid`` names; a ``kid`` the cache lacks makes one refresh, unless a refresh in the last
+:data:`MISS_COOLDOWN` already failed to find an unknown ``kid`` (so made-up key ids cannot
+turn the tool into a fetching machine; a real key rotation is found at the first launch).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from joserfc.errors import JoseError
+from joserfc.jwk import KeySet, RSAKey
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from server.lti.errors import (
+    InvalidRegistration,
+    LaunchRefused,
+    LmsUnreachable,
+    PlatformAlreadyExists,
+    PlatformNotFound,
+)
+from server.lti.http import call, checked_url
+from server.models import LtiDeployment, LtiPlatform, utcnow
+from server.text_guard import is_storable_text
+
+MISS_COOLDOWN = timedelta(seconds=30)
+#: Most keys read from a platform's set.
+MAX_KEYS = 20
+
+
+@dataclass(frozen=True)
+class Registration:
+    """What an administrator enters for a platform."""
+
+    name: str
+    issuer: str
+    client_id: str
+    auth_login_url: str
+    auth_token_url: str
+    jwks_url: str
+    deployment_ids: tuple[str, ...] = ()
+
+
+def _text(value: str, what: str, longest: int = 255) -> str:
+    value = value.strip()
+    if not value or len(value) > longest or not value.isprintable() or not is_storable_text(value):
+        raise InvalidRegistration(f"The {what} must be 1-{longest} printable characters.")
+    return value
+
+
+def add_platform(session: Session, reg: Registration) -> LtiPlatform:
+    """Record a platform and its deployments (the caller commits)."""
+    issuer = _text(reg.issuer, "issuer", 2000)
+    client_id = _text(reg.client_id, "client id")
+    if session.scalar(select(LtiPlatform.id).where(LtiPlatform.issuer == issuer, LtiPlatform.client_id == client_id)):
+        raise PlatformAlreadyExists(
+            f"A platform with issuer {issuer!r} and client id {client_id!r} is registered already."
+        )
+    platform = LtiPlatform(
+        name=_text(reg.name or issuer, "name", 200),
+        issuer=issuer,
+        client_id=client_id,
+        auth_login_url=checked_url(reg.auth_login_url, "authorization (OIDC auth) URL"),
+        auth_token_url=checked_url(reg.auth_token_url, "token URL"),
+        jwks_url=checked_url(reg.jwks_url, "key set (JWKS) URL"),
+    )
+    session.add(platform)
+    session.flush()
+    for deployment in reg.deployment_ids:
+        add_deployment(session, platform, deployment)
+    return platform
+
+
+def add_deployment(session: Session, platform: LtiPlatform, deployment_id: str) -> bool:
+    """Accept launches from ``deployment_id`` of ``platform``; False if it was already accepted."""
+    value = _text(deployment_id, "deployment id")
+    exists = session.scalar(
+        select(LtiDeployment.id).where(LtiDeployment.platform_id == platform.id, LtiDeployment.deployment_id == value)
+    )
+    if exists is not None:
+        return False
+    session.add(LtiDeployment(platform_id=platform.id, deployment_id=value))
+    session.flush()
+    return True
+
+
+def deployments(session: Session, platform: LtiPlatform) -> list[str]:
+    """The platform's registered deployment ids."""
+    return list(
+        session.scalars(
+            select(LtiDeployment.deployment_id)
+            .where(LtiDeployment.platform_id == platform.id)
+            .order_by(LtiDeployment.id)
+        )
+    )
+
+
+def has_deployment(session: Session, platform: LtiPlatform, deployment_id: str) -> bool:
+    """Whether launches from ``deployment_id`` are accepted."""
+    return (
+        session.scalar(
+            select(LtiDeployment.id).where(
+                LtiDeployment.platform_id == platform.id, LtiDeployment.deployment_id == deployment_id
+            )
+        )
+        is not None
+    )
+
+
+def list_platforms(session: Session) -> list[LtiPlatform]:
+    """Every registration, oldest first."""
+    return list(session.scalars(select(LtiPlatform).order_by(LtiPlatform.id)))
+
+
+def find_platform(session: Session, issuer: str, client_id: str | None = None) -> LtiPlatform:
+    """The registration for ``issuer`` (and ``client_id``, needed when the issuer has several)."""
+    query = select(LtiPlatform).where(LtiPlatform.issuer == issuer)
+    if client_id is not None:
+        query = query.where(LtiPlatform.client_id == client_id)
+    found = list(session.scalars(query.limit(2)))
+    if not found:
+        raise PlatformNotFound(
+            f"No LTI platform is registered with issuer {issuer[:200]!r}"
+            + (f" and client id {client_id[:100]!r}." if client_id else ".")
+        )
+    if len(found) > 1:
+        raise PlatformNotFound(
+            f"Several registrations have issuer {issuer[:200]!r}; the platform must send its client id."
+        )
+    return found[0]
+
+
+def platform_by_name(session: Session, name: str) -> LtiPlatform:
+    """A registration by its name, issuer or id (the CLI's way to name one)."""
+    rows = list_platforms(session)
+    found = [p for p in rows if name in (p.name, p.issuer, str(p.id))]
+    if len(found) != 1:
+        raise PlatformNotFound(f"No single LTI platform called {name!r}; `ppo-grader lti platforms` lists them.")
+    return found[0]
+
+
+def _cached(platform: LtiPlatform) -> dict[str, Any]:
+    try:
+        value = json.loads(platform.jwks or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _by_kid(jwks: dict[str, Any], kid: str) -> dict[str, Any] | None:
+    keys = jwks.get("keys")
+    if not isinstance(keys, list):
+        return None
+    return next((k for k in keys[:MAX_KEYS] if isinstance(k, dict) and k.get("kid") == kid), None)
+
+
+def refresh_jwks(session: Session, platform: LtiPlatform, now: datetime | None = None) -> dict[str, Any]:
+    """Fetch the platform's key set now and cache it (``LmsUnreachable`` when it cannot be read)."""
+    answer = call("GET", platform.jwks_url, f"the key set of {platform.name}")
+    body = answer.body
+    if not isinstance(body, dict) or not isinstance(body.get("keys"), list):
+        raise LmsUnreachable(f'the key set of {platform.name}: the answer has no "keys" list.')
+    body = {"keys": [k for k in body["keys"][:MAX_KEYS] if isinstance(k, dict)]}
+    platform.jwks = json.dumps(body)
+    platform.jwks_fetched_at = now or utcnow()
+    session.flush()
+    return body
+
+
+def platform_key(session: Session, platform: LtiPlatform, kid: str, now: datetime | None = None) -> RSAKey:
+    """The platform's public key with this ``kid``; refreshes the cache once if it is not
+    there (see the module's note); ``LaunchRefused`` (401) when the platform has no such key."""
+    now = now or utcnow()
+    found = _by_kid(_cached(platform), kid)
+    if found is None:
+        recently_missed = platform.jwks_miss_at is not None and now - platform.jwks_miss_at < MISS_COOLDOWN
+        if not recently_missed:
+            try:
+                found = _by_kid(refresh_jwks(session, platform, now), kid)
+            except LmsUnreachable as exc:
+                raise LaunchRefused("The LMS's keys could not be read", exc.detail, 502) from None
+            if found is None:
+                platform.jwks_miss_at = now
+                session.flush()
+    if found is None:
+        raise LaunchRefused(
+            "Unknown signing key",
+            f"The launch was signed with a key ({kid[:80]!r}) that {platform.name} does not publish. "
+            "Launch again from the LMS; if this persists, the LMS's key set URL may be wrong.",
+            401,
+        )
+    try:
+        key = KeySet.import_key_set({"keys": [found]}).keys[0]
+    except (JoseError, ValueError, TypeError, KeyError):
+        raise LaunchRefused(
+            "Unusable signing key", f"{platform.name} publishes a key that is not a valid JWK.", 401
+        ) from None
+    if not isinstance(key, RSAKey):
+        raise LaunchRefused("Unusable signing key", "LTI 1.3 launches are signed with RSA keys (RS256).", 401)
+    return key

@@ -1,0 +1,115 @@
+"""The roster from the LMS (Names and Role Provisioning Services 2.0): ``ppo-grader lti
+sync-roster COURSE`` and the course LTI page's button.
+
+Every member the LMS lists as Active gets their account and enrollment (as a launch would make
+them: ``server.lti.accounts``) with the role the LMS gives them now. A member the LMS lists as
+Inactive or Deleted, or no longer lists at all, is marked ``dropped`` (``LtiMember.status``):
+never deleted, so their submissions, scores and history stay, and they are left out of the
+grades sent back. Members with no role in the course (a Mentor, say) are skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from server.lti.accounts import person, record_member
+from server.lti.claims import SCOPE_MEMBERSHIPS, Standing, roles_text, standing
+from server.lti.errors import LmsUnreachable
+from server.lti.services import LmsClient
+from server.models import Enrollment, LtiContext, LtiMember, LtiPlatform, LtiUser, User, utcnow
+
+_LEFT = {"inactive", "deleted"}
+
+
+@dataclass
+class RosterSync:
+    """What one sync did, by login name."""
+
+    added: list[str] = field(default_factory=list)
+    role_changed: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: int = 0
+    requests: int = 0
+
+
+def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync:
+    """Pull the course's members from the LMS and apply them (the caller commits).
+    ``LmsUnreachable`` when the LMS cannot be read (nothing is changed then)."""
+    platform = session.get(LtiPlatform, link.platform_id)
+    assert platform is not None
+    if not link.memberships_url:
+        raise LmsUnreachable(
+            f"{platform.name} has not given this course a roster service (Names and Role Provisioning): "
+            "enable it for the tool in the LMS, then launch once from the course."
+        )
+    with LmsClient(session, secret, platform) as client:
+        members = client.members(link.memberships_url, (SCOPE_MEMBERSHIPS,))
+        done = RosterSync(requests=client.requests)
+    now = utcnow()
+    before = {m.user_id: m for m in session.scalars(select(LtiMember).where(LtiMember.context_id == link.id))}
+    enrolled = {
+        user_id: role
+        for user_id, role in session.execute(
+            select(Enrollment.user_id, Enrollment.role).where(Enrollment.course_id == link.course_id)
+        ).tuples()
+    }
+    listed: set[int] = set()
+    for member in members:
+        sub, roles = member.get("user_id"), member.get("roles")
+        if not isinstance(sub, str) or not sub or len(sub) > 255 or not isinstance(roles, list):
+            done.skipped += 1
+            continue
+        where = standing(roles)
+        if where is Standing.NONE:
+            done.skipped += 1
+            continue
+        if str(member.get("status", "Active")).lower() in _LEFT:
+            known = session.get(LtiUser, (platform.id, sub))
+            if known is not None:
+                listed.add(known.user_id)
+                if _drop(before.get(known.user_id)):
+                    done.dropped.append(session.scalar(select(User.name).where(User.id == known.user_id)) or sub)
+            continue
+        user = person(
+            session,
+            platform.id,
+            sub,
+            secret,
+            staff=where is Standing.STAFF,
+            name=_text(member.get("name"))
+            or " ".join(filter(None, (_text(member.get("given_name")), _text(member.get("family_name"))))),
+            email=_text(member.get("email")) or None,
+        )
+        listed.add(user.id)
+        old = before.get(user.id)
+        was = (old.roles, old.status) if old is not None else None
+        was_role = enrolled.get(user.id)
+        new_role = record_member(session, link, user, roles, now)
+        if was_role is None:
+            done.added.append(user.name)
+        elif was_role != new_role or (was is not None and was != (roles_text(roles), "active")):
+            done.role_changed.append(user.name)
+        else:
+            done.unchanged += 1
+    for user_id, row in before.items():
+        if user_id not in listed and _drop(row):
+            name = session.scalar(select(User.name).where(User.id == user_id))
+            done.dropped.append(name or str(user_id))
+    link.roster_synced_at = now
+    session.flush()
+    return done
+
+
+def _drop(member: LtiMember | None) -> bool:
+    if member is None or member.status == "dropped":
+        return False
+    member.status = "dropped"
+    return True
+
+
+def _text(value: object) -> str:
+    return value.strip()[:200] if isinstance(value, str) else ""

@@ -1,0 +1,179 @@
+"""LTI Advantage service calls: an OAuth2 access token, then NRPS (roster) and AGS (line items,
+scores, results).
+
+The token is bought with a client assertion (IMS security framework §4.1): a JWT the tool
+signs (``server.lti.keys``) with ``iss`` and ``sub`` its client id and ``aud`` the platform's
+token URL. One :class:`LmsClient` serves one job (a roster sync, a preview, an apply): it keeps
+its tokens and its HTTP connection for that job only, never between jobs (no global state).
+Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from sqlalchemy.orm import Session
+
+from server.lti import keys
+from server.lti.errors import LmsUnreachable
+from server.lti.http import TIMEOUT, Answer, call, is_loopback, next_page
+from server.models import LtiPlatform
+
+MAX_PAGES = 100
+MAX_ITEMS = 20_000
+ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
+LINE_ITEMS = "application/vnd.ims.lis.v2.lineitemcontainer+json"
+LINE_ITEM = "application/vnd.ims.lis.v2.lineitem+json"
+SCORE = "application/vnd.ims.lis.v1.score+json"
+RESULTS = "application/vnd.ims.lis.v2.resultcontainer+json"
+
+
+def service_url(lineitem: str, suffix: str) -> str:
+    """A line item's ``/scores`` or ``/results`` endpoint: its URL with ``suffix`` appended to
+    the path, the query kept (AGS §3.4, §3.5)."""
+    parts = urlsplit(lineitem)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + suffix))
+
+
+class LmsClient:
+    """Calls to one platform's services on behalf of the tool, for one job."""
+
+    def __init__(self, session: Session, secret: bytes, platform: LtiPlatform) -> None:
+        self._session = session
+        self._secret = secret
+        self.platform = platform
+        self._tokens: dict[tuple[str, ...], str] = {}
+        self._http = httpx.Client(timeout=TIMEOUT, follow_redirects=False)
+        #: Requests sent (tokens included): what a job did, counted.
+        self.requests = 0
+
+    def __enter__(self) -> LmsClient:
+        return self
+
+    def __exit__(self, *_exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self._http.close()
+
+    def _call(self, method: str, url: str, what: str, **kwargs: Any) -> Answer:
+        # A service URL comes from a launch's claims: it may name this machine only when the
+        # platform itself is here (development, the tests), never to reach a local service.
+        host = urlsplit(url).hostname or ""
+        if is_loopback(host) and not is_loopback(urlsplit(self.platform.auth_token_url).hostname or ""):
+            raise LmsUnreachable(f"{what}: {self.platform.name} named a service on this machine ({host}); refused.")
+        self.requests += 1
+        return call(method, url, what, client=self._http, **kwargs)
+
+    def token(self, scopes: tuple[str, ...]) -> str:
+        """An access token for ``scopes`` (bought once per client)."""
+        if scopes in self._tokens:
+            return self._tokens[scopes]
+        platform = self.platform
+        assertion = keys.sign(
+            self._session,
+            self._secret,
+            {"iss": platform.client_id, "sub": platform.client_id, "aud": platform.auth_token_url},
+        )
+        answer = self._call(
+            "POST",
+            platform.auth_token_url,
+            f"an access token from {platform.name}",
+            form={
+                "grant_type": "client_credentials",
+                "client_assertion_type": ASSERTION_TYPE,
+                "client_assertion": assertion,
+                "scope": " ".join(scopes),
+            },
+        )
+        token = answer.body.get("access_token") if isinstance(answer.body, dict) else None
+        if not isinstance(token, str) or not token or len(token) > 8192:
+            raise LmsUnreachable(f"an access token from {platform.name}: the answer holds no access_token.")
+        self._tokens[scopes] = token
+        return token
+
+    def _headers(self, scopes: tuple[str, ...], accept: str, content_type: str | None = None) -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {self.token(scopes)}", "Accept": accept}
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    def _pages(
+        self,
+        url: str,
+        what: str,
+        scopes: tuple[str, ...],
+        accept: str,
+        key: str | None,
+        params: dict[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Every item of a paged container (``key`` its list; None: the body is the list)."""
+        items: list[dict[str, Any]] = []
+        page: str | None = url
+        for _ in range(MAX_PAGES):
+            if page is None:
+                break
+            answer = self._call("GET", page, what, headers=self._headers(scopes, accept), params=params)
+            params = None  # the next link carries its own query
+            found = answer.body.get(key) if key is not None and isinstance(answer.body, dict) else answer.body
+            if not isinstance(found, list):
+                raise LmsUnreachable(f"{what}: the answer is not a list of {key or 'items'}.")
+            items.extend(item for item in found if isinstance(item, dict))
+            if len(items) > MAX_ITEMS:
+                raise LmsUnreachable(f"{what}: more than {MAX_ITEMS} entries.")
+            page = next_page(answer.link)
+        return items
+
+    def members(self, memberships_url: str, scopes: tuple[str, ...]) -> list[dict[str, Any]]:
+        """NRPS: every member of the course (``user_id``, ``roles``, ``status``, names, email)."""
+        return self._pages(memberships_url, f"the roster from {self.platform.name}", scopes, MEMBERSHIPS, "members")
+
+    def line_items(
+        self, lineitems_url: str, scopes: tuple[str, ...], *, resource_id: str, tag: str
+    ) -> list[dict[str, Any]]:
+        """AGS: the course's line items with this resource id and tag (filtered here too: a
+        platform may ignore the query)."""
+        found = self._pages(
+            lineitems_url,
+            f"the gradebook columns from {self.platform.name}",
+            scopes,
+            LINE_ITEMS,
+            None,
+            params={"resource_id": resource_id, "tag": tag},
+        )
+        return [
+            i
+            for i in found
+            if i.get("resourceId") == resource_id and i.get("tag") == tag and isinstance(i.get("id"), str)
+        ]
+
+    def create_line_item(self, lineitems_url: str, scopes: tuple[str, ...], item: dict[str, Any]) -> dict[str, Any]:
+        """AGS: create a line item; returns it (with its ``id`` URL)."""
+        answer = self._call(
+            "POST",
+            lineitems_url,
+            f"a new gradebook column on {self.platform.name}",
+            headers=self._headers(scopes, LINE_ITEM, LINE_ITEM),
+            json_body=item,
+        )
+        if not isinstance(answer.body, dict) or not isinstance(answer.body.get("id"), str):
+            raise LmsUnreachable(f"a new gradebook column on {self.platform.name}: the answer has no id.")
+        return answer.body
+
+    def post_score(self, lineitem_url: str, scopes: tuple[str, ...], score: dict[str, Any]) -> int:
+        """AGS: send one score; returns the status (2xx; anything else raises)."""
+        answer = self._call(
+            "POST",
+            service_url(lineitem_url, "/scores"),
+            f"a score to {self.platform.name}",
+            headers=self._headers(scopes, "application/json", SCORE),
+            json_body=score,
+        )
+        return answer.status
+
+    def results(self, lineitem_url: str, scopes: tuple[str, ...]) -> list[dict[str, Any]]:
+        """AGS: every result (``userId``, ``resultScore``, ``resultMaximum``) of a line item."""
+        return self._pages(
+            service_url(lineitem_url, "/results"), f"the gradebook from {self.platform.name}", scopes, RESULTS, None
+        )
