@@ -29,10 +29,11 @@ from .api import UsageError
 from .bindings import Binding, Piece, Scan, scan
 
 __all__ = [
-    "BUILTIN_NAMES",
-    "Built",
     "BOUNDS",
+    "BUILTIN_NAMES",
+    "WORK",
     "Bounds",
+    "Built",
     "CellResolver",
     "Facts",
     "LineMap",
@@ -44,7 +45,6 @@ __all__ = [
     "Span",
     "TooMuchToFollow",
     "Use",
-    "WORK",
     "build",
     "free_names",
     "resolved",
@@ -177,7 +177,11 @@ def facts(piece: Piece) -> Facts:
             return Facts(reads, local)
         first: dict[str, int] = {}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.lineno < first.get(node.id, 1 << 62):
+            if (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and node.lineno < first.get(node.id, 1 << 62)
+            ):
                 first[node.id] = node.lineno
         label = piece.cell.label
         places = {name: f"{label}, line {piece.line + line - 1}" for name, line in first.items()}

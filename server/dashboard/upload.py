@@ -102,9 +102,7 @@ class Upload:
 
 def too_large(what: str, limit: int, back: str) -> UploadRefused:
     """The 413 for code over its cap, in the API's words."""
-    return UploadRefused(
-        413, f"{what} is over {limit} bytes; the limit is {limit} bytes ({limit // 1024} KiB).", back
-    )
+    return UploadRefused(413, f"{what} is over {limit} bytes; the limit is {limit} bytes ({limit // 1024} KiB).", back)
 
 
 def read_upload(request: Request, *, max_source_bytes: int, back: str) -> Upload:
@@ -392,4 +390,3 @@ def _text(content: bytes, name: str, back: str) -> str:
 
 def _sentence(message: str) -> str:
     return message if message.endswith((".", "?", "!")) else message + "."
-
