@@ -51,8 +51,13 @@ def notebook(cells: list[str]) -> bytes:
             "nbformat_minor": 5,
             "metadata": {},
             "cells": [
-                {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                 "source": text.splitlines(keepends=True)}
+                {
+                    "cell_type": "code",
+                    "metadata": {},
+                    "outputs": [],
+                    "execution_count": None,
+                    "source": text.splitlines(keepends=True),
+                }
                 for text in cells
             ],
         }
@@ -137,8 +142,10 @@ def measure(run: Callable[[int], str], size: int) -> tuple[float, float, str]:
 
 
 def table(fractions: tuple[int, ...]) -> str:
-    rows = ["| case | bytes | of the cap | CPU s | peak MiB | CPU ratio to the size before | outcome |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    rows = [
+        "| case | bytes | of the cap | CPU s | peak MiB | CPU ratio to the size before | outcome |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
     for name, cap, run in CASES:
         run(1024)  # warm: imports and the catalogue are not the parser's cost
         before: float | None = None
@@ -161,8 +168,11 @@ def main() -> None:
     if args.write and not args.smallest:
         from bench.report import write_section
 
-        write_section("Upload and notebook parsers against input size (issue 31)",
-                      "python bench/bench_upload_parsers.py --write", body)
+        write_section(
+            "Upload and notebook parsers against input size (issue 31)",
+            "python bench/bench_upload_parsers.py --write",
+            body,
+        )
 
 
 if __name__ == "__main__":
