@@ -130,15 +130,24 @@ def read_upload(request: Request, *, max_source_bytes: int, back: str) -> Upload
     WORK.bodies += 1
     stream = request.stream()
     read = 0
+    refused: UploadRefused | None = None
     try:
         while (chunk := anyio.from_thread.run(_next_chunk, stream)) is not None:
             read += len(chunk)
             WORK.bytes_read += len(chunk)
             if read > MAX_UPLOAD_BYTES:
-                raise over
-            form.feed(chunk)
+                raise refused or over
+            if refused is None:
+                try:
+                    form.feed(chunk)
+                except UploadRefused as exc:
+                    # Read the rest (up to the cap, unparsed) so the browser, still sending,
+                    # gets the page that says why rather than a reset connection.
+                    refused = exc
     except ClientDisconnect:
         raise UploadRefused(400, "The upload was cut off; submit again.", back) from None
+    if refused is not None:
+        raise refused
     return form.finish()
 
 
