@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from server.courses.counted import describe, late_by
 from server.dashboard.service import (
@@ -285,6 +286,7 @@ class UploadView:
     courses: list[tuple[str, str]]
     max_source_kib: int
     max_upload_mib: int
+    max_notebook_code_kib: int
 
 
 def upload_form(titles: dict[str, str], upload: UploadView, chosen: str | None = None) -> str:
@@ -300,8 +302,9 @@ def upload_form(titles: dict[str, str], upload: UploadView, chosen: str | None =
         course = f'<label for="upload-course">Course</label><select id="upload-course" name="course">{picks}</select>'
     return (
         '<section id="upload"><h2>Submit from the browser</h2>'
-        '<form id="upload-form" method="post" action="/dashboard/submit" enctype="multipart/form-data" data-live-hold>'
-        f'<input type="hidden" name="csrf" value="{e(upload.form_token)}">'
+        # the token is in the address, so the server checks it before it reads the body
+        f'<form id="upload-form" method="post" action="/dashboard/submit?csrf={e(quote(upload.form_token))}" '
+        'enctype="multipart/form-data" data-live-hold>'
         f'<input type="hidden" name="key" value="{e(upload.idempotency_key)}">'
         '<label for="upload-exercise">Exercise</label><select id="upload-exercise" name="exercise">'
         f'<option value="">found from the function</option>{options}</select>{course}'
@@ -312,7 +315,8 @@ def upload_form(titles: dict[str, str], upload: UploadView, chosen: str | None =
         'placeholder="def compute_gae(rewards, values, mask=None, gamma=1.0, lam=0.95):"></textarea>'
         '<button type="submit">Submit</button></form>'
         f'<p class="muted">The code sent is at most {upload.max_source_kib} KiB; a notebook file may be up to '
-        f"{upload.max_upload_mib} MiB with its outputs, of which only the function and the helpers, imports "
+        f"{upload.max_upload_mib} MiB with its outputs (its code: {upload.max_source_kib} KiB a cell, "
+        f"{upload.max_notebook_code_kib} KiB in all), of which only the function and the helpers, imports "
         "and constants it uses are sent, as <code>ppo-submit notebook.ipynb</code> sends them. "
         "The submission's page shows the verdict as soon as it arrives.</p></section>"
     )

@@ -48,7 +48,7 @@ from server.courses.sets import listing
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
 from server.dashboard.deps import DashboardCourse, ShownCourse, learner_course, shown_course
-from server.dashboard.upload import MAX_UPLOAD_BYTES, UploadForm, UploadRefused, prepare
+from server.dashboard.upload import MAX_CODE_FACTOR, MAX_UPLOAD_BYTES, UploadRefused, prepare, read_upload
 from server.deps import Now, SessionDep, SettingsDep, StateDep
 from server.errors import GraderError
 from server.gradebook.service import course_exercises, gradebook_csv, wide_gradebook_csv
@@ -276,6 +276,7 @@ def _upload_view(session: Session, user: User, request: Request, settings: Setti
         courses=mine if len(mine) > 1 else [],
         max_source_kib=settings.MAX_SOURCE_BYTES // 1024,
         max_upload_mib=MAX_UPLOAD_BYTES // 2**20,
+        max_notebook_code_kib=MAX_CODE_FACTOR * settings.MAX_SOURCE_BYTES // 1024,
     )
 
 
@@ -334,25 +335,28 @@ def spend_token_form(
 
 
 @router.post("/dashboard/submit")
-def submit_upload(
-    request: Request, upload: UploadForm, session: SessionDep, state: StateDep, user: WebUser, now: Now
-) -> Response:
-    """Submit the upload form's file or pasted function, as ``POST /api/v1/submissions`` does."""
+def submit_upload(request: Request, session: SessionDep, state: StateDep, user: WebUser, now: Now) -> Response:
+    """Submit the upload form's file or pasted function, as ``POST /api/v1/submissions`` does.
+
+    Who sends it (the session, ``WebUser``; the ``Origin``; the form's token, in the form's
+    address) is settled before the body is read at all; then the body is parsed as it arrives,
+    in this worker thread, under its caps (``server.dashboard.upload``)."""
     back = learner_url(user.name)
     cookie = request.cookies.get(COOKIE_NAME)
     if not same_origin(request) or not form_token_matches(
-        upload.fields.get("csrf"), cookie, state.settings.secret_bytes
+        request.query_params.get("csrf"), cookie, state.settings.secret_bytes
     ):
         raise UploadRefused(
             403,
             "The form was not sent from your dashboard page (or it is out of date): reload your page and submit again.",
             back,
         )
+    upload = read_upload(request, max_source_bytes=state.settings.MAX_SOURCE_BYTES, back=back)
     settings = state.settings
     key = upload.fields.get("key") or None
     try:
         check_submission_limits(user, session, settings, submission_window(request, settings), key)
-        prepared = prepare(upload, back)
+        prepared = prepare(upload, back, max_source_bytes=settings.MAX_SOURCE_BYTES)
         payload = SubmissionCreate(
             exercise=prepared.exercise,
             source=prepared.source,

@@ -137,7 +137,7 @@ def create_submission(
         return _check_replay(existing, payload.exercise, digest), False
     # Only after the commit: a worker must never see an id whose row is not visible yet
     # (a no-op for queues that deferred above).
-    queue.enqueue(submission.id)
+    queue.enqueue(submission.id, submission.user_id)  # the learner: queues keep their share fair
     return submission, True
 
 
