@@ -13,6 +13,7 @@ finds every learner's part whatever its length; anything after a quoted exceptio
 from __future__ import annotations
 
 import builtins
+import math
 import re
 
 from server.submissions.schemas import Feedback, FeedbackSummary, RootCause
@@ -31,7 +32,10 @@ MISSING_NOTE = (
 _RAISED = re.compile(r"\b([Rr]aised|got) ([A-Za-z_][\w.]*)( during backward\(\)| while being imported)?: ")
 #: A number or a list of numbers as the judge formats them (``_fmt``, shapes): the learner's
 #: values after "got". Part of a number cut by a cap still matches.
-_GOT_VALUE = re.compile(r"\bgot (shape )?(\[[-+\d., e]*\]?|[-+]?(?:\d[\d.]*(?:e[-+]?\d*)?|nan|inf))")
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?(?:e[-+]?\d*)?|nan|inf)"
+_GOT_VALUE = re.compile(
+    rf"(?:\bexpected ({_NUM}), )?\b[Gg]ot (?:(shape )?((?:[a-z]+\d*\[[\d, ]*\] )?\[[-+\d., e.a-z]*\]?)|({_NUM}))"
+)
 
 
 def shown_type(name: str) -> str:
@@ -52,10 +56,47 @@ def cut_raised(text: str) -> str:
     return f"{text[: match.start()]}{match[1]} {shown_type(match[2])}{match[3] or ''} {CUT_NOTE}"
 
 
+def _decade(x: float) -> str:
+    """``x`` (> 0) as its power of ten: ``1e-3`` for anything in [1e-3, 1e-2)."""
+    return f"1e{math.floor(math.log10(x))}"
+
+
+def off_by(got: float, want: float) -> str:
+    """By how much ``got`` misses ``want``, as classes ("off by about 1e-2, about 1e-1
+    relative"): what the cut keeps of a mismatch (an exact error would give the number back)."""
+    if not math.isfinite(got):
+        return "not a finite number"
+    if not math.isfinite(want):
+        return "expected a non-finite value"
+    diff = abs(got - want)
+    if diff == 0:
+        return "off by less than the printed digits"
+    relative = f", about {_decade(diff / abs(want))} relative" if want else ""
+    return f"off by about {_decade(diff)}{relative}"
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _got(match: re.Match[str]) -> str:
+    expected = f"expected {match[1]}, " if match[1] is not None else ""
+    if match[3] is not None:  # a shape, or a list of values
+        return expected + (GOT_SHAPE_NOTE if match[2] else GOT_NOTE)
+    want, got = _number(match[1] or ""), _number(match[4])
+    if want is not None and got is not None:  # "expected E, got G": say by how much
+        return f"{expected}{GOT_NOTE} ({off_by(got, want)})"
+    return expected + GOT_NOTE
+
+
 def cut_values(text: str) -> str:
-    """``text`` without the values the learner's calls returned (``got -2.0``, ``got shape [3]``):
-    the mismatch still says where and by how much (the judge writes the error's class)."""
-    return _GOT_VALUE.sub(lambda m: GOT_SHAPE_NOTE if m[1] else GOT_NOTE, text)
+    """``text`` without the values the learner's calls returned (``got -2.0``, ``got shape
+    [3]``): a mismatch still says where (the judge's "first at [0, 5]") and by how much (the
+    error's power of ten, absolute and relative)."""
+    return _GOT_VALUE.sub(_got, text)
 
 
 def cut_check_message(text: str) -> str:

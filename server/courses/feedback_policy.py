@@ -144,9 +144,21 @@ R = TypeVar("R")
 #: policy applies. Nothing the judge measured or said.
 _ALWAYS = frozenset(
     {
-        "id", "exercise", "user", "user_name", "display_name", "status", "created_at", "course",
-        "queue_position", "filename", "content_version", "grader_version",
-        "late", "late_seconds", "penalty_percent",
+        "id",
+        "exercise",
+        "user",
+        "user_name",
+        "display_name",
+        "status",
+        "created_at",
+        "course",
+        "queue_position",
+        "filename",
+        "content_version",
+        "grader_version",
+        "late",
+        "late_seconds",
+        "penalty_percent",
     }
 )
 #: Per view, the fields shown as stored; the view's own rewrites (below) come on top, and
