@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from server.catalog.service import find_exercise
+from server.courses.sets import released_exercises
 from server.courses.feedback_policy import hidden_board_exercises, refuse_hidden_board
 from server.courses.service import INSTRUCTOR, course_role, readable_course
 from server.deps import CurrentUser, Now, SessionDep, SettingsDep
@@ -55,7 +56,7 @@ def leaderboard(
     learners, a ``hidden-until-due`` exercise is left out of the overall table (and its own
     board is 403 ``ScoresHidden``) until its scores are released."""
     if exercise is not None:
-        find_exercise(exercise)
+        find_exercise(exercise, released_exercises(session, viewer, now))
     where = readable_course(session, viewer, course)
     hidden = hidden_board_exercises(session, viewer, where, now)
     if exercise is not None:
@@ -101,7 +102,7 @@ def speed_leaderboard(
     """The course's learners with a full board score that counts (every confirmed check passed), by their
     fastest such run: cpu seconds, then peak memory (403 ``ScoresHidden`` for learners while a
     ``hidden-until-due`` exercise's scores are not released)."""
-    find_exercise(exercise)
+    find_exercise(exercise, released_exercises(session, viewer, now))
     where = readable_course(session, viewer, course)
     refuse_hidden_board(session, viewer, where, exercise, now)
     total, rows = service.speed_board(session, exercise, limit, offset, where.id)
