@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from server.catalog.service import find_exercise
-from server.courses.sets import released_exercises
 from server.courses.feedback_policy import hidden_board_exercises, refuse_hidden_board
 from server.courses.service import INSTRUCTOR, course_role, readable_course
+from server.courses.sets import released_exercises
 from server.deps import CurrentUser, Now, SessionDep, SettingsDep
 from server.leaderboard import service
 from server.leaderboard.schemas import LeaderboardEntry, LeaderboardPage, SpeedEntry, SpeedPage
@@ -28,7 +28,14 @@ CourseParam = Annotated[
 
 
 def shown_name(
-    viewer: User, user_id: int, display_name: str, pseudonyms: bool, secret: bytes, teaches: bool | None = None
+    viewer: User,
+    user_id: int,
+    display_name: str,
+    pseudonyms: bool,
+    secret: bytes,
+    teaches: bool | None = None,
+    *,
+    course_id: int,
 ) -> str:
     """What a viewer sees for a learner: real names for the course's instructors; for
     learners a pseudonym unless the course's instructor turned real names on
@@ -37,7 +44,7 @@ def shown_name(
     instructor = Role(viewer.role).reads_everything if teaches is None else teaches
     if instructor or not pseudonyms:
         return display_name
-    return pseudonym(user_id, secret)
+    return pseudonym(user_id, secret, course_id)
 
 
 @router.get("", response_model=LeaderboardPage, responses=errors(401, 403, 404, 422))
@@ -61,7 +68,9 @@ def leaderboard(
     hidden = hidden_board_exercises(session, viewer, where, now)
     if exercise is not None:
         refuse_hidden_board(session, viewer, where, exercise, now)
-    total, rows = service.board(session, exercise, limit, offset, where.id, frozenset(hidden))
+    total, rows = service.board(
+        session, exercise, limit, offset, where.id, frozenset(hidden), secret=settings.secret_bytes
+    )
     instructor = course_role(session, viewer, where) == INSTRUCTOR
     return LeaderboardPage(
         course=where.slug,
@@ -73,7 +82,13 @@ def leaderboard(
             LeaderboardEntry(
                 rank=offset + i + 1,
                 learner=shown_name(
-                    viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor
+                    viewer,
+                    r.user_id,
+                    r.display_name,
+                    not where.board_real_names,
+                    settings.secret_bytes,
+                    instructor,
+                    course_id=where.id,
                 ),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
@@ -116,7 +131,13 @@ def speed_leaderboard(
             SpeedEntry(
                 rank=offset + i + 1,
                 learner=shown_name(
-                    viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor
+                    viewer,
+                    r.user_id,
+                    r.display_name,
+                    not where.board_real_names,
+                    settings.secret_bytes,
+                    instructor,
+                    course_id=where.id,
                 ),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
