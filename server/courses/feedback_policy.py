@@ -43,13 +43,13 @@ from enum import Enum, StrEnum
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from server.courses.feedback_cut import cut_check_message, cut_feedback, cut_message
 from server.courses.service import shown, taught_course_ids, zone
 from server.errors import InvalidCourse, NoTokensLeft, ScoresHidden, SubmissionNotFound, TokensNotInUse
-from server.models import Course, Extension, FeedbackToken, SetEntry, Submission, User, Verdict
+from server.models import Course, Enrollment, Extension, FeedbackToken, SetEntry, Submission, User, Verdict
 from server.submissions.schemas import Feedback
 
 #: The most tokens a day a set may give (a larger N is ``full`` in all but name).
@@ -389,7 +389,12 @@ def hidden_own_exercises(session: Session, learner: User, now: datetime) -> set[
     for entry in session.scalars(
         select(SetEntry).where(
             SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value,
-            SetEntry.course_id.in_(select(Submission.course_id).where(Submission.user_id == learner.id)),
+            # every course they are in, not only those they sent to: an instructor's override
+            # is a score of an exercise never submitted (review 4, finding 11)
+            or_(
+                SetEntry.course_id.in_(select(Enrollment.course_id).where(Enrollment.user_id == learner.id)),
+                SetEntry.course_id.in_(select(Submission.course_id).where(Submission.user_id == learner.id)),
+            ),
         )
     ):
         due = _due_for(session, entry, learner.id)
