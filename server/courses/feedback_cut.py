@@ -32,9 +32,9 @@ MISSING_NOTE = (
 _RAISED = re.compile(r"\b([Rr]aised|got) ([A-Za-z_][\w.]*)( during backward\(\)| while being imported)?: ")
 #: A number or a list of numbers as the judge formats them (``_fmt``, shapes): the learner's
 #: values after "got". Part of a number cut by a cap still matches.
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?(?:e[-+]?\d*)?|nan|inf)"
+_NUM = r"[-+]?(?:\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|inf)"
 _GOT_VALUE = re.compile(
-    rf"(?:\bexpected ({_NUM}), )?\b[Gg]ot (?:(shape )?((?:[a-z]+\d*\[[\d, ]*\] )?\[[-+\d., e.a-z]*\]?)|({_NUM}))"
+    rf"(?:\bexpected ({_NUM}), )?\b[Gg]ot (?:(shape )?((?:[a-z]+\d*\[[\d, ]*\] )?\[[-+\d., e.naif]*(?:\]|$))|({_NUM}))"
 )
 
 
@@ -99,9 +99,29 @@ def cut_values(text: str) -> str:
     return _GOT_VALUE.sub(_got, text)
 
 
+#: "got str 'abc'", "got Opaque <...>", "got ['k1', 'k2']": a repr of what the learner's call
+#: returned (a text, a dict's keys, an object), up to where the judge's sentence goes on.
+_GOT_REPR = re.compile(
+    r"\b([Gg]ot) (?:([A-Za-z_]\w*) )?(?!\((?:message not shown|off by|not |expected a non))"
+    r"[\'\"\[{(<].*?(?= on (?:input|hidden case)\b|[.;](?:\s|$)|\n|$)"
+)
+
+
+def _repr(match: re.Match[str]) -> str:
+    kind = match[2]
+    shown = kind if kind is not None and isinstance(getattr(builtins, kind, None), type) else None
+    return f"{match[1]} {'a ' + shown if shown else 'another value'} (not shown under this exercise's feedback policy)"
+
+
+def cut_reprs(text: str) -> str:
+    """``text`` without the reprs of what the learner's calls returned (a text, keys, objects):
+    Python's own type names stay, the rest goes."""
+    return _GOT_REPR.sub(_repr, text)
+
+
 def cut_check_message(text: str) -> str:
     """A check's message as the report view shows it."""
-    return cut_values(cut_raised(text))
+    return cut_reprs(cut_values(cut_raised(text)))
 
 
 def cut_traceback(traceback: str, exception: str) -> str:
