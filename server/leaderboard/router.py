@@ -7,13 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from server.catalog.service import find_exercise
-from server.courses.feedback_policy import hidden_board_exercises, refuse_hidden_board
+from server.courses.feedback_policy import PolicyKind, hidden_board_exercises, policy_of, refuse_hidden_board
 from server.courses.service import INSTRUCTOR, course_role, readable_course
 from server.courses.sets import released_exercises
 from server.deps import CurrentUser, Now, SessionDep, SettingsDep
 from server.leaderboard import service
 from server.leaderboard.schemas import LeaderboardEntry, LeaderboardPage, SpeedEntry, SpeedPage
-from server.models import Role, User
+from server.models import Role, SetEntry, User
 from server.openapi import errors
 from server.security import pseudonym
 
@@ -122,6 +122,9 @@ def speed_leaderboard(
     refuse_hidden_board(session, viewer, where, exercise, now)
     total, rows = service.speed_board(session, exercise, limit, offset, where.id)
     instructor = course_role(session, viewer, where) == INSTRUCTOR
+    # Under any feedback policy but full a learner's own views hold back CPU and memory (a run
+    # time is a channel for the hidden inputs): the speed board does too, keeping the order only.
+    measured = instructor or policy_of(session.get(SetEntry, (where.id, exercise))).kind is PolicyKind.FULL
     return SpeedPage(
         exercise=exercise,
         total=total,
@@ -142,8 +145,8 @@ def speed_leaderboard(
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 submission_id=r.submission_id if instructor or r.user_id == viewer.id else None,
-                cpu_seconds=r.cpu_seconds,
-                peak_memory_bytes=r.peak_memory_bytes,
+                cpu_seconds=r.cpu_seconds if measured else None,
+                peak_memory_bytes=r.peak_memory_bytes if measured else None,
                 submitted_at=r.created_at,
             )
             for i, r in enumerate(rows)
