@@ -23,6 +23,7 @@ SECRET = "0.4711"
     ("Raised ValueError: 0.4711 on input x\nValueError: 0.4711", f"Raised ValueError {CUT_NOTE}"),
     ("Expected ValueError on input x, got KeyError: 0.4711", f"got KeyError {CUT_NOTE}"),
     ("Raised " + "LEAK_4711_" * 9 + ": boom", f"Raised an exception {CUT_NOTE}"),
+    ("Peak memory 47.11 MiB on input x is over the budget of 20.0 MiB", "Peak memory on input x is over the budget"),
 ])
 def test_the_cut_keeps_where_and_how_much_never_the_value(text: str, kept: str) -> None:
     cut = cut_check_message(text)
