@@ -322,6 +322,13 @@ def test_finding14_an_unreleased_exercise_is_404_to_a_learner(service: Service) 
         assert "advantage" not in answer.text.lower() and "compute_gae" not in answer.text, answer.text
     typo = client.get("/api/v1/exercises/gaee", headers=ann)
     assert typo.status_code == 404 and "did you mean gae" not in typo.text
+    sent = client.post("/api/v1/submissions", json={"exercise": "gae", "source": "x = 1\n", "course": "later"},
+                       headers=ann)
+    assert sent.status_code == 404 and sent.json()["error"] == "ExerciseNotFound", sent.text
+    assert "opens" not in sent.text and str((NOW + timedelta(days=7)).date()) not in sent.text
+    typo = client.post("/api/v1/submissions", json={"exercise": "gaee", "source": "x = 1\n", "course": "later"},
+                       headers=ann)
+    assert typo.status_code == 404 and "did you mean gae" not in typo.text, typo.text
     assert client.get("/api/v1/exercises/gae", headers=prof).status_code == 200
     assert "gae" not in {e["slug"] for e in client.get("/api/v1/exercises", headers=ann).json()}
 
