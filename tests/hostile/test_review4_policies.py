@@ -364,3 +364,14 @@ def test_finding15_pseudonyms_per_course_and_ties_by_pseudonym(service: Service)
     order = [e["name"] for e in tied]
     assert order == sorted(ties, key=lambda n: pseudonym(ids[n], service.secret, course_id))
     assert order != sorted(ties, key=lambda n: ids[n])  # the id order would map the pseudonyms
+
+
+# --- finding 13: what each policy can still leak is written down ---------------------------------
+
+
+def test_finding13_security_md_states_what_each_policy_can_still_leak() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
+    section = text.split("## What a feedback policy can still leak", 1)[1].split("\n## ", 1)[0]
+    for view in ("`score`", "`report`", "`hidden`"):
+        assert f"\n| {view} (" in section, view
+    assert "one bit per check" in section and "run time" in section
