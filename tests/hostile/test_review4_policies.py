@@ -286,10 +286,15 @@ def _routes(service: Service, user: str, sid: int, course: str) -> dict[str, dic
 
 def test_every_route_and_page_shows_only_the_views_allow_list(service: Service) -> None:
     seen_any = set()
-    for course, policy in POLICIES.items():
+    for course, policy in [*POLICIES.items(), ("p-tokens", "tokens:5 after a token")]:
         done = service.grade("hal", course, RETURNS_AN_INPUT)
         full = service.as_("prof", done["id"])
-        for route, record in _routes(service, "hal", done["id"], course).items():
+        routes = _routes(service, "hal", done["id"], course)
+        if policy.endswith("after a token"):
+            token = service.client.post(f"/api/v1/submissions/{done['id']}/token", headers=service.headers["hal"])
+            assert token.status_code == 200, token.text
+            routes = {**_routes(service, "hal", done["id"], course), "token": token.json()}
+        for route, record in routes.items():
             view = View(record["feedback_view"])
             seen_any.add(view)
             if view is View.FULL:
@@ -307,7 +312,7 @@ def test_every_route_and_page_shows_only_the_views_allow_list(service: Service) 
                 assert not re.search(r"\bgot -?\d", html), (policy, re.findall(r".{60}\bgot -?\d.{20}", html)[:2])
         else:
             assert full["timings"]  # the raw record has timings to hide
-    assert seen_any == {View.FULL, View.SCORE, View.HIDDEN}  # tokens: score until one is spent
+    assert seen_any == {View.FULL, View.SCORE, View.HIDDEN, View.REPORT}
 
 
 # --- finding 14: exercises not released to a learner ---------------------------------------------
