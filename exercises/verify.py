@@ -296,12 +296,13 @@ def _first_message(report: GradeReport) -> str:
     return " ".join(text.split())[:240]
 
 
-def _graded_on_seeds(judge: Judge, exercise: Exercise, source: str, seeds: tuple[int, ...],
-                     suspect: Callable[[GradeReport], bool]) -> Iterator[tuple[int, GradeReport]]:
+def _graded_on_seeds(
+    judge: Judge, exercise: Exercise, source: str, seeds: tuple[int, ...], suspect: Callable[[GradeReport], bool]
+) -> Iterator[tuple[int, GradeReport]]:
     """(seed, report) for each seed, ``BATCH`` seeds per jail visit; a report that ``suspect``
     flags is replaced by the seed graded alone (the path a learner's submission takes)."""
     for start in range(0, len(seeds), BATCH):
-        batch = seeds[start:start + BATCH]
+        batch = seeds[start : start + BATCH]
         reports = judge.grade_seeds(exercise.slug, source, batch)
         for seed, report in zip(batch, reports, strict=True):
             yield seed, (judge.grade(exercise.slug, source, seed) if suspect(report) else report)
@@ -362,6 +363,7 @@ def _faults_on_every_seed(judge: Judge, exercise: Exercise, seeds: tuple[int, ..
     if not exercise.mistakes:
         c.add("the exercise declares no fault (mutants.py: FAULTS with fault(...), MUTANTS = fault_mutants(...))")
     for mistake in exercise.mistakes:
+
         def flawed(report: GradeReport, mistake: Mistake = mistake) -> bool:
             probe = Criterion("probe")
             _fault_on_seed(exercise, mistake, report, 0, probe)

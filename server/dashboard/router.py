@@ -44,7 +44,7 @@ from server.config import Settings
 from server.courses import corrections as correction_service
 from server.courses.feedback_policy import access_for, hidden_own_exercises, spend_token, visible_report
 from server.courses.service import courses_of, may_read_learner, taught_course_ids
-from server.courses.sets import listing
+from server.courses.sets import listing, released_exercises
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
 from server.dashboard.deps import DashboardCourse, ShownCourse, learner_course, shown_course
@@ -363,7 +363,9 @@ def submit_upload(request: Request, session: SessionDep, state: StateDep, user: 
     key = upload.fields.get("key") or None
     try:
         check_submission_limits(user, session, settings, submission_window(request, settings), key)
-        prepared = prepare(upload, back, max_source_bytes=settings.MAX_SOURCE_BYTES)
+        prepared = prepare(
+            upload, back, max_source_bytes=settings.MAX_SOURCE_BYTES, visible=released_exercises(session, user, now)
+        )
         payload = SubmissionCreate(
             exercise=prepared.exercise,
             source=prepared.source,

@@ -338,6 +338,31 @@ def test_finding14_an_unreleased_exercise_is_404_to_a_learner(service: Service) 
     assert "gae" not in {e["slug"] for e in client.get("/api/v1/exercises", headers=ann).json()}
 
 
+
+def test_finding14_the_upload_pages_refusal_names_no_unreleased_function(service: Service) -> None:
+    """The dashboard's upload refusal lists the functions this learner may submit, not the catalogue."""
+    import re
+    from html import unescape
+
+    client = service.client
+    client.cookies.clear()
+    token = service.headers["ann"]["Authorization"].split()[1]
+    assert client.post("/login", data={"token": token}, follow_redirects=False).status_code == 303
+    page = client.get("/dashboard/learners/ann")
+    assert page.status_code == 200, page.text[:300]
+    csrf = re.search(r'action="/dashboard/submit\?csrf=([^"]*)"', page.text)
+    key = re.search(r'<input type="hidden" name="key" value="([^"]*)">', page.text)
+    assert csrf and key, page.text[:500]
+    refused = client.post("/dashboard/submit", params={"csrf": unescape(csrf.group(1))},
+                          data={"key": key.group(1), "source": "def helper(x):\n    return x\n"},
+                          files={"file": ("", b"", "application/octet-stream")}, follow_redirects=False)
+    client.cookies.clear()
+    text = unescape(refused.text)
+    assert refused.status_code in (400, 422), (refused.status_code, text[:500])
+    assert "compute_actor_loss" in text, text[:800]  # released to ann: named
+    assert "compute_gae" not in text, text[:800]  # not released yet: never named
+
+
 # --- finding 15: pseudonyms per course, ties by pseudonym -----------------------------------------
 
 
