@@ -79,3 +79,102 @@ def test_attack2_traceback_source_lines_from_a_poisoned_linecache(service: Servi
     mine = json.dumps(service.spend("bea", done["id"]))
     leaked = set(re.findall(r"LEAK_([\d_]+)", mine))
     assert not leaked & set(digits), sorted(leaked & set(digits))[:3]
+
+
+# --- attack 3: the line a call raises on, chosen from the inputs -------------------------------
+
+#: A file padded with 3000 comment lines; each call raises from a code object moved (its
+#: ``co_firstlineno``) to line 900 + the first input's first value in thousandths: the report's
+#: location (line, and the traceback's "line N") says where, so it says the value.
+_PAD = "\n".join(f"# pad {i}" for i in range(3000))
+LINE_OF_THE_INPUT = H.HONEST_AS_IMPL + '''
+import types
+
+def _boom():
+    raise ValueError("boom")
+
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    target = 900 + int(abs(log_probs_new.flatten()[0].item()) * 1000) % 2000
+    print("LINE=%d" % target)
+    types.FunctionType(_boom.__code__.replace(co_firstlineno=target - 1), globals())()
+''' + _PAD + "\n"
+
+
+@pytest.mark.xfail(strict=True, reason="red team: the report's location line is the learner's to choose per "
+                   "call (about 11 bits a root cause here, more with a longer file): not 'a few bits'")
+def test_attack3_the_raising_line_carries_an_input_value(service: Service) -> None:
+    done = service.grade("dan", "p-tokens", LINE_OF_THE_INPUT)
+    targets = set(re.findall(r"LINE=(\d+)", json.dumps(service.as_("prof", done["id"]))))
+    assert targets
+    mine = service.spend("dan", done["id"])
+    lines = {str(c["location"]["line"]) for c in mine["feedback"]["root_causes"] if c["location"]}
+    lines |= set(re.findall(r"line (\d+)", " ".join(c["traceback"] for c in mine["feedback"]["root_causes"])))
+    assert not lines & targets, sorted(lines & targets)
+
+
+# --- attack 4: unpublishing an exercise shows its hidden verdicts in full ------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="red team: with its set entry gone a submission falls back to the "
+                   "full policy: a hidden-until-due verdict (timings, stdout, score) and its board show before the due date")
+def test_attack4_an_unpublished_hidden_exercise_shows_everything(service: Service) -> None:
+    from datetime import timedelta
+
+    from tests.hostile.test_review4_policies import NOW
+
+    client, prof = service.client, service.headers["prof"]
+    assert client.post("/api/v1/courses", json={"slug": "p-drop", "title": "DROP", "time_zone": "UTC"},
+                       headers=prof).status_code == 201
+    roster = client.post("/api/v1/courses/p-drop/roster", content=b"name,display_name\ngus,Gus\nhal,Hal\n",
+                         headers={**prof, "Content-Type": "text/csv"})
+    assert roster.status_code == 200, roster.text
+    answer = client.put("/api/v1/courses/p-drop/exercises/actor-loss", headers=prof, json={
+        "release_at": (NOW - timedelta(days=1)).isoformat(), "due_at": (NOW + timedelta(days=7)).isoformat(),
+        "feedback_policy": "hidden-until-due"})
+    assert answer.status_code == 200, answer.text
+    done = service.grade("gus", "p-drop", H.HONEST.replace("import torch", "import torch\nprint('STDOUT-OF-GUS')"))
+    assert done["feedback_view"] == "hidden" and done["score"] is None
+    # the instructor takes it out of the set for a while (to fix a typo, say): "submissions and scores are kept"
+    assert client.delete("/api/v1/courses/p-drop/exercises/actor-loss", headers=prof).status_code == 200
+    mine = service.as_("gus", done["id"])
+    board = client.get("/api/v1/leaderboard?course=p-drop", headers=service.headers["hal"]).json()
+    assert mine["feedback_view"] != "full" and mine["score"] is None and not mine["timings"], mine
+    assert "STDOUT-OF-GUS" not in json.dumps(mine)
+    assert all(e["best_score"] in (None, 0) for e in board["entries"]), board
+
+
+# --- attack 5: an excuse of a hidden exercise, on the learner's page only -------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="red team: the scores API holds back an excuse of a hidden-until-due "
+                   "exercise ('excused': null) but the learner's page lists it with its reason")
+def test_attack5_the_learner_page_lists_an_excuse_the_api_holds_back(service: Service) -> None:
+    client = service.client
+    answer = client.put("/api/v1/courses/p-hidden/scores/eve/actor-loss/excuse", headers=service.headers["prof"],
+                        json={"reason": "EXCUSE-REASON-EVE"})
+    assert answer.status_code == 200, answer.text
+    api = client.get("/api/v1/courses/p-hidden/scores", headers=service.headers["eve"])
+    assert "EXCUSE-REASON-EVE" not in api.text  # what the API promises
+    html = service.page("eve", "/dashboard/learners/eve?course=p-hidden")
+    assert "EXCUSE-REASON-EVE" not in html
+
+
+# --- attack 6: an unreleased exercise named on the learner's page and in the OpenAPI -------------
+
+
+@pytest.mark.xfail(strict=True, reason="red team: the upload form's placeholder is compute_gae's signature, "
+                   "shown to a learner to whom gae is not released (finding 14: nothing says it exists)")
+def test_attack6_the_upload_placeholder_names_an_unreleased_function(service: Service) -> None:
+    assert service.client.get("/api/v1/exercises/gae", headers=service.headers["ann"]).status_code == 404
+    html = service.page("ann", "/dashboard/learners/ann?course=later")
+    assert "upload-form" in html
+    assert "compute_gae" not in html
+
+
+@pytest.mark.xfail(strict=True, reason="red team: the OpenAPI's examples (anonymous) name gae's check and "
+                   "one of its named mistakes, an exercise unreleased to the learner")
+def test_attack6_the_openapi_names_an_unreleased_exercises_mistake(service: Service) -> None:
+    assert service.client.get("/api/v1/exercises/gae", headers=service.headers["ann"]).status_code == 404
+    api = service.client.get("/api/v1/openapi.json")  # no token at all
+    assert api.status_code == 200
+    assert "bootstrap-from-padding" not in api.text and "gae/hyper" not in api.text
