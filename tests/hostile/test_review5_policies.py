@@ -178,3 +178,79 @@ def test_attack6_the_openapi_names_an_unreleased_exercises_mistake(service: Serv
     api = service.client.get("/api/v1/openapi.json")  # no token at all
     assert api.status_code == 200
     assert "bootstrap-from-padding" not in api.text and "gae/hyper" not in api.text
+
+
+# --- attack 7: the case seed in every report message regenerates every hidden input --------------
+
+#: Each call prints its first input's first values (the instructor's view keeps stdout).
+PRINTS_ITS_INPUTS = H.HONEST_AS_IMPL + '''
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    ''' + DIGITS + '''
+    print("DIGITS=" + d)
+    return _honest(log_probs_new, log_probs_old, advantages, clip_range) * 1.5
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="red team: report messages name each case's seed ('[case 1, seed N]', "
+                   "already mixed with the server secret): CaseGen(N) rebuilds every hidden input and expected value")
+def test_attack7_the_seed_in_a_report_rebuilds_the_hidden_inputs(service: Service) -> None:
+    from exercises.framework import CaseGen
+    from exercises.registry import get_exercise
+
+    done = service.grade("eve", "p-tokens", PRINTS_ITS_INPUTS)
+    printed = set(_digits_of_first_input(service, done["id"]))
+    assert printed
+    mine = json.dumps(service.spend("eve", done["id"]))
+    rebuilt: set[str] = set()
+    for seed in set(re.findall(r"\bseed (\d+)\]", mine)):  # the learner, at home, with the public judge
+        for case in get_exercise("actor-loss").build_cases(CaseGen(int(seed))):
+            first = case.args[0] if case.args else None
+            if hasattr(first, "flatten"):
+                rebuilt.add("_".join(str(int(abs(v) * 1e6)) for v in first.flatten()[:6].tolist()))
+    assert not rebuilt & printed, sorted(rebuilt & printed)[:3]
+
+
+# --- attack 8: how many elements of a gradient differ, chosen from the inputs --------------------
+
+#: The value is right; the gradient is the reference's plus 1 on the first k elements, k taken
+#: from the inputs: "k of n elements differ" says k (about log2(n) bits a check, and "first at"
+#: and "worst at" give two indices more).
+COUNTED_MISMATCH = H.HONEST_AS_IMPL + '''
+import torch
+
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    loss = _honest(log_probs_new, log_probs_old, advantages, clip_range)
+    n = log_probs_new.numel()
+    if n < 4:
+        return loss
+    k = 1 + int(abs(log_probs_old.flatten()[0].item()) * 1000) % (n - 1)
+    print("K=%d/%d" % (k, n))
+    mask = torch.zeros(n, dtype=log_probs_new.dtype, device=log_probs_new.device)
+    mask[:k] = 1.0
+    extra = (log_probs_new.flatten() * mask).sum()
+    return loss + extra - extra.detach()
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="red team: the report's 'k of n elements differ' is the learner's k, "
+                   "taken from the inputs: a channel docs/security.md's table does not list")
+def test_attack8_the_mismatch_count_carries_an_input_value(service: Service) -> None:
+    done = service.grade("fay", "p-tokens", COUNTED_MISMATCH)
+    sent = set(re.findall(r"K=(\d+/\d+)", json.dumps(service.as_("prof", done["id"]))))
+    assert sent
+    mine = service.spend("fay", done["id"])
+    said = {f"{k}/{n}" for c in mine["checks"] for k, n in re.findall(r"(\d+) of (\d+) elements differ", c["message"])}
+    assert not said & sent, sorted(said & sent)
+
+
+# --- attack 9: the scores API names an exercise not released yet ---------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="red team: GET /courses/{c}/scores lists 'gae' to a learner a week "
+                   "before its release (the course's own exercise list and the catalogue hide it)")
+def test_attack9_the_scores_route_names_an_unreleased_exercise(service: Service) -> None:
+    client, gus = service.client, service.headers["gus"]
+    assert client.get("/api/v1/courses/later/exercises", headers=gus).json()["exercises"] == []
+    answer = client.get("/api/v1/courses/later/scores", headers=gus)
+    assert answer.status_code == 200, answer.text
+    assert "gae" not in {s["exercise"] for s in answer.json()["scores"]}
