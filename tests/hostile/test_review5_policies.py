@@ -254,3 +254,39 @@ def test_attack9_the_scores_route_names_an_unreleased_exercise(service: Service)
     answer = client.get("/api/v1/courses/later/scores", headers=gus)
     assert answer.status_code == 200, answer.text
     assert "gae" not in {s["exercise"] for s in answer.json()["scores"]}
+
+
+# --- attack 10: a SyntaxError raised at call time carries its own "source line" -------------------
+
+#: ``traceback.format_exception_only`` writes a SyntaxError's ``filename``/``lineno``/``text`` as
+#: indented lines before the message: the report's traceback cut keeps indented lines, so the
+#: learner's ``text`` (the inputs) survives, whatever the frames are.
+RAISES_A_SYNTAX_ERROR = H.HONEST_AS_IMPL + '''
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    ''' + DIGITS + '''
+    print("DIGITS=" + d)
+    raise SyntaxError("x", ("submission.py", 3, 1, "LEAK_" + d + "\\n"))
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="red team: a SyntaxError's text (format_exception_only's indented lines) "
+                   "passes the report's traceback cut")
+def test_attack10_a_call_time_syntax_errors_text_is_shown(service: Service) -> None:
+    done = service.grade("gus", "p-tokens", RAISES_A_SYNTAX_ERROR)
+    digits = set(_digits_of_first_input(service, done["id"]))
+    assert digits
+    mine = json.dumps(service.spend("gus", done["id"]))
+    assert not set(re.findall(r"LEAK_([\d_]+)", mine)) & digits
+
+
+# --- found in passing (not a leak): hidden-until-due in one course hides the score in another ------
+
+
+@pytest.mark.xfail(strict=True, reason="bug: hidden_own_exercises is keyed by exercise slug, not (course, "
+                   "slug): a full-policy course's score reads 'hidden until due' when another course hides it")
+def test_bug_a_full_courses_score_is_held_back_by_another_courses_policy(service: Service) -> None:
+    done = service.grade("hal", "p-full", H.HONEST)
+    assert done["feedback_view"] == "full" and done["score"] == 100
+    scores = service.client.get("/api/v1/courses/p-full/scores", headers=service.headers["hal"]).json()["scores"]
+    mine = next(s for s in scores if s["exercise"] == "actor-loss")
+    assert mine["shown"] != "hidden until due" and mine["counted_score"] == 100, mine
