@@ -290,3 +290,32 @@ def test_bug_a_full_courses_score_is_held_back_by_another_courses_policy(service
     scores = service.client.get("/api/v1/courses/p-full/scores", headers=service.headers["hal"]).json()["scores"]
     mine = next(s for s in scores if s["exercise"] == "actor-loss")
     assert mine["shown"] != "hidden until due" and mine["counted_score"] == 100, mine
+
+
+# --- attack 11: the exit code of a process the learner's code ends ---------------------------------
+
+#: The first call ends the process with an exit code taken from the inputs (100-199): the
+#: crash message quotes the code ("exit code N"), so a report carries about 7 bits of input.
+EXIT_CODE_OF_THE_INPUT = H.HONEST_AS_IMPL + '''
+import os
+import sys
+
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    code = 100 + int(abs(log_probs_new.flatten()[0].item()) * 1000) % 100
+    print("EXIT=%d" % code, flush=True)
+    sys.stderr.flush()
+    os._exit(code)
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="red team: a crash report quotes the exit code the learner's code "
+                   "chose from the inputs (a channel docs/security.md's table does not list)")
+def test_attack11_the_exit_code_carries_an_input_value(service: Service) -> None:
+    done = service.grade("hal", "p-tokens", EXIT_CODE_OF_THE_INPUT)
+    assert done["verdict"] == "crashed", done["verdict"]
+    full = service.as_("prof", done["id"])
+    sent = set(re.findall(r"EXIT=(\d+)", full["stdout"]))  # what the code printed it would exit with
+    assert sent, full["stdout"][:300]
+    mine = service.spend("hal", done["id"])
+    said = set(re.findall(r"exit code (\d+)", json.dumps(mine)))
+    assert not said & sent, sorted(said & sent)
