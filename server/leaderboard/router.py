@@ -7,13 +7,14 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from server.catalog.service import find_exercise
+from server.config import Settings
 from server.courses.feedback_policy import PolicyKind, hidden_board_exercises, policy_of, refuse_hidden_board
 from server.courses.service import INSTRUCTOR, course_role, readable_course
 from server.courses.sets import released_exercises
 from server.deps import CurrentUser, Now, SessionDep, SettingsDep
 from server.leaderboard import service
 from server.leaderboard.schemas import LeaderboardEntry, LeaderboardPage, SpeedEntry, SpeedPage
-from server.models import Role, SetEntry, User
+from server.models import Course, Role, SetEntry, User
 from server.openapi import errors
 from server.security import pseudonym
 
@@ -81,15 +82,7 @@ def leaderboard(
         entries=[
             LeaderboardEntry(
                 rank=offset + i + 1,
-                learner=shown_name(
-                    viewer,
-                    r.user_id,
-                    r.display_name,
-                    not where.board_real_names,
-                    settings.secret_bytes,
-                    instructor,
-                    course_id=where.id,
-                ),
+                learner=_board_name(viewer, r.user_id, r.display_name, where, settings, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 best_score=r.best,
@@ -100,6 +93,16 @@ def leaderboard(
             )
             for i, r in enumerate(rows)
         ],
+    )
+
+
+def _board_name(
+    viewer: User, user_id: int, display_name: str, where: Course, settings: Settings, instructor: bool
+) -> str:
+    """How a board row names its learner to ``viewer``: the course's pseudonym unless the course
+    shows real names (instructors always see them)."""
+    return shown_name(
+        viewer, user_id, display_name, not where.board_real_names, settings.secret_bytes, instructor, course_id=where.id
     )
 
 
@@ -133,15 +136,7 @@ def speed_leaderboard(
         entries=[
             SpeedEntry(
                 rank=offset + i + 1,
-                learner=shown_name(
-                    viewer,
-                    r.user_id,
-                    r.display_name,
-                    not where.board_real_names,
-                    settings.secret_bytes,
-                    instructor,
-                    course_id=where.id,
-                ),
+                learner=_board_name(viewer, r.user_id, r.display_name, where, settings, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 submission_id=r.submission_id if instructor or r.user_id == viewer.id else None,
