@@ -16,7 +16,8 @@ import builtins
 import math
 import re
 
-from server.submissions.schemas import Feedback, FeedbackSummary, RootCause
+from server.courses.source_facts import SourceFacts
+from server.submissions.schemas import Feedback, FeedbackSummary, Location, RootCause
 
 #: What replaces a message the learner's code wrote on the judge's inputs.
 CUT_NOTE = "(message not shown: this exercise's feedback policy hides what your code prints on its inputs)"
@@ -124,20 +125,48 @@ def cut_reprs(text: str) -> str:
 _PEAK = re.compile(r"\bPeak memory [\d.]+ [KMG]?i?B\b")
 
 
+#: A case as the judge names it, "[case 3, seed 123]": the seed rebuilds the case's inputs with
+#: the public judge (``CaseGen(seed)``), so only the case's number stays.
+_CASE_SEED = re.compile(r"\[case ([^\],\n]*), seed -?\d+\]")
+
+
 def cut_check_message(text: str) -> str:
     """A check's message as the report view shows it."""
+    text = _CASE_SEED.sub(r"[case \1]", text)
     return _PEAK.sub("Peak memory", cut_reprs(cut_values(cut_raised(text))))
 
 
-def cut_traceback(traceback: str, exception: str) -> str:
-    """The frames of a traceback (its header and indented lines), without the final line(s),
-    where the exception's message is."""
+#: A frame line as Python writes it; everything else of a stored traceback (the source lines
+#: the jail printed, a SyntaxError's own text and caret lines, the message) is never shown.
+_FRAME = re.compile(r'^  File "[^"\n]*", line (\d{1,8}), in ([^\n]+)$', re.MULTILINE)
+#: What a frame says when its function's name is not one the source defines.
+UNNAMED_FRAME = "(a function your file does not define by that name)"
+
+
+def cut_traceback(traceback: str, exception: str, facts: SourceFacts | None) -> str:
+    """The traceback built from data: each frame of the learner's file by its line (only a
+    code line of the stored source) and its function (only a name the source defines), the
+    line's text read from the stored source; then the exception by its shown type."""
     kept: list[str] = []
-    for i, line in enumerate(traceback.splitlines()):
-        if i and not line.startswith(" "):
-            break
-        kept.append(line)
-    return "\n".join([*kept, f"{exception}: {CUT_NOTE}"])
+    for match in _FRAME.finditer(traceback) if facts is not None else ():
+        assert facts is not None
+        line = int(match[1])
+        if not facts.shown_line(line):
+            continue
+        function = facts.shown_function(match[2].strip()) or UNNAMED_FRAME
+        kept += [f'  File "{facts.filename}", line {line}, in {function}', f"    {facts.line_text(line)}"]
+    header = ["Traceback (most recent call last):"] if kept else []
+    return "\n".join([*header, *kept, f"{exception}: {CUT_NOTE}"])
+
+
+def cut_location(location: Location | None, facts: SourceFacts | None) -> Location | None:
+    """The location when its line is a code line of the stored source, its function named
+    only when the source defines it, its text the stored line's."""
+    if location is None or facts is None or not facts.shown_line(location.line):
+        return None
+    return location.model_copy(
+        update={"function": facts.shown_function(location.function), "source": facts.lines[location.line - 1][:200]}
+    )
 
 
 def cut_message(verdict: str | None, message: str, feedback: Feedback | None) -> str:
@@ -168,7 +197,7 @@ def _headline(cause: RootCause, exception: str) -> str:
     return f"Your function raised {exception} {when}{failed}"
 
 
-def _cause(cause: RootCause) -> RootCause:
+def _cause(cause: RootCause, facts: SourceFacts | None) -> RootCause:
     if cause.phase == "syntax":
         return cause
     exception = shown_type(cause.exception)
@@ -176,7 +205,8 @@ def _cause(cause: RootCause) -> RootCause:
         update={
             "exception": exception,
             "message": CUT_NOTE,
-            "traceback": cut_traceback(cause.traceback, exception),
+            "location": cut_location(cause.location, facts),
+            "traceback": cut_traceback(cause.traceback, exception, facts),
             "headline": _headline(cause, exception),
         }
     )
@@ -201,9 +231,10 @@ def _next_step(summary: FeedbackSummary, causes: list[RootCause], details: list[
     return None
 
 
-def cut_feedback(feedback: Feedback) -> Feedback:
-    """The structured feedback as the report view shows it, composed from its data."""
-    causes = [_cause(c) for c in feedback.root_causes]
+def cut_feedback(feedback: Feedback, facts: SourceFacts | None = None) -> Feedback:
+    """The structured feedback as the report view shows it, composed from its data and the
+    stored source's ``facts`` (without them no frame or location is shown)."""
+    causes = [_cause(c, facts) for c in feedback.root_causes]
     summary = feedback.summary
     details = [d.model_copy(update={"text": cut_check_message(d.text)}) for d in summary.details]
     return Feedback(

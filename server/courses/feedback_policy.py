@@ -48,6 +48,7 @@ from sqlalchemy.orm import Session
 
 from server.courses.feedback_cut import cut_check_message, cut_feedback, cut_message
 from server.courses.service import shown, taught_course_ids, zone
+from server.courses.source_facts import SourceFacts
 from server.errors import InvalidCourse, NoTokensLeft, ScoresHidden, SubmissionNotFound, TokensNotInUse
 from server.models import Course, Enrollment, Extension, FeedbackToken, SetEntry, Submission, User, Verdict
 from server.submissions.schemas import Feedback
@@ -117,6 +118,8 @@ class Access:
     tokens_left: int | None = None
     #: The course, for dates in its zone in the notes.
     course: Course | None = None
+    #: The stored source (report view only): what a cut traceback and location are built from.
+    source: SourceFacts | None = None
 
 
 EVERYTHING = Access(View.FULL)
@@ -214,7 +217,7 @@ def visible_report(report: R, access: Access) -> R:
         )
     else:
         feedback = _get(report, "feedback")
-        cut = cut_feedback(feedback) if isinstance(feedback, Feedback) else None
+        cut = cut_feedback(feedback, access.source) if isinstance(feedback, Feedback) else None
         message = cut_message(verdict, _get(report, "message") or "", cut if cut is not None else None)
         if cut is not None:
             cut.summary.headline = message.split("\n", 1)[0]
@@ -348,7 +351,8 @@ def access_for(
         left = max(0, policy.tokens - spent_today[key])
     view = view_of(policy, now=now, due_at=due, token_spent=token_spent)
     released = due if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE else None
-    return Access(view, policy, released, token_spent, left, course)
+    facts = SourceFacts(submission.source, submission.filename) if view is View.REPORT else None
+    return Access(view, policy, released, token_spent, left, course, facts)
 
 
 def refuse_hidden_board(session: Session, viewer: User, course: Course, exercise: str, now: datetime) -> None:

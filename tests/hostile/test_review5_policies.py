@@ -59,8 +59,6 @@ def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="red team: a renamed code object's name reaches the report view "
-                   "(traceback frames and location.function keep it)")
 def test_attack1_a_frame_named_after_the_inputs_is_shown_under_report(service: Service) -> None:
     done = service.grade("ann", "p-tokens", RENAMED_FRAME)
     digits = _digits_of_first_input(service, done["id"])
@@ -70,8 +68,6 @@ def test_attack1_a_frame_named_after_the_inputs_is_shown_under_report(service: S
     assert not leaked & set(digits), sorted(leaked & set(digits))[:3]
 
 
-@pytest.mark.xfail(strict=True, reason="red team: traceback source lines come from the jail's linecache, "
-                   "which the learner's module fills with the inputs")
 def test_attack2_traceback_source_lines_from_a_poisoned_linecache(service: Service) -> None:
     done = service.grade("bea", "p-tokens", POISONED_LINECACHE)
     digits = _digits_of_first_input(service, done["id"])
@@ -100,8 +96,6 @@ def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2)
 ''' + _PAD + "\n"
 
 
-@pytest.mark.xfail(strict=True, reason="red team: the report's location line is the learner's to choose per "
-                   "call (about 11 bits a root cause here, more with a longer file): not 'a few bits'")
 def test_attack3_the_raising_line_carries_an_input_value(service: Service) -> None:
     done = service.grade("dan", "p-tokens", LINE_OF_THE_INPUT)
     targets = set(re.findall(r"LINE=(\d+)", json.dumps(service.as_("prof", done["id"]))))
@@ -191,8 +185,6 @@ def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="red team: report messages name each case's seed ('[case 1, seed N]', "
-                   "already mixed with the server secret): CaseGen(N) rebuilds every hidden input and expected value")
 def test_attack7_the_seed_in_a_report_rebuilds_the_hidden_inputs(service: Service) -> None:
     from exercises.framework import CaseGen
     from exercises.registry import get_exercise
@@ -269,8 +261,6 @@ def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="red team: a SyntaxError's text (format_exception_only's indented lines) "
-                   "passes the report's traceback cut")
 def test_attack10_a_call_time_syntax_errors_text_is_shown(service: Service) -> None:
     done = service.grade("gus", "p-tokens", RAISES_A_SYNTAX_ERROR)
     digits = set(_digits_of_first_input(service, done["id"]))

@@ -42,3 +42,22 @@ def test_import_time_and_missing_function_messages_are_cut() -> None:
     assert cut_message("runtime_error", f"Your module raised RuntimeError while being imported: {SECRET}", None) == (
         f"Your module raised an exception while being imported: {CUT_NOTE}")
     assert SECRET not in cut_message("missing_function", f"functions defined: f_{SECRET.replace('.', '_')}", None)
+
+
+def test_a_cut_traceback_is_built_from_the_stored_source_only() -> None:
+    """Review 5: a frame's name made at run time, the jail's printed source line and a
+    SyntaxError's own text never reach the cut; the line's text is the stored source's."""
+    from server.courses.feedback_cut import UNNAMED_FRAME, cut_traceback
+    from server.courses.source_facts import SourceFacts
+
+    facts = SourceFacts("def f(x):\n    # a comment\n    return g(x)\n", "mine.py")
+    stored = (
+        'Traceback (most recent call last):\n  File "mine.py", line 3, in LEAK_123\n    LEAK_456\n'
+        '  File "mine.py", line 2, in f\n    LEAK_789\n'
+        '  File "submission.py", line 3\n    LEAK_000\n    ^\nSyntaxError: x'
+    )
+    cut = cut_traceback(stored, "SyntaxError", facts)
+    assert "LEAK" not in cut
+    assert cut.splitlines()[1:3] == [f'  File "mine.py", line 3, in {UNNAMED_FRAME}', "    return g(x)"]
+    assert "line 2" not in cut  # a comment line is not a line code raises on
+    assert cut_traceback(stored, "SyntaxError", None).startswith("SyntaxError: ")

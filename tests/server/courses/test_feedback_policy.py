@@ -88,7 +88,9 @@ def _assert_report(record: dict[str, Any]) -> None:
         assert record["checks"][1]["message"] == f"Raised ValueError {CUT_NOTE}"
         cause = record["feedback"]["root_causes"][0]
         assert (cause["exception"], cause["message"]) == ("ValueError", CUT_NOTE)
-        assert cause["traceback"].endswith(f"raise ValueError(str(ratio))\nValueError: {CUT_NOTE}")
+        # frames are rebuilt from the stored source (review 5): the fixture's frame is not on a
+        # code line of the file this test sent, so no frame and no location is shown
+        assert cause["traceback"] == f"ValueError: {CUT_NOTE}" and RAISED not in cause["traceback"]
         assert (record["stdout"], record["stderr"]) == ("", "")
 
 
