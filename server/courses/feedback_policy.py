@@ -386,12 +386,14 @@ def hidden_board_exercises(session: Session, viewer: User, course: Course, now: 
     return hidden
 
 
-def hidden_own_exercises(session: Session, learner: User, now: datetime) -> set[str]:
-    """Exercises whose best score a learner's own page must not show now: ``hidden-until-due``
-    in one of their courses (not one they teach) and their own due date not passed yet."""
+def hidden_own_exercises(session: Session, learner: User, now: datetime, course: Course) -> set[str]:
+    """Exercises of ``course`` whose best score a learner's own page must not show now:
+    ``hidden-until-due`` there (a course they do not teach) and their own due date not passed
+    yet. Per course: the same exercise under another course's policy says nothing here."""
     hidden = set()
     for entry in session.scalars(
         select(SetEntry).where(
+            SetEntry.course_id == course.id,
             SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value,
             # every course they are in, not only those they sent to: an instructor's override
             # is a score of an exercise never submitted (review 4, finding 11)

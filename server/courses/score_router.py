@@ -25,6 +25,7 @@ from server.courses.score_schemas import (
     ScorePublic,
     TakenBack,
 )
+from server.courses.sets import listing
 from server.deps import CurrentUser, InstructorUser, Now, SessionDep
 from server.errors import UserNotFound
 from server.models import CorrectionKind, Course, User
@@ -107,8 +108,13 @@ def list_scores(
         )
     if learner not in (None, user.name):
         raise UserNotFound(f"No learner {learner!r} in {where.slug!r} whose scores you may read.")
-    hidden = hidden_own_exercises(session, user, now)
-    own = [_held_back(s) if s.exercise in hidden else s for s in scores_of(session, where, [user], exercise)]
+    hidden = hidden_own_exercises(session, user, now, where)
+    released = {item.exercise for item in listing(session, where, user, now)}  # an unreleased one is not named
+    own = [
+        _held_back(s) if s.exercise in hidden else s
+        for s in scores_of(session, where, [user], exercise)
+        if s.exercise in released
+    ]
     return CourseScores(course=where.slug, time_zone=where.time_zone, scores=own)
 
 

@@ -53,9 +53,7 @@ class SourceFacts:
         tree = self._tree
         if tree is None:
             return frozenset()
-        return frozenset(
-            node.lineno for node in ast.walk(tree) if isinstance(node, (ast.stmt, ast.expr))
-        )
+        return frozenset(node.lineno for node in ast.walk(tree) if isinstance(node, (ast.stmt, ast.expr)))
 
     def shown_line(self, line: int) -> bool:
         """Whether ``line`` may be named: inside the file and on its code."""

@@ -313,7 +313,7 @@ def upload_form(titles: dict[str, str], upload: UploadView, chosen: str | None =
         '<input id="upload-file" name="file" type="file" accept=".py,.ipynb,text/x-python,application/x-ipynb+json">'
         '<label for="upload-source">or paste your function</label>'
         '<textarea id="upload-source" name="source" rows="10" spellcheck="false" '
-        'placeholder="def compute_gae(rewards, values, mask=None, gamma=1.0, lam=0.95):"></textarea>'
+        'placeholder="def your_function(...):"></textarea>'
         '<button type="submit">Submit</button></form>'
         f'<p class="muted">The code sent is at most {upload.max_source_kib} KiB; a notebook file may be up to '
         f"{upload.max_upload_mib} MiB with its outputs (its code: {upload.max_source_kib} KiB a cell, "

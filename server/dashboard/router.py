@@ -203,7 +203,7 @@ def learner_page(
     titles = _titles(session, course)
     if owner.id == user.id and not instructor:  # a learner sees only what is released to them
         titles = {slug: t for slug, t in titles.items() if slug in _released(session, course, owner, now)}
-    hidden = hidden_own_exercises(session, user, now) if owner.id == user.id else set()
+    hidden = hidden_own_exercises(session, user, now, course) if owner.id == user.id else set()
     view = pages.LearnerView(
         name=owner.name,
         display_name=owner.display_name,
@@ -251,11 +251,11 @@ def _visible_corrections(
     rows: list[ScoreCorrection], titles: dict[str, str], hidden: set[str]
 ) -> list[ScoreCorrection]:
     """The corrections a learner's page lists: those of the exercises it shows, without the
-    overrides of exercises whose score the feedback policy holds back (an override is a score).
-    ``hidden`` is empty and ``titles`` whole for the course's instructors."""
-    return [
-        r for r in rows if r.exercise in titles and not (r.exercise in hidden and r.kind == CorrectionKind.OVERRIDE)
-    ]
+    overrides and excuses of exercises whose score the feedback policy holds back (an override
+    is a score; the scores API holds back an excuse too). ``hidden`` is empty and ``titles``
+    whole for the course's instructors."""
+    held = (CorrectionKind.OVERRIDE, CorrectionKind.EXCUSE)
+    return [r for r in rows if r.exercise in titles and not (r.exercise in hidden and r.kind in held)]
 
 
 def _released(session: Session, course: Course, user: User, now: datetime) -> set[str]:

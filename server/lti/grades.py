@@ -175,7 +175,7 @@ def plan(
         except LmsUnreachable as exc:
             result.lms_error = exc.detail
     for user, sub in people:
-        held = hidden_own_exercises(session, user, now) & held_possible if held_possible else set()
+        held = hidden_own_exercises(session, user, now, course) & held_possible if held_possible else set()
         for exercise in exercises:
             score = scores.get((user.id, exercise))
             if score is None or (score.counted is None and not score.excused):

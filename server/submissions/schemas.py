@@ -41,12 +41,12 @@ class CheckPublic(BaseModel):
     message: str
     misconception: str | None = Field(description="The title of the mistake named on this failed check.")
     check_id: str | None = Field(
-        default=None, description="The check's stable id, `<exercise>/<check>`.", examples=["gae/hyper"]
+        default=None, description="The check's stable id, `<exercise>/<check>`.", examples=["an-exercise/a-check"]
     )
     mistake_id: str | None = Field(
         default=None,
         description="The named mistake's stable id, `<exercise>/<mistake>`.",
-        examples=["gae/bootstrap-from-padding"],
+        examples=["an-exercise/a-named-mistake"],
     )
 
 
