@@ -63,8 +63,14 @@ class Served:
     made: list[httpx.Client] = field(default_factory=list)
 
     def learner(self, name: str) -> Learner:
-        out = subprocess.run([str(BIN / "ppo-grader"), "users", "add", name, "--role", "learner"], env=self.env,
-                             capture_output=True, text=True, check=True, timeout=60)
+        out = subprocess.run(
+            [str(BIN / "ppo-grader"), "users", "add", name, "--role", "learner"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
         token = out.stdout.strip().splitlines()[-1]
         client = httpx.Client(base_url=self.url, timeout=120)
         self.made.append(client)
@@ -97,8 +103,13 @@ def _serve(tmp: Path) -> Iterator[Served]:
     }
     log = tmp / "server.log"
     with log.open("w+") as err:
-        proc = subprocess.Popen([str(BIN / "ppo-grader"), "serve", "--port", str(port)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=err, text=True)
+        proc = subprocess.Popen(
+            [str(BIN / "ppo-grader"), "serve", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            text=True,
+        )
     served = Served(f"http://127.0.0.1:{port}", port, env, proc, log)
     try:
         deadline = time.monotonic() + 120
@@ -129,15 +140,27 @@ def own_server(tmp_path: Path) -> Iterator[Served]:
 
 
 def send(learner: Learner, filename: str, content: bytes, **fields: str) -> httpx.Response:
-    return learner.client.post("/dashboard/submit", params={"csrf": learner.csrf}, data=fields,
-                               files={"file": (filename, content, "application/octet-stream")},
-                               follow_redirects=False)
+    return learner.client.post(
+        "/dashboard/submit",
+        params={"csrf": learner.csrf},
+        data=fields,
+        files={"file": (filename, content, "application/octet-stream")},
+        follow_redirects=False,
+    )
 
 
 def notebook(*cells: str) -> bytes:
-    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
-        {"cell_type": "code", "source": c, "metadata": {}, "outputs": [], "execution_count": None}
-        for c in cells]}).encode()
+    return json.dumps(
+        {
+            "nbformat": 4,
+            "nbformat_minor": 5,
+            "metadata": {},
+            "cells": [
+                {"cell_type": "code", "source": c, "metadata": {}, "outputs": [], "execution_count": None}
+                for c in cells
+            ],
+        }
+    ).encode()
 
 
 def page_text(response: httpx.Response) -> str:
@@ -148,8 +171,11 @@ def page_text(response: httpx.Response) -> str:
 # --------------------------------------------------------------------------- the notebook's module
 
 
-@pytest.mark.xfail(strict=True, reason="red team: a constant of ~990 chained additions (2 KB) makes "
-                   "bindings._Scanner.is_static recurse past the limit: RecursionError, a 500 and a traceback")
+@pytest.mark.xfail(
+    strict=True,
+    reason="red team: a constant of ~990 chained additions (2 KB) makes "
+    "bindings._Scanner.is_static recurse past the limit: RecursionError, a 500 and a traceback",
+)
 def test_a_deep_constant_expression_gets_a_page_not_a_500(server: Served) -> None:
     learner = server.learner("deep")
     cells = ("X = " + "+".join(["1"] * 990) + "\n", FUNCTION.format("X"))
@@ -180,8 +206,11 @@ def _prepare_counting(monkeypatch: pytest.MonkeyPatch, cells: list[str]) -> int:
     return calls["n"]
 
 
-@pytest.mark.xfail(strict=True, reason="red team: the typo search of a missing name (difflib over every "
-                   "binding) costs N x L^2: 1,000 190-char a/b names cost 3.4 s of API CPU, 56x a same-size notebook")
+@pytest.mark.xfail(
+    strict=True,
+    reason="red team: the typo search of a missing name (difflib over every "
+    "binding) costs N x L^2: 1,000 190-char a/b names cost 3.4 s of API CPU, 56x a same-size notebook",
+)
 def test_the_typo_search_of_a_missing_name_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     names = _names(3 * (60_000 // 194), 190, seed=5)
     defined = ["".join(f"{n} = 0\n" for n in names[i::3]) for i in range(3)]
@@ -190,8 +219,11 @@ def test_the_typo_search_of_a_missing_name_is_bounded(monkeypatch: pytest.Monkey
     assert attack <= 10 * honest + 2_000, f"{attack} difflib matches against {honest} for an honest typo"
 
 
-@pytest.mark.xfail(strict=True, reason="red team: code_cells builds a Cell for every code cell of an 8 MiB "
-                   "notebook (380,000) before MAX_CODE_CELLS refuses it: 1.6 s of API CPU, 7x an honest 8 MiB")
+@pytest.mark.xfail(
+    strict=True,
+    reason="red team: code_cells builds a Cell for every code cell of an 8 MiB "
+    "notebook (380,000) before MAX_CODE_CELLS refuses it: 1.6 s of API CPU, 7x an honest 8 MiB",
+)
 def test_the_code_cell_cap_comes_before_the_cells_are_built(monkeypatch: pytest.MonkeyPatch) -> None:
     from ppo_submit import notebook_file
 
@@ -214,8 +246,11 @@ def test_the_code_cell_cap_comes_before_the_cells_are_built(monkeypatch: pytest.
 # --------------------------------------------------------------------------- limits and the session
 
 
-@pytest.mark.xfail(strict=True, reason="red team: an upload that replays a used Idempotency key skips the "
-                   "rate limit, yet its notebook is built each time: unlimited module-building per learner")
+@pytest.mark.xfail(
+    strict=True,
+    reason="red team: an upload that replays a used Idempotency key skips the "
+    "rate limit, yet its notebook is built each time: unlimited module-building per learner",
+)
 def test_replaying_a_key_does_not_buy_unlimited_notebook_builds(server: Served) -> None:
     learner = server.learner("replay")
     assert send(learner, "first.py", FUNCTION.format("0").encode(), key="K1").status_code == 303
@@ -225,20 +260,29 @@ def test_replaying_a_key_does_not_buy_unlimited_notebook_builds(server: Served) 
     assert codes.count(400) <= 30, f"{codes.count(400)} notebooks built in a minute, none refused 429"
 
 
-@pytest.mark.xfail(strict=True, reason="red team: logging out only clears the cookie in the browser; the same "
-                   "cookie and its form token still submit for 12 h (and two logins in one second get one cookie)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="red team: logging out only clears the cookie in the browser; the same "
+    "cookie and its form token still submit for 12 h (and two logins in one second get one cookie)",
+)
 def test_logging_out_ends_the_session_and_its_form_token(server: Served) -> None:
     learner = server.learner("leaver")
     cookies = dict(learner.client.cookies)
     assert learner.client.post("/logout", follow_redirects=False).status_code in (302, 303)
     with httpx.Client(base_url=server.url, cookies=cookies, timeout=60) as replay:
-        response = replay.post("/dashboard/submit", params={"csrf": learner.csrf},
-                               files={"file": ("a.py", FUNCTION.format("0").encode())}, follow_redirects=False)
+        response = replay.post(
+            "/dashboard/submit",
+            params={"csrf": learner.csrf},
+            files={"file": ("a.py", FUNCTION.format("0").encode())},
+            follow_redirects=False,
+        )
     assert response.status_code != 303, "a logged-out session's cookie and form token still submitted"
 
 
-@pytest.mark.xfail(strict=True, reason="red team: the form token travels in the address (?csrf=), so the "
-                   "access log keeps every learner's token")
+@pytest.mark.xfail(
+    strict=True,
+    reason="red team: the form token travels in the address (?csrf=), so the access log keeps every learner's token",
+)
 def test_the_form_token_is_not_written_to_the_access_log(server: Served) -> None:
     learner = server.learner("logged")
     send(learner, "a.py", FUNCTION.format("0").encode())
@@ -253,14 +297,21 @@ def _slow_upload(served: Served, learner: Learner) -> socket.socket:
     """A logged-in upload whose headers are all sent and whose body then trickles (here: stops)."""
     cookie = "; ".join(f"{k}={v}" for k, v in learner.client.cookies.items())
     sock = socket.create_connection(("127.0.0.1", served.port))
-    sock.sendall((f"POST /dashboard/submit?csrf={learner.csrf} HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
-                  f"Cookie: {cookie}\r\nContent-Type: multipart/form-data; boundary=XX\r\n"
-                  "Content-Length: 100000\r\n\r\n--XX\r\n").encode())
+    sock.sendall(
+        (
+            f"POST /dashboard/submit?csrf={learner.csrf} HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
+            f"Cookie: {cookie}\r\nContent-Type: multipart/form-data; boundary=XX\r\n"
+            "Content-Length: 100000\r\n\r\n--XX\r\n"
+        ).encode()
+    )
     return sock
 
 
-@pytest.mark.xfail(strict=True, reason="red team: 16 slow upload bodies of one learner (14 do not) each hold a "
-                   "database connection and a worker thread while they trickle: /health and every page stop")
+@pytest.mark.xfail(
+    strict=True,
+    reason="red team: 16 slow upload bodies of one learner (14 do not) each hold a "
+    "database connection and a worker thread while they trickle: /health and every page stop",
+)
 def test_one_learners_slow_uploads_do_not_freeze_the_api(own_server: Served) -> None:
     mallory, bob = own_server.learner("mallory"), own_server.learner("bob")
     baseline = max(own_server.health_seconds(30) or 30 for _ in range(3))
