@@ -184,6 +184,31 @@ def test_a_deep_constant_expression_gets_a_page_not_a_500(server: Served) -> Non
     assert "Traceback" not in server.log.read_text()
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="red team: a 6 KB .py or pasted source with a 3000-term sum makes source.defined_functions' "
+    "ast.parse raise RecursionError (uncaught): a 500 and a traceback, where the API grades the same source",
+)
+def test_a_deep_sum_in_pasted_code_gets_a_page_not_a_500(server: Served) -> None:
+    learner = server.learner("pasted")
+    source = "x = " + "+".join(["1"] * 3000) + "\n" + FUNCTION.format("0")
+    api = httpx.post(
+        f"{server.url}/api/v1/submissions",
+        json={"exercise": "actor-loss", "source": source},
+        headers={"Authorization": f"Bearer {learner.token}"},
+        timeout=60,
+    )
+    assert api.status_code == 202  # the API takes it (and grades it: the jail says what is wrong)
+    response = learner.client.post(
+        "/dashboard/submit",
+        params={"csrf": learner.csrf},
+        data={"source": source, "exercise": "actor-loss"},
+        files={"file": ("", b"", "application/octet-stream")},
+        follow_redirects=False,
+    )
+    assert response.status_code < 500, response.text[:300]
+
+
 def _names(count: int, length: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     return ["n" + "".join(rng.choice("ab") for _ in range(length)) for _ in range(count)]
