@@ -22,6 +22,8 @@ def list_exercises(user: CurrentUser, session: SessionDep, now: Now) -> list[Exe
 
 
 @router.get("/{slug}", response_model=ExerciseDetail, responses=errors(401, 404))
-def read_exercise(slug: str, _user: CurrentUser) -> ExerciseDetail:
-    """One exercise with its description and starter template; 404 ``ExerciseNotFound``."""
-    return service.exercise_detail(slug)
+def read_exercise(slug: str, user: CurrentUser, session: SessionDep, now: Now) -> ExerciseDetail:
+    """One exercise with its description and starter template; 404 ``ExerciseNotFound``, also
+    for a learner to whom none of their courses has released it yet (its description, starter
+    and check names are not theirs to read before then, and the answer does not say it exists)."""
+    return service.exercise_detail(slug, released_exercises(session, user, now))

@@ -10,16 +10,25 @@ from server.catalog.schemas import CheckInfo, ExerciseDetail, ExerciseSummary
 from server.errors import ExerciseNotFound
 
 
-def find_exercise(slug: str) -> Any:
-    """The registry's exercise for ``slug``; 404 ``ExerciseNotFound`` otherwise."""
+def find_exercise(slug: str, visible: set[str] | None = None) -> Any:
+    """The registry's exercise for ``slug``; 404 ``ExerciseNotFound`` otherwise, and also when
+    ``visible`` (the slugs the caller may see; None: all) leaves it out."""
     try:
-        return get_exercise(slug)
+        exercise = get_exercise(slug)
     except UnknownExercise:
-        near = suggest(slug, (e.slug for e in all_exercises())) if len(slug) <= 64 else None
-        hint = f"did you mean {near}? " if near else ""
-        raise ExerciseNotFound(
-            f"No exercise is called {slug[:64]!r}; {hint}`GET /api/v1/exercises` lists them."
-        ) from None
+        exercise = None
+    if exercise is None or (visible is not None and slug not in visible):
+        raise ExerciseNotFound(not_found_message(slug, visible))
+    return exercise
+
+
+def not_found_message(slug: str, visible: set[str] | None = None) -> str:
+    """No such exercise, with a near slug among those the caller may see (never one they may
+    not: the suggestion would name an unreleased exercise)."""
+    candidates = [e.slug for e in all_exercises() if visible is None or e.slug in visible]
+    near = suggest(slug, candidates) if len(slug) <= 64 else None
+    hint = f"did you mean {near}? " if near else ""
+    return f"No exercise is called {slug[:64]!r}; {hint}`GET /api/v1/exercises` lists them."
 
 
 def list_exercises() -> list[ExerciseSummary]:
@@ -27,9 +36,10 @@ def list_exercises() -> list[ExerciseSummary]:
     return sorted((_summary(e) for e in all_exercises()), key=lambda s: (s.order, s.slug))
 
 
-def exercise_detail(slug: str) -> ExerciseDetail:
-    """One exercise with its description, starter and check names."""
-    exercise = find_exercise(slug)
+def exercise_detail(slug: str, visible: set[str] | None = None) -> ExerciseDetail:
+    """One exercise with its description, starter and check names (404 unless ``visible``,
+    when given, holds it)."""
+    exercise = find_exercise(slug, visible)
     return ExerciseDetail(
         slug=exercise.slug,
         title=exercise.title,

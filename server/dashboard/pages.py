@@ -21,6 +21,7 @@ from server.dashboard.service import (
     SubmissionLine,
 )
 from server.models import Submission
+from server.regrades.pages import regrade_notes_html
 from server.submissions.feedback_view import FEEDBACK_CSS, feedback_section
 from server.submissions.schemas import SubmissionPublic
 from server.web.charts import Bar, columns, horizontal_bars
@@ -493,36 +494,39 @@ def submission_page(
     title: str,
     submission: Submission,
     *,
+    shown: SubmissionPublic,
     mark: str | None = None,
-    shown: SubmissionPublic | None = None,
     csrf: str = "",
-    notes: str = "",
 ) -> str:
-    """One submission: who, what, when; applied regrades (``notes``, markup); the feedback
-    ``ppo-submit`` prints (``shown``: as the viewer may see it, by the exercise set's feedback
-    policy); the source."""
+    """One submission: who, what, when; applied regrades; the feedback ``ppo-submit`` prints; the
+    source. Every fact of the verdict comes from ``shown``, the record as the viewer may see it
+    (the exercise set's feedback policy): the stored row gives only its owner and its source,
+    which are the learner's own."""
     owner, here = submission.user, viewer.course_slug
     exercise = (
         f'<a href="{e(exercise_url(submission.exercise, here))}">{e(title)}</a>' if viewer.instructor else e(title)
     )
-    raw, counted = (
-        (shown.score, shown.counted_score) if shown is not None else (submission.score, submission.counted_score)
+    finished = (
+        f'<tr><th scope="row">Finished</th><td>{time_html(shown.finished_at, viewer.zone)}</td></tr>'
+        if shown.feedback_view != "hidden"
+        else ""  # no time of the run until the verdict is released: it is a channel for the inputs
     )
     facts = (
         '<table id="submission-facts"><tbody>'
         f'<tr><th scope="row">Learner</th><td><a href="{e(learner_url(owner.name, here))}">{e(owner.display_name)}</a> ({e(owner.name)})</td></tr>'
         f'<tr><th scope="row">Exercise</th><td>{exercise}</td></tr>'
-        f'<tr><th scope="row">Submitted</th><td>{time_html(submission.created_at, viewer.zone)}</td></tr>'
-        f'<tr><th scope="row">Finished</th><td>{time_html(submission.finished_at, viewer.zone)}</td></tr>'
-        f'<tr><th scope="row">Status</th><td>{e(submission.status)}</td></tr>'
-        f'<tr><th scope="row">Raw score</th><td>{e(format_score(raw))}</td></tr>'
-        f'<tr><th scope="row">Late</th><td>{e(late_mark(submission.late_seconds, submission.penalty_percent) or "no")}</td></tr>'
-        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(counted))}</td></tr>'
-        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(submission.content_version)}</code>, '
-        f"grader version <code>{e(submission.grader_version)}</code></td></tr>"
+        f'<tr><th scope="row">Submitted</th><td>{time_html(shown.created_at, viewer.zone)}</td></tr>'
+        f"{finished}"
+        f'<tr><th scope="row">Status</th><td>{e(shown.status)}</td></tr>'
+        f'<tr><th scope="row">Raw score</th><td>{e(format_score(shown.score))}</td></tr>'
+        f'<tr><th scope="row">Late</th><td>{e(late_mark(shown.late_seconds, shown.penalty_percent) or "no")}</td></tr>'
+        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(shown.counted_score))}</td></tr>'
+        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(shown.content_version)}</code>, '
+        f"grader version <code>{e(shown.grader_version)}</code></td></tr>"
         f"{_policy_row(shown, submission.id, csrf)}"
         "</tbody></table>"
     )
+    notes = regrade_notes_html(shown.regrades)
     body = (
         f"<h1>Submission #{submission.id}</h1>{facts}{notes}"
         f"{feedback_section(submission, shown)}"

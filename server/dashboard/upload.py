@@ -292,14 +292,20 @@ class Prepared:
     filename: str
 
 
-def _catalogue() -> list[ExerciseSummary]:
-    """The catalogue as the client's notebook code reads it (what ``GET /exercises`` lists)."""
+def _catalogue(visible: set[str] | None) -> list[ExerciseSummary]:
+    """The catalogue as the client's notebook code reads it (what ``GET /exercises`` lists to
+    this learner): only ``visible`` slugs (None: all), so a refusal never names an exercise the
+    learner may not see yet."""
     from ppo_submit.api import ExerciseSummary
 
-    return [ExerciseSummary(slug=x.slug, function=x.function) for x in list_exercises()]
+    return [
+        ExerciseSummary(slug=x.slug, function=x.function)
+        for x in list_exercises()
+        if visible is None or x.slug in visible
+    ]
 
 
-def prepare(upload: Upload, back: str, *, max_source_bytes: int) -> Prepared:
+def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[str] | None) -> Prepared:
     """The submission the upload makes; ``UploadRefused`` with one sentence when it makes none.
 
     The same bad inputs get the same sentences as ``ppo-submit`` gives for the same file: a
@@ -307,6 +313,7 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int) -> Prepared:
     no cell defines. Every cap is checked before the code is parsed: the source cap for a
     ``.py`` file and pasted code (already while the body was read), the notebook's caps per cell
     and in all (:func:`capped_cells`) once its JSON is read and before any cell is parsed.
+    ``visible``: the slugs this learner may submit (None: all); a refusal names only those.
     """
     from ppo_submit.api import UsageError
     from ppo_submit.notebook_file import code_cells, module_of
@@ -331,7 +338,7 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int) -> Prepared:
             if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
                 raise UploadRefused(400, f"{name} is JSON but not a Jupyter notebook (it has no cells).", back)
             cells = capped_cells(code_cells(notebook), name, max_source_bytes, back)
-            module = module_of(cells, _catalogue(), exercise=chosen, name=name, choose=CHOOSE_IN_FORM)
+            module = module_of(cells, _catalogue(visible), exercise=chosen, name=name, choose=CHOOSE_IN_FORM)
             return Prepared(module.exercise, module.source, name)
         source = pasted if upload.content is None else _text(upload.content, name, back)
         if len(source.encode(errors="replace")) > max_source_bytes:  # read_upload refused it already, as it arrived
@@ -339,7 +346,7 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int) -> Prepared:
         names, error_line = defined_functions(source)
         exercise = chosen or match_functions(
             names,
-            _catalogue(),
+            _catalogue(visible),
             filename=name if upload.content is not None else "The pasted code",
             syntax_error=None if error_line is None else f"line {error_line}",
             choose=CHOOSE_IN_FORM,
