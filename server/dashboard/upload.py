@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio.from_thread
 from fastapi import Request
@@ -337,7 +337,7 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[st
                 ) from None
             if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
                 raise UploadRefused(400, f"{name} is JSON but not a Jupyter notebook (it has no cells).", back)
-            cells = capped_cells(code_cells(notebook), name, max_source_bytes, back)
+            cells = capped_cells(code_cells(_first_code_cells(notebook)), name, max_source_bytes, back)
             module = module_of(cells, _catalogue(visible), exercise=chosen, name=name, choose=CHOOSE_IN_FORM)
             return Prepared(module.exercise, module.source, name)
         source = pasted if upload.content is None else _text(upload.content, name, back)
@@ -356,6 +356,21 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[st
         raise UploadRefused(400, _sentence(exc.message), back) from None
 
 
+def _first_code_cells(notebook: dict[str, Any]) -> dict[str, Any]:
+    """``notebook`` cut just past its ``MAX_CODE_CELLS + 1``-th code cell, counted while the
+    JSON cells are walked: no ``Cell`` is built for a code cell past the cap, so a notebook of
+    hundreds of thousands of empty cells costs its count, and :func:`capped_cells` refuses it."""
+    kept: list[Any] = []
+    code = 0
+    for cell in notebook["cells"]:
+        kept.append(cell)
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            code += 1
+            if code > MAX_CODE_CELLS:
+                break
+    return {**notebook, "cells": kept}
+
+
 def capped_cells(cells: list[Cell], name: str, max_source_bytes: int, back: str) -> list[Cell]:
     """``cells`` if there are at most :data:`MAX_CODE_CELLS`, no cell's code is over
     ``MAX_CELL_FACTOR`` times the source cap and all of it over ``MAX_CODE_FACTOR`` times; else ``UploadRefused`` (413) naming the cell. Checked
@@ -365,7 +380,7 @@ def capped_cells(cells: list[Cell], name: str, max_source_bytes: int, back: str)
     if len(cells) > MAX_CODE_CELLS:
         raise UploadRefused(
             413,
-            f"{name} has {len(cells)} code cells; the limit is {MAX_CODE_CELLS}: keep the exercise's work "
+            f"{name} has more than {MAX_CODE_CELLS} code cells; the limit is {MAX_CODE_CELLS}: keep the exercise's work "
             "in a smaller notebook, or upload the function as a .py file.",
             back,
         )
