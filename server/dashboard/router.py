@@ -391,10 +391,10 @@ def submit_upload(request: Request, session: SessionDep, state: StateDep, user: 
 
 
 @router.get("/dashboard/live")
-def live(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+def live(request: Request, session: SessionDep, state: StateDep) -> Response:
     """The viewer's change mark: the class's for instructors, their own for learners. JSON for
     ``/static/live.js``, so no session is a JSON 401, not the login form."""
-    user = user_for_cookie(session, request.cookies.get(COOKIE_NAME), settings.secret_bytes)
+    user = user_for_cookie(session, request.cookies.get(COOKIE_NAME), state.settings.secret_bytes, state.ended_sessions)
     if user is None:
         return JSONResponse(
             {"error": "NotAuthenticated", "detail": "Log in again."}, status_code=401, headers=SECURITY_HEADERS

@@ -19,16 +19,17 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from server.deps import SessionDep, SettingsDep
+from server.deps import SessionDep, StateDep
 from server.models import Role, User
 from server.web.errors import LoginRequired, PageNotFound
 from server.web.session import COOKIE_NAME, user_for_cookie
 
 
-def get_web_user(request: Request, session: SessionDep, settings: SettingsDep) -> User:
-    """The user (any role) the session cookie belongs to while its token is live; else ``LoginRequired``."""
+def get_web_user(request: Request, session: SessionDep, state: StateDep) -> User:
+    """The user (any role) the session cookie belongs to while its token is live and the
+    session not logged out; else ``LoginRequired``."""
     cookie = request.cookies.get(COOKIE_NAME)
-    user = user_for_cookie(session, cookie, settings.secret_bytes)
+    user = user_for_cookie(session, cookie, state.settings.secret_bytes, state.ended_sessions)
     if user is None:
         raise LoginRequired(session_ended=bool(cookie))
     return user
