@@ -1,6 +1,6 @@
 """Review 5 (red team of issue 31's acceptance): the attacks on uploads, notebooks and the queue
-that still work. Each test is ``xfail(strict=True)``: it asserts what should hold and fails
-today because the attack works; when a fix lands the test passes and the marker must go.
+that worked. Each test asserts what should hold; each was ``xfail(strict=True)`` while the
+attack worked, and its marker went with the fix (branch uploads-fix): they all pass now.
 
 Most tests drive a real ``ppo-grader serve`` (its own SQLite file, a free port) over HTTP; the
 notebook-building ones call the upload route's own ``prepare`` in this process so they can
@@ -251,11 +251,6 @@ def test_the_code_cell_cap_comes_before_the_cells_are_built(monkeypatch: pytest.
 # --------------------------------------------------------------------------- limits and the session
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team: an upload that replays a used Idempotency key skips the "
-    "rate limit, yet its notebook is built each time: unlimited module-building per learner",
-)
 def test_replaying_a_key_does_not_buy_unlimited_notebook_builds(server: Served) -> None:
     learner = server.learner("replay")
     assert send(learner, "first.py", FUNCTION.format("0").encode(), key="K1").status_code == 303
@@ -303,11 +298,6 @@ def _slow_upload(served: Served, learner: Learner) -> socket.socket:
     return sock
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team: 16 slow upload bodies of one learner (14 do not) each hold a "
-    "database connection and a worker thread while they trickle: /health and every page stop",
-)
 def test_one_learners_slow_uploads_do_not_freeze_the_api(own_server: Served) -> None:
     mallory, bob = own_server.learner("mallory"), own_server.learner("bob")
     baseline = max(own_server.health_seconds(30) or 30 for _ in range(3))
