@@ -71,7 +71,7 @@ from server.stats.service import shown_mistake
 from server.submissions.limits import check_submission_limits, submission_window
 from server.submissions.schemas import SubmissionCreate
 from server.submissions.service import create_submission, to_public
-from server.web.deps import WebInstructor, WebUser
+from server.web.deps import WebInstructor, WebSender, WebUser
 from server.web.errors import LoginRequired, PageBadRequest, PageError, PageNotFound
 from server.web.responses import (
     SECURITY_HEADERS,
@@ -354,20 +354,16 @@ def spend_token_form(
 
 
 @router.post("/dashboard/submit")
-async def submit_upload(request: Request, state: StateDep) -> Response:
+async def submit_upload(request: Request, state: StateDep, user: WebSender) -> Response:
     """Submit the upload form's file or pasted function, as ``POST /api/v1/submissions`` does.
 
-    Who sends it (the session cookie, the ``Origin``, the form's token in the form's address)
-    is settled first, with a database session that is closed before the body is read; then
+    Who sends it (the session cookie, ``WebSender``, in a database session closed before the
+    route runs; the ``Origin``; the form's token in the form's address) is settled first; then
     the body is read under the learner's upload slots (``UploadSlots``: 429 past two at once)
     holding no database connection and no worker thread, and refused if it stalls (408); only
     then is a new session opened, in a worker thread, to check the limits and store it."""
     cookie = request.cookies.get(COOKIE_NAME)
-    sender = await run_in_threadpool(_web_sender, state, cookie)
-    if sender is None:
-        raise LoginRequired(session_ended=bool(cookie))
-    user_id, name = sender
-    back = learner_url(name)
+    back = learner_url(user.name)
     if not same_origin(request) or not form_token_matches(
         request.query_params.get("csrf"), cookie, state.settings.secret_bytes
     ):
@@ -376,17 +372,10 @@ async def submit_upload(request: Request, state: StateDep) -> Response:
             "The form was not sent from your dashboard page (or it is out of date): reload your page and submit again.",
             back,
         )
-    with upload_slots(request).hold(user_id, back):
+    with upload_slots(request).hold(user.id, back):
         upload = await read_upload(request, max_source_bytes=state.settings.MAX_SOURCE_BYTES, back=back)
     submission_id = await run_in_threadpool(_store_upload, request, state, cookie, upload, back)
     return redirect(submission_url(submission_id))
-
-
-def _web_sender(state: AppState, cookie: str | None) -> tuple[int, str] | None:
-    """(id, login) of the live session's user, from a session closed on return."""
-    with state.session_factory() as session:
-        user = user_for_cookie(session, cookie, state.settings.secret_bytes, state.ended_sessions)
-        return None if user is None else (user.id, user.name)
 
 
 def _store_upload(request: Request, state: AppState, cookie: str | None, upload: Upload, back: str) -> int:
