@@ -5,17 +5,23 @@ The form (``pages.upload_form``) posts ``multipart/form-data`` to ``POST /dashbo
 the route (``router.submit_upload``) checks what the API checks, in the same order, and then
 stores the submission through the same ``submissions.service.create_submission``:
 
-- who: the session cookie (``WebUser``), the ``Origin`` and the form's token, which travels in
-  the form's address (``?csrf=``), are all checked before one byte of the body is read, so a
-  request without a live session costs a database lookup and nothing more;
+- who: the session cookie (``WebSender``, a database session closed before the body is
+  read), the ``Origin`` and the form's token, which travels in the form's address
+  (``?csrf=``, redacted from the logs), are all checked before one byte of the body is read,
+  so a request without a live session costs a database lookup and nothing more;
+- waiting: a learner reads at most :data:`MAX_UPLOADS_PER_USER` bodies at once, everyone
+  :data:`MAX_UPLOADS_IN_ALL` (:class:`UploadSlots`, 429); the body is awaited on the event
+  loop, holding no thread and no database connection, and a stalled one is refused (408);
 - the body (:func:`read_upload`) is parsed as it arrives by ``python-multipart``'s streaming
-  parser, in the route's worker thread, never on the event loop; its limits are enforced while
+  parser, batch by batch in a worker thread, never on the event loop; its limits are enforced while
   parsing: :data:`MAX_UPLOAD_BYTES` in all, :data:`MAX_PARTS` parts, a few short headers per
   part, no ``multipart/*`` part inside the form, and the code caps below;
 - size: a ``.py`` file and a pasted ``source`` have the API's ``MAX_SOURCE_BYTES``, refused (413)
   as soon as the part grows past it; a notebook's code has a cap per cell
   (:data:`MAX_CELL_FACTOR` times the source cap) and in all (:data:`MAX_CODE_FACTOR` times), checked
   before any cell is parsed; what is stored, the source, has ``MAX_SOURCE_BYTES``;
+- a replay of the form's key (:func:`stored_key`) is answered with the stored submission before
+  anything is built; the same key with other content is refused (409);
 - the learner's rate limit and queue cap (``server.submissions.limits``), then the course's
   rules; every refusal is a page that says why, with the API's own sentence.
 

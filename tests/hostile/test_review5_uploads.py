@@ -315,3 +315,49 @@ def test_one_learners_slow_uploads_do_not_freeze_the_api(own_server: Served) -> 
             sock.close()
     assert attacked is not None, f"/health did not answer within {bound:.1f} s (baseline {baseline:.2f} s)"
     assert page == 200, "another learner's page did not answer"
+
+
+# --------------------------------------------------------------------------- the fixes' own edges
+
+
+def _status_line(sock: socket.socket, timeout: float) -> str:
+    sock.settimeout(timeout)
+    data = b""
+    while b"\r\n" not in data:
+        got = sock.recv(4096)
+        if not got:
+            break
+        data += got
+    return data.split(b"\r\n", 1)[0].decode()
+
+
+def test_a_third_slow_upload_of_one_learner_is_refused_at_once_and_a_stalled_one_gets_408(server: Served) -> None:
+    """Two bodies at a time per learner (429 for the third, before its body is read); a body
+    that sends nothing for ``STALL_SECONDS`` is answered 408, not held for ever."""
+    learner = server.learner("staller")
+    first, second = _slow_upload(server, learner), _slow_upload(server, learner)
+    try:
+        time.sleep(1)  # both reach the route and hold their slots
+        third = _slow_upload(server, learner)
+        try:
+            assert " 429 " in _status_line(third, 30) + " "
+        finally:
+            third.close()
+        # the stalled ones: refused once no byte came for STALL_SECONDS (generous read timeout)
+        assert " 408 " in _status_line(first, upload.STALL_SECONDS + 60) + " "
+    finally:
+        first.close()
+        second.close()
+    # slots given back: the learner uploads again
+    assert send(learner, "after.py", FUNCTION.format("0").encode()).status_code == 303
+
+
+def test_a_replay_of_the_same_upload_is_the_stored_submission_and_other_content_is_refused(server: Served) -> None:
+    learner = server.learner("retrier")
+    body = FUNCTION.format("0").encode()
+    first = send(learner, "a.py", body, key="R1")
+    again = send(learner, "a.py", body, key="R1")
+    assert first.status_code == again.status_code == 303
+    assert first.headers["location"] == again.headers["location"]  # one submission
+    other = send(learner, "a.py", body + b"# changed\n", key="R1")
+    assert other.status_code == 409 and "already used" in page_text(other)
