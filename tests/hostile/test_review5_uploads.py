@@ -359,5 +359,7 @@ def test_a_replay_of_the_same_upload_is_the_stored_submission_and_other_content_
     again = send(learner, "a.py", body, key="R1")
     assert first.status_code == again.status_code == 303
     assert first.headers["location"] == again.headers["location"]  # one submission
-    other = send(learner, "a.py", body + b"# changed\n", key="R1")
+    # other content under the key: refused before it is built (the old code built this
+    # notebook and answered 400 for its missing name)
+    other = send(learner, "b.ipynb", notebook(FUNCTION.format("MISSING_NAME")), key="R1")
     assert other.status_code == 409 and "already used" in page_text(other)
