@@ -11,6 +11,7 @@ import contextvars
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,6 +44,30 @@ class SubmissionIdFilter(logging.Filter):
         return True
 
 
+#: A form token in an address (``?csrf=...``): the upload form's token travels there, since
+#: the body is read only once the sender is known; it is a credential, never logged.
+_FORM_TOKEN = re.compile(r"(\bcsrf=)[^&\s\"']*")
+
+
+def redact(text: str) -> str:
+    """``text`` with any form token in it (``csrf=...``) replaced by ``csrf=[redacted]``."""
+    return _FORM_TOKEN.sub(r"\1[redacted]", text) if "csrf=" in text else text
+
+
+class RedactFormTokenFilter(logging.Filter):
+    """Cuts form tokens out of every line (uvicorn's access log writes each request's address,
+    query included), in its message and in its arguments, before any formatter sees them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {k: redact(v) if isinstance(v, str) else v for k, v in record.args.items()}
+        return True
+
+
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "submission_id"}
 
 
@@ -72,6 +97,7 @@ def configure_logging(json_lines: bool | None = None, level: int = logging.INFO)
         json_lines = os.environ.get("PPO_GRADER_LOG_FORMAT", "json").lower() != "text"
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(SubmissionIdFilter())
+    handler.addFilter(RedactFormTokenFilter())
     handler.setFormatter(
         JsonFormatter()
         if json_lines

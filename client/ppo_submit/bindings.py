@@ -163,50 +163,56 @@ class _Scanner:
         return binding is not None and binding.kind in ("import", "class")
 
     def is_static(self, node: ast.AST) -> bool:
-        """Whether ``node`` can be sent as it is: it computes nothing of the learner's run."""
-        if isinstance(node, ast.Constant | ast.Name):
-            return True
-        if isinstance(node, ast.Attribute):
-            return self.is_static(node.value)
+        """Whether ``node`` can be sent as it is: it computes nothing of the learner's run.
+
+        Walked with a stack, not by recursion: a learner's expression may nest thousands
+        deep (``1+1+...+1``), and a recursive walk would die of ``RecursionError``."""
+        stack: list[ast.AST | None] = [node]
+        while stack:
+            current = stack.pop()
+            if current is None:
+                continue
+            children = self._static_children(current)
+            if children is None:
+                return False
+            stack.extend(children)
+        return True
+
+    def _static_children(self, node: ast.AST) -> list[ast.AST | None] | None:
+        """The parts of ``node`` that must be static too (None entries: absent, fine), or None
+        when ``node`` itself computes something."""
+        if isinstance(node, ast.Constant | ast.Name | ast.Lambda):
+            return []  # a lambda is a definition; what its body reads is followed like a function's
+        if isinstance(node, ast.Attribute | ast.FormattedValue):
+            return [node.value]
         if isinstance(node, ast.Tuple | ast.List | ast.Set):
-            return all(self.is_static(e) for e in node.elts)
+            return list(node.elts)
         if isinstance(node, ast.Dict):
-            return all(k is not None and self.is_static(k) for k in node.keys) and all(
-                self.is_static(v) for v in node.values
-            )
+            if any(k is None for k in node.keys):
+                return None
+            return [*node.keys, *node.values]
         if isinstance(node, ast.UnaryOp):
-            return self.is_static(node.operand)
+            return [node.operand]
         if isinstance(node, ast.BinOp):
-            return self.is_static(node.left) and self.is_static(node.right)
-        if isinstance(node, ast.BoolOp):
-            return all(self.is_static(v) for v in node.values)
+            return [node.left, node.right]
+        if isinstance(node, ast.BoolOp | ast.JoinedStr):
+            return list(node.values)
         if isinstance(node, ast.Compare):
-            return self.is_static(node.left) and all(self.is_static(c) for c in node.comparators)
+            return [node.left, *node.comparators]
         if isinstance(node, ast.IfExp):
-            return all(self.is_static(n) for n in (node.test, node.body, node.orelse))
+            return [node.test, node.body, node.orelse]
         if isinstance(node, ast.Subscript):
-            return self.is_static(node.value) and self.is_static(node.slice)
+            return [node.value, node.slice]
         if isinstance(node, ast.Slice):
-            return all(n is None or self.is_static(n) for n in (node.lower, node.upper, node.step))
-        if isinstance(node, ast.JoinedStr):
-            return all(self.is_static(v) for v in node.values)
-        if isinstance(node, ast.FormattedValue):
-            return self.is_static(node.value)
-        if isinstance(node, ast.Lambda):
-            return True  # a definition; what its body reads is followed like a function's
+            return [node.lower, node.upper, node.step]
         if isinstance(node, ast.Call):
             root = node.func
             while isinstance(root, ast.Attribute):
                 root = root.value
             called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            return (
-                isinstance(root, ast.Name)
-                and self._is_definition(root.id)
-                and not _DYNAMIC_CALL.search(called)
-                and all(self.is_static(a) for a in node.args)
-                and all(self.is_static(k.value) for k in node.keywords)
-            )
-        return False
+            if isinstance(root, ast.Name) and self._is_definition(root.id) and not _DYNAMIC_CALL.search(called):
+                return [*node.args, *(k.value for k in node.keywords)]
+        return None
 
     def only_defines(self, statements: Sequence[ast.stmt]) -> bool:
         """Whether a block (an ``if`` or ``try`` at top level) only defines, imports and assigns

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import difflib
 import symtable
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -27,6 +26,7 @@ from typing import Protocol
 
 from .api import UsageError
 from .bindings import Binding, Piece, Scan, scan
+from .source import suggest
 
 __all__ = [
     "BOUNDS",
@@ -208,8 +208,7 @@ class Use:
         if not self.suggest:
             return self.place
         pool = [n for n in dict.fromkeys([*self.nearby, *candidates]) if n != name]
-        found = difflib.get_close_matches(name, pool, n=1, cutoff=TYPO_CUTOFF)
-        near = found[0] if found else None
+        near = suggest(name, pool, cutoff=TYPO_CUTOFF)  # bounded: names and candidates capped
         notes = [n for n in (self.where, f"did you mean `{near}`?" if near else None) if n]
         return f" ({'; '.join(notes)})" if notes else ""
 

@@ -47,11 +47,38 @@ def read_source(path: Path, *, commands: Iterable[str] = ()) -> str:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def suggest(name: str, candidates: Iterable[str]) -> str | None:
-    """The candidate closest to ``name`` when it is close enough to be a typo (``gea`` -> ``gae``)."""
-    pool = [c for c in dict.fromkeys(candidates) if c != name]
-    found = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
-    return found[0] if found else None
+#: The typo search is bounded, since names come from the learner's file: a name longer than
+#: this is neither looked up nor suggested (a typo'd identifier is short), and at most
+#: :data:`MAX_TYPO_CANDIDATES` candidates are compared. ``difflib``'s ratio is quadratic in the
+#: names' length; bounded so, one search costs at most 500 comparisons of 64-character names.
+MAX_TYPO_NAME_CHARS = 64
+MAX_TYPO_CANDIDATES = 500
+
+
+def suggest(name: str, candidates: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The candidate closest to ``name`` when it is close enough to be a typo (``gea`` -> ``gae``).
+
+    Bounded (:data:`MAX_TYPO_NAME_CHARS`, :data:`MAX_TYPO_CANDIDATES`): the cheap length and
+    letter-count ratios (``real_quick_ratio``, ``quick_ratio``) rule candidates out before the
+    full one is computed."""
+    if len(name) > MAX_TYPO_NAME_CHARS:
+        return None
+    pool: list[str] = []
+    for candidate in dict.fromkeys(candidates):
+        if candidate != name and len(candidate) <= MAX_TYPO_NAME_CHARS:
+            pool.append(candidate)
+            if len(pool) >= MAX_TYPO_CANDIDATES:
+                break
+    best, best_ratio = None, cutoff
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(name)
+    for candidate in pool:
+        matcher.set_seq1(candidate)
+        if matcher.real_quick_ratio() >= best_ratio and matcher.quick_ratio() >= best_ratio:
+            ratio = matcher.ratio()
+            if ratio > best_ratio or (ratio == best_ratio and best is None):
+                best, best_ratio = candidate, ratio
+    return best
 
 
 def defined_functions(source: str) -> tuple[list[str], int | None]:
@@ -65,7 +92,10 @@ def defined_functions(source: str) -> tuple[list[str], int | None]:
     except SyntaxError as exc:
         names = _DEF_LINE.findall(source)
         return list(dict.fromkeys(names)), exc.lineno or 0
-    except ValueError:  # e.g. NUL bytes
+    except (ValueError, RecursionError, MemoryError):
+        # NUL bytes, or an expression nested too deep for the parser (``1+1+...``, thousands
+        # of terms): the ``def`` lines still say which exercise it is, and the jail's run
+        # says what is wrong with the rest, as it does for the same source sent to the API.
         return list(dict.fromkeys(_DEF_LINE.findall(source))), 0
     names = [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
     return list(dict.fromkeys(names)), None

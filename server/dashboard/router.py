@@ -34,6 +34,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
 from sqlalchemy import select
@@ -48,19 +49,30 @@ from server.courses.sets import listing, released_exercises
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
 from server.dashboard.deps import DashboardCourse, ShownCourse, learner_course, shown_course
-from server.dashboard.upload import MAX_CODE_FACTOR, MAX_UPLOAD_BYTES, UploadRefused, prepare, read_upload
+from server.dashboard.upload import (
+    KEY_SEPARATOR,
+    MAX_CODE_FACTOR,
+    MAX_UPLOAD_BYTES,
+    Upload,
+    UploadRefused,
+    prepare,
+    read_upload,
+    stored_key,
+    upload_slots,
+)
 from server.deps import Now, SessionDep, SettingsDep, StateDep
 from server.errors import GraderError
 from server.gradebook.service import course_exercises, gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, ScoreCorrection, Submission, User
 from server.regrades.pages import stale_notice
 from server.regrades.service import stale_lines
+from server.state import AppState
 from server.stats.service import shown_mistake
 from server.submissions.limits import check_submission_limits, submission_window
 from server.submissions.schemas import SubmissionCreate
 from server.submissions.service import create_submission, to_public
-from server.web.deps import WebInstructor, WebUser
-from server.web.errors import PageBadRequest, PageError, PageNotFound
+from server.web.deps import WebInstructor, WebSender, WebUser
+from server.web.errors import LoginRequired, PageBadRequest, PageError, PageNotFound
 from server.web.responses import (
     SECURITY_HEADERS,
     FormFields,
@@ -342,14 +354,16 @@ def spend_token_form(
 
 
 @router.post("/dashboard/submit")
-def submit_upload(request: Request, session: SessionDep, state: StateDep, user: WebUser, now: Now) -> Response:
+async def submit_upload(request: Request, state: StateDep, user: WebSender) -> Response:
     """Submit the upload form's file or pasted function, as ``POST /api/v1/submissions`` does.
 
-    Who sends it (the session, ``WebUser``; the ``Origin``; the form's token, in the form's
-    address) is settled before the body is read at all; then the body is parsed as it arrives,
-    in this worker thread, under its caps (``server.dashboard.upload``)."""
-    back = learner_url(user.name)
+    Who sends it (the session cookie, ``WebSender``, in a database session closed before the
+    route runs; the ``Origin``; the form's token in the form's address) is settled first; then
+    the body is read under the learner's upload slots (``UploadSlots``: 429 past two at once)
+    holding no database connection and no worker thread, and refused if it stalls (408); only
+    then is a new session opened, in a worker thread, to check the limits and store it."""
     cookie = request.cookies.get(COOKIE_NAME)
+    back = learner_url(user.name)
     if not same_origin(request) or not form_token_matches(
         request.query_params.get("csrf"), cookie, state.settings.secret_bytes
     ):
@@ -358,43 +372,72 @@ def submit_upload(request: Request, session: SessionDep, state: StateDep, user: 
             "The form was not sent from your dashboard page (or it is out of date): reload your page and submit again.",
             back,
         )
-    upload = read_upload(request, max_source_bytes=state.settings.MAX_SOURCE_BYTES, back=back)
+    with upload_slots(request).hold(user.id, back):
+        upload = await read_upload(request, max_source_bytes=state.settings.MAX_SOURCE_BYTES, back=back)
+    submission_id = await run_in_threadpool(_store_upload, request, state, cookie, upload, back)
+    return redirect(submission_url(submission_id))
+
+
+def _store_upload(request: Request, state: AppState, cookie: str | None, upload: Upload, back: str) -> int:
+    """The id of the submission ``upload`` makes (or made: a replay of its key), in a session
+    of its own; ``UploadRefused`` with the API's sentence when it makes none.
+
+    A replay of the form's key is answered before the limits and before any notebook is
+    built, so replays cost one lookup; the same key with different content is refused."""
     settings = state.settings
-    key = upload.fields.get("key") or None
-    try:
-        check_submission_limits(user, session, settings, submission_window(request, settings), key)
-        prepared = prepare(
-            upload, back, max_source_bytes=settings.MAX_SOURCE_BYTES, visible=released_exercises(session, user, now)
-        )
-        payload = SubmissionCreate(
-            exercise=prepared.exercise,
-            source=prepared.source,
-            filename=prepared.filename,
-            course=upload.fields.get("course") or None,
-        )
-        submission, _ = create_submission(
-            session,
-            state.queue,
-            user,
-            payload,
-            max_source_bytes=settings.MAX_SOURCE_BYTES,
-            idempotency_key=key,
-            max_queued=settings.MAX_QUEUED_PER_USER,
-            retry_after=math.ceil(settings.WALL_SECONDS),
-            now=now,
-        )
-    except GraderError as exc:  # the API's refusals, in its own words
-        raise UploadRefused(exc.status_code, exc.detail, back) from None
-    except ValidationError:
-        raise UploadRefused(400, "The form's fields are too long; reload your page and submit again.", back) from None
-    return redirect(submission_url(submission.id))
+    with state.session_factory() as session:
+        user = user_for_cookie(session, cookie, settings.secret_bytes, state.ended_sessions)
+        if user is None:  # logged out (or the token revoked) while the body arrived
+            raise LoginRequired(session_ended=True)
+        key = stored_key(upload)
+        sent_key = upload.fields.get("key")
+        if key is not None and sent_key:
+            earlier = service.upload_replay(session, user.id, sent_key, KEY_SEPARATOR)
+            if earlier is not None:
+                if earlier.idempotency_key == key:
+                    return earlier.id
+                raise UploadRefused(
+                    409,
+                    "This form was already used to submit something else; reload your page to submit again.",
+                    back,
+                )
+        now = state.clock()
+        try:
+            check_submission_limits(user, session, settings, submission_window(request, settings), key)
+            prepared = prepare(
+                upload, back, max_source_bytes=settings.MAX_SOURCE_BYTES, visible=released_exercises(session, user, now)
+            )
+            payload = SubmissionCreate(
+                exercise=prepared.exercise,
+                source=prepared.source,
+                filename=prepared.filename,
+                course=upload.fields.get("course") or None,
+            )
+            submission, _ = create_submission(
+                session,
+                state.queue,
+                user,
+                payload,
+                max_source_bytes=settings.MAX_SOURCE_BYTES,
+                idempotency_key=key,
+                max_queued=settings.MAX_QUEUED_PER_USER,
+                retry_after=math.ceil(settings.WALL_SECONDS),
+                now=now,
+            )
+        except GraderError as exc:  # the API's refusals, in its own words
+            raise UploadRefused(exc.status_code, exc.detail, back) from None
+        except ValidationError:
+            raise UploadRefused(
+                400, "The form's fields are too long; reload your page and submit again.", back
+            ) from None
+        return submission.id
 
 
 @router.get("/dashboard/live")
-def live(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+def live(request: Request, session: SessionDep, state: StateDep) -> Response:
     """The viewer's change mark: the class's for instructors, their own for learners. JSON for
     ``/static/live.js``, so no session is a JSON 401, not the login form."""
-    user = user_for_cookie(session, request.cookies.get(COOKIE_NAME), settings.secret_bytes)
+    user = user_for_cookie(session, request.cookies.get(COOKIE_NAME), state.settings.secret_bytes, state.ended_sessions)
     if user is None:
         return JSONResponse(
             {"error": "NotAuthenticated", "detail": "Log in again."}, status_code=401, headers=SECURITY_HEADERS

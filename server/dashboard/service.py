@@ -441,3 +441,14 @@ def change_mark(session: Session, user_id: int | None) -> str:
     )
     top, waiting = session.execute(select(newest, unfinished)).one()  # one round trip
     return f"{int(top or 0)}.{int(waiting or 0)}"
+
+
+def upload_replay(session: Session, user_id: int, key: str, separator: str) -> Submission | None:
+    """The learner's submission stored under the upload form's ``key`` (whatever was sent with
+    it: the stored key is ``key``, ``separator`` and a digest), if any: one indexed lookup."""
+    prefix = key + separator
+    return session.scalar(
+        select(Submission)
+        .where(Submission.user_id == user_id, Submission.idempotency_key.startswith(prefix, autoescape=True))
+        .limit(1)
+    )

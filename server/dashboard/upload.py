@@ -5,17 +5,23 @@ The form (``pages.upload_form``) posts ``multipart/form-data`` to ``POST /dashbo
 the route (``router.submit_upload``) checks what the API checks, in the same order, and then
 stores the submission through the same ``submissions.service.create_submission``:
 
-- who: the session cookie (``WebUser``), the ``Origin`` and the form's token, which travels in
-  the form's address (``?csrf=``), are all checked before one byte of the body is read, so a
-  request without a live session costs a database lookup and nothing more;
+- who: the session cookie (``WebSender``, a database session closed before the body is
+  read), the ``Origin`` and the form's token, which travels in the form's address
+  (``?csrf=``, redacted from the logs), are all checked before one byte of the body is read,
+  so a request without a live session costs a database lookup and nothing more;
+- waiting: a learner reads at most :data:`MAX_UPLOADS_PER_USER` bodies at once, everyone
+  :data:`MAX_UPLOADS_IN_ALL` (:class:`UploadSlots`, 429); the body is awaited on the event
+  loop, holding no thread and no database connection, and a stalled one is refused (408);
 - the body (:func:`read_upload`) is parsed as it arrives by ``python-multipart``'s streaming
-  parser, in the route's worker thread, never on the event loop; its limits are enforced while
+  parser, batch by batch in a worker thread, never on the event loop; its limits are enforced while
   parsing: :data:`MAX_UPLOAD_BYTES` in all, :data:`MAX_PARTS` parts, a few short headers per
   part, no ``multipart/*`` part inside the form, and the code caps below;
 - size: a ``.py`` file and a pasted ``source`` have the API's ``MAX_SOURCE_BYTES``, refused (413)
   as soon as the part grows past it; a notebook's code has a cap per cell
   (:data:`MAX_CELL_FACTOR` times the source cap) and in all (:data:`MAX_CODE_FACTOR` times), checked
   before any cell is parsed; what is stored, the source, has ``MAX_SOURCE_BYTES``;
+- a replay of the form's key (:func:`stored_key`) is answered with the stored submission before
+  anything is built; the same key with other content is refused (409);
 - the learner's rate limit and queue cap (``server.submissions.limits``), then the course's
   rules; every refusal is a page that says why, with the API's own sentence.
 
@@ -27,12 +33,16 @@ never run; the client bounds the names it follows (``ppo_submit.closure``).
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import AsyncIterator
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import anyio.from_thread
+import anyio
 from fastapi import Request
 from python_multipart import MultipartParser
 from python_multipart.exceptions import MultipartParseError
@@ -61,6 +71,19 @@ MAX_CELL_FACTOR = 1
 MAX_CODE_FACTOR = 4
 #: Most code cells read (each is parsed on its own; a long notebook has a few hundred).
 MAX_CODE_CELLS = 2000
+#: Uploads whose bodies are being read at once: per learner, and in all (each holds up to
+#: ``MAX_UPLOAD_BYTES`` in memory, no thread and no database connection while it waits).
+MAX_UPLOADS_PER_USER = 2
+MAX_UPLOADS_IN_ALL = 16
+#: A body that sends nothing for this long is refused (408), and so is one slower than
+#: :data:`MIN_UPLOAD_BYTES_PER_SECOND` after :data:`UPLOAD_GRACE_SECONDS`: a dial-up modem
+#: sends 8 MiB in well under the time this allows (about 9 minutes).
+STALL_SECONDS = 10.0
+UPLOAD_GRACE_SECONDS = 30.0
+MIN_UPLOAD_BYTES_PER_SECOND = 16 * 1024
+#: Bytes gathered before they are parsed (in a worker thread): a body of tiny chunks costs
+#: one thread hand-off per this many bytes, not one per chunk.
+PARSE_BATCH_BYTES = 64 * 1024
 #: The fields the form has (any other part is read past, its bytes counted, never kept).
 FIELDS = frozenset({"exercise", "course", "key", "source", "file"})
 #: The file name a pasted function is stored under.
@@ -105,12 +128,69 @@ def too_large(what: str, limit: int, back: str) -> UploadRefused:
     return UploadRefused(413, f"{what} is over {limit} bytes; the limit is {limit} bytes ({limit // 1024} KiB).", back)
 
 
-def read_upload(request: Request, *, max_source_bytes: int, back: str) -> Upload:
+class UploadSlots:
+    """How many upload bodies are being read, per learner and in all (thread-safe): a learner
+    who opens many slow uploads gets 429 past :data:`MAX_UPLOADS_PER_USER`, before their body
+    is read, and everyone's uploads together hold at most :data:`MAX_UPLOADS_IN_ALL` bodies."""
+
+    def __init__(self, per_user: int = MAX_UPLOADS_PER_USER, in_all: int = MAX_UPLOADS_IN_ALL) -> None:
+        self.per_user, self.in_all = per_user, in_all
+        self.reading: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def hold(self, user_id: int, back: str) -> Iterator[None]:
+        """A slot for one body of ``user_id`` while the block runs; ``UploadRefused`` (429) when none is free."""
+        with self._lock:
+            mine = self.reading.get(user_id, 0)
+            if mine >= self.per_user:
+                raise UploadRefused(
+                    429,
+                    f"You are already sending {mine} uploads; wait for them to finish, then submit again.",
+                    back,
+                )
+            if sum(self.reading.values()) >= self.in_all:
+                raise UploadRefused(429, "The server is receiving many uploads; submit again in a minute.", back)
+            self.reading[user_id] = mine + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                left = self.reading[user_id] - 1
+                if left:
+                    self.reading[user_id] = left
+                else:
+                    del self.reading[user_id]
+
+
+def upload_slots(request: Request) -> UploadSlots:
+    """The app's slots, made on first use (one per app, never a module global)."""
+    slots: UploadSlots | None = getattr(request.app.state, "upload_slots", None)
+    if slots is None:
+        slots = UploadSlots()
+        request.app.state.upload_slots = slots
+    return slots
+
+
+def stalled(back: str) -> UploadRefused:
+    """The 408 for a body that stopped arriving (or arrives too slowly to finish)."""
+    return UploadRefused(
+        408,
+        f"The upload stopped arriving (nothing for {STALL_SECONDS:.0f} s, or under "
+        f"{MIN_UPLOAD_BYTES_PER_SECOND // 1024} KiB/s): submit again; on a slow connection, "
+        "clear the notebook's outputs first, or paste the function.",
+        back,
+    )
+
+
+async def read_upload(request: Request, *, max_source_bytes: int, back: str) -> Upload:
     """The multipart form of ``POST /dashboard/submit``, parsed while it is read.
 
-    Called from the (synchronous) route, so in a worker thread: each chunk is awaited on the
-    event loop and parsed here, and the loop never parses. Call it only once the sender is
-    known (the session, ``Origin`` and form token checked): nothing before it reads the body.
+    Awaited on the event loop, holding no worker thread and no database connection while the
+    body arrives (a slow sender costs a coroutine); each batch of bytes is parsed in a worker
+    thread, never on the loop. A body that stalls is refused (:func:`stalled`). Call it only
+    once the sender is known (the session, ``Origin`` and form token checked) and holds a slot
+    (:class:`UploadSlots`): nothing before it reads the body.
     """
     content_type = request.headers.get("content-type", "")
     kind, params = parse_options_header(content_type[:300])
@@ -129,30 +209,53 @@ def read_upload(request: Request, *, max_source_bytes: int, back: str) -> Upload
     form = FormReader(boundary, max_source_bytes=max_source_bytes, back=back)
     WORK.bodies += 1
     stream = request.stream()
+    started = time.monotonic()
     read = 0
+    batch = bytearray()
     refused: UploadRefused | None = None
     try:
-        while (chunk := anyio.from_thread.run(_next_chunk, stream)) is not None:
+        while (chunk := await _next_chunk(stream, started, read, back)) is not None:
             read += len(chunk)
             WORK.bytes_read += len(chunk)
             if read > MAX_UPLOAD_BYTES:
                 raise refused or over
             if refused is None:
-                try:
-                    form.feed(chunk)
-                except UploadRefused as exc:
-                    # Read the rest (up to the cap, unparsed) so the browser, still sending,
-                    # gets the page that says why rather than a reset connection.
-                    refused = exc
+                batch += chunk
+                if len(batch) >= PARSE_BATCH_BYTES:
+                    refused = await _parse(form, bytes(batch))
+                    batch.clear()
     except ClientDisconnect:
         raise UploadRefused(400, "The upload was cut off; submit again.", back) from None
+    if refused is None and batch:
+        refused = await _parse(form, bytes(batch))
     if refused is not None:
         raise refused
-    return form.finish()
+    return await anyio.to_thread.run_sync(form.finish)
 
 
-async def _next_chunk(stream: AsyncIterator[bytes]) -> bytes | None:
-    return await anext(stream, None)
+async def _parse(form: FormReader, data: bytes) -> UploadRefused | None:
+    """Feed ``data`` to ``form`` in a worker thread; the refusal it meets, if any. The rest of
+    the body is then read (up to the cap, unparsed) so the browser, still sending, gets the
+    page that says why rather than a reset connection."""
+    try:
+        await anyio.to_thread.run_sync(form.feed, data)
+    except UploadRefused as exc:
+        return exc
+    return None
+
+
+async def _next_chunk(stream: AsyncIterator[bytes], started: float, read: int, back: str) -> bytes | None:
+    """The body's next chunk (None at its end), or ``stalled`` when it does not come within
+    :data:`STALL_SECONDS`, or the body falls below the minimum rate."""
+    allowed = started + UPLOAD_GRACE_SECONDS + read / MIN_UPLOAD_BYTES_PER_SECOND - time.monotonic()
+    wait = min(STALL_SECONDS, allowed)
+    if wait <= 0:
+        raise stalled(back)
+    try:
+        with anyio.fail_after(wait):
+            return await anext(stream, None)
+    except TimeoutError:
+        raise stalled(back) from None
 
 
 @dataclass
@@ -337,7 +440,7 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[st
                 ) from None
             if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
                 raise UploadRefused(400, f"{name} is JSON but not a Jupyter notebook (it has no cells).", back)
-            cells = capped_cells(code_cells(notebook), name, max_source_bytes, back)
+            cells = capped_cells(code_cells(_first_code_cells(notebook)), name, max_source_bytes, back)
             module = module_of(cells, _catalogue(visible), exercise=chosen, name=name, choose=CHOOSE_IN_FORM)
             return Prepared(module.exercise, module.source, name)
         source = pasted if upload.content is None else _text(upload.content, name, back)
@@ -356,6 +459,21 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[st
         raise UploadRefused(400, _sentence(exc.message), back) from None
 
 
+def _first_code_cells(notebook: dict[str, Any]) -> dict[str, Any]:
+    """``notebook`` cut just past its ``MAX_CODE_CELLS + 1``-th code cell, counted while the
+    JSON cells are walked: no ``Cell`` is built for a code cell past the cap, so a notebook of
+    hundreds of thousands of empty cells costs its count, and :func:`capped_cells` refuses it."""
+    kept: list[Any] = []
+    code = 0
+    for cell in notebook["cells"]:
+        kept.append(cell)
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            code += 1
+            if code > MAX_CODE_CELLS:
+                break
+    return {**notebook, "cells": kept}
+
+
 def capped_cells(cells: list[Cell], name: str, max_source_bytes: int, back: str) -> list[Cell]:
     """``cells`` if there are at most :data:`MAX_CODE_CELLS`, no cell's code is over
     ``MAX_CELL_FACTOR`` times the source cap and all of it over ``MAX_CODE_FACTOR`` times; else ``UploadRefused`` (413) naming the cell. Checked
@@ -365,7 +483,7 @@ def capped_cells(cells: list[Cell], name: str, max_source_bytes: int, back: str)
     if len(cells) > MAX_CODE_CELLS:
         raise UploadRefused(
             413,
-            f"{name} has {len(cells)} code cells; the limit is {MAX_CODE_CELLS}: keep the exercise's work "
+            f"{name} has more than {MAX_CODE_CELLS} code cells; the limit is {MAX_CODE_CELLS}: keep the exercise's work "
             "in a smaller notebook, or upload the function as a .py file.",
             back,
         )
@@ -390,6 +508,25 @@ def capped_cells(cells: list[Cell], name: str, max_source_bytes: int, back: str)
                 back,
             )
     return cells
+
+
+def stored_key(upload: Upload) -> str | None:
+    """The idempotency key an upload is stored under: the form's ``key`` and a digest of what
+    was sent, so a replay (the same key) is recognised before anything is built, and a
+    replay of different content (:func:`replayed_key`) is told apart from a true retry."""
+    key = upload.fields.get("key")
+    if not key:
+        return None
+    digest = hashlib.sha256()
+    for part in (upload.filename or "", *(upload.fields.get(f, "") for f in ("exercise", "course", "source"))):
+        encoded = part.encode(errors="replace")
+        digest.update(len(encoded).to_bytes(8, "big") + encoded)
+    digest.update(upload.content or b"")
+    return f"{key}{KEY_SEPARATOR}{digest.hexdigest()[:32]}"
+
+
+#: Between the form's key and the digest of what it sent, in a stored idempotency key.
+KEY_SEPARATOR = "#"
 
 
 def _base_name(filename: str | None) -> str:

@@ -6,6 +6,8 @@ A page asks for who may see it, and never checks a result's type::
 
 - ``WebUser``: the owner of a live web session (any role), else ``LoginRequired``: the login form,
   coming back to this page afterwards (``server.web.errors``).
+- ``WebSender``: the same, looked up in a database session closed before the route runs (the
+  upload form, whose body may arrive slowly).
 - ``WebInstructor``: the same, if they read everything (instructors and admins); a learner gets
   ``PageNotFound``, the same 404 as for another learner's page (nothing says the page exists).
 
@@ -19,22 +21,37 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from server.deps import SessionDep, SettingsDep
+from server.deps import SessionDep, StateDep
 from server.models import Role, User
 from server.web.errors import LoginRequired, PageNotFound
 from server.web.session import COOKIE_NAME, user_for_cookie
 
 
-def get_web_user(request: Request, session: SessionDep, settings: SettingsDep) -> User:
-    """The user (any role) the session cookie belongs to while its token is live; else ``LoginRequired``."""
+def get_web_user(request: Request, session: SessionDep, state: StateDep) -> User:
+    """The user (any role) the session cookie belongs to while its token is live and the
+    session not logged out; else ``LoginRequired``."""
     cookie = request.cookies.get(COOKIE_NAME)
-    user = user_for_cookie(session, cookie, settings.secret_bytes)
+    user = user_for_cookie(session, cookie, state.settings.secret_bytes, state.ended_sessions)
     if user is None:
         raise LoginRequired(session_ended=bool(cookie))
     return user
 
 
 WebUser = Annotated[User, Depends(get_web_user)]
+
+
+def get_web_sender(request: Request, state: StateDep) -> User:
+    """``get_web_user``, in a database session of its own that is closed before the route
+    runs: for a route that then waits on the network (the upload form's body), so a slow
+    sender holds no database connection. The user comes back detached (its columns loaded)."""
+    with state.session_factory() as session:
+        user = get_web_user(request, session, state)
+        session.expunge(user)
+    return user
+
+
+#: The live session's user for a route that must not hold a database session (``get_web_sender``).
+WebSender = Annotated[User, Depends(get_web_sender)]
 
 
 async def get_web_instructor(user: WebUser) -> User:

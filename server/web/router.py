@@ -5,7 +5,8 @@
   over https, path ``/``; see ``server.web.session``) and a 303 to ``next`` when it is a path
   on this site (for a learner: one of their own pages), else to the viewer's start page
   (instructors: the class; learners: their own page). An unknown or revoked token gets 401 and the form again.
-- ``POST /logout``: clears the cookie, 303 to the form.
+- ``POST /logout``: ends the session (its cookie is refused from then on, even replayed) and
+  clears the cookie, 303 to the form.
 - ``GET /static/live.js``: the script that reloads a page when its change mark moves
   (``server.web.html.page``; the mark is the dashboard's ``/dashboard/live``).
 
@@ -22,12 +23,12 @@ from pathlib import Path
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from server.deps import SessionDep, SettingsDep
+from server.deps import SessionDep, SettingsDep, StateDep
 from server.models import Role
 from server.web import html
 from server.web.errors import PageError
 from server.web.responses import FormFields, clear_cookie, html_response, local_path, redirect, same_origin
-from server.web.session import COOKIE_NAME, COOKIE_PATH, SESSION_SECONDS, login_for_token, sign
+from server.web.session import COOKIE_NAME, COOKIE_PATH, SESSION_SECONDS, login_for_token, sign, verify
 from server.web.urls import DASHBOARD, learner_url
 
 router = APIRouter(include_in_schema=False)
@@ -75,10 +76,14 @@ def login(request: Request, form: FormFields, session: SessionDep, settings: Set
 
 
 @router.post("/logout")
-def logout(request: Request) -> Response:
-    """Forget the session cookie (the API token itself stays valid)."""
+def logout(request: Request, state: StateDep) -> Response:
+    """End the session: its cookie is refused from now on, here too, even if replayed (and so
+    is its form token); the browser forgets it. The API token itself stays valid."""
     if not same_origin(request):
         raise PageError(403, "Cross-site request refused", "Log out from this site's own page.")
+    cookie = verify(request.cookies.get(COOKIE_NAME) or "", state.settings.secret_bytes)
+    if cookie is not None:
+        state.ended_sessions.end(cookie)
     response = redirect("/login")
     clear_cookie(response, request)
     return response

@@ -1,10 +1,12 @@
 """The web pages' login session: a signed cookie, never the token itself.
 
-The cookie holds ``v1.<user id>.<token id>.<expires>.<signature>``, the signature an
+The cookie holds ``v2.<user id>.<token id>.<expires>.<nonce>.<signature>``, the signature an
 HMAC-SHA256 under a key derived from SECRET_KEY (so it is useless for anything else the
-secret signs). Every request re-checks that the token row is still unrevoked and that its
-owner may read everything, so revoking or rotating a token ends its web sessions too, and
-changing SECRET_KEY ends all of them.
+secret signs). The nonce is random per login, so two logins never share a cookie (nor the
+form token derived from it). Every request re-checks that the token row is still unrevoked,
+so revoking or rotating a token ends its web sessions too, and changing SECRET_KEY ends all
+of them. Logging out records the cookie's nonce as ended (:class:`EndedSessions`, kept by
+the app until the cookie would have expired anyway), so the same cookie, replayed, is refused.
 
 The cookie's path is ``/`` because the pages live under ``/leaderboard`` and ``/dashboard``;
 the JSON API never reads it (it takes bearer tokens only), so it grants nothing there.
@@ -15,6 +17,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import secrets
+import threading
 import time
 from dataclasses import dataclass
 
@@ -27,7 +31,7 @@ from server.security import hash_token
 COOKIE_NAME = "ppo_grader_session"
 COOKIE_PATH = "/"
 SESSION_SECONDS = 12 * 3600
-_VERSION = "v1"
+_VERSION = "v2"
 _KEY_LABEL = b"ppo-grader/web-session/v1"
 _FORM_LABEL = b"ppo-grader/web-form/v1"
 
@@ -50,23 +54,60 @@ def _signature(secret: bytes, payload: str) -> str:
 
 
 def sign(user_id: int, token_id: int, secret: bytes, now: float | None = None) -> str:
-    """A cookie value for this user and token, valid for ``SESSION_SECONDS``."""
+    """A new cookie value for this user and token, valid for ``SESSION_SECONDS``; each call's
+    is different (a random nonce), so each login is a session of its own."""
     expires = int((time.time() if now is None else now) + SESSION_SECONDS)
-    payload = f"{_VERSION}.{user_id}.{token_id}.{expires}"
+    payload = f"{_VERSION}.{user_id}.{token_id}.{expires}.{secrets.token_urlsafe(16)}"
     return f"{payload}.{_signature(secret, payload)}"
 
 
-def verify(value: str, secret: bytes, now: float | None = None) -> tuple[int, int] | None:
-    """(user id, token id) from a well-signed, unexpired cookie value; None otherwise."""
+@dataclass(frozen=True)
+class Cookie:
+    """What a well-signed, unexpired cookie says."""
+
+    user_id: int
+    token_id: int
+    expires: int
+    nonce: str
+
+
+def verify(value: str, secret: bytes, now: float | None = None) -> Cookie | None:
+    """What a well-signed, unexpired cookie value says; None otherwise."""
     parts = value.split(".")
-    if len(parts) != 5 or parts[0] != _VERSION or not all(p.isdigit() and len(p) <= 20 for p in parts[1:4]):
+    if len(parts) != 6 or parts[0] != _VERSION or not all(p.isdigit() and len(p) <= 20 for p in parts[1:4]):
         return None
-    payload = ".".join(parts[:4])
-    if not hmac.compare_digest(parts[4].encode(), _signature(secret, payload).encode()):
+    if not 0 < len(parts[4]) <= 64:
+        return None
+    payload = ".".join(parts[:5])
+    if not hmac.compare_digest(parts[5].encode(), _signature(secret, payload).encode()):
         return None
     if int(parts[3]) <= (time.time() if now is None else now):
         return None
-    return int(parts[1]), int(parts[2])
+    return Cookie(int(parts[1]), int(parts[2]), int(parts[3]), parts[4])
+
+
+class EndedSessions:
+    """The nonces of cookies logged out before they expired (thread-safe, in this process).
+
+    One per app (``AppState.ended_sessions``). An entry is dropped once its cookie would
+    have expired, so it holds at most the logouts of the last ``SESSION_SECONDS``; only a
+    live session can log out, so a stranger cannot fill it. Kept in memory: the embedded
+    server is one process; a restart forgets it (see docs/security.md)."""
+
+    def __init__(self) -> None:
+        self._ended: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def end(self, cookie: Cookie, now: float | None = None) -> None:
+        """Refuse ``cookie`` from now on."""
+        moment = time.time() if now is None else now
+        with self._lock:
+            self._ended = {n: e for n, e in self._ended.items() if e > moment}
+            self._ended[cookie.nonce] = cookie.expires
+
+    def __contains__(self, cookie: Cookie) -> bool:
+        with self._lock:
+            return cookie.nonce in self._ended
 
 
 def form_token(cookie: str, secret: bytes) -> str:
@@ -95,17 +136,17 @@ def login_for_token(session: Session, token: str, pepper: bytes) -> Login | None
     return None if row is None else Login(user=row[0], token_id=row[1])
 
 
-def user_for_cookie(session: Session, value: str | None, secret: bytes) -> User | None:
-    """The user (any role) a valid cookie belongs to, while its token is unrevoked."""
+def user_for_cookie(session: Session, value: str | None, secret: bytes, ended: EndedSessions) -> User | None:
+    """The user (any role) a valid cookie belongs to, while its token is unrevoked and the
+    session was not logged out (``ended``)."""
     if not value:
         return None
-    ids = verify(value, secret)
-    if ids is None:
+    cookie = verify(value, secret)
+    if cookie is None or cookie in ended:
         return None
-    user_id, token_id = ids
     user = session.scalar(
         select(User)
         .join(ApiToken, ApiToken.user_id == User.id)
-        .where(User.id == user_id, ApiToken.id == token_id, ApiToken.revoked_at.is_(None))
+        .where(User.id == cookie.user_id, ApiToken.id == cookie.token_id, ApiToken.revoked_at.is_(None))
     )
     return user

@@ -169,3 +169,18 @@ def test_build_refuses_past_its_bounds_in_one_sentence() -> None:
         build("f", CellResolver(scanned, "nb.ipynb"), bounds=Bounds(names=10))
     with pytest.raises(TooMuchToFollow, match=r"more than 5 statements"):
         build("f", CellResolver(scanned, "nb.ipynb"), bounds=Bounds(pieces=5))
+
+
+def test_a_deep_constant_is_judged_without_recursion() -> None:
+    """990 chained additions parse, and used to make ``is_static`` recurse past the limit
+    (RecursionError): now the constant is sent like any other (review 5)."""
+    deep = "X = " + "+".join(["1"] * 990)
+    assert "X = 1+1" in module(deep, GAE.format(body="rewards * X"))
+
+
+def test_the_typo_search_skips_long_names() -> None:
+    """A name over 64 characters gets no "did you mean" (the search is quadratic in length)."""
+    long = "v" * 80
+    with pytest.raises(MissingName) as caught:
+        module(f"{long}x = 1", GAE.format(body=f"rewards * {long}"))
+    assert "did you mean" not in caught.value.message

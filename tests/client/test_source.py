@@ -69,3 +69,11 @@ def test_a_near_miss_function_name_gets_a_suggestion() -> None:
     with pytest.raises(UsageError, match=r"defines compute_actor_los\(\), not compute_actor_loss\(\): "
                                          r"did you mean compute_actor_loss\?.*--exercise actor-loss"):
         match_exercise(source, EXERCISES, filename="mine.py")
+
+
+def test_a_source_too_deep_to_parse_is_recognised_by_its_def_lines() -> None:
+    """A 3,000-term sum makes ``ast.parse`` raise RecursionError; the ``def`` lines still say
+    which exercise it is (the jail's run says what is wrong), never a traceback (review 5)."""
+    source = "x = " + "+".join(["1"] * 3000) + "\ndef compute_actor_loss(a, b, c):\n    return {}\n"
+    names, error_line = defined_functions(source)
+    assert names == ["compute_actor_loss"] and error_line == 0
