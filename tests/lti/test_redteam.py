@@ -1,0 +1,345 @@
+"""White-box red team of LTI 1.3 (issue 35): attacks that work today, each a strict xfail.
+
+Every test asserts what a safe tool does; it fails today because the attack succeeds, so it
+passes (and the ``xfail(strict=True)`` turns red, to be removed) once the hole is fixed.
+
+The attacker plays three parts, all over real HTTP against the real tool (``tests/lti/conftest``):
+
+- an outsider or a learner, with a browser (``httpx`` keeping cookies);
+- the independent test platform (``tests/lti/platform``), as a real LMS's users;
+- a hostile LMS: :class:`Hostile`, a second platform registered with the tool as an
+  administrator would (its own RSA key, JWKS, token endpoint, NRPS and AGS), whose answers the
+  attacker writes. It signs its own launches, so every claim is the attacker's.
+
+The attempts that failed (the tool held) are listed in the red-team report of issue 35, not here.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from html import unescape
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+import uvicorn
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from joserfc import jwt
+from joserfc.jwk import RSAKey
+from sqlalchemy import func, select
+
+from server.db import transaction
+from server.lti import claims as c
+from server.lti.platforms import Registration, add_platform
+from server.models import LtiContext, LtiLogin, LtiMember, LtiUser, User
+from tests.lti.conftest import LEARNER, STAFF, TA, Lti
+from tests.lti.servers import free_port, launch, lti_continue
+
+HOSTILE_CLIENT = "tool-at-hostile-lms"
+HOSTILE_DEPLOYMENT = "hd-1"
+PEOPLE = {
+    "prof": {"sub": "sub-prof", "name": "Grace Hopper", "email": "grace@example.edu", "login": "ghopper", "roles": {"L1": [STAFF]}},
+    "ada": {"sub": "sub-ada", "name": "Ada Lovelace", "email": "ada@example.edu", "roles": {"L1": [LEARNER], "L9": [TA]}},
+    "mal": {"sub": "sub-mal", "name": "Mallory", "email": "mal@example.edu", "roles": {"L1": [LEARNER]}},
+}
+CONTEXTS = {"L1": {"title": "RLHF in practice", "label": "RLHF-201"}, "L9": {"title": "Intro to Python", "label": "PY-101"}}
+
+
+# --- a hostile LMS ----------------------------------------------------------------------------
+
+
+def _certificate(folder: Path, ips: list[str]) -> tuple[Path, Path]:
+    """A self-signed CA certificate for ``localhost`` and ``ips`` (the hostile LMS's https)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hostile")])
+    now = datetime.datetime.now(datetime.UTC)
+    sans: list[x509.GeneralName] = [x509.DNSName("localhost")] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=7))
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "hostile-cert.pem", folder / "hostile-key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_file, key_file
+
+
+@dataclass
+class Hostile:
+    """A platform whose every answer the attacker writes; ``hits`` is every request it got."""
+
+    url: str
+    key: RSAKey = field(default_factory=lambda: RSAKey.generate_key(2048, auto_kid=True))
+    hits: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    #: NRPS: page number -> (raw body, Link header); default: an empty roster.
+    roster: Callable[[int], tuple[bytes, str]] = lambda _page: (b'{"members": []}', "")
+    access_token: str = "hostile-access-token"
+
+    @property
+    def issuer(self) -> str:
+        return self.url
+
+    def registration(self) -> Registration:
+        return Registration(
+            name="Hostile LMS",
+            issuer=self.issuer,
+            client_id=HOSTILE_CLIENT,
+            auth_login_url=f"{self.url}/auth",
+            auth_token_url=f"{self.url}/token",
+            jwks_url=f"{self.url}/jwks",
+            deployment_ids=(HOSTILE_DEPLOYMENT,),
+        )
+
+    def app(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.middleware("http")
+        async def record(request: Request, call_next: Any) -> Any:
+            self.hits.append((request.method, request.url.path + "?" + request.url.query, dict(request.headers)))
+            return await call_next(request)
+
+        @app.get("/jwks")
+        def jwks() -> Response:
+            return JSONResponse({"keys": [{**self.key.as_dict(private=False), "kid": self.key.kid, "alg": "RS256", "use": "sig"}]})
+
+        @app.post("/token")
+        def token() -> Response:
+            body = json.dumps({"access_token": self.access_token, "token_type": "Bearer", "expires_in": 3600}, ensure_ascii=False)
+            return Response(body.encode(), media_type="application/json")
+
+        @app.get("/nrps")
+        def nrps(page: int = 0) -> Response:
+            body, link = self.roster(page)
+            return Response(body, media_type="application/json", headers={"Link": link} if link else {})
+
+        @app.api_route("/{rest:path}", methods=["GET", "POST"])
+        def anything(rest: str) -> Response:  # AGS and the rest: empty answers
+            return JSONResponse([])
+
+        return app
+
+    def claims(self, nonce: str, *, sub: str = "h-sub", roles: list[str] | None = None, context: str = "HC1", **extra: Any) -> dict[str, Any]:
+        """A launch the hostile LMS signs: resource link, as an instructor by default."""
+        now = int(time.time())
+        body: dict[str, Any] = {
+            "iss": self.issuer,
+            "aud": HOSTILE_CLIENT,
+            "sub": sub,
+            "nonce": nonce,
+            "iat": now,
+            "exp": now + 300,
+            "name": f"Hostile {sub}",
+            c.DEPLOYMENT_ID: HOSTILE_DEPLOYMENT,
+            c.MESSAGE_TYPE: c.RESOURCE_LINK_REQUEST,
+            c.VERSION: c.LTI_VERSION,
+            c.ROLES: roles if roles is not None else [STAFF],
+            c.CONTEXT: {"id": context, "title": "Hostile course", "label": f"hostile-{context}"},
+            c.RESOURCE_LINK: {"id": "hrl-1"},
+            c.NRPS: {"context_memberships_url": f"{self.url}/nrps", "service_versions": ["2.0"]},
+            c.AGS: {"lineitems": f"{self.url}/ags/lineitems", "scope": [c.SCOPE_LINEITEM, c.SCOPE_SCORE, c.SCOPE_RESULT_READ]},
+        }
+        body.update(extra)
+        return body
+
+    def sign(self, body: dict[str, Any]) -> str:
+        return jwt.encode({"alg": "RS256", "kid": self.key.kid, "typ": "JWT"}, body, self.key)
+
+
+
+class _Served:
+    """``app`` served by uvicorn in a thread (https when a certificate is given)."""
+
+    def __init__(self, app: FastAPI, host: str, port: int, cert: Path | None = None, key: Path | None = None) -> None:
+        tls = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)} if cert and key else {}
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", log_config=None, **tls))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> _Served:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "server did not start"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def _outside_address() -> str | None:
+    """An address of this machine that is not loopback (what a remote LMS looks like to the tool)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.254", 9))  # no packet is sent: the kernel picks the outgoing address
+            found = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if ipaddress.ip_address(found).is_loopback else str(found)
+
+
+@pytest.fixture(scope="module")
+def hostile(lti: Lti) -> Iterator[Hostile]:
+    """A hostile LMS on 127.0.0.1 (plain http, as the tool allows on loopback), registered."""
+    port = free_port()
+    evil = Hostile(f"http://127.0.0.1:{port}")
+    with _Served(evil.app(), "127.0.0.1", port):
+        with transaction(lti.state.session_factory) as session:
+            add_platform(session, evil.registration())
+        yield evil
+
+
+@pytest.fixture(scope="module", autouse=True)
+def people(lti: Lti) -> None:
+    lti.platform.people(PEOPLE, CONTEXTS)
+
+
+def hostile_launch(browser: httpx.Client, lti: Lti, evil: Hostile, **claims: Any) -> httpx.Response:
+    """A launch as the hostile LMS makes it: the tool's login (state cookie kept), then a token
+    it signs itself, posted to the tool."""
+    login = browser.get(
+        f"{lti.tool}/lti/login",
+        params={"iss": evil.issuer, "login_hint": "x", "target_link_uri": f"{lti.tool}/lti/launch"},
+        follow_redirects=False,
+    )
+    assert login.status_code == 302, login.text[-400:]
+    query = parse_qs(urlsplit(login.headers["location"]).query)
+    body = evil.claims(query["nonce"][0], **claims)
+    return browser.post(f"{lti.tool}/lti/launch", data={"id_token": evil.sign(body), "state": query["state"][0]})
+
+
+def signed_in(browser: httpx.Client, lti: Lti, answer: httpx.Response) -> httpx.Response:
+    found = re.search(r'href="(/lti/continue/[^"]+)"', answer.text)
+    assert found, answer.text[-600:]
+    return browser.get(lti.tool + unescape(found.group(1)))
+
+
+def roster_button(browser: httpx.Client, lti: Lti, course: str) -> httpx.Response:
+    """The course LTI page's "pull the roster" button, pressed by its signed-in instructor."""
+    page = browser.get(f"{lti.tool}/dashboard/lti", params={"course": course})
+    assert page.status_code == 200, page.text[-400:]
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    return browser.post(
+        f"{lti.tool}/dashboard/lti/roster",
+        data={"csrf": unescape(csrf), "course": course},
+        headers={"Origin": lti.tool},
+        follow_redirects=False,
+    )
+
+
+def _count(lti: Lti, query: Any) -> int:
+    with lti.state.session_factory() as session:
+        return int(session.scalar(query) or 0)
+
+
+def _hostile_course(browser: httpx.Client, lti: Lti, evil: Hostile, context: str) -> str:
+    """The hostile LMS's instructor opens ``context``; returns the tool course's slug."""
+    answer = hostile_launch(browser, lti, evil, sub=f"h-prof-{context}", context=context)
+    assert answer.status_code == 200, answer.text[-400:]
+    page = signed_in(browser, lti, answer)
+    assert page.status_code == 200
+    return str(page.url.params["course"])
+
+
+@pytest.fixture(scope="module")
+def course_l1(lti: Lti) -> str:
+    """The real LMS's course L1, opened by its instructor, Ada and Mallory in it."""
+    for user in ("prof", "ada", "mal"):
+        with lti.client() as browser:
+            page = lti_continue(browser, lti.tool, launch(browser, lti.platform, user=user, context="L1"))
+            assert page.status_code == 200, page.text[-400:]
+    return "rlhf-201"
+
+
+def test_the_hostile_lms_harness_launches_and_signs_in(lti: Lti, hostile: Hostile) -> None:
+    """Not an attack: the hostile LMS is a working platform, so the xfails below fail for the
+    attack's reason, not the harness's."""
+    with lti.client() as browser:
+        slug = _hostile_course(browser, lti, hostile, "HC0")
+        assert slug.startswith("hostile-hc0")
+
+
+# --- session fixation / login CSRF ------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="red team: the /lti/continue sign-in link is not bound to the browser that launched (login CSRF)")
+def test_a_sign_in_link_only_signs_in_the_browser_that_launched(lti: Lti, course_l1: str) -> None:
+    with lti.client() as attacker:
+        done = launch(attacker, lti.platform, user="mal", context="L1")  # Mallory keeps her link unused
+        assert done.response.status_code == 200
+    with lti.client() as victim:  # Ada, signed in as herself, opens the link Mallory sent her
+        lti_continue(victim, lti.tool, launch(victim, lti.platform, user="ada", context="L1"))
+        page = lti_continue(victim, lti.tool, done)
+        me = victim.get(f"{lti.tool}/dashboard/terminal")
+    assert "Signed in as Mallory" not in page.text + me.text  # Ada now works (and submits) as Mallory
+
+
+# --- privilege escalation ---------------------------------------------------------------------
+
+
+def _token_of(browser: httpx.Client, lti: Lti) -> str:
+    terminal = browser.get(f"{lti.tool}/dashboard/terminal")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', terminal.text).group(1)  # type: ignore[union-attr]
+    made = browser.post(f"{lti.tool}/dashboard/terminal", data={"csrf": csrf}, headers={"Origin": lti.tool})
+    return re.search(r'<pre id="new-token"><code>(ppg_[^<]+)</code>', made.text).group(1)  # type: ignore[union-attr]
+
+
+@pytest.mark.xfail(strict=True, reason="red team: any registered LMS mints global instructors, who list every user of every LMS")
+def test_an_instructor_made_by_one_lms_cannot_list_the_users_of_another(lti: Lti, hostile: Hostile, course_l1: str) -> None:
+    with lti.client() as browser:
+        _hostile_course(browser, lti, hostile, "HC-users")
+        token = _token_of(browser, lti)
+    users = httpx.get(f"{lti.tool}/api/v1/users", headers={"Authorization": f"Bearer {token}"}, verify=str(lti.cert))
+    names = {u["name"] for u in users.json()} if users.status_code == 200 else set()
+    assert not names & {"ada", "ghopper", "mal"}, sorted(names)
+
+
+@pytest.mark.xfail(strict=True, reason="red team: a learner who is a TA in another LMS course becomes a global instructor (lists every user)")
+def test_a_teaching_assistant_elsewhere_gains_nothing_over_the_course_they_learn_in(lti: Lti, course_l1: str) -> None:
+    with lti.client() as browser:
+        lti_continue(browser, lti.tool, launch(browser, lti.platform, user="ada", context="L9"))  # a TA of PY-101
+        token = _token_of(browser, lti)
+    users = httpx.get(f"{lti.tool}/api/v1/users", headers={"Authorization": f"Bearer {token}"}, verify=str(lti.cert))
+    names = {u["name"] for u in users.json()} if users.status_code == 200 else set()
+    assert "mal" not in names  # Mallory is Ada's classmate in RLHF-201, where Ada is a learner
+
+
+# --- outsider's storage -----------------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="red team: every unauthenticated /lti/login stores a row; an outsider's burst is held in full")
+def test_an_outsiders_burst_of_logins_is_not_stored_in_full(lti: Lti) -> None:
+    before = _count(lti, select(func.count()).select_from(LtiLogin))
+    with lti.client() as outsider:
+        for _ in range(120):
+            outsider.get(
+                f"{lti.tool}/lti/login",
+                params={"iss": lti.platform.url, "login_hint": "anyone", "target_link_uri": f"{lti.tool}/lti/launch"},
+                follow_redirects=False,
+            )
+    assert _count(lti, select(func.count()).select_from(LtiLogin)) - before < 60
