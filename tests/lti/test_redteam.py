@@ -433,3 +433,68 @@ def test_a_roster_with_many_similar_names_syncs(lti: Lti, evil: Hostile) -> None
         answer = roster_button(browser, lti, slug)
     assert answer.status_code == 303, (answer.status_code, answer.text[-300:])
     assert _count(lti, select(func.count()).select_from(LtiUser).where(LtiUser.sub.in_(["h-qa", "h-qb"]))) == 2
+
+
+# --- SSRF: service URLs of a launch naming this machine -------------------------------------------
+
+
+@dataclass
+class Remote:
+    """A hostile LMS on this machine's outside address (to the tool, a remote LMS, over https),
+    and an internal https service on loopback that no LMS may reach through the tool."""
+
+    evil: Hostile
+    internal_port: int
+    internal_hits: list[str]
+
+
+@pytest.fixture
+def remote(lti: Lti, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Remote]:
+    outside = _outside_address()
+    if outside is None:
+        pytest.skip("this machine has no address but loopback")
+    cert, key = _certificate(tmp_path, [outside, "127.0.0.1", "0.0.0.0", "::ffff:127.0.0.1"])
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the tool trusts the hostile LMS's certificate, as a CA's
+    port, internal_port = free_port(), free_port()
+    evil = Hostile(f"https://{outside}:{port}")
+    hits: list[str] = []
+    internal = FastAPI()
+
+    @internal.api_route("/{rest:path}", methods=["GET", "POST"])
+    def secret(rest: str, request: Request) -> Response:
+        hits.append(f"{request.method} /{rest} {request.headers.get('authorization', '')}")
+        return JSONResponse({"members": []})
+
+    with _Served(evil.app(), outside, port, cert, key), _Served(internal, "127.0.0.1", internal_port, cert, key):
+        with transaction(lti.state.session_factory) as session:
+            add_platform(session, evil.registration())
+        yield Remote(evil, internal_port, hits)
+
+
+@pytest.mark.xfail(strict=True, reason="red team: is_loopback misses 0.0.0.0 and ::ffff:127.0.0.1, so a remote LMS's roster URL reaches this machine (SSRF)")
+@pytest.mark.parametrize("host", ["0.0.0.0", "[::ffff:127.0.0.1]"])
+def test_a_remote_lms_cannot_send_the_tool_to_a_service_on_this_machine(lti: Lti, remote: Remote, host: str) -> None:
+    url = f"https://{host}:{remote.internal_port}/internal/admin"
+    with lti.client() as browser:
+        answer = hostile_launch(
+            browser, lti, remote.evil, sub="h-ssrf", context=f"HC-ssrf-{host}",
+            **{c.NRPS: {"context_memberships_url": url, "service_versions": ["2.0"]}},
+        )
+        assert answer.status_code == 200, answer.text[-400:]
+        page = signed_in(browser, lti, answer)
+        roster_button(browser, lti, str(page.url.params["course"]))
+    assert remote.internal_hits == []
+
+
+def test_the_loopback_control_holds_for_127_0_0_1(lti: Lti, remote: Remote) -> None:
+    """Not an attack: the same launch naming 127.0.0.1 is refused, so the xfail above shows a
+    bypass of the check, not its absence."""
+    url = f"https://127.0.0.1:{remote.internal_port}/internal/admin"
+    with lti.client() as browser:
+        answer = hostile_launch(
+            browser, lti, remote.evil, sub="h-ssrf", context="HC-ssrf-control",
+            **{c.NRPS: {"context_memberships_url": url, "service_versions": ["2.0"]}},
+        )
+        page = signed_in(browser, lti, answer)
+        roster_button(browser, lti, str(page.url.params["course"]))
+    assert remote.internal_hits == []
