@@ -105,6 +105,8 @@ class Hostile:
     #: AGS: the status a score for this ``userId`` gets (200 when absent); every score received.
     refuse_scores: dict[str, int] = field(default_factory=dict)
     scores: list[dict[str, Any]] = field(default_factory=list)
+    #: The raw answer to a line items list (AGS).
+    lineitems_body: bytes = b"[]"
     #: The status the key set answers with (200: the key).
     jwks_status: int = 200
 
@@ -146,6 +148,10 @@ class Hostile:
         def nrps(page: int = 0) -> Response:
             body, link = self.roster(page)
             return Response(body, media_type="application/json", headers={"Link": link} if link else {})
+
+        @app.get("/ags/lineitems")
+        def line_items() -> Response:
+            return Response(self.lineitems_body, media_type="application/json")
 
         @app.post("/ags/lineitems")
         async def new_line_item(request: Request) -> Response:
@@ -379,6 +385,7 @@ def evil(hostile: Hostile) -> Iterator[Hostile]:
     hostile.access_token = "hostile-access-token"
     hostile.refuse_scores = {}
     hostile.jwks_status = 200
+    hostile.lineitems_body = b"[]"
 
 
 def _member(sub: str, name: str, roles: list[str] | None = None) -> dict[str, Any]:
@@ -588,3 +595,29 @@ def test_an_outsider_cannot_make_the_tool_fetch_a_failing_key_set_at_will(lti: L
             token = jwt.encode({"alg": "RS256", "kid": f"made-up-{n}"}, evil.claims(query["nonce"][0]), other)
             outsider.post(f"{lti.tool}/lti/launch", data={"id_token": token, "state": query["state"][0]})
     assert sum(1 for hit in evil.hits if hit[1].startswith("/jwks")) - fetches <= 2
+
+
+@pytest.mark.xfail(strict=True, reason="red team: a malformed AGS answer (deep JSON) escapes LmsUnreachable: the automatic job records no failure, no backoff, and reruns at every poll")
+def test_a_malformed_gradebook_answer_is_recorded_and_retried_later(lti: Lti, evil: Hostile) -> None:
+    slug = _hostile_learners(lti, evil, "HC-auto", ["fay"])
+    evil.lineitems_body = b"[" * 100_000 + b"]" * 100_000
+    sync = lti.state.lti
+    assert sync is not None
+    with transaction(lti.state.session_factory) as session:
+        course = session.scalar(select(Course).where(Course.slug == slug))
+        assert course is not None
+        publish(session, course, "actor-loss")
+        override(session, course, "fay", "actor-loss", 75, "by hand", "prof")
+        link = session.scalar(select(LtiContext).where(LtiContext.course_id == course.id))
+        assert link is not None
+        link_id, before = link.id, sync.jobs_run
+        link.auto_grades = True
+    deadline = time.monotonic() + 60
+    while sync.jobs_run < before + 3 and time.monotonic() < deadline:  # three jobs: three polls
+        time.sleep(0.05)
+    with transaction(lti.state.session_factory) as session:
+        link = session.get(LtiContext, link_id)
+        assert link is not None
+        state = (link.sync_error, link.next_sync_at)
+        link.auto_grades = False
+    assert state[0] is not None and state[1] is not None, state  # shown on the LTI page, retried in 30 s
