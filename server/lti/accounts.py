@@ -45,14 +45,17 @@ def _candidate(*sources: str | None) -> str:
     return "lti-" + secrets.token_hex(4)
 
 
+def _numbered(stem: str) -> list[str]:
+    """``stem``, ``stem-2`` ... ``stem-999``: the names (or slugs) tried, in order."""
+    return [stem] + [f"{stem}-{n}" for n in range(2, 1000)]
+
+
 def _free_name(session: Session, stem: str) -> str:
-    taken = set(session.scalars(select(User.name).where(User.name.like(f"{stem}%")).limit(1000)))
-    if stem not in taken:
-        return stem
-    for n in range(2, 1000):
-        if f"{stem}-{n}" not in taken:
-            return f"{stem}-{n}"
-    return f"{stem}-{secrets.token_hex(4)}"
+    # The candidates themselves are looked up (no LIKE: "_" and "%" in a stem are wildcards,
+    # and a prefix match capped at N rows can miss the very names that collide).
+    options = _numbered(stem)
+    taken = set(session.scalars(select(User.name).where(User.name.in_(options))))
+    return next((name for name in options if name not in taken), f"{stem}-{secrets.token_hex(4)}")
 
 
 def _display(name: str, fallback: str) -> str:
@@ -107,13 +110,11 @@ def _course_slug(session: Session, launch: Launch) -> str:
     assert launch.context is not None
     source = (launch.context.label or launch.context.title).lower()
     stem = _NOT_NAME.sub("-", source).strip("-._")[:48] or "lms-course"
-    taken = set(session.scalars(select(Course.slug).where(Course.slug.like(f"{stem}%")).limit(1000)))
-    slug = stem
-    n = 2
-    while slug in taken or not SLUG_PATTERN.match(slug):
-        slug = f"{stem}-{n}"
-        n += 1
-    return slug
+    if not SLUG_PATTERN.match(stem):
+        stem = "lms-course"
+    options = _numbered(stem)
+    taken = set(session.scalars(select(Course.slug).where(Course.slug.in_(options))))
+    return next((slug for slug in options if slug not in taken and SLUG_PATTERN.match(slug)), f"{stem}-{secrets.token_hex(4)}")
 
 
 def linked_context(session: Session, launch: Launch) -> LtiContext | None:

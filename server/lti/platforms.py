@@ -6,9 +6,11 @@ deployment ids, and three URLs (OIDC authorization, OAuth2 token, JWKS). Each UR
 https (loopback aside: ``server.lti.http``).
 
 The platform's key set is cached in its row. :func:`platform_key` returns the key a token's
-``kid`` names; a ``kid`` the cache lacks makes one refresh, unless a refresh in the last
-:data:`MISS_COOLDOWN` already failed to find an unknown ``kid`` (so made-up key ids cannot
-turn the tool into a fetching machine; a real key rotation is found at the first launch).
+``kid`` names; a ``kid`` the cache lacks makes one refresh, unless one was tried in the last
+:data:`MISS_COOLDOWN` for an unknown ``kid`` (``jwks_miss_at``), whatever its outcome: found,
+not found, or failed (the LMS down or slow). So an outsider's launches with made-up key ids
+cost at most one fetch a minute per platform; a real key rotation is found at the first launch
+after the cooldown.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from server.lti.http import call, checked_url
 from server.models import LtiDeployment, LtiPlatform, utcnow
 from server.text_guard import is_storable_text
 
-MISS_COOLDOWN = timedelta(seconds=30)
+MISS_COOLDOWN = timedelta(seconds=60)
 #: Most keys read from a platform's set.
 MAX_KEYS = 20
 
@@ -184,15 +186,14 @@ def platform_key(session: Session, platform: LtiPlatform, kid: str, now: datetim
     now = now or utcnow()
     found = _by_kid(_cached(platform), kid)
     if found is None:
-        recently_missed = platform.jwks_miss_at is not None and now - platform.jwks_miss_at < MISS_COOLDOWN
-        if not recently_missed:
+        recently_tried = platform.jwks_miss_at is not None and now - platform.jwks_miss_at < MISS_COOLDOWN
+        if not recently_tried:
+            platform.jwks_miss_at = now  # before the fetch: a failed or slow one counts too
+            session.flush()
             try:
                 found = _by_kid(refresh_jwks(session, platform, now), kid)
             except LmsUnreachable as exc:
                 raise LaunchRefused("The LMS's keys could not be read", exc.detail, 502) from None
-            if found is None:
-                platform.jwks_miss_at = now
-                session.flush()
     if found is None:
         raise LaunchRefused(
             "Unknown signing key",
