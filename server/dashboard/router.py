@@ -43,7 +43,7 @@ from server.catalog.service import list_exercises
 from server.config import Settings
 from server.courses import corrections as correction_service
 from server.courses.feedback_policy import access_for, hidden_own_exercises, spend_token, visible_report
-from server.courses.service import courses_of, may_read_learner, taught_course_ids
+from server.courses.service import courses_of, may_read_learner, taught_course_ids, teaches_a_course
 from server.courses.sets import listing
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
@@ -113,7 +113,7 @@ def _exercise_titles(session: Session, user: User, course: Course, slug: str) ->
 @router.get("/dashboard", response_class=HTMLResponse)
 def class_page(request: Request, session: SessionDep, user: WebUser) -> Response:
     """The class: every exercise and its most common misconception (a learner goes to their own page)."""
-    if not Role(user.role).reads_everything:
+    if not teaches_a_course(session, user):
         return redirect(learner_url(user.name))
     shown = shown_course(request, session, user)  # after the redirect: a learner has no course to pick
     course = shown.course
@@ -193,7 +193,7 @@ def learner_page(
     """One learner's exercises and submissions: their own (as the feedback policies allow), or
     anyone's for instructors. ``exercise``: the one the page is opened for (an LTI launch of
     that exercise): its row is marked and the upload form has it chosen."""
-    instructor = Role(user.role).reads_everything
+    instructor = teaches_a_course(session, user)
     owner = user if name == user.name else (service.learner_by_name(session, name) if instructor else None)
     if owner is None or not may_read_learner(session, user, owner):  # courses: only the ones they teach
         raise PageNotFound(user)
@@ -202,7 +202,7 @@ def learner_page(
         raise PageBadRequest(user, "page must be a whole number, 1 or more.")
     course = learner_course(request, session, user, owner)
     titles = _titles(session, course)
-    if owner.id == user.id and not instructor:  # a learner sees only what is released to them
+    if owner.id == user.id and not _teaches(session, user, course.id):  # a learner sees what is released
         titles = {slug: t for slug, t in titles.items() if slug in _released(session, course, owner, now)}
     hidden = hidden_own_exercises(session, user, now) if owner.id == user.id else set()
     view = pages.LearnerView(

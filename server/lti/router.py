@@ -196,7 +196,6 @@ def _accept(request: Request, session: Session, secret: bytes, checked: Launch) 
         checked.platform.id,
         checked.sub,
         secret,
-        staff=staff,
         name=checked.name,
         email=checked.email,
         username=checked.username,

@@ -98,7 +98,13 @@ class LmsClient:
             },
         )
         token = answer.body.get("access_token") if isinstance(answer.body, dict) else None
-        if not isinstance(token, str) or not token or len(token) > 8192 or not token.isascii() or not token.isprintable():
+        if (
+            not isinstance(token, str)
+            or not token
+            or len(token) > 8192
+            or not token.isascii()
+            or not token.isprintable()
+        ):
             raise LmsUnreachable(
                 f"an access token from {platform.name}: the answer holds no usable access_token "
                 "(at most 8192 printable ASCII characters)."

@@ -19,8 +19,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from server.courses.service import teaches_a_course
 from server.deps import SessionDep, SettingsDep
-from server.models import Role, User
+from server.models import User
 from server.web.errors import LoginRequired, PageNotFound
 from server.web.session import COOKIE_NAME, user_for_cookie
 
@@ -37,9 +38,11 @@ def get_web_user(request: Request, session: SessionDep, settings: SettingsDep) -
 WebUser = Annotated[User, Depends(get_web_user)]
 
 
-async def get_web_instructor(user: WebUser) -> User:
-    """The logged-in user if they are an instructor or admin; ``PageNotFound`` for a learner."""
-    if not Role(user.role).reads_everything:
+def get_web_instructor(user: WebUser, session: SessionDep) -> User:
+    """The logged-in user if they teach: an instructor or admin account, or the instructor of
+    a course (LMS staff); ``PageNotFound`` for a learner. Each page then shows only the
+    courses they teach (``server.dashboard.deps.shown_course``)."""
+    if not teaches_a_course(session, user):
         raise PageNotFound(user)
     return user
 

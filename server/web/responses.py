@@ -12,7 +12,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.orm import object_session
 
+from server.courses.service import INSTRUCTOR, course_role
 from server.models import Course, Role, User
 from server.web import html
 from server.web.session import COOKIE_NAME, COOKIE_PATH
@@ -88,7 +90,11 @@ FormFields = Annotated[dict[str, str] | None, Depends(_form)]
 def viewer_of(user: User, course: Course | None = None) -> html.Viewer:
     """The header's view of a user, on a page about ``course`` (None: no course)."""
     place = None if course is None else html.CoursePlace(course.slug, course.title, course.time_zone)
-    return html.Viewer(user.name, user.display_name, Role(user.role).reads_everything, place)
+    instructor = Role(user.role).reads_everything
+    session = object_session(user)
+    if not instructor and course is not None and session is not None:  # LMS staff of this course
+        instructor = course_role(session, user, course) == INSTRUCTOR
+    return html.Viewer(user.name, user.display_name, instructor, place)
 
 
 def parse_int(text: str | None, default: int, low: int, high: int) -> int | None:
