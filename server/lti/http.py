@@ -57,10 +57,12 @@ def address_kind(address: IpAddress) -> AddressKind:
         address.ipv4_mapped is not None or address.sixtofour is not None or address.teredo is not None
     ):
         return AddressKind.REFUSED  # an IPv4 address in disguise: checked as IPv6, reached as IPv4
-    if address.is_unspecified or address.is_link_local or address.is_multicast or address.is_reserved:
+    if address.is_unspecified:
         return AddressKind.REFUSED
-    if address.is_loopback:
+    if address.is_loopback:  # before "reserved": ::1 lies in the reserved ::/8
         return AddressKind.LOOPBACK
+    if address.is_link_local or address.is_multicast or address.is_reserved:
+        return AddressKind.REFUSED
     if address.is_private or not address.is_global:
         return AddressKind.PRIVATE
     return AddressKind.PUBLIC

@@ -6,11 +6,11 @@ deployment ids, and three URLs (OIDC authorization, OAuth2 token, JWKS). Each UR
 https (loopback aside: ``server.lti.http``).
 
 The platform's key set is cached in its row. :func:`platform_key` returns the key a token's
-``kid`` names; a ``kid`` the cache lacks makes one refresh, unless one was tried in the last
-:data:`MISS_COOLDOWN` for an unknown ``kid`` (``jwks_miss_at``), whatever its outcome: found,
-not found, or failed (the LMS down or slow). So an outsider's launches with made-up key ids
-cost at most one fetch a minute per platform; a real key rotation is found at the first launch
-after the cooldown.
+``kid`` names; a ``kid`` the cache lacks makes one refresh, unless a refresh in the last
+:data:`MISS_COOLDOWN` did not find an unknown ``kid`` or failed (the LMS down, slow, or
+answering garbage): ``jwks_miss_at``. So an outsider's launches with made-up key ids cost at
+most one fetch a minute per platform, whether the key set answers or not; a real key rotation
+is found at the first launch (or the first after a cooldown an outsider started).
 """
 
 from __future__ import annotations
@@ -188,12 +188,15 @@ def platform_key(session: Session, platform: LtiPlatform, kid: str, now: datetim
     if found is None:
         recently_tried = platform.jwks_miss_at is not None and now - platform.jwks_miss_at < MISS_COOLDOWN
         if not recently_tried:
-            platform.jwks_miss_at = now  # before the fetch: a failed or slow one counts too
-            session.flush()
             try:
                 found = _by_kid(refresh_jwks(session, platform, now), kid)
             except LmsUnreachable as exc:
+                platform.jwks_miss_at = now  # a failed (or timed-out) fetch counts as a miss
+                session.flush()
                 raise LaunchRefused("The LMS's keys could not be read", exc.detail, 502) from None
+            if found is None:
+                platform.jwks_miss_at = now
+                session.flush()
     if found is None:
         raise LaunchRefused(
             "Unknown signing key",

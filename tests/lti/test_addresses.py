@@ -1,0 +1,62 @@
+"""Where the tool may send a request for an LMS (issue 35, SSRF): every resolved address is
+sorted by ``server.lti.http.address_kind`` and the request goes to the checked address."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+
+from server.lti.errors import LmsUnreachable
+from server.lti.http import AddressKind, address_kind, pinned, resolve
+
+PUBLIC_ONLY = frozenset({AddressKind.PUBLIC})
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("0.0.0.0", AddressKind.REFUSED),
+        ("::", AddressKind.REFUSED),
+        ("::ffff:127.0.0.1", AddressKind.REFUSED),  # IPv4-mapped: loopback in disguise
+        ("::ffff:8.8.8.8", AddressKind.REFUSED),
+        ("2002:7f00:1::1", AddressKind.REFUSED),  # 6to4 of 127.0.0.1
+        ("169.254.169.254", AddressKind.REFUSED),  # the cloud metadata service
+        ("fe80::1", AddressKind.REFUSED),
+        ("224.0.0.1", AddressKind.REFUSED),
+        ("240.0.0.1", AddressKind.REFUSED),
+        ("127.0.0.1", AddressKind.LOOPBACK),
+        ("127.255.0.9", AddressKind.LOOPBACK),
+        ("::1", AddressKind.LOOPBACK),
+        ("10.1.2.3", AddressKind.PRIVATE),
+        ("192.168.0.1", AddressKind.PRIVATE),
+        ("fd00::1", AddressKind.PRIVATE),
+        ("100.64.0.1", AddressKind.PRIVATE),  # carrier-grade NAT: not global
+        ("8.8.8.8", AddressKind.PUBLIC),
+        ("2001:4860:4860::8888", AddressKind.PUBLIC),
+    ],
+)
+def test_every_address_has_its_kind(address: str, kind: AddressKind) -> None:
+    assert address_kind(ipaddress.ip_address(address)) is kind
+
+
+@pytest.mark.parametrize("host", ["127.1", "0x7f.1", "2130706433", "localhost"])
+def test_shortened_and_named_loopback_forms_are_resolved_then_refused(host: str) -> None:
+    assert all(address_kind(a) is AddressKind.LOOPBACK for a in resolve(host, "the roster"))
+    with pytest.raises(LmsUnreachable, match="refused"):
+        pinned(f"https://{host}:8443/nrps", "the roster", PUBLIC_ONLY)
+
+
+def test_a_request_goes_to_the_checked_address_with_its_host_name_kept() -> None:
+    url, host_header, server_name = pinned(
+        "https://localhost:8443/a/b?page=2", "the roster", frozenset({AddressKind.LOOPBACK})
+    )
+    assert url in ("https://127.0.0.1:8443/a/b?page=2", "https://[::1]:8443/a/b?page=2")
+    assert (host_header, server_name) == ("localhost:8443", "localhost")
+
+
+def test_an_always_refused_address_is_refused_whatever_is_allowed() -> None:
+    everything = frozenset(AddressKind)
+    for host in ("0.0.0.0", "[::ffff:127.0.0.1]", "169.254.169.254"):
+        with pytest.raises(LmsUnreachable, match="refused"):
+            pinned(f"https://{host}/x", "the roster", everything)
