@@ -60,17 +60,11 @@ class Lti:
             "PPO_GRADER_SECRET_KEY": SECRET,
         }
         return subprocess.run(
-            [str(Path(sys.executable).parent / "ppo-grader"), *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
+            [str(Path(sys.executable).parent / "ppo-grader"), *args], env=env, capture_output=True, text=True, timeout=120
         )
 
 
-def pick_exercises(
-    lti: Lti, browser: httpx.Client, user: str, context: str, *exercises: str, whole_set: bool = False
-) -> httpx.Response:
+def pick_exercises(lti: Lti, browser: httpx.Client, user: str, context: str, *exercises: str, whole_set: bool = False) -> httpx.Response:
     """Deep linking as an instructor does it: open the picker from the LMS, tick ``exercises``,
     send; the answer is posted back to the LMS (what launch.js does in a browser)."""
     picker = launch(browser, lti.platform, user=user, context=context, message="deeplink").response
@@ -97,10 +91,7 @@ def lti(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lti]:
     cert, key = make_certificate(tmp)
     port = free_port()
     settings = Settings(
-        DATABASE_URL=f"sqlite:///{tmp}/tool.db",
-        WORKERS=1,
-        SECRET_KEY=SECRET,
-        LTI_POLL_SECONDS=0.2,  # type: ignore[arg-type]
+        DATABASE_URL=f"sqlite:///{tmp}/tool.db", WORKERS=1, SECRET_KEY=SECRET, LTI_POLL_SECONDS=0.2  # type: ignore[arg-type]
     )
     grader = FakeGrader()
     app = create_app(settings, grader_factory=grader.factory)

@@ -50,9 +50,7 @@ class Service:
     platform: Platform
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [str(BIN / "ppo-grader"), *args], env=self.env, capture_output=True, text=True, timeout=300
-        )
+        done = subprocess.run([str(BIN / "ppo-grader"), *args], env=self.env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         return done
 
@@ -73,27 +71,9 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     }
     log = open(tmp / "tool.log", "w")
     tool = subprocess.Popen(
-        [
-            str(BIN / "python"),
-            "-m",
-            "uvicorn",
-            "server.app:create_app",
-            "--factory",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--ssl-keyfile",
-            str(key),
-            "--ssl-certfile",
-            str(cert),
-            "--log-level",
-            "warning",
-        ],
-        env=env,
-        cwd=ROOT,
-        stdout=log,
-        stderr=log,
+        [str(BIN / "python"), "-m", "uvicorn", "server.app:create_app", "--factory", "--host", "127.0.0.1",
+         "--port", str(port), "--ssl-keyfile", str(key), "--ssl-certfile", str(cert), "--log-level", "warning"],
+        env=env, cwd=ROOT, stdout=log, stderr=log,
     )
     url = f"https://localhost:{port}"
     try:
@@ -111,22 +91,9 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             service = Service(url, database, env, platform)
             reg = platform.registration()
             service.cli(
-                "lti",
-                "add-platform",
-                "--name",
-                reg["name"],
-                "--issuer",
-                reg["issuer"],
-                "--client-id",
-                reg["client_id"],
-                "--auth-login-url",
-                reg["auth_login_url"],
-                "--auth-token-url",
-                reg["auth_token_url"],
-                "--jwks-url",
-                reg["jwks_url"],
-                "--deployment-id",
-                reg["deployment_ids"][0],
+                "lti", "add-platform", "--name", reg["name"], "--issuer", reg["issuer"], "--client-id", reg["client_id"],
+                "--auth-login-url", reg["auth_login_url"], "--auth-token-url", reg["auth_token_url"],
+                "--jwks-url", reg["jwks_url"], "--deployment-id", reg["deployment_ids"][0],
             )
             yield service
     finally:
@@ -187,14 +154,7 @@ def test_launch_submit_and_grades_back_in_chromium(service: Service, tmp_path: P
             prof = browser.new_context(viewport={"width": 1280, "height": 900}, ignore_https_errors=True).new_page()
             prof.set_default_timeout(60_000)
             # every page's failures, but the browser's own favicon.ico guess
-            prof.on(
-                "response",
-                lambda r: (
-                    errors.append(f"{r.status} {r.url}")
-                    if r.status >= 400 and not r.url.endswith("/favicon.ico")
-                    else None
-                ),
-            )
+            prof.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)
             prof.goto(service.platform.launch_url(user="prof", context="A1", message="deeplink"))
             prof.wait_for_selector("#lti-picker")
             prof.check("#pick-actor-loss")
@@ -212,18 +172,7 @@ def test_launch_submit_and_grades_back_in_chromium(service: Service, tmp_path: P
 
             # critic-loss was due a day and a half ago, 10% off per started day.
             due, opened = utcnow() - timedelta(hours=36), utcnow() - timedelta(days=5)
-            service.cli(
-                "sets",
-                "publish",
-                SLUG,
-                "critic-loss",
-                "--release",
-                opened.isoformat(),
-                "--due",
-                due.isoformat(),
-                "--penalty",
-                "10",
-            )
+            service.cli("sets", "publish", SLUG, "critic-loss", "--release", opened.isoformat(), "--due", due.isoformat(), "--penalty", "10")
 
             # 2. A learner launches, lands signed in on their page for the exercise, uploads.
             ada = browser.new_context(viewport={"width": 1280, "height": 900}, ignore_https_errors=True).new_page()

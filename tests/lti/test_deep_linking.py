@@ -78,9 +78,7 @@ def test_a_picker_answers_once_and_learners_get_none(lti: Lti) -> None:
         first = browser.post(lti.tool + action, data={"exercise": "actor-loss"})
         second = browser.post(lti.tool + action, data={"exercise": "actor-loss"})
         forged = browser.post(lti.tool + "/lti/deep-link/not-a-token", data={"exercise": "actor-loss"})
-        cross = browser.post(
-            lti.tool + action, data={"exercise": "actor-loss"}, headers={"Origin": "https://evil.invalid"}
-        )
+        cross = browser.post(lti.tool + action, data={"exercise": "actor-loss"}, headers={"Origin": "https://evil.invalid"})
     assert first.status_code == 200 and second.status_code == 409 and forged.status_code == 404
     assert cross.status_code == 403
     with lti.client() as browser:

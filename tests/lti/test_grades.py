@@ -118,17 +118,11 @@ def test_the_score_that_counts_goes_back_once_with_its_late_penalty_and_time(lti
     assert (done.sent, done.error) == (2, None)
     [to_ada] = _scores(lti, "g-ada")
     [to_bob] = _scores(lti, "g-bob")
-    assert (to_ada["scoreGiven"], to_ada["scoreMaximum"], to_ada["lineitem"]) == (
-        75.0,
-        100,
-        _line_item(lti, "actor-loss"),
-    )
+    assert (to_ada["scoreGiven"], to_ada["scoreMaximum"], to_ada["lineitem"]) == (75.0, 100, _line_item(lti, "actor-loss"))
     assert (to_bob["scoreGiven"], to_bob["lineitem"]) == (60.0, _line_item(lti, "critic-loss"))
     assert (to_bob["activityProgress"], to_bob["gradingProgress"]) == ("Completed", "FullyGraded")
     assert to_bob["submission"]["submittedAt"] == times[bob].isoformat(timespec="microseconds")
-    assert (
-        to_bob["https://canvas.instructure.com/lti/submission"]["submitted_at"] == to_bob["submission"]["submittedAt"]
-    )
+    assert to_bob["https://canvas.instructure.com/lti/submission"]["submitted_at"] == to_bob["submission"]["submittedAt"]
     assert "late 1d 12h: -20%" in to_bob["comment"]
     # the deep-linked columns were found by resource id and tag, not made again
     assert len(lti.platform.state()["line_items"]) == 2
@@ -204,13 +198,9 @@ def test_the_pages_send_button_has_the_background_job_send_once(lti: Lti, course
         page = browser.get(f"{lti.tool}/dashboard/lti", params={"course": SLUG})
         assert re.search(r'data-learner="bob" data-exercise="actor-loss" class="send"', page.text)
         csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
-        pressed = browser.post(
-            f"{lti.tool}/dashboard/lti/grades", data={"csrf": csrf, "course": SLUG}, headers={"Origin": lti.tool}
-        )
+        pressed = browser.post(f"{lti.tool}/dashboard/lti/grades", data={"csrf": csrf, "course": SLUG}, headers={"Origin": lti.tool})
         assert pressed.status_code == 200
-    sent = _wait(
-        lambda: [s for s in _scores(lti, "g-bob") if s["lineitem"] == _line_item(lti, "actor-loss")], "the job"
-    )
+    sent = _wait(lambda: [s for s in _scores(lti, "g-bob") if s["lineitem"] == _line_item(lti, "actor-loss")], "the job")
     _wait(lambda: _requested(lti) is None, "the request to be done")
     assert [s["scoreGiven"] for s in sent] == [75.0]
 
@@ -230,18 +220,14 @@ def _wait(predicate, what: str, seconds: float = 60):  # type: ignore[no-untyped
     raise AssertionError(f"waited for {what}")
 
 
-def test_the_automatic_mode_sends_each_change_in_the_background_and_retries_with_backoff(
-    lti: Lti, course: dict[str, str]
-) -> None:
+def test_the_automatic_mode_sends_each_change_in_the_background_and_retries_with_backoff(lti: Lti, course: dict[str, str]) -> None:
     with lti.state.session_factory() as session:
         _, link = _link(session)
         link.auto_grades = True
         session.commit()
     jobs = lti.state.lti.jobs_run  # type: ignore[union-attr]
     _submit(lti, course["cat"], "critic-loss")  # late too: 60
-    sent = _wait(
-        lambda: [s for s in _scores(lti, "g-cat") if s["lineitem"] == _line_item(lti, "critic-loss")], "the job"
-    )
+    sent = _wait(lambda: [s for s in _scores(lti, "g-cat") if s["lineitem"] == _line_item(lti, "critic-loss")], "the job")
     assert [s["scoreGiven"] for s in sent] == [60.0]
     assert lti.state.lti.jobs_run > jobs  # type: ignore[union-attr]
 
@@ -255,11 +241,7 @@ def test_the_automatic_mode_sends_each_change_in_the_background_and_retries_with
         def failed(attempts: int):  # type: ignore[no-untyped-def]
             with lti.state.session_factory() as session:
                 _, link = _link(session)
-                return (
-                    (link.sync_attempts, link.sync_failed_at, link.next_sync_at)
-                    if link.sync_attempts >= attempts
-                    else None
-                )
+                return (link.sync_attempts, link.sync_failed_at, link.next_sync_at) if link.sync_attempts >= attempts else None
 
         attempts, at, retry = _wait(lambda: failed(1), "a failed job")
         assert attempts == 1 and retry - at == timedelta(seconds=30)  # then 60, 120 ... up to an hour

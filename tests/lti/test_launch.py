@@ -16,31 +16,12 @@ from tests.lti.conftest import INSTITUTION_STUDENT, LEARNER, STAFF, TA, Lti
 from tests.lti.servers import launch, lti_continue
 
 PEOPLE = {
-    "prof": {
-        "sub": "sub-prof",
-        "name": "Grace Hopper",
-        "email": "grace@example.edu",
-        "login": "ghopper",
-        "roles": {"L1": [STAFF]},
-    },
+    "prof": {"sub": "sub-prof", "name": "Grace Hopper", "email": "grace@example.edu", "login": "ghopper", "roles": {"L1": [STAFF]}},
     "ta": {"sub": "sub-ta", "name": "Alan Turing", "email": "alan@example.edu", "roles": {"L1": [TA]}},
-    "ada": {
-        "sub": "sub-ada",
-        "name": "Ada Lovelace",
-        "email": "ada@example.edu",
-        "roles": {"L1": [LEARNER], "L2": [LEARNER]},
-    },
-    "eve": {
-        "sub": "sub-eve",
-        "name": "Eve Outsider",
-        "email": "eve@example.edu",
-        "roles": {"L1": [INSTITUTION_STUDENT]},
-    },
+    "ada": {"sub": "sub-ada", "name": "Ada Lovelace", "email": "ada@example.edu", "roles": {"L1": [LEARNER], "L2": [LEARNER]}},
+    "eve": {"sub": "sub-eve", "name": "Eve Outsider", "email": "eve@example.edu", "roles": {"L1": [INSTITUTION_STUDENT]}},
 }
-CONTEXTS = {
-    "L1": {"title": "RLHF in practice", "label": "RLHF-201"},
-    "L2": {"title": "Never opened", "label": "NOPE-1"},
-}
+CONTEXTS = {"L1": {"title": "RLHF in practice", "label": "RLHF-201"}, "L2": {"title": "Never opened", "label": "NOPE-1"}}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -129,9 +110,7 @@ def test_forged_launches_are_refused_with_a_clear_page(lti: Lti, forge: str, sta
         done = launch(browser, lti.platform, user="ada", context="L1", forge=forge)
     assert done.response.status_code == status, done.response.text[-400:]
     assert _title(done.response.text) == title
-    assert "lti-continue" not in done.response.text and "ppo_grader_session" not in done.response.headers.get(
-        "set-cookie", ""
-    )
+    assert "lti-continue" not in done.response.text and "ppo_grader_session" not in done.response.headers.get("set-cookie", "")
     assert (_count(lti, User), _count(lti, LtiMember)) == (users, members)
 
 
@@ -221,10 +200,7 @@ def test_every_login_state_is_spent_once(lti: Lti) -> None:
 
 def test_a_login_for_an_unknown_platform_or_another_site_is_refused(lti: Lti) -> None:
     with lti.client() as browser:
-        unknown = browser.get(
-            f"{lti.tool}/lti/login",
-            params={"iss": "https://lms.invalid", "login_hint": "x", "target_link_uri": f"{lti.tool}/lti/launch"},
-        )
+        unknown = browser.get(f"{lti.tool}/lti/login", params={"iss": "https://lms.invalid", "login_hint": "x", "target_link_uri": f"{lti.tool}/lti/launch"})
         elsewhere = browser.get(
             f"{lti.tool}/lti/login",
             params={"iss": lti.platform.url, "login_hint": "x", "target_link_uri": "https://evil.invalid/steal"},

@@ -47,10 +47,7 @@ def linked(cluster: Cluster, tmp_path: Path) -> Iterator[tuple[str, Platform, Pa
             platform.people(PEOPLE, {"Q1": {"title": "Queued", "label": "Q-1"}})
             for name in ("prof", "ada"):
                 with httpx.Client(verify=str(cert), follow_redirects=True, timeout=60) as browser:
-                    assert (
-                        lti_continue(browser, url, launch(browser, platform, user=name, context="Q1")).status_code
-                        == 200
-                    )
+                    assert lti_continue(browser, url, launch(browser, platform, user=name, context="Q1")).status_code == 200
             yield url, platform, cert
 
 
@@ -67,13 +64,9 @@ def test_the_grades_job_runs_on_a_procrastinate_worker(cluster: Cluster, linked:
     with cluster.sessions() as session:
         ada = session.scalar(select(User).where(User.name == "ada"))
         create_submission(
-            session,
-            ProcrastinateQueue(cluster.settings),
-            ada,  # type: ignore[arg-type]
+            session, ProcrastinateQueue(cluster.settings), ada,  # type: ignore[arg-type]
             SubmissionCreate(exercise="actor-loss", source=REFERENCE, course="q-1"),
-            max_source_bytes=cluster.settings.MAX_SOURCE_BYTES,
-            idempotency_key=None,
-            max_queued=None,
+            max_source_bytes=cluster.settings.MAX_SOURCE_BYTES, idempotency_key=None, max_queued=None,
         )
     assert defer_job(cluster.sessions, link_id) is True
     assert defer_job(cluster.sessions, link_id) is False  # its queueing lock: one waiting job per course

@@ -1,7 +1,8 @@
-"""White-box red team of LTI 1.3 (issue 35): attacks that work today, each a strict xfail.
+"""White-box red team of LTI 1.3 (issue 35): attacks that worked, each written as a strict
+xfail, and fixed since (branch lti-fix: the markers removed).
 
-Every test asserts what a safe tool does; it fails today because the attack succeeds, so it
-passes (and the ``xfail(strict=True)`` turns red, to be removed) once the hole is fixed.
+Every test asserts what a safe tool does; each failed while the attack succeeded. The last
+section holds the holes the fixers noticed with no red-team test.
 
 The attacker plays three parts, all over real HTTP against the real tool (``tests/lti/conftest``):
 
@@ -57,25 +58,11 @@ from tests.lti.servers import free_port, launch, lti_continue
 HOSTILE_CLIENT = "tool-at-hostile-lms"
 HOSTILE_DEPLOYMENT = "hd-1"
 PEOPLE = {
-    "prof": {
-        "sub": "sub-prof",
-        "name": "Grace Hopper",
-        "email": "grace@example.edu",
-        "login": "ghopper",
-        "roles": {"L1": [STAFF]},
-    },
-    "ada": {
-        "sub": "sub-ada",
-        "name": "Ada Lovelace",
-        "email": "ada@example.edu",
-        "roles": {"L1": [LEARNER], "L9": [TA]},
-    },
+    "prof": {"sub": "sub-prof", "name": "Grace Hopper", "email": "grace@example.edu", "login": "ghopper", "roles": {"L1": [STAFF]}},
+    "ada": {"sub": "sub-ada", "name": "Ada Lovelace", "email": "ada@example.edu", "roles": {"L1": [LEARNER], "L9": [TA]}},
     "mal": {"sub": "sub-mal", "name": "Mallory", "email": "mal@example.edu", "roles": {"L1": [LEARNER]}},
 }
-CONTEXTS = {
-    "L1": {"title": "RLHF in practice", "label": "RLHF-201"},
-    "L9": {"title": "Intro to Python", "label": "PY-101"},
-}
+CONTEXTS = {"L1": {"title": "RLHF in practice", "label": "RLHF-201"}, "L9": {"title": "Intro to Python", "label": "PY-101"}}
 
 
 # --- a hostile LMS ----------------------------------------------------------------------------
@@ -152,15 +139,11 @@ class Hostile:
         def jwks() -> Response:
             if self.jwks_status != 200:
                 return JSONResponse({"error": "down"}, status_code=self.jwks_status)
-            return JSONResponse(
-                {"keys": [{**self.key.as_dict(private=False), "kid": self.key.kid, "alg": "RS256", "use": "sig"}]}
-            )
+            return JSONResponse({"keys": [{**self.key.as_dict(private=False), "kid": self.key.kid, "alg": "RS256", "use": "sig"}]})
 
         @app.post("/token")
         def token() -> Response:
-            body = json.dumps(
-                {"access_token": self.access_token, "token_type": "Bearer", "expires_in": 3600}, ensure_ascii=False
-            )
+            body = json.dumps({"access_token": self.access_token, "token_type": "Bearer", "expires_in": 3600}, ensure_ascii=False)
             return Response(body.encode(), media_type="application/json")
 
         @app.get("/nrps")
@@ -191,9 +174,7 @@ class Hostile:
 
         return app
 
-    def claims(
-        self, nonce: str, *, sub: str = "h-sub", roles: list[str] | None = None, context: str = "HC1", **extra: Any
-    ) -> dict[str, Any]:
+    def claims(self, nonce: str, *, sub: str = "h-sub", roles: list[str] | None = None, context: str = "HC1", **extra: Any) -> dict[str, Any]:
         """A launch the hostile LMS signs: resource link, as an instructor by default."""
         now = int(time.time())
         body: dict[str, Any] = {
@@ -211,10 +192,7 @@ class Hostile:
             c.CONTEXT: {"id": context, "title": "Hostile course", "label": f"hostile-{context}"},
             c.RESOURCE_LINK: {"id": "hrl-1"},
             c.NRPS: {"context_memberships_url": f"{self.url}/nrps", "service_versions": ["2.0"]},
-            c.AGS: {
-                "lineitems": f"{self.url}/ags/lineitems",
-                "scope": [c.SCOPE_LINEITEM, c.SCOPE_SCORE, c.SCOPE_RESULT_READ],
-            },
+            c.AGS: {"lineitems": f"{self.url}/ags/lineitems", "scope": [c.SCOPE_LINEITEM, c.SCOPE_SCORE, c.SCOPE_RESULT_READ]},
         }
         body.update(extra)
         return body
@@ -223,14 +201,13 @@ class Hostile:
         return jwt.encode({"alg": "RS256", "kid": self.key.kid, "typ": "JWT"}, body, self.key)
 
 
+
 class _Served:
     """``app`` served by uvicorn in a thread (https when a certificate is given)."""
 
     def __init__(self, app: FastAPI, host: str, port: int, cert: Path | None = None, key: Path | None = None) -> None:
         tls = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)} if cert and key else {}
-        self.server = uvicorn.Server(
-            uvicorn.Config(app, host=host, port=port, log_level="warning", log_config=None, **tls)
-        )
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", log_config=None, **tls))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> _Served:
@@ -362,9 +339,7 @@ def _token_of(browser: httpx.Client, lti: Lti) -> str:
     return re.search(r'<pre id="new-token"><code>(ppg_[^<]+)</code>', made.text).group(1)  # type: ignore[union-attr]
 
 
-def test_an_instructor_made_by_one_lms_cannot_list_the_users_of_another(
-    lti: Lti, hostile: Hostile, course_l1: str
-) -> None:
+def test_an_instructor_made_by_one_lms_cannot_list_the_users_of_another(lti: Lti, hostile: Hostile, course_l1: str) -> None:
     with lti.client() as browser:
         _hostile_course(browser, lti, hostile, "HC-users")
         token = _token_of(browser, lti)
@@ -431,9 +406,7 @@ def test_a_roster_cut_at_the_page_limit_drops_nobody(lti: Lti, evil: Hostile) ->
         prof = _member("h-prof-HC-pages", "Prof", [STAFF])
 
         def roster(page: int) -> tuple[bytes, str]:
-            members = [prof, _member(f"h-r{page}", f"R{page}")] + (
-                [_member("h-late", "Late")] if page == pages - 1 else []
-            )
+            members = [prof, _member(f"h-r{page}", f"R{page}")] + ([_member("h-late", "Late")] if page == pages - 1 else [])
             return _page(members, page + 1 if page < pages - 1 else None, evil)
 
         evil.roster = roster
@@ -480,10 +453,7 @@ def test_a_roster_with_many_similar_names_syncs(lti: Lti, evil: Hostile) -> None
         slug = _hostile_course(browser, lti, evil, "HC-names")
         # "q_x" is a LIKE pattern too: the 1000 names it matches first (q0x0000 ... sort before it)
         # hide the "q_x" made for the first namesake from the second
-        members = [_member(f"h-q{n}", f"q0x{n:04d}") for n in range(1000)] + [
-            _member("h-qa", "q_x"),
-            _member("h-qb", "q_x"),
-        ]
+        members = [_member(f"h-q{n}", f"q0x{n:04d}") for n in range(1000)] + [_member("h-qa", "q_x"), _member("h-qb", "q_x")]
         evil.roster = lambda _n: _page(members, None, evil)
         answer = roster_button(browser, lti, slug)
     assert answer.status_code == 303, (answer.status_code, answer.text[-300:])
@@ -531,11 +501,7 @@ def test_a_remote_lms_cannot_send_the_tool_to_a_service_on_this_machine(lti: Lti
     url = f"https://{host}:{remote.internal_port}/internal/admin"
     with lti.client() as browser:
         answer = hostile_launch(
-            browser,
-            lti,
-            remote.evil,
-            sub="h-ssrf",
-            context=f"HC-ssrf-{host}",
+            browser, lti, remote.evil, sub="h-ssrf", context=f"HC-ssrf-{host}",
             **{c.NRPS: {"context_memberships_url": url, "service_versions": ["2.0"]}},
         )
         assert answer.status_code == 200, answer.text[-400:]
@@ -550,11 +516,7 @@ def test_the_loopback_control_holds_for_127_0_0_1(lti: Lti, remote: Remote) -> N
     url = f"https://127.0.0.1:{remote.internal_port}/internal/admin"
     with lti.client() as browser:
         answer = hostile_launch(
-            browser,
-            lti,
-            remote.evil,
-            sub="h-ssrf",
-            context="HC-ssrf-control",
+            browser, lti, remote.evil, sub="h-ssrf", context="HC-ssrf-control",
             **{c.NRPS: {"context_memberships_url": url, "service_versions": ["2.0"]}},
         )
         page = signed_in(browser, lti, answer)
@@ -570,10 +532,7 @@ def _hostile_learners(lti: Lti, evil: Hostile, context: str, subs: list[str]) ->
         slug = _hostile_course(browser, lti, evil, context)
     for sub in subs:
         with lti.client() as browser:
-            assert (
-                hostile_launch(browser, lti, evil, sub=sub, roles=[LEARNER], context=context, name=sub).status_code
-                == 200
-            )
+            assert hostile_launch(browser, lti, evil, sub=sub, roles=[LEARNER], context=context, name=sub).status_code == 200
     return slug
 
 
@@ -681,10 +640,7 @@ def test_hostile_launch_claims_are_refused_with_a_page(lti: Lti, hostile: Hostil
             raw = json.dumps({**body, **extra})  # ensure_ascii: the surrogate travels escaped, as JSON allows
         token = jws.serialize_compact({"alg": "RS256", "kid": hostile.key.kid}, raw.encode(), hostile.key)
         answer = browser.post(f"{lti.tool}/lti/launch", data={"id_token": token, "state": query["state"][0]})
-    assert 400 <= answer.status_code < 500 and 'id="lti-refused"' in answer.text, (
-        answer.status_code,
-        answer.text[:200],
-    )
+    assert 400 <= answer.status_code < 500 and 'id="lti-refused"' in answer.text, (answer.status_code, answer.text[:200])
 
 
 def test_a_score_past_its_due_date_is_sent_whatever_another_course_hides(lti: Lti, evil: Hostile) -> None:
@@ -695,12 +651,8 @@ def test_a_score_past_its_due_date_is_sent_whatever_another_course_hides(lti: Lt
         course_b = session.scalar(select(Course).where(Course.slug == b))
         gus = session.scalar(select(User).where(User.name == "gus"))
         assert course_a is not None and course_b is not None and gus is not None
-        publish(
-            session, course_a, "critic-loss", due_at=utcnow() - timedelta(days=1), feedback_policy="hidden-until-due"
-        )
-        publish(
-            session, course_b, "critic-loss", due_at=utcnow() + timedelta(days=7), feedback_policy="hidden-until-due"
-        )
+        publish(session, course_a, "critic-loss", due_at=utcnow() - timedelta(days=1), feedback_policy="hidden-until-due")
+        publish(session, course_b, "critic-loss", due_at=utcnow() + timedelta(days=7), feedback_policy="hidden-until-due")
         override(session, course_a, "gus", "critic-loss", 90, "by hand", "prof")  # released in A: due a day ago
         token = issue_token(session, gus, SECRET.encode())
     submitted = httpx.post(  # Gus works on the same exercise in B, where it is due next week

@@ -51,20 +51,11 @@ def test_admins_register_platforms_through_the_api(api: Api) -> None:  # noqa: F
     assert made.json()["deployment_ids"] == ["1:abc"]
     again = api.client.post("/api/v1/lti/platforms", json=PLATFORM, headers=admin)
     assert (again.status_code, again.json()["error"]) == (409, "PlatformAlreadyExists")
-    plain = api.client.post(
-        "/api/v1/lti/platforms",
-        json={**PLATFORM, "client_id": "2", "jwks_url": "http://lms.example/jwks"},
-        headers=admin,
-    )
+    plain = api.client.post("/api/v1/lti/platforms", json={**PLATFORM, "client_id": "2", "jwks_url": "http://lms.example/jwks"}, headers=admin)
     assert plain.status_code == 422 and "https://" in plain.json()["detail"]
-    added = api.client.post(
-        f"/api/v1/lti/platforms/{made.json()['id']}/deployments", json={"deployment_id": "2:def"}, headers=admin
-    )
+    added = api.client.post(f"/api/v1/lti/platforms/{made.json()['id']}/deployments", json={"deployment_id": "2:def"}, headers=admin)
     assert added.json()["deployment_ids"] == ["1:abc", "2:def"]
-    assert (
-        api.client.post("/api/v1/lti/platforms/999/deployments", json={"deployment_id": "x"}, headers=admin).status_code
-        == 404
-    )
+    assert api.client.post("/api/v1/lti/platforms/999/deployments", json={"deployment_id": "x"}, headers=admin).status_code == 404
     listed = api.client.get("/api/v1/lti/platforms", headers=admin).json()
     assert [p["issuer"] for p in listed] == [PLATFORM["issuer"]]
 
@@ -93,13 +84,9 @@ def test_rotating_keeps_the_old_key_published_for_a_while(api: Api) -> None:  # 
         new, retired = keys.rotate(session, secret)
         session.commit()
         assert retired == [old]
-        header = jwt.decode(
-            keys.sign(session, secret, {}), KeySet.import_key_set(keys.published_keys(session, secret))
-        ).header
+        header = jwt.decode(keys.sign(session, secret, {}), KeySet.import_key_set(keys.published_keys(session, secret))).header
         assert header["kid"] == new
-        later = keys.published_keys(
-            session, secret, now=utcnow() + keys.RETIRED_KEYS_PUBLISHED_FOR + timedelta(minutes=1)
-        )
+        later = keys.published_keys(session, secret, now=utcnow() + keys.RETIRED_KEYS_PUBLISHED_FOR + timedelta(minutes=1))
     assert [k["kid"] for k in api.client.get("/lti/jwks").json()["keys"]] == [new, old]
     assert [k["kid"] for k in later["keys"]] == [new]
 
@@ -109,9 +96,7 @@ def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:  #
         **{k: v for k, v in os.environ.items() if not k.startswith("PPO_GRADER_")},
         "PPO_GRADER_DATABASE_URL": settings.DATABASE_URL,
     }
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "ppo-grader"), *args], env=env, capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([str(Path(sys.executable).parent / "ppo-grader"), *args], env=env, capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.slow  # nine CLI processes

@@ -15,13 +15,7 @@ from tests.lti.servers import launch, lti_continue
 
 PEOPLE = {
     "prof": {"sub": "r-prof", "login": "prof", "name": "Edsger Dijkstra", "roles": {"R1": [STAFF]}},
-    "ada": {
-        "sub": "r-ada",
-        "login": "ada",
-        "name": "Ada Lovelace",
-        "email": "ada@example.edu",
-        "roles": {"R1": [LEARNER]},
-    },
+    "ada": {"sub": "r-ada", "login": "ada", "name": "Ada Lovelace", "email": "ada@example.edu", "roles": {"R1": [LEARNER]}},
     "bob": {"sub": "r-bob", "login": "bob", "name": "Bob Kahn", "email": "bob@example.edu", "roles": {"R1": [LEARNER]}},
 }
 SLUG = "roster-1"
@@ -63,17 +57,7 @@ def test_sync_roster_updates_roles_and_marks_the_dropped_never_deleting(lti: Lti
     with lti.state.session_factory() as session:  # bob has work here that must survive his drop
         bob = session.scalar(select(User).where(User.name == "bob"))
         course = session.scalar(select(Course).where(Course.slug == SLUG))
-        session.add(
-            Submission(
-                user_id=bob.id,
-                course_id=course.id,
-                exercise="gae",
-                source="x = 1\n",
-                source_sha256="0" * 64,
-                status="done",
-                score=50.0,
-            )
-        )  # type: ignore[union-attr]
+        session.add(Submission(user_id=bob.id, course_id=course.id, exercise="gae", source="x = 1\n", source_sha256="0" * 64, status="done", score=50.0))  # type: ignore[union-attr]
         session.commit()
     lti.platform.post(
         "/test/roster/R1",
@@ -88,9 +72,7 @@ def test_sync_roster_updates_roles_and_marks_the_dropped_never_deleting(lti: Lti
     )
     done = lti.cli("lti", "sync-roster", SLUG)
     assert done.returncode == 0, done.stderr
-    assert (
-        "Added 1 (cat)" in done.stderr and "roles changed 1 (ada)" in done.stderr and "dropped 1 (bob)" in done.stderr
-    )
+    assert "Added 1 (cat)" in done.stderr and "roles changed 1 (ada)" in done.stderr and "dropped 1 (bob)" in done.stderr
     members = _members(lti)
     assert members["ada"] == ("active", TA, "instructor")
     assert members["bob"][0] == "dropped" and members["bob"][2] == "learner"  # still enrolled

@@ -61,11 +61,9 @@ def _pem_pair() -> tuple[str, str]:
     private = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode()
-    public = (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    ).decode()
     return private, public
 
 
@@ -211,9 +209,7 @@ def create_platform(world: World) -> FastAPI:
     def course_page(request: Request) -> Response:
         """An LMS page that shows the tool in a frame (as Canvas does by default)."""
         query = escape(urlencode({**dict(request.query_params), "target": "iframe"}), quote=True)
-        return HTMLResponse(
-            f"<!doctype html><html><body><h1>LMS course</h1><iframe id='tool' src='/launch?{query}' width='900' height='500'></iframe></body></html>"
-        )
+        return HTMLResponse(f"<!doctype html><html><body><h1>LMS course</h1><iframe id='tool' src='/launch?{query}' width='900' height='500'></iframe></body></html>")
 
     @app.get("/auth")
     def authorize(request: Request) -> Response:
@@ -235,18 +231,11 @@ def create_platform(world: World) -> FastAPI:
         roles = user["roles"].get(context, [])
         launch.set_user_data(user["sub"], roles, user.get("name"), user.get("email"), user.get("login"))
         ctx = world.contexts.get(context, {"title": context, "label": context})
-        launch.set_launch_context_claim(
-            context, ["http://purl.imsglobal.org/vocab/lis/v2/course#CourseOffering"], ctx["title"], ctx["label"]
-        )
+        launch.set_launch_context_claim(context, ["http://purl.imsglobal.org/vocab/lis/v2/course#CourseOffering"], ctx["title"], ctx["label"])
         launch.set_launch_presentation_claim(hint.get("target", "window"))
         launch.set_nrps(f"{world.base}/nrps/{context}")
         if hint.get("message") == "deeplink":
-            launch.set_dl(
-                f"{world.base}/deep-link-return/{context}",
-                "Add ppo-grader",
-                accept_types={"ltiResourceLink"},
-                extra_data={"ctx": context},
-            )
+            launch.set_dl(f"{world.base}/deep-link-return/{context}", "Add ppo-grader", accept_types={"ltiResourceLink"}, extra_data={"ctx": context})
             launch.set_ags(f"{world.base}/ags/{context}/lineitems")
         else:
             link_id = hint.get("link", "link-1")
@@ -257,10 +246,7 @@ def create_platform(world: World) -> FastAPI:
                 custom["exercise"] = hint["exercise"]
             launch.set_custom_parameters_claim(custom)
             lineitem = link.get("lineitem") if link else None
-            launch.set_ags(
-                f"{world.base}/ags/{context}/lineitems",
-                f"{world.base}/ags/{context}/lineitems/{lineitem}" if lineitem else None,
-            )
+            launch.set_ags(f"{world.base}/ags/{context}/lineitems", f"{world.base}/ags/{context}/lineitems/{lineitem}" if lineitem else None)
         if launch.forge == "expired":
             launch.set_id_token_expiration(-600)
         try:
@@ -303,14 +289,7 @@ def create_platform(world: World) -> FastAPI:
                 if "lineItem" in item:
                     lineitem = _new_line_item(world, context, {**item["lineItem"], "resourceLinkId": link_id})["key"]
                 world.resource_links.append(
-                    {
-                        "id": link_id,
-                        "context": context,
-                        "title": item.get("title"),
-                        "custom": item.get("custom", {}),
-                        "lineitem": lineitem,
-                        "url": item.get("url"),
-                    }
+                    {"id": link_id, "context": context, "title": item.get("title"), "custom": item.get("custom", {}), "lineitem": lineitem, "url": item.get("url")}
                 )
                 made.append(link_id)
         return HTMLResponse(f"<h1 id='dl-done'>Added {len(made)}</h1><p id='dl-links'>{' '.join(made)}</p>")
@@ -331,13 +310,7 @@ def create_platform(world: World) -> FastAPI:
                 members = world.rosters.get(self.context)
                 if members is None:
                     members = [
-                        {
-                            "user_id": u["sub"],
-                            "roles": u["roles"][self.context],
-                            "name": u.get("name"),
-                            "email": u.get("email"),
-                            "status": "Active",
-                        }
+                        {"user_id": u["sub"], "roles": u["roles"][self.context], "name": u.get("name"), "email": u.get("email"), "status": "Active"}
                         for u in world.users.values()
                         if u["roles"].get(self.context)
                     ]
@@ -347,11 +320,7 @@ def create_platform(world: World) -> FastAPI:
     async def memberships(context: str, request: Request) -> Response:
         service = Roster(await wire(request), context)
         answer = service.handle_resp(service.handle_get_members)
-        return JSONResponse(
-            answer.result if answer.code == 200 else {"error": answer.message},
-            status_code=answer.code,
-            media_type=answer.media_type,
-        )
+        return JSONResponse(answer.result if answer.code == 200 else {"error": answer.message}, status_code=answer.code, media_type=answer.media_type)
 
     class Grades(AssignmentsGradesService):
         def __init__(self, request: WireRequest, context: str, key: str | None = None) -> None:
@@ -405,31 +374,19 @@ def create_platform(world: World) -> FastAPI:
                 if line_item_id not in world.line_items:
                     raise LineItemNotFoundException
                 found = [
-                    {
-                        "id": f"{world.base}/ags/{self.context}/lineitems/{line_item_id}/results/{user}",
-                        "userId": user,
-                        "resultScore": s.get("scoreGiven"),
-                        "resultMaximum": s.get("scoreMaximum", 1),
-                        "scoreOf": f"{world.base}/ags/{self.context}/lineitems/{line_item_id}",
-                    }
+                    {"id": f"{world.base}/ags/{self.context}/lineitems/{line_item_id}/results/{user}", "userId": user,
+                     "resultScore": s.get("scoreGiven"), "resultMaximum": s.get("scoreMaximum", 1),
+                     "scoreOf": f"{world.base}/ags/{self.context}/lineitems/{line_item_id}"}
                     for (item, user), s in world.results.items()
                     if item == line_item_id
                 ]
             return {"content": found, "has_next": False, "next": None}
 
     def _ags(answer: Any) -> Response:
-        body = (
-            answer.result["content"]
-            if isinstance(answer.result, dict) and "content" in answer.result
-            else answer.result
-        )
+        body = answer.result["content"] if isinstance(answer.result, dict) and "content" in answer.result else answer.result
         if answer.code >= 400:
             body = {"error": answer.message}
-        return (
-            JSONResponse(body, status_code=answer.code, media_type=answer.media_type)
-            if answer.code != 204
-            else Response(status_code=204)
-        )
+        return JSONResponse(body, status_code=answer.code, media_type=answer.media_type) if answer.code != 204 else Response(status_code=204)
 
     def _failing() -> Response | None:
         with world.lock:
