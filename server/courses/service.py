@@ -152,20 +152,6 @@ def taught_course_ids(session: Session, user: User) -> set[int] | None:
     return ids
 
 
-def teaches_a_course(session: Session, user: User) -> bool:
-    """Whether ``user`` may open the instructors' pages: an instructor or admin account, or
-    the instructor of at least one course (LMS staff: ``server.lti.accounts``, whose power
-    stays inside the courses they teach)."""
-    if Role(user.role).reads_everything:
-        return True
-    return (
-        session.scalar(
-            select(Enrollment.course_id).where(Enrollment.user_id == user.id, Enrollment.role == INSTRUCTOR).limit(1)
-        )
-        is not None
-    )
-
-
 def default_course(session: Session) -> Course:
     """The default course: everything before courses existed, and the boards' default."""
     course = session.get(Course, DEFAULT_COURSE_ID)

@@ -43,7 +43,7 @@ from server.catalog.service import list_exercises
 from server.config import Settings
 from server.courses import corrections as correction_service
 from server.courses.feedback_policy import access_for, hidden_own_exercises, spend_token, visible_report
-from server.courses.service import courses_of, may_read_learner, taught_course_ids, teaches_a_course
+from server.courses.service import courses_of, may_read_learner, taught_course_ids
 from server.courses.sets import listing
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
@@ -71,6 +71,7 @@ from server.web.responses import (
     same_origin,
     viewer_of,
 )
+from server.web.responses import teaches as teaches_a_course
 from server.web.session import COOKIE_NAME, form_token, form_token_matches, user_for_cookie
 from server.web.urls import learner_url, submission_url
 

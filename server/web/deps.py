@@ -19,10 +19,10 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from server.courses.service import teaches_a_course
 from server.deps import SessionDep, SettingsDep
 from server.models import User
 from server.web.errors import LoginRequired, PageNotFound
+from server.web.responses import teaches
 from server.web.session import COOKIE_NAME, user_for_cookie
 
 
@@ -42,7 +42,7 @@ def get_web_instructor(user: WebUser, session: SessionDep) -> User:
     """The logged-in user if they teach: an instructor or admin account, or the instructor of
     a course (LMS staff); ``PageNotFound`` for a learner. Each page then shows only the
     courses they teach (``server.dashboard.deps.shown_course``)."""
-    if not teaches_a_course(session, user):
+    if not teaches(session, user):
         raise PageNotFound(user)
     return user
 
