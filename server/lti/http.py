@@ -148,24 +148,35 @@ class Answer:
 _LOCAL = frozenset({AddressKind.PUBLIC, AddressKind.PRIVATE, AddressKind.LOOPBACK})
 
 
-def pinned(url: str, what: str, allowed: frozenset[AddressKind]) -> tuple[str, str, str]:
-    """(the URL with its host replaced by a checked address, the ``Host`` header, the TLS
-    server name): every address the host resolves to must be of an ``allowed`` kind."""
+@dataclass(frozen=True)
+class Pinned:
+    """A URL's checked addresses: ``targets`` the URL with its host replaced by each (tried in
+    order, the next only when one cannot be connected to), ``host_header`` and ``server_name``
+    what the host name was (sent as ``Host`` and used for TLS: SNI and certificate check)."""
+
+    targets: tuple[str, ...]
+    host_header: str
+    server_name: str
+
+
+def pinned(url: str, what: str, allowed: frozenset[AddressKind]) -> Pinned:
+    """``url``'s checked addresses: every address its host resolves to must be of an
+    ``allowed`` kind (one that is not refuses the whole URL: DNS answers may rotate)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     addresses = resolve(host, what)
     for address in addresses:
         kind = address_kind(address)
         if kind not in allowed or kind is AddressKind.REFUSED:
+            shown = "an address" if kind is AddressKind.REFUSED else f"a {kind.value} address"
             raise LmsUnreachable(
-                f"{what}: {host[:100]} is {'an address' if kind is AddressKind.REFUSED else 'a ' + kind.value + ' address'}"
-                f" ({address}) the tool does not send requests to; refused."
+                f"{what}: {host[:100]} is {shown} ({address}) the tool does not send requests to; refused."
             )
-    first = addresses[0]
-    literal = f"[{first}]" if isinstance(first, ipaddress.IPv6Address) else str(first)
-    netloc = literal + (f":{parts.port}" if parts.port else "")
-    host_header = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=netloc)), host_header, host
+    targets = []
+    for address in addresses:
+        literal = f"[{address}]" if isinstance(address, ipaddress.IPv6Address) else str(address)
+        targets.append(urlunsplit(parts._replace(netloc=literal + (f":{parts.port}" if parts.port else ""))))
+    return Pinned(tuple(targets), parts.netloc.rpartition("@")[2], host)
 
 
 def call(
@@ -187,7 +198,8 @@ def call(
     ``LmsUnreachable``. ``allowed``: the kinds of address the URL's host may resolve to (the
     registered URLs an administrator entered: any but the always refused)."""
     checked_url(url, what)
-    target, host_header, host = pinned(url, what, allowed)
+    place = pinned(url, what, allowed)
+    host = place.server_name
     for value in (headers or {}).values():
         if not value.isascii() or not value.isprintable():
             raise LmsUnreachable(f"{what}: a header value for {host} is not printable ASCII (from the LMS's answers).")
@@ -195,21 +207,24 @@ def call(
     session = client or httpx.Client(timeout=TIMEOUT, follow_redirects=False)
     extensions = {"sni_hostname": host} if urlsplit(url).scheme == "https" else {}
     try:
-        with session.stream(
-            method,
-            target,
-            headers={**(headers or {}), "Host": host_header},
-            json=json_body,
-            data=form,
-            params=params,
-            extensions=extensions,
-        ) as response:
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > MAX_RESPONSE_BYTES:
-                    raise LmsUnreachable(f"{what}: {host} answered more than {MAX_RESPONSE_BYTES // 2**20} MiB.")
-            status, link = response.status_code, response.headers.get("link", "")
+        for n, target in enumerate(place.targets):
+            try:
+                status, link, body = _exchange(
+                    session,
+                    method,
+                    target,
+                    what,
+                    host,
+                    headers={**(headers or {}), "Host": place.host_header},
+                    json=json_body,
+                    data=form,
+                    params=params,
+                    extensions=extensions,
+                )
+                break
+            except httpx.ConnectError:
+                if n == len(place.targets) - 1:
+                    raise
     except (httpx.HTTPError, httpx.InvalidURL, ValueError, UnicodeError) as exc:
         raise LmsUnreachable(f"{what}: could not reach {host} ({type(exc).__name__}).") from None
     finally:
@@ -223,6 +238,19 @@ def call(
         return Answer(status, json.loads(bytes(body)), link)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise LmsUnreachable(f"{what}: {host} answered something that is not JSON (or nested too deep).") from None
+
+
+def _exchange(
+    session: httpx.Client, method: str, target: str, what: str, host: str, **request: Any
+) -> tuple[int, str, bytearray]:
+    """One request to a checked address: (status, ``Link`` header, body read up to the cap)."""
+    with session.stream(method, target, **request) as response:
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > MAX_RESPONSE_BYTES:
+                raise LmsUnreachable(f"{what}: {host} answered more than {MAX_RESPONSE_BYTES // 2**20} MiB.")
+        return response.status_code, response.headers.get("link", ""), body
 
 
 def next_page(link: str) -> str | None:
