@@ -10,14 +10,16 @@ From the LMS (no session; each step proves itself):
 - ``POST /lti/launch``: the id_token; validated (``server.lti.launch``), then a resource-link
   launch signs the user in through ``/lti/continue/<ticket>`` and a deep-linking request shows
   the picker. A refused launch is a 4xx page that says why.
-- ``GET /lti/continue/{ticket}``: a one-time pass from a launch to the signed-in page: sets the
+- ``GET /lti/continue/{ticket}``: a one-time pass from a launch to the signed-in page, good only
+  in the browser the launch came to (a cookie the launch's answer set holds the ticket's MAC;
+  without it the link is refused and left unspent: no login CSRF): sets the
   web session cookie (``server.web.session``, SameSite=Strict: it can be set here, at the
   top level on the site itself, but not on the LMS's cross-site post), 303 to the course's
   dashboard (staff) or the learner's page for the exercise.
 - ``POST /lti/deep-link/{token}``: the picker's choice; answers with the signed content items,
   posted back to the LMS.
 - ``GET /lti/jwks``: the tool's public keys. ``GET /lti/config.json``: Canvas's tool
-  configuration (every URL from this server's own address).
+  configuration (every URL from ``PUBLIC_URL``; never the request's Host header).
 
 For instructors (the web session): ``GET /dashboard/lti`` (the course's link, roster and
 grades preview), ``POST /dashboard/lti/roster|grades|auto``. For admins (a bearer token):
