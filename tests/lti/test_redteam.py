@@ -733,3 +733,17 @@ def test_the_canvas_configuration_names_the_configured_public_url() -> None:
     body = json.loads(bytes(answer.body))
     assert body["oidc_initiation_url"] == "https://grader.example.edu/lti/login"
     assert body["target_link_uri"] == "https://grader.example.edu/lti/launch"
+
+
+def test_an_lms_instructor_reaches_no_default_course_page(lti: Lti, hostile: Hostile) -> None:
+    """Course-scoped staff: the default course (every learner enrolled nowhere) is not theirs,
+    neither by name nor by a form that names no course."""
+    with lti.client() as browser:
+        _hostile_course(browser, lti, hostile, "HC-default")
+        run = browser.post(
+            f"{lti.tool}/dashboard/similarity/run", data={}, headers={"Origin": lti.tool}, follow_redirects=False
+        )
+        named = browser.get(f"{lti.tool}/dashboard", params={"course": "default"})
+        mine = browser.get(f"{lti.tool}/dashboard")
+    assert run.status_code == 404 and named.status_code == 404, (run.status_code, named.status_code)
+    assert mine.status_code == 200 and "hostile-hc-default" in mine.text
