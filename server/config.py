@@ -68,6 +68,10 @@ class Settings(BaseSettings):
     #: How often the in-process LTI thread sends the grades that changed of courses in automatic
     #: mode, and those an instructor asked to send (issue 35; procrastinate workers: every minute).
     LTI_POLL_SECONDS: float = Field(default=15, gt=0)
+    #: The tool's public address (``https://grader.example.edu``): what ``/lti/config.json``
+    #: names. Unset, that page answers 404 and says to set it (it never copies a request's
+    #: Host header, which anyone sending the request chooses).
+    PUBLIC_URL: str | None = Field(default=None, pattern=r"^https?://[A-Za-z0-9.\-\[\]:]+(/[A-Za-z0-9._~/-]*)?$")
 
     @model_validator(mode="after")
     def _refuse_weak_secret_in_production(self) -> Settings:

@@ -409,6 +409,23 @@ def hidden_own_exercises(session: Session, learner: User, now: datetime, course:
     return hidden
 
 
+def held_in_course(session: Session, course_id: int, learner_id: int, now: datetime) -> set[str]:
+    """Exercises of one course whose score must not leave the tool yet for this learner (the
+    LMS gradebook): ``hidden-until-due`` in that course's set, and the learner's due date there
+    (their extension included) not passed. Whatever made the score (a submission, an override,
+    an excuse): nothing of it is released before the due date. Other courses do not matter."""
+    held = set()
+    for entry in session.scalars(
+        select(SetEntry).where(
+            SetEntry.course_id == course_id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
+        )
+    ):
+        due = _due_for(session, entry, learner_id)
+        if due is None or now < _aware(due):
+            held.add(entry.exercise)
+    return held
+
+
 def _aware(moment: datetime) -> datetime:
     """An aggregate over SQLite may drop the zone: the stored times are UTC."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -82,6 +82,7 @@ from server.web.responses import (
     same_origin,
     viewer_of,
 )
+from server.web.responses import teaches as teaches_a_course
 from server.web.session import COOKIE_NAME, form_token, form_token_matches, user_for_cookie
 from server.web.urls import learner_url, submission_url
 
@@ -124,7 +125,7 @@ def _exercise_titles(session: Session, user: User, course: Course, slug: str) ->
 @router.get("/dashboard", response_class=HTMLResponse)
 def class_page(request: Request, session: SessionDep, user: WebUser) -> Response:
     """The class: every exercise and its most common misconception (a learner goes to their own page)."""
-    if not Role(user.role).reads_everything:
+    if not teaches_a_course(session, user):
         return redirect(learner_url(user.name))
     shown = shown_course(request, session, user)  # after the redirect: a learner has no course to pick
     course = shown.course
@@ -204,7 +205,7 @@ def learner_page(
     """One learner's exercises and submissions: their own (as the feedback policies allow), or
     anyone's for instructors. ``exercise``: the one the page is opened for (an LTI launch of
     that exercise): its row is marked and the upload form has it chosen."""
-    instructor = Role(user.role).reads_everything
+    instructor = teaches_a_course(session, user)
     owner = user if name == user.name else (service.learner_by_name(session, name) if instructor else None)
     if owner is None or not may_read_learner(session, user, owner):  # courses: only the ones they teach
         raise PageNotFound(user)
@@ -213,7 +214,7 @@ def learner_page(
         raise PageBadRequest(user, "page must be a whole number, 1 or more.")
     course = learner_course(request, session, user, owner)
     titles = _titles(session, course)
-    if owner.id == user.id and not instructor:  # a learner sees only what is released to them
+    if owner.id == user.id and not _teaches(session, user, course.id):  # a learner sees what is released
         titles = {slug: t for slug, t in titles.items() if slug in _released(session, course, owner, now)}
     hidden = hidden_own_exercises(session, user, now, course) if owner.id == user.id else set()
     view = pages.LearnerView(

@@ -4,9 +4,12 @@
   name the LMS sends (those are display text: an LMS could send anyone's email). A new ``sub``
   gets a new account: a login name made from the LMS username, the email's local part or the
   name (``ada.lovelace``; ``-2``, ``-3`` ... when taken), the LMS's name as display name.
-- Staff of the course (``server.lti.claims.standing``) get an instructor account (a learner
-  account is promoted; nobody is ever demoted, nor made an admin, by an LMS) and teach the
-  course; learners are enrolled as learners.
+- Staff of the course (``server.lti.claims.standing``) teach that course (its enrollment role
+  ``instructor``); learners are enrolled as learners. An LMS never sets an account's global
+  role: accounts it makes are learner accounts, whose staff powers are the courses they teach
+  (the dashboard's instructor pages, for those courses only: ``server.courses.service``), so a
+  TA in one LMS course gains nothing where they learn, and an LMS's instructor, nothing over
+  other LMSs' or the tool's users. Nobody is made an instructor or admin account by an LMS.
 - An LMS course (context) is linked to one of our courses. Its first launch by staff creates
   the course (slug from the context's label); a learner cannot be the first in, since no
   instructor has opened it yet.
@@ -45,14 +48,17 @@ def _candidate(*sources: str | None) -> str:
     return "lti-" + secrets.token_hex(4)
 
 
+def _numbered(stem: str) -> list[str]:
+    """``stem``, ``stem-2`` ... ``stem-999``: the names (or slugs) tried, in order."""
+    return [stem] + [f"{stem}-{n}" for n in range(2, 1000)]
+
+
 def _free_name(session: Session, stem: str) -> str:
-    taken = set(session.scalars(select(User.name).where(User.name.like(f"{stem}%")).limit(1000)))
-    if stem not in taken:
-        return stem
-    for n in range(2, 1000):
-        if f"{stem}-{n}" not in taken:
-            return f"{stem}-{n}"
-    return f"{stem}-{secrets.token_hex(4)}"
+    # The candidates themselves are looked up (no LIKE: "_" and "%" in a stem are wildcards,
+    # and a prefix match capped at N rows can miss the very names that collide).
+    options = _numbered(stem)
+    taken = set(session.scalars(select(User.name).where(User.name.in_(options))))
+    return next((name for name in options if name not in taken), f"{stem}-{secrets.token_hex(4)}")
 
 
 def _display(name: str, fallback: str) -> str:
@@ -66,13 +72,13 @@ def person(
     sub: str,
     pepper: bytes,
     *,
-    staff: bool,
     name: str = "",
     email: str | None = None,
     username: str | None = None,
 ) -> User:
-    """The account of LMS user ``sub`` on a platform, made on first sight; its display name and
-    email follow the LMS's; staff promote a learner account to instructor. The caller commits."""
+    """The account of LMS user ``sub`` on a platform, made on first sight (a learner account:
+    what they teach is their enrollments); its display name and email follow the LMS's. The
+    caller commits."""
     link = session.get(LtiUser, (platform_id, sub))
     if link is not None:
         user = session.get(User, link.user_id)
@@ -81,13 +87,9 @@ def person(
                 user.display_name = _display(name, user.display_name)
             if email and is_storable_text(email):
                 link.email = email
-            if staff and Role(user.role) is Role.LEARNER:
-                user.role = Role.INSTRUCTOR.value
             return user
     login = _free_name(session, _candidate(username, email, name))
-    created = create_user(
-        session, login, Role.INSTRUCTOR if staff else Role.LEARNER, pepper, _display(name, login)
-    ).user
+    created = create_user(session, login, Role.LEARNER, pepper, _display(name, login)).user
     if link is None:
         session.add(
             LtiUser(
@@ -107,13 +109,13 @@ def _course_slug(session: Session, launch: Launch) -> str:
     assert launch.context is not None
     source = (launch.context.label or launch.context.title).lower()
     stem = _NOT_NAME.sub("-", source).strip("-._")[:48] or "lms-course"
-    taken = set(session.scalars(select(Course.slug).where(Course.slug.like(f"{stem}%")).limit(1000)))
-    slug = stem
-    n = 2
-    while slug in taken or not SLUG_PATTERN.match(slug):
-        slug = f"{stem}-{n}"
-        n += 1
-    return slug
+    if not SLUG_PATTERN.match(stem):
+        stem = "lms-course"
+    options = _numbered(stem)
+    taken = set(session.scalars(select(Course.slug).where(Course.slug.in_(options))))
+    return next(
+        (slug for slug in options if slug not in taken and SLUG_PATTERN.match(slug)), f"{stem}-{secrets.token_hex(4)}"
+    )
 
 
 def linked_context(session: Session, launch: Launch) -> LtiContext | None:

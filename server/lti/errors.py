@@ -45,7 +45,14 @@ class InvalidRegistration(LtiError):
 
 
 class LmsUnreachable(LtiError):
+    """``status``: the HTTP status the LMS answered with, when it answered (None: no answer,
+    or an answer that could not be used)."""
+
     status_code = 502
+
+    def __init__(self, detail: str, *, status: int | None = None) -> None:
+        super().__init__(detail)
+        self.status = status
 
 
 class ToolKeyUnreadable(LtiError):

@@ -17,8 +17,10 @@ course's set. One score per learner and exercise, to the exercise's line item
 
 An excused exercise is sent without ``scoreGiven`` (AGS has no "excused"; a score without a
 value clears the LMS's cell, so the exercise does not count as a zero there), with the excuse
-as the comment. A score held back from the learner (``hidden-until-due`` before their due
-date) is not sent until it may be shown.
+as the comment. Nothing of a ``hidden-until-due`` exercise (a graded run, an override, an
+excuse, their comments) is sent before the learner's due date in this course (their extension
+included), whatever other courses do with the same exercise
+(``server.courses.feedback_policy.held_in_course``).
 
 Nothing is sent twice: :class:`~server.models.LtiScoreSent` holds what was last sent (and
 accepted) per learner and exercise, and a score goes out only when the score that counts
@@ -37,7 +39,7 @@ from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
 from server.courses.counted import ExerciseScore, course_scores, describe
-from server.courses.feedback_policy import PolicyKind, hidden_own_exercises
+from server.courses.feedback_policy import held_in_course
 from server.courses.service import LEARNER
 from server.gradebook.service import course_exercises
 from server.lti.errors import LmsUnreachable
@@ -51,7 +53,6 @@ from server.models import (
     LtiPlatform,
     LtiScoreSent,
     LtiUser,
-    SetEntry,
     User,
     utcnow,
 )
@@ -160,13 +161,6 @@ def plan(
         (row.user_id, row.exercise): row
         for row in session.scalars(select(LtiScoreSent).where(LtiScoreSent.context_id == link.id))
     }
-    held_possible = set(
-        session.scalars(
-            select(SetEntry.exercise).where(
-                SetEntry.course_id == course.id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
-            )
-        )
-    )
     result = GradePlan(link, course)
     lms: dict[tuple[str, str], float | None] = {}
     if client is not None:
@@ -175,7 +169,7 @@ def plan(
         except LmsUnreachable as exc:
             result.lms_error = exc.detail
     for user, sub in people:
-        held = hidden_own_exercises(session, user, now, course) & held_possible if held_possible else set()
+        held = held_in_course(session, course.id, user.id, now)
         for exercise in exercises:
             score = scores.get((user.id, exercise))
             if score is None or (score.counted is None and not score.excused):
@@ -247,11 +241,24 @@ class Applied:
     up_to_date: int = 0
     error: str | None = None
     requests: int = 0
+    #: "login / exercise: why" of each score the LMS refused (the others were still sent).
+    refused: list[str] = field(default_factory=list)
+
+
+class ScoreRefused(LmsUnreachable):
+    """The LMS answered one score with a client error of its own (the learner is not in its
+    course, say): that learner's line failed, the rest of the apply goes on."""
+
+
+#: Statuses that say the LMS or the token failed, not one learner's score: the apply stops.
+_WHOLE_JOB_STATUSES = frozenset({401, 403, 404, 408, 429})
 
 
 def apply(session: Session, link: LtiContext, secret: bytes, now: datetime | None = None) -> Applied:
-    """Send every line whose score that counts differs from what was last sent. Stops at the
-    first failure, keeps what was sent before it, and records the failure on the link (the
+    """Send every line whose score that counts differs from what was last sent. A score the
+    LMS refuses (a 4xx for that learner: :class:`ScoreRefused`) is recorded and the others are
+    still sent; any other failure (the LMS down, the token, the column) stops the apply,
+    keeping what was sent before it. Failures are recorded on the link with a retry time (the
     caller commits either way)."""
     now = now or utcnow()
     platform = session.get(LtiPlatform, link.platform_id)
@@ -262,13 +269,19 @@ def apply(session: Session, link: LtiContext, secret: bytes, now: datetime | Non
     outcome.held = sum(line.action == Action.HELD for line in current.lines)
     outcome.up_to_date = sum(line.action == Action.UP_TO_DATE for line in current.lines)
     with LmsClient(session, secret, platform) as client:
-        try:
-            for line in current.to_send:
+        for line in current.to_send:
+            try:
                 _send(session, client, link, line, titles.get(line.exercise, line.exercise), utcnow())
-                outcome.sent += 1
-        except LmsUnreachable as exc:
-            outcome.error = exc.detail
+            except ScoreRefused as exc:  # this learner's score only: the others still go
+                outcome.refused.append(f"{line.login} / {line.exercise}: {exc.detail}")
+                continue
+            except LmsUnreachable as exc:  # the LMS, its token or the column: stop, retry later
+                outcome.error = exc.detail
+                break
+            outcome.sent += 1
         outcome.requests = client.requests
+    if outcome.refused and outcome.error is None:
+        outcome.error = f"The LMS refused {len(outcome.refused)} score(s): " + "; ".join(outcome.refused[:5])
     _record(link, outcome.error, now)
     session.flush()
     return outcome
@@ -281,14 +294,22 @@ def _send(session: Session, client: LmsClient, link: LtiContext, line: GradeLine
     try:
         client.post_score(url, AGS_SCOPES, score_message(line, now, new_submission))
     except LmsUnreachable as exc:
-        if "HTTP 404" in exc.detail:  # the column was deleted in the LMS: look it up again next time
+        if exc.status == 404:  # the column was deleted in the LMS: look it up again next time
             forget(session, link, line.exercise)
+        if exc.status is not None and 400 <= exc.status < 500 and exc.status not in _WHOLE_JOB_STATUSES:
+            raise ScoreRefused(exc.detail, status=exc.status) from None
         raise
     if row is None:
         row = LtiScoreSent(context_id=link.id, user_id=line.user_id, exercise=line.exercise)
         session.add(row)
     row.score, row.excused, row.submitted_at, row.sent_at = line.value, line.score.excused, line.submitted_at, now
     session.flush()
+
+
+def record_failure(link: LtiContext, error: str, now: datetime) -> None:
+    """A job that failed outside the LMS calls (a bug, the database): recorded like an LMS
+    failure, so it is shown and retried with the same backoff, never rerun at every poll."""
+    _record(link, error, now)
 
 
 def _record(link: LtiContext, error: str | None, now: datetime) -> None:

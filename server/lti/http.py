@@ -3,9 +3,18 @@
 - Only ``https`` URLs, except on loopback hosts (a platform on the same machine, in
   development and in the tests): a key set or a token fetched over plain HTTP from elsewhere
   could be swapped on the way.
+- Every host is resolved here (``getaddrinfo``) and every address it resolves to is sorted
+  by :func:`address_kind`. Unspecified (``0.0.0.0``, ``::``), link-local (169.254/16, the
+  cloud metadata service), multicast, reserved and IPv4-mapped/6to4/Teredo addresses are
+  always refused; loopback and private ones only where the caller allows them
+  (``server.lti.services``: a platform registered on this machine, or on a private network,
+  may name services there; a public platform may not). The request then goes to the checked
+  address itself (the host name kept for TLS and ``Host``), so DNS cannot answer one address
+  to the check and another to the connection.
 - Every answer is read up to :data:`MAX_RESPONSE_BYTES` and must be JSON where JSON is
-  expected; a connection timeout, a status outside 2xx, a body too large or not JSON becomes
-  one ``LmsUnreachable`` whose message names the host and what went wrong (never the body).
+  expected; a connection timeout, a status outside 2xx, a body too large, nested too deep or
+  not JSON becomes one ``LmsUnreachable`` whose message names the host and what went wrong
+  (never the body).
 - Redirects are not followed (a service URL answers itself, or the call fails).
 """
 
@@ -13,9 +22,11 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import socket
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -25,10 +36,73 @@ from server.lti.errors import InvalidRegistration, LmsUnreachable
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 _LOOPBACK_NAMES = {"localhost"}
+#: Most addresses of one host looked at (each is checked; the first is used).
+MAX_ADDRESSES = 16
+
+IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class AddressKind(StrEnum):
+    """What an address is, for deciding whether the tool may send a request there."""
+
+    PUBLIC = "public"
+    PRIVATE = "private"
+    LOOPBACK = "loopback"
+    REFUSED = "refused"
+
+
+def address_kind(address: IpAddress) -> AddressKind:
+    """Public, private (RFC 1918, ULA, CGNAT ...), loopback, or refused whatever the platform."""
+    if isinstance(address, ipaddress.IPv6Address) and (
+        address.ipv4_mapped is not None or address.sixtofour is not None or address.teredo is not None
+    ):
+        return AddressKind.REFUSED  # an IPv4 address in disguise: checked as IPv6, reached as IPv4
+    if address.is_unspecified:
+        return AddressKind.REFUSED
+    if address.is_loopback:  # before "reserved": ::1 lies in the reserved ::/8
+        return AddressKind.LOOPBACK
+    if address.is_link_local or address.is_multicast or address.is_reserved:
+        return AddressKind.REFUSED
+    if address.is_private or not address.is_global:
+        return AddressKind.PRIVATE
+    return AddressKind.PUBLIC
+
+
+def resolve(host: str, what: str) -> list[IpAddress]:
+    """Every address ``host`` resolves to (a literal address: itself); ``LmsUnreachable`` if none."""
+    bare = host.strip("[]")
+    try:
+        return [ipaddress.ip_address(bare)]
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(bare, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise LmsUnreachable(f"{what}: the host {host[:100]} could not be resolved.") from None
+    addresses: list[IpAddress] = []
+    for _family, _type, _proto, _name, sockaddr in found[:MAX_ADDRESSES]:
+        try:
+            address = ipaddress.ip_address(str(sockaddr[0]).split("%")[0])
+        except ValueError:
+            continue
+        if address not in addresses:
+            addresses.append(address)
+    if not addresses:
+        raise LmsUnreachable(f"{what}: the host {host[:100]} could not be resolved.")
+    return addresses
+
+
+def host_kinds(host: str) -> set[AddressKind]:
+    """The kinds of the addresses ``host`` resolves to now (empty when it does not resolve)."""
+    try:
+        return {address_kind(a) for a in resolve(host, "host")}
+    except LmsUnreachable:
+        return set()
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    """Whether ``host`` is written as this machine (``localhost``, a literal 127.0.0.0/8 or
+    ``::1`` address): the only hosts plain http is accepted for."""
     if host.lower() in _LOOPBACK_NAMES or host.lower().endswith(".localhost"):
         return True
     try:
@@ -48,10 +122,14 @@ def checked_url(url: object, what: str) -> str:
         or " " in url
     ):
         raise InvalidRegistration(f"The {what} must be a URL of at most 2000 printable ASCII characters.")
-    parts = urlsplit(url)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        hostname, _port = parts.hostname, parts.port
+    except ValueError:
+        raise InvalidRegistration(f"The {what} must be an absolute https:// URL; got {url[:200]!r}.") from None
+    if parts.scheme not in ("https", "http") or not hostname:
         raise InvalidRegistration(f"The {what} must be an absolute https:// URL; got {url[:200]!r}.")
-    if parts.scheme == "http" and not is_loopback(parts.hostname):
+    if parts.scheme == "http" and not is_loopback(hostname):
         raise InvalidRegistration(
             f"The {what} must use https:// (plain http is allowed for localhost only); got {url[:200]!r}."
         )
@@ -67,6 +145,40 @@ class Answer:
     link: str
 
 
+_LOCAL = frozenset({AddressKind.PUBLIC, AddressKind.PRIVATE, AddressKind.LOOPBACK})
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A URL's checked addresses: ``targets`` the URL with its host replaced by each (tried in
+    order, the next only when one cannot be connected to), ``host_header`` and ``server_name``
+    what the host name was (sent as ``Host`` and used for TLS: SNI and certificate check)."""
+
+    targets: tuple[str, ...]
+    host_header: str
+    server_name: str
+
+
+def pinned(url: str, what: str, allowed: frozenset[AddressKind]) -> Pinned:
+    """``url``'s checked addresses: every address its host resolves to must be of an
+    ``allowed`` kind (one that is not refuses the whole URL: DNS answers may rotate)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    addresses = resolve(host, what)
+    for address in addresses:
+        kind = address_kind(address)
+        if kind not in allowed or kind is AddressKind.REFUSED:
+            shown = "an address" if kind is AddressKind.REFUSED else f"a {kind.value} address"
+            raise LmsUnreachable(
+                f"{what}: {host[:100]} is {shown} ({address}) the tool does not send requests to; refused."
+            )
+    targets = []
+    for address in addresses:
+        literal = f"[{address}]" if isinstance(address, ipaddress.IPv6Address) else str(address)
+        targets.append(urlunsplit(parts._replace(netloc=literal + (f":{parts.port}" if parts.port else ""))))
+    return Pinned(tuple(targets), parts.netloc.rpartition("@")[2], host)
+
+
 def call(
     method: str,
     url: str,
@@ -78,36 +190,67 @@ def call(
     params: dict[str, str] | None = None,
     accept_status: tuple[int, ...] = (),
     client: httpx.Client | None = None,
+    allowed: frozenset[AddressKind] = _LOCAL,
 ) -> Answer:
     """One request to an LMS; ``what`` names it in errors ("the roster of ...").
 
     A 2xx (or a status in ``accept_status``) comes back as an ``Answer``; anything else raises
-    ``LmsUnreachable``."""
+    ``LmsUnreachable``. ``allowed``: the kinds of address the URL's host may resolve to (the
+    registered URLs an administrator entered: any but the always refused)."""
     checked_url(url, what)
-    host = urlsplit(url).hostname
+    place = pinned(url, what, allowed)
+    host = place.server_name
+    for value in (headers or {}).values():
+        if not value.isascii() or not value.isprintable():
+            raise LmsUnreachable(f"{what}: a header value for {host} is not printable ASCII (from the LMS's answers).")
     own = client is None
     session = client or httpx.Client(timeout=TIMEOUT, follow_redirects=False)
+    extensions = {"sni_hostname": host} if urlsplit(url).scheme == "https" else {}
     try:
-        with session.stream(method, url, headers=headers, json=json_body, data=form, params=params) as response:
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > MAX_RESPONSE_BYTES:
-                    raise LmsUnreachable(f"{what}: {host} answered more than {MAX_RESPONSE_BYTES // 2**20} MiB.")
-            status, link = response.status_code, response.headers.get("link", "")
-    except httpx.HTTPError as exc:
+        for n, target in enumerate(place.targets):
+            try:
+                status, link, body = _exchange(
+                    session,
+                    method,
+                    target,
+                    what,
+                    host,
+                    headers={**(headers or {}), "Host": place.host_header},
+                    json=json_body,
+                    data=form,
+                    params=params,
+                    extensions=extensions,
+                )
+                break
+            except httpx.ConnectError:
+                if n == len(place.targets) - 1:
+                    raise
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError, UnicodeError) as exc:
         raise LmsUnreachable(f"{what}: could not reach {host} ({type(exc).__name__}).") from None
     finally:
         if own:
             session.close()
     if not (200 <= status < 300) and status not in accept_status:
-        raise LmsUnreachable(f"{what}: {host} answered HTTP {status}.")
+        raise LmsUnreachable(f"{what}: {host} answered HTTP {status}.", status=status)
     if not body.strip():
         return Answer(status, None, link)
     try:
         return Answer(status, json.loads(bytes(body)), link)
-    except (ValueError, UnicodeDecodeError):
-        raise LmsUnreachable(f"{what}: {host} answered something that is not JSON.") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise LmsUnreachable(f"{what}: {host} answered something that is not JSON (or nested too deep).") from None
+
+
+def _exchange(
+    session: httpx.Client, method: str, target: str, what: str, host: str, **request: Any
+) -> tuple[int, str, bytearray]:
+    """One request to a checked address: (status, ``Link`` header, body read up to the cap)."""
+    with session.stream(method, target, **request) as response:
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > MAX_RESPONSE_BYTES:
+                raise LmsUnreachable(f"{what}: {host} answered more than {MAX_RESPONSE_BYTES // 2**20} MiB.")
+        return response.status_code, response.headers.get("link", ""), body
 
 
 def next_page(link: str) -> str | None:

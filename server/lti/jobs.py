@@ -29,7 +29,7 @@ from sqlalchemy import or_, select, text
 from sqlalchemy.exc import IntegrityError
 
 from server.db import SessionFactory, transaction
-from server.lti.grades import Applied, apply, plan
+from server.lti.grades import Applied, apply, plan, record_failure
 from server.models import LtiContext, utcnow
 
 if TYPE_CHECKING:
@@ -61,13 +61,21 @@ def due_courses(session: Session, now: datetime) -> list[int]:
 def sync_course(sessions: SessionFactory, link_id: int, secret: bytes) -> Applied | None:
     """The job: send what changed for one course link (None: the link is gone or not due
     any more). Commits what was sent and the link's sync state."""
-    with transaction(sessions) as session:
-        link = session.get(LtiContext, link_id)
-        if link is None or not (link.auto_grades or link.send_requested_at is not None):
-            return None
-        if link.auto_grades and link.send_requested_at is None and not plan(session, link).to_send:
-            return Applied()  # nothing changed: no token bought, nothing sent
-        outcome = apply(session, link, secret)
+    try:
+        with transaction(sessions) as session:
+            link = session.get(LtiContext, link_id)
+            if link is None or not (link.auto_grades or link.send_requested_at is not None):
+                return None
+            if link.auto_grades and link.send_requested_at is None and not plan(session, link).to_send:
+                return Applied()  # nothing changed: no token bought, nothing sent
+            outcome = apply(session, link, secret)
+    except Exception:
+        log.exception("LTI grades job of course link %s failed", link_id)
+        with transaction(sessions) as session:  # shown on the LTI page, retried with backoff
+            link = session.get(LtiContext, link_id)
+            if link is not None:
+                record_failure(link, "The grades job failed inside ppo-grader (see the server log).", utcnow())
+        return Applied(error="internal error")
     if outcome.error:
         log.warning("LTI grades of course link %s not sent: %s", link_id, outcome.error)
     return outcome

@@ -24,6 +24,7 @@ Every value taken from the token is type-checked and capped before it is used or
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -39,11 +40,18 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from server.lti import claims as c
-from server.lti.errors import LaunchRefused, PlatformNotFound
+from server.lti.errors import InvalidRegistration, LaunchRefused, PlatformNotFound
+from server.lti.http import checked_url
 from server.lti.platforms import find_platform, has_deployment, platform_key
 from server.models import LtiDeepLink, LtiLogin, LtiPlatform, LtiTicket, utcnow
+from server.text_guard import is_storable_text
 
 LOGIN_SECONDS = 600
+#: Most logins kept per platform, and in all: a login is free to begin (anyone can ask, naming
+#: a registered LMS), so the oldest beyond these are forgotten rather than an outsider's burst
+#: held in full. A launch whose login was forgotten is refused ("Unknown login"): launch again.
+MAX_LOGINS_PER_PLATFORM = 50
+MAX_LOGINS = 500
 #: A launch token issued longer ago than this is refused even if its ``exp`` is later.
 MAX_TOKEN_AGE = timedelta(hours=1)
 #: Clock difference tolerated between the LMS and this server.
@@ -100,6 +108,8 @@ def begin_login(session: Session, params: dict[str, str], launch_url: str, now: 
     stale = now - timedelta(days=1)  # what expired a day ago is of no use, even to an audit
     for model in (LtiLogin, LtiTicket, LtiDeepLink):
         session.execute(delete(model).where(model.expires_at < stale))
+    _make_room(session, LtiLogin.platform_id == platform.id, MAX_LOGINS_PER_PLATFORM)
+    _make_room(session, None, MAX_LOGINS)
     login = LtiLogin(
         state=secrets.token_urlsafe(32),
         nonce=secrets.token_urlsafe(32),
@@ -124,6 +134,17 @@ def begin_login(session: Session, params: dict[str, str], launch_url: str, now: 
         query["lti_message_hint"] = params["lti_message_hint"]
     separator = "&" if "?" in platform.auth_login_url else "?"
     return LoginStart(platform.auth_login_url + separator + urlencode(query), login.state)
+
+
+def _make_room(session: Session, where: Any, most: int) -> None:
+    """Forget the oldest logins (``where``: of one platform) so one more leaves ``most``."""
+    query = select(LtiLogin.id).order_by(LtiLogin.id.desc()).offset(most - 1).limit(1)
+    if where is not None:
+        query = query.where(where)
+    oldest_kept = session.scalar(query)
+    if oldest_kept is not None:
+        doomed = delete(LtiLogin).where(LtiLogin.id <= oldest_kept)
+        session.execute(doomed.where(where) if where is not None else doomed)
 
 
 def _unregistered_deployment(platform: LtiPlatform, deployment: str) -> LaunchRefused:
@@ -229,7 +250,7 @@ def _spend_state(session: Session, state: str, now: datetime) -> LtiLogin:
 def _verified(session: Session, platform: LtiPlatform, id_token: str, now: datetime) -> jwt.Token:
     try:
         header = extract_compact(id_token.encode()).protected
-    except (JoseError, ValueError, UnicodeError):
+    except (JoseError, ValueError, UnicodeError, RecursionError):
         raise LaunchRefused("Malformed launch", "The id_token is not a signed JWT.", 400) from None
     if header.get("alg") != "RS256":
         raise LaunchRefused("Wrong signature algorithm", "LTI 1.3 launches are signed with RS256.", 401)
@@ -245,7 +266,7 @@ def _verified(session: Session, platform: LtiPlatform, id_token: str, now: datet
             f"The launch is not signed by {platform.name}'s key {kid[:80]!r} (forged or altered).",
             401,
         ) from None
-    except (JoseError, ValueError):
+    except (JoseError, ValueError, RecursionError, UnicodeError):  # RecursionError: JSON nested too deep
         raise LaunchRefused("Malformed launch", "The id_token could not be read.", 400) from None
 
 
@@ -300,6 +321,8 @@ def _string(value: Any, what: str, *, required: bool = False, longest: int = 255
         return ""
     if not isinstance(value, str) or (required and not value) or len(value) > longest:
         raise LaunchRefused("Invalid launch", f"The launch's {what} must be a string of at most {longest} characters.")
+    if not is_storable_text(value):  # a lone surrogate ("\ud800" is valid JSON) or a NUL
+        raise LaunchRefused("Invalid launch", f"The launch's {what} is not valid text (a lone surrogate or NUL).")
     return value
 
 
@@ -307,7 +330,10 @@ def _opaque(value: Any) -> str | None:
     """The deep-linking ``data`` (any JSON value the platform wants back), as JSON; capped."""
     if value is None:
         return None
-    text = json.dumps(value)
+    try:
+        text = json.dumps(value)  # ASCII: a lone surrogate travels escaped
+    except (ValueError, RecursionError):
+        raise LaunchRefused("Invalid launch", "The deep-linking request's data is not storable JSON.") from None
     if len(text) > 2000:
         raise LaunchRefused("Invalid launch", "The deep-linking request's data is longer than 2000 characters.")
     return text
@@ -317,11 +343,48 @@ def _optional_url(value: Any, what: str) -> str | None:
     return _string(value, what, longest=2000) or None
 
 
+def _site(host: str) -> str:
+    """A host's site for :func:`_return_url`: a name without its first label (``school.instructure.com``
+    -> ``instructure.com``) when two labels are left; an address, or a short name, itself."""
+    labels = host.split(".")
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return host
+    except ValueError:
+        return ".".join(labels[1:]) if len(labels) > 2 else host
+
+
+def _return_url(url: str, platform: LtiPlatform) -> str:
+    """The deep-linking return URL if it is an https URL (http where the platform's own URLs are
+    on loopback) of the platform's site: the host of one of its registered URLs, or a name in
+    the same domain (Canvas answers on the school's ``*.instructure.com``, its issuer is
+    ``canvas.instructure.com``). The browser posts the signed answer there, and its origin goes
+    into the answer page's ``form-action``, so nothing else is accepted."""
+    try:
+        checked_url(url, "deep-linking return URL")
+        host = (urlsplit(url).hostname or "").lower()
+    except (InvalidRegistration, ValueError):
+        raise LaunchRefused("Invalid launch", "The deep-linking return URL is not an https URL.") from None
+    registered = {
+        (urlsplit(u).hostname or "").lower()
+        for u in (platform.issuer, platform.auth_login_url, platform.auth_token_url, platform.jwks_url)
+    } - {""}
+    sites = {_site(h) for h in registered}
+    if host not in registered and not any(host.endswith("." + site) for site in sites if "." in site):
+        raise LaunchRefused(
+            "Invalid launch",
+            f"The deep-linking return URL is not on {platform.name}'s site ({', '.join(sorted(registered))[:200]}).",
+        )
+    return url
+
+
 def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Launch:
     message = str(body[c.MESSAGE_TYPE])
     roles = body.get(c.ROLES, [])
     if not isinstance(roles, list):
         raise LaunchRefused("Invalid launch", "The launch's roles claim must be a list.")
+    if any(isinstance(r, str) and not is_storable_text(r) for r in roles[: c.MAX_ROLES]):
+        raise LaunchRefused("Invalid launch", "The launch's roles are not valid text (a lone surrogate or NUL).")
     context = body.get(c.CONTEXT)
     place = None
     if isinstance(context, dict) and context.get("id"):
@@ -336,7 +399,11 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
         raise LaunchRefused("Invalid launch", "A resource-link launch must name its resource link (id).")
     custom_claim = body.get(c.CUSTOM)
     custom = (
-        {str(k)[:64]: v[:200] for k, v in list(custom_claim.items())[:50] if isinstance(v, str)}
+        {
+            str(k)[:64]: v[:200]
+            for k, v in list(custom_claim.items())[:50]
+            if isinstance(v, str) and is_storable_text(str(k)[:64] + v[:200])
+        }
         if isinstance(custom_claim, dict)
         else {}
     )
@@ -349,7 +416,7 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
         ags = AgsEndpoint(
             lineitems=_optional_url(ags_claim.get("lineitems"), "line items URL"),
             lineitem=_optional_url(ags_claim.get("lineitem"), "line item URL"),
-            scopes=tuple(s for s in scopes[:20] if isinstance(s, str) and len(s) < 200)
+            scopes=tuple(s for s in scopes[:20] if isinstance(s, str) and len(s) < 200 and is_storable_text(s))
             if isinstance(scopes, list)
             else (),
         )
@@ -360,12 +427,15 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
             raise LaunchRefused("Invalid launch", "A deep-linking request must carry its settings.")
         types = settings.get("accept_types", [])
         deep = DeepLinking(
-            return_url=_string(
-                settings.get("deep_link_return_url"), "deep-linking return URL", required=True, longest=2000
+            return_url=_return_url(
+                _string(settings.get("deep_link_return_url"), "deep-linking return URL", required=True, longest=2000),
+                platform,
             ),
             data=_opaque(settings.get("data")),
             accept_multiple=settings.get("accept_multiple") is not False,
-            accept_types=tuple(t for t in types[:20] if isinstance(t, str)) if isinstance(types, list) else (),
+            accept_types=tuple(t for t in types[:20] if isinstance(t, str) and is_storable_text(t))
+            if isinstance(types, list)
+            else (),
         )
     return Launch(
         platform=platform,

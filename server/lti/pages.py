@@ -10,6 +10,7 @@ Every other page is the dashboard's kit (``server.web.html.page``), with its hea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -23,6 +24,23 @@ from server.web.html import Viewer, e, format_score, page, time_html
 SCRIPT = "/lti/static/launch.js"
 
 
+_HOST = re.compile(r"^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$")
+
+
+def csp_origin(url: str) -> str | None:
+    """``scheme://host[:port]`` of an http(s) URL, rebuilt from checked parts (so nothing of
+    the URL but its origin, and no ``;`` or space, reaches a header); None if it has none."""
+    try:
+        parts = urlsplit(url)
+        host, port = (parts.hostname or "").lower(), parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("https", "http") or not _HOST.match(host if ":" not in host else f"[{host}]"):
+        return None
+    shown = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{shown}" + (f":{port}" if port else "")
+
+
 def _csp(answer_origin: str | None = None) -> str:
     targets = "'self'" + (f" {answer_origin}" if answer_origin else "")
     return (
@@ -34,10 +52,7 @@ def _csp(answer_origin: str | None = None) -> str:
 def lti_response(body: str, status_code: int = 200, answer_to: str | None = None) -> HTMLResponse:
     """An LTI page: frameable by the LMS, never cached; ``answer_to`` is the URL a form on it
     posts to (the LMS's deep-linking return URL), allowed by its ``form-action``."""
-    origin = None
-    if answer_to:
-        parts = urlsplit(answer_to)
-        origin = f"{parts.scheme}://{parts.netloc}"
+    origin = csp_origin(answer_to) if answer_to else None
     headers = {
         "Cache-Control": "no-store",
         "Content-Security-Policy": _csp(origin),

@@ -7,8 +7,10 @@ https (loopback aside: ``server.lti.http``).
 
 The platform's key set is cached in its row. :func:`platform_key` returns the key a token's
 ``kid`` names; a ``kid`` the cache lacks makes one refresh, unless a refresh in the last
-:data:`MISS_COOLDOWN` already failed to find an unknown ``kid`` (so made-up key ids cannot
-turn the tool into a fetching machine; a real key rotation is found at the first launch).
+:data:`MISS_COOLDOWN` did not find an unknown ``kid`` or failed (the LMS down, slow, or
+answering garbage): ``jwks_miss_at``. So an outsider's launches with made-up key ids cost at
+most one fetch a minute per platform, whether the key set answers or not; a real key rotation
+is found at the first launch (or the first after a cooldown an outsider started).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from server.lti.http import call, checked_url
 from server.models import LtiDeployment, LtiPlatform, utcnow
 from server.text_guard import is_storable_text
 
-MISS_COOLDOWN = timedelta(seconds=30)
+MISS_COOLDOWN = timedelta(seconds=60)
 #: Most keys read from a platform's set.
 MAX_KEYS = 20
 
@@ -184,11 +186,13 @@ def platform_key(session: Session, platform: LtiPlatform, kid: str, now: datetim
     now = now or utcnow()
     found = _by_kid(_cached(platform), kid)
     if found is None:
-        recently_missed = platform.jwks_miss_at is not None and now - platform.jwks_miss_at < MISS_COOLDOWN
-        if not recently_missed:
+        recently_tried = platform.jwks_miss_at is not None and now - platform.jwks_miss_at < MISS_COOLDOWN
+        if not recently_tried:
             try:
                 found = _by_kid(refresh_jwks(session, platform, now), kid)
             except LmsUnreachable as exc:
+                platform.jwks_miss_at = now  # a failed (or timed-out) fetch counts as a miss
+                session.flush()
                 raise LaunchRefused("The LMS's keys could not be read", exc.detail, 502) from None
             if found is None:
                 platform.jwks_miss_at = now

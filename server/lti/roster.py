@@ -79,7 +79,6 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
             platform.id,
             sub,
             secret,
-            staff=where is Standing.STAFF,
             name=_text(member.get("name"))
             or " ".join(filter(None, (_text(member.get("given_name")), _text(member.get("family_name"))))),
             email=_text(member.get("email")) or None,

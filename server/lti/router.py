@@ -10,14 +10,16 @@ From the LMS (no session; each step proves itself):
 - ``POST /lti/launch``: the id_token; validated (``server.lti.launch``), then a resource-link
   launch signs the user in through ``/lti/continue/<ticket>`` and a deep-linking request shows
   the picker. A refused launch is a 4xx page that says why.
-- ``GET /lti/continue/{ticket}``: a one-time pass from a launch to the signed-in page: sets the
+- ``GET /lti/continue/{ticket}``: a one-time pass from a launch to the signed-in page, good only
+  in the browser the launch came to (a cookie the launch's answer set holds the ticket's MAC;
+  without it the link is refused and left unspent: no login CSRF): sets the
   web session cookie (``server.web.session``, SameSite=Strict: it can be set here, at the
   top level on the site itself, but not on the LMS's cross-site post), 303 to the course's
   dashboard (staff) or the learner's page for the exercise.
 - ``POST /lti/deep-link/{token}``: the picker's choice; answers with the signed content items,
   posted back to the LMS.
 - ``GET /lti/jwks``: the tool's public keys. ``GET /lti/config.json``: Canvas's tool
-  configuration (every URL from this server's own address).
+  configuration (every URL from ``PUBLIC_URL``; never the request's Host header).
 
 For instructors (the web session): ``GET /dashboard/lti`` (the course's link, roster and
 grades preview), ``POST /dashboard/lti/roster|grades|auto``. For admins (a bearer token):
@@ -26,6 +28,8 @@ grades preview), ``POST /dashboard/lti/roster|grades|auto``. For admins (a beare
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 from datetime import timedelta
 from pathlib import Path
@@ -70,6 +74,7 @@ api = APIRouter(prefix="/api/v1/lti", tags=["lti"])
 MAX_LAUNCH_FORM_BYTES = 128 * 1024
 MAX_PICKER_FORM_BYTES = 16 * 1024
 TICKET_SECONDS = 300
+TICKET_COOKIE_PREFIX = "ppo_lti_ticket_"
 _SCRIPT = (Path(__file__).parent / "static" / "launch.js").read_bytes()
 
 
@@ -193,7 +198,6 @@ def _accept(request: Request, session: Session, secret: bytes, checked: Launch) 
         checked.platform.id,
         checked.sub,
         secret,
-        staff=staff,
         name=checked.name,
         email=checked.email,
         username=checked.username,
@@ -226,7 +230,30 @@ def _accept(request: Request, session: Session, secret: bytes, checked: Launch) 
     session.add(ticket)
     presentation = checked.claims.get(c.LTI + "launch_presentation")
     window = isinstance(presentation, dict) and presentation.get("document_target") == "window"
-    return pages.lti_response(pages.launch_page(user, course.title, f"/lti/continue/{ticket.token}", window))
+    response = pages.lti_response(pages.launch_page(user, course.title, f"/lti/continue/{ticket.token}", window))
+    # The link signs in only the browser this launch came to (no login CSRF: a link passed on
+    # to someone else signs nobody in): it carries its proof in a cookie set here.
+    secure = request.url.scheme == "https"
+    response.set_cookie(
+        ticket_cookie_name(ticket.token),
+        ticket_proof(ticket.token, secret),
+        max_age=TICKET_SECONDS,
+        path="/lti/continue",
+        httponly=True,
+        samesite="none" if secure else "lax",  # as the state cookie: set on the LMS's cross-site post
+        secure=secure,
+    )
+    return response
+
+
+def ticket_cookie_name(token: str) -> str:
+    """The cookie that binds a sign-in ticket to the browser of its launch (one per ticket)."""
+    return TICKET_COOKIE_PREFIX + "".join(ch for ch in token[:16] if ch.isalnum() or ch in "-_")
+
+
+def ticket_proof(token: str, secret: bytes) -> str:
+    """The ticket cookie's value: a MAC of the ticket, so the link alone proves nothing."""
+    return hmac.new(secret, b"lti-ticket\0" + token.encode(), hashlib.sha256).hexdigest()
 
 
 def _exercise(session: Session, course: Course, link: LtiContext, checked: Launch) -> str | None:
@@ -248,8 +275,21 @@ def _exercise(session: Session, course: Course, link: LtiContext, checked: Launc
 
 @html.get("/lti/continue/{token}")
 def continue_launch(token: str, request: Request, session: SessionDep, settings: SettingsDep, now: Now) -> Response:
-    """Spend a launch's ticket: the web session cookie, then the page the launch was for."""
-    ticket = session.scalar(select(LtiTicket).where(LtiTicket.token == token[:64]))
+    """Spend a launch's ticket: the web session cookie, then the page the launch was for.
+    Only in the browser the launch came to (its ticket cookie): elsewhere the link is refused
+    and left unspent."""
+    token = token[:64]
+    proof = request.cookies.get(ticket_cookie_name(token), "")
+    if not hmac.compare_digest(proof.encode(), ticket_proof(token, settings.secret_bytes).encode()):
+        return _refused(
+            LaunchRefused(
+                "Sign-in link not for this browser",
+                "This sign-in link works only in the browser that launched ppo-grader from the LMS "
+                "(a link sent by someone else signs nobody in). Launch ppo-grader from the LMS yourself.",
+                403,
+            )
+        )
+    ticket = session.scalar(select(LtiTicket).where(LtiTicket.token == token))
     spent = (
         session.execute(
             update(LtiTicket)
@@ -273,6 +313,7 @@ def continue_launch(token: str, request: Request, session: SessionDep, settings:
             )
         )
     response = redirect(ticket.destination)
+    response.delete_cookie(ticket_cookie_name(token), path="/lti/continue")
     response.set_cookie(
         COOKIE_NAME,
         sign(ticket.user_id, ticket.api_token_id, settings.secret_bytes),
@@ -326,9 +367,19 @@ def launch_script() -> Response:
 
 
 @html.get("/lti/config.json")
-def canvas_config(request: Request) -> Response:
-    """The tool's configuration for Canvas's developer key ("Paste JSON"), for this server's URL."""
-    return JSONResponse(canvas_configuration(str(request.base_url).rstrip("/")))
+def canvas_config(settings: SettingsDep) -> Response:
+    """The tool's configuration for Canvas's developer key ("Paste JSON"), for the configured
+    public address (``PPO_GRADER_PUBLIC_URL``; never the request's Host header)."""
+    if not settings.PUBLIC_URL:
+        return JSONResponse(
+            {
+                "error": "NotConfigured",
+                "detail": "Set PPO_GRADER_PUBLIC_URL to the server's public address (https://...), "
+                "or print the configuration with `ppo-grader lti config --url https://...`.",
+            },
+            status_code=404,
+        )
+    return JSONResponse(canvas_configuration(settings.PUBLIC_URL.rstrip("/")))
 
 
 # --- the course's LTI page ------------------------------------------------------------------
@@ -393,6 +444,7 @@ def roster_button(
         sync_roster(session, link, settings.secret_bytes)
     except LmsUnreachable as exc:
         session.rollback()
+        session.refresh(user)  # loaded again now: the error page renders after the session closes
         raise PageError(
             502,
             "The LMS could not be reached",

@@ -5,7 +5,9 @@ The token is bought with a client assertion (IMS security framework §4.1): a JW
 signs (``server.lti.keys``) with ``iss`` and ``sub`` its client id and ``aud`` the platform's
 token URL. One :class:`LmsClient` serves one job (a roster sync, a preview, an apply): it keeps
 its tokens and its HTTP connection for that job only, never between jobs (no global state).
-Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`.
+Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`; a longer
+list, or a next link back to a page already read, is ``LmsUnreachable`` (never a cut list
+taken as whole: a roster cut short would mark everyone after the cut as dropped).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from server.lti import keys
 from server.lti.errors import LmsUnreachable
-from server.lti.http import TIMEOUT, Answer, call, is_loopback, next_page
+from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, next_page
 from server.models import LtiPlatform
 
 MAX_PAGES = 100
@@ -39,6 +41,16 @@ def service_url(lineitem: str, suffix: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + suffix))
 
 
+def service_address_kinds(platform: LtiPlatform) -> frozenset[AddressKind]:
+    """Where a platform's service URLs may lead: public addresses, and the kind of network the
+    administrator registered the platform on (its token URL's addresses): a platform on this
+    machine (development, the tests) may name loopback services, one on a private network
+    private ones; a public platform neither. Unspecified, link-local, multicast, reserved and
+    IPv4-mapped addresses never (``server.lti.http.address_kind``)."""
+    kinds = host_kinds(urlsplit(platform.auth_token_url).hostname or "")
+    return frozenset({AddressKind.PUBLIC} | (kinds & {AddressKind.PRIVATE, AddressKind.LOOPBACK}))
+
+
 class LmsClient:
     """Calls to one platform's services on behalf of the tool, for one job."""
 
@@ -47,6 +59,7 @@ class LmsClient:
         self._secret = secret
         self.platform = platform
         self._tokens: dict[tuple[str, ...], str] = {}
+        self._allowed = service_address_kinds(platform)
         self._http = httpx.Client(timeout=TIMEOUT, follow_redirects=False)
         #: Requests sent (tokens included): what a job did, counted.
         self.requests = 0
@@ -58,13 +71,10 @@ class LmsClient:
         self._http.close()
 
     def _call(self, method: str, url: str, what: str, **kwargs: Any) -> Answer:
-        # A service URL comes from a launch's claims: it may name this machine only when the
-        # platform itself is here (development, the tests), never to reach a local service.
-        host = urlsplit(url).hostname or ""
-        if is_loopback(host) and not is_loopback(urlsplit(self.platform.auth_token_url).hostname or ""):
-            raise LmsUnreachable(f"{what}: {self.platform.name} named a service on this machine ({host}); refused.")
+        # A service URL comes from a launch's claims or an LMS's answer (paging links, line
+        # item ids): every address it resolves to is checked, and the request goes there.
         self.requests += 1
-        return call(method, url, what, client=self._http, **kwargs)
+        return call(method, url, what, client=self._http, allowed=self._allowed, **kwargs)
 
     def token(self, scopes: tuple[str, ...]) -> str:
         """An access token for ``scopes`` (bought once per client)."""
@@ -88,8 +98,17 @@ class LmsClient:
             },
         )
         token = answer.body.get("access_token") if isinstance(answer.body, dict) else None
-        if not isinstance(token, str) or not token or len(token) > 8192:
-            raise LmsUnreachable(f"an access token from {platform.name}: the answer holds no access_token.")
+        if (
+            not isinstance(token, str)
+            or not token
+            or len(token) > 8192
+            or not token.isascii()
+            or not token.isprintable()
+        ):
+            raise LmsUnreachable(
+                f"an access token from {platform.name}: the answer holds no usable access_token "
+                "(at most 8192 printable ASCII characters)."
+            )
         self._tokens[scopes] = token
         return token
 
@@ -111,9 +130,13 @@ class LmsClient:
         """Every item of a paged container (``key`` its list; None: the body is the list)."""
         items: list[dict[str, Any]] = []
         page: str | None = url
+        seen: set[str] = set()
         for _ in range(MAX_PAGES):
             if page is None:
                 break
+            if page in seen:  # a next link back to a page already read: the roster would never end
+                raise LmsUnreachable(f"{what}: the LMS's pages link back to a page already read (a loop).")
+            seen.add(page)
             answer = self._call("GET", page, what, headers=self._headers(scopes, accept), params=params)
             params = None  # the next link carries its own query
             found = answer.body.get(key) if key is not None and isinstance(answer.body, dict) else answer.body
@@ -123,6 +146,8 @@ class LmsClient:
             if len(items) > MAX_ITEMS:
                 raise LmsUnreachable(f"{what}: more than {MAX_ITEMS} entries.")
             page = next_page(answer.link)
+        if page is not None:  # cut here, the list would look complete and miss everyone after
+            raise LmsUnreachable(f"{what}: more than {MAX_PAGES} pages; nothing was taken from an incomplete list.")
         return items
 
     def members(self, memberships_url: str, scopes: tuple[str, ...]) -> list[dict[str, Any]]:

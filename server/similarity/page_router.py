@@ -21,7 +21,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
-from server.courses.service import default_course, taught_course_named
+from server.courses.service import default_course, taught_course_ids, taught_course_named
 from server.dashboard.deps import DashboardCourse
 from server.deps import SessionDep, StateDep
 from server.errors import UserNotFound
@@ -41,7 +41,11 @@ def _posted_course(session: Session, user: User, fields: dict[str, str]) -> Cour
     """The course a form names, if ``user`` teaches it (no field: the default course)."""
     slug = fields.get("course") or None
     if slug is None:
-        return default_course(session)
+        default = default_course(session)
+        taught = taught_course_ids(session, user)
+        if taught is not None and default.id not in taught:  # staff of their LMS courses only
+            raise PageNotFound(user, "No course by that name that you teach.")
+        return default
     course = taught_course_named(session, user, slug[:64])
     if course is None:
         raise PageNotFound(user, "No course by that name that you teach.")

@@ -8,7 +8,7 @@ A page asks for who may see it, and never checks a result's type::
   coming back to this page afterwards (``server.web.errors``).
 - ``WebSender``: the same, looked up in a database session closed before the route runs (the
   upload form, whose body may arrive slowly).
-- ``WebInstructor``: the same, if they read everything (instructors and admins); a learner gets
+- ``WebInstructor``: the same, if they teach (instructor and admin accounts, course staff from an LMS); a learner gets
   ``PageNotFound``, the same 404 as for another learner's page (nothing says the page exists).
 
 Every request re-reads the session's token row (``server.web.session.user_for_cookie``), so a
@@ -22,8 +22,9 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from server.deps import SessionDep, StateDep
-from server.models import Role, User
+from server.models import User
 from server.web.errors import LoginRequired, PageNotFound
+from server.web.responses import teaches
 from server.web.session import COOKIE_NAME, user_for_cookie
 
 
@@ -54,9 +55,11 @@ def get_web_sender(request: Request, state: StateDep) -> User:
 WebSender = Annotated[User, Depends(get_web_sender)]
 
 
-async def get_web_instructor(user: WebUser) -> User:
-    """The logged-in user if they are an instructor or admin; ``PageNotFound`` for a learner."""
-    if not Role(user.role).reads_everything:
+def get_web_instructor(user: WebUser, session: SessionDep) -> User:
+    """The logged-in user if they teach: an instructor or admin account, or the instructor of
+    a course (LMS staff); ``PageNotFound`` for a learner. Each page then shows only the
+    courses they teach (``server.dashboard.deps.shown_course``)."""
+    if not teaches(session, user):
         raise PageNotFound(user)
     return user
 

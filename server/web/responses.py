@@ -12,8 +12,10 @@ from urllib.parse import parse_qs, urlsplit
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import select
+from sqlalchemy.orm import Session, object_session
 
-from server.models import Course, Role, User
+from server.models import DEFAULT_COURSE_ID, Course, Enrollment, Role, User
 from server.web import html
 from server.web.session import COOKIE_NAME, COOKIE_PATH
 
@@ -88,7 +90,28 @@ FormFields = Annotated[dict[str, str] | None, Depends(_form)]
 def viewer_of(user: User, course: Course | None = None) -> html.Viewer:
     """The header's view of a user, on a page about ``course`` (None: no course)."""
     place = None if course is None else html.CoursePlace(course.slug, course.title, course.time_zone)
-    return html.Viewer(user.name, user.display_name, Role(user.role).reads_everything, place)
+    instructor = Role(user.role).reads_everything
+    session = object_session(user)
+    if not instructor and course is not None and session is not None:  # LMS staff of this course
+        instructor = teaches(session, user, course.id)
+    return html.Viewer(user.name, user.display_name, instructor, place)
+
+
+def teaches(session: Session, user: User, course_id: int | None = None) -> bool:
+    """Whether ``user`` teaches: an instructor or admin account, or (the accounts an LMS makes,
+    ``server.lti.accounts``) an instructor enrollment, in ``course_id`` or, None, in any course.
+    The page authorization's question; what each page shows stays the domains' (the courses
+    they teach, ``server.courses.service.taught_course_ids``)."""
+    if Role(user.role).reads_everything:
+        return True
+    query = select(Enrollment.course_id).where(
+        Enrollment.user_id == user.id,
+        Enrollment.role == "instructor",  # the enrollment roles: models.course.Enrollment
+        Enrollment.course_id != DEFAULT_COURSE_ID,
+    )
+    if course_id is not None:
+        query = query.where(Enrollment.course_id == course_id)
+    return session.scalar(query.limit(1)) is not None
 
 
 def parse_int(text: str | None, default: int, low: int, high: int) -> int | None:

@@ -221,7 +221,7 @@ def test_launch_submit_and_grades_back_in_chromium(service: Service, tmp_path: P
     assert not errors, errors
     with _db(service) as session:
         course = session.scalar(select(Course).where(Course.slug == SLUG))
-        assert course is not None and session.scalar(select(User.role).where(User.name == "prof")) == "instructor"
+        assert course is not None and session.scalar(select(User.role).where(User.name == "prof")) == "learner"
 
 
 @pytest.mark.slow

@@ -1,0 +1,117 @@
+"""Where the tool may send a request for an LMS (issue 35, SSRF): every resolved address is
+sorted by ``server.lti.http.address_kind`` and the request goes to the checked address."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from pathlib import Path
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+from fastapi import FastAPI, Request
+
+from server.lti.errors import LmsUnreachable
+from server.lti.http import AddressKind, address_kind, call, pinned, resolve
+from tests.lti.servers import free_port, tls_server
+
+PUBLIC_ONLY = frozenset({AddressKind.PUBLIC})
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("0.0.0.0", AddressKind.REFUSED),
+        ("::", AddressKind.REFUSED),
+        ("::ffff:127.0.0.1", AddressKind.REFUSED),  # IPv4-mapped: loopback in disguise
+        ("::ffff:8.8.8.8", AddressKind.REFUSED),
+        ("2002:7f00:1::1", AddressKind.REFUSED),  # 6to4 of 127.0.0.1
+        ("169.254.169.254", AddressKind.REFUSED),  # the cloud metadata service
+        ("fe80::1", AddressKind.REFUSED),
+        ("224.0.0.1", AddressKind.REFUSED),
+        ("240.0.0.1", AddressKind.REFUSED),
+        ("127.0.0.1", AddressKind.LOOPBACK),
+        ("127.255.0.9", AddressKind.LOOPBACK),
+        ("::1", AddressKind.LOOPBACK),
+        ("10.1.2.3", AddressKind.PRIVATE),
+        ("192.168.0.1", AddressKind.PRIVATE),
+        ("fd00::1", AddressKind.PRIVATE),
+        ("100.64.0.1", AddressKind.PRIVATE),  # carrier-grade NAT: not global
+        ("8.8.8.8", AddressKind.PUBLIC),
+        ("2001:4860:4860::8888", AddressKind.PUBLIC),
+    ],
+)
+def test_every_address_has_its_kind(address: str, kind: AddressKind) -> None:
+    assert address_kind(ipaddress.ip_address(address)) is kind
+
+
+@pytest.mark.parametrize("host", ["127.1", "0x7f.1", "2130706433", "localhost"])
+def test_shortened_and_named_loopback_forms_are_resolved_then_refused(host: str) -> None:
+    assert all(address_kind(a) is AddressKind.LOOPBACK for a in resolve(host, "the roster"))
+    with pytest.raises(LmsUnreachable, match="refused"):
+        pinned(f"https://{host}:8443/nrps", "the roster", PUBLIC_ONLY)
+
+
+def test_a_request_goes_to_the_checked_address_with_its_host_name_kept() -> None:
+    place = pinned("https://localhost:8443/a/b?page=2", "the roster", frozenset({AddressKind.LOOPBACK}))
+    assert set(place.targets) <= {"https://127.0.0.1:8443/a/b?page=2", "https://[::1]:8443/a/b?page=2"}
+    assert (place.host_header, place.server_name) == ("localhost:8443", "localhost")
+
+
+def test_an_https_service_named_by_host_is_reached_at_its_address_and_its_certificate_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the pinned address, TLS still checks the certificate for the host *name*, and
+    the service sees its own ``Host``; another name's certificate is refused."""
+    cert, key = _name_only_certificate(tmp_path)  # for the name localhost, not for 127.0.0.1
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    seen: list[str] = []
+    app = FastAPI()
+
+    @app.get("/nrps")
+    def nrps(request: Request) -> dict[str, object]:
+        seen.append(request.headers["host"])
+        return {"members": []}
+
+    port = free_port()
+    loopback = frozenset({AddressKind.LOOPBACK})
+    with tls_server(app, port, cert, key):
+        answer = call("GET", f"https://localhost:{port}/nrps", "the roster", allowed=loopback)
+        assert answer.body == {"members": []} and seen == [f"localhost:{port}"]
+        with pytest.raises(LmsUnreachable, match="could not reach"):  # the address is not on the certificate
+            call("GET", f"https://127.0.0.1:{port}/nrps", "the roster", allowed=loopback)
+    assert seen == [f"localhost:{port}"]
+
+
+def _name_only_certificate(folder: Path) -> tuple[Path, Path]:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "name-cert.pem", folder / "name-key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_file, key_file
+
+
+def test_an_always_refused_address_is_refused_whatever_is_allowed() -> None:
+    everything = frozenset(AddressKind)
+    for host in ("0.0.0.0", "[::ffff:127.0.0.1]", "169.254.169.254"):
+        with pytest.raises(LmsUnreachable, match="refused"):
+            pinned(f"https://{host}/x", "the roster", everything)
