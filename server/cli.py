@@ -28,6 +28,7 @@ from server.models import Role
 
 if TYPE_CHECKING:
     from exercises.verify import Verification
+    from server.location import Located
 
 app = typer.Typer(help="ppo-grader: the autograder service.", no_args_is_help=True, add_completion=False)
 users_app = typer.Typer(help="Manage users and their tokens.", no_args_is_help=True)
@@ -93,8 +94,9 @@ def _root(
         bool, typer.Option("--init", help="Let an admin command create a new database where none is.")
     ] = False,
 ) -> None:
-    """ppo-grader: the autograder service. Admin commands use the database `serve` uses
-    (PPO_GRADER_DATABASE_URL, else the file `serve` wrote at its first start) and say which."""
+    """ppo-grader: the autograder service. Every command uses this installation's database
+    (PPO_GRADER_DATABASE_URL for one process, else the one `serve --database` recorded in the
+    data folder, else data/ppo-grader.db of this checkout) and says which."""
     _INIT["init"] = init
 
 
@@ -105,21 +107,23 @@ def _settings() -> Settings:
     return Settings().model_copy(update={"DATABASE_URL": locate().url})
 
 
+def _database(*, create: bool = False) -> Located:
+    """The located database through the one guard every command passes (``server.location.guarded``):
+    a recorded database that is gone is refused; one never set up is refused unless ``create``
+    (serve, migrate, worker) or ``--init``."""
+    from server.location import guarded
+
+    return guarded(create=create or _INIT["init"])
+
+
 @contextmanager
 def _session(settings: Settings) -> Iterator[Session]:
     """One transaction on the located, migrated database, named on stderr; a database that
     does not exist yet is refused unless ``--init`` (an admin command run from the wrong
     folder must not make a new one and print a token the real server rejects). The engine
     is closed afterwards, so that a command run in-process (tests) leaves no connection behind."""
-    from server.location import is_initialised, locate
-
-    where = locate()  # whatever settings the caller built, the database is the one located
+    where = _database()  # whatever settings the caller built, the database is the one located
     settings = settings.model_copy(update={"DATABASE_URL": where.url})
-    if not _INIT["init"] and not is_initialised(where.url):
-        _fail(
-            f"no ppo-grader database at {where.shown} (from {where.source}): start `ppo-grader serve` there "
-            "first, set PPO_GRADER_DATABASE_URL to the server's database, or pass --init to create one"
-        )
     engine = make_engine(settings.DATABASE_URL)
     try:
         upgrade_to_head(engine)
@@ -136,26 +140,38 @@ def _session(settings: Settings) -> Iterator[Session]:
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.", envvar="PPO_GRADER_HOST")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.", envvar="PPO_GRADER_PORT")] = 8000,
+    database: Annotated[
+        str | None,
+        typer.Option(
+            "--database",
+            help="Use this database URL from now on: recorded in this installation's data folder, so every "
+            "command of this checkout finds it (PPO_GRADER_DATABASE_URL instead: this process only).",
+        ),
+    ] = None,
 ) -> None:
     """Start the API and the in-process grading workers (migrations are applied first)."""
     import logging
+    import os
 
     import uvicorn
 
     from exercises import registry
     from server.app import create_app
-    from server.location import locate, remember
+    from server.location import ENV_URL, Located, absolute, remember
     from server.logging_setup import configure_logging
 
-    settings = _settings()
+    if database is not None:
+        if os.environ.get(ENV_URL):
+            _fail(f"give the database once: --database or {ENV_URL}, not both")
+        written = remember(database)
+        where = Located(absolute(database), "--database" + (f", recorded in {written}" if written else ""), True)
+    else:
+        where = _database(create=True)
+    settings = Settings().model_copy(update={"DATABASE_URL": where.url})
     registry.load()  # every pack now: one that fails stops the service here, with one line
-    where = locate()
-    written = remember(settings.DATABASE_URL)  # so admin commands run from anywhere find this database
-    err.print(
-        f"database: {where.shown} (from {where.source})" + (f"; remembered in {written}" if written else ""),
-        highlight=False,
-        soft_wrap=True,
-    )
+    # The banner, before any log line: which database, which packs (issue 32: it used to be one
+    # line after the installer's output, and a server on the wrong database went unnoticed).
+    err.print(f"database: {where.shown} (from {where.source})", highlight=False, soft_wrap=True)
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
     configure_logging()
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", log_config=None)
@@ -187,7 +203,7 @@ def worker(
         raise typer.BadParameter(f"use one of {', '.join(QUEUES)}", param_hint="--queue")
     from exercises import registry
 
-    settings = _settings()
+    settings = Settings().model_copy(update={"DATABASE_URL": _database(create=True).url})
     registry.load()  # the same packs as the API's, or no worker
     configure_logging()
     upgrade_to_head(make_engine(settings.DATABASE_URL))  # idempotent; the job tables must exist
@@ -198,11 +214,9 @@ def worker(
 @_edge
 def migrate() -> None:
     """Apply pending database migrations, then exit (docker-compose's one-shot `migrate`)."""
-    from server.location import locate
-
-    settings = _settings()
-    upgrade_to_head(make_engine(settings.DATABASE_URL))
-    err.print(f"database {locate().shown} is at the latest migration", highlight=False)
+    where = _database(create=True)
+    upgrade_to_head(make_engine(where.url))
+    err.print(f"database {where.shown} (from {where.source}) is at the latest migration", highlight=False)
 
 
 @users_app.command("add")
@@ -380,7 +394,7 @@ def exercises_verify(
     finally:
         judge.close()
     where = locate()
-    if _INIT["init"] or is_initialised(where.url):
+    if _INIT["init"] or is_initialised(where.url) or where.recorded:  # a recorded one that is gone: one red line
         with _session(settings) as session:
             for ex, result in results:
                 record_verification(session, ex, result)
@@ -805,7 +819,8 @@ def similarity(
     from server.similarity import service
     from server.similarity.views import pair_public
 
-    settings = _settings()
+    where = _database()  # the same guard as every command: never a new empty database
+    settings = Settings().model_copy(update={"DATABASE_URL": where.url})
     engine = make_engine(settings.DATABASE_URL)
     try:
         upgrade_to_head(engine)
