@@ -1,7 +1,8 @@
 """The catalogue: every exercise of every pack (:mod:`exercises.packs`), by slug.
 
 The built-in pack is the ``exercises`` package's own folders; operators add packs through
-``PPO_GRADER_EXERCISE_PACKS`` and installed entry points. The catalogue is built once per
+installed entry points and the folders the service is configured with (recorded in its database
+by ``serve``; the server hands them over with :func:`serve_folders`). The catalogue is built once per
 process, whole or not at all: a pack that fails to load raises
 :class:`~exercises.packs.PackError` and leaves no catalogue behind, so the next call fails the
 same way instead of serving half of it.
@@ -16,6 +17,8 @@ from exercises.packs import Pack, configured_packs, load_catalogue
 
 _lock = threading.Lock()
 _cache: dict[str, Exercise] | None = None
+#: The pack folders the service is configured with (:func:`serve_folders`).
+_served: list[str] = []
 
 
 class UnknownExercise(KeyError):
@@ -25,12 +28,26 @@ class UnknownExercise(KeyError):
         return f"no exercise named {self.args[0]!r}"
 
 
+def serve_folders(folders: list[str]) -> None:
+    """The pack folders the service is configured with, for every later :func:`load` (the
+    catalogue is built anew on next use)."""
+    global _cache
+    with _lock:
+        _served[:] = folders
+        _cache = None
+
+
+def served_folders() -> list[str]:
+    """The pack folders handed over by :func:`serve_folders`."""
+    return list(_served)
+
+
 def load(extra: list[Pack] | None = None) -> list[Exercise]:
     """Build the catalogue now from the configured packs plus ``extra`` (verify's ``--pack``)
     and use it from here on; :class:`~exercises.packs.PackError` leaves the previous one."""
     global _cache
     with _lock:
-        catalogue = load_catalogue(configured_packs(extra or []))
+        catalogue = load_catalogue(configured_packs(extra or [], _served))
         _cache = catalogue
         return list(catalogue.values())
 
@@ -39,7 +56,7 @@ def _exercises() -> dict[str, Exercise]:
     global _cache
     with _lock:
         if _cache is None:
-            _cache = load_catalogue(configured_packs())
+            _cache = load_catalogue(configured_packs(served=_served))
         return _cache
 
 

@@ -27,6 +27,7 @@ from server.migrations import upgrade_to_head
 from server.models import Role
 
 if TYPE_CHECKING:
+    from exercises.framework import Exercise
     from exercises.verify import Verification
     from server.location import Located
 
@@ -128,11 +129,56 @@ def _session(settings: Settings) -> Iterator[Session]:
     try:
         upgrade_to_head(engine)
         with transaction(make_session_factory(engine)) as session:
+            from exercises import registry
+            from server.catalog.packs_config import recorded_packs
+
+            registry.serve_folders(recorded_packs(session))  # the service's packs, not the shell's
             yield session
     finally:
         engine.dispose()
     # Said once the command has worked (a failure stays one red line, as every error is).
     err.print(f"[dim]database: {where.shown} (from {where.source})[/dim]", highlight=False, soft_wrap=True)
+
+
+def _served_packs(url: str) -> list[str]:
+    """Hand the pack folders recorded in the database at ``url`` to the catalogue (every command
+    sees the packs the service serves, whatever its shell holds); the folders."""
+    from exercises import registry
+    from server.catalog.packs_config import recorded_packs
+
+    engine = make_engine(url)
+    try:
+        upgrade_to_head(engine)
+        with make_session_factory(engine)() as session:
+            folders = recorded_packs(session)
+    finally:
+        engine.dispose()
+    registry.serve_folders(folders)
+    return folders
+
+
+def _served_packs_if_any() -> None:
+    """:func:`_served_packs` of the located database when there is one (an author's laptop
+    without a server lists and verifies what its own process sees); a recorded one that is gone
+    is refused, as everywhere."""
+    from server.location import guarded, is_initialised, locate
+
+    where = locate()
+    if where.recorded or is_initialised(where.url):
+        _served_packs(guarded(create=False).url)
+
+
+def _packs_line(catalogue: list[Exercise]) -> str:
+    """The banner's line of packs: each with its exercises, in catalogue order."""
+    by_pack: dict[str, list[str]] = {}
+    for exercise in catalogue:
+        by_pack.setdefault(exercise.pack, []).append(exercise.slug)
+    return "packs: " + "; ".join(
+        f"{pack} ({len(slugs)} exercise{'s' if len(slugs) != 1 else ''}"
+        + ("" if pack == "built-in" else ": " + ", ".join(slugs))
+        + ")"
+        for pack, slugs in by_pack.items()
+    )
 
 
 @app.command()
@@ -148,6 +194,14 @@ def serve(
             "command of this checkout finds it (PPO_GRADER_DATABASE_URL instead: this process only).",
         ),
     ] = None,
+    pack: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--pack",
+            help="Serve this exercise pack folder (repeatable): recorded in the database, so every command "
+            "(worker, admin, verify) sees the same packs. Without it: the packs recorded before.",
+        ),
+    ] = None,
 ) -> None:
     """Start the API and the in-process grading workers (migrations are applied first)."""
     import logging
@@ -156,7 +210,9 @@ def serve(
     import uvicorn
 
     from exercises import registry
+    from exercises.packs import env_packs
     from server.app import create_app
+    from server.catalog.packs_config import record_packs
     from server.location import ENV_URL, Located, absolute, remember
     from server.logging_setup import configure_logging
 
@@ -168,10 +224,21 @@ def serve(
     else:
         where = _database(create=True)
     settings = Settings().model_copy(update={"DATABASE_URL": where.url})
-    registry.load()  # every pack now: one that fails stops the service here, with one line
+    given = [str(p.expanduser().resolve()) for p in pack or []] + [str(p.root) for p in env_packs()]
+    if given:  # the service's packs from now on, for every command on this database
+        engine = make_engine(where.url)
+        try:
+            upgrade_to_head(engine)
+            with transaction(make_session_factory(engine)) as session:
+                record_packs(session, list(dict.fromkeys(given)))
+        finally:
+            engine.dispose()
+    _served_packs(where.url)
+    catalogue = registry.load()  # every pack now: one that fails stops the service here, with one line
     # The banner, before any log line: which database, which packs (issue 32: it used to be one
     # line after the installer's output, and a server on the wrong database went unnoticed).
     err.print(f"database: {where.shown} (from {where.source})", highlight=False, soft_wrap=True)
+    err.print(_packs_line(catalogue), highlight=False, soft_wrap=True)
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
     configure_logging()
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", log_config=None)
@@ -204,7 +271,8 @@ def worker(
     from exercises import registry
 
     settings = Settings().model_copy(update={"DATABASE_URL": _database(create=True).url})
-    registry.load()  # the same packs as the API's, or no worker
+    _served_packs(settings.DATABASE_URL)
+    registry.load()  # the same packs as the API's (recorded in the database), or no worker
     configure_logging()
     upgrade_to_head(make_engine(settings.DATABASE_URL))  # idempotent; the job tables must exist
     run_worker(settings, queue, concurrency, metrics_port)
@@ -327,9 +395,10 @@ def _import_roster(text: str, course: str | None) -> None:
 @exercises_app.command("list")
 @_edge
 def exercises_list() -> None:
-    """List the exercises this server grades."""
+    """List the exercises this server grades (the packs recorded in its database)."""
     from server.catalog.service import list_exercises
 
+    _served_packs_if_any()
     table = Table("order", "slug", "function", "title")
     for exercise in list_exercises():
         table.add_row(str(exercise.order), exercise.slug, exercise.function, exercise.title)
@@ -377,6 +446,7 @@ def exercises_verify(
     from server.location import is_initialised, locate
 
     settings = _settings()
+    _served_packs_if_any()
     extra = path_pack(pack) if pack is not None else None
     catalogue = registry.load([extra] if extra else [])
     chosen = [e for e in catalogue if extra is None or e.pack == extra.name]
