@@ -135,7 +135,7 @@ def load_pack(pack: Pack) -> list[Exercise]:
     if not pack.builtin and not pack.package.startswith(f"{_PACKS_PACKAGE}."):
         importlib.import_module(pack.package)  # an installed pack: its package is importable already
     elif not pack.builtin:
-        _register(pack)
+        register_package(pack)
     folders = exercise_folders(pack)
     if not folders and not pack.builtin:
         raise PackError(f"exercise pack {pack.name} holds no exercise folder (a sub-folder with a spec.py)")
@@ -188,7 +188,7 @@ def load_catalogue(packs: list[Pack]) -> dict[str, Exercise]:
     return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
 
 
-def _register(pack: Pack) -> None:
+def register_package(pack: Pack) -> None:
     """Make ``pack.package`` an importable package whose folder is the pack's, freshly: modules
     a previous load of the same folder left behind are forgotten, so an edit is read."""
     if _PACKS_PACKAGE not in sys.modules:

@@ -405,6 +405,44 @@ def exercises_list() -> None:
     out.print(table)
 
 
+@exercises_app.command("versions")
+@_edge
+def exercises_versions(slug: Annotated[str, typer.Argument(help="The exercise's slug.")]) -> None:
+    """An exercise's versions: stored and verified ones, the pack folder's, and which course's
+    set serves which (learners are graded by the version their set serves, nothing else)."""
+    from exercises.registry import UnknownExercise, get_exercise
+    from server.catalog.versions import versions_of
+
+    with _session(_settings()) as session:
+        try:
+            exercise = get_exercise(slug)
+        except UnknownExercise:
+            exercise = None  # known only from its stored versions (its pack is not visible here)
+        lines = versions_of(session, exercise, slug)
+    if not lines:
+        _fail(f"no exercise {slug!r} here and no stored version of it; `ppo-grader exercises list`")
+    table = Table("version", "verify", "verified at", "grader", "stored", "serves", "in the pack folder", title=slug)
+    for line in lines:
+        table.add_row(
+            line.version,
+            {"passed": "[green]passed[/green]", "failed": "[red]failed[/red]"}.get(line.verified, "never"),
+            line.verified_at,
+            line.grader_version,
+            "yes" if line.stored else "no",
+            ", ".join(line.serves) or "-",
+            "yes" if line.in_folder else "",
+        )
+    out.print(table)
+    for line in lines:
+        if line.in_folder and line.verified != "passed" and any(o.serves for o in lines):
+            out.print(
+                f"{slug}: the pack folder's version {line.version} is not verified: nothing a learner sees "
+                "changes until it passes `exercises verify` and is published",
+                highlight=False,
+                soft_wrap=True,
+            )
+
+
 @exercises_app.command("new")
 @_edge
 def exercises_new(
@@ -612,6 +650,14 @@ def sets_publish(
             "(released at the due date) or tokens:N (N full reports a day; the others score)."
         ),
     ] = "full",
+    version: Annotated[
+        str | None,
+        typer.Option(
+            "--version",
+            help="Serve this stored, verified content version (`exercises versions SLUG`); default: the "
+            "pack folder's current one, which must have passed verify.",
+        ),
+    ] = None,
 ) -> None:
     """Publish an exercise in a course with its dates, late and feedback policies (or replace them)."""
     from server.courses.service import find_course, shown
@@ -631,6 +677,7 @@ def sets_publish(
             penalty_unit=per,
             max_attempts=attempts,
             feedback_policy=feedback,
+            version=version,
         )
         dates = ", ".join(
             f"{label} {shown(moment, where)}"
@@ -638,10 +685,12 @@ def sets_publish(
             if moment is not None
         )
         policy = entry.feedback_policy
+        pinned = entry.content_version
     err.print(
         f"Published {exercise!r} in {course!r}"
         + (f": {dates}" if dates else " (open, no dates)")
-        + f"; feedback: {policy}.",
+        + f"; feedback: {policy}"
+        + (f"; graded with version {pinned} from now on (running workers too)." if pinned else "."),
         highlight=False,
     )
 
