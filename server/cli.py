@@ -421,18 +421,16 @@ def exercises_versions(slug: Annotated[str, typer.Argument(help="The exercise's 
         lines = versions_of(session, exercise, slug)
     if not lines:
         _fail(f"no exercise {slug!r} here and no stored version of it; `ppo-grader exercises list`")
-    table = Table("version", "verify", "verified at", "grader", "stored", "serves", "in the pack folder", title=slug)
+    # One line per version (a table would cut the hashes at 80 columns): newest first.
+    print(f"{slug}: {len(lines)} version(s), newest first")
     for line in lines:
-        table.add_row(
-            line.version,
-            {"passed": "[green]passed[/green]", "failed": "[red]failed[/red]"}.get(line.verified, "never"),
-            line.verified_at,
-            line.grader_version,
-            "yes" if line.stored else "no",
-            ", ".join(line.serves) or "-",
-            "yes" if line.in_folder else "",
+        print(
+            f"  {line.version}  verify {line.verified}"
+            + (f" {line.verified_at}" if line.verified != "never" else "")
+            + f"  grader {line.grader_version}  {'stored' if line.stored else 'not stored'}"
+            + f"  serves: {', '.join(line.serves) or '-'}"
+            + ("  (the pack folder's)" if line.in_folder else "")
         )
-    out.print(table)
     for line in lines:
         if line.in_folder and line.verified != "passed" and any(o.serves for o in lines):
             out.print(
@@ -692,6 +690,7 @@ def sets_publish(
         + f"; feedback: {policy}"
         + (f"; graded with version {pinned} from now on (running workers too)." if pinned else "."),
         highlight=False,
+        soft_wrap=True,
     )
 
 
