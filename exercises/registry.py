@@ -55,6 +55,7 @@ def use_version_source(source: VersionSource | None) -> None:
     """Where :func:`get_exercise` finds a stored version (None: nowhere, only the loaded catalogue)."""
     with _lock:
         _source[:] = [source] if source is not None else []
+        _versions.clear()  # another database may hold other versions under the same names
 
 
 def serve_folders(folders: list[str]) -> None:

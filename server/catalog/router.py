@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from server.catalog import service
 from server.catalog.schemas import ExerciseDetail, ExerciseSummary
+from server.catalog.versions import version_for_user
 from server.courses.sets import released_exercises
 from server.deps import CurrentUser, Now, SessionDep
 from server.openapi import errors
@@ -22,6 +23,7 @@ def list_exercises(user: CurrentUser, session: SessionDep, now: Now) -> list[Exe
 
 
 @router.get("/{slug}", response_model=ExerciseDetail, responses=errors(401, 404))
-def read_exercise(slug: str, _user: CurrentUser) -> ExerciseDetail:
-    """One exercise with its description and starter template; 404 ``ExerciseNotFound``."""
-    return service.exercise_detail(slug)
+def read_exercise(slug: str, user: CurrentUser, session: SessionDep) -> ExerciseDetail:
+    """One exercise with its description and starter template (at the version the caller's
+    courses serve); 404 ``ExerciseNotFound``."""
+    return service.exercise_detail(slug, version_for_user(session, user.id, slug) if len(slug) <= 64 else None)

@@ -10,10 +10,12 @@ from server.catalog.schemas import CheckInfo, ExerciseDetail, ExerciseSummary
 from server.errors import ExerciseNotFound
 
 
-def find_exercise(slug: str) -> Any:
-    """The registry's exercise for ``slug``; 404 ``ExerciseNotFound`` otherwise."""
+def find_exercise(slug: str, version: str | None = None) -> Any:
+    """The registry's exercise for ``slug`` (at a stored ``version``); 404 ``ExerciseNotFound`` otherwise."""
     try:
-        return get_exercise(slug)
+        if "@" in slug:  # a caller names a slug; versions are the server's to choose
+            raise UnknownExercise(slug)
+        return get_exercise(slug, version)
     except UnknownExercise:
         near = suggest(slug, (e.slug for e in all_exercises())) if len(slug) <= 64 else None
         hint = f"did you mean {near}? " if near else ""
@@ -27,9 +29,10 @@ def list_exercises() -> list[ExerciseSummary]:
     return sorted((_summary(e) for e in all_exercises()), key=lambda s: (s.order, s.slug))
 
 
-def exercise_detail(slug: str) -> ExerciseDetail:
-    """One exercise with its description, starter and check names."""
-    exercise = find_exercise(slug)
+def exercise_detail(slug: str, version: str | None = None) -> ExerciseDetail:
+    """One exercise with its description, starter and check names (of a stored ``version``:
+    the one the learner's courses serve, so the starter announces the points that grade)."""
+    exercise = find_exercise(slug, version)
     return ExerciseDetail(
         slug=exercise.slug,
         title=exercise.title,

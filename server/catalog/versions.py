@@ -24,7 +24,7 @@ from exercises.packs import BUILTIN
 from exercises.registry import StoredVersion, VersionSource
 from exercises.versions import content_version, exercise_ref, grader_version
 from server.errors import ExerciseNotVerified
-from server.models import Course, ExerciseVerification, ExerciseVersion, SetEntry
+from server.models import Course, Enrollment, ExerciseVerification, ExerciseVersion, SetEntry
 
 #: The most bytes of source one stored version may hold (an exercise folder is a few files).
 MAX_VERSION_BYTES = 2 * 1024 * 1024
@@ -120,6 +120,19 @@ def serving_version(session: Session, course_id: int | None, slug: str) -> str |
 def serving_ref(session: Session, course_id: int | None, slug: str) -> str:
     """What a worker grades a submission of ``slug`` in the course with (``exercises.versions.exercise_ref``)."""
     return exercise_ref(slug, serving_version(session, course_id, slug))
+
+
+def version_for_user(session: Session, user_id: int, slug: str) -> str | None:
+    """The version of ``slug`` the user's courses serve, when they agree on one (a learner's
+    starter and points are those of the version that grades them); None: the loaded exercise."""
+    pins = set(
+        session.scalars(
+            select(SetEntry.content_version)
+            .join(Enrollment, Enrollment.course_id == SetEntry.course_id)
+            .where(Enrollment.user_id == user_id, SetEntry.exercise == slug, SetEntry.content_version.is_not(None))
+        )
+    )
+    return pins.pop() if len(pins) == 1 else None
 
 
 def regrade_version(session: Session, slug: str, course_id: int | None) -> str | None:
