@@ -6,6 +6,9 @@ in-process workers and the real ppo-submit (SQLite):
 - fix the reference, verify, publish the new version and regrade on the running service, with
   no restart: new submissions and the preview grade with the new version, the preview names it,
   and the diff names exactly the submissions that change.
+
+On PostgreSQL the grading is done by a ``ppo-grader worker`` process (procrastinate), started
+once with no pack variable and never restarted.
 """
 
 from __future__ import annotations
@@ -17,12 +20,16 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.e2e.installations import REPO, serve
 from tests.exercises.packs.conftest import Cli, edit, scaffold
+from tests.pg import pg_database, pg_url  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -63,9 +70,15 @@ def test_the_service_grades_with_the_published_version_and_a_new_one_needs_no_re
     roster = tmp_path / "roster.csv"
     roster.write_text("name,display_name\nada,Ada\nbo,Bo\ncy,Cy\n")
 
+    workers = ExitStack()
+    request.addfinalizer(workers.close)
     with serve(REPO, env, tmp_path, "--pack", str(pack)) as served:
+        # Started once the service has migrated the database; it lives through the restart below.
+        workers.enter_context(_worker(env, tmp_path / "worker.log", backend == "postgres"))
         assert cli("exercises", "verify", "scaled-diff", "--seeds", "2").returncode == 0
-        assert cli("courses", "create", "rlhf-a").returncode == 0
+        assert served.token
+        staff = served.token
+        assert cli("courses", "create", "rlhf-a", "--instructor", "instructor").returncode == 0
         enrolled = cli("courses", "enroll", "rlhf-a", str(roster))
         assert enrolled.returncode == 0, enrolled.stderr
         tokens = {row["name"]: row["token"] for row in csv.DictReader(io.StringIO(enrolled.stdout))}
@@ -88,6 +101,11 @@ def test_the_service_grades_with_the_published_version_and_a_new_one_needs_no_re
         assert listed.returncode == 0, listed.stderr
         assert re.search(rf"{v1}\s.*passed.*rlhf-a", listed.stdout), listed.stdout
         assert "is not verified: nothing a learner sees changes" in " ".join(listed.stdout.split())
+        with httpx.Client(base_url=served.url) as browser:  # the dashboard, logged in as staff
+            assert browser.post("/login", data={"token": staff}).status_code in (200, 303)
+            page = browser.get("/dashboard/exercises/scaled-diff", params={"course": "rlhf-a"})
+            assert page.status_code == 200
+            assert f"is not verified; learners are graded by the published version {v1}" in page.text
 
         # The fix, verified and published while the service runs.
         edit(folder / "checks.py", '(default scale=1)", 30, core=True)', '(default scale=1)", 40, core=True)')
