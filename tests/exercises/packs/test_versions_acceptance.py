@@ -59,9 +59,32 @@ def _clip_the_exercise(folder: Path) -> None:
     edit(folder / "spec.py", 'expect="torch.tensor([1.0, 0.0])"', 'expect="torch.tensor([0.5, 0.0])"')
 
 
-def test_the_service_grades_with_the_published_version_and_a_new_one_needs_no_restart(cli: Cli, tmp_path: Path) -> None:
+@contextmanager
+def _worker(env: dict[str, str], log: Path, procrastinate: bool) -> Iterator[None]:
+    """A `ppo-grader worker` (procrastinate) for the whole test, or nothing (in-process workers)."""
+    if not procrastinate:
+        yield
+        return
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "server.cli", "worker"], env=env, stdout=out, stderr=out)
+    try:
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_the_service_grades_with_the_published_version_and_a_new_one_needs_no_restart(
+    cli: Cli, tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
     pack = tmp_path / "course-pack"
     folder = scaffold(cli, pack, "scaled-diff")
+    if backend == "postgres":
+        cli.env.update(PPO_GRADER_DATABASE_URL=request.getfixturevalue("pg_url"), PPO_GRADER_QUEUE="procrastinate")
     env = {**cli.env, "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO)), "PPO_GRADER_REGRADE_POLL_SECONDS": "0.5"}
     files = {}
     for name, text in (("ada", UNCLIPPED), ("bo", CLIPPED), ("cy", UNWRITTEN)):
