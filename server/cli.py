@@ -937,8 +937,7 @@ def similarity(
     from server.similarity import service
     from server.similarity.views import pair_public
 
-    where = _database()  # the same guard as every command: never a new empty database
-    settings = Settings().model_copy(update={"DATABASE_URL": where.url})
+    settings = Settings().model_copy(update={"DATABASE_URL": _database().url})  # the one guard: no new database
     engine = make_engine(settings.DATABASE_URL)
     try:
         upgrade_to_head(engine)

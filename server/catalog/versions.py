@@ -194,9 +194,8 @@ def versions_of(session: Session, exercise: Exercise | None, slug: str) -> list[
     ).tuples()
     folder = content_version(exercise) if exercise is not None else None
     for course, version in pins:
-        serving.setdefault(
-            version or (folder if exercise is not None and exercise.pack == BUILTIN else "-"), []
-        ).append(course)
+        # An unpinned set serves what this process loaded (a built-in exercise: its code).
+        serving.setdefault(version or folder or "-", []).append(course)
     order: list[str] = []
     for version in [
         *(r.content_version for r in sorted(rows, key=lambda r: -r.id)),
