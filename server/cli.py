@@ -210,7 +210,7 @@ def serve(
     import uvicorn
 
     from exercises import registry
-    from exercises.packs import env_packs
+    from exercises.packs import env_packs, path_pack
     from server.app import create_app
     from server.catalog.packs_config import record_packs
     from server.location import ENV_URL, Located, absolute, remember
@@ -225,16 +225,21 @@ def serve(
         where = _database(create=True)
     settings = Settings().model_copy(update={"DATABASE_URL": where.url})
     given = [str(p.expanduser().resolve()) for p in pack or []] + [str(p.root) for p in env_packs()]
-    if given:  # the service's packs from now on, for every command on this database
+    if not given:
+        _served_packs(where.url)  # the packs recorded before
+    else:
+        for folder in given:
+            path_pack(folder)  # a folder given that is none: said as such, before anything is recorded
+        registry.serve_folders(list(dict.fromkeys(given)))
+    catalogue = registry.load()  # every pack now: one that fails stops the service here, with one line
+    if given:  # loaded whole: the service's packs from now on, for every command on this database
         engine = make_engine(where.url)
         try:
             upgrade_to_head(engine)
             with transaction(make_session_factory(engine)) as session:
-                record_packs(session, list(dict.fromkeys(given)))
+                record_packs(session, registry.served_folders())
         finally:
             engine.dispose()
-    _served_packs(where.url)
-    catalogue = registry.load()  # every pack now: one that fails stops the service here, with one line
     # The banner, before any log line: which database, which packs (issue 32: it used to be one
     # line after the installer's output, and a server on the wrong database went unnoticed).
     err.print(f"database: {where.shown} (from {where.source})", highlight=False, soft_wrap=True)

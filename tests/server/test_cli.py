@@ -122,3 +122,23 @@ def test_admin_commands_find_the_served_database_say_which_and_never_create_one(
     assert created.exit_code == 0, created.output
     assert (data / "ppo-grader.db").exists()  # asked for with --init, in the installation's data folder
     assert not (elsewhere / "data").exists()
+
+
+def test_serve_records_its_packs_only_once_they_load(env: Settings, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 32: the packs given to serve are the service's from then on, for every command;
+    a pack that fails to load stops serve with one line and is not recorded."""
+    from server.catalog.packs_config import recorded_packs
+
+    monkeypatch.delenv("PPO_GRADER_EXERCISE_PACKS", raising=False)
+    missing = CliRunner().invoke(app, ["serve", "--pack", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 2 and missing.stderr.strip() == f"error: exercise pack {tmp_path / 'nowhere'} is not a folder"
+    broken = tmp_path / "broken" / "my_diff"
+    broken.mkdir(parents=True)
+    for name in ("spec.py", "starter.py", "reference.py", "checks.py", "mutants.py"):
+        (broken / name).write_text("raise RuntimeError('not yet')\n" if name == "spec.py" else "")
+    failed = CliRunner().invoke(app, ["serve", "--pack", str(tmp_path / "broken")])
+    assert failed.exit_code == 2 and "RuntimeError" in failed.stderr and len(failed.stderr.strip().splitlines()) == 1
+    engine = make_engine(env.DATABASE_URL)
+    with make_session_factory(engine)() as session:
+        assert recorded_packs(session) == []
+    engine.dispose()
