@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,10 @@ from exercises.report import GradeReport
 
 #: The seeds the gate grades on.
 SEEDS = tuple(range(1, 21))
+#: Seeds graded in one jail visit (:meth:`Judge.grade_seeds`: one fork and load for all of them).
+#: A seed whose batched report shows any problem is graded again on its own, and only that
+#: report is believed and quoted, so batching changes the gate's cost, never its findings.
+BATCH = 5
 #: The most a stub that answers zeros may score.
 STUB_CEILING = 5.0
 #: How a passed contract check whose points are withheld starts its message (exercises.scoring).
@@ -304,10 +308,22 @@ def _known_answers(exercise: Exercise) -> Criterion:
     return c
 
 
+def _graded_on_seeds(
+    judge: Judge, exercise: Exercise, source: str, seeds: tuple[int, ...], suspect: Callable[[GradeReport], bool]
+) -> Iterator[tuple[int, GradeReport]]:
+    """(seed, report) for each seed, ``BATCH`` seeds per jail visit; a report that ``suspect``
+    flags is replaced by the seed graded alone (the path a learner's submission takes)."""
+    for start in range(0, len(seeds), BATCH):
+        batch = seeds[start : start + BATCH]
+        reports = judge.grade_seeds(exercise.slug, source, batch)
+        for seed, report in zip(batch, reports, strict=True):
+            yield seed, (judge.grade(exercise.slug, source, seed) if suspect(report) else report)
+
+
 def _reference_on_every_seed(judge: Judge, exercise: Exercise, seeds: tuple[int, ...]) -> Criterion:
     c = Criterion(f"reference scores 100 on {len(seeds)} seeds (real jail)", tried=len(seeds))
-    for seed in seeds:
-        report = judge.grade(exercise.slug, exercise.reference_source, seed)
+    not_full = lambda report: report.verdict != "graded" or report.score != 100  # noqa: E731
+    for seed, report in _graded_on_seeds(judge, exercise, exercise.reference_source, seeds, not_full):
         if report.verdict != "graded":
             c.add(f"the reference ends as {report.verdict} on {{seeds}}", seed, _first_message(report))
         elif report.score != 100:
@@ -359,13 +375,20 @@ def _faults_on_every_seed(judge: Judge, exercise: Exercise, seeds: tuple[int, ..
     if not exercise.mistakes:
         c.add("the exercise declares no fault (mutants.py: FAULTS with fault(...), MUTANTS = fault_mutants(...))")
     for mistake in exercise.mistakes:
-        for seed in seeds:
-            _fault_on_seed(judge, exercise, mistake, seed, c)
+
+        def flawed(report: GradeReport, mistake: Mistake = mistake) -> bool:
+            probe = Criterion("probe")
+            _fault_on_seed(exercise, mistake, report, 0, probe)
+            return not probe.ok
+
+        source = mistake.source(exercise.function_name)
+        for seed, report in _graded_on_seeds(judge, exercise, source, seeds, flawed):
+            _fault_on_seed(exercise, mistake, report, seed, c)
     return c
 
 
-def _fault_on_seed(judge: Judge, exercise: Exercise, mistake: Mistake, seed: int, c: Criterion) -> None:
-    report = judge.grade(exercise.slug, mistake.source(exercise.function_name), seed)
+def _fault_on_seed(exercise: Exercise, mistake: Mistake, report: GradeReport, seed: int, c: Criterion) -> None:
+    """The problems of ``mistake``'s graded ``report`` on ``seed``, added to ``c``."""
     if report.verdict != "graded":
         c.add(f"fault {mistake.key} ends as {report.verdict} on {{seeds}}, not graded", seed, _first_message(report))
         return

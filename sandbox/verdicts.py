@@ -218,7 +218,8 @@ def _read_result(
                 res.message += _PERMISSION_HINT
         elif status == "missing_function":
             res.status = JobStatus.MISSING_FUNCTION
-            defined = ", ".join(str(d) for d in data.get("defined", [])) or "none"
+            names = [d for d in data.get("defined", [])[:20] if isinstance(d, str)]
+            defined = ", ".join(n for n in names if type_name(n) == n) or "none"
             res.message = f"functions defined: {defined}"
         elif status == "ok" and code == ExitCode.OK:
             res.status = JobStatus.OK
@@ -264,6 +265,23 @@ def _str(value: Any, what: str) -> str:
     return value
 
 
+#: Longest exception type name believed (the harness caps at 100 too; Python's own are short).
+MAX_TYPE_NAME = 100
+_MAX_CLASSES = 16
+#: What stands for a type name that is too long or not an identifier.
+UNNAMED_TYPE = "UnnamedException"
+
+
+def type_name(name: str) -> str:
+    """An exception class name from the child, as the trusted side keeps it: an ASCII
+    identifier (dots allowed) of at most :data:`MAX_TYPE_NAME` characters, else
+    :data:`UNNAMED_TYPE`. A learner's class named at run time can carry anything in its
+    name; what the cut views match and quote is then always short and plain."""
+    if 0 < len(name) <= MAX_TYPE_NAME and name.isascii() and name.replace(".", "_").isidentifier():
+        return name
+    return UNNAMED_TYPE
+
+
 def _call_error(err: Any) -> CallError:
     """A :class:`CallError` from the child's JSON, with every field of the promised type."""
     if not isinstance(err, dict):
@@ -275,8 +293,8 @@ def _call_error(err: Any) -> CallError:
     if phase not in ("call", "backward", "import"):
         raise ValueError("unknown error phase")
     return CallError(
-        type=_str(err.get("type"), "error type"),
-        classes=classes,
+        type=type_name(_str(err.get("type"), "error type")),
+        classes=[type_name(c) for c in classes[:_MAX_CLASSES]],
         message=_str(err.get("message"), "error message"),
         traceback=_str(err.get("traceback"), "traceback"),
         phase=phase,

@@ -5,7 +5,6 @@ Tree::
     GraderError (status_code, error_name, detail)
     ├── NotAuthenticated          401  missing, unknown or revoked token
     ├── NotAllowed                403  an authenticated user lacking the role for an action
-    ├── NotReleased               403  the exercise opens later in this course (the date is in detail)
     ├── SubmissionsClosed         403  past the exercise's hard close (the date is in detail)
     ├── AttemptLimitReached       403  the learner used every attempt the course allows
     ├── ScoresHidden              403  a board of a hidden-until-due exercise before every due date has passed
@@ -149,12 +148,6 @@ class RateLimited(_TooMany):
 
 class TooManyQueued(_TooMany):
     """Too many of this learner's submissions are queued or running."""
-
-
-class NotReleased(GraderError):
-    """The exercise is not released yet in this course."""
-
-    status_code = 403
 
 
 class SubmissionsClosed(GraderError):

@@ -26,13 +26,15 @@ def display_prefix(token: str) -> str:
     return token[:DISPLAY_PREFIX_LENGTH]
 
 
-def pseudonym(user_id: int, secret: bytes) -> str:
-    """A stable, unguessable public name for a user: HMAC of the id under the secret key.
+def pseudonym(user_id: int, secret: bytes, course_id: int) -> str:
+    """A stable, unguessable public name for a user in one course: HMAC of the course id and
+    the user id under the secret key.
 
-    The same user always gets the same pseudonym (while the secret key is unchanged), and
-    without the key nobody can map a pseudonym back to an id.
+    The same user always gets the same pseudonym in a course (while the secret key is
+    unchanged), a different one in each course (a classmate of two courses cannot join their
+    boards), and without the key nobody can map a pseudonym back to an id.
     """
-    digest = hmac.new(secret, f"pseudonym:{user_id}".encode(), hashlib.sha256).hexdigest()
+    digest = hmac.new(secret, f"pseudonym:{course_id}:{user_id}".encode(), hashlib.sha256).hexdigest()
     return f"{_ADJECTIVES[int(digest[:8], 16) % len(_ADJECTIVES)]}-{_ANIMALS[int(digest[8:16], 16) % len(_ANIMALS)]}-{digest[16:20]}"
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from .cells import Cell, PythonCell
@@ -149,6 +149,11 @@ class _Scanner:
     def __init__(self) -> None:
         self.result = Scan()
         self.position = 0  # the cell being read: its place in the run (order of statements)
+        #: ``import a.b`` statements that bind ``a`` accumulate: per name, the binding they make,
+        #: its pieces by text (the same statement twice: once) and whether all are plain
+        #: ``import a.sub``; the binding's tuple is made once, at the end (:meth:`finish`), so
+        #: each statement costs the same however many came before.
+        self.grown: dict[str, tuple[Binding, dict[str, Piece], bool]] = {}
 
     # -- static expressions -----------------------------------------------------------------
 
@@ -318,18 +323,32 @@ class _Scanner:
             text = piece.text if len(node.names) == 1 else ast.unparse(one)
             narrowed = Piece(text, piece.cell, piece.line, piece.column, piece.order)
             name = (alias.asname or alias.name).split(".")[0]
-            pieces: tuple[Piece, ...] = (narrowed,)
             before = self.result.bindings.get(name)
-            if (
-                isinstance(node, ast.Import)
-                and alias.asname is None
-                and before is not None
-                and before.kind == "import"
-                and _plain_imports(before.pieces, name)
-            ):
-                # `import a` then `import a.b`: a kernel has both (the same statement twice: once)
-                pieces = tuple(p for p in before.pieces if p.text.strip() != text.strip()) + pieces
-            self.bind(name, "import", pieces, piece.cell, piece.line, _first_line(piece.text))
+            shown = _first_line(piece.text)
+            if isinstance(node, ast.Import) and alias.asname is None and before is not None and before.kind == "import":
+                grown = self.grown.get(name)
+                if grown is not None and grown[0] is before:
+                    _, pieces, plain = grown
+                else:
+                    pieces, plain = {p.text.strip(): p for p in before.pieces}, _plain_imports(before.pieces, name)
+                if plain:
+                    # `import a` then `import a.b`: a kernel has both (the same statement twice: once)
+                    key = text.strip()
+                    pieces.pop(key, None)
+                    pieces[key] = narrowed
+                    self.bind(name, "import", (), piece.cell, piece.line, shown)  # pieces: at the end
+                    self.grown[name] = (self.result.bindings[name], pieces, _plain_imports((narrowed,), name))
+                    continue
+            self.bind(name, "import", (narrowed,), piece.cell, piece.line, shown)
+
+    def finish(self) -> Scan:
+        """The scan, with the pieces of the imports that accumulated."""
+        bindings = self.result.bindings
+        for name, (binding, pieces, _) in self.grown.items():
+            if bindings.get(name) is binding:
+                bindings[name] = replace(binding, pieces=tuple(pieces.values()))
+        self.result.functions = list(dict.fromkeys(self.result.functions))
+        return self.result
 
 
 def _literal(node: ast.expr) -> bool:
@@ -368,5 +387,4 @@ def scan(cells: Iterable[PythonCell]) -> Scan:
     scanner = _Scanner()
     for cell in cells:
         scanner.cell(cell)
-    scanner.result.functions = list(dict.fromkeys(scanner.result.functions))
-    return scanner.result
+    return scanner.finish()

@@ -22,16 +22,20 @@ import difflib
 import symtable
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from .api import UsageError
 from .bindings import Binding, Piece, Scan, scan
 
 __all__ = [
+    "BOUNDS",
     "BUILTIN_NAMES",
+    "WORK",
+    "Bounds",
     "Built",
     "CellResolver",
+    "Facts",
     "LineMap",
     "MissingName",
     "Piece",
@@ -39,6 +43,7 @@ __all__ = [
     "Resolver",
     "Scan",
     "Span",
+    "TooMuchToFollow",
     "Use",
     "build",
     "free_names",
@@ -76,6 +81,39 @@ class MissingName(UsageError):
         self.names = list(names)
 
 
+class TooMuchToFollow(UsageError):
+    """Building the module would follow more names or statements than :data:`BOUNDS` allows."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How much :func:`build` follows before it refuses (:class:`TooMuchToFollow`): every name
+    is resolved once and every statement analysed once, so its work grows with these."""
+
+    #: Distinct names resolved (the function, its helpers, what they read, in turn).
+    names: int = 5000
+    #: Statements brought into the module.
+    pieces: int = 20000
+    #: Missing names listed by name in the sentence (the rest are counted).
+    listed: int = 20
+
+
+BOUNDS = Bounds()
+
+
+@dataclass
+class Work:
+    """What :func:`build` has cost this process: counted, for the tests and the benchmark."""
+
+    tables: int = 0  # symtable runs (one per statement analysed)
+    parses: int = 0  # ast parses (one per statement of a cell analysed)
+    names: int = 0  # names resolved
+
+
+#: This process's count.
+WORK = Work()
+
+
 # --------------------------------------------------------------------------- free names
 
 
@@ -85,61 +123,69 @@ def free_names(text: str) -> list[str]:
     A function's globals (read or declared ``global``), and what its decorators, defaults,
     annotations and base classes name; never its parameters or locals.
     """
+    return list(_names(text)[0])
+
+
+def _names(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(free names, local names) of ``text``, from one symbol table."""
+    WORK.tables += 1
     try:
         table = symtable.symtable(text, "<cell>", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    found: list[str] = []
-
-    def visit(scope: symtable.SymbolTable) -> None:
+        return (), ()
+    free: list[str] = []
+    local: list[str] = []
+    stack = [table]
+    while stack:  # depth first, children in order, as the names are read
+        scope = stack.pop()
+        kind = scope.get_type()
         for symbol in scope.get_symbols():
-            if scope.get_type() == "module":
+            if kind == "module":
                 if symbol.is_referenced() and not symbol.is_assigned() and not symbol.is_imported():
-                    found.append(symbol.get_name())
+                    free.append(symbol.get_name())
             elif symbol.is_global() and (symbol.is_referenced() or symbol.is_declared_global()):
-                found.append(symbol.get_name())
-        for child in scope.get_children():
-            visit(child)
-
-    visit(table)
-    return list(dict.fromkeys(found))
-
-
-def local_names(text: str) -> list[str]:
-    """The parameters and local variables of the functions ``text`` defines."""
-    try:
-        table = symtable.symtable(text, "<cell>", "exec")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    found: list[str] = []
-
-    def visit(scope: symtable.SymbolTable) -> None:
-        if scope.get_type() == "function":
-            found.extend(s.get_name() for s in scope.get_symbols() if s.is_local() or s.is_parameter())
-        for child in scope.get_children():
-            visit(child)
-
-    visit(table)
-    return list(dict.fromkeys(found))
+                free.append(symbol.get_name())
+            if kind == "function" and (symbol.is_local() or symbol.is_parameter()):
+                local.append(symbol.get_name())
+        stack.extend(reversed(scope.get_children()))
+    return tuple(dict.fromkeys(free)), tuple(dict.fromkeys(local))
 
 
-def first_use(pieces: Iterable[Piece], name: str) -> str | None:
-    """Where ``name`` is first read in ``pieces``, as ``cell 5, line 4`` (None when not found)."""
-    for piece in pieces:
-        if piece.cell is None:
-            continue
+@dataclass(frozen=True)
+class Facts:
+    """What one piece reads and binds, worked out once per piece (one symbol table, one parse)."""
+
+    #: Module-level names it reads, in order (none for an import of a cell).
+    reads: tuple[str, ...] = ()
+    #: Its functions' parameters and locals (for "did you mean ...?").
+    locals: tuple[str, ...] = ()
+    #: Where each name is first read, as ``cell 5, line 4`` (pieces of cells only).
+    places: dict[str, str] = field(default_factory=dict)
+
+
+def facts(piece: Piece) -> Facts:
+    """The :class:`Facts` of ``piece``; :func:`build` asks once per piece."""
+    if piece.cell is not None and piece.text.lstrip().startswith(("import ", "from ")):
+        return Facts()  # an import reads nothing and has no locals
+    reads, local = _names(piece.text)
+    places: dict[str, str] = {}
+    if piece.cell is not None and reads:
+        WORK.parses += 1
         try:
             tree = ast.parse(piece.text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        lines = [
-            node.lineno
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
-        ]
-        if lines:
-            return f"{piece.cell.label}, line {piece.line + min(lines) - 1}"
-    return None
+            return Facts(reads, local)
+        first: dict[str, int] = {}
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and node.lineno < first.get(node.id, 1 << 62)
+            ):
+                first[node.id] = node.lineno
+        label = piece.cell.label
+        places = {name: f"{label}, line {piece.line + line - 1}" for name, line in first.items()}
+    return Facts(reads, local, places)
 
 
 # --------------------------------------------------------------------------- resolving
@@ -153,10 +199,14 @@ class Use:
     where: str | None = None
     #: The reader's own parameters and locals, for "did you mean ...?" on a typo.
     nearby: tuple[str, ...] = ()
+    #: Whether to look for that typo (only the first missing name's sentence is shown whole).
+    suggest: bool = True
 
     def at(self, name: str, candidates: Iterable[str] = ()) -> str:
         """`` (cell 5, line 4; did you mean `values`?)``: where ``name`` is read, and the name
         close by it may be a typo of."""
+        if not self.suggest:
+            return self.place
         pool = [n for n in dict.fromkeys([*self.nearby, *candidates]) if n != name]
         found = difflib.get_close_matches(name, pool, n=1, cutoff=TYPO_CUTOFF)
         near = found[0] if found else None
@@ -171,7 +221,8 @@ class Use:
 
 @dataclass(frozen=True)
 class Resolved:
-    """What a name brings into the module, and the names those statements read."""
+    """What a name brings into the module. :func:`build` follows the names its pieces read
+    (:func:`facts`), and ``reads``, names to follow besides."""
 
     pieces: tuple[Piece, ...]
     reads: tuple[str, ...] = ()
@@ -186,12 +237,8 @@ class Resolver(Protocol):
 
 
 def resolved(pieces: Sequence[Piece]) -> Resolved:
-    """``pieces`` with the names they read."""
-    reads: list[str] = []
-    for piece in pieces:
-        if piece.cell is None or not piece.text.lstrip().startswith(("import ", "from ")):
-            reads.extend(free_names(piece.text))
-    return Resolved(tuple(pieces), tuple(dict.fromkeys(reads)))
+    """``pieces``, whose reads :func:`build` works out (once per piece)."""
+    return Resolved(tuple(pieces))
 
 
 class CellResolver:
@@ -200,6 +247,7 @@ class CellResolver:
     def __init__(self, scanned: Scan, notebook: str) -> None:
         self.scan = scanned
         self.notebook = notebook
+        self.stars = Resolved(tuple(scanned.stars))  # one object: build expands it once
 
     def resolve(self, name: str, used_by: Use) -> Resolved | str | None:
         binding = self.scan.bindings.get(name)
@@ -207,7 +255,7 @@ class CellResolver:
             if name in BUILTIN_NAMES:
                 return None
             if self.scan.stars:  # `from x import *` may bind it: send the star imports
-                return Resolved(tuple(self.scan.stars))
+                return self.stars
             if binding is not None:
                 return (
                     f"{used_by.name} uses `{name}`{used_by.place}, but {binding.where} deletes it "
@@ -288,35 +336,64 @@ class Built:
     pieces: tuple[Piece, ...]
 
 
-def build(function: str, resolver: Resolver, *, header: str = "", always: Sequence[Piece] = ()) -> Built:
+def build(
+    function: str, resolver: Resolver, *, header: str = "", always: Sequence[Piece] = (), bounds: Bounds = BOUNDS
+) -> Built:
     """The module made of ``function``'s statement and everything it needs, in run order.
 
     Raises :class:`MissingName`, whose message is one sentence naming the first name that
-    cannot be sent (and lists any others), when something it reads would be missing.
+    cannot be sent (and lists any others), when something it reads would be missing, and
+    :class:`TooMuchToFollow` past ``bounds``. Linear: each name is resolved once, each piece
+    analysed once (:func:`facts`), only when it first enters the module.
     """
     chosen: dict[Piece, None] = dict.fromkeys(always)  # __future__ imports
     problems: dict[str, str] = {}
     seen: set[str] = set()
+    expanded: dict[int, Resolved] = {}  # by id: a resolver may hand the same object for many names
     queue: deque[tuple[str, Use]] = deque([(function, Use(function))])
     while queue:
         name, used_by = queue.popleft()
         if name in seen:
             continue
         seen.add(name)
+        WORK.names += 1
+        if len(seen) > bounds.names:
+            raise _too_much(function, f"{bounds.names} names")
+        if problems and used_by.suggest:
+            used_by = replace(used_by, suggest=False)  # only the first sentence is shown whole
         found = resolver.resolve(name, used_by)
         if found is None:
             continue
         if isinstance(found, str):
             problems.setdefault(name, found)
             continue
-        chosen.update(dict.fromkeys(found.pieces))
-        nearby = tuple(n for piece in found.pieces for n in local_names(piece.text))
-        queue.extend((read, Use(name, first_use(found.pieces, read), nearby)) for read in found.reads)
+        if id(found) in expanded:
+            continue
+        expanded[id(found)] = found  # kept alive, so its id is not reused
+        new = [piece for piece in found.pieces if piece not in chosen]
+        chosen.update(dict.fromkeys(new))
+        if len(chosen) > bounds.pieces:
+            raise _too_much(function, f"{bounds.pieces} statements")
+        known = [facts(piece) for piece in new]
+        nearby = tuple(dict.fromkeys(n for fact in known for n in fact.locals))
+        for fact in known:
+            queue.extend((read, Use(name, fact.places.get(read), nearby)) for read in fact.reads if read not in seen)
+        queue.extend((read, Use(name, None, nearby)) for read in found.reads if read not in seen)
     if problems:
         names = list(problems)
-        more = f" (also missing: {', '.join(f'`{n}`' for n in names[1:])})" if len(names) > 1 else ""
+        shown = [f"`{n}`" for n in names[1 : bounds.listed + 1]]
+        if len(names) > bounds.listed + 1:
+            shown.append(f"and {len(names) - bounds.listed - 1} more")
+        more = f" (also missing: {', '.join(shown)})" if shown else ""
         raise MissingName(problems[names[0]].rstrip(".") + more + ".", names)
     return assemble(sorted(chosen, key=lambda p: p.order), header)
+
+
+def _too_much(function: str, what: str) -> TooMuchToFollow:
+    return TooMuchToFollow(
+        f"{function} needs more than {what} from the notebook's cells to be sent, more than ppo-submit "
+        f"follows: put {function} and the helpers it uses in a .py file (or a smaller notebook) and submit that"
+    )
 
 
 def assemble(pieces: Sequence[Piece], header: str = "") -> Built:

@@ -23,7 +23,10 @@ def list_exercises(user: CurrentUser, session: SessionDep, now: Now) -> list[Exe
 
 
 @router.get("/{slug}", response_model=ExerciseDetail, responses=errors(401, 404))
-def read_exercise(slug: str, user: CurrentUser, session: SessionDep) -> ExerciseDetail:
+def read_exercise(slug: str, user: CurrentUser, session: SessionDep, now: Now) -> ExerciseDetail:
     """One exercise with its description and starter template (at the version the caller's
-    courses serve); 404 ``ExerciseNotFound``."""
-    return service.exercise_detail(slug, version_for_user(session, user.id, slug) if len(slug) <= 64 else None)
+    courses serve); 404 ``ExerciseNotFound``, also for a learner to whom none of their courses
+    has released it yet (its description, starter and check names are not theirs to read before
+    then, and the answer does not say it exists)."""
+    version = version_for_user(session, user.id, slug) if len(slug) <= 64 else None
+    return service.exercise_detail(slug, released_exercises(session, user, now), version)

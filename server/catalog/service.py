@@ -10,18 +10,27 @@ from server.catalog.schemas import CheckInfo, ExerciseDetail, ExerciseSummary
 from server.errors import ExerciseNotFound
 
 
-def find_exercise(slug: str, version: str | None = None) -> Any:
-    """The registry's exercise for ``slug`` (at a stored ``version``); 404 ``ExerciseNotFound`` otherwise."""
+def find_exercise(slug: str, visible: set[str] | None = None, version: str | None = None) -> Any:
+    """The registry's exercise for ``slug`` (at a stored ``version``: server.catalog.versions);
+    404 ``ExerciseNotFound`` otherwise, and also when ``visible`` (the slugs the caller may see;
+    None: all) leaves it out."""
     try:
-        if "@" in slug:  # a caller names a slug; versions are the server's to choose
-            raise UnknownExercise(slug)
-        return get_exercise(slug, version)
+        # A caller names a slug; versions are the server's to choose (never ``slug@version``).
+        exercise = get_exercise(slug, version) if "@" not in slug else None
     except UnknownExercise:
-        near = suggest(slug, (e.slug for e in all_exercises())) if len(slug) <= 64 else None
-        hint = f"did you mean {near}? " if near else ""
-        raise ExerciseNotFound(
-            f"No exercise is called {slug[:64]!r}; {hint}`GET /api/v1/exercises` lists them."
-        ) from None
+        exercise = None
+    if exercise is None or (visible is not None and slug not in visible):
+        raise ExerciseNotFound(not_found_message(slug, visible))
+    return exercise
+
+
+def not_found_message(slug: str, visible: set[str] | None = None) -> str:
+    """No such exercise, with a near slug among those the caller may see (never one they may
+    not: the suggestion would name an unreleased exercise)."""
+    candidates = [e.slug for e in all_exercises() if visible is None or e.slug in visible]
+    near = suggest(slug, candidates) if len(slug) <= 64 else None
+    hint = f"did you mean {near}? " if near else ""
+    return f"No exercise is called {slug[:64]!r}; {hint}`GET /api/v1/exercises` lists them."
 
 
 def list_exercises() -> list[ExerciseSummary]:
@@ -29,10 +38,11 @@ def list_exercises() -> list[ExerciseSummary]:
     return sorted((_summary(e) for e in all_exercises()), key=lambda s: (s.order, s.slug))
 
 
-def exercise_detail(slug: str, version: str | None = None) -> ExerciseDetail:
-    """One exercise with its description, starter and check names (of a stored ``version``:
-    the one the learner's courses serve, so the starter announces the points that grade)."""
-    exercise = find_exercise(slug, version)
+def exercise_detail(slug: str, visible: set[str] | None = None, version: str | None = None) -> ExerciseDetail:
+    """One exercise with its description, starter and check names (404 unless ``visible``,
+    when given, holds it), of a stored ``version``: the one the caller's courses serve, so the
+    starter announces the points that grade."""
+    exercise = find_exercise(slug, visible, version)
     return ExerciseDetail(
         slug=exercise.slug,
         title=exercise.title,

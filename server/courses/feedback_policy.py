@@ -11,10 +11,11 @@ Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --
     Everything, as before policies existed (the default, and the default course's).
 ``score``
     The verdict, the score (raw and counted) and each check's name, points and pass/fail:
-    no messages (no expected/got, no inputs), no named mistakes, no captured output.
+    no messages (no expected/got, no inputs), no named mistakes, no captured output, no
+    timings, CPU or memory, times to the minute.
 ``hidden-until-due``
     Received and graded, but nothing of the verdict is shown until the learner's due date
-    (their extension included); then the report, cut as below. Needs a due date. Boards leave
+    (their extension included), no time but the sending's; then the report, cut as below. Needs a due date. Boards leave
     the exercise out until every learner's due date has passed.
 ``tokens:N``
     ``score``, except for submissions the learner spends a token on (``POST
@@ -24,36 +25,36 @@ Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --
 
 Under every policy but ``full`` the report is cut of what the learner's own code wrote while
 it ran on the judge's inputs, so that it cannot print them: its exception messages (the
-message and the last line of a call's traceback, in check messages too) and its captured
-stdout and stderr. Exception type names are kept when they are Python's own.
+message and the last line of a traceback, at import and in calls, in check messages too), the
+values its calls returned, the names its module defined, its captured stdout and stderr,
+timings, CPU and memory (``server.courses.feedback_cut``). Exception type names are kept
+when they are Python's own. What each view shows is an allow-list (:data:`ALLOWED`);
+docs/security.md says what each can still leak.
 
 Instructors of the submission's course (and admins) always see everything.
 """
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from server.courses.feedback_cut import cut_check_message, cut_feedback, cut_message
 from server.courses.service import shown, taught_course_ids, zone
 from server.errors import InvalidCourse, NoTokensLeft, ScoresHidden, SubmissionNotFound, TokensNotInUse
-from server.models import Course, Extension, FeedbackToken, SetEntry, Submission, User, Verdict
-from server.submissions.schemas import Feedback, FeedbackSummary, RootCause
+from server.models import Course, Enrollment, Extension, FeedbackToken, SetEntry, Submission, User, Verdict
+from server.submissions.schemas import Feedback
 
 #: The most tokens a day a set may give (a larger N is ``full`` in all but name).
 MAX_TOKENS = 100
 
-#: What replaces a message the learner's code wrote on the judge's inputs.
-CUT_NOTE = "(message not shown: this exercise's feedback policy hides what your code prints on its inputs)"
 #: What a ``score`` view says instead of the verdict's message.
 SCORE_NOTE = "This exercise shows the score and the check names only (feedback policy: {policy})."
 #: What a ``hidden`` view says instead of the verdict's message.
@@ -138,13 +139,53 @@ def view_of(policy: FeedbackPolicy, *, now: datetime, due_at: datetime | None, t
 
 R = TypeVar("R")
 
-_RAISED = re.compile(r"\b([Rr]aised|got) ([A-Za-z_][\w.]*)( during backward\(\))?: ")
+#: Fields of a submission record (``SubmissionPublic``, ``SubmissionSummary``, a page's
+#: ``SubmissionLine``) every view shows as stored: who, what, when it was sent, how the
+#: policy applies. Nothing the judge measured or said.
+_ALWAYS = frozenset(
+    {
+        "id",
+        "exercise",
+        "user",
+        "user_name",
+        "display_name",
+        "status",
+        "created_at",
+        "course",
+        "queue_position",
+        "filename",
+        "content_version",
+        "grader_version",
+        "late",
+        "late_seconds",
+        "penalty_percent",
+    }
+)
+#: Per view, the fields shown as stored; the view's own rewrites (below) come on top, and
+#: every other field is blanked, so a field added to a record later is hidden until listed.
+ALLOWED: dict[View, frozenset[str]] = {
+    View.SCORE: _ALWAYS | {"verdict", "score", "counted_score", "regrades"},
+    View.REPORT: _ALWAYS | {"verdict", "score", "counted_score", "regrades"},
+    View.HIDDEN: _ALWAYS,
+}
+#: What the policy's own fields are set to: part of every view.
+_POLICY_FIELDS = ("feedback_view", "feedback_policy", "released_at", "token_spent", "tokens_left")
+
+
+def _minute(moment: datetime | None) -> datetime | None:
+    """A time to the minute: a learner reads when their run finished, not how long it took
+    (a run time to the microsecond is a channel for what the inputs are, review 4)."""
+    return None if moment is None else moment.replace(second=0, microsecond=0)
 
 
 def visible_report(report: R, access: Access) -> R:
     """``report`` (a ``SubmissionPublic``, a ``SubmissionSummary`` or a page's submission line)
     as ``access`` allows, with ``feedback_view`` (and the policy, release date, token) set where
-    it has those fields. Pure: the same record and access always give the same answer."""
+    it has those fields. Pure: the same record and access always give the same answer.
+
+    Visibility is an allow-list (:data:`ALLOWED`): under every view but ``full`` a field is
+    shown as stored only when the view lists it, rewritten when the view says how (messages
+    cut, checks without their messages, times to the minute), and blanked otherwise."""
     changes: dict[str, Any] = {
         "feedback_view": access.view.value,
         "feedback_policy": str(access.policy),
@@ -152,44 +193,65 @@ def visible_report(report: R, access: Access) -> R:
         "token_spent": access.token_spent,
         "tokens_left": access.tokens_left,
     }
+    if access.view is View.FULL:
+        return _replace(report, **changes)
+    view = access.view
     verdict = _get(report, "verdict")
-    if access.view is View.HIDDEN and verdict != Verdict.INTERNAL_ERROR:
+    if view is View.HIDDEN and verdict == Verdict.INTERNAL_ERROR:
         # the grader's own failure is said: it tells the learner to send again, nothing of their code
+        view = View.REPORT
+    if view is View.HIDDEN:
         when = shown(access.released_at, access.course) if access.released_at and access.course else "the due date"
-        changes.update(
-            verdict=None,
-            score=None,
-            counted_score=None,
-            message=HIDDEN_NOTE.format(when=when),
-            checks=[],
-            stdout="",
-            stderr="",
-            feedback=None,
-            # time and memory too: a time limit or a crash would show in them; and a
-            # regrade's note carries the old and new scores
-            timings={},
-            cpu_seconds=None,
-            peak_memory_bytes=None,
-            regrades=[],
-        )
-    elif access.view is View.SCORE:
+        # no time at all (started, finished, timings): a run time is a channel for the inputs,
+        # and a time limit or a crash would show in it; no regrade note (old and new scores)
+        changes.update(message=HIDDEN_NOTE.format(when=when), checks=[])
+    elif view is View.SCORE:
         changes.update(
             message=SCORE_NOTE.format(policy=access.policy),
-            stdout="",
-            stderr="",
-            feedback=None,
-            checks=[_replace(c, message="", misconception=None, mistake_id=None) for c in _get(report, "checks") or []],
+            checks=[_score_check(c) for c in _get(report, "checks") or []],
+            started_at=_minute(_get(report, "started_at")),
+            finished_at=_minute(_get(report, "finished_at")),
         )
-    elif access.view in (View.REPORT, View.HIDDEN):
+    else:
         feedback = _get(report, "feedback")
+        cut = cut_feedback(feedback) if isinstance(feedback, Feedback) else None
+        message = cut_message(verdict, _get(report, "message") or "", cut if cut is not None else None)
+        if cut is not None:
+            cut.summary.headline = message.split("\n", 1)[0]
         changes.update(
-            message=cut_raised(_get(report, "message") or ""),
-            stdout="",
-            stderr="",
-            checks=[_replace(c, message=cut_raised(c.message)) for c in _get(report, "checks") or []],
-            feedback=_cut_feedback(feedback) if isinstance(feedback, Feedback) else feedback,
+            message=message,
+            checks=[_replace(c, message=cut_check_message(c.message)) for c in _get(report, "checks") or []],
+            feedback=cut,
+            started_at=_minute(_get(report, "started_at")),
+            finished_at=_minute(_get(report, "finished_at")),
         )
+    allowed = ALLOWED[view]
+    for name in _field_names(report):
+        if name not in allowed and name not in changes:
+            changes[name] = _blank(getattr(report, name))
     return _replace(report, **changes)
+
+
+def _score_check(check: Any) -> Any:
+    return _replace(check, message="", misconception=None, mistake_id=None, self_reported="")
+
+
+def _blank(value: Any) -> Any:
+    """The empty value of a field's kind (a list stays a list, a text a text; a verdict, a
+    number or a time: None)."""
+    if isinstance(value, Enum):
+        return None
+    for kind in (str, list, dict, bool):
+        if isinstance(value, kind):
+            return kind()
+    return None
+
+
+def _field_names(record: Any) -> list[str]:
+    if isinstance(record, BaseModel):
+        return list(type(record).model_fields)
+    assert dataclasses.is_dataclass(record) and not isinstance(record, type)
+    return [f.name for f in dataclasses.fields(record)]
 
 
 def _get(record: Any, name: str) -> Any:
@@ -204,66 +266,6 @@ def _replace(record: R, **changes: Any) -> R:
     assert dataclasses.is_dataclass(record) and not isinstance(record, type)
     names = {f.name for f in dataclasses.fields(record)}
     return dataclasses.replace(record, **{k: v for k, v in changes.items() if k in names})
-
-
-def shown_type(name: str) -> str:
-    """An exception's type name when it is Python's own; a learner's class could be made at run
-    time with the inputs in its name."""
-    found = getattr(builtins, name, None)
-    return name if isinstance(found, type) and issubclass(found, BaseException) else "an exception"
-
-
-def cut_raised(text: str) -> str:
-    """A judge's message up to the first exception of the learner's it quotes (``raised X: ...``,
-    ``got X: ...``), that exception named by its type only; everything after it (the message,
-    the rest of the sentence, the traceback) is the learner's and goes."""
-    match = _RAISED.search(text)
-    if match is None:
-        return text
-    return f"{text[: match.start()]}{match[1]} {shown_type(match[2])}{match[3] or ''} {CUT_NOTE}"
-
-
-def _cut_traceback(traceback: str, exception: str) -> str:
-    """The frames of a traceback (its header and indented lines), without the final line(s),
-    where the exception's message is."""
-    kept: list[str] = []
-    for i, line in enumerate(traceback.splitlines()):
-        if i and not line.startswith(" "):
-            break
-        kept.append(line)
-    return "\n".join([*kept, f"{exception}: {CUT_NOTE}"])
-
-
-def _cut_feedback(feedback: Feedback) -> Feedback:
-    causes = []
-    for cause in feedback.root_causes:
-        if cause.phase in ("call", "backward"):  # ran on the judge's inputs (syntax, import: on the file)
-            exception = shown_type(cause.exception)
-            cause = RootCause.model_validate(
-                {
-                    **cause.model_dump(),
-                    "exception": exception,
-                    "message": CUT_NOTE,
-                    "traceback": _cut_traceback(cause.traceback, exception),
-                    "headline": cause.headline.replace(cause.exception, exception, 1),
-                }
-            )
-        causes.append(cause)
-    summary = feedback.summary
-    details = [d.model_copy(update={"text": cut_raised(d.text)}) for d in summary.details]
-    return Feedback(
-        root_causes=causes,
-        diagnosis=feedback.diagnosis,
-        summary=FeedbackSummary(
-            verdict=summary.verdict,
-            score=summary.score,
-            checks_passed=summary.checks_passed,
-            checks_total=summary.checks_total,
-            headline=cut_raised(summary.headline),
-            next_step=cut_raised(summary.next_step) if summary.next_step else None,
-            details=details,
-        ),
-    )
 
 
 # --- reading the policy from the database ------------------------------------------------------
@@ -387,7 +389,12 @@ def hidden_own_exercises(session: Session, learner: User, now: datetime) -> set[
     for entry in session.scalars(
         select(SetEntry).where(
             SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value,
-            SetEntry.course_id.in_(select(Submission.course_id).where(Submission.user_id == learner.id)),
+            # every course they are in, not only those they sent to: an instructor's override
+            # is a score of an exercise never submitted (review 4, finding 11)
+            or_(
+                SetEntry.course_id.in_(select(Enrollment.course_id).where(Enrollment.user_id == learner.id)),
+                SetEntry.course_id.in_(select(Submission.course_id).where(Submission.user_id == learner.id)),
+            ),
         )
     ):
         due = _due_for(session, entry, learner.id)

@@ -24,7 +24,6 @@ from server.errors import (
     AttemptLimitReached,
     ExerciseNotFound,
     InvalidCourse,
-    NotReleased,
     SubmissionsClosed,
     UserNotFound,
 )
@@ -207,16 +206,16 @@ def accept(session: Session, course: Course, user: User, exercise: str, now: dat
     """
     role = course_role(session, user, course)
     rules = rules_for(session, course, user.id, exercise)
+    missing = ExerciseNotFound(f"{exercise!r} is not part of the course {course.slug!r}.")
     if rules is None:
-        raise ExerciseNotFound(f"{exercise!r} is not part of the course {course.slug!r}.")
+        raise missing
     if role == INSTRUCTOR:
         return Acceptance(None, 0.0)
     phase = rules.phase(now)
     if phase is Phase.NOT_RELEASED:
-        assert rules.release_at is not None
-        raise NotReleased(
-            f"{exercise!r} opens on {shown(rules.release_at, course)} in {course.slug!r}; it is not accepted before."
-        )
+        # the same 404 as an exercise the course never published: before its release a learner
+        # is told nothing of it, not even that it exists or when it opens (review 4, finding 14)
+        raise missing
     if phase is Phase.CLOSED:
         assert rules.close_at is not None
         raise SubmissionsClosed(

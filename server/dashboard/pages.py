@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from server.courses.counted import describe, late_by
 from server.dashboard.service import (
@@ -20,6 +21,7 @@ from server.dashboard.service import (
     SubmissionLine,
 )
 from server.models import Submission
+from server.regrades.pages import regrade_notes_html
 from server.submissions.feedback_view import FEEDBACK_CSS, feedback_section
 from server.submissions.schemas import SubmissionPublic
 from server.web.charts import Bar, columns, horizontal_bars
@@ -285,6 +287,7 @@ class UploadView:
     courses: list[tuple[str, str]]
     max_source_kib: int
     max_upload_mib: int
+    max_notebook_code_kib: int
 
 
 def upload_form(titles: dict[str, str], upload: UploadView, chosen: str | None = None) -> str:
@@ -300,8 +303,9 @@ def upload_form(titles: dict[str, str], upload: UploadView, chosen: str | None =
         course = f'<label for="upload-course">Course</label><select id="upload-course" name="course">{picks}</select>'
     return (
         '<section id="upload"><h2>Submit from the browser</h2>'
-        '<form id="upload-form" method="post" action="/dashboard/submit" enctype="multipart/form-data" data-live-hold>'
-        f'<input type="hidden" name="csrf" value="{e(upload.form_token)}">'
+        # the token is in the address, so the server checks it before it reads the body
+        f'<form id="upload-form" method="post" action="/dashboard/submit?csrf={e(quote(upload.form_token))}" '
+        'enctype="multipart/form-data" data-live-hold>'
         f'<input type="hidden" name="key" value="{e(upload.idempotency_key)}">'
         '<label for="upload-exercise">Exercise</label><select id="upload-exercise" name="exercise">'
         f'<option value="">found from the function</option>{options}</select>{course}'
@@ -312,7 +316,8 @@ def upload_form(titles: dict[str, str], upload: UploadView, chosen: str | None =
         'placeholder="def compute_gae(rewards, values, mask=None, gamma=1.0, lam=0.95):"></textarea>'
         '<button type="submit">Submit</button></form>'
         f'<p class="muted">The code sent is at most {upload.max_source_kib} KiB; a notebook file may be up to '
-        f"{upload.max_upload_mib} MiB with its outputs, of which only the function and the helpers, imports "
+        f"{upload.max_upload_mib} MiB with its outputs (its code: {upload.max_source_kib} KiB a cell, "
+        f"{upload.max_notebook_code_kib} KiB in all), of which only the function and the helpers, imports "
         "and constants it uses are sent, as <code>ppo-submit notebook.ipynb</code> sends them. "
         "The submission's page shows the verdict as soon as it arrives.</p></section>"
     )
@@ -489,36 +494,39 @@ def submission_page(
     title: str,
     submission: Submission,
     *,
+    shown: SubmissionPublic,
     mark: str | None = None,
-    shown: SubmissionPublic | None = None,
     csrf: str = "",
-    notes: str = "",
 ) -> str:
-    """One submission: who, what, when; applied regrades (``notes``, markup); the feedback
-    ``ppo-submit`` prints (``shown``: as the viewer may see it, by the exercise set's feedback
-    policy); the source."""
+    """One submission: who, what, when; applied regrades; the feedback ``ppo-submit`` prints; the
+    source. Every fact of the verdict comes from ``shown``, the record as the viewer may see it
+    (the exercise set's feedback policy): the stored row gives only its owner and its source,
+    which are the learner's own."""
     owner, here = submission.user, viewer.course_slug
     exercise = (
         f'<a href="{e(exercise_url(submission.exercise, here))}">{e(title)}</a>' if viewer.instructor else e(title)
     )
-    raw, counted = (
-        (shown.score, shown.counted_score) if shown is not None else (submission.score, submission.counted_score)
+    finished = (
+        f'<tr><th scope="row">Finished</th><td>{time_html(shown.finished_at, viewer.zone)}</td></tr>'
+        if shown.feedback_view != "hidden"
+        else ""  # no time of the run until the verdict is released: it is a channel for the inputs
     )
     facts = (
         '<table id="submission-facts"><tbody>'
         f'<tr><th scope="row">Learner</th><td><a href="{e(learner_url(owner.name, here))}">{e(owner.display_name)}</a> ({e(owner.name)})</td></tr>'
         f'<tr><th scope="row">Exercise</th><td>{exercise}</td></tr>'
-        f'<tr><th scope="row">Submitted</th><td>{time_html(submission.created_at, viewer.zone)}</td></tr>'
-        f'<tr><th scope="row">Finished</th><td>{time_html(submission.finished_at, viewer.zone)}</td></tr>'
-        f'<tr><th scope="row">Status</th><td>{e(submission.status)}</td></tr>'
-        f'<tr><th scope="row">Raw score</th><td>{e(format_score(raw))}</td></tr>'
-        f'<tr><th scope="row">Late</th><td>{e(late_mark(submission.late_seconds, submission.penalty_percent) or "no")}</td></tr>'
-        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(counted))}</td></tr>'
-        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(submission.content_version)}</code>, '
-        f"grader version <code>{e(submission.grader_version)}</code></td></tr>"
+        f'<tr><th scope="row">Submitted</th><td>{time_html(shown.created_at, viewer.zone)}</td></tr>'
+        f"{finished}"
+        f'<tr><th scope="row">Status</th><td>{e(shown.status)}</td></tr>'
+        f'<tr><th scope="row">Raw score</th><td>{e(format_score(shown.score))}</td></tr>'
+        f'<tr><th scope="row">Late</th><td>{e(late_mark(shown.late_seconds, shown.penalty_percent) or "no")}</td></tr>'
+        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(shown.counted_score))}</td></tr>'
+        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(shown.content_version)}</code>, '
+        f"grader version <code>{e(shown.grader_version)}</code></td></tr>"
         f"{_policy_row(shown, submission.id, csrf)}"
         "</tbody></table>"
     )
+    notes = regrade_notes_html(shown.regrades)
     body = (
         f"<h1>Submission #{submission.id}</h1>{facts}{notes}"
         f"{feedback_section(submission, shown)}"

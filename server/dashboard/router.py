@@ -46,17 +46,16 @@ from server.config import Settings
 from server.courses import corrections as correction_service
 from server.courses.feedback_policy import access_for, hidden_own_exercises, spend_token, visible_report
 from server.courses.service import courses_of, may_read_learner, taught_course_ids
-from server.courses.sets import listing
+from server.courses.sets import listing, released_exercises
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
 from server.dashboard.deps import DashboardCourse, ShownCourse, learner_course, shown_course
-from server.dashboard.upload import MAX_UPLOAD_BYTES, UploadForm, UploadRefused, prepare
+from server.dashboard.upload import MAX_CODE_FACTOR, MAX_UPLOAD_BYTES, UploadRefused, prepare, read_upload
 from server.deps import Now, SessionDep, SettingsDep, StateDep
 from server.errors import GraderError
 from server.gradebook.service import course_exercises, gradebook_csv, wide_gradebook_csv
-from server.models import DEFAULT_COURSE_ID, Course, Role, Submission, User
-from server.regrades.notes import regrade_notes
-from server.regrades.pages import regrade_notes_html, stale_notice, unverified_notice
+from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, ScoreCorrection, Submission, User
+from server.regrades.pages import stale_notice, unverified_notice
 from server.regrades.service import stale_lines
 from server.stats.service import shown_mistake
 from server.submissions.limits import check_submission_limits, submission_window
@@ -243,13 +242,24 @@ def learner_page(
         viewer,
         owner.name,
         titles,
-        correction_service.history(session, course, owner.id),
+        _visible_corrections(correction_service.history(session, course, owner.id), titles, hidden),
         form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes) if teaches else None,
     )
     focus = exercise if exercise in titles else None
     return html_response(
         pages.learner_page(viewer, titles, view, mark=mark, upload=upload, corrections=corrections, focus=focus)
     )
+
+
+def _visible_corrections(
+    rows: list[ScoreCorrection], titles: dict[str, str], hidden: set[str]
+) -> list[ScoreCorrection]:
+    """The corrections a learner's page lists: those of the exercises it shows, without the
+    overrides of exercises whose score the feedback policy holds back (an override is a score).
+    ``hidden`` is empty and ``titles`` whole for the course's instructors."""
+    return [
+        r for r in rows if r.exercise in titles and not (r.exercise in hidden and r.kind == CorrectionKind.OVERRIDE)
+    ]
 
 
 def _released(session: Session, course: Course, user: User, now: datetime) -> set[str]:
@@ -280,6 +290,7 @@ def _upload_view(session: Session, user: User, request: Request, settings: Setti
         courses=mine if len(mine) > 1 else [],
         max_source_kib=settings.MAX_SOURCE_BYTES // 1024,
         max_upload_mib=MAX_UPLOAD_BYTES // 2**20,
+        max_notebook_code_kib=MAX_CODE_FACTOR * settings.MAX_SOURCE_BYTES // 1024,
     )
 
 
@@ -297,11 +308,8 @@ def submission_page(
     course = session.get(Course, submission.course_id)
     shown = visible_report(to_public(session, submission), access_for(session, user, submission, now))
     csrf = form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes)
-    notes = regrade_notes_html(regrade_notes(session, [submission.id]).get(submission.id, []))
     return html_response(
-        pages.submission_page(
-            viewer_of(user, course), title, submission, mark=mark, shown=shown, csrf=csrf, notes=notes
-        )
+        pages.submission_page(viewer_of(user, course), title, submission, mark=mark, shown=shown, csrf=csrf)
     )
 
 
@@ -338,25 +346,30 @@ def spend_token_form(
 
 
 @router.post("/dashboard/submit")
-def submit_upload(
-    request: Request, upload: UploadForm, session: SessionDep, state: StateDep, user: WebUser, now: Now
-) -> Response:
-    """Submit the upload form's file or pasted function, as ``POST /api/v1/submissions`` does."""
+def submit_upload(request: Request, session: SessionDep, state: StateDep, user: WebUser, now: Now) -> Response:
+    """Submit the upload form's file or pasted function, as ``POST /api/v1/submissions`` does.
+
+    Who sends it (the session, ``WebUser``; the ``Origin``; the form's token, in the form's
+    address) is settled before the body is read at all; then the body is parsed as it arrives,
+    in this worker thread, under its caps (``server.dashboard.upload``)."""
     back = learner_url(user.name)
     cookie = request.cookies.get(COOKIE_NAME)
     if not same_origin(request) or not form_token_matches(
-        upload.fields.get("csrf"), cookie, state.settings.secret_bytes
+        request.query_params.get("csrf"), cookie, state.settings.secret_bytes
     ):
         raise UploadRefused(
             403,
             "The form was not sent from your dashboard page (or it is out of date): reload your page and submit again.",
             back,
         )
+    upload = read_upload(request, max_source_bytes=state.settings.MAX_SOURCE_BYTES, back=back)
     settings = state.settings
     key = upload.fields.get("key") or None
     try:
         check_submission_limits(user, session, settings, submission_window(request, settings), key)
-        prepared = prepare(upload, back)
+        prepared = prepare(
+            upload, back, max_source_bytes=settings.MAX_SOURCE_BYTES, visible=released_exercises(session, user, now)
+        )
         payload = SubmissionCreate(
             exercise=prepared.exercise,
             source=prepared.source,

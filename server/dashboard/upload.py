@@ -5,46 +5,70 @@ The form (``pages.upload_form``) posts ``multipart/form-data`` to ``POST /dashbo
 the route (``router.submit_upload``) checks what the API checks, in the same order, and then
 stores the submission through the same ``submissions.service.create_submission``:
 
-- CSRF: the session cookie is ``SameSite=Strict``, a cross-site ``Origin`` is refused, and the
-  form carries the session's token (``server.web.session.form_token``);
-- size: the body is refused past :data:`MAX_UPLOAD_BYTES` before it is parsed (a notebook
-  carries its outputs), and what is stored, the source, has the API's ``MAX_SOURCE_BYTES``;
+- who: the session cookie (``WebUser``), the ``Origin`` and the form's token, which travels in
+  the form's address (``?csrf=``), are all checked before one byte of the body is read, so a
+  request without a live session costs a database lookup and nothing more;
+- the body (:func:`read_upload`) is parsed as it arrives by ``python-multipart``'s streaming
+  parser, in the route's worker thread, never on the event loop; its limits are enforced while
+  parsing: :data:`MAX_UPLOAD_BYTES` in all, :data:`MAX_PARTS` parts, a few short headers per
+  part, no ``multipart/*`` part inside the form, and the code caps below;
+- size: a ``.py`` file and a pasted ``source`` have the API's ``MAX_SOURCE_BYTES``, refused (413)
+  as soon as the part grows past it; a notebook's code has a cap per cell
+  (:data:`MAX_CELL_FACTOR` times the source cap) and in all (:data:`MAX_CODE_FACTOR` times), checked
+  before any cell is parsed; what is stored, the source, has ``MAX_SOURCE_BYTES``;
 - the learner's rate limit and queue cap (``server.submissions.limits``), then the course's
   rules; every refusal is a page that says why, with the API's own sentence.
 
 A notebook is built into the module its learner meant exactly as ``ppo-submit notebook.ipynb``
 builds it: the client's own code (``ppo_submit.notebook_file``, standard library only) is
 imported when a notebook arrives, so both say the same thing about the same file. It is parsed,
-never run. The body is parsed with the standard library's MIME parser (``email``).
+never run; the client bounds the names it follows (``ppo_submit.closure``).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from email.message import Message
-from email.parser import BytesParser
-from email.policy import HTTP
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from fastapi import Depends, Request
+import anyio.from_thread
+from fastapi import Request
+from python_multipart import MultipartParser
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import parse_options_header
+from starlette.requests import ClientDisconnect
 
 from server.catalog.service import list_exercises
 from server.web.errors import PageError
 
 if TYPE_CHECKING:
     from ppo_submit.api import ExerciseSummary
+    from ppo_submit.cells import Cell
 
 #: Largest upload body read (a notebook's outputs count; its code is capped as the API caps it).
 MAX_UPLOAD_BYTES = 8 * 1024 * 1024
-#: Most parts a form may have (it has six).
+#: Most parts a form may have (it has five).
 MAX_PARTS = 12
+#: Headers per part (a browser sends one or two) and the longest one, in bytes.
+MAX_PART_HEADERS = 4
+MAX_HEADER_BYTES = 1024
 #: Form fields other than the file: longest value kept (the pasted source has the source cap).
 MAX_FIELD_CHARS = 200
+#: A notebook's code: at most this many times the source cap in one cell, and in all its cells.
+#: Only the function and what it reads is sent (the source cap), but a notebook holds more.
+MAX_CELL_FACTOR = 1
+MAX_CODE_FACTOR = 4
+#: Most code cells read (each is parsed on its own; a long notebook has a few hundred).
+MAX_CODE_CELLS = 2000
+#: The fields the form has (any other part is read past, its bytes counted, never kept).
+FIELDS = frozenset({"exercise", "course", "key", "source", "file"})
 #: The file name a pasted function is stored under.
 PASTED = "pasted.py"
 #: How the client's messages say to name the exercise, on this form.
 CHOOSE_IN_FORM = ("choose the exercise in the form", "choose {slug} in the form")
+#: What the form should be, for a body that is not it.
+NOT_THE_FORM = "Send the form from your dashboard page (a file upload form)."
 
 
 class UploadRefused(PageError):
@@ -52,6 +76,19 @@ class UploadRefused(PageError):
 
     def __init__(self, status_code: int, text: str, back: str = "/dashboard") -> None:
         super().__init__(status_code, "Not submitted", text, link=("Back to your page", back))
+
+
+@dataclass
+class UploadWork:
+    """What reading upload bodies has cost this process: counted, for the tests and the benchmark."""
+
+    bodies: int = 0  # bodies whose reading began
+    bytes_read: int = 0  # bytes pulled from them
+    parts: int = 0  # parts whose headers were parsed
+
+
+#: This process's count (read by tests and ``bench/bench_upload_parsers.py``).
+WORK = UploadWork()
 
 
 @dataclass(frozen=True)
@@ -63,56 +100,184 @@ class Upload:
     content: bytes | None
 
 
-async def read_upload(request: Request) -> Upload:
-    """The multipart form of ``POST /dashboard/submit``, read up to :data:`MAX_UPLOAD_BYTES`."""
+def too_large(what: str, limit: int, back: str) -> UploadRefused:
+    """The 413 for code over its cap, in the API's words."""
+    return UploadRefused(413, f"{what} is over {limit} bytes; the limit is {limit} bytes ({limit // 1024} KiB).", back)
+
+
+def read_upload(request: Request, *, max_source_bytes: int, back: str) -> Upload:
+    """The multipart form of ``POST /dashboard/submit``, parsed while it is read.
+
+    Called from the (synchronous) route, so in a worker thread: each chunk is awaited on the
+    event loop and parsed here, and the loop never parses. Call it only once the sender is
+    known (the session, ``Origin`` and form token checked): nothing before it reads the body.
+    """
     content_type = request.headers.get("content-type", "")
-    if not content_type.lower().startswith("multipart/form-data") or len(content_type) > 300:
-        raise UploadRefused(400, "Send the form from your dashboard page (a file upload form).")
-    too_large = UploadRefused(
+    kind, params = parse_options_header(content_type[:300])
+    boundary = params.get(b"boundary", b"")
+    if kind != b"multipart/form-data" or len(content_type) > 300 or not 0 < len(boundary) <= 70:
+        raise UploadRefused(400, NOT_THE_FORM, back)
+    over = UploadRefused(
         413,
         f"The upload is over {MAX_UPLOAD_BYTES // 2**20} MiB; clear the notebook's "
         "outputs (Edit > Clear Outputs of All Cells) and save it, or paste the function.",
+        back,
     )
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_UPLOAD_BYTES:
-        raise too_large
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_UPLOAD_BYTES:
-            raise too_large
-    return parse_upload(content_type, bytes(body))
+        raise over
+    form = FormReader(boundary, max_source_bytes=max_source_bytes, back=back)
+    WORK.bodies += 1
+    stream = request.stream()
+    read = 0
+    refused: UploadRefused | None = None
+    try:
+        while (chunk := anyio.from_thread.run(_next_chunk, stream)) is not None:
+            read += len(chunk)
+            WORK.bytes_read += len(chunk)
+            if read > MAX_UPLOAD_BYTES:
+                raise refused or over
+            if refused is None:
+                try:
+                    form.feed(chunk)
+                except UploadRefused as exc:
+                    # Read the rest (up to the cap, unparsed) so the browser, still sending,
+                    # gets the page that says why rather than a reset connection.
+                    refused = exc
+    except ClientDisconnect:
+        raise UploadRefused(400, "The upload was cut off; submit again.", back) from None
+    if refused is not None:
+        raise refused
+    return form.finish()
 
 
-def parse_upload(content_type: str, body: bytes) -> Upload:
-    """The fields and the file of a ``multipart/form-data`` body."""
-    message = BytesParser(policy=HTTP).parsebytes(
-        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body
-    )
-    parts = list(message.iter_parts()) if message.is_multipart() else []
-    if not parts or len(parts) > MAX_PARTS:
-        raise UploadRefused(400, "Send the form from your dashboard page (a file upload form).")
-    fields: dict[str, str] = {}
+async def _next_chunk(stream: AsyncIterator[bytes]) -> bytes | None:
+    return await anext(stream, None)
+
+
+@dataclass
+class _Part:
+    name: str | None = None
     filename: str | None = None
-    content: bytes | None = None
-    for part in parts:
-        name = part.get_param("name", header="content-disposition")
-        if not isinstance(name, str) or name in fields:
-            continue
-        data = _payload(part)
+    limit: int = 0  # bytes kept; past it: refused (``refuse``) or cut (a short field)
+    refuse: UploadRefused | None = None
+    data: bytearray = field(default_factory=bytearray)
+    headers: dict[bytes, bytes] = field(default_factory=dict)
+    header: bytearray = field(default_factory=bytearray)
+    value: bytearray = field(default_factory=bytearray)
+
+
+class FormReader:
+    """One form body fed chunk by chunk to ``python-multipart``'s parser, whose callbacks
+    enforce the limits as the parts arrive: the work per chunk is linear in its bytes, and
+    a refusal comes at the byte that breaks a limit, not after the body."""
+
+    def __init__(self, boundary: bytes, *, max_source_bytes: int, back: str) -> None:
+        self.max_source_bytes = max_source_bytes
+        self.back = back
+        self.fields: dict[str, str] = {}
+        self.file: tuple[str, bytes] | None = None
+        self.seen: set[str] = set()
+        self.parts = 0
+        self.part = _Part()
+        self.parser = MultipartParser(
+            boundary,
+            {
+                "on_part_begin": self._begin,
+                "on_header_field": self._header_field,
+                "on_header_value": self._header_value,
+                "on_header_end": self._header_end,
+                "on_headers_finished": self._headers_finished,
+                "on_part_data": self._data,
+                "on_part_end": self._end,
+            },
+            max_size=MAX_UPLOAD_BYTES,
+            max_header_count=MAX_PART_HEADERS,
+            max_header_size=MAX_HEADER_BYTES,
+        )
+
+    def feed(self, chunk: bytes) -> None:
+        """Parse one chunk; ``UploadRefused`` at the first limit it breaks."""
+        try:
+            self.parser.write(chunk)
+        except MultipartParseError:
+            raise UploadRefused(400, NOT_THE_FORM, self.back) from None
+
+    def finish(self) -> Upload:
+        """The form, once the body has ended."""
+        try:
+            self.parser.finalize()
+        except MultipartParseError:
+            raise UploadRefused(400, NOT_THE_FORM, self.back) from None
+        if not self.parts:
+            raise UploadRefused(400, NOT_THE_FORM, self.back)
+        name, content = self.file if self.file is not None else (None, None)
+        return Upload(self.fields, name, content)
+
+    # -- the parser's callbacks ---------------------------------------------------------------
+
+    def _begin(self) -> None:
+        self.parts += 1
+        WORK.parts += 1
+        if self.parts > MAX_PARTS:
+            raise UploadRefused(400, NOT_THE_FORM, self.back)
+        self.part = _Part()
+
+    def _header_field(self, data: bytes, start: int, end: int) -> None:
+        self.part.header += data[start:end]
+
+    def _header_value(self, data: bytes, start: int, end: int) -> None:
+        self.part.value += data[start:end]
+
+    def _header_end(self) -> None:
+        part = self.part
+        part.headers[bytes(part.header).strip().lower()] = bytes(part.value).strip()
+        part.header, part.value = bytearray(), bytearray()
+
+    def _headers_finished(self) -> None:
+        part = self.part
+        if part.headers.get(b"content-type", b"").lower().startswith(b"multipart/"):
+            raise UploadRefused(
+                400, "The form has a part made of parts (multipart inside multipart); " + NOT_THE_FORM, self.back
+            )
+        kind, params = parse_options_header(part.headers.get(b"content-disposition", b""))
+        name = params.get(b"name", b"").decode("latin-1")
+        if kind != b"form-data" or name not in FIELDS or name in self.seen:
+            return  # read past: its bytes count toward the body's cap, nothing is kept
+        self.seen.add(name)
+        part.name = name
         if name == "file":
-            chosen = part.get_filename()
-            if chosen and data:
-                filename, content = str(chosen)[:255], data
-            continue
-        text = data.decode("utf-8", errors="replace")
-        fields[name] = text if name == "source" else text[:MAX_FIELD_CHARS].strip()
-    return Upload(fields, filename, content)
+            part.filename = params.get(b"filename", b"").decode("utf-8", errors="replace")[:255]
+            notebook = part.filename.lower().endswith(".ipynb")
+            part.limit = MAX_UPLOAD_BYTES if notebook else self.max_source_bytes
+            if not notebook:
+                part.refuse = too_large(_base_name(part.filename), self.max_source_bytes, self.back)
+        elif name == "source":
+            part.limit = self.max_source_bytes
+            part.refuse = too_large("The pasted code", self.max_source_bytes, self.back)
+        else:
+            part.limit = 4 * MAX_FIELD_CHARS  # UTF-8: at most 4 bytes a character
 
+    def _data(self, data: bytes, start: int, end: int) -> None:
+        part = self.part
+        if part.name is None:
+            return
+        room = part.limit - len(part.data)
+        if end - start > room:
+            if part.refuse is not None:
+                raise part.refuse
+            end = start + max(0, room)
+        part.data += data[start:end]
 
-def _payload(part: Message) -> bytes:
-    data = part.get_payload(decode=True)
-    return data if isinstance(data, bytes) else b""
+    def _end(self) -> None:
+        part = self.part
+        if part.name == "file":
+            if part.filename and part.data:
+                self.file = (part.filename, bytes(part.data))
+        elif part.name is not None:
+            text = part.data.decode("utf-8", errors="replace")
+            self.fields[part.name] = text if part.name == "source" else text[:MAX_FIELD_CHARS].strip()
+        self.part = _Part()
 
 
 # --------------------------------------------------------------------------- the source
@@ -127,19 +292,28 @@ class Prepared:
     filename: str
 
 
-def _catalogue() -> list[ExerciseSummary]:
-    """The catalogue as the client's notebook code reads it (what ``GET /exercises`` lists)."""
+def _catalogue(visible: set[str] | None) -> list[ExerciseSummary]:
+    """The catalogue as the client's notebook code reads it (what ``GET /exercises`` lists to
+    this learner): only ``visible`` slugs (None: all), so a refusal never names an exercise the
+    learner may not see yet."""
     from ppo_submit.api import ExerciseSummary
 
-    return [ExerciseSummary(slug=x.slug, function=x.function) for x in list_exercises()]
+    return [
+        ExerciseSummary(slug=x.slug, function=x.function)
+        for x in list_exercises()
+        if visible is None or x.slug in visible
+    ]
 
 
-def prepare(upload: Upload, back: str) -> Prepared:
+def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[str] | None) -> Prepared:
     """The submission the upload makes; ``UploadRefused`` with one sentence when it makes none.
 
     The same bad inputs get the same sentences as ``ppo-submit`` gives for the same file: a
     notebook that is not JSON, no exercise function, several, a name the function needs that
-    no cell defines.
+    no cell defines. Every cap is checked before the code is parsed: the source cap for a
+    ``.py`` file and pasted code (already while the body was read), the notebook's caps per cell
+    and in all (:func:`capped_cells`) once its JSON is read and before any cell is parsed.
+    ``visible``: the slugs this learner may submit (None: all); a refusal names only those.
     """
     from ppo_submit.api import UsageError
     from ppo_submit.notebook_file import code_cells, module_of
@@ -163,13 +337,16 @@ def prepare(upload: Upload, back: str) -> Prepared:
                 ) from None
             if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
                 raise UploadRefused(400, f"{name} is JSON but not a Jupyter notebook (it has no cells).", back)
-            module = module_of(code_cells(notebook), _catalogue(), exercise=chosen, name=name, choose=CHOOSE_IN_FORM)
+            cells = capped_cells(code_cells(notebook), name, max_source_bytes, back)
+            module = module_of(cells, _catalogue(visible), exercise=chosen, name=name, choose=CHOOSE_IN_FORM)
             return Prepared(module.exercise, module.source, name)
         source = pasted if upload.content is None else _text(upload.content, name, back)
+        if len(source.encode(errors="replace")) > max_source_bytes:  # read_upload refused it already, as it arrived
+            raise too_large("The pasted code" if upload.content is None else name, max_source_bytes, back)
         names, error_line = defined_functions(source)
         exercise = chosen or match_functions(
             names,
-            _catalogue(),
+            _catalogue(visible),
             filename=name if upload.content is not None else "The pasted code",
             syntax_error=None if error_line is None else f"line {error_line}",
             choose=CHOOSE_IN_FORM,
@@ -177,6 +354,42 @@ def prepare(upload: Upload, back: str) -> Prepared:
         return Prepared(exercise, source, name)
     except UsageError as exc:
         raise UploadRefused(400, _sentence(exc.message), back) from None
+
+
+def capped_cells(cells: list[Cell], name: str, max_source_bytes: int, back: str) -> list[Cell]:
+    """``cells`` if there are at most :data:`MAX_CODE_CELLS`, no cell's code is over
+    ``MAX_CELL_FACTOR`` times the source cap and all of it over ``MAX_CODE_FACTOR`` times; else ``UploadRefused`` (413) naming the cell. Checked
+    before a cell is parsed: the parse of a huge cell costs the server far more memory than
+    its bytes (a syntax tree node per name)."""
+    per_cell, in_all = MAX_CELL_FACTOR * max_source_bytes, MAX_CODE_FACTOR * max_source_bytes
+    if len(cells) > MAX_CODE_CELLS:
+        raise UploadRefused(
+            413,
+            f"{name} has {len(cells)} code cells; the limit is {MAX_CODE_CELLS}: keep the exercise's work "
+            "in a smaller notebook, or upload the function as a .py file.",
+            back,
+        )
+    total = 0
+    for cell in cells:
+        size = len(cell.source.encode(errors="replace"))
+        if size > per_cell:
+            raise UploadRefused(
+                413,
+                f"{cell.label} of {name} has {size} bytes of code; the limit is {per_cell} bytes "
+                f"({per_cell // 1024} KiB) a cell: move what the exercise does not need out of the "
+                "notebook (or split the cell), or upload the function as a .py file.",
+                back,
+            )
+        total += size
+        if total > in_all:
+            raise UploadRefused(
+                413,
+                f"The code cells of {name} have more than {in_all} bytes of code; the limit is {in_all} "
+                f"bytes ({in_all // 1024} KiB): keep the exercise's work in a smaller notebook, or upload "
+                "the function as a .py file.",
+                back,
+            )
+    return cells
 
 
 def _base_name(filename: str | None) -> str:
@@ -193,6 +406,3 @@ def _text(content: bytes, name: str, back: str) -> str:
 
 def _sentence(message: str) -> str:
     return message if message.endswith((".", "?", "!")) else message + "."
-
-
-UploadForm = Annotated[Upload, Depends(read_upload)]

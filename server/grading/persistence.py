@@ -325,10 +325,11 @@ def store_internal_error(
     notify_verdict(session, submission_id)
 
 
-def requeue_unfinished(session: Session) -> list[int]:
+def requeue_unfinished(session: Session) -> list[tuple[int, int]]:
     """After a crash or restart: rows left ``running`` go back to ``queued``.
 
-    Returns every ``queued`` id, oldest first, for the caller to enqueue (none is lost).
+    Returns every ``queued`` (id, learner's user id), oldest first, for the caller to enqueue
+    (none is lost).
     """
     session.execute(
         update(Submission)
@@ -336,6 +337,7 @@ def requeue_unfinished(session: Session) -> list[int]:
         .values(status=Status.QUEUED, started_at=None)
         .execution_options(synchronize_session=False)
     )
-    return list(
-        session.scalars(select(Submission.id).where(Submission.status == Status.QUEUED).order_by(Submission.id))
+    rows = session.execute(
+        select(Submission.id, Submission.user_id).where(Submission.status == Status.QUEUED).order_by(Submission.id)
     )
+    return [(int(row_id), int(user_id)) for row_id, user_id in rows.tuples()]

@@ -15,6 +15,10 @@
   fenced by the attempt number, so a worker wrongly declared dead cannot overwrite.
 * **Queues.** ``cpu`` for every exercise, ``gpu`` for the slugs in ``GPU_EXERCISES`` when
   ``GPU_WORKERS=true`` (then run at least one ``ppo-grader worker --queue gpu``).
+* **Fair between learners.** A job's priority is minus the number of the learner's
+  submissions already queued or running when it is deferred (``live_priority``), so a
+  learner's first job goes before the second jobs of everyone else: one learner who keeps
+  five slow jobs queued holds another learner's job behind the jobs running, no more.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
 from server.config import Settings
@@ -45,9 +49,12 @@ QUEUES = ("cpu", "gpu")
 #: similarity runs (-10). A learner's submission is never queued behind a regrade.
 REGRADE_PRIORITY = -5
 
+#: Live grading's lowest priority: a learner's sixth waiting job still goes before regrades.
+LOWEST_LIVE_PRIORITY = REGRADE_PRIORITY + 1
+
 _DEFER_SQL = text(
     "SELECT procrastinate_defer_jobs_v1(ARRAY[ROW("
-    "CAST(:queue AS varchar), CAST(:task AS varchar), 0, NULL::text, NULL::text, "
+    "CAST(:queue AS varchar), CAST(:task AS varchar), CAST(:priority AS integer), NULL::text, NULL::text, "
     "CAST(:args AS jsonb), NULL::timestamptz)::procrastinate_job_to_defer_v1])"
 )
 
@@ -73,17 +80,19 @@ class ProcrastinateQueue:
         self._settings = settings
 
     def defer(self, session: Session, submission: Submission) -> None:
-        """Insert the job in the transaction that inserts the submission."""
+        """Insert the job in the transaction that inserts the submission, ranked among the
+        learner's own (``live_priority``)."""
         session.execute(
             _DEFER_SQL,
             {
                 "queue": queue_for(submission.exercise, self._settings),
                 "task": TASK_NAME,
+                "priority": live_priority(session, submission),
                 "args": json.dumps({"submission_id": int(submission.id)}),
             },
         )
 
-    def enqueue(self, submission_id: int) -> None:
+    def enqueue(self, submission_id: int, owner: int | None = None) -> None:
         """Nothing after the commit: the job was committed with the row."""
 
     def depth(self, session: Session) -> dict[str, int]:
@@ -95,6 +104,25 @@ class ProcrastinateQueue:
         for name, count in rows:
             counts[name] = int(count)
         return counts
+
+
+def live_priority(session: Session, submission: Submission) -> int:
+    """Minus how many of the learner's other submissions are queued or running (procrastinate
+    takes the highest priority first, then the oldest), down to :data:`LOWEST_LIVE_PRIORITY`.
+    Counted in the submission's own transaction, after the learner's lock
+    (``submissions.limits.lock_learner``), so two of their requests cannot both count 0."""
+    from server.models import Status, Submission
+
+    ahead = session.scalar(
+        select(func.count())
+        .select_from(Submission)
+        .where(
+            Submission.user_id == submission.user_id,
+            Submission.id != submission.id,
+            Submission.status.in_([Status.QUEUED.value, Status.RUNNING.value]),
+        )
+    )
+    return max(LOWEST_LIVE_PRIORITY, -int(ahead or 0))
 
 
 # One statement for a whole set: a job per queued result, on the exercise's queue.

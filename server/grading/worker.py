@@ -70,12 +70,12 @@ class WorkerPool:
     def recover(self) -> list[int]:
         """Re-queue what a crash left ``running``, and enqueue every ``queued`` row."""
         with transaction(self._sessions) as session:
-            ids = requeue_unfinished(session)
-        for submission_id in ids:
-            self._queue.enqueue(submission_id)
-        if ids:
-            log.info("re-queued %d unfinished submission(s) from a previous run", len(ids))
-        return ids
+            rows = requeue_unfinished(session)
+        for submission_id, owner in rows:
+            self._queue.enqueue(submission_id, owner)
+        if rows:
+            log.info("re-queued %d unfinished submission(s) from a previous run", len(rows))
+        return [submission_id for submission_id, _ in rows]
 
     def start(self) -> None:
         """Start the threads (daemon: a stuck jail must not block interpreter exit)."""

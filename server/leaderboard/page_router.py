@@ -68,10 +68,10 @@ def leaderboard_page(
     if slug is not None and slug not in {s for s, _ in exercises}:
         raise PageNotFound(viewer, f"No exercise is called {slug!r}.")
     offset = (page_number - 1) * per_page
-    total, rows = service.board(session, slug, per_page, offset, where.id)
+    total, rows = service.board(session, slug, per_page, offset, where.id, secret=settings.secret_bytes)
     names = None
     if not where.board_real_names:  # the column says what the course's learners see instead
-        names = {r.user_id: pseudonym(r.user_id, settings.secret_bytes) for r in rows}
+        names = {r.user_id: pseudonym(r.user_id, settings.secret_bytes, where.id) for r in rows}
     view = pages.BoardView(
         viewer=viewer_of(viewer, where),
         exercises=exercises,

@@ -7,12 +7,14 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from server.catalog.service import find_exercise
-from server.courses.feedback_policy import hidden_board_exercises, refuse_hidden_board
+from server.config import Settings
+from server.courses.feedback_policy import PolicyKind, hidden_board_exercises, policy_of, refuse_hidden_board
 from server.courses.service import INSTRUCTOR, course_role, readable_course
+from server.courses.sets import released_exercises
 from server.deps import CurrentUser, Now, SessionDep, SettingsDep
 from server.leaderboard import service
 from server.leaderboard.schemas import LeaderboardEntry, LeaderboardPage, SpeedEntry, SpeedPage
-from server.models import Role, User
+from server.models import Course, Role, SetEntry, User
 from server.openapi import errors
 from server.security import pseudonym
 
@@ -27,7 +29,14 @@ CourseParam = Annotated[
 
 
 def shown_name(
-    viewer: User, user_id: int, display_name: str, pseudonyms: bool, secret: bytes, teaches: bool | None = None
+    viewer: User,
+    user_id: int,
+    display_name: str,
+    pseudonyms: bool,
+    secret: bytes,
+    teaches: bool | None = None,
+    *,
+    course_id: int,
 ) -> str:
     """What a viewer sees for a learner: real names for the course's instructors; for
     learners a pseudonym unless the course's instructor turned real names on
@@ -36,7 +45,7 @@ def shown_name(
     instructor = Role(viewer.role).reads_everything if teaches is None else teaches
     if instructor or not pseudonyms:
         return display_name
-    return pseudonym(user_id, secret)
+    return pseudonym(user_id, secret, course_id)
 
 
 @router.get("", response_model=LeaderboardPage, responses=errors(401, 403, 404, 422))
@@ -55,12 +64,14 @@ def leaderboard(
     learners, a ``hidden-until-due`` exercise is left out of the overall table (and its own
     board is 403 ``ScoresHidden``) until its scores are released."""
     if exercise is not None:
-        find_exercise(exercise)
+        find_exercise(exercise, released_exercises(session, viewer, now))
     where = readable_course(session, viewer, course)
     hidden = hidden_board_exercises(session, viewer, where, now)
     if exercise is not None:
         refuse_hidden_board(session, viewer, where, exercise, now)
-    total, rows = service.board(session, exercise, limit, offset, where.id, frozenset(hidden))
+    total, rows = service.board(
+        session, exercise, limit, offset, where.id, frozenset(hidden), secret=settings.secret_bytes
+    )
     instructor = course_role(session, viewer, where) == INSTRUCTOR
     return LeaderboardPage(
         course=where.slug,
@@ -71,9 +82,7 @@ def leaderboard(
         entries=[
             LeaderboardEntry(
                 rank=offset + i + 1,
-                learner=shown_name(
-                    viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor
-                ),
+                learner=_board_name(viewer, r.user_id, r.display_name, where, settings, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 best_score=r.best,
@@ -84,6 +93,16 @@ def leaderboard(
             )
             for i, r in enumerate(rows)
         ],
+    )
+
+
+def _board_name(
+    viewer: User, user_id: int, display_name: str, where: Course, settings: Settings, instructor: bool
+) -> str:
+    """How a board row names its learner to ``viewer``: the course's pseudonym unless the course
+    shows real names (instructors always see them)."""
+    return shown_name(
+        viewer, user_id, display_name, not where.board_real_names, settings.secret_bytes, instructor, course_id=where.id
     )
 
 
@@ -101,11 +120,14 @@ def speed_leaderboard(
     """The course's learners with a full board score that counts (every confirmed check passed), by their
     fastest such run: cpu seconds, then peak memory (403 ``ScoresHidden`` for learners while a
     ``hidden-until-due`` exercise's scores are not released)."""
-    find_exercise(exercise)
+    find_exercise(exercise, released_exercises(session, viewer, now))
     where = readable_course(session, viewer, course)
     refuse_hidden_board(session, viewer, where, exercise, now)
     total, rows = service.speed_board(session, exercise, limit, offset, where.id)
     instructor = course_role(session, viewer, where) == INSTRUCTOR
+    # Under any feedback policy but full a learner's own views hold back CPU and memory (a run
+    # time is a channel for the hidden inputs): the speed board does too, keeping the order only.
+    measured = instructor or policy_of(session.get(SetEntry, (where.id, exercise))).kind is PolicyKind.FULL
     return SpeedPage(
         exercise=exercise,
         total=total,
@@ -114,14 +136,12 @@ def speed_leaderboard(
         entries=[
             SpeedEntry(
                 rank=offset + i + 1,
-                learner=shown_name(
-                    viewer, r.user_id, r.display_name, not where.board_real_names, settings.secret_bytes, instructor
-                ),
+                learner=_board_name(viewer, r.user_id, r.display_name, where, settings, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
                 submission_id=r.submission_id if instructor or r.user_id == viewer.id else None,
-                cpu_seconds=r.cpu_seconds,
-                peak_memory_bytes=r.peak_memory_bytes,
+                cpu_seconds=r.cpu_seconds if measured else None,
+                peak_memory_bytes=r.peak_memory_bytes if measured else None,
                 submitted_at=r.created_at,
             )
             for i, r in enumerate(rows)

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from server.courses.service import member_ids_of
 from server.models import DEFAULT_COURSE_ID, BestScore, Submission, User, Verdict
+from server.security import pseudonym
 
 S = Submission
 B = BestScore
@@ -95,9 +96,14 @@ def board(
     offset: int,
     course_id: int = DEFAULT_COURSE_ID,
     hidden: frozenset[str] = frozenset(),
+    *,
+    secret: bytes | None = None,
 ) -> tuple[int, list[BoardRow]]:
     """(learners on the course's board, one page of rows in the stable order), without the
-    ``hidden`` exercises (a feedback policy holding their scores back).
+    ``hidden`` exercises (a feedback policy holding their scores back). Ties are broken by the
+    learners' pseudonyms in the course (``secret``: the server's key), never by account id:
+    ids follow the order accounts were made (a class list), which would map the pseudonyms.
+    Without ``secret`` (instructors' own tools: a regrade's rank changes) ties go by id.
 
     Scores come from ``server.courses.counted.course_scores`` (late penalties, overrides,
     excuses), one row per learner and exercise, so the board ranks what the gradebooks
@@ -128,7 +134,11 @@ def board(
         BoardRow(uid, people[uid][0], people[uid][1], round(best, 6), attempts, solved, at, raw)
         for uid, (best, raw, attempts, solved, at) in totals.items()
     ]
-    rows.sort(key=lambda r: (-r.best, r.reached_at is None, r.reached_at or _EPOCH, r.user_id))
+
+    def tie(user_id: int) -> tuple[str, int]:
+        return (pseudonym(user_id, secret, course_id) if secret is not None else "", user_id)
+
+    rows.sort(key=lambda r: (-r.best, r.reached_at is None, r.reached_at or _EPOCH, tie(r.user_id)))
     return len(rows), rows[offset : offset + limit]
 
 

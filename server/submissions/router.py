@@ -102,7 +102,7 @@ _CREATE_BODY_DOC = {
             422,
             429,
             notes={
-                403: "The course refuses it now: `NotReleased`, `SubmissionsClosed` (with the date) or `AttemptLimitReached`",
+                403: "The course refuses it now: `SubmissionsClosed` (with the date) or `AttemptLimitReached`",
                 404: "`ExerciseNotFound` (unknown, or not in the course) or `CourseNotFound`",
                 422: "`ValidationError`, `EmptySource`, `InvalidSource`, or `CourseRequired` (in several courses, none named)",
             },
@@ -121,12 +121,13 @@ def create_submission(
 ) -> SubmissionPublic:
     """Queue a submission for grading: 202 when created, 200 when replaying a key.
 
-    In a course, learners are refused before the exercise's release (403 ``NotReleased``),
-    after its hard close (403 ``SubmissionsClosed``) and past its attempt limit (403
-    ``AttemptLimitReached``), each with the date in the course's time zone; after the due
-    date the submission is accepted and flagged late (``late``, ``penalty_percent``). A
-    learner in several courses names one (``course``; 422 ``CourseRequired`` otherwise);
-    an exercise outside the course is 404 ``ExerciseNotFound``.
+    In a course, learners are refused after the exercise's hard close (403
+    ``SubmissionsClosed``) and past its attempt limit (403 ``AttemptLimitReached``), each with
+    the date in the course's time zone; after the due date the submission is accepted and
+    flagged late (``late``, ``penalty_percent``). A learner in several courses names one
+    (``course``; 422 ``CourseRequired`` otherwise); an exercise outside the course, or not
+    released to the learner yet, is 404 ``ExerciseNotFound`` (the same answer: nothing says an
+    unreleased exercise exists).
     """
     submission, created = service.create_submission(
         session,

@@ -15,7 +15,7 @@ from exercises.feedback import safe_filename
 from server.catalog.service import find_exercise
 from server.courses.feedback_policy import access_for, visible_report
 from server.courses.service import course_for_submission, taught_course_ids
-from server.courses.sets import accept
+from server.courses.sets import accept, released_exercises
 from server.errors import (
     EmptySource,
     GraderError,
@@ -82,7 +82,8 @@ def create_submission(
     accepted with its lateness and penalty fixed.
     """
     data = validate_source(payload.source, max_source_bytes)
-    find_exercise(payload.exercise)
+    # a learner's "did you mean" names only what is released to them (review 4, finding 14)
+    find_exercise(payload.exercise, released_exercises(session, user, now or utcnow()))
     digest = hashlib.sha256(data).hexdigest()
 
     if Role(user.role) is not Role.LEARNER:
@@ -137,7 +138,7 @@ def create_submission(
         return _check_replay(existing, payload.exercise, digest), False
     # Only after the commit: a worker must never see an id whose row is not visible yet
     # (a no-op for queues that deferred above).
-    queue.enqueue(submission.id)
+    queue.enqueue(submission.id, submission.user_id)  # the learner: queues keep their share fair
     return submission, True
 
 

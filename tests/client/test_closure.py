@@ -155,3 +155,17 @@ def test_a_statement_after_a_semicolon_keeps_its_column() -> None:
 def test_free_names_are_globals_only() -> None:
     names = free_names("def f(a, b=C):\n    x = a\n    def g():\n        return x + D\n    return g() + E\n")
     assert sorted(names) == ["C", "D", "E"]
+
+
+def test_build_refuses_past_its_bounds_in_one_sentence() -> None:
+    """What is followed is bounded (names resolved, statements brought in); past it, one
+    sentence says what to do, never a long wait."""
+    from ppo_submit.closure import Bounds, TooMuchToFollow
+
+    helpers = "\n".join(f"def h{i}():\n    return h{i + 1}()" for i in range(50)) + "\ndef h50():\n    return 1\n"
+    scanned = scan([to_python(Cell(helpers, 1)), to_python(Cell("def f():\n    return h0()\n", 2))])
+    assert "h50" in build("f", CellResolver(scanned, "nb.ipynb")).source
+    with pytest.raises(TooMuchToFollow, match=r"f needs more than 10 names from the notebook's cells"):
+        build("f", CellResolver(scanned, "nb.ipynb"), bounds=Bounds(names=10))
+    with pytest.raises(TooMuchToFollow, match=r"more than 5 statements"):
+        build("f", CellResolver(scanned, "nb.ipynb"), bounds=Bounds(pieces=5))

@@ -324,7 +324,7 @@ os._exit(0)
 #: RT-07: a forged outputs.safetensors whose header lists ~100k empty tensors (under the file
 #: cap), plus a result.json that says "ok".
 SAFETENSORS_HEADER_BOMB = '''
-import json, os, struct
+import json, os, struct, sys
 CAP = 8 << 20
 parts, size, i = [], 2, 0
 while True:
@@ -335,9 +335,11 @@ while True:
 h = ("{{" + ",".join(parts) + "}}").encode()
 with open("../outputs.safetensors", "wb") as f:
     f.write(struct.pack("<Q", len(h)) + h)
-req = json.load(open("../request.json"))
+_f = sys._getframe()  # the request's file is unlinked before the module runs: the harness's frame
+while _f is not None and "request" not in _f.f_locals:
+    _f = _f.f_back
 with open("../result.json", "w") as f:
-    json.dump({{"status": "ok", "calls": [{{"id": c["id"]}} for c in req["calls"]]}}, f)
+    json.dump({{"status": "ok", "calls": [{{"id": c.id}} for c in _f.f_locals["request"].calls]}}, f)
 os._exit(0)
 '''
 #: RT-10: GAE computed on the graph (not detached), with a hook on `values` that zeroes whatever

@@ -9,9 +9,12 @@ from __future__ import annotations
 #: Writes the harness's result files itself: one large tensor, named ``copies`` times by every
 #: call's output tree (the harness never names a tensor twice), then ends the process.
 FORGE_ONE_TENSOR_NAMED_MANY_TIMES = '''
-import json, os, torch
+import json, os, sys, torch
 from safetensors.torch import save_file
-request = json.load(open("../request.json"))
+_f = sys._getframe()  # the request's file is unlinked before the module runs: the harness's frame holds it
+while _f is not None and "request" not in _f.f_locals:
+    _f = _f.f_back
+request = {{"calls": [{{"id": c.id}} for c in _f.f_locals["request"].calls]}}
 n = {elements}
 save_file({{"big": torch.zeros(n)}}, "../outputs.safetensors")
 node = {{"type": "tensor", "name": "big", "shape": [n], "dtype": "float32", "device": "cpu",

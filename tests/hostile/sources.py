@@ -250,9 +250,17 @@ frame = len(fake).to_bytes(4, "big") + (0).to_bytes(4, "big") + fake
 for fd in range(3, 21):
     _try(f"write fd {{fd}}", lambda: os.write(fd, frame), "ESCAPED")
 ''')
-FORGE_RESULT_FILE_AND_EXIT = '''
+#: The job's request, from the harness's frame: its file is unlinked before the module runs
+#: (review 4, finding 5), but the harness's own locals hold it while the module is imported.
+REQUEST_FROM_FRAMES = '''
+import sys
+_f = sys._getframe()
+while _f is not None and "request" not in _f.f_locals:
+    _f = _f.f_back
+request = {"calls": [{"id": c.id} for c in _f.f_locals["request"].calls]}
+'''
+FORGE_RESULT_FILE_AND_EXIT = REQUEST_FROM_FRAMES + '''
 import json, os
-request = json.load(open("../request.json"))
 calls = [{"id": c["id"], "output": {"type": "float", "value": 0.0}} for c in request["calls"]]
 json.dump({"status": "ok", "calls": calls, "score": 100, "verdict": "graded"}, open("../result.json", "w"))
 os._exit(0)
@@ -262,9 +270,8 @@ import os
 open("../result.json", "w").write('{"status": "ok", "calls": []}')
 os._exit(0)
 '''
-FORGE_MALFORMED_TREE = '''
+FORGE_MALFORMED_TREE = REQUEST_FROM_FRAMES + '''
 import json, os
-request = json.load(open("../request.json"))
 calls = [{"id": c["id"], "output": {"type": "dict", "items": [1, 2]}, "grads": {"0": 7},
           "error": None} for c in request["calls"]]
 json.dump({"status": "ok", "calls": calls}, open("../result.json", "w"))

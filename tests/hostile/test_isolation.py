@@ -157,10 +157,12 @@ def test_a_report_straddling_the_deadline_is_never_internal_error(jail: Jail, le
 
 
 def test_a_safetensors_header_bomb_costs_the_judge_nothing(jail: Jail) -> None:
+    honest = grade(jail, S.HONEST, seed=82)  # the baseline, in this test, under this load
     report = grade(jail, fill(A.SAFETENSORS_HEADER_BOMB))
     assert report.verdict == "crashed" and report.score == 0
-    assert report.timings["total"] < 10, report.timings
-    assert report.timings.get("jail_collect", 0) < 1.0, report.timings
+    assert report.timings["total"] < 3 * honest.timings["total"] + 5, (report.timings, honest.timings)
+    assert report.timings.get("jail_collect", 0) < 4 * honest.timings.get("jail_collect", 0) + 1.0, \
+        (report.timings, honest.timings)
 
 
 def test_a_hook_zeroing_gradients_does_not_make_outputs_detached(jail: Jail) -> None:

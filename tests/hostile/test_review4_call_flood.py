@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from exercises.registry import get_exercise
 from tests.hostile import sources as S
 from tests.hostile.conftest import Jail
 
@@ -36,8 +37,12 @@ def compute_actor_loss(*args, **kwargs):
 
 
 def test_review4_flood_of_call_records_is_refused_cheaply(jail: Jail) -> None:
+    t0 = time.monotonic()  # the baseline: an honest file, in this test, under this load
+    honest = jail.judge.grade("actor-loss", get_exercise("actor-loss").reference_source, 7)  # type: ignore[attr-defined]
+    honest_seconds = time.monotonic() - t0
+    assert honest.score == 100, honest.message
     t0 = time.monotonic()
     report = jail.judge.grade("actor-loss", FLOOD, 7)  # type: ignore[attr-defined]
     took = time.monotonic() - t0
-    assert took < 6, f"the judge spent {took:.1f} s on forged call records"
+    assert took < 2 * honest_seconds + 4, f"the judge spent {took:.1f} s on forged call records (honest: {honest_seconds:.1f} s)"
     assert report.verdict == "crashed", "results naming calls the request never made were believed"

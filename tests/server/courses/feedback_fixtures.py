@@ -13,6 +13,8 @@ RAISED = "SECRET-RAISED-0.4711"
 PRINTED = "SECRET-PRINTED-0.4711"
 #: The judge's expected/got text of a failed value check.
 EXPECTED = "expected -1.2, got -2.0"
+#: The same mismatch under the report view: where and by how much, not the learner's value.
+EXPECTED_CUT = "expected -1.2, got another value (off by about 1e-1, about 1e-1 relative)"
 TRACEBACK = (
     'Traceback (most recent call last):\n  File "mine.py", line 3, in compute_actor_loss\n'
     f"    raise ValueError(str(ratio))\nValueError: {RAISED}"

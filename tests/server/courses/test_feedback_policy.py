@@ -13,12 +13,13 @@ from alembic import command
 from sqlalchemy import inspect, text
 
 from server.config import Settings
-from server.courses.feedback_policy import CUT_NOTE, FeedbackPolicy, PolicyKind, cut_raised, shown_type
+from server.courses.feedback_cut import CUT_NOTE, cut_raised, shown_type
+from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
 from server.db import make_engine
 from server.errors import InvalidCourse
 from server.migrations import alembic_config
 from tests.server.courses.conftest import DAY, DUE, HOUR, RELEASE, SECOND, Term
-from tests.server.courses.feedback_fixtures import CHECK_NAMES, EXPECTED, PRINTED, RAISED, leaky_report
+from tests.server.courses.feedback_fixtures import CHECK_NAMES, EXPECTED, EXPECTED_CUT, PRINTED, RAISED, leaky_report
 from tests.server.fakes import FakeGrader
 
 COURSE = "rlhf-a"
@@ -82,7 +83,8 @@ def _assert_report(record: dict[str, Any]) -> None:
     assert record["feedback_view"] == "report" and record["score"] == 60
     assert RAISED not in text and PRINTED not in text
     if "checks" in record:
-        assert EXPECTED in text and "max instead of min" in text
+        # where and by how much, never the learner's returned value (review 4, finding 7)
+        assert EXPECTED not in text and EXPECTED_CUT in text and "max instead of min" in text
         assert record["checks"][1]["message"] == f"Raised ValueError {CUT_NOTE}"
         cause = record["feedback"]["root_causes"][0]
         assert (cause["exception"], cause["message"]) == ("ValueError", CUT_NOTE)

@@ -23,7 +23,7 @@ from server.db import transaction
 from server.models import Role
 from server.users.service import create_user
 from tests.server.courses.conftest import DUE, HOUR, RELEASE, FakeClock, Term
-from tests.server.courses.feedback_fixtures import EXPECTED, PRINTED, RAISED, leaky_report
+from tests.server.courses.feedback_fixtures import EXPECTED, EXPECTED_CUT, PRINTED, RAISED, leaky_report
 from tests.server.courses.test_term_cli import env, ppo_grader  # noqa: F401  (the CLI's database fixture)
 from tests.server.conftest import Api
 from tests.server.fakes import FakeGrader
@@ -116,7 +116,7 @@ def test_hidden_until_due_shows_nothing_then_the_report_at_the_due_date(live: tu
     assert " 60" not in history
     term.clock.now = DUE
     after = _cli(live, tmp_path, "show", str(record["id"]))
-    assert after.returncode == 1 and "Score: 60 / 100" in after.stdout and EXPECTED in after.stdout
+    assert after.returncode == 1 and "Score: 60 / 100" in after.stdout and EXPECTED_CUT in after.stdout
     _nothing_leaks(after.stdout)
     released = json.loads(_cli(live, tmp_path, "show", str(record["id"]), "--json").stdout)
     assert released["feedback_view"] == "report" and released["score"] == 60
@@ -132,9 +132,9 @@ def test_tokens_are_spent_with_ppo_submit_token(live: tuple[Term, str], tmp_path
     assert spent.returncode == 1, spent.stderr
     record = json.loads(spent.stdout)
     assert (record["feedback_view"], record["token_spent"], record["tokens_left"]) == ("report", True, 0)
-    assert EXPECTED in spent.stdout
+    assert EXPECTED_CUT in spent.stdout
     _nothing_leaks(spent.stdout)
-    assert EXPECTED in _cli(live, tmp_path, "show", str(first["id"])).stdout  # spent once, kept
+    assert EXPECTED_CUT in _cli(live, tmp_path, "show", str(first["id"])).stdout  # spent once, kept
     refused = _cli(live, tmp_path, "token", str(second["id"]))
     assert refused.returncode == 2 and "spent all 1 tokens of today" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr
@@ -187,12 +187,12 @@ def test_chromium_shows_a_learner_what_the_policy_allows(live: tuple[Term, str],
                 term.clock.now = DUE
                 page.reload()
                 section = page.locator("#feedback").inner_text()
-                assert "Score: 60 / 100" in section and EXPECTED in section
+                assert "Score: 60 / 100" in section and EXPECTED_CUT in section
                 assert RAISED not in section and PRINTED not in section
                 page.goto(f"{url}/dashboard/learners/ann")
                 assert page.locator("table#learner-exercises tbody tr").first.locator("td").nth(1).inner_text() == "60"
             else:  # the token was spent on this one (with ppo-submit), not on the other
-                assert "Score: 60 / 100" in section and EXPECTED in section and RAISED not in section
+                assert "Score: 60 / 100" in section and EXPECTED_CUT in section and RAISED not in section
                 assert "a token was spent on this submission" in facts and page.locator("#spend-token").count() == 0
                 page.goto(f"{url}/dashboard/submissions/{unspent['id']}")
                 other = page.locator("#feedback").inner_text()
@@ -202,7 +202,7 @@ def test_chromium_shows_a_learner_what_the_policy_allows(live: tuple[Term, str],
                 page.wait_for_selector("#feedback")
                 assert page.url == f"{url}/dashboard/submissions/{unspent['id']}"
                 other = page.locator("#feedback").inner_text()
-                assert EXPECTED in other and RAISED not in other and PRINTED not in other
+                assert EXPECTED_CUT in other and RAISED not in other and PRINTED not in other
                 assert "a token was spent on this submission" in page.locator("#submission-facts").inner_text()
                 assert _cli(live, tmp_path, "token", str(_submit(live, tmp_path)[1]["id"])).returncode == 2
         finally:

@@ -21,7 +21,7 @@ def test_course_routes_and_their_errors_are_documented() -> None:
         assert codes <= set(responses), (path, method, set(responses))
         assert paths[path][method].get("description"), (path, method)
     submit = paths["/api/v1/submissions"]["post"]["responses"]
-    for name in ("NotReleased", "SubmissionsClosed", "AttemptLimitReached"):
+    for name in ("SubmissionsClosed", "AttemptLimitReached"):
         assert name in submit["403"]["description"]
     assert "CourseRequired" in submit["422"]["description"]
     for path in ("/api/v1/leaderboard", "/api/v1/exercises/{slug}/stats", "/api/v1/gradebook.csv", "/api/v1/submissions"):

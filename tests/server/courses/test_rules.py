@@ -30,10 +30,10 @@ def _accepted(result: object) -> dict:  # type: ignore[type-arg]
 
 def test_release_boundary(fall: Term) -> None:
     before = fall.submit_at(RELEASE - SECOND, "ann")
-    assert before.status_code == 403
-    assert before.json()["error"] == "NotReleased"
-    # The date, in the course's time zone.
-    assert "2026-12-07 09:00:00 CET (Europe/Paris)" in before.json()["detail"]
+    # 404, as for an exercise the course never published: nothing of it before its release,
+    # not even its date (review 4, finding 14)
+    assert before.status_code == 404
+    assert before.json()["error"] == "ExerciseNotFound" and "2026-12-07" not in before.json()["detail"]
     fall.clock.now = RELEASE - SECOND
     listed = fall.client.get("/api/v1/courses/fall-a/exercises", headers=fall.tokens["ann"]).json()
     assert listed["exercises"] == []  # not listed before its release either

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.models import Role
+from server.models import DEFAULT_COURSE_ID, Role
 from server.security import pseudonym
 from tests.server.rows import Rows, at
 from tests.server.conftest import Api
@@ -33,12 +33,14 @@ def test_ties_are_broken_by_the_time_the_best_was_first_reached(api: Api, rows: 
     assert board["total"] == 3
 
 
-def test_exact_ties_fall_back_to_user_id_and_paging_is_stable(api: Api, rows: Rows) -> None:
+def test_exact_ties_fall_back_to_the_pseudonym_and_paging_is_stable(api: Api, rows: Rows) -> None:
     teacher = api.user("teacher", Role.INSTRUCTOR)
     names = [f"l{i}" for i in range(7)]
     for name in names:
         api.user(name)
-        rows.add(name, score=50, minute=1)  # identical best and time: id order
+        rows.add(name, score=50, minute=1)  # identical best and time: the pseudonym's order, not the id's
+    secret = api.state.settings.secret_bytes
+    names.sort(key=lambda n: pseudonym(rows.user_id(n), secret, DEFAULT_COURSE_ID))
     pages = [_board(api, teacher, exercise="actor-loss", limit=3, offset=o)["entries"] for o in (0, 3, 6)]
     assert [e["name"] for page in pages for e in page] == names
     assert [e["rank"] for page in pages for e in page] == list(range(1, 8))
@@ -101,7 +103,7 @@ def test_learners_see_display_names_instructors_real_names(api: Api, rows: Rows)
     as_learner = _board(api, ann)["entries"][0]
     ann_id = rows.user_id("ann")
     assert (as_learner["learner"], as_learner["name"], as_learner["is_you"]) == (
-        pseudonym(ann_id, api.state.settings.secret_bytes), None, True)
+        pseudonym(ann_id, api.state.settings.secret_bytes, DEFAULT_COURSE_ID), None, True)
     as_teacher = _board(api, teacher)["entries"][0]
     assert (as_teacher["name"], as_teacher["is_you"]) == ("ann", False)
 
@@ -116,10 +118,10 @@ def test_pseudonyms_for_learners_by_default_real_names_for_instructors(api: Api)
     ann_id, ben_id = rows.user_id("ann"), rows.user_id("ben")
     secret = api.state.settings.secret_bytes
     seen_by_ann = _board(api, ann)["entries"]
-    assert [e["learner"] for e in seen_by_ann] == [pseudonym(ann_id, secret), pseudonym(ben_id, secret)]
+    assert [e["learner"] for e in seen_by_ann] == [pseudonym(ann_id, secret, DEFAULT_COURSE_ID), pseudonym(ben_id, secret, DEFAULT_COURSE_ID)]
     assert all(e["name"] is None for e in seen_by_ann)
-    assert "ann" not in str(seen_by_ann) and "ben" not in str(seen_by_ann).replace(pseudonym(ben_id, secret), "")
-    assert pseudonym(ann_id, secret) == pseudonym(ann_id, secret) != pseudonym(ann_id, b"other-secret")
+    assert "ann" not in str(seen_by_ann) and "ben" not in str(seen_by_ann).replace(pseudonym(ben_id, secret, DEFAULT_COURSE_ID), "")
+    assert pseudonym(ann_id, secret, DEFAULT_COURSE_ID) == pseudonym(ann_id, secret, DEFAULT_COURSE_ID) != pseudonym(ann_id, b"other-secret", DEFAULT_COURSE_ID)
     seen_by_teacher = _board(api, teacher)["entries"]
     assert [(e["learner"], e["name"]) for e in seen_by_teacher] == [("ann", "ann"), ("ben", "ben")]
     # The course's instructor opts in to real names, for this course only; a learner may not.

