@@ -72,12 +72,15 @@ def served_folders() -> list[str]:
     return list(_served)
 
 
-def load(extra: list[Pack] | None = None) -> list[Exercise]:
-    """Build the catalogue now from the configured packs plus ``extra`` (verify's ``--pack``)
-    and use it from here on; :class:`~exercises.packs.PackError` leaves the previous one."""
+def load(extra: list[Pack] | None = None, served: list[str] | None = None) -> list[Exercise]:
+    """Build the catalogue now from the configured packs (``served``, when given, replacing the
+    folders of :func:`serve_folders`) plus ``extra`` (verify's ``--pack``) and use it from here
+    on; :class:`~exercises.packs.PackError` leaves the previous catalogue and folders."""
     global _cache
     with _lock:
-        catalogue = load_catalogue(configured_packs(extra or [], _served))
+        folders = _served if served is None else served
+        catalogue = load_catalogue(configured_packs(extra or [], folders))
+        _served[:] = folders
         _cache = catalogue
         return list(catalogue.values())
 

@@ -225,13 +225,12 @@ def serve(
         where = _database(create=True)
     settings = Settings().model_copy(update={"DATABASE_URL": where.url})
     given = [str(p.expanduser().resolve()) for p in pack or []] + [str(p.root) for p in env_packs()]
+    for folder in given:
+        path_pack(folder)  # a folder given that is none: said as such, before anything is recorded
     if not given:
         _served_packs(where.url)  # the packs recorded before
-    else:
-        for folder in given:
-            path_pack(folder)  # a folder given that is none: said as such, before anything is recorded
-        registry.serve_folders(list(dict.fromkeys(given)))
-    catalogue = registry.load()  # every pack now: one that fails stops the service here, with one line
+    # Every pack now: one that fails stops the service here, with one line (and is not recorded).
+    catalogue = registry.load(served=list(dict.fromkeys(given)) if given else None)
     if given:  # loaded whole: the service's packs from now on, for every command on this database
         engine = make_engine(where.url)
         try:
