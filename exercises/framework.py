@@ -310,6 +310,19 @@ class MemoryBudget:
         return f"max({self.ratio:g} x reference, reference + {self.slack_bytes / _MiB:.0f} MiB)"
 
 
+@dataclass(frozen=True)
+class KnownAnswer:
+    """An example the spec promises, with its answer worked out by hand: ``exercises verify``
+    evaluates ``call`` (a Python expression over ``torch`` and the exercise's function) with the
+    reference and refuses the version, naming the example, unless it equals ``expect``
+    (tensors within 1e-5 relative + 1e-6 absolute). A reference that contradicts the spec is
+    caught here, not by learners who got it right."""
+
+    name: str
+    call: str
+    expect: str
+
+
 @dataclass
 class ExerciseSpec:
     """Everything about one exercise that is not code to run."""
@@ -322,6 +335,8 @@ class ExerciseSpec:
     order: int
     #: The one place an exercise states its memory budget; its memory checks read it.
     memory_budget: MemoryBudget = field(default_factory=MemoryBudget)
+    #: Known answers the reference must give (verify checks them, with the starter's self-tests).
+    examples: tuple[KnownAnswer, ...] = ()
 
 
 @dataclass

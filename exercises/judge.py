@@ -64,10 +64,11 @@ class Judge:
         self.pools.close()
 
     def grade(self, slug: str, source: str, seed: int | str) -> GradeReport:
-        """Grade ``source`` for exercise ``slug``; never raises for anything the learner did."""
+        """Grade ``source`` for exercise ``slug`` (or ``slug@version``,
+        :func:`exercises.versions.exercise_ref`); never raises for anything the learner did."""
         t0 = time.monotonic()
-        exercise = get_exercise(slug)
-        cases = exercise.build_cases(CaseGen(mix_seed(self.secret, slug, seed), self.device))
+        exercise = get_exercise(slug)  # a slug, or slug@version: the stored version a set serves
+        cases = exercise.build_cases(CaseGen(mix_seed(self.secret, exercise.slug, seed), self.device))
         regular = [c for c in cases if not c.memory]
         measured = [c for c in cases if c.memory]
         t_built = time.monotonic()
@@ -108,7 +109,9 @@ class Judge:
         """
         t0 = time.monotonic()
         exercise = get_exercise(slug)
-        per_seed = [exercise.build_cases(CaseGen(mix_seed(self.secret, slug, seed), self.device)) for seed in seeds]
+        per_seed = [
+            exercise.build_cases(CaseGen(mix_seed(self.secret, exercise.slug, seed), self.device)) for seed in seeds
+        ]
         measured = [c for c in per_seed[0] if c.memory]
         regular = [replace(c, id=f"s{i}-{c.id}") for i, cases in enumerate(per_seed) for c in cases if not c.memory]
         visit = self.pools.visit(exercise, source, regular, measured)

@@ -116,7 +116,7 @@ class Pools:
         self._reference_work = ThreadPoolExecutor(max_workers=2, thread_name_prefix="reference")
         # Started with the others, so the first learner does not wait for it.
         self._trusted: SandboxPool | None = SandboxPool(1, config) if reuse else None
-        self._trusted_peaks: dict[tuple[str, str, str], JobResult] = {}
+        self._trusted_peaks: dict[tuple[str, str, str, str], JobResult] = {}
         self._lock = threading.Lock()
 
     def sandbox_pools(self) -> list[SandboxPool]:
@@ -183,7 +183,7 @@ class Pools:
     def measure_trusted(self, exercise: Exercise, case: Case, name: str, source: str) -> JobResult:
         """Trusted code (the reference, a memory mistake) measured in a host of its own, once per
         shape: peaks depend on shapes, not values."""
-        key = (exercise.slug, name, case.signature())
+        key = (exercise.slug, exercise.folder, name, case.signature())  # two versions: two folders
         with self._lock:
             if key in self._trusted_peaks:
                 return self._trusted_peaks[key]

@@ -7,7 +7,11 @@ A pack is a folder of exercise folders (each in the layout of :mod:`exercises.fr
 1. the built-in pack: the ``exercises`` package itself;
 2. every installed distribution's entry point in the group ``ppo_grader.exercises``, whose
    value names a package (``rlhf_course.pack``): that package's folder is the pack;
-3. every folder of ``PPO_GRADER_EXERCISE_PACKS`` (``/srv/packs/a:/srv/packs/b``).
+3. every folder the service is configured with: ``ppo-grader serve --pack DIR`` (or
+   ``PPO_GRADER_EXERCISE_PACKS`` in serve's environment) records them in the service's database,
+   and every command reads them from there (``server.catalog.packs_config``), never from its shell;
+4. every folder of ``PPO_GRADER_EXERCISE_PACKS`` in this process's environment, if any
+   (``/srv/packs/a:/srv/packs/b``).
 
 A pack's reference and checks run in the trusted judge: a pack is instructor code, and only the
 service's operator names packs (the environment and the installed distributions, never an API
@@ -102,11 +106,20 @@ def entry_point_packs() -> list[Pack]:
     return found
 
 
-def configured_packs(extra: Iterable[Pack] = ()) -> list[Pack]:
-    """The built-in pack, the installed ones, the configured folders, then ``extra`` (verify's
-    ``--pack``; a folder already configured is not loaded twice)."""
-    packs = [builtin_pack(), *entry_point_packs(), *env_packs()]
-    for pack in extra:
+def configured_packs(extra: Iterable[Pack] = (), served: Iterable[str] = ()) -> list[Pack]:
+    """The built-in pack, the installed ones, the folders the service is configured with
+    (``served``), those of this process's environment, then ``extra`` (verify's ``--pack``); a
+    folder listed twice is loaded once."""
+    packs = [builtin_pack(), *entry_point_packs()]
+    for folder in served:
+        try:
+            packs.append(path_pack(folder))
+        except PackError:
+            raise PackError(
+                f"exercise pack {folder}, which the service is configured with (in its database), is not a folder "
+                "on this machine: run this command where the service runs, or `ppo-grader serve --pack` to change it"
+            ) from None
+    for pack in [*env_packs(), *extra]:
         if all(p.root != pack.root for p in packs):
             packs.append(pack)
     return packs
@@ -122,7 +135,7 @@ def load_pack(pack: Pack) -> list[Exercise]:
     if not pack.builtin and not pack.package.startswith(f"{_PACKS_PACKAGE}."):
         importlib.import_module(pack.package)  # an installed pack: its package is importable already
     elif not pack.builtin:
-        _register(pack)
+        register_package(pack)
     folders = exercise_folders(pack)
     if not folders and not pack.builtin:
         raise PackError(f"exercise pack {pack.name} holds no exercise folder (a sub-folder with a spec.py)")
@@ -175,7 +188,7 @@ def load_catalogue(packs: list[Pack]) -> dict[str, Exercise]:
     return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
 
 
-def _register(pack: Pack) -> None:
+def register_package(pack: Pack) -> None:
     """Make ``pack.package`` an importable package whose folder is the pack's, freshly: modules
     a previous load of the same folder left behind are forgotten, so an edit is read."""
     if _PACKS_PACKAGE not in sys.modules:

@@ -65,7 +65,7 @@ _INIT = '''"""Exercise `{{slug}}`: {{title}}."""
 
 _SPEC = '''"""What the learner is asked for: with the starter, the only part of the exercise learners see."""
 
-from exercises.framework import ExerciseSpec
+from exercises.framework import ExerciseSpec, KnownAnswer
 
 SPEC = ExerciseSpec(
     slug="{{slug}}",
@@ -82,6 +82,16 @@ must have equal shapes (otherwise `ValueError` naming the argument; no broadcast
 result is in the inputs' dtype and on their device; inputs are not modified in place.
 Gradient flows to `x` (and `y`).
 """,
+    # Worked out by hand from the description: verify refuses a reference that answers otherwise
+    # (the checks compare learners with the reference, so only an answer known in advance
+    # catches a reference that contradicts the spec). Add one per rule a sign or a factor hangs on.
+    examples=(
+        KnownAnswer(
+            "half of 3 - 1 is 1",
+            call="{{function}}(torch.tensor([3.0, 1.0]), torch.tensor([1.0, 1.0]), scale=0.5)",
+            expect="torch.tensor([1.0, 0.0])",
+        ),
+    ),
 )
 '''
 

@@ -12,7 +12,10 @@ can act on ("fault clip-advantage is not caught on seed 7 by any check"):
 - through the real jail, on every seed: the reference scores 100, every known mistake is
   caught, fails only checks its ``explains`` lists and is named on one of them;
 - the starter scores below 100 and a stub that validates like the reference but answers zeros
-  scores at most 5.
+  scores at most 5;
+- the reference gives the known answers: the starter's own self-tests and the spec's
+  ``examples`` (:mod:`exercises.known_answers`), so a reference that contradicts the spec is
+  refused, naming the example.
 
 Seeds are the gate's own (1..20), mixed with the judge's secret like a learner's.
 """
@@ -31,6 +34,7 @@ import torch
 from exercises.compare import TOLERANCES
 from exercises.framework import Case, CaseGen, Exercise
 from exercises.judge import Judge
+from exercises.known_answers import check_known_answers
 from exercises.mistakes import Mistake
 from exercises.report import GradeReport
 
@@ -138,6 +142,7 @@ def verify_exercise(judge: Judge, exercise: Exercise, seeds: Iterable[int] = SEE
     for seed in seeds:
         _check_determinism(exercise, seed, deterministic)
     result.criteria.append(deterministic)
+    result.criteria.append(_known_answers(exercise))
     result.criteria.append(_reference_on_every_seed(judge, exercise, seeds))
     result.criteria.append(_starter_and_stub(judge, exercise, seeds[0]))
     result.criteria.append(_faults_on_every_seed(judge, exercise, seeds))
@@ -294,6 +299,13 @@ def _first_message(report: GradeReport) -> str:
     failed = [ch.message for ch in report.checks if not ch.passed and not ch.message.startswith(_WITHHELD)]
     text = failed[0] if failed else report.message
     return " ".join(text.split())[:240]
+
+
+def _known_answers(exercise: Exercise) -> Criterion:
+    c = Criterion("reference gives the known answers (the starter's self-tests, the spec's examples)")
+    for d in check_known_answers(exercise):
+        c.add(f"the reference disagrees with {d.example}: {d.detail}")
+    return c
 
 
 def _graded_on_seeds(

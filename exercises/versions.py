@@ -77,6 +77,27 @@ def _exercise_files(folder: Path) -> list[tuple[str, Path]]:
 
 _content_versions: dict[tuple[str, str], str] = {}
 
+#: Joins a slug and a stored version in an exercise reference (``"scaled-diff@3f2a9c01b7d4"``).
+_AT = "@"
+
+
+def exercise_ref(slug: str, version: str | None) -> str:
+    """What a worker is told to grade with: the slug alone (the loaded exercise), or the slug and
+    the stored version a course's set serves (``server.catalog.versions``)."""
+    return f"{slug}{_AT}{version}" if version else slug
+
+
+def split_ref(ref: str) -> tuple[str, str | None]:
+    """``(slug, version or None)`` of :func:`exercise_ref`'s string."""
+    slug, _, version = ref.partition(_AT)
+    return slug, version or None
+
+
+def pin_content_version(exercise: Exercise, version: str) -> None:
+    """Record that ``exercise`` (loaded from a stored version) is content version ``version``,
+    whatever the shared modules hash to now: its verdicts name the version that was verified."""
+    _content_versions[(exercise.slug, exercise.folder)] = version
+
 
 def content_version(exercise: Exercise) -> str:
     """The exercise's content version (see the module docstring); stable across processes.

@@ -15,8 +15,10 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from exercises import registry
 from server import __version__
 from server.catalog.router import router as catalog_router
+from server.catalog.versions import unverified_changes, version_source
 from server.clock import Clock, system_clock
 from server.config import Settings
 from server.courses.router import router as courses_router
@@ -139,7 +141,12 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     try:
         upgrade_to_head(engine)
         session_factory = make_session_factory(engine)
+        # Stored exercise versions come from this database (issue 32: a published version
+        # reaches this process without a restart).
+        registry.use_version_source(version_source(session_factory))
         with transaction(session_factory) as session:
+            for change in unverified_changes(session, registry.all_exercises()):
+                log.warning(change)
             first = ensure_first_instructor(session, settings.secret_bytes)
             signing_key(session, settings.secret_bytes)  # published at /lti/jwks before anything is signed
         if first is not None:

@@ -27,7 +27,9 @@ from server.migrations import upgrade_to_head
 from server.models import Role
 
 if TYPE_CHECKING:
+    from exercises.framework import Exercise
     from exercises.verify import Verification
+    from server.location import Located
 
 app = typer.Typer(help="ppo-grader: the autograder service.", no_args_is_help=True, add_completion=False)
 users_app = typer.Typer(help="Manage users and their tokens.", no_args_is_help=True)
@@ -93,8 +95,9 @@ def _root(
         bool, typer.Option("--init", help="Let an admin command create a new database where none is.")
     ] = False,
 ) -> None:
-    """ppo-grader: the autograder service. Admin commands use the database `serve` uses
-    (PPO_GRADER_DATABASE_URL, else the file `serve` wrote at its first start) and say which."""
+    """ppo-grader: the autograder service. Every command uses this installation's database
+    (PPO_GRADER_DATABASE_URL for one process, else the one `serve --database` recorded in the
+    data folder, else data/ppo-grader.db of this checkout) and says which."""
     _INIT["init"] = init
 
 
@@ -105,25 +108,31 @@ def _settings() -> Settings:
     return Settings().model_copy(update={"DATABASE_URL": locate().url})
 
 
+def _database(*, create: bool = False) -> Located:
+    """The located database through the one guard every command passes (``server.location.guarded``):
+    a recorded database that is gone is refused; one never set up is refused unless ``create``
+    (serve, migrate, worker) or ``--init``."""
+    from server.location import guarded
+
+    return guarded(create=create or _INIT["init"])
+
+
 @contextmanager
 def _session(settings: Settings) -> Iterator[Session]:
     """One transaction on the located, migrated database, named on stderr; a database that
     does not exist yet is refused unless ``--init`` (an admin command run from the wrong
     folder must not make a new one and print a token the real server rejects). The engine
     is closed afterwards, so that a command run in-process (tests) leaves no connection behind."""
-    from server.location import is_initialised, locate
-
-    where = locate()  # whatever settings the caller built, the database is the one located
+    where = _database()  # whatever settings the caller built, the database is the one located
     settings = settings.model_copy(update={"DATABASE_URL": where.url})
-    if not _INIT["init"] and not is_initialised(where.url):
-        _fail(
-            f"no ppo-grader database at {where.shown} (from {where.source}): start `ppo-grader serve` there "
-            "first, set PPO_GRADER_DATABASE_URL to the server's database, or pass --init to create one"
-        )
     engine = make_engine(settings.DATABASE_URL)
     try:
         upgrade_to_head(engine)
         with transaction(make_session_factory(engine)) as session:
+            from exercises import registry
+            from server.catalog.packs_config import recorded_packs
+
+            registry.serve_folders(recorded_packs(session))  # the service's packs, not the shell's
             yield session
     finally:
         engine.dispose()
@@ -131,31 +140,109 @@ def _session(settings: Settings) -> Iterator[Session]:
     err.print(f"[dim]database: {where.shown} (from {where.source})[/dim]", highlight=False, soft_wrap=True)
 
 
+def _served_packs(url: str) -> list[str]:
+    """Hand the pack folders recorded in the database at ``url`` to the catalogue (every command
+    sees the packs the service serves, whatever its shell holds); the folders."""
+    from exercises import registry
+    from server.catalog.packs_config import recorded_packs
+
+    engine = make_engine(url)
+    try:
+        upgrade_to_head(engine)
+        with make_session_factory(engine)() as session:
+            folders = recorded_packs(session)
+    finally:
+        engine.dispose()
+    registry.serve_folders(folders)
+    return folders
+
+
+def _served_packs_if_any() -> None:
+    """:func:`_served_packs` of the located database when there is one (an author's laptop
+    without a server lists and verifies what its own process sees); a recorded one that is gone
+    is refused, as everywhere."""
+    from server.location import guarded, is_initialised, locate
+
+    where = locate()
+    if where.recorded or is_initialised(where.url):
+        _served_packs(guarded(create=False).url)
+
+
+def _packs_line(catalogue: list[Exercise]) -> str:
+    """The banner's line of packs: each with its exercises, in catalogue order."""
+    by_pack: dict[str, list[str]] = {}
+    for exercise in catalogue:
+        by_pack.setdefault(exercise.pack, []).append(exercise.slug)
+    return "packs: " + "; ".join(
+        f"{pack} ({len(slugs)} exercise{'s' if len(slugs) != 1 else ''}"
+        + ("" if pack == "built-in" else ": " + ", ".join(slugs))
+        + ")"
+        for pack, slugs in by_pack.items()
+    )
+
+
 @app.command()
 @_edge
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.", envvar="PPO_GRADER_HOST")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.", envvar="PPO_GRADER_PORT")] = 8000,
+    database: Annotated[
+        str | None,
+        typer.Option(
+            "--database",
+            help="Use this database URL from now on: recorded in this installation's data folder, so every "
+            "command of this checkout finds it (PPO_GRADER_DATABASE_URL instead: this process only).",
+        ),
+    ] = None,
+    pack: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--pack",
+            help="Serve this exercise pack folder (repeatable): recorded in the database, so every command "
+            "(worker, admin, verify) sees the same packs. Without it: the packs recorded before.",
+        ),
+    ] = None,
 ) -> None:
     """Start the API and the in-process grading workers (migrations are applied first)."""
     import logging
+    import os
 
     import uvicorn
 
     from exercises import registry
+    from exercises.packs import env_packs, path_pack
     from server.app import create_app
-    from server.location import locate, remember
+    from server.catalog.packs_config import record_packs
+    from server.location import ENV_URL, Located, absolute, remember
     from server.logging_setup import configure_logging
 
-    settings = _settings()
-    registry.load()  # every pack now: one that fails stops the service here, with one line
-    where = locate()
-    written = remember(settings.DATABASE_URL)  # so admin commands run from anywhere find this database
-    err.print(
-        f"database: {where.shown} (from {where.source})" + (f"; remembered in {written}" if written else ""),
-        highlight=False,
-        soft_wrap=True,
-    )
+    if database is not None:
+        if os.environ.get(ENV_URL):
+            _fail(f"give the database once: --database or {ENV_URL}, not both")
+        written = remember(database)
+        where = Located(absolute(database), "--database" + (f", recorded in {written}" if written else ""), True)
+    else:
+        where = _database(create=True)
+    settings = Settings().model_copy(update={"DATABASE_URL": where.url})
+    given = [str(p.expanduser().resolve()) for p in pack or []] + [str(p.root) for p in env_packs()]
+    for folder in given:
+        path_pack(folder)  # a folder given that is none: said as such, before anything is recorded
+    if not given:
+        _served_packs(where.url)  # the packs recorded before
+    # Every pack now: one that fails stops the service here, with one line (and is not recorded).
+    catalogue = registry.load(served=list(dict.fromkeys(given)) if given else None)
+    if given:  # loaded whole: the service's packs from now on, for every command on this database
+        engine = make_engine(where.url)
+        try:
+            upgrade_to_head(engine)
+            with transaction(make_session_factory(engine)) as session:
+                record_packs(session, registry.served_folders())
+        finally:
+            engine.dispose()
+    # The banner, before any log line: which database, which packs (issue 32: it used to be one
+    # line after the installer's output, and a server on the wrong database went unnoticed).
+    err.print(f"database: {where.shown} (from {where.source})", highlight=False, soft_wrap=True)
+    err.print(_packs_line(catalogue), highlight=False, soft_wrap=True)
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
     configure_logging()
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", log_config=None)
@@ -187,8 +274,9 @@ def worker(
         raise typer.BadParameter(f"use one of {', '.join(QUEUES)}", param_hint="--queue")
     from exercises import registry
 
-    settings = _settings()
-    registry.load()  # the same packs as the API's, or no worker
+    settings = Settings().model_copy(update={"DATABASE_URL": _database(create=True).url})
+    _served_packs(settings.DATABASE_URL)
+    registry.load()  # the same packs as the API's (recorded in the database), or no worker
     configure_logging()
     upgrade_to_head(make_engine(settings.DATABASE_URL))  # idempotent; the job tables must exist
     run_worker(settings, queue, concurrency, metrics_port)
@@ -198,11 +286,9 @@ def worker(
 @_edge
 def migrate() -> None:
     """Apply pending database migrations, then exit (docker-compose's one-shot `migrate`)."""
-    from server.location import locate
-
-    settings = _settings()
-    upgrade_to_head(make_engine(settings.DATABASE_URL))
-    err.print(f"database {locate().shown} is at the latest migration", highlight=False)
+    where = _database(create=True)
+    upgrade_to_head(make_engine(where.url))
+    err.print(f"database {where.shown} (from {where.source}) is at the latest migration", highlight=False)
 
 
 @users_app.command("add")
@@ -313,13 +399,50 @@ def _import_roster(text: str, course: str | None) -> None:
 @exercises_app.command("list")
 @_edge
 def exercises_list() -> None:
-    """List the exercises this server grades."""
+    """List the exercises this server grades (the packs recorded in its database)."""
     from server.catalog.service import list_exercises
 
+    _served_packs_if_any()
     table = Table("order", "slug", "function", "title")
     for exercise in list_exercises():
         table.add_row(str(exercise.order), exercise.slug, exercise.function, exercise.title)
     out.print(table)
+
+
+@exercises_app.command("versions")
+@_edge
+def exercises_versions(slug: Annotated[str, typer.Argument(help="The exercise's slug.")]) -> None:
+    """An exercise's versions: stored and verified ones, the pack folder's, and which course's
+    set serves which (learners are graded by the version their set serves, nothing else)."""
+    from exercises.registry import UnknownExercise, get_exercise
+    from server.catalog.versions import versions_of
+
+    with _session(_settings()) as session:
+        try:
+            exercise = get_exercise(slug)
+        except UnknownExercise:
+            exercise = None  # known only from its stored versions (its pack is not visible here)
+        lines = versions_of(session, exercise, slug)
+    if not lines:
+        _fail(f"no exercise {slug!r} here and no stored version of it; `ppo-grader exercises list`")
+    # One line per version (a table would cut the hashes at 80 columns): newest first.
+    print(f"{slug}: {len(lines)} version(s), newest first")
+    for line in lines:
+        print(
+            f"  {line.version}  verify {line.verified}"
+            + (f" {line.verified_at}" if line.verified != "never" else "")
+            + f"  grader {line.grader_version}  {'stored' if line.stored else 'not stored'}"
+            + f"  serves: {', '.join(line.serves) or '-'}"
+            + ("  (the pack folder's)" if line.in_folder else "")
+        )
+    for line in lines:
+        if line.in_folder and line.verified != "passed" and any(o.serves for o in lines):
+            out.print(
+                f"{slug}: the pack folder's version {line.version} is not verified: nothing a learner sees "
+                "changes until it passes `exercises verify` and is published",
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 @exercises_app.command("new")
@@ -363,6 +486,7 @@ def exercises_verify(
     from server.location import is_initialised, locate
 
     settings = _settings()
+    _served_packs_if_any()
     extra = path_pack(pack) if pack is not None else None
     catalogue = registry.load([extra] if extra else [])
     chosen = [e for e in catalogue if extra is None or e.pack == extra.name]
@@ -380,7 +504,7 @@ def exercises_verify(
     finally:
         judge.close()
     where = locate()
-    if _INIT["init"] or is_initialised(where.url):
+    if _INIT["init"] or is_initialised(where.url) or where.recorded:  # a recorded one that is gone: one red line
         with _session(settings) as session:
             for ex, result in results:
                 record_verification(session, ex, result)
@@ -528,6 +652,14 @@ def sets_publish(
             "(released at the due date) or tokens:N (N full reports a day; the others score)."
         ),
     ] = "full",
+    version: Annotated[
+        str | None,
+        typer.Option(
+            "--version",
+            help="Serve this stored, verified content version (`exercises versions SLUG`); default: the "
+            "pack folder's current one, which must have passed verify.",
+        ),
+    ] = None,
 ) -> None:
     """Publish an exercise in a course with its dates, late and feedback policies (or replace them)."""
     from server.courses.service import find_course, shown
@@ -547,6 +679,7 @@ def sets_publish(
             penalty_unit=per,
             max_attempts=attempts,
             feedback_policy=feedback,
+            version=version,
         )
         dates = ", ".join(
             f"{label} {shown(moment, where)}"
@@ -554,11 +687,14 @@ def sets_publish(
             if moment is not None
         )
         policy = entry.feedback_policy
+        pinned = entry.content_version
     err.print(
         f"Published {exercise!r} in {course!r}"
         + (f": {dates}" if dates else " (open, no dates)")
-        + f"; feedback: {policy}.",
+        + f"; feedback: {policy}"
+        + (f"; graded with version {pinned} from now on (running workers too)." if pinned else "."),
         highlight=False,
+        soft_wrap=True,
     )
 
 
@@ -805,7 +941,7 @@ def similarity(
     from server.similarity import service
     from server.similarity.views import pair_public
 
-    settings = _settings()
+    settings = Settings().model_copy(update={"DATABASE_URL": _database().url})  # the one guard: no new database
     engine = make_engine(settings.DATABASE_URL)
     try:
         upgrade_to_head(engine)

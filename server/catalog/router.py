@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from server.catalog import service
 from server.catalog.schemas import ExerciseDetail, ExerciseSummary
+from server.catalog.versions import version_for_user
 from server.courses.sets import released_exercises
 from server.deps import CurrentUser, Now, SessionDep
 from server.openapi import errors
@@ -23,7 +24,9 @@ def list_exercises(user: CurrentUser, session: SessionDep, now: Now) -> list[Exe
 
 @router.get("/{slug}", response_model=ExerciseDetail, responses=errors(401, 404))
 def read_exercise(slug: str, user: CurrentUser, session: SessionDep, now: Now) -> ExerciseDetail:
-    """One exercise with its description and starter template; 404 ``ExerciseNotFound``, also
-    for a learner to whom none of their courses has released it yet (its description, starter
-    and check names are not theirs to read before then, and the answer does not say it exists)."""
-    return service.exercise_detail(slug, released_exercises(session, user, now))
+    """One exercise with its description and starter template (at the version the caller's
+    courses serve); 404 ``ExerciseNotFound``, also for a learner to whom none of their courses
+    has released it yet (its description, starter and check names are not theirs to read before
+    then, and the answer does not say it exists)."""
+    version = version_for_user(session, user.id, slug) if len(slug) <= 64 else None
+    return service.exercise_detail(slug, released_exercises(session, user, now), version)

@@ -10,11 +10,13 @@ from server.catalog.schemas import CheckInfo, ExerciseDetail, ExerciseSummary
 from server.errors import ExerciseNotFound
 
 
-def find_exercise(slug: str, visible: set[str] | None = None) -> Any:
-    """The registry's exercise for ``slug``; 404 ``ExerciseNotFound`` otherwise, and also when
-    ``visible`` (the slugs the caller may see; None: all) leaves it out."""
+def find_exercise(slug: str, visible: set[str] | None = None, version: str | None = None) -> Any:
+    """The registry's exercise for ``slug`` (at a stored ``version``: server.catalog.versions);
+    404 ``ExerciseNotFound`` otherwise, and also when ``visible`` (the slugs the caller may see;
+    None: all) leaves it out."""
     try:
-        exercise = get_exercise(slug)
+        # A caller names a slug; versions are the server's to choose (never ``slug@version``).
+        exercise = get_exercise(slug, version) if "@" not in slug else None
     except UnknownExercise:
         exercise = None
     if exercise is None or (visible is not None and slug not in visible):
@@ -36,10 +38,11 @@ def list_exercises() -> list[ExerciseSummary]:
     return sorted((_summary(e) for e in all_exercises()), key=lambda s: (s.order, s.slug))
 
 
-def exercise_detail(slug: str, visible: set[str] | None = None) -> ExerciseDetail:
+def exercise_detail(slug: str, visible: set[str] | None = None, version: str | None = None) -> ExerciseDetail:
     """One exercise with its description, starter and check names (404 unless ``visible``,
-    when given, holds it)."""
-    exercise = find_exercise(slug, visible)
+    when given, holds it), of a stored ``version``: the one the caller's courses serve, so the
+    starter announces the points that grade."""
+    exercise = find_exercise(slug, visible, version)
     return ExerciseDetail(
         slug=exercise.slug,
         title=exercise.title,

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from server.catalog.service import find_exercise, list_exercises
 from server.catalog.verification import require_verified
+from server.catalog.versions import pin
 from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
 from server.courses.policy import Phase, Rules
 from server.courses.service import INSTRUCTOR, LEARNER, course_role, shown
@@ -41,14 +42,20 @@ def publish(
     penalty_unit: str = "day",
     max_attempts: int | None = None,
     feedback_policy: str = "full",
+    version: str | None = None,
 ) -> SetEntry:
     """Publish ``exercise`` in ``course`` (or replace its dates and policies). The caller commits.
 
     A pack's exercise must have passed ``exercises verify`` at its current content version
     (:func:`server.catalog.verification.require_verified`). ``feedback_policy``: ``full``,
     ``score``, ``hidden-until-due`` (needs a due date) or ``tokens:N``
-    (``server.courses.feedback_policy``)."""
-    require_verified(session, find_exercise(exercise))
+    (``server.courses.feedback_policy``).
+
+    The set is pinned to a stored, verified version (issue 32): ``version`` if given, else the
+    exercise's current one; learners are graded by it until the set is published again."""
+    found = find_exercise(exercise)
+    if version is None:
+        require_verified(session, found)
     policy = FeedbackPolicy.parse(feedback_policy)
     if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE and due_at is None:
         raise InvalidCourse("The feedback policy hidden-until-due releases scores at the due date: give a due date.")
@@ -68,6 +75,7 @@ def publish(
     entry.release_at, entry.due_at, entry.close_at = release_at, due_at, close_at
     entry.penalty_percent, entry.penalty_unit, entry.max_attempts = float(penalty_percent), penalty_unit, max_attempts
     entry.feedback_policy = str(policy)
+    pin(session, entry, found, version)
     session.add(entry)
     session.flush()
     return entry

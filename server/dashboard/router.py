@@ -40,7 +40,9 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from exercises.registry import all_exercises
 from server.catalog.service import list_exercises
+from server.catalog.versions import unverified_changes
 from server.config import Settings
 from server.courses import corrections as correction_service
 from server.courses.feedback_policy import access_for, hidden_own_exercises, spend_token, visible_report
@@ -64,7 +66,7 @@ from server.deps import Now, SessionDep, SettingsDep, StateDep
 from server.errors import GraderError
 from server.gradebook.service import course_exercises, gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, ScoreCorrection, Submission, User
-from server.regrades.pages import stale_notice
+from server.regrades.pages import stale_notice, unverified_notice
 from server.regrades.service import stale_lines
 from server.state import AppState
 from server.stats.service import shown_mistake
@@ -153,6 +155,8 @@ def exercise_page(
     view = service.exercise_view(session, slug, shown.course.id)
     mark = service.change_mark(session, None)
     notice = stale_notice(stale_lines(session, {shown.course.id}, slug))
+    known = [x for x in all_exercises() if x.slug == slug]
+    notice += unverified_notice(unverified_changes(session, known))  # the folder changed, unverified
     body = pages.exercise_page(
         viewer_of(user, shown.course), slug, _course_title(titles[slug], shown.course), view, mark=mark, notice=notice
     )

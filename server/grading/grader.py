@@ -55,11 +55,14 @@ def grade_submission(exercise_slug: str, source: str, submission_id: int, *, jud
 
 
 def verdict_versions(exercise_slug: str) -> tuple[str, str]:
-    """(content version, grader version) of what this process grades ``exercise_slug`` with,
-    stored on the verdict; the content part is "unknown" for a slug the catalogue lacks."""
+    """(content version, grader version) of what this process grades ``exercise_slug`` (a slug,
+    or slug@version) with, stored on the verdict; the content part is "unknown" for a slug the
+    catalogue lacks (and a stored version this process cannot find)."""
     from exercises.registry import UnknownExercise, get_exercise
-    from exercises.versions import UNKNOWN_VERSION, content_version, grader_version
+    from exercises.versions import UNKNOWN_VERSION, content_version, grader_version, split_ref
 
+    if split_ref(exercise_slug)[1] is not None:  # a stored version: what it is, without loading it
+        return str(split_ref(exercise_slug)[1]), grader_version()
     try:
         content = content_version(get_exercise(exercise_slug))
     except UnknownExercise:

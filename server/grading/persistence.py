@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
+from server.catalog.versions import serving_ref
 from server.courses.counted import submission_board, submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
@@ -91,6 +92,9 @@ class Claimed:
     attempts: int
     created_at: datetime
     started_at: datetime
+    #: What to grade with: the slug, or slug@version of the stored version the course's set
+    #: serves, read at the claim (a publish reaches running workers: server.catalog.versions).
+    ref: str = ""
 
 
 def claim(session: Session, submission_id: int) -> Claimed | None:
@@ -124,11 +128,12 @@ def _claim(session: Session, submission_id: int, from_statuses: list[Status]) ->
     if result.rowcount != 1:  # type: ignore[attr-defined]
         return None
     row = session.execute(
-        select(Submission.exercise, Submission.source, Submission.attempts, Submission.created_at).where(
-            Submission.id == submission_id
-        )
+        select(
+            Submission.exercise, Submission.source, Submission.attempts, Submission.created_at, Submission.course_id
+        ).where(Submission.id == submission_id)
     ).one()
-    return Claimed(submission_id, row.exercise, row.source, row.attempts, row.created_at, started)
+    ref = serving_ref(session, row.course_id, row.exercise)
+    return Claimed(submission_id, row.exercise, row.source, row.attempts, row.created_at, started, ref)
 
 
 @dataclass(frozen=True)

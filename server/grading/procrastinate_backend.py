@@ -223,6 +223,10 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
         start_http_server(metrics_port)
     engine = make_engine(settings.DATABASE_URL)
     sessions = make_session_factory(engine)
+    from exercises import registry
+    from server.catalog.versions import version_source
+
+    registry.use_version_source(version_source(sessions))  # published versions, without a restart
     judge = build_judge(
         settings.model_copy(update={"WORKERS": concurrency}), device="cuda" if queue == "gpu" else "cpu"
     )

@@ -206,10 +206,11 @@ def process_submission(
 
         _test_hooks(claimed.source)
         # Read before grading: the versions of the code this process grades with.
-        versions = verdict_versions(claimed.exercise)
+        ref = claimed.ref or claimed.exercise
+        versions = verdict_versions(ref)
         began = time.perf_counter()
         try:
-            report = grade(claimed.exercise, claimed.source, claimed.id)
+            report = grade(ref, claimed.source, claimed.id)
         except Exception:
             if stopping():
                 # Shutting down closes the judge under us: leave the row ``running`` so the

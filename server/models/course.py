@@ -79,6 +79,9 @@ class SetEntry(Base):
     penalty_unit: Mapped[str] = mapped_column(String(8), default="day")
     max_attempts: Mapped[int | None] = mapped_column()
     feedback_policy: Mapped[str] = mapped_column(String(32), default="full", server_default="full")
+    #: The stored, verified exercise version this set grades with (``exercise_versions``; issue
+    #: 32): NULL for a built-in exercise, graded by the code the grader ships.
+    content_version: Mapped[str | None] = mapped_column(String(16))
 
 
 class Extension(Base):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Index, String
+from sqlalchemy import JSON, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from server.models.base import Base, UTCDateTime, utcnow
@@ -33,3 +33,37 @@ class ExerciseVerification(Base):
     verified_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     #: The gate's criteria with their problems (exercises.verify.Verification.summary; bounded).
     summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class ExerciseVersion(Base):
+    """A verified exercise version, stored whole and never changed (issue 32): what the service,
+    its workers and its regrades grade with, whatever the pack's folder holds now.
+
+    Written when ``exercises verify`` passes; the verify records of the same
+    ``(exercise, content_version)`` are its verify results.
+    """
+
+    __tablename__ = "exercise_versions"
+    __table_args__ = (UniqueConstraint("exercise", "content_version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    exercise: Mapped[str] = mapped_column(String(64))
+    content_version: Mapped[str] = mapped_column(String(16))
+    #: The pack it was verified from (display text) and the exercise folder's name.
+    pack: Mapped[str] = mapped_column(String(512))
+    folder: Mapped[str] = mapped_column(String(255))
+    #: Every Python file of the exercise folder (starter included), by path relative to it.
+    files: Mapped[dict[str, str]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class ServiceSetting(Base):
+    """One setting of the service that every command reads from the database it uses, so that
+    no command depends on a variable in its shell (issue 32): ``exercise_packs`` (the pack
+    folders ``serve`` was configured with)."""
+
+    __tablename__ = "service_settings"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[Any] = mapped_column(JSON, nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

@@ -39,7 +39,7 @@ def _outcome(verdict: str | None, score: float | None) -> str:
 def describe(regrade: RegradeSet, done: int, total: int) -> str:
     """One line: the set, its selection and where it stands."""
     scope = regrade.exercise + ("" if regrade.all_versions else " (stale verdicts)")
-    line = f"Regrade {regrade.id} · {scope} · {regrade.state} · {done} of {total} graded"
+    line = f"Regrade {regrade.id} · {scope} · version {regrade.content_version} · {regrade.state} · {done} of {total} graded"
     if regrade.state == RegradeState.APPLIED:
         line += f" · applied (keep {regrade.keep}): {regrade.reason or ''}"
     return line
@@ -122,11 +122,13 @@ def build_regrade_app(edge: Edge, session_for: Sessions) -> typer.Typer:
                 all_versions=all_versions,
                 defer=defer,
             )
-            set_id = regrade.id
+            set_id, version = regrade.id, regrade.content_version
         err.print(
-            f"Regrade {set_id}: {len(ids)} submission(s) of {exercise!r} queued behind live submissions. "
+            f"Regrade {set_id}: {len(ids)} submission(s) of {exercise!r} queued behind live submissions, "
+            f"graded with version {version}. "
             f"`ppo-grader regrade show {set_id}` shows the diff once graded.",
             highlight=False,
+            soft_wrap=True,
         )
         print(set_id)
         if wait:

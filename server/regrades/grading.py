@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from sqlalchemy import exists, select, update
 from sqlalchemy.orm import Session
 
+from exercises.versions import UNKNOWN_VERSION, exercise_ref
 from server.db import SessionFactory, transaction
 from server.grading.grader import GradeFunction, verdict_versions
 from server.grading.persistence import INTERNAL_ERROR_MESSAGE, MAX_ATTEMPTS, storable
@@ -40,6 +41,8 @@ class ClaimedResult:
     source: str
     filename: str | None
     attempts: int
+    #: The content version the set grades with (named by its preview: server.catalog.versions).
+    version: str = ""
 
 
 def claim_result(session: Session, result_id: int, *, redelivered: bool = False) -> ClaimedResult | None:
@@ -62,11 +65,22 @@ def claim_result(session: Session, result_id: int, *, redelivered: bool = False)
             Submission.exercise,
             Submission.source,
             Submission.filename,
+            RegradeSet.content_version,
         )
         .join(Submission, Submission.id == RegradeResult.submission_id)
+        .join(RegradeSet, RegradeSet.id == RegradeResult.set_id)
         .where(RegradeResult.id == result_id)
     ).one()
-    return ClaimedResult(result_id, row.set_id, row.submission_id, row.exercise, row.source, row.filename, row.attempts)
+    return ClaimedResult(
+        result_id,
+        row.set_id,
+        row.submission_id,
+        row.exercise,
+        row.source,
+        row.filename,
+        row.attempts,
+        row.content_version or "",
+    )
 
 
 def store_result(
@@ -148,10 +162,12 @@ def process_regrade(
         with transaction(sessions) as session:
             store_internal_error(session, claimed)
     else:
-        versions = verdict_versions(claimed.exercise)
+        # Exactly the version the preview names, whatever this process loaded (issue 32).
+        ref = exercise_ref(claimed.exercise, claimed.version if claimed.version != UNKNOWN_VERSION else None)
+        versions = verdict_versions(ref)
         began = time.perf_counter()
         try:
-            report = grade(claimed.exercise, claimed.source, claimed.submission_id)
+            report = grade(ref, claimed.source, claimed.submission_id)
         except Exception:
             if stopping():
                 return None  # left running: the next start grades it again

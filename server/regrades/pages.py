@@ -145,3 +145,9 @@ def stale_notice(lines: Sequence[StaleLine]) -> str:
         f"<code>ppo-grader regrade preview --exercise {e(slug)}</code> grades them again without changing anything "
         "until you apply it.</p>"
     )
+
+
+def unverified_notice(sentences: Sequence[str]) -> str:
+    """On an exercise page: the pack folder holds a version no verify passed, and learners are
+    graded by the published one (server.catalog.versions.unverified_changes)."""
+    return "".join(f'<p id="unverified-version" class="notice">{e(s)}.</p>' for s in sentences)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
+from exercises.versions import exercise_ref
+from server.catalog.versions import regrade_version, serving_ref
 from server.courses.service import taught_course_ids
 from server.errors import NothingToRegrade, RegradeClosed, RegradeNotFound
 from server.grading.grader import verdict_versions
@@ -72,6 +74,7 @@ def stale_lines(session: Session, course_ids: set[int] | None = None, exercise: 
     query = (
         select(
             Course.slug,
+            Course.id,
             Submission.exercise,
             Submission.content_version,
             Submission.grader_version,
@@ -81,23 +84,26 @@ def stale_lines(session: Session, course_ids: set[int] | None = None, exercise: 
         .join(Course, Course.id == Submission.course_id)
         .outerjoin(BestScore, BestScore.counted_submission_id == Submission.id)
         .where(*_counts())
-        .group_by(Course.slug, Submission.exercise, Submission.content_version, Submission.grader_version)
+        .group_by(Course.slug, Course.id, Submission.exercise, Submission.content_version, Submission.grader_version)
     )
     if course_ids is not None:
         query = query.where(Submission.course_id.in_(course_ids))
     if exercise is not None:
         query = query.where(Submission.exercise == exercise)
     totals: dict[tuple[str, str], list[int]] = {}
-    versions: dict[str, tuple[str, str]] = {}
-    for slug, name, content, grader, count, on_board in session.execute(query).tuples():
-        current = versions.setdefault(name, verdict_versions(name))
+    versions: dict[tuple[str, str], tuple[str, str]] = {}
+    for slug, course_id, name, content, grader, count, on_board in session.execute(query).tuples():
+        # Current: the version the course's set serves (issue 32), not what this process loaded.
+        if (slug, name) not in versions:
+            versions[(slug, name)] = verdict_versions(serving_ref(session, course_id, name))
+        current = versions[(slug, name)]
         line = totals.setdefault((slug, name), [0, 0, 0])
         line[0] += count
         if (content, grader) != current:
             line[1] += count
             line[2] += on_board
     return [
-        StaleLine(slug, name, verdicts, stale, on_boards, versions[name][0])
+        StaleLine(slug, name, verdicts, stale, on_boards, versions[(slug, name)][0])
         for (slug, name), (verdicts, stale, on_boards) in sorted(totals.items())
     ]
 
@@ -122,7 +128,9 @@ def create_preview(
     from server.catalog.service import find_exercise
 
     find_exercise(exercise)
-    content, grader = verdict_versions(exercise)
+    # The version the preview grades with, and names: what the set(s) serve (issue 32).
+    version = regrade_version(session, exercise, course.id if course is not None else None)
+    content, grader = verdict_versions(exercise_ref(exercise, version))
     query = select(Submission.id).where(Submission.exercise == exercise, *_counts()).order_by(Submission.id)
     if course is not None:
         query = query.where(Submission.course_id == course.id)

@@ -84,30 +84,61 @@ def test_admin_commands_find_the_served_database_say_which_and_never_create_one(
     tmp_path, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
 ) -> None:
     """Issue 25: run from another folder without PPO_GRADER_DATABASE_URL, an admin command
-    used to create a new ./data/ database and print a token the real server rejected."""
+    used to create a new ./data/ database and print a token the real server rejected. Issue 32:
+    the record is the installation's own (its data folder), and one that is gone is an error."""
     from server.location import remember
 
     monkeypatch.delenv("PPO_GRADER_DATABASE_URL", raising=False)
     monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
-    monkeypatch.setenv("PPO_GRADER_CONFIG", str(tmp_path / "config" / "server.json"))
+    monkeypatch.delenv("PPO_GRADER_CONFIG", raising=False)
+    data = tmp_path / "install" / "data"
+    monkeypatch.setenv("PPO_GRADER_DATA_DIR", str(data))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     refused = CliRunner().invoke(app, ["users", "add", "bob"])
     assert refused.exit_code == 2 and "Traceback" not in refused.output
-    assert "no ppo-grader database at sqlite:///" in refused.stderr and "--init" in refused.stderr
-    assert not (elsewhere / "data").exists()  # nothing was created
+    assert f"no ppo-grader database at sqlite:///{data}/ppo-grader.db" in refused.stderr and "--init" in refused.stderr
+    assert not data.exists() and not (elsewhere / "data").exists()  # nothing was created
 
     served = tmp_path / "server" / "grader.db"
     url = f"sqlite:///{served}"
     served_database(Settings(DATABASE_URL=url))
-    assert remember(url) == tmp_path / "config" / "server.json"  # what `serve` does at its first start
+    assert remember(url) == data / "server.json"  # what `serve --database URL` does
     found = CliRunner().invoke(app, ["users", "add", "bob"])
     assert found.exit_code == 0, found.output
-    assert f"database: {url} (from {tmp_path / 'config' / 'server.json'})" in found.stderr
+    assert f"database: {url} (from {data / 'server.json'})" in found.stderr
     assert found.stdout.strip().startswith("ppg_")
 
-    monkeypatch.setenv("PPO_GRADER_CONFIG", str(tmp_path / "none.json"))
+    served.unlink()  # the recorded database is gone: every command says so, none makes a new one
+    for command in (["users", "list"], ["--init", "users", "add", "carol"], ["similarity", "c"], ["migrate"]):
+        gone = CliRunner().invoke(app, command)
+        assert gone.exit_code == 2, (command, gone.output)
+        assert "no longer exists" in gone.stderr and str(data / "server.json") in gone.stderr, command
+        assert not served.exists(), command
+
+    (data / "server.json").unlink()
     created = CliRunner().invoke(app, ["--init", "users", "add", "carol"])
     assert created.exit_code == 0, created.output
-    assert (elsewhere / "data" / "ppo-grader.db").exists()  # asked for with --init
+    assert (data / "ppo-grader.db").exists()  # asked for with --init, in the installation's data folder
+    assert not (elsewhere / "data").exists()
+
+
+def test_serve_records_its_packs_only_once_they_load(env: Settings, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 32: the packs given to serve are the service's from then on, for every command;
+    a pack that fails to load stops serve with one line and is not recorded."""
+    from server.catalog.packs_config import recorded_packs
+
+    monkeypatch.delenv("PPO_GRADER_EXERCISE_PACKS", raising=False)
+    missing = CliRunner().invoke(app, ["serve", "--pack", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 2 and missing.stderr.strip() == f"error: exercise pack {tmp_path / 'nowhere'} is not a folder"
+    broken = tmp_path / "broken" / "my_diff"
+    broken.mkdir(parents=True)
+    for name in ("spec.py", "starter.py", "reference.py", "checks.py", "mutants.py"):
+        (broken / name).write_text("raise RuntimeError('not yet')\n" if name == "spec.py" else "")
+    failed = CliRunner().invoke(app, ["serve", "--pack", str(tmp_path / "broken")])
+    assert failed.exit_code == 2 and "RuntimeError" in failed.stderr and len(failed.stderr.strip().splitlines()) == 1
+    engine = make_engine(env.DATABASE_URL)
+    with make_session_factory(engine)() as session:
+        assert recorded_packs(session) == []
+    engine.dispose()

@@ -38,6 +38,10 @@ def _author_a_clipped_difference(cli: Cli, pack: Path) -> Path:
     """What a course author does: scaffold, change the reference, add a fault for a new mistake."""
     folder = scaffold(cli, pack, "clipped-diff")
     edit(folder / "reference.py", "    return scale * (x - y)\n", CLIPPED)
+    # The answers worked out by hand follow the new rule (verify checks the reference against them):
+    # 0.5 * clip(3 - 1) is 0.5, not 1.
+    edit(folder / "starter.py", "torch.tensor([1.0, 0.0])), got", "torch.tensor([0.5, 0.0])), got")
+    edit(folder / "spec.py", 'expect="torch.tensor([1.0, 0.0])"', 'expect="torch.tensor([0.5, 0.0])"')
     edit(folder / "faulty.py", "    return scale * diff\n",
          '    if "no-clip" in faults:\n        return scale * diff\n    return scale * torch.clamp(diff, -1.0, 1.0)\n')
     edit(folder / "mutants.py", "\n]\n",
