@@ -92,7 +92,7 @@ def run_multipart(size: int) -> str:
 
 def prepared(filename: str, content: bytes) -> str:
     try:
-        made = upload.prepare(upload.Upload({}, filename, content), "/", max_source_bytes=SOURCE_CAP)
+        made = upload.prepare(upload.Upload({}, filename, content), "/", max_source_bytes=SOURCE_CAP, visible=None)
     except PageError as exc:
         return f"refused {exc.status_code}"
     return f"{len(made.source)} chars sent"
