@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from html import unescape
@@ -43,11 +43,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def make_certificate(folder: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for ``localhost`` (and 127.0.0.1): (cert file, key file)."""
+def make_certificate(
+    folder: Path, *, ips: Sequence[str] = ("127.0.0.1",), common_name: str = "localhost", stem: str = "tool"
+) -> tuple[Path, Path]:
+    """A self-signed CA certificate for ``localhost`` and ``ips``: (cert file, key file), named
+    ``<stem>-cert.pem`` and ``<stem>-key.pem`` in ``folder``."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     now = datetime.datetime.now(datetime.UTC)
+    sans: list[x509.GeneralName] = [x509.DNSName("localhost")] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
     cert = (
         x509.CertificateBuilder()
         .subject_name(name)
@@ -56,14 +60,11 @@ def make_certificate(folder: Path) -> tuple[Path, Path]:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=7))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
-    cert_file, key_file = folder / "tool-cert.pem", folder / "tool-key.pem"
+    cert_file, key_file = folder / f"{stem}-cert.pem", folder / f"{stem}-key.pem"
     cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_file.write_bytes(
         key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())

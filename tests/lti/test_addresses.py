@@ -3,20 +3,15 @@ sorted by ``server.lti.http.address_kind`` and the request goes to the checked a
 
 from __future__ import annotations
 
-import datetime
 import ipaddress
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 from fastapi import FastAPI, Request
 
 from server.lti.errors import LmsUnreachable
 from server.lti.http import AddressKind, address_kind, call, pinned, resolve
-from tests.lti.servers import free_port, tls_server
+from tests.lti.servers import free_port, make_certificate, tls_server
 
 PUBLIC_ONLY = frozenset({AddressKind.PUBLIC})
 
@@ -66,7 +61,7 @@ def test_an_https_service_named_by_host_is_reached_at_its_address_and_its_certif
 ) -> None:
     """Through the pinned address, TLS still checks the certificate for the host *name*, and
     the service sees its own ``Host``; another name's certificate is refused."""
-    cert, key = _name_only_certificate(tmp_path)  # for the name localhost, not for 127.0.0.1
+    cert, key = make_certificate(tmp_path, ips=(), stem="name")  # for the name localhost, not for 127.0.0.1
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
     seen: list[str] = []
     app = FastAPI()
@@ -84,30 +79,6 @@ def test_an_https_service_named_by_host_is_reached_at_its_address_and_its_certif
         with pytest.raises(LmsUnreachable, match="could not reach"):  # the address is not on the certificate
             call("GET", f"https://127.0.0.1:{port}/nrps", "the roster", allowed=loopback)
     assert seen == [f"localhost:{port}"]
-
-
-def _name_only_certificate(folder: Path) -> tuple[Path, Path]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = folder / "name-cert.pem", folder / "name-key.pem"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_file, key_file
 
 
 def test_an_always_refused_address_is_refused_whatever_is_allowed() -> None:

@@ -17,7 +17,6 @@ The attempts that failed (the tool held) are listed in the red-team report of is
 
 from __future__ import annotations
 
-import datetime
 import ipaddress
 import json
 import re
@@ -35,10 +34,6 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 import uvicorn
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from joserfc import jws, jwt
@@ -53,7 +48,7 @@ from server.lti.platforms import Registration, add_platform
 from server.models import Course, LtiContext, LtiLogin, LtiMember, LtiPlatform, LtiUser, Submission, User, utcnow
 from server.users.service import issue_token
 from tests.lti.conftest import LEARNER, SECRET, STAFF, TA, Lti
-from tests.lti.servers import free_port, launch, lti_continue
+from tests.lti.servers import free_port, launch, lti_continue, make_certificate
 
 HOSTILE_CLIENT = "tool-at-hostile-lms"
 HOSTILE_DEPLOYMENT = "hd-1"
@@ -70,28 +65,7 @@ CONTEXTS = {"L1": {"title": "RLHF in practice", "label": "RLHF-201"}, "L9": {"ti
 
 def _certificate(folder: Path, ips: list[str]) -> tuple[Path, Path]:
     """A self-signed CA certificate for ``localhost`` and ``ips`` (the hostile LMS's https)."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hostile")])
-    now = datetime.datetime.now(datetime.UTC)
-    sans: list[x509.GeneralName] = [x509.DNSName("localhost")] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=7))
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = folder / "hostile-cert.pem", folder / "hostile-key.pem"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_file, key_file
+    return make_certificate(folder, ips=ips, common_name="hostile", stem="hostile")
 
 
 @dataclass
