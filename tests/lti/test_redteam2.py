@@ -1,0 +1,210 @@
+"""Second white-box red team of LTI 1.3 (issue 35): attacks that work today, each a strict
+xfail that asserts what a safe tool does (it fails while the attack succeeds).
+
+The attacker plays the parts of the first red team (``tests/lti/test_redteam``): an outsider,
+the independent test platform's users, and the hostile LMS (:class:`Hostile`) whose launches
+and service answers the attacker writes. Everything goes over real HTTP to the real tool.
+The attempts that failed (the tool held) are listed in the red-team report, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html import unescape
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from server.courses.corrections import override
+from server.courses.sets import publish
+from server.db import transaction
+from server.lti import claims as c
+from server.lti.platforms import add_platform
+from server.models import Course, LtiContext, LtiUser
+from tests.lti.conftest import LEARNER, Lti
+from tests.lti.servers import free_port
+from tests.lti.test_redteam import (  # noqa: F401  (module fixtures, used by name)
+    Hostile,
+    _deep_linking,
+    _hostile_course,
+    _hostile_learners,
+    _member,
+    _page,
+    _Served,
+    evil,
+    hostile,
+    hostile_launch,
+    people,
+    roster_button,
+    signed_in,
+)
+
+
+def _roster_of_course(lti: Lti, evil: Hostile, context: str, memberships_url: str | None = None) -> httpx.Response:
+    """The hostile LMS's instructor opens ``context`` (its roster at ``memberships_url``) and
+    presses the course LTI page's roster button; the button's answer."""
+    url = memberships_url or f"{evil.url}/nrps"
+    with lti.client() as browser:
+        answer = hostile_launch(
+            browser, lti, evil, sub=f"h-prof-{context}", context=context,
+            **{c.NRPS: {"context_memberships_url": url, "service_versions": ["2.0"]}},
+        )
+        assert answer.status_code == 200, answer.text[-400:]
+        page = signed_in(browser, lti, answer)
+        return roster_button(browser, lti, str(page.url.params["course"]))
+
+
+# --- roster (NRPS): a hostile LMS's URLs and members -------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="red team 2: a launch's non-https roster URL is stored; the button answers JSON 422")
+def test_a_roster_url_that_is_not_https_gets_the_lms_error_page(lti: Lti, evil: Hostile) -> None:
+    answer = _roster_of_course(lti, evil, "HC2-ftp", "ftp://127.0.0.1/roster")
+    # a dashboard form: the LMS error page (502, "Nothing was changed"), never an API error body
+    assert answer.status_code == 502 and "The LMS could not be reached" in answer.text, (answer.status_code, answer.text[:200])
+
+
+@pytest.mark.xfail(strict=True, reason="red team 2: a roster page's non-https next link answers JSON 422, not the LMS page")
+def test_a_roster_paging_link_that_is_not_https_gets_the_lms_error_page(lti: Lti, evil: Hostile) -> None:
+    def roster(page: int) -> tuple[bytes, str]:
+        return json.dumps({"members": [_member("h2-p", "P")]}).encode(), '<ftp://127.0.0.1/next>; rel="next"'
+
+    evil.roster = roster
+    answer = _roster_of_course(lti, evil, "HC2-link")
+    assert answer.status_code == 502 and "The LMS could not be reached" in answer.text, (answer.status_code, answer.text[:200])
+
+
+_LONE = "\ud800"  # valid JSON ("\\ud800"), not storable text
+
+
+@pytest.mark.xfail(strict=True, reason="red team 2: a roster member id with a lone surrogate is a 500 (not text-checked)")
+def test_a_roster_member_whose_id_is_not_text_is_skipped(lti: Lti, evil: Hostile) -> None:
+    evil.roster = lambda _n: _page([_member("h2-ok", "Ok"), _member("s" + _LONE, "Bad")], None, evil)
+    answer = _roster_of_course(lti, evil, "HC2-sub")
+    assert answer.status_code in (303, 502), (answer.status_code, answer.text[:200])
+    assert "InternalError" not in answer.text
+
+
+@pytest.mark.xfail(strict=True, reason="red team 2: a roster member role with a lone surrogate is a 500 (not text-checked)")
+def test_a_roster_member_whose_role_is_not_text_is_skipped(lti: Lti, evil: Hostile) -> None:
+    evil.roster = lambda _n: _page([_member("h2-role", "Role", [LEARNER, "R" + _LONE])], None, evil)
+    answer = _roster_of_course(lti, evil, "HC2-role")
+    assert answer.status_code in (303, 502), (answer.status_code, answer.text[:200])
+    assert "InternalError" not in answer.text
+
+
+@pytest.mark.xfail(strict=True, reason="red team 2: a roster member id with a NUL is stored (PostgreSQL refuses it: a 500)")
+def test_a_roster_member_id_with_a_nul_is_not_stored(lti: Lti, evil: Hostile) -> None:
+    evil.roster = lambda _n: _page([_member("h2-nul\x00x", "Nul")], None, evil)
+    _roster_of_course(lti, evil, "HC2-nul")
+    with lti.state.session_factory() as session:
+        subs = list(session.scalars(select(LtiUser.sub)))
+    assert [s for s in subs if "\x00" in s] == []
+
+
+# --- grades (AGS): a hostile LMS's line item ids ----------------------------------------------------
+
+
+def _grades_with_line_item(lti: Lti, evil: Hostile, context: str, login: str, item_id: str) -> tuple[str, LtiContext]:
+    """A course of the hostile LMS with one hand-graded score to send, whose gradebook lists
+    the exercise's column under ``item_id``; ``ppo-grader lti grades apply``'s output and the link."""
+    slug = _hostile_learners(lti, evil, context, [login])
+    evil.lineitems_body = json.dumps([{"id": item_id, "resourceId": "actor-loss", "tag": c.LINE_ITEM_TAG}]).encode()
+    with transaction(lti.state.session_factory) as session:
+        course = session.scalar(select(Course).where(Course.slug == slug))
+        assert course is not None
+        publish(session, course, "actor-loss")
+        override(session, course, login, "actor-loss", 80, "by hand", "prof")
+    done = lti.cli("lti", "grades", "apply", slug)
+    with lti.state.session_factory() as session:
+        link = session.scalar(select(LtiContext).where(LtiContext.context_id == context))
+        assert link is not None
+        session.expunge(link)
+    return done.stdout + done.stderr, link
+
+
+@pytest.mark.xfail(strict=True, reason="red team 2: a non-https line item id aborts the apply unrecorded (no sync error, no retry)")
+def test_a_line_item_id_that_is_not_https_is_a_recorded_lms_error(lti: Lti, evil: Hostile) -> None:
+    said, link = _grades_with_line_item(lti, evil, "HC2-li-ftp", "li-ftp", "ftp://127.0.0.1/col")
+    # as any other LMS failure: shown on the course's LTI page and retried with backoff
+    assert link.sync_error is not None and link.next_sync_at is not None, (link.sync_error, said[-300:])
+
+
+@pytest.mark.xfail(strict=True, reason="red team 2: a line item id with a lone surrogate is stored: the CLI dies with a traceback")
+def test_a_line_item_id_that_is_not_text_is_an_lms_error(lti: Lti, evil: Hostile) -> None:
+    said, link = _grades_with_line_item(lti, evil, "HC2-li-lone", "li-lone", "https://127.0.0.1/col" + _LONE)
+    assert "UnicodeEncodeError" not in said and "Traceback" not in said, said[-400:]
+    assert link.sync_error is not None, said[-300:]
+
+
+
+@pytest.mark.xfail(strict=True, reason="red team 2: a non-https column id remembered at deep linking breaks the course LTI page (JSON 422)")
+def test_a_column_id_that_is_not_https_leaves_the_course_lti_page_working(lti: Lti, evil: Hostile) -> None:
+    with lti.client() as browser:
+        slug = _hostile_course(browser, lti, evil, "HC2-dl-col")
+        evil.lineitems_body = json.dumps(
+            [{"id": "ftp://127.0.0.1/col", "resourceId": "actor-loss", "tag": c.LINE_ITEM_TAG}]
+        ).encode()
+        picker = hostile_launch(
+            browser, lti, evil, sub="h-prof-HC2-dl-col", context="HC2-dl-col",
+            **_deep_linking(evil, f"{evil.url}/dl/return"),
+        )
+        found = re.search(r'<form id="lti-picker" method="post" action="([^"]+)"', picker.text)
+        assert found, picker.text[-300:]
+        sent = browser.post(
+            lti.tool + unescape(found.group(1)),
+            content=urlencode([("exercise", "actor-loss")]),
+            headers={"Origin": lti.tool, "Content-Type": "application/x-www-form-urlencoded"},
+        )
+        assert sent.status_code == 200, sent.text[-300:]  # the column is remembered from the LMS's list
+        page = browser.get(f"{lti.tool}/dashboard/lti", params={"course": slug})
+    # the page still shows (the LMS's results as an LMS error on it), its buttons usable
+    assert page.status_code == 200 and "InvalidRegistration" not in page.text, (page.status_code, page.text[:200])
+
+
+# --- deep linking: the return URL's "site" -----------------------------------------------------------
+
+
+@dataclass
+class _SchoolLms(Hostile):
+    """A hostile LMS whose issuer is a school's bare domain under a public suffix (``co.uk``)."""
+
+    @property
+    def issuer(self) -> str:
+        return "https://school.co.uk"
+
+
+@pytest.fixture(scope="module")
+def school(lti: Lti) -> Iterator[_SchoolLms]:
+    port = free_port()
+    lms = _SchoolLms(f"http://127.0.0.1:{port}")
+    with _Served(lms.app(), "127.0.0.1", port):
+        with transaction(lti.state.session_factory) as session:
+            add_platform(session, lms.registration())
+        yield lms
+
+
+def test_the_school_lms_opens_the_picker_for_its_own_return_url(lti: Lti, school: _SchoolLms) -> None:
+    """Not an attack: the harness works, so the xfail below fails for the site rule."""
+    with lti.client() as browser:
+        answer = hostile_launch(
+            browser, lti, school, sub="h2-dl", context="HC2-dl", **_deep_linking(school, "https://school.co.uk/dl/return")
+        )
+    assert answer.status_code == 200 and 'id="lti-picker"' in answer.text, answer.text[-300:]
+
+
+@pytest.mark.xfail(strict=True, reason="red team 2: the return URL's site drops the first label of school.co.uk: any *.co.uk passes")
+def test_a_deep_linking_return_url_on_another_site_under_the_same_public_suffix_is_refused(
+    lti: Lti, school: _SchoolLms
+) -> None:
+    with lti.client() as browser:
+        answer = hostile_launch(
+            browser, lti, school, sub="h2-dl", context="HC2-dl", **_deep_linking(school, "https://attacker.co.uk/steal")
+        )
+    assert 400 <= answer.status_code < 500 and 'id="lti-refused"' in answer.text, (answer.status_code, answer.text[:200])
+    assert "attacker.co.uk" not in answer.headers.get("content-security-policy", "")
