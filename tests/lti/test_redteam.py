@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from html import unescape
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -208,15 +208,24 @@ def _outside_address() -> str | None:
     return None if ipaddress.ip_address(found).is_loopback else str(found)
 
 
+H = TypeVar("H", bound="Hostile")
+
+
+def served_and_registered(lti: Lti, kind: type[H]) -> Iterator[H]:
+    """A hostile LMS of ``kind`` on 127.0.0.1 (plain http, as the tool allows on loopback),
+    served in a thread and registered with the tool, for as long as the generator lives."""
+    port = free_port()
+    lms = kind(f"http://127.0.0.1:{port}")
+    with _Served(lms.app(), "127.0.0.1", port):
+        with transaction(lti.state.session_factory) as session:
+            add_platform(session, lms.registration())
+        yield lms
+
+
 @pytest.fixture(scope="module")
 def hostile(lti: Lti) -> Iterator[Hostile]:
     """A hostile LMS on 127.0.0.1 (plain http, as the tool allows on loopback), registered."""
-    port = free_port()
-    evil = Hostile(f"http://127.0.0.1:{port}")
-    with _Served(evil.app(), "127.0.0.1", port):
-        with transaction(lti.state.session_factory) as session:
-            add_platform(session, evil.registration())
-        yield evil
+    yield from served_and_registered(lti, Hostile)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -24,10 +24,8 @@ from server.courses.corrections import override
 from server.courses.sets import publish
 from server.db import transaction
 from server.lti import claims as c
-from server.lti.platforms import add_platform
 from server.models import Course, LtiContext, LtiUser
 from tests.lti.conftest import LEARNER, Lti
-from tests.lti.servers import free_port
 from tests.lti.test_redteam import (  # noqa: F401  (module fixtures, used by name)
     Hostile,
     _deep_linking,
@@ -36,6 +34,7 @@ from tests.lti.test_redteam import (  # noqa: F401  (module fixtures, used by na
     _member,
     _page,
     _Served,
+    served_and_registered,
     evil,
     hostile,
     hostile_launch,
@@ -181,12 +180,7 @@ class _SchoolLms(Hostile):
 
 @pytest.fixture(scope="module")
 def school(lti: Lti) -> Iterator[_SchoolLms]:
-    port = free_port()
-    lms = _SchoolLms(f"http://127.0.0.1:{port}")
-    with _Served(lms.app(), "127.0.0.1", port):
-        with transaction(lti.state.session_factory) as session:
-            add_platform(session, lms.registration())
-        yield lms
+    yield from served_and_registered(lti, _SchoolLms)
 
 
 def test_the_school_lms_opens_the_picker_for_its_own_return_url(lti: Lti, school: _SchoolLms) -> None:
