@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -81,7 +82,8 @@ def _edge(command: Callable[P, R]) -> Callable[P, R]:
 
 
 def _fail(message: str) -> NoReturn:
-    err.print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
+    # the message may quote what a user or an LMS sent ("[/x]"): escaped, never read as markup
+    err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -86,7 +87,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
             summary = (
                 f"Registered {platform.name!r} (id {platform.id}) with {len(reg.deployment_ids)} deployment id(s)."
             )
-        err.print(summary, highlight=False, soft_wrap=True)
+        err.print(escape(summary), highlight=False, soft_wrap=True)
 
     @lti_app.command("add-deployment")
     @edge
@@ -100,7 +101,8 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         with session_for(Settings()) as session:
             added = add_deployment(session, platform_by_name(session, platform), deployment_id)
         err.print(
-            f"Deployment {deployment_id!r} " + ("added." if added else "was registered already."), highlight=False
+            escape(f"Deployment {deployment_id!r} " + ("added." if added else "was registered already.")),
+            highlight=False,
         )
 
     @lti_app.command("platforms")
@@ -112,7 +114,8 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         table = Table("id", "name", "issuer", "client id", "deployments")
         with session_for(Settings()) as session:
             for p in list_platforms(session):
-                table.add_row(str(p.id), p.name, p.issuer, p.client_id, ", ".join(deployments(session, p)))
+                cells = (str(p.id), p.name, p.issuer, p.client_id, ", ".join(deployments(session, p)))
+                table.add_row(*(escape(cell) for cell in cells))  # text as entered, never Rich markup
         out.print(table)
 
     @lti_app.command("rotate-key")
@@ -157,7 +160,8 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         err.print(
             f"Added {len(done.added)} ({', '.join(done.added) or 'none'}); roles changed {len(done.role_changed)} "
             f"({', '.join(done.role_changed) or 'none'}); dropped {len(done.dropped)} ({', '.join(done.dropped) or 'none'}); "
-            f"{done.unchanged} unchanged, {done.skipped} skipped.",
+            f"{done.unchanged} unchanged, {done.skipped} skipped (no role in the course), "
+            f"{done.invalid} left out (their id or roles are not valid text).",
             highlight=False,
             soft_wrap=True,
         )
@@ -178,7 +182,13 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
             with LmsClient(session, settings.secret_bytes, platform) as client:
                 shown = plan(session, link, client=client)
         table = Table(
-            "learner", "exercise", "counts", "last sent", "LMS has", "apply", title=f"{course} → {platform.name}"
+            "learner",
+            "exercise",
+            "counts",
+            "last sent",
+            "LMS has",
+            "apply",
+            title=escape(f"{course} → {platform.name}"),
         )
         for line in shown.lines:
             sent = "excused" if line.sent_excused else (_score(line.sent) if line.was_sent else "-")
@@ -188,7 +198,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         out.print(table)
         if shown.lms_error:
             err.print(
-                f"[yellow]what the LMS has could not be read:[/yellow] {shown.lms_error}",
+                f"[yellow]what the LMS has could not be read:[/yellow] {escape(shown.lms_error)}",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -211,8 +221,10 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
             done = apply(session, link, settings.secret_bytes)
         line = f"Sent {done.sent} score(s); {done.up_to_date} up to date; {done.held} held until due."
         if done.error:
-            err.print(
-                f"[red]error:[/red] {line} Stopped: {done.error} Nothing was lost: run apply again.", highlight=False
+            err.print(  # the error quotes the LMS's answers: escaped, never read as Rich markup
+                f"[red]error:[/red] {line} Stopped: {escape(done.error)} Nothing was lost: run apply again.",
+                highlight=False,
+                soft_wrap=True,
             )
             raise typer.Exit(code=2)
         err.print(line, highlight=False, soft_wrap=True)
