@@ -44,7 +44,6 @@ _LOOPBACK_NAMES = {"localhost"}
 #: Most addresses of one host looked at (each is checked; the first is used).
 MAX_ADDRESSES = 16
 
-
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 

@@ -54,6 +54,12 @@ def service_address_kinds(platform: LtiPlatform) -> frozenset[AddressKind]:
     return frozenset({AddressKind.PUBLIC} | (kinds & {AddressKind.PRIVATE, AddressKind.LOOPBACK}))
 
 
+class ColumnUnusable(LmsUnreachable):
+    """The LMS lists the exercise's column (its resource id and tag) with an ``id`` the tool
+    cannot call (not https, say): an LMS failure like any other, and proof that the column
+    exists, so no second one is asked for (``server.lti.deeplink``)."""
+
+
 class LmsClient:
     """Calls to one platform's services on behalf of the tool, for one job."""
 
@@ -173,8 +179,11 @@ class LmsClient:
             params={"resource_id": resource_id, "tag": tag},
         )
         ours = [i for i in found if i.get("resourceId") == resource_id and i.get("tag") == tag]
-        for item in ours:  # one with an unusable id is the LMS failing: never skipped (a duplicate would be made)
-            lms_url(item.get("id"), f"the gradebook column {resource_id!r} on {self.platform.name}")
+        for item in ours:  # never skipped: the tool would then make a second column for the exercise
+            try:
+                lms_url(item.get("id"), f"the gradebook column {resource_id!r} on {self.platform.name}")
+            except LmsUnreachable as exc:
+                raise ColumnUnusable(exc.detail) from None
         return ours
 
     def create_line_item(self, lineitems_url: str, scopes: tuple[str, ...], item: dict[str, Any]) -> dict[str, Any]:

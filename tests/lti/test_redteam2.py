@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+from joserfc.jws import extract_compact
 from sqlalchemy import select
 
 from server.courses.corrections import override
@@ -228,3 +229,29 @@ def test_an_lms_answer_that_reads_as_console_markup_is_printed_as_text(lti: Lti,
     said, link = _grades_with_line_item(lti, evil, "HC2-li-markup", "li-markup", "ftp://127.0.0.1/[/x]")
     assert "Traceback" not in said and "[/x]" in said, said[-400:]
     assert link.sync_error is not None and "[/x]" in link.sync_error
+
+
+def test_a_column_listed_with_an_unusable_id_is_not_asked_for_again_at_deep_linking(lti: Lti, evil: Hostile) -> None:
+    """No duplicate column: the LMS lists the exercise's column (resource id and tag), so the
+    deep-linking answer asks for none, however unusable its id; the grades job reports the id."""
+    with lti.client() as browser:
+        _hostile_course(browser, lti, evil, "HC2-dl-dup")
+        evil.lineitems_body = json.dumps(
+            [{"id": "ftp://127.0.0.1/col", "resourceId": "actor-loss", "tag": c.LINE_ITEM_TAG}]
+        ).encode()
+        picker = hostile_launch(
+            browser, lti, evil, sub="h-prof-HC2-dl-dup", context="HC2-dl-dup",
+            **_deep_linking(evil, f"{evil.url}/dl/return"),
+        )
+        found = re.search(r'<form id="lti-picker" method="post" action="([^"]+)"', picker.text)
+        assert found, picker.text[-300:]
+        sent = browser.post(
+            lti.tool + unescape(found.group(1)),
+            content=urlencode([("exercise", "actor-loss")]),
+            headers={"Origin": lti.tool, "Content-Type": "application/x-www-form-urlencoded"},
+        )
+    token = re.search(r'name="JWT" value="([^"]+)"', sent.text)
+    assert sent.status_code == 200 and token, sent.text[-300:]
+    items = json.loads(extract_compact(unescape(token.group(1)).encode()).payload)[c.CONTENT_ITEMS]
+    assert [item["custom"][c.CUSTOM_EXERCISE] for item in items] == ["actor-loss"]
+    assert all("lineItem" not in item for item in items), items
