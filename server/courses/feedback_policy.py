@@ -5,7 +5,9 @@ CLI through them, the dashboard's learner pages) asks :func:`access_for` how the
 see it and passes the record through :func:`visible_report`; boards ask
 :func:`hidden_board_exercises`. Nothing else decides, so no route can show more than another.
 
-Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --feedback``):
+Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --feedback``;
+each submission keeps the policy and due date it was last given, so that an exercise taken out
+of its set hides what it hid: :func:`stated_for`):
 
 ``full``
     Everything, as before policies existed (the default, and the default course's).
@@ -26,8 +28,10 @@ Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --
 Under every policy but ``full`` the report is cut of what the learner's own code wrote while
 it ran on the judge's inputs, so that it cannot print them: its exception messages (the
 message and the last line of a traceback, at import and in calls, in check messages too), the
-values its calls returned, the names its module defined, its captured stdout and stderr,
-timings, CPU and memory (``server.courses.feedback_cut``). Exception type names are kept
+values its calls returned, how many elements differ and where the worst is (its code picks
+them), the names its module defined, its captured stdout and stderr, timings, CPU and memory
+(``server.courses.feedback_cut``). A crash is never told by its exit code or signal, which
+the code picks too (``sandbox.verdicts``). Exception type names are kept
 when they are Python's own. What each view shows is an allow-list (:data:`ALLOWED`);
 docs/security.md says what each can still leak.
 
