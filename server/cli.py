@@ -245,10 +245,46 @@ def serve(
     # line after the installer's output, and a server on the wrong database went unnoticed).
     err.print(f"database: {where.shown} (from {where.source})", highlight=False, soft_wrap=True)
     err.print(_packs_line(catalogue), highlight=False, soft_wrap=True)
+    _serve_first_seen(settings, catalogue)
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
     configure_logging()
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info", log_config=None)
     logging.getLogger(__name__).info("server stopped")
+
+
+def _serve_first_seen(settings: Settings, catalogue: list[Exercise]) -> None:
+    """Give every pack exercise this service sees for the first time its served version (issue
+    32: what grades where no set pins one): the folder's version, put through the gate here
+    when no verify passed on it yet (the gate's seeds, the service's jail limits), each said in
+    one line. Verified outside any transaction: the database is not held while the jail runs."""
+    from exercises.verify import SEEDS, verify_exercise
+    from server.catalog.verification import first_seen, serve_first
+
+    engine = make_engine(settings.DATABASE_URL)
+    sessions = make_session_factory(engine)
+    judge = None
+    try:
+        with transaction(sessions) as session:
+            fresh = first_seen(session, catalogue)
+        for exercise, verified in fresh:
+            result = None
+            if not verified:
+                if judge is None:
+                    from exercises.judge import Judge
+                    from server.grading.grader import sandbox_limits
+
+                    unverified = sum(not v for _, v in fresh)
+                    err.print(f"verifying {unverified} pack exercise(s) seen for the first time", highlight=False)
+                    judge = Judge(secret=settings.secret_bytes, limits=sandbox_limits(settings), pool_size=1)
+                result = verify_exercise(judge, exercise, SEEDS)
+                for problem in result.problems():
+                    err.print(f"  x {exercise.slug}: {problem}", highlight=False, soft_wrap=True)
+            with transaction(sessions) as session:
+                err.print(serve_first(session, exercise, result), highlight=False, soft_wrap=True)
+    finally:
+        if judge is not None:
+            judge.close()
+        engine.dispose()
 
 
 @app.command()
@@ -415,7 +451,9 @@ def exercises_list() -> None:
 @_edge
 def exercises_versions(slug: Annotated[str, typer.Argument(help="The exercise's slug.")]) -> None:
     """An exercise's versions: stored and verified ones, the pack folder's, and which course's
-    set serves which (learners are graded by the version their set serves, nothing else)."""
+    set serves which (learners are graded by the version their set pins or, where it pins none,
+    by the served version: nothing else)."""
+    from exercises.packs import BUILTIN
     from exercises.registry import UnknownExercise, get_exercise
     from server.catalog.versions import versions_of
 
@@ -436,15 +474,23 @@ def exercises_versions(slug: Annotated[str, typer.Argument(help="The exercise's 
             + f"  grader {line.grader_version}  {'stored' if line.stored else 'not stored'}"
             + f"  serves: {', '.join(line.serves) or '-'}"
             + ("  (the pack folder's)" if line.in_folder else "")
+            + ("  (served where no set pins a version)" if line.served else "")
         )
+    serving = any(o.serves for o in lines)
     for line in lines:
-        if line.in_folder and line.verified != "passed" and any(o.serves for o in lines):
+        if line.in_folder and line.verified != "passed" and serving:
             out.print(
                 f"{slug}: the pack folder's version {line.version} is not verified: nothing a learner sees "
                 "changes until it passes `exercises verify` and is published",
                 highlight=False,
                 soft_wrap=True,
             )
+    if not serving and exercise is not None and exercise.pack != BUILTIN:
+        out.print(
+            f"{slug}: no verified version of it serves learners: nothing grades it until one passes `exercises verify`",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @exercises_app.command("new")

@@ -30,7 +30,7 @@ from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState,
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
 from server.models.user import ApiToken, EndedSession, Role, User
-from server.models.verification import ExerciseVerification, ExerciseVersion, ServiceSetting
+from server.models.verification import ExerciseVerification, ExerciseVersion, ServedVersion, ServiceSetting
 
 __all__ = [
     "DEFAULT_COURSE_ID",
@@ -66,6 +66,7 @@ __all__ = [
     "Role",
     "RunStatus",
     "ScoreCorrection",
+    "ServedVersion",
     "ServiceSetting",
     "SetEntry",
     "SimilarityPair",

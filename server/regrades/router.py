@@ -23,7 +23,10 @@ RegradeId = Annotated[int, Path(ge=1, le=2**31 - 1, description="Regrade set id.
 
 
 @router.post(
-    "", status_code=status.HTTP_202_ACCEPTED, response_model=RegradePublic, responses=errors(401, 403, 404, 422)
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RegradePublic,
+    responses=errors(401, 403, 404, 409, 422, notes={409: "`ExerciseNotVerified`: no verified version to grade with"}),
 )
 def preview(payload: RegradeCreate, instructor: InstructorUser, session: SessionDep, state: StateDep) -> RegradePublic:
     """Grade the chosen stored submissions again into a new set, behind live submissions.

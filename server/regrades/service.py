@@ -20,9 +20,9 @@ from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from exercises.versions import exercise_ref
-from server.catalog.versions import regrade_version, serving_ref
+from server.catalog.versions import UNVERIFIED, regrade_version, serving_ref
 from server.courses.service import taught_course_ids
-from server.errors import NothingToRegrade, RegradeClosed, RegradeNotFound
+from server.errors import ExerciseNotVerified, NothingToRegrade, RegradeClosed, RegradeNotFound
 from server.grading.grader import verdict_versions
 from server.models import (
     BestScore,
@@ -130,6 +130,11 @@ def create_preview(
     find_exercise(exercise)
     # The version the preview grades with, and names: what the set(s) serve (issue 32).
     version = regrade_version(session, exercise, course.id if course is not None else None)
+    if version == UNVERIFIED:
+        raise ExerciseNotVerified(
+            f"{exercise}: no verified version of it is stored, so nothing can grade it again; run "
+            "`ppo-grader exercises verify` first."
+        )
     content, grader = verdict_versions(exercise_ref(exercise, version))
     query = select(Submission.id).where(Submission.exercise == exercise, *_counts()).order_by(Submission.id)
     if course is not None:

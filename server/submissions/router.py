@@ -104,6 +104,7 @@ _CREATE_BODY_DOC = {
             notes={
                 403: "The course refuses it now: `SubmissionsClosed` (with the date) or `AttemptLimitReached`",
                 404: "`ExerciseNotFound` (unknown, or not in the course) or `CourseNotFound`",
+                409: "`IdempotencyKeyConflict`, or `ExerciseNotVerified` (a pack exercise no verify has passed on)",
                 422: "`ValidationError`, `EmptySource`, `InvalidSource`, or `CourseRequired` (in several courses, none named)",
             },
         ),

@@ -13,11 +13,13 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import safe_filename
 from server.catalog.service import find_exercise
+from server.catalog.versions import UNVERIFIED, serving_version
 from server.courses.feedback_policy import access_for, visible_report
 from server.courses.service import course_for_submission, taught_course_ids
 from server.courses.sets import accept, released_exercises
 from server.errors import (
     EmptySource,
+    ExerciseNotVerified,
     GraderError,
     IdempotencyKeyConflict,
     InvalidSource,
@@ -106,6 +108,11 @@ def create_submission(
     try:
         course = course_for_submission(session, user, payload.course)
         acceptance = accept(session, course, user, payload.exercise, now)
+        if serving_version(session, course.id, payload.exercise) == UNVERIFIED:
+            raise ExerciseNotVerified(
+                f"{payload.exercise!r} has no verified version on this service yet, so it cannot be graded; "
+                "your instructor has been told (the service's log names it)."
+            )
     except GraderError:
         session.rollback()  # release the learner's lock before the refusal is written
         raise
