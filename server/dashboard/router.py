@@ -62,7 +62,7 @@ from server.dashboard.upload import (
     stored_key,
     upload_slots,
 )
-from server.deps import Now, SessionDep, SettingsDep, StateDep
+from server.deps import Now, SessionDep, SettingsDep, StateDep, submission_window
 from server.errors import GraderError
 from server.gradebook.service import course_exercises, gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, ScoreCorrection, Submission, User
@@ -70,7 +70,7 @@ from server.regrades.pages import stale_notice, unverified_notice
 from server.regrades.service import stale_lines
 from server.state import AppState
 from server.stats.service import shown_mistake
-from server.submissions.limits import check_submission_limits, submission_window
+from server.submissions.limits import check_submission_limits
 from server.submissions.schemas import SubmissionCreate
 from server.submissions.service import create_submission, to_public
 from server.web.deps import WebInstructor, WebSender, WebUser

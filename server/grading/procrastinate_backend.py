@@ -110,7 +110,7 @@ def live_priority(session: Session, submission: Submission) -> int:
     """Minus how many of the learner's other submissions are queued or running (procrastinate
     takes the highest priority first, then the oldest), down to :data:`LOWEST_LIVE_PRIORITY`.
     Counted in the submission's own transaction, after the learner's lock
-    (``submissions.limits.lock_learner``), so two of their requests cannot both count 0."""
+    (``users.service.lock_learner``), so two of their requests cannot both count 0."""
     from server.models import Status, Submission
 
     ahead = session.scalar(
