@@ -181,8 +181,9 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     )
     similarity.start()
     state.similarity = similarity
-    state.lti = LtiGradeSync(session_factory, settings.secret_bytes, settings.LTI_POLL_SECONDS)
-    state.lti.start()
+    lti = LtiGradeSync(session_factory, settings.secret_bytes, settings.LTI_POLL_SECONDS)
+    lti.start()
+    state.lti = lti
     return state, close_grader
 
 
@@ -195,7 +196,7 @@ def _start_procrastinate(settings: Settings, engine: Any, session_factory: Any) 
 
     conninfo(settings.DATABASE_URL)  # refuses a non-PostgreSQL database early
     workers = RemoteWorkers(session_factory, settings)
-    state = AppState(settings, engine, session_factory, ProcrastinateQueue(settings), workers)  # type: ignore[arg-type]
+    state = AppState(settings, engine, session_factory, ProcrastinateQueue(settings), workers)
     _listen(state)
     state.similarity = ProcrastinateSimilarity()
     return state, lambda: None
@@ -207,8 +208,9 @@ def _listen(state: AppState) -> None:
         return
     from server.grading.procrastinate_backend import conninfo
 
-    state.listener = VerdictListener(conninfo(state.settings.DATABASE_URL), state.announcer)
-    state.listener.start()
+    listener = VerdictListener(conninfo(state.settings.DATABASE_URL), state.announcer)
+    listener.start()
+    state.listener = listener
 
 
 def _stop(state: AppState, close_grader: Callable[[], None]) -> None:

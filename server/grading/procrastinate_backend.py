@@ -27,18 +27,18 @@ import asyncio
 import functools
 import json
 import logging
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
 from server.config import Settings
+from server.models import RegradeSet, Status, Submission
 
 if TYPE_CHECKING:
     import procrastinate
     from sqlalchemy.orm import Session
-
-    from server.models import Submission
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,13 @@ class ProcrastinateQueue:
     def enqueue(self, submission_id: int, owner: int | None = None) -> None:
         """Nothing after the commit: the job was committed with the row."""
 
+    def defer_regrade(self, session: Session, regrade: RegradeSet) -> None:
+        """A job per queued result of the set, in the transaction that stores them."""
+        defer_regrade(session, regrade.id, regrade.exercise, self._settings)
+
+    def enqueue_regrades(self, result_ids: Iterable[int]) -> None:
+        """Nothing after the commit: the jobs were committed with the results."""
+
     def depth(self, session: Session) -> dict[str, int]:
         """``todo`` jobs per queue."""
         counts = dict.fromkeys(QUEUES, 0)
@@ -111,8 +118,6 @@ def live_priority(session: Session, submission: Submission) -> int:
     takes the highest priority first, then the oldest), down to :data:`LOWEST_LIVE_PRIORITY`.
     Counted in the submission's own transaction, after the learner's lock
     (``users.service.lock_learner``), so two of their requests cannot both count 0."""
-    from server.models import Status, Submission
-
     ahead = session.scalar(
         select(func.count())
         .select_from(Submission)

@@ -346,11 +346,7 @@ PENDING = {
     "server.courses.sets -> server.leaderboard.best_scores",
     "server.grading.persistence -> server.submissions.waiting",
     "server.leaderboard.page_router -> server.dashboard.deps",
-    "server.regrades.router -> server.grading.procrastinate_backend",
     "server.similarity.page_router -> server.dashboard.deps",
-    "server.state -> server.grading.worker",
-    "server.state -> server.lti.jobs",
-    "server.state -> server.similarity.jobs",
 }
 
 
