@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
 from server.catalog.versions import serving_ref
+from server.courses.best_scores import backfill_best_scores, record_verdict
 from server.courses.counted import submission_board, submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
@@ -26,7 +27,6 @@ from server.grading.sanitize import (
     clean_text,
     clean_timings,
 )
-from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
 from server.submissions.waiting import notify_verdict
 

@@ -18,8 +18,8 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from server.courses.best_scores import backfill_best_scores
 from server.courses.counted import submission_board, submission_counted
-from server.leaderboard.best_scores import backfill_best_scores
 from server.models import (
     CheckResult,
     Course,
