@@ -6,8 +6,9 @@ a verdict stored between the read and the wait still wakes it. Announcements com
 * in-process workers (the embedded default), which call :meth:`VerdictAnnouncer.announce`
   after each stored verdict;
 * on PostgreSQL, every process that stores a verdict (``ppo-grader worker`` included): the
-  verdict's transaction sends ``NOTIFY`` on :data:`CHANNEL` (:func:`notify_verdict`, delivered
-  at commit), and each API process's :class:`VerdictListener` turns it into an announcement.
+  verdict's transaction sends ``NOTIFY`` on ``CHANNEL`` (``grading.persistence.notify_verdict``,
+  delivered at commit), and each API process's :class:`VerdictListener` turns it into an
+  announcement.
 
 While a listener is connected the announcer is *pushed*: waiters sleep until they are woken
 or their time is up, and the database sees one read per wake-up instead of one every
@@ -26,8 +27,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import text
-from sqlalchemy.orm import Session
+from server.grading.persistence import CHANNEL
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +35,6 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 0.05
 #: The longest wait a request may ask for.
 MAX_WAIT_SECONDS = 30.0
-#: The PostgreSQL notification channel of stored verdicts; the payload is the submission id.
-CHANNEL = "ppo_grader_verdicts"
 #: How long a listener waits before connecting again after losing its connection.
 RECONNECT_SECONDS = 1.0
 #: How often a listener's thread looks up from ``notifies()`` to see whether it must stop.
@@ -123,20 +121,8 @@ class VerdictAnnouncer:
             return sum(len(w) for w in self._waiting.values())
 
 
-def notify_verdict(session: Session, submission_id: int) -> None:
-    """Tell every API process, at this transaction's commit, that ``submission_id`` is done.
-
-    PostgreSQL only (``pg_notify`` is transactional: a rolled-back verdict notifies nobody);
-    elsewhere the in-process announcement and polling do the work.
-    """
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(
-            text("SELECT pg_notify(:channel, :payload)"), {"channel": CHANNEL, "payload": str(submission_id)}
-        )
-
-
 class VerdictListener:
-    """``LISTEN`` on :data:`CHANNEL` in a thread of its own and announce each verdict.
+    """``LISTEN`` on ``CHANNEL`` in a thread of its own and announce each verdict.
 
     One connection per API process, whatever the number of waiters. Reconnects after
     :data:`RECONNECT_SECONDS` when the connection is lost; the announcer polls meanwhile.
