@@ -217,8 +217,8 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
     from server.db import make_engine, make_session_factory
     from server.grading.grader import build_judge, grade_submission
     from server.grading.persistence import claim_job
+    from server.grading.regrade_jobs import process_regrade
     from server.grading.worker import process_submission
-    from server.regrades.grading import process_regrade
 
     if queue not in QUEUES:
         raise ValueError(f"unknown queue {queue!r}; use one of {', '.join(QUEUES)}")

@@ -6,7 +6,7 @@
 - Only verdicts that count are chosen or counted: finished, not ``internal_error`` (the
   grader's fault never counted, and a regrade never turns it into an attempt).
 - A preview is a set of ``queued`` results, one per chosen submission; the queue grades
-  them (``server.regrades.grading``) while nothing learners see changes.
+  them (``server.grading.regrade_jobs``) while nothing learners see changes.
 - Sets are the instructors' own: the CLI (the operator) reads every set, an admin too, an
   instructor the sets of the courses they teach; anyone else gets ``RegradeNotFound``.
 """
@@ -24,6 +24,7 @@ from server.catalog.versions import regrade_version, serving_ref
 from server.courses.service import taught_course_ids
 from server.errors import NothingToRegrade, RegradeClosed, RegradeNotFound
 from server.grading.grader import verdict_versions
+from server.grading.regrade_jobs import settle
 from server.models import (
     BestScore,
     Course,
@@ -36,7 +37,6 @@ from server.models import (
     Verdict,
     utcnow,
 )
-from server.regrades.grading import settle
 
 #: Defers the set's jobs in its transaction (procrastinate); None for the in-process queue.
 Defer = Callable[[Session, RegradeSet], None]
