@@ -16,6 +16,8 @@ or their time is up, and the database sees one read per wake-up instead of one e
 its connection) waiters re-read their row every :data:`POLL_SECONDS`: one primary-key lookup
 on the server instead of a client round trip per poll. When a listener connects or loses its
 connection it wakes every waiter, so none sleeps through a verdict whose ``NOTIFY`` was lost.
+
+The HTML pages wait their own way: they poll :func:`change_mark` and reload when it moves.
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
 from server.grading.persistence import CHANNEL
+from server.models import Status, Submission
 
 log = logging.getLogger(__name__)
 
@@ -165,3 +171,25 @@ class VerdictListener:
         # hint to re-read a row, and one that is not an id is dropped.
         if payload.isascii() and payload.isdigit() and len(payload) <= 19:
             self._announcer.announce(int(payload))
+
+
+def change_mark(session: Session, user_id: int | None) -> str:
+    """A short string that changes whenever a submission is added or a verdict arrives: the
+    whole server's (``user_id`` None, for instructors) or one user's. Pages poll it and
+    reload when it moves.
+
+    It is the newest id (moves when a row is added) and the number of unfinished rows
+    (drops when one finishes; claiming or re-queueing does not change it), so both parts
+    come from indexes (the primary key, ``(status, id)``, ``(user_id, status)``) without
+    reading the finished rows, however many there are.
+    """
+    where = [] if user_id is None else [Submission.user_id == user_id]
+    newest = select(func.max(Submission.id)).where(*where).scalar_subquery()
+    unfinished = (
+        select(func.count())
+        .select_from(Submission)
+        .where(*where, Submission.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
+        .scalar_subquery()
+    )
+    top, waiting = session.execute(select(newest, unfinished)).one()  # one round trip
+    return f"{int(top or 0)}.{int(waiting or 0)}"

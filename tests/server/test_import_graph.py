@@ -343,8 +343,6 @@ def test_the_finder_sees_a_cycle() -> None:
 #: Imports that break the order today, each removed by the commit that fixes it (issue 33).
 PENDING = {
     "server.cli -> server.courses.score_router",
-    "server.leaderboard.page_router -> server.dashboard.deps",
-    "server.similarity.page_router -> server.dashboard.deps",
 }
 
 
