@@ -790,7 +790,7 @@ def scores_list(
 ) -> None:
     """Every learner's score that counts per exercise, as the pages, boards and gradebooks show it."""
     from server.courses.corrections import course_learner
-    from server.courses.score_router import scores_of
+    from server.courses.score_views import scores_of
     from server.courses.service import find_course, members
 
     settings = _settings()

@@ -150,6 +150,13 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
     return changed
 
 
+def course_exercises(session: Session, course: Course) -> list[str]:
+    """The slugs a course grades, in catalogue order (the default course: the catalogue)."""
+    if course.id == DEFAULT_COURSE_ID:
+        return [e.slug for e in list_exercises()]
+    return [e.exercise for e in entries(session, course)]
+
+
 def entries(session: Session, course: Course) -> list[SetEntry]:
     """The course's set, in catalogue order."""
     order = {e.slug: (e.order, e.slug) for e in list_exercises()}

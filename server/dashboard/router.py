@@ -48,7 +48,7 @@ from server.courses import corrections as correction_service
 from server.courses.feedback_policy import access_for, hidden_own_exercises, spend_token, visible_report
 from server.courses.page_course import DashboardCourse, ShownCourse, learner_course, shown_course
 from server.courses.service import courses_of, may_read_learner, taught_course_ids
-from server.courses.sets import listing, released_exercises
+from server.courses.sets import course_exercises, listing, released_exercises
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
 from server.dashboard.upload import (
@@ -64,7 +64,7 @@ from server.dashboard.upload import (
 )
 from server.deps import Now, SessionDep, SettingsDep, StateDep, submission_window
 from server.errors import GraderError
-from server.gradebook.service import course_exercises, gradebook_csv, wide_gradebook_csv
+from server.gradebook.service import gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, ScoreCorrection, Submission, User
 from server.regrades.pages import stale_notice, unverified_notice
 from server.regrades.service import stale_lines

@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from server.catalog.service import list_exercises
 from server.courses.page_course import most_recent_course
 from server.courses.service import taught_course_named
+from server.courses.sets import course_exercises
 from server.deps import SessionDep, SettingsDep
-from server.gradebook.service import course_exercises
 from server.leaderboard import pages, service
 from server.models import Course, User
 from server.security import pseudonym

@@ -340,26 +340,12 @@ def test_the_finder_sees_a_cycle() -> None:
 # --- the server as it is --------------------------------------------------------------------
 
 
-#: Imports that break the order today, each removed by the commit that fixes it (issue 33).
-PENDING = {
-    "server.cli -> server.courses.score_router",
-}
-
-
-def _edge(problem: str) -> str:
-    module = problem.split(":", 1)[0]
-    target = problem.split(" imports ", 1)[1].split(" ")[0].rstrip(":,").split(".")
-    return f"{module} -> {'.'.join(target[:1] if target[0] in HTTP_PACKAGES else target)}"
-
-
 def test_every_server_import_follows_the_documented_order() -> None:
     table = layer_table(ARCHITECTURE.read_text())
     assert {"base", "rules", "services", "runtime", "http", "interface", "app", "cli"} == set(table.layers)
     imports = server_imports()
     assert "server.grading.worker" in imports and len(imports) > 140
-    found = violations(table, imports)
-    assert [p for p in found if _edge(p) not in PENDING] == []
-    assert PENDING - {_edge(p) for p in found} == set()  # a fixed one leaves the list
+    assert violations(table, imports) == []
 
 
 def test_every_row_names_a_module_that_exists() -> None:
@@ -375,20 +361,12 @@ def test_every_row_names_a_module_that_exists() -> None:
 
 def test_server_imports_have_no_cycle() -> None:
     """Every import counted, those inside functions too."""
-    assert find_cycle(_graph_without_pending()) is None
-
-
-def _graph_without_pending() -> dict[str, set[str]]:
-    graph = module_graph(server_imports())
-    for edge in PENDING:
-        module, _, target = edge.partition(" -> ")
-        graph.get(module, set()).discard(target)
-    return graph
+    assert find_cycle(module_graph(server_imports())) is None
 
 
 def test_the_services_never_load_the_worker_pool() -> None:
     """``server/deps.py`` (every route's) and ``server/state.py`` reach no runtime module, by any path."""
-    graph = _graph_without_pending()
+    graph = module_graph(server_imports())
     table = layer_table(ARCHITECTURE.read_text())
     runtime = {m for m in graph if (row := table.row_of(m)) is not None and table.rows[row].layer == "runtime"}
     assert "server.grading.worker" in runtime
