@@ -29,6 +29,7 @@ from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
 from server.gradebook.router import router as gradebook_router
 from server.grading.grader import GradeFunction, build_judge, grade_submission
+from server.grading.procrastinate_backend import ProcrastinateQueue, RemoteWorkers, conninfo
 from server.grading.queue import InProcessQueue
 from server.grading.worker import WorkerPool
 from server.health.metrics import router as metrics_router
@@ -188,12 +189,6 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
 
 
 def _start_procrastinate(settings: Settings, engine: Any, session_factory: Any) -> tuple[AppState, Callable[[], None]]:
-    from server.grading.procrastinate_backend import (
-        ProcrastinateQueue,
-        RemoteWorkers,
-        conninfo,
-    )
-
     conninfo(settings.DATABASE_URL)  # refuses a non-PostgreSQL database early
     workers = RemoteWorkers(session_factory, settings)
     state = AppState(settings, engine, session_factory, ProcrastinateQueue(settings), workers)
@@ -206,8 +201,6 @@ def _listen(state: AppState) -> None:
     """On PostgreSQL (unless ``LISTEN_NOTIFY`` is off), wake long polls by LISTEN/NOTIFY."""
     if not state.settings.LISTEN_NOTIFY or state.engine.dialect.name != "postgresql":
         return
-    from server.grading.procrastinate_backend import conninfo
-
     listener = VerdictListener(conninfo(state.settings.DATABASE_URL), state.announcer)
     listener.start()
     state.listener = listener

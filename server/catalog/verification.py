@@ -16,6 +16,7 @@ from exercises.framework import Exercise
 from exercises.packs import BUILTIN
 from exercises.verify import Verification
 from exercises.versions import content_version, grader_version
+from server.catalog.versions import store_version
 from server.errors import ExerciseNotVerified
 from server.models import ExerciseVerification
 
@@ -34,8 +35,6 @@ def record_verification(session: Session, exercise: Exercise, verification: Veri
     session.flush()
     if verification.ok and exercise.pack != BUILTIN:
         # The artifact the service grades with once it is published (server.catalog.versions).
-        from server.catalog.versions import store_version
-
         store_version(session, exercise)
     return row
 

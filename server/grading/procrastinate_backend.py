@@ -33,8 +33,17 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
+from exercises import registry
+from server.catalog.versions import version_source
 from server.config import Settings
+from server.db import make_engine, make_session_factory
+from server.grading.grader import build_judge, grade_submission
+from server.grading.persistence import claim_job
+from server.grading.regrade_jobs import process_regrade
+from server.grading.worker import process_submission
+from server.lti.jobs import register_tasks as register_lti_tasks
 from server.models import RegradeSet, Status, Submission
+from server.similarity.jobs import register_tasks as register_similarity_tasks
 
 if TYPE_CHECKING:
     import procrastinate
@@ -214,12 +223,6 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
     jobs in hand to finish; a job still running after that is left ``doing`` without a
     worker and the reapers send it back to ``todo``.
     """
-    from server.db import make_engine, make_session_factory
-    from server.grading.grader import build_judge, grade_submission
-    from server.grading.persistence import claim_job
-    from server.grading.regrade_jobs import process_regrade
-    from server.grading.worker import process_submission
-
     if queue not in QUEUES:
         raise ValueError(f"unknown queue {queue!r}; use one of {', '.join(QUEUES)}")
     if metrics_port:
@@ -228,9 +231,6 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
         start_http_server(metrics_port)
     engine = make_engine(settings.DATABASE_URL)
     sessions = make_session_factory(engine)
-    from exercises import registry
-    from server.catalog.versions import version_source
-
     registry.use_version_source(version_source(sessions))  # published versions, without a restart
     judge = build_judge(
         settings.model_copy(update={"WORKERS": concurrency}), device="cuda" if queue == "gpu" else "cpu"
@@ -249,10 +249,7 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
         process_regrade(sessions, grade, result_id, output_cap=settings.OUTPUT_BYTES, redelivered=True)
 
     if queue == "cpu":
-        from server.lti.jobs import register_tasks as register_lti_tasks
-        from server.similarity.jobs import register_tasks
-
-        register_tasks(
+        register_similarity_tasks(
             app, sessions, settings.SIMILARITY_PROCESSES
         )  # similarity runs, below every grading job's priority
         register_lti_tasks(app, sessions, settings.secret_bytes)  # LTI grades back to the LMS, the same

@@ -20,6 +20,7 @@ from sqlalchemy import delete, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from exercises.versions import exercise_ref
+from server.catalog.service import find_exercise
 from server.catalog.versions import regrade_version, serving_ref
 from server.courses.service import taught_course_ids
 from server.errors import NothingToRegrade, RegradeClosed, RegradeNotFound
@@ -125,8 +126,6 @@ def create_preview(
     By default only stale verdicts are chosen; ``all_versions`` takes every counted verdict.
     Raises ``NothingToRegrade`` when the selection is empty.
     """
-    from server.catalog.service import find_exercise
-
     find_exercise(exercise)
     # The version the preview grades with, and names: what the set(s) serve (issue 32).
     version = regrade_version(session, exercise, course.id if course is not None else None)
