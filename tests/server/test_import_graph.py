@@ -290,6 +290,12 @@ def test_the_checker_refuses_an_upward_import() -> None:
     assert violations(table, imports) == [
         "server.courses.service:1 imports server.courses.router: services may not import interface"
     ]
+    # a type named from above, for the type checker only, is still an import from above
+    typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from server.courses.router import Page\n"
+    imports["server.courses.service"] = imports_of(typed, "server.courses.service")
+    assert violations(table, imports) == [
+        "server.courses.service:3 imports server.courses.router: services may not import interface"
+    ]
 
 
 def test_the_checker_refuses_a_later_package_of_the_same_layer_even_inside_a_function(tmp_path: Path) -> None:
