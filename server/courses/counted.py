@@ -31,6 +31,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from server.courses.policy import counted_score
+from server.courses.service import zone
 from server.models import BestScore, Course, Extension, ScoreCorrection, Submission
 
 FULL_SCORE = 100.0
@@ -224,8 +225,6 @@ def late_by(seconds: int) -> str:
 
 
 def _local(moment: datetime, zone_name: str) -> str:
-    from server.courses.service import zone
-
     at = moment.astimezone(zone(zone_name))
     return f"{at:%Y-%m-%d %H:%M} {at.tzname()}"
 

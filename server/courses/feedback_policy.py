@@ -65,6 +65,7 @@ from server.models import (
     Verdict,
 )
 from server.submissions.schemas import Feedback
+from server.users.service import lock_learner
 
 #: The most tokens a day a set may give (a larger N is ``full`` in all but name).
 MAX_TOKENS = 100
@@ -503,9 +504,6 @@ def spend_token(session: Session, user: User, submission: Submission, now: datet
     """Spend one of today's tokens on the learner's own ``submission`` (a ``tokens:N`` set),
     so that its report is shown from now on; spending twice on one submission costs one. The
     caller commits. Counted under the learner's lock, so a burst cannot overspend."""
-    # deferred: limits imports the app's dependencies, which import the course sets (a cycle)
-    from server.submissions.limits import lock_learner
-
     if submission.user_id != user.id:
         raise SubmissionNotFound(f"No submission {submission.id} of yours.")
     policy = stated_for(session, submission).policy

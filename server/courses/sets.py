@@ -17,9 +17,11 @@ from sqlalchemy.orm import Session
 from server.catalog.service import find_exercise, list_exercises
 from server.catalog.verification import require_verified
 from server.catalog.versions import pin
+from server.courses.best_scores import backfill_best_scores
+from server.courses.counted import submission_board, submission_counted
 from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
 from server.courses.policy import Phase, Rules
-from server.courses.service import INSTRUCTOR, LEARNER, course_role, shown
+from server.courses.service import INSTRUCTOR, LEARNER, course_role, courses_of, shown
 from server.errors import (
     AttemptLimitReached,
     ExerciseNotFound,
@@ -131,9 +133,6 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
     """Recompute the lateness, penalty and counted score of one learner's submissions to one
     exercise under the rules in force now (extension included); re-count their best scores
     when any changed. Returns how many submissions changed."""
-    from server.courses.counted import submission_board, submission_counted
-    from server.leaderboard.best_scores import backfill_best_scores
-
     rules = rules_for(session, course, user_id, exercise)
     if rules is None:
         return 0
@@ -157,6 +156,13 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
         session.flush()
         backfill_best_scores(session, course.id, user_id, exercise)
     return changed
+
+
+def course_exercises(session: Session, course: Course) -> list[str]:
+    """The slugs a course grades, in catalogue order (the default course: the catalogue)."""
+    if course.id == DEFAULT_COURSE_ID:
+        return [e.slug for e in list_exercises()]
+    return [e.exercise for e in entries(session, course)]
 
 
 def entries(session: Session, course: Course) -> list[SetEntry]:
@@ -294,8 +300,6 @@ def listing(session: Session, course: Course, user: User, now: datetime) -> list
 def released_exercises(session: Session, user: User, now: datetime) -> set[str] | None:
     """Slugs a learner may see in the catalogue: those released in one of their courses
     (None: everything, for instructors and for learners of the default course)."""
-    from server.courses.service import courses_of
-
     visible: set[str] = set()
     for course, role in courses_of(session, user):
         if role == INSTRUCTOR or course.id == DEFAULT_COURSE_ID:

@@ -27,9 +27,9 @@ from server.grading.persistence import (
     store_report,
 )
 from server.grading.queue import InProcessQueue
+from server.grading.regrade_jobs import process_regrade, queued_results, requeue_unfinished_results
 from server.logging_setup import submission_context
 from server.models import Verdict
-from server.regrades.grading import process_regrade, queued_results, requeue_unfinished_results
 
 log = logging.getLogger(__name__)
 

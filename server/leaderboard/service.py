@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from sqlalchemy import CTE, Select, func, select
 from sqlalchemy.orm import Session
 
+from server.courses.counted import course_scores
 from server.courses.service import member_ids_of
 from server.models import DEFAULT_COURSE_ID, BestScore, Submission, User, Verdict
 from server.security import pseudonym
@@ -53,7 +54,7 @@ def per_exercise(
 ) -> CTE:
     """CTE: one row per (learner, exercise) of one course with best (the score that
     counts), raw_best, attempts, reached_at and solved_at, read from ``best_scores`` (kept
-    by ``server.leaderboard.best_scores`` with the rules above), so a board costs one row
+    by ``server.courses.best_scores`` with the rules above), so a board costs one row
     per learner and exercise, not one per submission. ``hidden``: exercises left out (scores
     not released yet: ``server.courses.feedback_policy.hidden_board_exercises``)."""
     where = [B.course_id == course_id, B.user_id.in_(learner_ids(course_id))]
@@ -109,8 +110,6 @@ def board(
     excuses), one row per learner and exercise, so the board ranks what the gradebooks
     and pages show; an excused exercise adds nothing. Ranked in Python: a course has a few
     thousand such rows at most."""
-    from server.courses.counted import course_scores
-
     people = {
         uid: (name, display)
         for uid, name, display in session.execute(

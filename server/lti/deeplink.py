@@ -25,8 +25,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
-from server.courses.sets import publish
-from server.gradebook.service import course_exercises
+from server.courses.sets import course_exercises, publish
 from server.lti import claims as c
 from server.lti import keys
 from server.lti.errors import LaunchRefused, LmsUnreachable

@@ -31,7 +31,7 @@ from server.errors import (
 from server.grading.queue import SubmissionQueue
 from server.models import Course, Role, Status, Submission, User, utcnow
 from server.regrades.notes import regrade_notes
-from server.submissions.limits import lock_learner, refuse_if_queue_full
+from server.submissions.limits import refuse_if_queue_full
 from server.submissions.schemas import (
     CheckPublic,
     Feedback,
@@ -39,6 +39,7 @@ from server.submissions.schemas import (
     SubmissionPublic,
     SubmissionSummary,
 )
+from server.users.service import lock_learner
 
 
 def validate_source(source: str, max_bytes: int) -> bytes:

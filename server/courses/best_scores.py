@@ -13,6 +13,8 @@ from sqlalchemy import Connection, and_, case, or_, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from server.models import BestScore, Verdict
+
 #: A submission's board score; verdicts stored before migration 0011 have none and rank by the
 #: score that counts.
 _BOARD = "COALESCE(s.board_score, s.counted_score)"
@@ -89,8 +91,6 @@ def record_verdict(
     two workers storing verdicts of the same learner and exercise cannot lose an update.
     ``internal_error`` is not an attempt and changes nothing.
     """
-    from server.models import BestScore, Verdict
-
     if verdict == Verdict.INTERNAL_ERROR.value:
         return
     graded = verdict == Verdict.GRADED.value and score is not None
