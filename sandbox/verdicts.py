@@ -15,6 +15,8 @@ import signal
 from collections.abc import Sequence
 from typing import Any
 
+import torch
+
 from sandbox import host
 from sandbox.exit_codes import ExitCode
 from sandbox.harness import DIGEST_SAMPLES
@@ -232,10 +234,11 @@ def _read_result(
             if twice is not None:
                 res.status = JobStatus.CRASHED
                 res.calls = []
+                # not the name itself: a forged record's names are the learner's text
                 res.message = (
-                    f"The results your code's process left name one tensor more than once ({twice[:40]!r}); "
-                    f"the grader's harness never does that, so the results were refused. "
-                    f"Do not patch the harness or write its result files."
+                    "The results your code's process left name one tensor more than once; "
+                    "the grader's harness never does that, so the results were refused. "
+                    "Do not patch the harness or write its result files."
                 )
                 return
             res.tensors = decode(files.get("outputs.safetensors", b""), max_bytes=limits.output_bytes)
@@ -253,6 +256,42 @@ _PERMISSION_HINT = (
     "outside its temporary folder; the exercise needs none of these."
 )
 _TREE_KINDS = frozenset({"tensor", "none", "bool", "int", "float", "str", "tuple", "list", "dict", "object"})
+
+#: The closed lists of the words a tensor's record holds, as the harness writes them
+#: (``sandbox.harness.Outputs.describe``: ``t.device.type``, ``str(t.dtype)`` and ``str(t.layout)``
+#: less "torch."). The judge's messages quote these words ("got cuda", "got a sparse_coo
+#: tensor"), so a record is believed only when each is one of them: any other text was written
+#: by the learner's code (which can reach the harness's globals, review 6, attack 1) and could
+#: carry the inputs into a report. Device types are c10's (torch names them when it refuses
+#: another); dtypes and layouts are those of the torch the trusted side runs, which is the
+#: jail's. A renamed private backend (``torch.utils.rename_privateuse1_backend``) is refused too.
+DEVICE_TYPES = frozenset(
+    {
+        "cpu",
+        "cuda",
+        "ipu",
+        "xpu",
+        "mkldnn",
+        "opengl",
+        "opencl",
+        "ideep",
+        "hip",
+        "ve",
+        "fpga",
+        "maia",
+        "xla",
+        "lazy",
+        "vulkan",
+        "mps",
+        "meta",
+        "hpu",
+        "mtia",
+        "privateuseone",
+    }
+)
+TENSOR_DTYPES = frozenset(str(v).removeprefix("torch.") for v in vars(torch).values() if isinstance(v, torch.dtype))
+TENSOR_LAYOUTS = frozenset(str(v).removeprefix("torch.") for v in vars(torch).values() if isinstance(v, torch.layout))
+_TENSOR_WORDS = {"device": DEVICE_TYPES, "dtype": TENSOR_DTYPES, "layout": TENSOR_LAYOUTS}
 _MAX_TREE_DEPTH = 8
 _MAX_TREE_NODES = 20_000
 #: All calls' output trees together (honest results hold a few nodes per call).
@@ -315,9 +354,13 @@ def _check_tree(node: Any, depth: int = 0, count: list[int] | None = None) -> in
         shape = node.get("shape")
         if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
             raise TypeError("bad tensor shape")
-        for key in ("name", "dtype", "device", "layout"):
-            if key in node and not isinstance(node[key], str):
-                raise TypeError(f"bad tensor {key}")
+        if "name" in node and not isinstance(node["name"], str):
+            raise TypeError("bad tensor name")
+        for key, closed in _TENSOR_WORDS.items():
+            if key in node and not (isinstance(node[key], str) and node[key] in closed):
+                raise ValueError(f"tensor {key} not in its closed list")
+        if "requires_grad" in node and type(node["requires_grad"]) is not bool:
+            raise TypeError("bad tensor requires_grad")
     elif kind in ("tuple", "list"):
         items = node.get("items")
         if not isinstance(items, list):
