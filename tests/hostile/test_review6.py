@@ -24,6 +24,8 @@ import re
 
 import pytest
 
+from server.courses.feedback_cut import REPORT_ROOT_CAUSES
+from server.courses.source_facts import SourceFacts
 from tests.hostile import sources as H
 from tests.hostile.test_review4_policies import Service, service  # noqa: F401  (the module's own service)
 
@@ -81,13 +83,15 @@ def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="review 6: the dtype/device check quotes a device name forged in the record")
 def test_attack1_a_forged_device_name_carries_the_inputs_into_the_report(service: Service) -> None:
+    """Fixed: a record's device, dtype and layout are held to closed lists (``sandbox.verdicts``);
+    any other word is a malformed result, ``crashed``."""
     done = service.grade("bea", "p-tokens", FORGED_DEVICE)
     digits = _printed(service, done["id"], "DIGITS")
     assert digits, "the instructor's view has the code's own print of what it saw"
-    mine = json.dumps(service.spend("bea", done["id"]))
-    leaked = set(re.findall(r"LEAK_([\d_]+)", mine))
+    mine = service.spend("bea", done["id"])
+    assert mine["verdict"] == "crashed" and "malformed" in mine["message"], mine["message"]
+    leaked = set(re.findall(r"LEAK_([\d_]+)", json.dumps(mine)))
     assert not leaked & digits, sorted(leaked & digits)[:3]
 
 
@@ -99,13 +103,13 @@ FORGED_LAYOUT = FORGED_DEVICE.replace(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="review 6: the value checks quote a tensor layout forged in the record")
 def test_attack1b_a_forged_layout_name_carries_the_inputs_into_the_report(service: Service) -> None:
     done = service.grade("dan", "p-tokens", FORGED_LAYOUT)
     digits = _printed(service, done["id"], "DIGITS")
     assert digits
-    mine = json.dumps(service.spend("dan", done["id"]))
-    leaked = set(re.findall(r"LEAK_([\d_]+)", mine))
+    mine = service.spend("dan", done["id"])
+    assert mine["verdict"] == "crashed" and "malformed" in mine["message"], mine["message"]
+    leaked = set(re.findall(r"LEAK_([\d_]+)", json.dumps(mine)))
     assert not leaked & digits, sorted(leaked & digits)[:3]
 
 
@@ -113,22 +117,35 @@ def test_attack1b_a_forged_layout_name_carries_the_inputs_into_the_report(servic
 
 #: Review 5's fix keeps a frame's line only when it is a code line of the stored source, and its
 #: function only when the source defines that name. Padding the file with 3,000 one-line
-#: functions makes every line a code line and 3,000 names defined: each call raises from a code
-#: object moved to a line and renamed after the first input's value.
+#: functions makes every line a code line and 3,000 names defined: each call raises through 8
+#: frames of code objects moved to a line and renamed after the first input's value (about 11
+#: bits a frame), with one of 7 messages (so that checks failing on different calls give
+#: different root causes).
+#:
+#: Where honest code raises depends on the inputs too, so the report cannot show no line at all.
+#: The fix bounds it: at most ``REPORT_ROOT_CAUSES`` causes, one line each (the innermost frame
+#: of the learner's file), the function and columns read from the stored source at that line.
 _PAD = "\n".join(f"def f_{i:04d}(): pass" for i in range(3000))
 LINE_AND_NAME = H.HONEST_AS_IMPL + '''
 import types
 
-def _boom():
-    raise ValueError("boom")
+def _hop(depth, v):
+    if depth == 0:
+        raise ValueError("boom %d" % (v % 7))
+    _HOPS[depth - 1](depth - 1, v)
+
+_HOPS = []
 
 def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
     v = int(abs(log_probs_new.flatten()[0].item()) * 1e6)
-    target = 40 + v % 2900
-    name = "f_%04d" % (v // 7 % 3000)
-    print("LINE=%d NAME=%s" % (target, name))
-    code = _boom.__code__.replace(co_firstlineno=target - 1, co_name=name, co_qualname=name)
-    types.FunctionType(code, globals())()
+    del _HOPS[:]
+    for depth in range(8):
+        target = 60 + (v // 3 ** depth) % 2900
+        name = "f_%04d" % ((v // 7 ** depth) % 3000)
+        print("LINE=%d NAME=%s" % (target, name))
+        code = _hop.__code__.replace(co_firstlineno=target - 2, co_name=name, co_qualname=name)
+        _HOPS.append(types.FunctionType(code, globals()))
+    _HOPS[7](7, v)
 ''' + _PAD + "\n"
 
 _graded: dict[str, dict[str, object]] = {}
@@ -147,20 +164,35 @@ def _causes(report: dict[str, object]) -> list[dict[str, object]]:
     return report["feedback"]["root_causes"]  # type: ignore[index,return-value]
 
 
-@pytest.mark.xfail(strict=True, reason="review 6: with code padding, every line is a code line the report names")
-def test_attack2_the_raising_line_carries_an_input_value_through_code_padding(service: Service) -> None:
+def _lines_of(cause: dict[str, object]) -> set[int]:
+    """Every line number one root cause names (its location, its traceback)."""
+    location = cause["location"]
+    lines = {int(location["line"])} if location else set()  # type: ignore[index]
+    return lines | {int(n) for n in re.findall(r"line (\d+)", str(cause["traceback"]))}
+
+
+def test_attack2_a_report_names_a_bounded_number_of_lines_the_code_chose(service: Service) -> None:
     full, mine = _line_and_name(service)
-    targets = set(re.findall(r"LINE=(\d+)", json.dumps(full)))
-    assert targets
-    lines = {str(c["location"]["line"]) for c in _causes(mine) if c["location"]}  # type: ignore[index]
-    lines |= set(re.findall(r"line (\d+)", " ".join(str(c["traceback"]) for c in _causes(mine))))
-    assert not lines & targets, sorted(lines & targets)
+    targets = {int(n) for n in re.findall(r"LINE=(\d+)", json.dumps(full))}
+    assert len(targets) > REPORT_ROOT_CAUSES, "the code chose more lines than a report may show"
+    # the instructors' view is unchanged: every stored cause with every frame
+    assert len(set().union(*(_lines_of(c) for c in _causes(full)))) > REPORT_ROOT_CAUSES
+    causes = _causes(mine)
+    assert 1 <= len(causes) <= REPORT_ROOT_CAUSES
+    assert all(len(_lines_of(c)) <= 1 for c in causes), [c["traceback"] for c in causes]
+    shown = {int(n) for n in re.findall(r"line (\d+)", json.dumps(mine))} | set().union(*map(_lines_of, causes))
+    # the bound: at most one line a cause, so log2(code lines) bits a cause (docs/security.md)
+    assert len(shown) <= REPORT_ROOT_CAUSES, sorted(shown)
 
 
-@pytest.mark.xfail(strict=True, reason="review 6: with 3,000 defined names, a renamed frame is named in the report")
-def test_attack3_the_raising_functions_name_carries_an_input_value(service: Service) -> None:
+def test_attack3_a_frames_name_adds_nothing_to_its_line(service: Service) -> None:
     full, mine = _line_and_name(service)
     names = set(re.findall(r"NAME=(f_\d{4})", json.dumps(full)))
-    assert names
+    assert len(names) > REPORT_ROOT_CAUSES
+    facts = SourceFacts(LINE_AND_NAME, None)
+    for cause in _causes(mine):
+        location = cause["location"]
+        if location:  # the source's function at the line, whatever the frame was called
+            assert location["function"] == facts.function_at(location["line"]), location  # type: ignore[index]
     shown = set(re.findall(r"f_\d{4}", json.dumps(_causes(mine))))
-    assert not shown & names, sorted(shown & names)
+    assert len(shown) <= REPORT_ROOT_CAUSES, sorted(shown)
