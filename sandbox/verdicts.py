@@ -19,7 +19,7 @@ import torch
 
 from sandbox import host
 from sandbox.exit_codes import ExitCode
-from sandbox.harness import DIGEST_SAMPLES
+from sandbox.harness import DIGEST_SAMPLES, compile_source
 from sandbox.protocol import CallError, CallResult, JobResult, JobStatus, SandboxLimits
 from sandbox.tensors import decode
 from sandbox.text import cut_note
@@ -108,13 +108,16 @@ def interpret(
     killed_for_time: bool,
     oom: bool | None,
     call_ids: Sequence[str] | None = None,
+    source: tuple[str, str] | None = None,
 ) -> JobResult:
     """Map how the child ended, and what it left, to a :class:`JobResult`.
 
     ``oom`` is the memory cgroup's word (None where there is no cgroup to ask). ``call_ids``
     are the request's calls: a result naming any other call, or one twice, is refused before
     any record is read (a forged result file must not cost the trusted side more than an honest
-    one). None: not checked (direct callers in tests).
+    one). ``source`` is the request's (source, file name): a syntax error is believed only of a
+    file that fails to compile here, and told from this compile, never from the child's words.
+    None (either): not checked (direct callers in tests).
     """
     files = _split_files(exited, blob)
     sizes = {k: int(v) for k, v in exited.get("sizes", {}).items()}
@@ -170,7 +173,7 @@ def interpret(
         res.status = JobStatus.CRASHED
         res.message = SIGNALLED
     else:
-        _read_result(res, files, code, limits, call_ids)
+        _read_result(res, files, code, limits, call_ids, source)
         if tmp_full and res.status in (JobStatus.CRASHED, JobStatus.RUNTIME_ERROR):
             # The harness could not write its results, or the learner's own write failed.
             res.status = JobStatus.OUTPUT_LIMIT
@@ -188,6 +191,7 @@ def _read_result(
     code: int | None,
     limits: SandboxLimits,
     call_ids: Sequence[str] | None = None,
+    source: tuple[str, str] | None = None,
 ) -> None:
     """Fill ``res`` from the child's result files; anything malformed is the child's doing."""
     raw = files.get("result.json")
@@ -206,6 +210,13 @@ def _read_result(
         data = json.loads(raw)
         status = data["status"]
         if status == "syntax_error":
+            if source is not None:
+                # Code that ran can write this file itself (the harness's frames name its path),
+                # and the message would quote its text whole, under every policy: so the error is
+                # the trusted side's own compile of the file it sent, or the result is forged.
+                data = compile_source(*source)[1]
+                if data is None:
+                    raise ValueError("a syntax error reported for a file that compiles")
             res.status = JobStatus.SYNTAX_ERROR
             res.line = int(data["line"]) if data.get("line") is not None else None
             where = f" on line {res.line}" if res.line else ""

@@ -196,3 +196,38 @@ def test_attack3_a_frames_name_adds_nothing_to_its_line(service: Service) -> Non
             assert location["function"] == facts.function_at(location["line"]), location  # type: ignore[index]
     shown = set(re.findall(r"f_\d{4}", json.dumps(_causes(mine))))
     assert len(shown) <= REPORT_ROOT_CAUSES, sorted(shown)
+
+
+# --- attack 4 (found while fixing 1): a syntax error written by code that ran -------------------
+
+#: From inside a call, the harness's frames name its result file: the code writes a
+#: ``syntax_error`` result there and exits. The verdict's message quoted its "message" and
+#: "text" whole (no cut touches a syntax error: it is about the file alone), so the inputs went
+#: out under every policy. Fixed: the trusted side compiles the source it sent; a syntax error
+#: of a file that compiles is a malformed result, and a true one is told from that compile.
+FORGED_SYNTAX_ERROR = H.HONEST_AS_IMPL + '''
+import sys as _sys, os as _os, json as _json
+
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    ''' + DIGITS + '''
+    print("DIGITS=" + d)
+    f = _sys._getframe(1)
+    while f is not None and "result_path" not in f.f_locals:
+        f = f.f_back
+    if f is not None:
+        with open(f.f_locals["result_path"], "w") as fh:
+            fh.write(_json.dumps({"status": "syntax_error", "line": 3, "message": "LEAK_" + d, "text": "LEAK_" + d}))
+        _sys.stdout.flush()
+        _os._exit(10)
+    return _honest(log_probs_new, log_probs_old, advantages, clip_range)
+'''
+
+
+def test_attack4_a_syntax_error_written_by_the_code_quotes_its_text(service: Service) -> None:
+    done = service.grade("eve", "p-tokens", FORGED_SYNTAX_ERROR)
+    digits = _printed(service, done["id"], "DIGITS")
+    assert digits, "the code ran and reached the result file"
+    mine = service.spend("eve", done["id"])
+    assert mine["verdict"] == "crashed" and "malformed" in mine["message"], mine["message"]
+    leaked = set(re.findall(r"LEAK_([\d_]+)", json.dumps(mine)))
+    assert not leaked & digits, sorted(leaked & digits)[:3]

@@ -90,6 +90,19 @@ def test_a_tensor_named_twice_is_refused_without_quoting_the_name() -> None:
     assert res.status == JobStatus.CRASHED and "more than once" in res.message and "4711" not in res.message
 
 
+def test_a_syntax_error_is_the_trusted_compiles_never_the_childs_words() -> None:
+    """Code that ran can write the result file itself: a syntax error of a file that compiles
+    is forged (review 6), and a true one is told from the trusted side's own compile."""
+    forged = {"status": "syntax_error", "line": 1, "message": "LEAK_4711", "text": "LEAK_4711"}
+    head, blob = exited(forged, ExitCode.SYNTAX)
+    res = interpret_report(head, blob, LIMITS, killed_for_time=False, oom=False, source=("x = 1\n", "submission.py"))
+    assert res.status == JobStatus.CRASHED and "malformed" in res.message and "4711" not in res.message
+    broken = ("x = 1\ndef f(:\n", "submission.py")
+    res = interpret_report(head, blob, LIMITS, killed_for_time=False, oom=False, source=broken)
+    assert res.status == JobStatus.SYNTAX_ERROR and res.line == 2 and "4711" not in res.message, res.message
+    assert "def f(:" in res.message
+
+
 def test_a_full_tmp_is_reported_as_the_output_limit() -> None:
     head = report(exit_code=ExitCode.HARNESS_FAILED, tmp_free_bytes=0, tmp_total_bytes=64 << 20)
     res = interpret_report(head, b"", LIMITS, killed_for_time=False, oom=False)
