@@ -61,6 +61,48 @@ def test_a_well_formed_result_is_accepted() -> None:
     assert res.status == JobStatus.OK and res.calls[0].id == "a"
 
 
+def _tensor_call(**words: object) -> dict:
+    return {"id": "a", "output": {"type": "tensor", "shape": [2], "dtype": "float32", "device": "cpu",
+                                  "layout": "strided", "requires_grad": False, **words}}
+
+
+@pytest.mark.parametrize("words", [
+    {"device": "LEAK_4711"}, {"device": "cpu:0"}, {"device": ["cpu"]}, {"dtype": "LEAK_4711"},
+    {"dtype": "torch.float32"}, {"layout": "LEAK_4711"}, {"layout": None}, {"requires_grad": "yes"},
+])
+def test_a_tensors_words_outside_their_closed_lists_are_a_malformed_result(words: dict) -> None:
+    """Review 6, attack 1: the judge quotes a record's device and layout, so a word the harness
+    could not have written (the learner's code can patch what the harness records) is refused."""
+    res = interpret({"status": "ok", "calls": [_tensor_call(**words)]})
+    assert res.status == JobStatus.CRASHED and "malformed" in res.message and "4711" not in res.message
+
+
+@pytest.mark.parametrize("words", [
+    {}, {"device": "cuda", "dtype": "bfloat16"}, {"device": "meta", "layout": "sparse_coo"}, {"dtype": "float8_e4m3fn"},
+])
+def test_every_word_the_harness_writes_is_in_its_closed_list(words: dict) -> None:
+    assert interpret({"status": "ok", "calls": [_tensor_call(**words)]}).status == JobStatus.OK
+
+
+def test_a_tensor_named_twice_is_refused_without_quoting_the_name() -> None:
+    twice = {"type": "tensor", "shape": [2], "name": "LEAK_4711"}
+    res = interpret({"status": "ok", "calls": [{"id": "a", "output": {"type": "list", "items": [twice, twice]}}]})
+    assert res.status == JobStatus.CRASHED and "more than once" in res.message and "4711" not in res.message
+
+
+def test_a_syntax_error_is_the_trusted_compiles_never_the_childs_words() -> None:
+    """Code that ran can write the result file itself: a syntax error of a file that compiles
+    is forged (review 6), and a true one is told from the trusted side's own compile."""
+    forged = {"status": "syntax_error", "line": 1, "message": "LEAK_4711", "text": "LEAK_4711"}
+    head, blob = exited(forged, ExitCode.SYNTAX)
+    res = interpret_report(head, blob, LIMITS, killed_for_time=False, oom=False, source=("x = 1\n", "submission.py"))
+    assert res.status == JobStatus.CRASHED and "malformed" in res.message and "4711" not in res.message
+    broken = ("x = 1\ndef f(:\n", "submission.py")
+    res = interpret_report(head, blob, LIMITS, killed_for_time=False, oom=False, source=broken)
+    assert res.status == JobStatus.SYNTAX_ERROR and res.line == 2 and "4711" not in res.message, res.message
+    assert "def f(:" in res.message
+
+
 def test_a_full_tmp_is_reported_as_the_output_limit() -> None:
     head = report(exit_code=ExitCode.HARNESS_FAILED, tmp_free_bytes=0, tmp_total_bytes=64 << 20)
     res = interpret_report(head, b"", LIMITS, killed_for_time=False, oom=False)
