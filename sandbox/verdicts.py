@@ -24,16 +24,20 @@ from sandbox.text import cut_note
 
 _MAX_RESULT_JSON = 4 << 20
 
-_SIGNAL_HINTS = {
-    signal.SIGSEGV: "a segmentation fault (invalid memory access, often from ctypes or a native extension)",
-    signal.SIGABRT: "an abort (a failed assertion in native code)",
-    signal.SIGBUS: "a bus error (invalid memory access)",
-    signal.SIGFPE: "a floating-point exception in native code",
-    signal.SIGILL: "an illegal instruction",
-    signal.SIGSYS: "a forbidden system call",
-    signal.SIGKILL: "SIGKILL",
-    signal.SIGTERM: "SIGTERM",
-}
+#: How a crash is named. The learner's code chose how its process ended (``os._exit(n)``,
+#: ``os.kill(os.getpid(), s)``: seccomp lets it signal itself), so the exit code and the signal
+#: are its values, not facts the trusted side found: quoted, they would carry bits of the
+#: hidden inputs out of any feedback policy (review 5, attack 11). The message names only what
+#: the trusted side knows: the process ended by a signal, or exited before leaving results.
+SIGNALLED = (
+    "The process running your code was ended by a signal before the grader received results "
+    "(the usual causes: a segmentation fault, an abort or a bus error in native code such as ctypes, "
+    "or a forbidden system call)."
+)
+ENDED_EARLY = (
+    "Your code's process exited before the grader received results. "
+    "Do not call exit(), os._exit() or close the process's files."
+)
 
 
 class BadReport(ValueError):
@@ -161,9 +165,8 @@ def interpret(
         res.status = JobStatus.MEMORY_LIMIT
         res.message = f"Your code used more than the {limits.memory_bytes >> 20} MiB memory limit and was stopped."
     elif sig is not None:
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         res.status = JobStatus.CRASHED
-        res.message = f"The process running your code was killed by {_SIGNAL_HINTS.get(sig, name)}."
+        res.message = SIGNALLED
     else:
         _read_result(res, files, code, limits, call_ids)
         if tmp_full and res.status in (JobStatus.CRASHED, JobStatus.RUNTIME_ERROR):
@@ -185,15 +188,11 @@ def _read_result(
     call_ids: Sequence[str] | None = None,
 ) -> None:
     """Fill ``res`` from the child's result files; anything malformed is the child's doing."""
-    ended_early = (
-        f"Your code ended the process (exit code {code}) before the grader received results. "
-        "Do not call exit(), os._exit() or close the process's files."
-    )
     raw = files.get("result.json")
     if raw is None or len(raw) > _MAX_RESULT_JSON:
         res.status = JobStatus.CRASHED
         res.message = (
-            ended_early
+            ENDED_EARLY
             if code != ExitCode.HARNESS_FAILED
             else (
                 "The grader's harness could not finish after your code ran (did your code patch builtins, "
@@ -242,10 +241,11 @@ def _read_result(
             res.tensors = decode(files.get("outputs.safetensors", b""), max_bytes=limits.output_bytes)
         else:
             raise ValueError("inconsistent status")
-    except Exception as exc:  # RecursionError from deeply nested JSON, too: it is all untrusted
+    except Exception:  # RecursionError from deeply nested JSON, too: it is all untrusted
         res.status = JobStatus.CRASHED
         res.calls, res.tensors = [], {}
-        res.message = f"The results your code's process left were malformed ({type(exc).__name__}); {ended_early}"
+        # not the parser's exception type either: which one is raised is the learner's choice too
+        res.message = f"The results your code's process left were malformed. {ENDED_EARLY}"
 
 
 _PERMISSION_HINT = (

@@ -14,7 +14,6 @@ from server.grading.worker import WorkerPool
 from server.lti.jobs import LtiGradeSync
 from server.similarity.jobs import SimilarityQueue
 from server.submissions.waiting import VerdictAnnouncer, VerdictListener
-from server.web.session import EndedSessions
 
 
 @dataclass
@@ -36,5 +35,3 @@ class AppState:
     similarity: SimilarityQueue | None = None
     #: The in-process LTI grades thread (None on procrastinate, whose workers run the jobs).
     lti: LtiGradeSync | None = None
-    #: Web sessions logged out before their cookie expired (refused from then on).
-    ended_sessions: EndedSessions = field(default_factory=EndedSessions)

@@ -130,10 +130,28 @@ _PEAK = re.compile(r"\bPeak memory [\d.]+ [KMG]?i?B\b")
 _CASE_SEED = re.compile(r"\[case ([^\],\n]*), seed -?\d+\]")
 
 
+#: How many elements differ (``exercises.compare.explain_mismatch``: "k of n elements differ;
+#: first at ..."): k is the learner's to choose (their code makes exactly k elements wrong,
+#: k taken from the inputs), so it goes; where the first mismatch is and by how much stay.
+_COUNTED = re.compile(r"\b\d+ of \d+ elements differ; first at ")
+#: The worst mismatch after the first ("; worst at [2, 17]: expected E, got G"): a second
+#: position and error class of the learner's choosing, and nothing a learner needs to find
+#: the mistake the first one shows.
+_WORST = re.compile(rf"; worst at \[[\d, ]*\]: expected {_NUM}, got {_NUM}")
+#: What the report says in place of the count.
+DIFFER_NOTE = "values differ; first at "
+
+
+def cut_counts(text: str) -> str:
+    """``text`` without how many elements differ and without the worst mismatch: the judge's
+    own "first at" (where) and its error class (how much) are what stays of a mismatch."""
+    return _WORST.sub("", _COUNTED.sub(DIFFER_NOTE, text))
+
+
 def cut_check_message(text: str) -> str:
     """A check's message as the report view shows it."""
     text = _CASE_SEED.sub(r"[case \1]", text)
-    return _PEAK.sub("Peak memory", cut_reprs(cut_values(cut_raised(text))))
+    return _PEAK.sub("Peak memory", cut_reprs(cut_values(cut_counts(cut_raised(text)))))
 
 
 #: A frame line as Python writes it; everything else of a stored traceback (the source lines

@@ -5,7 +5,9 @@ CLI through them, the dashboard's learner pages) asks :func:`access_for` how the
 see it and passes the record through :func:`visible_report`; boards ask
 :func:`hidden_board_exercises`. Nothing else decides, so no route can show more than another.
 
-Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --feedback``):
+Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --feedback``;
+each submission keeps the policy and due date it was last given, so that an exercise taken out
+of its set hides what it hid: :func:`stated_for`):
 
 ``full``
     Everything, as before policies existed (the default, and the default course's).
@@ -26,8 +28,10 @@ Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --
 Under every policy but ``full`` the report is cut of what the learner's own code wrote while
 it ran on the judge's inputs, so that it cannot print them: its exception messages (the
 message and the last line of a traceback, at import and in calls, in check messages too), the
-values its calls returned, the names its module defined, its captured stdout and stderr,
-timings, CPU and memory (``server.courses.feedback_cut``). Exception type names are kept
+values its calls returned, how many elements differ and where the worst is (its code picks
+them), the names its module defined, its captured stdout and stderr, timings, CPU and memory
+(``server.courses.feedback_cut``). A crash is never told by its exit code or signal, which
+the code picks too (``sandbox.verdicts``). Exception type names are kept
 when they are Python's own. What each view shows is an allow-list (:data:`ALLOWED`);
 docs/security.md says what each can still leak.
 
@@ -43,14 +47,23 @@ from enum import Enum, StrEnum
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from server.courses.feedback_cut import cut_check_message, cut_feedback, cut_message
 from server.courses.service import shown, taught_course_ids, zone
 from server.courses.source_facts import SourceFacts
 from server.errors import InvalidCourse, NoTokensLeft, ScoresHidden, SubmissionNotFound, TokensNotInUse
-from server.models import Course, Enrollment, Extension, FeedbackToken, SetEntry, Submission, User, Verdict
+from server.models import (
+    BestScore,
+    Course,
+    Extension,
+    FeedbackToken,
+    SetEntry,
+    Submission,
+    User,
+    Verdict,
+)
 from server.submissions.schemas import Feedback
 
 #: The most tokens a day a set may give (a larger N is ``full`` in all but name).
@@ -279,17 +292,89 @@ def policy_of(entry: SetEntry | None) -> FeedbackPolicy:
     return FeedbackPolicy.parse(entry.feedback_policy) if entry is not None else FULL
 
 
+@dataclass(frozen=True)
+class Stated:
+    """What a course's set says of one exercise's feedback: the policy and the due date before
+    any extension (``hidden-until-due`` releases at each learner's own due date)."""
+
+    policy: FeedbackPolicy
+    due_at: datetime | None
+
+
+def stated_for(session: Session, submission: Submission) -> Stated:
+    """The policy and due date ``submission`` is under: its set entry's while the entry exists;
+    once it is gone (unpublished), the last ones the set gave it, stored on the row when it was
+    accepted and at every publish (``Submission.feedback_policy``). So visibility never depends
+    on the set still existing: taking an exercise out of a set shows nothing more. No entry
+    ever (the default course's open exercises): ``full``."""
+    entry = session.get(SetEntry, (submission.course_id, submission.exercise))
+    if entry is not None:
+        return Stated(policy_of(entry), entry.due_at)
+    if submission.feedback_policy is None:
+        return Stated(FULL, None)
+    return Stated(FeedbackPolicy.parse(submission.feedback_policy), submission.feedback_due_at)
+
+
+def exercise_policy(session: Session, course_id: int, exercise: str) -> FeedbackPolicy:
+    """The policy of one exercise of a course: its set entry's, or, for an exercise taken out
+    of the set, the one its submissions were last under (``full`` when none says one)."""
+    entry = session.get(SetEntry, (course_id, exercise))
+    if entry is not None:
+        return policy_of(entry)
+    stored = session.scalar(
+        select(Submission.feedback_policy)
+        .where(
+            Submission.course_id == course_id,
+            Submission.exercise == exercise,
+            Submission.feedback_policy.is_not(None),
+        )
+        .limit(1)  # every row of one exercise of one course says the same (publish writes them all)
+    )
+    return FeedbackPolicy.parse(stored) if stored is not None else FULL
+
+
+def _hidden_until_due(session: Session, course_id: int) -> dict[str, datetime | None]:
+    """The ``hidden-until-due`` exercises of one course and their set's due dates (before
+    extensions): those of its set, and those taken out of it whose submissions were under that
+    policy (the latest due date they were given). An exercise out of the set is looked for
+    among those with board rows (``best_scores``, one per learner and exercise: what a board
+    reads anyway); each costs one index seek on the submissions."""
+    hidden: dict[str, datetime | None] = {
+        entry.exercise: entry.due_at
+        for entry in session.scalars(
+            select(SetEntry).where(
+                SetEntry.course_id == course_id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
+            )
+        )
+    }
+    known = select(BestScore.exercise).where(BestScore.course_id == course_id).distinct().subquery()
+    latest = (
+        select(func.max(Submission.feedback_due_at))
+        .where(
+            Submission.course_id == course_id,
+            Submission.exercise == known.c.exercise,
+            Submission.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value,
+        )
+        .scalar_subquery()
+    )
+    in_set = select(SetEntry.exercise).where(SetEntry.course_id == course_id)
+    for exercise, due in session.execute(select(known.c.exercise, latest).where(known.c.exercise.not_in(in_set))):
+        if due is not None:  # hidden-until-due always has a due date (publish refuses one without)
+            hidden[exercise] = _aware(due)
+    return hidden
+
+
 def _teaches(session: Session, viewer: User, course_id: int) -> bool:
     taught = taught_course_ids(session, viewer)
     return taught is None or course_id in taught
 
 
-def _due_for(session: Session, entry: SetEntry, user_id: int) -> datetime | None:
-    """The learner's due date: the set's, or their extension when later."""
-    extension = session.get(Extension, (entry.course_id, user_id, entry.exercise))
-    if extension is not None and (entry.due_at is None or extension.due_at > entry.due_at):
+def _due_for(session: Session, course_id: int, exercise: str, due_at: datetime | None, user_id: int) -> datetime | None:
+    """The learner's due date: the set's (``due_at``), or their extension when later."""
+    extension = session.get(Extension, (course_id, user_id, exercise))
+    if extension is not None and (due_at is None or extension.due_at > due_at):
         return extension.due_at
-    return entry.due_at
+    return due_at
 
 
 def day_window(now: datetime, course: Course) -> tuple[datetime, datetime]:
@@ -334,13 +419,12 @@ def access_for(
         teaches = _teaches(session, viewer, submission.course_id)
     if submission.user_id != viewer.id or teaches:
         return EVERYTHING  # only the course's instructors and admins read others' submissions
-    entry = session.get(SetEntry, (submission.course_id, submission.exercise))
-    policy = policy_of(entry)
+    stated = stated_for(session, submission)
+    policy = stated.policy
     if policy.kind is PolicyKind.FULL:
         return EVERYTHING
-    assert entry is not None
     course = session.get(Course, submission.course_id)
-    due = _due_for(session, entry, viewer.id)
+    due = _due_for(session, submission.course_id, submission.exercise, stated.due_at, viewer.id)
     token_spent = policy.kind is PolicyKind.TOKENS and session.get(FeedbackToken, submission.id) is not None
     left = None
     if policy.kind is PolicyKind.TOKENS and course is not None:
@@ -366,63 +450,44 @@ def refuse_hidden_board(session: Session, viewer: User, course: Course, exercise
 
 def hidden_board_exercises(session: Session, viewer: User, course: Course, now: datetime) -> set[str]:
     """Exercises of ``course`` whose scores boards must not show ``viewer`` now: for a learner,
-    the ``hidden-until-due`` ones until every learner's due date (extensions too) has passed."""
+    the ``hidden-until-due`` ones (in the set, or taken out of it) until every learner's due
+    date (extensions too) has passed."""
     if _teaches(session, viewer, course.id):
         return set()
     hidden = set()
-    for entry in session.scalars(
-        select(SetEntry).where(
-            SetEntry.course_id == course.id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
-        )
-    ):
+    for exercise, due_at in _hidden_until_due(session, course.id).items():
         latest = session.scalar(
-            select(func.max(Extension.due_at)).where(
-                Extension.course_id == course.id, Extension.exercise == entry.exercise
-            )
+            select(func.max(Extension.due_at)).where(Extension.course_id == course.id, Extension.exercise == exercise)
         )
-        last_due = max(d for d in (entry.due_at, latest) if d is not None) if (entry.due_at or latest) else None
-        if last_due is None or now < _aware(last_due):
-            hidden.add(entry.exercise)
+        last_due = max(_aware(d) for d in (due_at, latest) if d is not None) if (due_at or latest) else None
+        if last_due is None or now < last_due:
+            hidden.add(exercise)
     return hidden
 
 
 def hidden_own_exercises(session: Session, learner: User, now: datetime, course: Course) -> set[str]:
     """Exercises of ``course`` whose best score a learner's own page must not show now:
-    ``hidden-until-due`` there (a course they do not teach) and their own due date not passed
-    yet. Per course: the same exercise under another course's policy says nothing here."""
-    hidden = set()
-    for entry in session.scalars(
-        select(SetEntry).where(
-            SetEntry.course_id == course.id,
-            SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value,
-            # every course they are in, not only those they sent to: an instructor's override
-            # is a score of an exercise never submitted (review 4, finding 11)
-            or_(
-                SetEntry.course_id.in_(select(Enrollment.course_id).where(Enrollment.user_id == learner.id)),
-                SetEntry.course_id.in_(select(Submission.course_id).where(Submission.user_id == learner.id)),
-            ),
-        )
-    ):
-        due = _due_for(session, entry, learner.id)
-        if not _teaches(session, learner, entry.course_id) and (due is None or now < due):
-            hidden.add(entry.exercise)
-    return hidden
+    ``hidden-until-due`` there (in the set, or taken out of it; a course they do not teach)
+    and their own due date not passed yet. Per course: the same exercise under another
+    course's policy says nothing here."""
+    # nothing filters on their enrolments or submissions: an instructor's override is a score of
+    # an exercise never submitted (review 4, finding 11), and hiding what is not there costs nothing
+    if _teaches(session, learner, course.id):
+        return set()
+    return held_in_course(session, course.id, learner.id, now)
 
 
 def held_in_course(session: Session, course_id: int, learner_id: int, now: datetime) -> set[str]:
     """Exercises of one course whose score must not leave the tool yet for this learner (the
-    LMS gradebook): ``hidden-until-due`` in that course's set, and the learner's due date there
-    (their extension included) not passed. Whatever made the score (a submission, an override,
-    an excuse): nothing of it is released before the due date. Other courses do not matter."""
+    LMS gradebook): ``hidden-until-due`` in that course (in its set, or taken out of it), and
+    the learner's due date there (their extension included) not passed. Whatever made the
+    score (a submission, an override, an excuse): nothing of it is released before the due
+    date. Other courses do not matter."""
     held = set()
-    for entry in session.scalars(
-        select(SetEntry).where(
-            SetEntry.course_id == course_id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
-        )
-    ):
-        due = _due_for(session, entry, learner_id)
+    for exercise, due_at in _hidden_until_due(session, course_id).items():
+        due = _due_for(session, course_id, exercise, due_at, learner_id)
         if due is None or now < _aware(due):
-            held.add(entry.exercise)
+            held.add(exercise)
     return held
 
 
@@ -443,8 +508,7 @@ def spend_token(session: Session, user: User, submission: Submission, now: datet
 
     if submission.user_id != user.id:
         raise SubmissionNotFound(f"No submission {submission.id} of yours.")
-    entry = session.get(SetEntry, (submission.course_id, submission.exercise))
-    policy = policy_of(entry)
+    policy = stated_for(session, submission).policy
     course = session.get(Course, submission.course_id)
     if policy.kind is not PolicyKind.TOKENS or course is None:
         raise TokensNotInUse(f"{submission.exercise!r} shows feedback by its policy ({policy}); it takes no tokens.")

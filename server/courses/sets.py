@@ -11,7 +11,7 @@ import itertools
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from server.catalog.service import find_exercise, list_exercises
@@ -77,12 +77,20 @@ def publish(
     entry.feedback_policy = str(policy)
     pin(session, entry, found, version)
     session.add(entry)
+    # the submissions made so far are under the new policy and due date too: what they keep
+    # should the entry be deleted (server.courses.feedback_policy.stated_for)
+    session.execute(
+        update(Submission)
+        .where(Submission.course_id == course.id, Submission.exercise == exercise)
+        .values(feedback_policy=entry.feedback_policy, feedback_due_at=due_at)
+    )
     session.flush()
     return entry
 
 
 def unpublish(session: Session, course: Course, exercise: str) -> None:
-    """Take ``exercise`` out of the course's set (its submissions and scores stay)."""
+    """Take ``exercise`` out of the course's set (its submissions and scores stay, each under
+    the feedback policy and due date it was last given: ``Submission.feedback_policy``)."""
     entry = session.get(SetEntry, (course.id, exercise))
     if entry is None:
         raise ExerciseNotFound(f"{exercise!r} is not published in {course.slug!r}.")
@@ -192,10 +200,14 @@ def attempts_used(session: Session, course_id: int, user_id: int, exercise: str)
 
 @dataclass(frozen=True)
 class Acceptance:
-    """How an accepted submission stands: seconds late (None: on time) and the penalty fixed now."""
+    """How an accepted submission stands: seconds late (None: on time) and the penalty fixed
+    now; the set's feedback policy and due date it is under (None: no set entry, ``full``),
+    stored on the row so that they outlive the entry (``Submission.feedback_policy``)."""
 
     late_seconds: int | None
     penalty_percent: float
+    feedback_policy: str | None = None
+    feedback_due_at: datetime | None = None
 
 
 def accept(session: Session, course: Course, user: User, exercise: str, now: datetime) -> Acceptance:
@@ -209,8 +221,11 @@ def accept(session: Session, course: Course, user: User, exercise: str, now: dat
     missing = ExerciseNotFound(f"{exercise!r} is not part of the course {course.slug!r}.")
     if rules is None:
         raise missing
+    entry = session.get(SetEntry, (course.id, exercise))  # read by rules_for: from the session's map
+    policy = entry.feedback_policy if entry is not None else None
+    due_at = entry.due_at if entry is not None else None
     if role == INSTRUCTOR:
-        return Acceptance(None, 0.0)
+        return Acceptance(None, 0.0, policy, due_at)
     phase = rules.phase(now)
     if phase is Phase.NOT_RELEASED:
         # the same 404 as an exercise the course never published: before its release a learner
@@ -228,7 +243,7 @@ def accept(session: Session, course: Course, user: User, exercise: str, now: dat
                 f"You have used all {rules.max_attempts} attempts on {exercise!r} in {course.slug!r}."
             )
     late = rules.late_seconds(now)
-    return Acceptance(late, rules.penalty_for(late))
+    return Acceptance(late, rules.penalty_for(late), policy, due_at)
 
 
 @dataclass(frozen=True)

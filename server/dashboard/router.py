@@ -391,7 +391,7 @@ def _store_upload(request: Request, state: AppState, cookie: str | None, upload:
     built, so replays cost one lookup; the same key with different content is refused."""
     settings = state.settings
     with state.session_factory() as session:
-        user = user_for_cookie(session, cookie, settings.secret_bytes, state.ended_sessions)
+        user = user_for_cookie(session, cookie, settings.secret_bytes)
         if user is None:  # logged out (or the token revoked) while the body arrived
             raise LoginRequired(session_ended=True)
         key = stored_key(upload)
@@ -442,7 +442,7 @@ def _store_upload(request: Request, state: AppState, cookie: str | None, upload:
 def live(request: Request, session: SessionDep, state: StateDep) -> Response:
     """The viewer's change mark: the class's for instructors, their own for learners. JSON for
     ``/static/live.js``, so no session is a JSON 401, not the login form."""
-    user = user_for_cookie(session, request.cookies.get(COOKIE_NAME), state.settings.secret_bytes, state.ended_sessions)
+    user = user_for_cookie(session, request.cookies.get(COOKIE_NAME), state.settings.secret_bytes)
     if user is None:
         return JSONResponse(
             {"error": "NotAuthenticated", "detail": "Log in again."}, status_code=401, headers=SECURITY_HEADERS

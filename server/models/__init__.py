@@ -29,7 +29,7 @@ from server.models.lti import (
 from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState, SupersededVerdict
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
-from server.models.user import ApiToken, Role, User
+from server.models.user import ApiToken, EndedSession, Role, User
 from server.models.verification import ExerciseVerification, ExerciseVersion, ServiceSetting
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "CheckResult",
     "CorrectionKind",
     "Course",
+    "EndedSession",
     "Enrollment",
     "ExerciseVerification",
     "ExerciseVersion",

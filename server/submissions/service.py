@@ -114,6 +114,8 @@ def create_submission(
         course_id=course.id,
         late_seconds=acceptance.late_seconds,
         penalty_percent=acceptance.penalty_percent,
+        feedback_policy=acceptance.feedback_policy,
+        feedback_due_at=acceptance.feedback_due_at,
         created_at=now,
         exercise=payload.exercise,
         filename=safe_filename(payload.filename),

@@ -32,7 +32,7 @@ def get_web_user(request: Request, session: SessionDep, state: StateDep) -> User
     """The user (any role) the session cookie belongs to while its token is live and the
     session not logged out; else ``LoginRequired``."""
     cookie = request.cookies.get(COOKIE_NAME)
-    user = user_for_cookie(session, cookie, state.settings.secret_bytes, state.ended_sessions)
+    user = user_for_cookie(session, cookie, state.settings.secret_bytes)
     if user is None:
         raise LoginRequired(session_ended=bool(cookie))
     return user

@@ -10,7 +10,7 @@ import pytest
 from sandbox import harness, host, jailfs
 from sandbox.exit_codes import ExitCode
 from sandbox.protocol import JobStatus, SandboxLimits
-from sandbox.verdicts import BadReport, validate_exited
+from sandbox.verdicts import ENDED_EARLY, SIGNALLED, BadReport, validate_exited
 from sandbox.verdicts import interpret as interpret_report
 
 LIMITS = SandboxLimits(output_bytes=1 << 20, captured_output_bytes=1024)
@@ -138,10 +138,19 @@ def test_internal_error_only_when_setup_never_finished(code: int) -> None:
 
 @pytest.mark.parametrize("code", [13, ExitCode.SANDBOX_SETUP, ExitCode.ABORTED])
 def test_setup_exit_codes_chosen_by_the_learner_are_the_learners(code: int) -> None:
-    """``os._exit(13)`` after setup is a crash the learner caused, never internal_error on demand."""
+    """``os._exit(13)`` after setup is a crash the learner caused, never internal_error on demand;
+    the message names the outcome, never the code the learner chose (review 5, attack 11)."""
     head = report(exit_code=code)
     res = interpret_report(head, b"", LIMITS, killed_for_time=False, oom=False)
-    assert res.status == JobStatus.CRASHED and f"exit code {code}" in res.message
+    assert res.status == JobStatus.CRASHED and res.message == ENDED_EARLY and str(int(code)) not in res.message
+
+
+@pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGUSR1, 40])
+def test_a_signal_the_learner_may_have_sent_itself_is_not_named(sig: int) -> None:
+    """Which signal ended the child is the learner's choice (seccomp lets it signal itself):
+    the crash says "a signal", the same sentence for every one."""
+    res = interpret_report(report(exit_code=None, signal=int(sig)), b"", LIMITS, killed_for_time=False, oom=False)
+    assert res.status == JobStatus.CRASHED and res.message == SIGNALLED
 
 
 def test_result_files_are_read_only_as_regular_files(tmp_path) -> None:
