@@ -1,6 +1,8 @@
 """``ppo-grader``: serve the API, manage users, list exercises.
 
-Errors are caught once, at the edge, and printed as one red line with exit code 2.
+Errors are caught once, at the edge, and printed as one red line with exit code 2. Stored
+text (names, titles, messages) is printed through ``server.terminal.plain``, never as Rich
+markup or raw control characters.
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -26,6 +26,7 @@ from server.errors import GraderError
 from server.lti.cli import build_lti_app
 from server.migrations import upgrade_to_head
 from server.models import Role
+from server.terminal import err, out, plain
 
 if TYPE_CHECKING:
     from exercises.framework import Exercise
@@ -51,9 +52,6 @@ scores_app = typer.Typer(
 submissions_app = typer.Typer(help="Submissions: export a course's sources and scores.", no_args_is_help=True)
 app.add_typer(scores_app, name="scores")
 app.add_typer(submissions_app, name="submissions")
-
-out = Console()
-err = Console(stderr=True)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -82,8 +80,8 @@ def _edge(command: Callable[P, R]) -> Callable[P, R]:
 
 
 def _fail(message: str) -> NoReturn:
-    # the message may quote what a user or an LMS sent ("[/x]"): escaped, never read as markup
-    err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
+    # the message may quote what a user or an LMS sent ("[/x]", ESC): escaped, never read as markup
+    err.print(f"[red]error:[/red] {plain(message)}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 
@@ -322,7 +320,8 @@ def users_list() -> None:
     with _session(settings) as session:
         table = Table("id", "name", "display name", "role", "created")
         for user in list_users(session):
-            table.add_row(str(user.id), user.name, user.display_name, user.role, f"{user.created_at:%Y-%m-%d %H:%M}")
+            cells = (str(user.id), user.name, user.display_name, user.role, f"{user.created_at:%Y-%m-%d %H:%M}")
+            table.add_row(*map(plain, cells))
     out.print(table)
 
 
@@ -386,9 +385,14 @@ def _import_roster(text: str, course: str | None) -> None:
         if o.token is not None:
             writer.writerow([o.name, o.display_name, o.role.value if o.role else "", o.token])
         elif o.course is not None:
-            err.print(f"line {o.line}: enrolled existing user {o.name!r} in {o.course!r}", highlight=False)
+            err.print(
+                f"line {o.line}: enrolled existing user {plain(repr(o.name))} in {plain(repr(o.course))}",
+                highlight=False,
+            )
         else:
-            err.print(f"[yellow]line {o.line}:[/yellow] skipped {o.name!r}: {o.error}", highlight=False)
+            err.print(
+                f"[yellow]line {o.line}:[/yellow] skipped {plain(repr(o.name))}: {plain(o.error)}", highlight=False
+            )
     created = sum(o.token is not None for o in outcomes)
     enrolled = sum(o.token is None and o.course is not None for o in outcomes)
     skipped = len(outcomes) - created - enrolled
@@ -407,7 +411,7 @@ def exercises_list() -> None:
     _served_packs_if_any()
     table = Table("order", "slug", "function", "title")
     for exercise in list_exercises():
-        table.add_row(str(exercise.order), exercise.slug, exercise.function, exercise.title)
+        table.add_row(*map(plain, (str(exercise.order), exercise.slug, exercise.function, exercise.title)))
     out.print(table)
 
 
@@ -530,12 +534,12 @@ def exercises_verify(
 
 def _print_verification(result: Verification) -> None:
     """One exercise's table, then each problem on a line of its own (never cut mid-sentence)."""
-    table = Table("criterion", "result", title=f"{result.slug} (pack {result.pack})", title_justify="left")
+    table = Table("criterion", "result", title=plain(f"{result.slug} (pack {result.pack})"), title_justify="left")
     for c in result.criteria:
-        table.add_row(c.name, "[green]ok[/green]" if c.ok else f"[red]FAIL[/red] ({len(c.found)})")
+        table.add_row(plain(c.name), "[green]ok[/green]" if c.ok else f"[red]FAIL[/red] ({len(c.found)})")
     out.print(table)
     for problem in result.problems():
-        out.print(f"  [red]x[/red] {result.slug}: {problem}", highlight=False, soft_wrap=True)
+        out.print(f"  [red]x[/red] {plain(result.slug)}: {plain(problem)}", highlight=False, soft_wrap=True)
 
 
 # --- Courses, exercise sets, extensions ------------------------------------------------
@@ -595,7 +599,7 @@ def courses_list() -> None:
     table = Table("slug", "title", "time zone", "learners", "exercises")
     with _session(settings) as session:
         for course in session.query(Course).order_by(Course.slug):
-            table.add_row(
+            cells = (
                 course.slug,
                 course.title,
                 course.time_zone,
@@ -603,6 +607,7 @@ def courses_list() -> None:
                 ", ".join(e.exercise for e in entries(session, course))
                 or ("(whole catalogue)" if course.is_default else ""),
             )
+            table.add_row(*map(plain, cells))
     out.print(table)
 
 
@@ -800,14 +805,12 @@ def scores_list(
         where = find_course(session, course)
         people = members(session, where) if learner is None else [course_learner(session, where, learner)]
         rows = scores_of(session, where, people)
-    table = Table("learner", "exercise", "counts", "how it counts", title=f"{course} (times in {where.time_zone})")
+    table = Table(
+        "learner", "exercise", "counts", "how it counts", title=plain(f"{course} (times in {where.time_zone})")
+    )
     for r in rows:
-        table.add_row(
-            r.learner,
-            r.exercise,
-            "excused" if r.excused else ("-" if r.counted_score is None else f"{r.counted_score:g}"),
-            r.shown,
-        )
+        counts = "excused" if r.excused else ("-" if r.counted_score is None else f"{r.counted_score:g}")
+        table.add_row(*map(plain, (r.learner, r.exercise, counts, r.shown)))
     out.print(table)
 
 
@@ -836,7 +839,7 @@ def scores_override(
         where = find_course(session, course)
         override(session, where, learner, exercise, score, reason, _actor())
         now = _one_score(session, where, learner, exercise)
-    err.print(f"Overrode {learner!r} on {exercise!r} in {course!r}: now {now}.", highlight=False)
+    err.print(f"Overrode {learner!r} on {exercise!r} in {course!r}: now {plain(now)}.", highlight=False)
 
 
 @scores_app.command("excuse")
@@ -855,7 +858,7 @@ def scores_excuse(
         where = find_course(session, course)
         excuse(session, where, learner, exercise, reason, _actor())
         now = _one_score(session, where, learner, exercise)
-    err.print(f"Excused {learner!r} from {exercise!r} in {course!r}: now {now}.", highlight=False)
+    err.print(f"Excused {learner!r} from {exercise!r} in {course!r}: now {plain(now)}.", highlight=False)
 
 
 @scores_app.command("undo")
@@ -879,7 +882,7 @@ def scores_undo(
         now = _one_score(session, where, learner, exercise)
     if not undone.revoked:
         _fail(f"{learner!r} has no {kind} in force on {exercise!r} in {course!r} (the score is {now})")
-    err.print(f"Took back the {kind} of {learner!r} on {exercise!r} in {course!r}: now {now}.", highlight=False)
+    err.print(f"Took back the {kind} of {learner!r} on {exercise!r} in {course!r}: now {plain(now)}.", highlight=False)
 
 
 @submissions_app.command("export")
@@ -974,10 +977,10 @@ def similarity(
         + (f" · {exercise}" if exercise else "")
         + f" · run {run.id} of {run.finished_at:%Y-%m-%d %H:%M} UTC"
     )
-    table = Table("rank", "learners", "score", "similar on", "exercises (similarity)", "review", title=title)
+    table = Table("rank", "learners", "score", "similar on", "exercises (similarity)", "review", title=plain(title))
     for p in pairs:
         shown = [e for e in p.exercises if exercise is None or e.exercise == exercise]
-        table.add_row(
+        cells = (
             str(p.rank),
             f"{p.learner_a} / {p.learner_b}",
             f"{p.score:.2f}",
@@ -985,6 +988,7 @@ def similarity(
             ", ".join(f"{e.exercise} {e.similarity:.2f}" for e in shown),
             p.review or "",
         )
+        table.add_row(*map(plain, cells))
     out.print(table)
     err.print(
         f"{summary.get('learners', 0)} learners, {summary.get('submissions', 0)} submissions, "

@@ -14,17 +14,13 @@ from contextlib import AbstractContextManager
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from server.config import Settings
 from server.models import Course, LtiContext, LtiPlatform
-
-out = Console()
-err = Console(stderr=True)
+from server.terminal import err, out, plain
 
 Edge = Callable[[Callable[..., Any]], Callable[..., Any]]
 Sessions = Callable[[Settings], AbstractContextManager[Session]]
@@ -87,7 +83,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
             summary = (
                 f"Registered {platform.name!r} (id {platform.id}) with {len(reg.deployment_ids)} deployment id(s)."
             )
-        err.print(escape(summary), highlight=False, soft_wrap=True)
+        err.print(plain(summary), highlight=False, soft_wrap=True)
 
     @lti_app.command("add-deployment")
     @edge
@@ -101,7 +97,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         with session_for(Settings()) as session:
             added = add_deployment(session, platform_by_name(session, platform), deployment_id)
         err.print(
-            escape(f"Deployment {deployment_id!r} " + ("added." if added else "was registered already.")),
+            plain(f"Deployment {deployment_id!r} " + ("added." if added else "was registered already.")),
             highlight=False,
         )
 
@@ -115,7 +111,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         with session_for(Settings()) as session:
             for p in list_platforms(session):
                 cells = (str(p.id), p.name, p.issuer, p.client_id, ", ".join(deployments(session, p)))
-                table.add_row(*(escape(cell) for cell in cells))  # text as entered, never Rich markup
+                table.add_row(*map(plain, cells))  # text as entered, never Rich markup
         out.print(table)
 
     @lti_app.command("rotate-key")
@@ -157,9 +153,12 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         with session_for(settings) as session:
             _, link = _link(session, course)
             done = sync_roster(session, link, settings.secret_bytes)
+        names = {
+            what: plain(", ".join(people) or "none") for what, people in vars(done).items() if isinstance(people, list)
+        }
         err.print(
-            f"Added {len(done.added)} ({', '.join(done.added) or 'none'}); roles changed {len(done.role_changed)} "
-            f"({', '.join(done.role_changed) or 'none'}); dropped {len(done.dropped)} ({', '.join(done.dropped) or 'none'}); "
+            f"Added {len(done.added)} ({names['added']}); roles changed {len(done.role_changed)} "
+            f"({names['role_changed']}); dropped {len(done.dropped)} ({names['dropped']}); "
             f"{done.unchanged} unchanged, {done.skipped} skipped (no role in the course), "
             f"{done.invalid} left out (their id or roles are not valid text).",
             highlight=False,
@@ -188,17 +187,16 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
             "last sent",
             "LMS has",
             "apply",
-            title=escape(f"{course} → {platform.name}"),
+            title=plain(f"{course} → {platform.name}"),
         )
         for line in shown.lines:
             sent = "excused" if line.sent_excused else (_score(line.sent) if line.was_sent else "-")
-            table.add_row(
-                line.login, line.exercise, line.shown, sent, "?" if shown.lms_error else _score(line.lms), line.action
-            )
+            lms = "?" if shown.lms_error else _score(line.lms)
+            table.add_row(*map(plain, (line.login, line.exercise, line.shown, sent, lms, line.action)))
         out.print(table)
         if shown.lms_error:
             err.print(
-                f"[yellow]what the LMS has could not be read:[/yellow] {escape(shown.lms_error)}",
+                f"[yellow]what the LMS has could not be read:[/yellow] {plain(shown.lms_error)}",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -222,7 +220,7 @@ def build_lti_app(edge: Edge, session_for: Sessions) -> typer.Typer:
         line = f"Sent {done.sent} score(s); {done.up_to_date} up to date; {done.held} held until due."
         if done.error:
             err.print(  # the error quotes the LMS's answers: escaped, never read as Rich markup
-                f"[red]error:[/red] {line} Stopped: {escape(done.error)} Nothing was lost: run apply again.",
+                f"[red]error:[/red] {line} Stopped: {plain(done.error)} Nothing was lost: run apply again.",
                 highlight=False,
                 soft_wrap=True,
             )

@@ -197,7 +197,6 @@ def _accept(request: Request, session: Session, secret: bytes, checked: Launch) 
         session,
         checked.platform.id,
         checked.sub,
-        secret,
         name=checked.name,
         email=checked.email,
         username=checked.username,

@@ -19,12 +19,11 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 from sqlalchemy.orm import Session
 
 from server.lti import keys
 from server.lti.errors import LmsUnreachable
-from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, lms_url, next_page
+from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, lms_client, lms_url, next_page
 from server.models import LtiPlatform
 
 MAX_PAGES = 100
@@ -69,7 +68,7 @@ class LmsClient:
         self.platform = platform
         self._tokens: dict[tuple[str, ...], str] = {}
         self._allowed = service_address_kinds(platform)
-        self._http = httpx.Client(timeout=TIMEOUT, follow_redirects=False)
+        self._http = lms_client(TIMEOUT)
         #: Requests sent (tokens included): what a job did, counted.
         self.requests = 0
 

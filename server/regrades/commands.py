@@ -14,15 +14,12 @@ from contextlib import AbstractContextManager
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from sqlalchemy.orm import Session
 
 from server.config import Settings
 from server.models import Keep, RegradeSet, RegradeState
-
-out = Console()
-err = Console(stderr=True)
+from server.terminal import err, out, plain
 
 Edge = Callable[[Callable[..., Any]], Callable[..., Any]]
 Sessions = Callable[[Settings], AbstractContextManager[Session]]
@@ -69,14 +66,8 @@ def build_regrade_app(edge: Edge, session_for: Sessions) -> typer.Typer:
             title="Stale verdicts (from an older exercise or grader version)",
         )
         for line in lines:
-            table.add_row(
-                line.course,
-                line.exercise,
-                str(line.verdicts),
-                str(line.stale),
-                str(line.stale_on_boards),
-                line.content_version,
-            )
+            cells = (line.course, line.exercise, line.verdicts, line.stale, line.stale_on_boards, line.content_version)
+            table.add_row(*map(plain, cells))
         out.print(table)
         stale = sum(line.stale for line in lines)
         err.print(
@@ -187,7 +178,7 @@ def build_regrade_app(edge: Edge, session_for: Sessions) -> typer.Typer:
 
         with session_for(Settings()) as session:
             lines = [describe(r, *progress(session, r.id)) for r in list_sets(session, None)]
-        print("\n".join(lines) if lines else "no regrade yet")
+        out.print(plain("\n".join(lines)) if lines else "no regrade yet", highlight=False, soft_wrap=True)
 
     return regrade_app
 
@@ -222,26 +213,27 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
         "submission", "learner", "before", "after", "counted before", "counted after", title="Changed verdicts"
     )
     for c in diff.changed:
-        changed.add_row(
-            str(c.submission_id),
+        cells = (
+            c.submission_id,
             c.user_name,
             _outcome(c.old.verdict, c.old.score),
             _outcome(c.new.verdict, c.new.score),
             _score(c.old.counted),
             _score(c.new.counted),
         )
+        changed.add_row(*map(plain, cells))
     yield changed
     largest = Table("submission", "learner", "change", title="Largest changes (score that counts)")
     for c in diff.largest():
-        largest.add_row(str(c.submission_id), c.user_name, f"{c.delta:+g}")
+        largest.add_row(*map(plain, (c.submission_id, c.user_name, f"{c.delta:+g}")))
     yield largest
     checks = Table("check", "now failing", "now passing", title="Checks that changed")
     for shift in diff.checks:
-        checks.add_row(shift.id, str(shift.now_failing), str(shift.now_passing))
+        checks.add_row(*map(plain, (shift.id, shift.now_failing, shift.now_passing)))
     yield checks
     mistakes = Table("named mistake", "now named", "no longer named", title="Named mistakes that changed")
     for shift in diff.mistakes:
-        mistakes.add_row(shift.id, str(shift.now_failing), str(shift.now_passing))
+        mistakes.add_row(*map(plain, (shift.id, shift.now_failing, shift.now_passing)))
     yield mistakes
     learners = Table(
         "course",
@@ -251,12 +243,13 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
         title=f"Learners whose counted score or board rank changes (keep {keep})",
     )
     for moved in diff.learners:
-        learners.add_row(
+        moves = (
             moved.course,
             moved.user_name,
             f"{_score(moved.old_score)} -> {_score(moved.new_score)}",
             f"{moved.old_rank} -> {moved.new_rank}",
         )
+        learners.add_row(*map(plain, moves))
     yield learners
 
 
@@ -265,4 +258,4 @@ def _show(session_for: Sessions, settings: Settings, set_id: int, keep: Keep) ->
 
     with session_for(settings) as session:
         for part in diff_lines(session, readable_set(session, set_id, None), keep):
-            out.print(part) if isinstance(part, Table) else print(part)
+            out.print(part) if isinstance(part, Table) else out.print(plain(part), highlight=False, soft_wrap=True)

@@ -93,10 +93,6 @@ def test_the_hostile_lms_signs_in_a_teaching_assistant_who_reaches_the_dashboard
 # --- a member the LMS dropped keeps their powers -------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team 3: a TA the roster sync marks dropped keeps the course's instructor enrollment and dashboard",
-)
 def test_a_teaching_assistant_the_lms_removed_loses_the_course_dashboard(lti: Lti, evil: Hostile) -> None:
     context = "HC3-drop"
     with lti.client() as prof, lti.client() as ta:
@@ -133,9 +129,6 @@ def _learner_named(lti: Lti, evil: Hostile, context: str, sub: str, **claims: ob
         assert answer.status_code == 200, answer.text[-400:]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="red team 3: an LMS display name is read as Rich markup by `ppo-grader users list` (crash)"
-)
 def test_an_lms_display_name_that_reads_as_markup_is_listed_as_text(lti: Lti, evil: Hostile) -> None:
     # Canvas lets every learner set their own display name: no LMS administrator needed
     _learner_named(lti, evil, "HC3-markup", "h3-markup", name="[/x]Eve")
@@ -143,9 +136,6 @@ def test_an_lms_display_name_that_reads_as_markup_is_listed_as_text(lti: Lti, ev
     assert done.returncode == 0 and "[/x]Eve" in done.stdout, (done.returncode, (done.stdout + done.stderr)[-400:])
 
 
-@pytest.mark.xfail(
-    strict=True, reason="red team 3: terminal escape sequences in an LMS course title reach `ppo-grader courses list`"
-)
 def test_terminal_escapes_in_an_lms_course_title_never_reach_the_terminal(lti: Lti, evil: Hostile) -> None:
     title = "Evil\x1b]0;owned\x1b\\\x1b[2J\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\"
     with lti.client() as prof:
@@ -194,10 +184,6 @@ def trickle(lti: Lti) -> Iterator[_Trickle]:
     yield from served_and_registered(lti, _Trickle)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team 3: the LMS timeout is per read, not per answer: a trickling LMS holds a worker without bound",
-)
 def test_an_lms_answer_that_trickles_past_the_timeout_is_an_lms_error(
     lti: Lti, trickle: _Trickle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -233,10 +219,6 @@ def _prepared_launch(browser: httpx.Client, lti: Lti, evil: Hostile, **claims: o
     return {"id_token": evil.sign(evil.claims(query["nonce"][0], **claims)), "state": query["state"][0]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team 3: two first launches at once race on users.name / courses.slug: the loser gets a 500",
-)
 def test_two_first_launches_at_once_both_get_a_page(lti: Lti, hostile: Hostile) -> None:
     # an instructor opening the new course's tool in two tabs (or two of its staff at once)
     statuses: list[tuple[int, int]] = []
