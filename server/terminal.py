@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 
 from rich.console import Console
-from rich.markup import escape
 
 from server.text_guard import CONTROL
 
@@ -25,12 +24,23 @@ out = Console(emoji=False)
 err = Console(stderr=True, emoji=False)
 
 
-def _escaped(found: re.Match[str]) -> str:
+#: What Rich reads as a tag (``rich.markup.RE_TAGS``), with the backslashes before it.
+_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+
+
+def _control(found: re.Match[str]) -> str:
     return ascii(found.group())[1:-1]  # "\x1b" -> the four characters \x1b
+
+
+def _tag(found: re.Match[str]) -> str:
+    backslashes, tag = found.groups()
+    return f"{backslashes}{backslashes}\\{tag}"  # each backslash doubled, then one for the tag
 
 
 def plain(value: object) -> str:
     """``value`` as text for a Rich line or table cell, shown as itself: its control
-    characters written as escapes (``\\x1b``, ``\\u202e``), its markup escaped. Call it once
-    per stored value (escaped twice, a ``[`` would show its backslash)."""
-    return escape(CONTROL.sub(_escaped, str(value)))
+    characters written as escapes (``\\x1b``, ``\\u202e``), every tag escaped as
+    ``rich.markup.escape`` does it (without its extra backslash at the very end, there for
+    markup that follows: put none right after this text). Call it once per stored value
+    (escaped twice, a ``[`` would show its backslash)."""
+    return _TAG.sub(_tag, CONTROL.sub(_control, str(value)))

@@ -25,6 +25,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
+from server.courses.service import INSTRUCTOR, course_role
 from server.courses.sets import publish
 from server.gradebook.service import course_exercises
 from server.lti import claims as c
@@ -76,7 +77,9 @@ def offers(session: Session, course: Course) -> list[Offer]:
 
 
 def pending(session: Session, token: str, now: datetime | None = None) -> LtiDeepLink:
-    """The unused, unexpired request with this token; ``LaunchRefused`` otherwise."""
+    """The unused, unexpired request with this token, its instructor still teaching the course
+    (not dropped by the LMS since: ``server.lti.accounts.drop_member``); ``LaunchRefused``
+    otherwise. (That the form comes from the browser that opened it is the router's check.)"""
     row = session.scalar(select(LtiDeepLink).where(LtiDeepLink.token == token[:64])) if token else None
     if row is None:
         raise LaunchRefused("Unknown request", "This picker was not opened by a launch from the LMS.", 404)
@@ -87,6 +90,15 @@ def pending(session: Session, token: str, now: datetime | None = None) -> LtiDee
     if row.expires_at < (now or utcnow()):
         raise LaunchRefused(
             "Picker expired", "The picker was open for more than 30 minutes. Open it again from the LMS.", 403
+        )
+    link = session.get(LtiContext, row.context_id)
+    course = session.get(Course, link.course_id) if link is not None else None
+    opener = session.get(User, row.user_id)
+    if course is None or opener is None or course_role(session, opener, course) != INSTRUCTOR:
+        raise LaunchRefused(
+            "No longer an instructor here",
+            "The LMS no longer lists the person who opened this picker among the course's instructors.",
+            403,
         )
     return row
 

@@ -9,8 +9,12 @@
   like an LMS that does not answer, never an error of the caller's request.
 - Every host is resolved here (``getaddrinfo``) and every address it resolves to is sorted
   by :func:`address_kind`. Unspecified (``0.0.0.0``, ``::``), link-local (169.254/16, the
-  cloud metadata service), multicast, reserved and IPv4-mapped/6to4/Teredo addresses are
-  always refused; loopback and private ones only where the caller allows them
+  cloud metadata service), multicast and reserved addresses are always refused; an IPv6
+  address that stands for an IPv4 one (IPv4-mapped ``::ffff:a.b.c.d``, NAT64
+  ``64:ff9b::a.b.c.d``, 6to4, Teredo) is sorted as the IPv4 address it embeds, since that is
+  where the request goes (``64:ff9b::a9fe:a9fe`` is the metadata service through a NAT64
+  gateway), and a local-use NAT64 address (``64:ff9b:1::/48``, whose embedding depends on the
+  network) is refused; loopback and private ones only where the caller allows them
   (``server.lti.services``: a platform registered on this machine, or on a private network,
   may name services there; a public platform may not). The request then goes to the checked
   address itself (the host name kept for TLS and ``Host``), so DNS cannot answer one address
@@ -68,12 +72,36 @@ class AddressKind(StrEnum):
     REFUSED = "refused"
 
 
+#: NAT64's well-known prefix (RFC 6052): the last 32 bits are the IPv4 address reached.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+#: Local-use NAT64 (RFC 8215): a network's own prefix length places the IPv4 address anywhere.
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address stands for, where it has one: IPv4-mapped, NAT64's
+    well-known prefix, 6to4 (the site's router), Teredo (the client, de-obfuscated)."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    return None
+
+
 def address_kind(address: IpAddress) -> AddressKind:
-    """Public, private (RFC 1918, ULA, CGNAT ...), loopback, or refused whatever the platform."""
-    if isinstance(address, ipaddress.IPv6Address) and (
-        address.ipv4_mapped is not None or address.sixtofour is not None or address.teredo is not None
-    ):
-        return AddressKind.REFUSED  # an IPv4 address in disguise: checked as IPv6, reached as IPv4
+    """Public, private (RFC 1918, ULA, CGNAT ...), loopback, or refused whatever the platform.
+    An IPv6 address that embeds an IPv4 one is the kind of that IPv4 address (it is where the
+    request goes: checked as IPv6, it would be reached as IPv4)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address in _LOCAL_NAT64:
+            return AddressKind.REFUSED  # which IPv4 address it reaches depends on the network
+        inner = embedded_ipv4(address)
+        if inner is not None:
+            return address_kind(inner)
     if address.is_unspecified:
         return AddressKind.REFUSED
     if address.is_loopback:  # before "reserved": ::1 lies in the reserved ::/8

@@ -47,8 +47,9 @@ def service_address_kinds(platform: LtiPlatform) -> frozenset[AddressKind]:
     """Where a platform's service URLs may lead: public addresses, and the kind of network the
     administrator registered the platform on (its token URL's addresses): a platform on this
     machine (development, the tests) may name loopback services, one on a private network
-    private ones; a public platform neither. Unspecified, link-local, multicast, reserved and
-    IPv4-mapped addresses never (``server.lti.http.address_kind``)."""
+    private ones; a public platform neither. Unspecified, link-local, multicast and reserved
+    addresses never, also written as an IPv6 address that embeds one (IPv4-mapped, NAT64, 6to4,
+    Teredo: ``server.lti.http.address_kind`` sorts those as the IPv4 address they stand for)."""
     kinds = host_kinds(urlsplit(platform.auth_token_url).hostname or "")
     return frozenset({AddressKind.PUBLIC} | (kinds & {AddressKind.PRIVATE, AddressKind.LOOPBACK}))
 
