@@ -3,9 +3,10 @@ instructor chooses exercises; the tool answers with one content item per exercis
 
 - :func:`open_request` remembers a validated deep-linking request (``LtiDeepLink``: where to
   answer, the platform's opaque ``data``) under a random token for 30 minutes. The picker page
-  carries the token; it is the credential of the picker's form (the picker runs inside the
-  LMS's frame, where the site's cookies are not sent), used at most once, and only by the
-  instructor whose launch opened it.
+  carries the token (not the web session: the launch signs nobody in), used at most once,
+  and only by the instructor whose launch opened it: from the browser that launch came to (a
+  cookie holding the token's MAC, set with the picker: ``server.lti.router``) and while they
+  still teach the course (:func:`pending`; a TA the LMS drops meanwhile cannot send it).
 - :func:`answer` publishes each chosen exercise in the course (if it is not in its set yet)
   and signs the ``LtiDeepLinkingResponse``: an ``ltiResourceLink`` per exercise whose custom
   parameter ``exercise`` says what it opens, and a ``lineItem`` (``resourceId`` = the slug,
