@@ -287,9 +287,11 @@ class _DeadlineTransport(httpx.HTTPTransport):
 
 
 def lms_client(timeout: httpx.Timeout = TIMEOUT) -> httpx.Client:
-    """An HTTP client for calls to an LMS (:func:`call`): no redirects, and every exchange
-    within ``timeout.read`` seconds, whole (:data:`TIMEOUT`)."""
-    return httpx.Client(timeout=timeout, follow_redirects=False, transport=_DeadlineTransport())
+    """An HTTP client for calls to an LMS (:func:`call`): no redirects, every exchange within
+    ``timeout.read`` seconds, whole (:data:`TIMEOUT`), and no proxy from the environment (the
+    request goes to the checked address itself, through this transport's deadline; the TLS
+    context still reads ``SSL_CERT_FILE``)."""
+    return httpx.Client(timeout=timeout, follow_redirects=False, transport=_DeadlineTransport(), trust_env=False)
 
 
 @dataclass(frozen=True)
