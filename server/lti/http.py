@@ -29,7 +29,8 @@
   expected; a connection timeout, an answer not in whole by the deadline, a status outside
   2xx, a body too large, nested too deep or not JSON becomes one ``LmsUnreachable`` whose
   message names the host and what went wrong (never the body).
-- Redirects are not followed (a service URL answers itself, or the call fails).
+- Redirects are not followed (a service URL answers itself, or the call fails), and no proxy
+  from the environment is used (it would resolve and connect on its own).
 """
 
 from __future__ import annotations
