@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, Table, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 SessionFactory = sessionmaker[Session]
 
@@ -48,3 +49,22 @@ def transaction(factory: SessionFactory) -> Iterator[Session]:
     """A session that commits on success and rolls back on any exception."""
     with factory() as session, session.begin():
         yield session
+
+
+def insert_unless_taken(session: Session, model: type[DeclarativeBase], values: dict[str, Any]) -> Any:
+    """Insert one row of ``model`` unless a row holding one of its unique keys exists: its
+    primary key (a tuple for a composite one), or None when the key was taken.
+
+    One statement (``INSERT ... ON CONFLICT DO NOTHING RETURNING``, PostgreSQL and SQLite), so
+    two transactions that both looked and found the key free cannot both insert it: the second
+    waits for the first to end (a row lock in PostgreSQL, the write lock in SQLite) and then
+    inserts nothing. Its transaction stays usable (no ``IntegrityError`` to roll back), and it
+    then reads the winner's row. Column defaults apply as for an ORM insert; the row is not
+    loaded into the session (``session.get`` it)."""
+    table = cast(Table, model.__table__)  # every model is one table
+    build = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    statement = build(table).values(values).on_conflict_do_nothing().returning(*table.primary_key.columns)
+    row = session.execute(statement).first()
+    if row is None:
+        return None
+    return row[0] if len(row) == 1 else tuple(row)

@@ -9,6 +9,15 @@ new route cannot forget it.
 Text another system sends (an LMS's launch claims and roster, ``server.lti``) is JSON, where
 ``"\\ud800"`` and ``"\\u0000"`` are valid: :func:`is_storable_text` and :func:`storable_text`
 (with a cap) are the one test every such value passes before it is stored or sent on.
+
+It must also be printable (:data:`CONTROL`): an LMS's display names and course titles are
+shown by the dashboard and printed by ``ppo-grader`` in an administrator's terminal, where ESC
+starts an escape sequence (set the window title, clear the screen, forge a hyperlink) and a
+bidirectional override reorders what the reader sees. So an identifier the LMS sends (a user
+id, a context id, a role) holding one is refused, as an unstorable one is
+(:func:`is_printable_text`, :func:`printable_text`); display text has them taken out
+(:func:`display_text`). What the CLI prints of any stored text is escaped once more, whatever
+wrote it (``server.terminal``).
 """
 
 from __future__ import annotations
@@ -19,6 +28,12 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+#: What no text shown to a person may hold: the C0 and C1 controls and DEL (ESC, BEL, CR ...),
+#: the bidirectional marks, embeddings, overrides and isolates, and the line and paragraph
+#: separators. (Zero-width joiners stay: emoji sequences and several scripts need them.)
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+#: The controls that separate words (tab, newlines, the separators): a space in display text.
+_SPACING = re.compile("[\t\n\v\f\r\x1c-\x1f\x85\u2028\u2029]")
 _MESSAGE = "The request's path or query contains a NUL byte (%00), which no name or filter can hold."
 
 
@@ -58,3 +73,26 @@ def storable_text(value: object, longest: int, *, cut: bool = False) -> str | No
     if len(value) > longest or not is_storable_text(value):
         return None
     return value
+
+
+def is_printable_text(text: str) -> bool:
+    """Storable (:func:`is_storable_text`) and free of every :data:`CONTROL` character."""
+    return is_storable_text(text) and CONTROL.search(text) is None
+
+
+def printable_text(value: object, longest: int) -> str | None:
+    """``value`` if it is a string of at most ``longest`` characters that is storable and holds
+    no control character (:func:`is_printable_text`), else None: the test of an identifier
+    another system sends (cut or cleaned, it would name someone else)."""
+    if not isinstance(value, str) or len(value) > longest or not is_printable_text(value):
+        return None
+    return value
+
+
+def display_text(value: object, longest: int) -> str | None:
+    """Display text another system sends, made printable: None unless a storable string;
+    the controls that separate words become spaces, every other :data:`CONTROL` character is
+    taken out, every run of white space becomes one space, and the result is cut to ``longest``."""
+    if not isinstance(value, str) or not is_storable_text(value):
+        return None
+    return " ".join(CONTROL.sub("", _SPACING.sub(" ", value)).split())[:longest].rstrip()

@@ -19,8 +19,6 @@ from typing import NoReturn, ParamSpec, TypeVar, overload
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -33,9 +31,8 @@ from server.errors import GraderError
 from server.location import Located, guarded, is_initialised, locate
 from server.migrations import upgrade_to_head
 from server.models import Course
-
-out = Console()
-err = Console(stderr=True)
+from server.terminal import err, plain
+from server.terminal import out as out  # re-exported: the sub-apps print through common.out
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -68,8 +65,8 @@ def edge(command: Callable[P, R]) -> Callable[P, R]:
 
 def fail(message: str) -> NoReturn:
     """One red line on stderr, exit code 2."""
-    # the message may quote what a user or an LMS sent ("[/x]"): escaped, never read as markup
-    err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
+    # the message may quote what a user or an LMS sent ("[/x]", ESC): escaped, never read as markup
+    err.print(f"[red]error:[/red] {plain(message)}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from server.cli import common
 from server.cli.users import roster_import
+from server.terminal import plain
 
 app = typer.Typer(help="Courses: create, list, enroll a roster, export a gradebook.", no_args_is_help=True)
 
@@ -49,12 +50,17 @@ def courses_list() -> None:
     with common.session() as session:
         for course in session.query(Course).order_by(Course.slug):
             table.add_row(
-                course.slug,
-                course.title,
-                course.time_zone,
-                str(len(members(session, course, LEARNER))),
-                ", ".join(e.exercise for e in entries(session, course))
-                or ("(whole catalogue)" if course.is_default else ""),
+                *map(
+                    plain,
+                    (
+                        course.slug,
+                        course.title,
+                        course.time_zone,
+                        str(len(members(session, course, LEARNER))),
+                        ", ".join(e.exercise for e in entries(session, course))
+                        or ("(whole catalogue)" if course.is_default else ""),
+                    ),
+                ),
             )
     common.out.print(table)
 

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from server.cli import common
+from server.terminal import plain
 
 if TYPE_CHECKING:
     from exercises.verify import Verification
@@ -25,7 +26,17 @@ def exercises_list() -> None:
     common.served_packs_if_any()
     table = Table("order", "slug", "function", "title")
     for exercise in list_exercises():
-        table.add_row(str(exercise.order), exercise.slug, exercise.function, exercise.title)
+        table.add_row(
+            *map(
+                plain,
+                (
+                    str(exercise.order),
+                    exercise.slug,
+                    exercise.function,
+                    exercise.title,
+                ),
+            )
+        )
     common.out.print(table)
 
 
@@ -160,9 +171,9 @@ def exercises_verify(
 
 def _print_verification(result: Verification) -> None:
     """One exercise's table, then each problem on a line of its own (never cut mid-sentence)."""
-    table = Table("criterion", "result", title=f"{result.slug} (pack {result.pack})", title_justify="left")
+    table = Table("criterion", "result", title=plain(f"{result.slug} (pack {result.pack})"), title_justify="left")
     for c in result.criteria:
-        table.add_row(c.name, "[green]ok[/green]" if c.ok else f"[red]FAIL[/red] ({len(c.found)})")
+        table.add_row(plain(c.name), "[green]ok[/green]" if c.ok else f"[red]FAIL[/red] ({len(c.found)})")
     common.out.print(table)
     for problem in result.problems():
-        common.out.print(f"  [red]x[/red] {result.slug}: {problem}", highlight=False, soft_wrap=True)
+        common.out.print(f"  [red]x[/red] {plain(result.slug)}: {plain(problem)}", highlight=False, soft_wrap=True)

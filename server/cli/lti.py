@@ -12,7 +12,6 @@ import json
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -20,6 +19,7 @@ from sqlalchemy.orm import Session
 from server.cli import common
 from server.config import Settings
 from server.models import Course, LtiContext, LtiPlatform
+from server.terminal import plain
 
 
 def _link(session: Session, course_slug: str) -> tuple[Course, LtiContext]:
@@ -74,7 +74,7 @@ def add_platform_command(
     with common.session() as session:
         platform = add_platform(session, reg)
         summary = f"Registered {platform.name!r} (id {platform.id}) with {len(reg.deployment_ids)} deployment id(s)."
-    common.err.print(escape(summary), highlight=False, soft_wrap=True)
+    common.err.print(plain(summary), highlight=False, soft_wrap=True)
 
 
 @app.command("add-deployment")
@@ -89,7 +89,7 @@ def add_deployment_command(
     with common.session() as session:
         added = add_deployment(session, platform_by_name(session, platform), deployment_id)
     common.err.print(
-        escape(f"Deployment {deployment_id!r} " + ("added." if added else "was registered already.")),
+        plain(f"Deployment {deployment_id!r} " + ("added." if added else "was registered already.")),
         highlight=False,
     )
 
@@ -104,7 +104,7 @@ def platforms_command() -> None:
     with common.session() as session:
         for p in list_platforms(session):
             cells = (str(p.id), p.name, p.issuer, p.client_id, ", ".join(deployments(session, p)))
-            table.add_row(*(escape(cell) for cell in cells))  # text as entered, never Rich markup
+            table.add_row(*map(plain, cells))  # text as entered, never Rich markup
     common.out.print(table)
 
 
@@ -149,9 +149,12 @@ def sync_roster_command(course: Annotated[str, typer.Argument(help="Course slug.
     with common.session() as session:
         _, link = _link(session, course)
         done = sync_roster(session, link, settings.secret_bytes)
+    names = {
+        what: plain(", ".join(people) or "none") for what, people in vars(done).items() if isinstance(people, list)
+    }
     common.err.print(
-        f"Added {len(done.added)} ({', '.join(done.added) or 'none'}); roles changed {len(done.role_changed)} "
-        f"({', '.join(done.role_changed) or 'none'}); dropped {len(done.dropped)} ({', '.join(done.dropped) or 'none'}); "
+        f"Added {len(done.added)} ({names['added']}); roles changed {len(done.role_changed)} "
+        f"({names['role_changed']}); dropped {len(done.dropped)} ({names['dropped']}); "
         f"{done.unchanged} unchanged, {done.skipped} skipped (no role in the course), "
         f"{done.invalid} left out (their id or roles are not valid text).",
         highlight=False,
@@ -175,17 +178,33 @@ def preview_command(course: Annotated[str, typer.Argument(help="Course slug.")])
         with LmsClient(session, settings.secret_bytes, platform) as client:
             shown = plan(session, link, client=client)
     table = Table(
-        "learner", "exercise", "counts", "last sent", "LMS has", "apply", title=escape(f"{course} → {platform.name}")
+        "learner",
+        "exercise",
+        "counts",
+        "last sent",
+        "LMS has",
+        "apply",
+        title=plain(f"{course} → {platform.name}"),
     )
     for line in shown.lines:
         sent = "excused" if line.sent_excused else (_score(line.sent) if line.was_sent else "-")
         table.add_row(
-            line.login, line.exercise, line.shown, sent, "?" if shown.lms_error else _score(line.lms), line.action
+            *map(
+                plain,
+                (
+                    line.login,
+                    line.exercise,
+                    line.shown,
+                    sent,
+                    "?" if shown.lms_error else _score(line.lms),
+                    line.action,
+                ),
+            )
         )
     common.out.print(table)
     if shown.lms_error:
         common.err.print(
-            f"[yellow]what the LMS has could not be read:[/yellow] {escape(shown.lms_error)}",
+            f"[yellow]what the LMS has could not be read:[/yellow] {plain(shown.lms_error)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -210,7 +229,7 @@ def apply_command(course: Annotated[str, typer.Argument(help="Course slug.")]) -
     line = f"Sent {done.sent} score(s); {done.up_to_date} up to date; {done.held} held until due."
     if done.error:
         common.err.print(  # the error quotes the LMS's answers: escaped, never read as Rich markup
-            f"[red]error:[/red] {line} Stopped: {escape(done.error)} Nothing was lost: run apply again.",
+            f"[red]error:[/red] {line} Stopped: {plain(done.error)} Nothing was lost: run apply again.",
             highlight=False,
             soft_wrap=True,
         )

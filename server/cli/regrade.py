@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from server.cli import common
 from server.config import Settings
 from server.models import Keep, RegradeSet, RegradeState
+from server.terminal import plain
 
 app = typer.Typer(help="Regrade stored submissions after a fix: preview, diff, apply or cancel.", no_args_is_help=True)
 
@@ -59,12 +60,17 @@ def status(exercise: Annotated[str | None, typer.Option(help="Only this exercise
     )
     for line in lines:
         table.add_row(
-            line.course,
-            line.exercise,
-            str(line.verdicts),
-            str(line.stale),
-            str(line.stale_on_boards),
-            line.content_version,
+            *map(
+                plain,
+                (
+                    line.course,
+                    line.exercise,
+                    str(line.verdicts),
+                    str(line.stale),
+                    str(line.stale_on_boards),
+                    line.content_version,
+                ),
+            ),
         )
     common.out.print(table)
     stale = sum(line.stale for line in lines)
@@ -176,7 +182,7 @@ def list_() -> None:
 
     with common.session() as session:
         lines = [describe(r, *progress(session, r.id)) for r in list_sets(session, None)]
-    print("\n".join(lines) if lines else "no regrade yet")
+    common.out.print(plain("\n".join(lines)) if lines else "no regrade yet", highlight=False, soft_wrap=True)
 
 
 def _wait_ready(set_id: int, poll: float = 1.0) -> None:
@@ -210,39 +216,76 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
     )
     for c in diff.changed:
         changed.add_row(
-            str(c.submission_id),
-            c.user_name,
-            _outcome(c.old.verdict, c.old.score),
-            _outcome(c.new.verdict, c.new.score),
-            _score(c.old.counted),
-            _score(c.new.counted),
+            *map(
+                plain,
+                (
+                    str(c.submission_id),
+                    c.user_name,
+                    _outcome(c.old.verdict, c.old.score),
+                    _outcome(c.new.verdict, c.new.score),
+                    _score(c.old.counted),
+                    _score(c.new.counted),
+                ),
+            ),
         )
     yield changed
     largest = Table("submission", "learner", "change", title="Largest changes (score that counts)")
     for c in diff.largest():
-        largest.add_row(str(c.submission_id), c.user_name, f"{c.delta:+g}")
+        largest.add_row(
+            *map(
+                plain,
+                (
+                    str(c.submission_id),
+                    c.user_name,
+                    f"{c.delta:+g}",
+                ),
+            )
+        )
     yield largest
     checks = Table("check", "now failing", "now passing", title="Checks that changed")
     for shift in diff.checks:
-        checks.add_row(shift.id, str(shift.now_failing), str(shift.now_passing))
+        checks.add_row(
+            *map(
+                plain,
+                (
+                    shift.id,
+                    str(shift.now_failing),
+                    str(shift.now_passing),
+                ),
+            )
+        )
     yield checks
     mistakes = Table("named mistake", "now named", "no longer named", title="Named mistakes that changed")
     for shift in diff.mistakes:
-        mistakes.add_row(shift.id, str(shift.now_failing), str(shift.now_passing))
+        mistakes.add_row(
+            *map(
+                plain,
+                (
+                    shift.id,
+                    str(shift.now_failing),
+                    str(shift.now_passing),
+                ),
+            )
+        )
     yield mistakes
     learners = Table(
         "course",
         "learner",
         "counted score",
         "rank",
-        title=f"Learners whose counted score or board rank changes (keep {keep})",
+        title=plain(f"Learners whose counted score or board rank changes (keep {keep})"),
     )
     for moved in diff.learners:
         learners.add_row(
-            moved.course,
-            moved.user_name,
-            f"{_score(moved.old_score)} -> {_score(moved.new_score)}",
-            f"{moved.old_rank} -> {moved.new_rank}",
+            *map(
+                plain,
+                (
+                    moved.course,
+                    moved.user_name,
+                    f"{_score(moved.old_score)} -> {_score(moved.new_score)}",
+                    f"{moved.old_rank} -> {moved.new_rank}",
+                ),
+            ),
         )
     yield learners
 
@@ -252,4 +295,6 @@ def _show(set_id: int, keep: Keep) -> None:
 
     with common.session() as session:
         for part in diff_lines(session, readable_set(session, set_id, None), keep):
-            common.out.print(part) if isinstance(part, Table) else print(part)
+            common.out.print(part) if isinstance(part, Table) else common.out.print(
+                plain(part), highlight=False, soft_wrap=True
+            )

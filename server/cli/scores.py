@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from server.cli import common
 from server.models import Course
+from server.terminal import plain
 
 app = typer.Typer(
     help="The score that counts: list it; override, excuse, take back (recorded who, when, why).", no_args_is_help=True
@@ -40,13 +41,20 @@ def scores_list(
         where = find_course(session, course)
         people = members(session, where) if learner is None else [course_learner(session, where, learner)]
         rows = scores_of(session, where, people)
-    table = Table("learner", "exercise", "counts", "how it counts", title=f"{course} (times in {where.time_zone})")
+    table = Table(
+        "learner", "exercise", "counts", "how it counts", title=plain(f"{course} (times in {where.time_zone})")
+    )
     for r in rows:
         table.add_row(
-            r.learner,
-            r.exercise,
-            "excused" if r.excused else ("-" if r.counted_score is None else f"{r.counted_score:g}"),
-            r.shown,
+            *map(
+                plain,
+                (
+                    r.learner,
+                    r.exercise,
+                    "excused" if r.excused else ("-" if r.counted_score is None else f"{r.counted_score:g}"),
+                    r.shown,
+                ),
+            ),
         )
     common.out.print(table)
 
@@ -77,7 +85,7 @@ def scores_override(
         where = find_course(session, course)
         override(session, where, learner, exercise, score, reason, _actor())
         now = _one_score(session, where, learner, exercise)
-    common.err.print(f"Overrode {learner!r} on {exercise!r} in {course!r}: now {now}.", highlight=False)
+    common.err.print(f"Overrode {learner!r} on {exercise!r} in {course!r}: now {plain(now)}.", highlight=False)
 
 
 @app.command("excuse")
@@ -96,7 +104,7 @@ def scores_excuse(
         where = find_course(session, course)
         excuse(session, where, learner, exercise, reason, _actor())
         now = _one_score(session, where, learner, exercise)
-    common.err.print(f"Excused {learner!r} from {exercise!r} in {course!r}: now {now}.", highlight=False)
+    common.err.print(f"Excused {learner!r} from {exercise!r} in {course!r}: now {plain(now)}.", highlight=False)
 
 
 @app.command("undo")
@@ -120,4 +128,6 @@ def scores_undo(
         now = _one_score(session, where, learner, exercise)
     if not undone.revoked:
         common.fail(f"{learner!r} has no {kind} in force on {exercise!r} in {course!r} (the score is {now})")
-    common.err.print(f"Took back the {kind} of {learner!r} on {exercise!r} in {course!r}: now {now}.", highlight=False)
+    common.err.print(
+        f"Took back the {kind} of {learner!r} on {exercise!r} in {course!r}: now {plain(now)}.", highlight=False
+    )

@@ -10,6 +10,7 @@ from rich.table import Table
 from server.cli import common
 from server.config import Settings
 from server.db import transaction
+from server.terminal import plain
 
 
 @common.edge
@@ -52,16 +53,21 @@ def similarity(
         + (f" · {exercise}" if exercise else "")
         + f" · run {run.id} of {run.finished_at:%Y-%m-%d %H:%M} UTC"
     )
-    table = Table("rank", "learners", "score", "similar on", "exercises (similarity)", "review", title=title)
+    table = Table("rank", "learners", "score", "similar on", "exercises (similarity)", "review", title=plain(title))
     for p in pairs:
         shown = [e for e in p.exercises if exercise is None or e.exercise == exercise]
         table.add_row(
-            str(p.rank),
-            f"{p.learner_a} / {p.learner_b}",
-            f"{p.score:.2f}",
-            str(p.similar_on),
-            ", ".join(f"{e.exercise} {e.similarity:.2f}" for e in shown),
-            p.review or "",
+            *map(
+                plain,
+                (
+                    str(p.rank),
+                    f"{p.learner_a} / {p.learner_b}",
+                    f"{p.score:.2f}",
+                    str(p.similar_on),
+                    ", ".join(f"{e.exercise} {e.similarity:.2f}" for e in shown),
+                    p.review or "",
+                ),
+            ),
         )
     common.out.print(table)
     common.err.print(

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from server.cli import common
 from server.models import Role
+from server.terminal import plain
 
 app = typer.Typer(help="Manage users and their tokens.", no_args_is_help=True)
 
@@ -43,7 +44,18 @@ def users_list() -> None:
     with common.session() as session:
         table = Table("id", "name", "display name", "role", "created")
         for user in list_users(session):
-            table.add_row(str(user.id), user.name, user.display_name, user.role, f"{user.created_at:%Y-%m-%d %H:%M}")
+            table.add_row(
+                *map(
+                    plain,
+                    (
+                        str(user.id),
+                        user.name,
+                        user.display_name,
+                        user.role,
+                        f"{user.created_at:%Y-%m-%d %H:%M}",
+                    ),
+                )
+            )
     common.out.print(table)
 
 
@@ -105,9 +117,14 @@ def roster_import(text: str, course: str | None) -> None:
         if o.token is not None:
             writer.writerow([o.name, o.display_name, o.role.value if o.role else "", o.token])
         elif o.course is not None:
-            common.err.print(f"line {o.line}: enrolled existing user {o.name!r} in {o.course!r}", highlight=False)
+            common.err.print(
+                f"line {o.line}: enrolled existing user {plain(repr(o.name))} in {plain(repr(o.course))}",
+                highlight=False,
+            )
         else:
-            common.err.print(f"[yellow]line {o.line}:[/yellow] skipped {o.name!r}: {o.error}", highlight=False)
+            common.err.print(
+                f"[yellow]line {o.line}:[/yellow] skipped {plain(repr(o.name))}: {plain(o.error)}", highlight=False
+            )
     created = sum(o.token is not None for o in outcomes)
     enrolled = sum(o.token is None and o.course is not None for o in outcomes)
     skipped = len(outcomes) - created - enrolled

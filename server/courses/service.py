@@ -4,7 +4,9 @@ Access (the one place it is decided):
 - an admin reads and teaches every course;
 - the default course is every instructor's to teach, and every learner's who is enrolled
   in no other course (so an upgraded server behaves as before until a course is made, and
-  a learner moved into a course leaves the default course's boards);
+  a learner moved into a course leaves the default course's boards), unless an LMS made
+  the account: an LMS's accounts are in the courses it puts them in and no other (a TA it
+  drops from their only course, ``server.lti.accounts.drop_member``, is in none);
 - any other course is read by its enrolled members and taught by its enrolled instructors.
 A course the caller may not read answers 404 ``CourseNotFound``, so slugs do not leak.
 """
@@ -18,8 +20,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from server.db import insert_unless_taken
 from server.errors import CourseAlreadyExists, CourseNotFound, CourseRequired, InvalidCourse, NotAllowed
-from server.models import DEFAULT_COURSE_ID, Course, Enrollment, Role, User
+from server.models import DEFAULT_COURSE_ID, Course, Enrollment, LtiUser, Role, User
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 LEARNER, INSTRUCTOR = "learner", "instructor"
@@ -64,14 +67,20 @@ def create_course(
     zone(time_zone)
     if len(title) > 200:
         raise InvalidCourse("A course title is at most 200 characters.")
-    if session.scalar(select(Course.id).where(Course.slug == slug)) is not None:
+    course = claim_course(session, slug, title, time_zone)
+    if course is None:
         raise CourseAlreadyExists(f"A course called {slug!r} exists already.")
-    course = Course(slug=slug, title=title or slug, time_zone=time_zone)
-    session.add(course)
-    session.flush()
     if instructor is not None and Role(instructor.role) is not Role.ADMIN:
         enroll(session, course, instructor, INSTRUCTOR)
     return course
+
+
+def claim_course(session: Session, slug: str, title: str, time_zone: str = "UTC") -> Course | None:
+    """A new course called ``slug`` (valid: the caller checked), or None when the slug is taken,
+    also by a concurrent request that has not committed yet (``server.db.insert_unless_taken``:
+    two requests cannot both get it, and the loser's transaction stays usable). The caller commits."""
+    course_id = insert_unless_taken(session, Course, {"slug": slug, "title": title or slug, "time_zone": time_zone})
+    return None if course_id is None else session.get(Course, course_id)
 
 
 def find_course(session: Session, slug: str) -> Course:
@@ -89,14 +98,20 @@ def course_role(session: Session, user: User, course: Course) -> str | None:
     if course.id == DEFAULT_COURSE_ID:
         if Role(user.role).reads_everything:
             return INSTRUCTOR
-        return None if _enrolled_anywhere(session, user.id) else LEARNER
+        return LEARNER if _in_default_course(session, user.id) else None
     return session.scalar(
         select(Enrollment.role).where(Enrollment.course_id == course.id, Enrollment.user_id == user.id)
     )
 
 
-def _enrolled_anywhere(session: Session, user_id: int) -> bool:
-    return session.scalar(select(Enrollment.course_id).where(Enrollment.user_id == user_id).limit(1)) is not None
+def _in_default_course(session: Session, user_id: int) -> bool:
+    """Whether a learner account is in the default course: enrolled nowhere, made by no LMS."""
+    enrolled = session.scalar(select(Enrollment.course_id).where(Enrollment.user_id == user_id).limit(1))
+    return enrolled is None and not _made_by_lms(session, user_id)
+
+
+def _made_by_lms(session: Session, user_id: int) -> bool:
+    return session.scalar(select(LtiUser.user_id).where(LtiUser.user_id == user_id).limit(1)) is not None
 
 
 def readable_course(session: Session, user: User, slug: str | None) -> Course:
@@ -120,8 +135,8 @@ def taught_course(session: Session, user: User, slug: str | None) -> Course:
 
 
 def courses_of(session: Session, user: User) -> list[tuple[Course, str]]:
-    """(course, role) pairs the user belongs to, by slug. Learners enrolled nowhere are in
-    the default course; instructors always see it; admins see every course."""
+    """(course, role) pairs the user belongs to, by slug. Learners enrolled nowhere (and made
+    by no LMS) are in the default course; instructors always see it; admins see every course."""
     if Role(user.role) is Role.ADMIN:
         return [(c, INSTRUCTOR) for c in session.scalars(select(Course).order_by(Course.slug))]
     enrolled = list(
@@ -133,7 +148,9 @@ def courses_of(session: Session, user: User) -> list[tuple[Course, str]]:
     )
     default = session.get(Course, DEFAULT_COURSE_ID)
     if default is not None and (not enrolled or Role(user.role).reads_everything):
-        enrolled.append((default, course_role(session, user, default) or LEARNER))
+        role = course_role(session, user, default)
+        if role is not None:
+            enrolled.append((default, role))
     return sorted(enrolled, key=lambda pair: pair[0].slug)
 
 
@@ -172,14 +189,14 @@ def taught_course_named(session: Session, user: User, slug: str) -> Course | Non
 
 def may_read_learner(session: Session, reader: User, learner: User) -> bool:
     """Whether ``reader`` may read ``learner``'s pages: themselves, an admin, or an
-    instructor of a course the learner is in (the default course: learners enrolled nowhere)."""
+    instructor of a course the learner is in (the default course: learners enrolled nowhere, made by no LMS)."""
     if reader.id == learner.id:
         return True
     taught = taught_course_ids(session, reader)
     if taught is None:
         return True
     mine = set(session.scalars(select(Enrollment.course_id).where(Enrollment.user_id == learner.id)))
-    if not mine and Role(learner.role) is Role.LEARNER:
+    if not mine and Role(learner.role) is Role.LEARNER and not _made_by_lms(session, learner.id):
         mine = {DEFAULT_COURSE_ID}
     return bool(mine & taught)
 
@@ -192,6 +209,8 @@ def course_for_submission(session: Session, user: User, slug: str | None) -> Cou
     mine = [c for c, _role in courses_of(session, user)]
     if len(mine) == 1:
         return mine[0]
+    if not mine:  # an LMS's account that the LMS dropped from every course it taught
+        raise CourseNotFound("You are in no course; open ppo-grader from your LMS course.")
     default = [c for c in mine if c.id == DEFAULT_COURSE_ID]
     if Role(user.role).reads_everything and default:
         return default[0]  # an instructor trying an exercise out, as before courses
@@ -207,9 +226,14 @@ def enroll(session: Session, course: Course, user: User, role: str = LEARNER) ->
         return  # everyone is in it already
     existing = session.get(Enrollment, (course.id, user.id))
     if existing is None:
-        session.add(Enrollment(course_id=course.id, user_id=user.id, role=role))
-    else:
-        existing.role = role
+        # In one statement: two requests enrolling the same person at once (two tabs of a
+        # first launch) cannot both insert; the loser then finds the row and sets its role.
+        values = {"course_id": course.id, "user_id": user.id, "role": role}
+        if insert_unless_taken(session, Enrollment, values) is not None:
+            return
+        existing = session.get(Enrollment, (course.id, user.id))
+        assert existing is not None
+    existing.role = role
     session.flush()
 
 
@@ -220,7 +244,7 @@ def course_role_for(role: Role) -> str:
 
 def members(session: Session, course: Course, role: str = LEARNER) -> list[User]:
     """The course's learners (or instructors), by name. The default course's learners are
-    the learner accounts enrolled in no other course."""
+    the learner accounts enrolled in no other course and made by no LMS."""
     return list(session.scalars(select(User).where(User.id.in_(member_ids_of(course.id, role))).order_by(User.name)))
 
 
@@ -229,7 +253,11 @@ def member_ids_of(course_id: int, role: str = LEARNER):  # type: ignore[no-untyp
     if course_id == DEFAULT_COURSE_ID:
         if role == INSTRUCTOR:
             return select(User.id).where(User.role == Role.INSTRUCTOR.value)
-        return select(User.id).where(User.role == Role.LEARNER.value, User.id.not_in(select(Enrollment.user_id)))
+        return select(User.id).where(
+            User.role == Role.LEARNER.value,
+            User.id.not_in(select(Enrollment.user_id)),
+            User.id.not_in(select(LtiUser.user_id)),  # an LMS's accounts: only in its courses
+        )
     return select(Enrollment.user_id).where(Enrollment.course_id == course_id, Enrollment.role == role)
 
 

@@ -4,12 +4,12 @@ From the bottom (models in ``server.models.lti``), each module uses only those a
 
     claims       claim names, role URIs and what they mean here (pure)
     keys         the tool's RSA keys: made, encrypted at rest, rotated, published, used to sign
-    http         the one way the tool calls an LMS: https only (loopback aside), bounded, timed out
+    http         the one way the tool calls an LMS: https only (loopback aside), bounded, one deadline
     platforms    registrations (issuer, client id, deployments, endpoints) and their cached JWKS
     launch       the OIDC login and the validation of a launch's id_token
     accounts     users, courses and memberships made or linked from a validated launch
     services     LTI Advantage service calls: an access token, then NRPS and AGS
-    roster       NRPS: members in, roles updated, dropped learners marked
+    roster       NRPS: members in, roles updated, dropped members marked (and no longer staff)
     lineitems    AGS line items: one per exercise, found by resource id and tag before creating
     deeplink     deep linking: the instructor's pick becomes signed content items
     grades       AGS scores: what the LMS has, what would be sent (preview), sending (apply)

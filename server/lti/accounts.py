@@ -14,7 +14,14 @@
   the course (slug from the context's label); a learner cannot be the first in, since no
   instructor has opened it yet.
 - Every launch and roster sync records the member's LMS roles and marks them active
-  (``LtiMember``); the roster sync marks those the LMS no longer lists as dropped.
+  (``LtiMember``); the roster sync marks those the LMS no longer lists as dropped
+  (:func:`drop_member`). A dropped member no longer teaches the course: their instructor
+  enrollment ends (a learner's stays, with their work), so the dashboard, their sessions and
+  tokens lose its staff pages at once; a later launch or sync that lists them again restores it.
+- Made race-safe for two first launches at once (two tabs, two of the staff): every row a
+  launch may be the first to make (the course and its link, the account and its link, the
+  enrollment, the member) is claimed in one statement (``server.db.insert_unless_taken``);
+  the launch that loses reads the winner's row, or tries the next free name or slug.
 """
 
 from __future__ import annotations
@@ -23,16 +30,17 @@ import re
 import secrets
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from server.courses.service import INSTRUCTOR, LEARNER, SLUG_PATTERN, create_course, enroll
+from server.courses.service import INSTRUCTOR, LEARNER, SLUG_PATTERN, claim_course, enroll
+from server.db import insert_unless_taken
 from server.lti.claims import Standing, roles_text, standing
 from server.lti.errors import LaunchRefused
 from server.lti.launch import Launch
-from server.models import ApiToken, Course, LtiContext, LtiMember, LtiUser, Role, User, utcnow
-from server.text_guard import is_storable_text
-from server.users.service import NAME_PATTERN, create_user, issue_token
+from server.models import ApiToken, Course, Enrollment, LtiContext, LtiMember, LtiUser, Role, User, utcnow
+from server.text_guard import display_text, is_printable_text
+from server.users.service import NAME_PATTERN, claim_user, issue_token
 
 _NOT_NAME = re.compile(r"[^a-z0-9._-]+")
 
@@ -53,59 +61,78 @@ def _numbered(stem: str) -> list[str]:
     return [stem] + [f"{stem}-{n}" for n in range(2, 1000)]
 
 
-def _free_name(session: Session, stem: str) -> str:
+def _free_names(session: Session, stem: str) -> list[str]:
+    """The names of ``stem``'s series (:func:`_numbered`) no account has now, in order."""
     # The candidates themselves are looked up (no LIKE: "_" and "%" in a stem are wildcards,
     # and a prefix match capped at N rows can miss the very names that collide).
     options = _numbered(stem)
     taken = set(session.scalars(select(User.name).where(User.name.in_(options))))
-    return next((name for name in options if name not in taken), f"{stem}-{secrets.token_hex(4)}")
+    return [name for name in options if name not in taken] + [f"{stem}-{secrets.token_hex(4)}"]
 
 
 def _display(name: str, fallback: str) -> str:
-    name = " ".join(name.split())[:128]
-    return name if name and is_storable_text(name) else fallback
+    return display_text(name, 128) or fallback
 
 
 def person(
     session: Session,
     platform_id: int,
     sub: str,
-    pepper: bytes,
     *,
     name: str = "",
     email: str | None = None,
     username: str | None = None,
 ) -> User:
     """The account of LMS user ``sub`` on a platform, made on first sight (a learner account:
-    what they teach is their enrollments); its display name and email follow the LMS's. The
-    caller commits."""
-    link = session.get(LtiUser, (platform_id, sub))
-    if link is not None:
-        user = session.get(User, link.user_id)
-        if user is not None:
-            if name:
-                user.display_name = _display(name, user.display_name)
-            if email and is_storable_text(email):
-                link.email = email
-            return user
-    login = _free_name(session, _candidate(username, email, name))
-    created = create_user(session, login, Role.LEARNER, pepper, _display(name, login)).user
-    if link is None:
-        session.add(
-            LtiUser(
-                platform_id=platform_id,
-                sub=sub,
-                user_id=created.id,
-                email=email if email and is_storable_text(email) else None,
+    what they teach is their enrollments, and no token until a launch signs them in:
+    :func:`session_token_id`); its display name and email follow the LMS's. Two
+    first sights at once make one account: the login name and the link are each claimed in one
+    statement, and the loser takes the next free name, or the winner's account. The caller commits."""
+    email = email if email and is_printable_text(email) else None
+    found = _linked_user(session, platform_id, sub)
+    if found is not None:
+        user, link = found
+        if name:
+            user.display_name = _display(name, user.display_name)
+        if email:
+            link.email = email
+        return user
+    stem = _candidate(username, email, name)
+    for login in _free_names(session, stem):
+        created = claim_user(session, login, Role.LEARNER, _display(name, login))
+        if created is None:  # taken since we looked: by a concurrent first sight of this very person?
+            found = _linked_user(session, platform_id, sub)
+            if found is not None:
+                return found[0]
+            continue
+        linked = session.get(LtiUser, (platform_id, sub))  # a link to an account that is gone
+        if linked is not None:
+            linked.user_id = created.id
+        elif (
+            insert_unless_taken(
+                session, LtiUser, {"platform_id": platform_id, "sub": sub, "user_id": created.id, "email": email}
             )
-        )
-    else:
-        link.user_id = created.id
-    session.flush()
-    return created
+            is None
+        ):  # a concurrent launch linked this person first: theirs is the account
+            session.execute(delete(User).where(User.id == created.id))
+            session.expunge(created)
+            found = _linked_user(session, platform_id, sub)
+            assert found is not None
+            return found[0]
+        session.flush()
+        return created
+    raise AssertionError("unreachable: the last candidate name is random")  # pragma: no cover
 
 
-def _course_slug(session: Session, launch: Launch) -> str:
+def _linked_user(session: Session, platform_id: int, sub: str) -> tuple[User, LtiUser] | None:
+    link = session.get(LtiUser, (platform_id, sub))
+    user = session.get(User, link.user_id) if link is not None else None
+    return (user, link) if user is not None and link is not None else None
+
+
+def _course_slugs(session: Session, launch: Launch) -> list[str]:
+    """The slugs a new LMS course may take, in order (from its label, else its title), those
+    taken now left out."""
     assert launch.context is not None
     source = (launch.context.label or launch.context.title).lower()
     stem = _NOT_NAME.sub("-", source).strip("-._")[:48] or "lms-course"
@@ -113,9 +140,8 @@ def _course_slug(session: Session, launch: Launch) -> str:
         stem = "lms-course"
     options = _numbered(stem)
     taken = set(session.scalars(select(Course.slug).where(Course.slug.in_(options))))
-    return next(
-        (slug for slug in options if slug not in taken and SLUG_PATTERN.match(slug)), f"{stem}-{secrets.token_hex(4)}"
-    )
+    free = [slug for slug in options if slug not in taken and SLUG_PATTERN.match(slug)]
+    return free + [f"{stem}-{secrets.token_hex(4)}"]
 
 
 def linked_context(session: Session, launch: Launch) -> LtiContext | None:
@@ -147,16 +173,7 @@ def course_link(session: Session, launch: Launch, is_staff: bool) -> LtiContext:
                 "Your instructor has not opened ppo-grader from this LMS course yet. Try again later.",
                 403,
             )
-        title = launch.context.title or launch.context.label or "LMS course"
-        course = create_course(session, _course_slug(session, launch), title[:200])
-        link = LtiContext(
-            platform_id=launch.platform.id,
-            deployment_id=launch.deployment_id,
-            context_id=launch.context.id,
-            course_id=course.id,
-            title=title[:200],
-        )
-        session.add(link)
+        link = _new_link(session, launch)
     if launch.context.title:
         link.title = launch.context.title[:200]
     if launch.memberships_url:
@@ -166,6 +183,39 @@ def course_link(session: Session, launch: Launch, is_staff: bool) -> LtiContext:
         link.ags_scopes = " ".join(launch.ags.scopes)[:1000]
     session.flush()
     return link
+
+
+def _new_link(session: Session, launch: Launch) -> LtiContext:
+    """The first staff launch of an LMS course: a course of ours and the link to it. Two at
+    once make one: the slug and the link are each claimed in one statement; the launch that
+    loses either takes the winner's link, or tries the next slug (one some other course holds)."""
+    assert launch.context is not None
+    title = (launch.context.title or launch.context.label or "LMS course")[:200]
+    for slug in _course_slugs(session, launch):
+        course = claim_course(session, slug, title)
+        if course is None:  # taken since we looked: by a concurrent first launch of this course?
+            link = linked_context(session, launch)
+            if link is not None:
+                return link
+            continue
+        values = {
+            "platform_id": launch.platform.id,
+            "deployment_id": launch.deployment_id,
+            "context_id": launch.context.id,
+            "course_id": course.id,
+            "title": title,
+        }
+        link_id = insert_unless_taken(session, LtiContext, values)
+        if link_id is None:  # a concurrent launch linked this LMS course first (to another slug)
+            session.execute(delete(Course).where(Course.id == course.id))
+            session.expunge(course)
+            link = linked_context(session, launch)
+            assert link is not None
+            return link
+        made = session.get(LtiContext, link_id)
+        assert made is not None
+        return made
+    raise AssertionError("unreachable: the last candidate slug is random")  # pragma: no cover
 
 
 def record_member(
@@ -178,14 +228,35 @@ def record_member(
     role = INSTRUCTOR if standing(roles) is Standing.STAFF else LEARNER
     enroll(session, course, user, role)
     member = session.get(LtiMember, (link.id, user.id))
-    if member is None:
-        member = LtiMember(context_id=link.id, user_id=user.id)
-        session.add(member)
+    if member is None:  # claimed in one statement: the same person's two first launches at once
+        insert_unless_taken(session, LtiMember, {"context_id": link.id, "user_id": user.id, "roles": ""})
+        member = session.get(LtiMember, (link.id, user.id))
+        assert member is not None
     member.roles = roles_text(roles)
     member.status = "active"
     member.seen_at = now or utcnow()
     session.flush()
     return role
+
+
+def drop_member(session: Session, link: LtiContext, member: LtiMember) -> bool:
+    """Mark a member the LMS lists as inactive, or no longer lists, as dropped; returns whether
+    they were active. Their work and a learner's enrollment stay (grades are no longer sent:
+    ``server.lti.grades``); an instructor enrollment ends, so whatever they held of the course's
+    staff pages (the dashboard, a session, a token) is gone at their next request. A launch or
+    sync that lists them again restores it (:func:`record_member`). Run for a member dropped
+    already too: one dropped before a drop ended staff access loses it at the next sync."""
+    session.execute(
+        delete(Enrollment).where(
+            Enrollment.course_id == link.course_id,
+            Enrollment.user_id == member.user_id,
+            Enrollment.role == INSTRUCTOR,
+        )
+    )
+    if member.status == "dropped":
+        return False
+    member.status = "dropped"
+    return True
 
 
 def session_token_id(session: Session, user: User, pepper: bytes) -> int:

@@ -3,9 +3,10 @@ instructor chooses exercises; the tool answers with one content item per exercis
 
 - :func:`open_request` remembers a validated deep-linking request (``LtiDeepLink``: where to
   answer, the platform's opaque ``data``) under a random token for 30 minutes. The picker page
-  carries the token; it is the credential of the picker's form (the picker runs inside the
-  LMS's frame, where the site's cookies are not sent), used at most once, and only by the
-  instructor whose launch opened it.
+  carries the token (not the web session: the launch signs nobody in), used at most once,
+  and only by the instructor whose launch opened it: from the browser that launch came to (a
+  cookie holding the token's MAC, set with the picker: ``server.lti.router``) and while they
+  still teach the course (:func:`pending`; a TA the LMS drops meanwhile cannot send it).
 - :func:`answer` publishes each chosen exercise in the course (if it is not in its set yet)
   and signs the ``LtiDeepLinkingResponse``: an ``ltiResourceLink`` per exercise whose custom
   parameter ``exercise`` says what it opens, and a ``lineItem`` (``resourceId`` = the slug,
@@ -25,6 +26,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
+from server.courses.service import INSTRUCTOR, course_role
 from server.courses.sets import course_exercises, publish
 from server.lti import claims as c
 from server.lti import keys
@@ -75,7 +77,9 @@ def offers(session: Session, course: Course) -> list[Offer]:
 
 
 def pending(session: Session, token: str, now: datetime | None = None) -> LtiDeepLink:
-    """The unused, unexpired request with this token; ``LaunchRefused`` otherwise."""
+    """The unused, unexpired request with this token, its instructor still teaching the course
+    (not dropped by the LMS since: ``server.lti.accounts.drop_member``); ``LaunchRefused``
+    otherwise. (That the form comes from the browser that opened it is the router's check.)"""
     row = session.scalar(select(LtiDeepLink).where(LtiDeepLink.token == token[:64])) if token else None
     if row is None:
         raise LaunchRefused("Unknown request", "This picker was not opened by a launch from the LMS.", 404)
@@ -86,6 +90,15 @@ def pending(session: Session, token: str, now: datetime | None = None) -> LtiDee
     if row.expires_at < (now or utcnow()):
         raise LaunchRefused(
             "Picker expired", "The picker was open for more than 30 minutes. Open it again from the LMS.", 403
+        )
+    link = session.get(LtiContext, row.context_id)
+    course = session.get(Course, link.course_id) if link is not None else None
+    opener = session.get(User, row.user_id)
+    if course is None or opener is None or course_role(session, opener, course) != INSTRUCTOR:
+        raise LaunchRefused(
+            "No longer an instructor here",
+            "The LMS no longer lists the person who opened this picker among the course's instructors.",
+            403,
         )
     return row
 

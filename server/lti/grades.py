@@ -107,6 +107,8 @@ class GradePlan:
     course: Course
     lines: list[GradeLine] = field(default_factory=list)
     lms_error: str | None = None
+    #: Whether the LMS was asked what it has (``plan(client=...)``); else ``lms`` is unknown.
+    lms_read: bool = False
 
     @property
     def to_send(self) -> list[GradeLine]:
@@ -164,6 +166,7 @@ def plan(
     result = GradePlan(link, course)
     lms: dict[tuple[str, str], float | None] = {}
     if client is not None:
+        result.lms_read = True
         try:
             lms = _lms_results(session, client, link)
         except LmsUnreachable as exc:

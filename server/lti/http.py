@@ -9,17 +9,28 @@
   like an LMS that does not answer, never an error of the caller's request.
 - Every host is resolved here (``getaddrinfo``) and every address it resolves to is sorted
   by :func:`address_kind`. Unspecified (``0.0.0.0``, ``::``), link-local (169.254/16, the
-  cloud metadata service), multicast, reserved and IPv4-mapped/6to4/Teredo addresses are
-  always refused; loopback and private ones only where the caller allows them
+  cloud metadata service), multicast and reserved addresses are always refused; an IPv6
+  address that stands for an IPv4 one (IPv4-mapped ``::ffff:a.b.c.d``, NAT64
+  ``64:ff9b::a.b.c.d``, 6to4, Teredo) is sorted as the IPv4 address it embeds, since that is
+  where the request goes (``64:ff9b::a9fe:a9fe`` is the metadata service through a NAT64
+  gateway), and a local-use NAT64 address (``64:ff9b:1::/48``, whose embedding depends on the
+  network) is refused; loopback and private ones only where the caller allows them
   (``server.lti.services``: a platform registered on this machine, or on a private network,
   may name services there; a public platform may not). The request then goes to the checked
   address itself (the host name kept for TLS and ``Host``), so DNS cannot answer one address
   to the check and another to the connection.
+- Every exchange (connecting, sending, the whole answer) has one deadline, the timeout's
+  ``read`` seconds (:data:`TIMEOUT`, 15 s) from its start: httpx's own timeouts are per
+  network operation, so an LMS that trickles its answer a byte at a time, each byte within the
+  timeout, would hold the request (and the worker or page that waits on it) for as long as it
+  liked. Every read and write of the connection waits at most what is left of the deadline
+  (:class:`_DeadlineBackend`), headers included.
 - Every answer is read up to :data:`MAX_RESPONSE_BYTES` and must be JSON where JSON is
-  expected; a connection timeout, a status outside 2xx, a body too large, nested too deep or
-  not JSON becomes one ``LmsUnreachable`` whose message names the host and what went wrong
-  (never the body).
-- Redirects are not followed (a service URL answers itself, or the call fails).
+  expected; a connection timeout, an answer not in whole by the deadline, a status outside
+  2xx, a body too large, nested too deep or not JSON becomes one ``LmsUnreachable`` whose
+  message names the host and what went wrong (never the body).
+- Redirects are not followed (a service URL answers itself, or the call fails), and no proxy
+  from the environment is used (it would resolve and connect on its own).
 """
 
 from __future__ import annotations
@@ -27,11 +38,16 @@ from __future__ import annotations
 import ipaddress
 import json
 import socket
+import ssl
+import time
+from collections.abc import Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import httpcore
 import httpx
 
 from server.lti.errors import InvalidRegistration, LmsUnreachable
@@ -39,6 +55,7 @@ from server.models.lti import MAX_URL_CHARS  # the longest URL a column holds
 
 #: Largest answer read from an LMS (a page of a big roster is a few hundred KiB).
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+#: Per network operation (connect 5 s); ``read`` is also the deadline of a whole exchange.
 TIMEOUT = httpx.Timeout(15.0, connect=5.0)
 _LOOPBACK_NAMES = {"localhost"}
 #: Most addresses of one host looked at (each is checked; the first is used).
@@ -56,12 +73,36 @@ class AddressKind(StrEnum):
     REFUSED = "refused"
 
 
+#: NAT64's well-known prefix (RFC 6052): the last 32 bits are the IPv4 address reached.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+#: Local-use NAT64 (RFC 8215): a network's own prefix length places the IPv4 address anywhere.
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address stands for, where it has one: IPv4-mapped, NAT64's
+    well-known prefix, 6to4 (the site's router), Teredo (the client, de-obfuscated)."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    return None
+
+
 def address_kind(address: IpAddress) -> AddressKind:
-    """Public, private (RFC 1918, ULA, CGNAT ...), loopback, or refused whatever the platform."""
-    if isinstance(address, ipaddress.IPv6Address) and (
-        address.ipv4_mapped is not None or address.sixtofour is not None or address.teredo is not None
-    ):
-        return AddressKind.REFUSED  # an IPv4 address in disguise: checked as IPv6, reached as IPv4
+    """Public, private (RFC 1918, ULA, CGNAT ...), loopback, or refused whatever the platform.
+    An IPv6 address that embeds an IPv4 one is the kind of that IPv4 address (it is where the
+    request goes: checked as IPv6, it would be reached as IPv4)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address in _LOCAL_NAT64:
+            return AddressKind.REFUSED  # which IPv4 address it reaches depends on the network
+        inner = embedded_ipv4(address)
+        if inner is not None:
+            return address_kind(inner)
     if address.is_unspecified:
         return AddressKind.REFUSED
     if address.is_loopback:  # before "reserved": ::1 lies in the reserved ::/8
@@ -165,6 +206,95 @@ def lms_url(url: object, what: str) -> str:
     return url
 
 
+#: When the exchange under way in this thread (or task) must be over (``time.monotonic()``).
+_deadline: ContextVar[float | None] = ContextVar("lms_exchange_deadline", default=None)
+
+
+def _left(timeout: float | None, late: type[httpcore.TimeoutException]) -> float | None:
+    """``timeout`` cut to what is left of the exchange's deadline; ``late`` once it has passed."""
+    end = _deadline.get()
+    if end is None:
+        return timeout
+    left = end - time.monotonic()
+    if left <= 0:
+        raise late("the LMS exchange's deadline has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every read and write waits at most what is left of the deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        inner = self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout))
+        return _DeadlineStream(inner)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's own network, every connection a :class:`_DeadlineStream`."""
+
+    def __init__(self) -> None:
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        timeout = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        raise httpcore.ConnectError("the tool calls an LMS over TCP only")
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _DeadlineTransport(httpx.HTTPTransport):
+    """httpx's transport over :class:`_DeadlineBackend` (its pool rebuilt with that backend:
+    httpx takes no backend of its own choosing)."""
+
+    def __init__(self) -> None:
+        # Not super().__init__(): it would build a pool (and load a TLS context) only to drop it.
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),  # as httpx's own: certifi, or SSL_CERT_FILE
+            max_connections=100,
+            max_keepalive_connections=20,
+            keepalive_expiry=5.0,
+            network_backend=_DeadlineBackend(),
+        )
+
+
+def lms_client(timeout: httpx.Timeout = TIMEOUT) -> httpx.Client:
+    """An HTTP client for calls to an LMS (:func:`call`): no redirects, every exchange within
+    ``timeout.read`` seconds, whole (:data:`TIMEOUT`), and no proxy from the environment (the
+    request goes to the checked address itself, through this transport's deadline; the TLS
+    context still reads ``SSL_CERT_FILE``)."""
+    return httpx.Client(timeout=timeout, follow_redirects=False, transport=_DeadlineTransport(), trust_env=False)
+
+
 @dataclass(frozen=True)
 class Answer:
     """An LMS's answer: status, the JSON body (None when empty) and the ``Link`` header."""
@@ -235,8 +365,10 @@ def call(
         if not value.isascii() or not value.isprintable():
             raise LmsUnreachable(f"{what}: a header value for {host} is not printable ASCII (from the LMS's answers).")
     own = client is None
-    session = client or httpx.Client(timeout=TIMEOUT, follow_redirects=False)
+    session = client or lms_client()
     extensions = {"sni_hostname": host} if urlsplit(url).scheme == "https" else {}
+    seconds = session.timeout.read or TIMEOUT.read or 15.0
+    deadline = _deadline.set(time.monotonic() + seconds)
     try:
         for n, target in enumerate(place.targets):
             try:
@@ -256,9 +388,18 @@ def call(
             except httpx.ConnectError:
                 if n == len(place.targets) - 1:
                     raise
+    except httpx.TimeoutException as exc:
+        end = _deadline.get()
+        if end is not None and time.monotonic() >= end:
+            raise LmsUnreachable(
+                f"{what}: {host} did not answer in full within {seconds:g} s (an LMS must answer each request "
+                "whole within that time)."
+            ) from None
+        raise LmsUnreachable(f"{what}: could not reach {host} ({type(exc).__name__}).") from None
     except (httpx.HTTPError, httpx.InvalidURL, ValueError, UnicodeError) as exc:
         raise LmsUnreachable(f"{what}: could not reach {host} ({type(exc).__name__}).") from None
     finally:
+        _deadline.reset(deadline)
         if own:
             session.close()
     if not (200 <= status < 300) and status not in accept_status:

@@ -19,7 +19,10 @@
    - the LTI version is 1.3.0, the message type is a resource link or a deep-linking request,
      and the deployment id is registered for the platform.
 
-Every value taken from the token is type-checked and capped before it is used or stored.
+Every value taken from the token is type-checked and capped before it is used or stored, and
+must be storable text (``server.text_guard``); an identifier holding a control character (ESC,
+a newline, a bidi override) is refused, display text (names, email, course title) has them
+taken out.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from server.lti.http import shown_url, url_problem
 from server.lti.platforms import find_platform, has_deployment, platform_key
 from server.models import LtiDeepLink, LtiLogin, LtiPlatform, LtiTicket, utcnow
 from server.models.lti import MAX_URL_CHARS
-from server.text_guard import is_storable_text
+from server.text_guard import display_text, is_printable_text, is_storable_text
 
 log = logging.getLogger(__name__)
 
@@ -322,7 +325,9 @@ def _claim_refused(claim: str) -> LaunchRefused:
     return LaunchRefused(title, text, 403 if claim == "nonce" else 401)  # a wrong nonce is a replay
 
 
-def _string(value: Any, what: str, *, required: bool = False, longest: int = 255) -> str:
+def _storable(value: Any, what: str, *, required: bool = False, longest: int = 255) -> str:
+    """A text claim: a string of at most ``longest`` characters that every database stores,
+    else the launch is refused; "" for a missing optional one."""
     if value is None and not required:
         return ""
     if not isinstance(value, str) or (required and not value) or len(value) > longest:
@@ -330,6 +335,22 @@ def _string(value: Any, what: str, *, required: bool = False, longest: int = 255
     if not is_storable_text(value):  # a lone surrogate ("\ud800" is valid JSON) or a NUL
         raise LaunchRefused("Invalid launch", f"The launch's {what} is not valid text (a lone surrogate or NUL).")
     return value
+
+
+def _string(value: Any, what: str, *, required: bool = False, longest: int = 255) -> str:
+    """An identifier claim (a user, context, deployment or link id; a URL): storable and
+    printable, else the launch is refused (cleaned, it would name something else)."""
+    text = _storable(value, what, required=required, longest=longest)
+    if not is_printable_text(text):  # ESC, a newline, a bidi override ... (server.text_guard.CONTROL)
+        raise LaunchRefused("Invalid launch", f"The launch's {what} holds a control character.")
+    return text
+
+
+def _display(value: Any, what: str, keep: int) -> str:
+    """A display claim (a name, an email, a course title; what people read and an LMS's users
+    choose): storable, its control characters taken out (``server.text_guard.display_text``),
+    cut to ``keep``."""
+    return display_text(_storable(value, what, longest=2000), keep) or ""
 
 
 def _opaque(value: Any) -> str | None:
@@ -351,7 +372,7 @@ def _service_url(value: Any, what: str, platform: LtiPlatform) -> str | None:
     (not https, say): left out and logged; the launch goes on (a learner is not locked out for
     a service the LMS misconfigured), the course keeps what an earlier launch named, and the
     service's first use without one says the LMS gave none it can call (an LMS failure)."""
-    text = _string(value, what, longest=MAX_URL_CHARS)
+    text = _storable(value, what, longest=MAX_URL_CHARS)
     if not text:
         return None
     problem = url_problem(text)
@@ -409,15 +430,18 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
     roles = body.get(c.ROLES, [])
     if not isinstance(roles, list):
         raise LaunchRefused("Invalid launch", "The launch's roles claim must be a list.")
-    if any(isinstance(r, str) and not is_storable_text(r) for r in roles[: c.MAX_ROLES]):
-        raise LaunchRefused("Invalid launch", "The launch's roles are not valid text (a lone surrogate or NUL).")
+    if any(isinstance(r, str) and not is_printable_text(r) for r in roles[: c.MAX_ROLES]):
+        raise LaunchRefused(
+            "Invalid launch",
+            "The launch's roles are not printable text (a lone surrogate, a NUL or a control character).",
+        )
     context = body.get(c.CONTEXT)
     place = None
     if isinstance(context, dict) and context.get("id"):
         place = Context(
             id=_string(context.get("id"), "context id", required=True),
-            title=_string(context.get("title"), "context title", longest=2000)[:200],
-            label=_string(context.get("label"), "context label", longest=2000)[:200],
+            title=_display(context.get("title"), "context title", 200),
+            label=_display(context.get("label"), "context label", 200),
         )
     link = body.get(c.RESOURCE_LINK)
     link_id = _string(link.get("id"), "resource link id") if isinstance(link, dict) else ""
@@ -428,7 +452,7 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
         {
             str(k)[:64]: v[:200]
             for k, v in list(custom_claim.items())[:50]
-            if isinstance(v, str) and is_storable_text(str(k)[:64] + v[:200])
+            if isinstance(v, str) and is_printable_text(str(k)[:64] + v[:200])
         }
         if isinstance(custom_claim, dict)
         else {}
@@ -444,7 +468,7 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
         ags = AgsEndpoint(
             lineitems=_service_url(ags_claim.get("lineitems"), "line items URL", platform),
             lineitem=_service_url(ags_claim.get("lineitem"), "line item URL", platform),
-            scopes=tuple(s for s in scopes[:20] if isinstance(s, str) and len(s) < 200 and is_storable_text(s))
+            scopes=tuple(s for s in scopes[:20] if isinstance(s, str) and len(s) < 200 and is_printable_text(s))
             if isinstance(scopes, list)
             else (),
         )
@@ -461,7 +485,7 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
             ),
             data=_opaque(settings.get("data")),
             accept_multiple=settings.get("accept_multiple") is not False,
-            accept_types=tuple(t for t in types[:20] if isinstance(t, str) and is_storable_text(t))
+            accept_types=tuple(t for t in types[:20] if isinstance(t, str) and is_printable_text(t))
             if isinstance(types, list)
             else (),
         )
@@ -470,9 +494,9 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
         message_type=message,
         deployment_id=deployment,
         sub=_string(body.get("sub"), "user id (sub)", required=True),
-        name=_string(body.get("name"), "name", longest=2000)[:128],
-        email=_string(body.get("email"), "email", longest=2000)[:255] or None,
-        username=_string(body.get("preferred_username"), "username", longest=2000)[:64] or None,
+        name=_display(body.get("name"), "name", 128),
+        email=_display(body.get("email"), "email", 255) or None,
+        username=_display(body.get("preferred_username"), "username", 64) or None,
         roles=tuple(r for r in roles[: c.MAX_ROLES] if isinstance(r, str) and len(r) <= c.MAX_ROLE_CHARS),
         context=place,
         resource_link_id=link_id or None,

@@ -177,7 +177,9 @@ def course_lti_page(
         '<button type="submit" id="lti-send">Send the grades below</button></form> '
         f'<form class="inline" method="post" action="/dashboard/lti/auto">{hidden}'
         f'<input type="hidden" name="auto" value="{"off" if link.auto_grades else "on"}">'
-        f'<button type="submit" id="lti-auto-toggle">Turn automatic grades {"off" if link.auto_grades else "on"}</button></form>'
+        f'<button type="submit" id="lti-auto-toggle">Turn automatic grades {"off" if link.auto_grades else "on"}</button></form> '
+        f'<form class="inline" method="post" action="/dashboard/lti/compare">{hidden}'
+        '<button type="submit" id="lti-compare">Compare with the LMS gradebook</button></form>'
     )
     people = "".join(
         f'<tr class="{e(m.status)}"><td>{e(u.display_name)}</td><td>{e(u.name)}</td>'
@@ -196,9 +198,14 @@ def course_lti_page(
             lms_note = (
                 f'<p class="notice" id="lti-lms-unread">What the LMS has could not be read: {e(grades.lms_error)}</p>'
             )
+        elif not grades.lms_read:  # a view never calls the LMS: the button asks it, once per press
+            lms_note = (
+                '<p class="muted" id="lti-lms-unasked">The LMS was not asked what it has: '
+                "<i>Compare with the LMS gradebook</i> reads it now.</p>"
+            )
         for line in grades.lines:
             sent = "excused" if line.sent_excused else (format_score(line.sent) if line.was_sent else "–")
-            lms = "?" if grades.lms_error else format_score(line.lms)
+            lms = "?" if grades.lms_error or not grades.lms_read else format_score(line.lms)
             grade_rows += (
                 f'<tr data-learner="{e(line.login)}" data-exercise="{e(line.exercise)}" class="{e(line.action.replace(" ", "-"))}">'
                 f"<td>{e(line.display_name)} ({e(line.login)})</td><td>{e(titles.get(line.exercise, line.exercise))}</td>"

@@ -3,14 +3,17 @@ sync-roster COURSE`` and the course LTI page's button.
 
 Every member the LMS lists as Active gets their account and enrollment (as a launch would make
 them: ``server.lti.accounts``) with the role the LMS gives them now. A member the LMS lists as
-Inactive or Deleted, or no longer lists at all, is marked ``dropped`` (``LtiMember.status``):
-never deleted, so their submissions, scores and history stay, and they are left out of the
-grades sent back. Members with no role in the course (a Mentor, say) are skipped.
+Inactive or Deleted, or no longer lists at all, is marked ``dropped`` (``LtiMember.status``,
+``server.lti.accounts.drop_member``): never deleted, so their submissions, scores and history
+stay, and they are left out of the grades sent back; one who taught the course (a TA, an
+instructor) no longer does: their instructor enrollment ends. Members with no role in the
+course (a Mentor, say) are skipped.
 
 Every text of a member is the LMS's JSON, where a lone surrogate or a NUL is valid: it passes
 ``server.text_guard`` with a cap before anything is stored. A member whose ``user_id`` or roles
-fail it (or are not strings) is skipped and counted (``RosterSync.invalid``), never a 500; a
-name or email that fails it is left out (the account keeps the name it has).
+fail it (or are not strings, or hold a control character) is skipped and counted
+(``RosterSync.invalid``), never a 500; a name or email that is not storable is left out (the
+account keeps the name it has), and one holding control characters is kept without them.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from server.lti.accounts import person, record_member
+from server.lti.accounts import drop_member, person, record_member
 from server.lti.claims import MAX_ROLES, SCOPE_MEMBERSHIPS, Standing, roles_text, standing
 from server.lti.errors import LmsUnreachable
 from server.lti.services import LmsClient
 from server.models import Enrollment, LtiContext, LtiMember, LtiPlatform, LtiUser, User, utcnow
-from server.text_guard import is_storable_text, storable_text
+from server.text_guard import display_text, is_printable_text, printable_text
 
 _LEFT = {"inactive", "deleted"}
 
@@ -41,7 +44,7 @@ class RosterSync:
     unchanged: int = 0
     #: Members with no role in the course (a Mentor ...).
     skipped: int = 0
-    #: Members whose ``user_id`` or roles are not storable text (or not strings): left out.
+    #: Members whose ``user_id`` or roles are not printable text (or not strings): left out.
     invalid: int = 0
     requests: int = 0
 
@@ -82,14 +85,14 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
             known = session.get(LtiUser, (platform.id, sub))
             if known is not None:
                 listed.add(known.user_id)
-                if _drop(before.get(known.user_id)):
+                row = before.get(known.user_id)
+                if row is not None and drop_member(session, link, row):
                     done.dropped.append(session.scalar(select(User.name).where(User.id == known.user_id)) or sub)
             continue
         user = person(
             session,
             platform.id,
             sub,
-            secret,
             name=_text(member.get("name"))
             or " ".join(filter(None, (_text(member.get("given_name")), _text(member.get("family_name"))))),
             email=_text(member.get("email")) or None,
@@ -106,7 +109,7 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
         else:
             done.unchanged += 1
     for user_id, row in before.items():
-        if user_id not in listed and _drop(row):
+        if user_id not in listed and drop_member(session, link, row):
             name = session.scalar(select(User.name).where(User.id == user_id))
             done.dropped.append(name or str(user_id))
     link.roster_synced_at = now
@@ -114,26 +117,20 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
     return done
 
 
-def _drop(member: LtiMember | None) -> bool:
-    if member is None or member.status == "dropped":
-        return False
-    member.status = "dropped"
-    return True
-
-
 def _identity(member: dict[str, Any]) -> tuple[str, list[str]] | None:
     """A member's ``user_id`` and roles (those read: :data:`~server.lti.claims.MAX_ROLES`), or
-    None when the id is not storable text of at most 255 characters, the roles are not a list,
-    or a role read is not storable text."""
-    sub, roles = storable_text(member.get("user_id"), 255), member.get("roles")
+    None when the id is not printable text of at most 255 characters, the roles are not a list,
+    or a role read is not printable text (``server.text_guard.printable_text``)."""
+    sub, roles = printable_text(member.get("user_id"), 255), member.get("roles")
     if not sub or not isinstance(roles, list):
         return None
     read = [r for r in roles[:MAX_ROLES] if isinstance(r, str)]
-    if any(not is_storable_text(r) for r in read):
+    if any(not is_printable_text(r) for r in read):
         return None
     return sub, read
 
 
 def _text(value: object) -> str:
-    """A member's display text (name, email), stripped and cut to 200; empty when not storable."""
-    return storable_text(value.strip() if isinstance(value, str) else None, 200, cut=True) or ""
+    """A member's display text (name, email) without control characters, cut to 200; empty
+    when not storable (``server.text_guard.display_text``)."""
+    return display_text(value, 200) or ""

@@ -17,12 +17,16 @@ From the LMS (no session; each step proves itself):
   top level on the site itself, but not on the LMS's cross-site post), 303 to the course's
   dashboard (staff) or the learner's page for the exercise.
 - ``POST /lti/deep-link/{token}``: the picker's choice; answers with the signed content items,
-  posted back to the LMS.
+  posted back to the LMS. Only from the browser the picker's launch came to (a cookie the
+  picker's page set holds the token's MAC, as for ``/lti/continue``), and only while its
+  instructor still teaches the course (``server.lti.deeplink.pending``).
 - ``GET /lti/jwks``: the tool's public keys. ``GET /lti/config.json``: Canvas's tool
   configuration (every URL from ``PUBLIC_URL``; never the request's Host header).
 
 For instructors (the web session): ``GET /dashboard/lti`` (the course's link, roster and
-grades preview), ``POST /dashboard/lti/roster|grades|auto``. For admins (a bearer token):
+grades preview, from the database alone: a view never calls the LMS), ``POST
+/dashboard/lti/compare`` (the same page with what the LMS has now: one read of its gradebook
+per press), ``POST /dashboard/lti/roster|grades|auto``. For admins (a bearer token):
 ``GET|POST /api/v1/lti/platforms``, ``POST /api/v1/lti/platforms/{id}/deployments``.
 """
 
@@ -75,6 +79,7 @@ MAX_LAUNCH_FORM_BYTES = 128 * 1024
 MAX_PICKER_FORM_BYTES = 16 * 1024
 TICKET_SECONDS = 300
 TICKET_COOKIE_PREFIX = "ppo_lti_ticket_"
+PICKER_COOKIE_PREFIX = "ppo_lti_picker_"
 _SCRIPT = (Path(__file__).parent / "static" / "launch.js").read_bytes()
 
 
@@ -197,7 +202,6 @@ def _accept(request: Request, session: Session, secret: bytes, checked: Launch) 
         session,
         checked.platform.id,
         checked.sub,
-        secret,
         name=checked.name,
         email=checked.email,
         username=checked.username,
@@ -214,7 +218,14 @@ def _accept(request: Request, session: Session, secret: bytes, checked: Launch) 
             f"/lti/deep-link/{opened.token}",
             checked.deep_linking.accept_multiple,
         )
-        return pages.lti_response(body)
+        # The picker's form works only in the browser this launch came to (its token, copied
+        # from the page or a log, is no credential elsewhere): its proof is a cookie set here.
+        picker = pages.lti_response(body)
+        proof = picker_proof(opened.token, secret)
+        _proof_cookie(
+            request, picker, picker_cookie_name(opened.token), proof, "/lti/deep-link", deeplink.REQUEST_SECONDS
+        )
+        return picker
     exercise = _exercise(session, course, link, checked)
     if staff:
         destination = in_course(DASHBOARD, course.slug)
@@ -233,27 +244,48 @@ def _accept(request: Request, session: Session, secret: bytes, checked: Launch) 
     response = pages.lti_response(pages.launch_page(user, course.title, f"/lti/continue/{ticket.token}", window))
     # The link signs in only the browser this launch came to (no login CSRF: a link passed on
     # to someone else signs nobody in): it carries its proof in a cookie set here.
+    proof = ticket_proof(ticket.token, secret)
+    _proof_cookie(request, response, ticket_cookie_name(ticket.token), proof, "/lti/continue", TICKET_SECONDS)
+    return response
+
+
+def _proof_cookie(request: Request, response: Response, name: str, proof: str, path: str, seconds: int) -> None:
+    """Bind a launch's one-time link or form (at ``path``, living ``seconds``) to this browser:
+    ``proof``, a MAC of its token, in a cookie only that browser holds."""
     secure = request.url.scheme == "https"
     response.set_cookie(
-        ticket_cookie_name(ticket.token),
-        ticket_proof(ticket.token, secret),
-        max_age=TICKET_SECONDS,
-        path="/lti/continue",
+        name,
+        proof,
+        max_age=seconds,
+        path=path,
         httponly=True,
         samesite="none" if secure else "lax",  # as the state cookie: set on the LMS's cross-site post
         secure=secure,
     )
-    return response
+
+
+def _cookie_name(prefix: str, token: str) -> str:
+    return prefix + "".join(ch for ch in token[:16] if ch.isalnum() or ch in "-_")
 
 
 def ticket_cookie_name(token: str) -> str:
     """The cookie that binds a sign-in ticket to the browser of its launch (one per ticket)."""
-    return TICKET_COOKIE_PREFIX + "".join(ch for ch in token[:16] if ch.isalnum() or ch in "-_")
+    return _cookie_name(TICKET_COOKIE_PREFIX, token)
 
 
 def ticket_proof(token: str, secret: bytes) -> str:
     """The ticket cookie's value: a MAC of the ticket, so the link alone proves nothing."""
     return hmac.new(secret, b"lti-ticket\0" + token.encode(), hashlib.sha256).hexdigest()
+
+
+def picker_cookie_name(token: str) -> str:
+    """The cookie that binds a deep-linking picker to the browser of its launch (one per picker)."""
+    return _cookie_name(PICKER_COOKIE_PREFIX, token)
+
+
+def picker_proof(token: str, secret: bytes) -> str:
+    """The picker cookie's value: a MAC of the picker's token (another domain than a ticket's)."""
+    return hmac.new(secret, b"lti-picker\0" + token.encode(), hashlib.sha256).hexdigest()
 
 
 def _exercise(session: Session, course: Course, link: LtiContext, checked: Launch) -> str | None:
@@ -335,6 +367,14 @@ def deep_link_answer(
         if not same_origin(request) or form is None:
             raise LaunchRefused("Not sent from the picker", "Choose the exercises on the picker the LMS opened.", 403)
         pending = deeplink.pending(session, token, now)
+        proof = request.cookies.get(picker_cookie_name(pending.token), "")
+        if not hmac.compare_digest(proof.encode(), picker_proof(pending.token, settings.secret_bytes).encode()):
+            raise LaunchRefused(
+                "Picker not opened in this browser",
+                "This picker works only in the browser that opened it from the LMS (its address alone is no "
+                "credential). Open the picker from the LMS yourself.",
+                403,
+            )
         chosen = [slug for slug in form.get("exercise", []) if len(slug) <= 64]
         if _first(form, "whole-set"):
             link = session.get(LtiContext, pending.context_id)
@@ -385,12 +425,33 @@ def canvas_config(settings: SettingsDep) -> Response:
 # --- the course's LTI page ------------------------------------------------------------------
 
 
+DashboardForm = Annotated[dict[str, list[str]] | None, Depends(_form_reader(4096))]
+
+
 @html.get("/dashboard/lti")
 def course_page(
     request: Request, session: SessionDep, settings: SettingsDep, user: WebInstructor, shown: DashboardCourse
 ) -> Response:
-    """The course's LMS link, its roster and what the grades sync would send."""
-    course = shown.course
+    """The course's LMS link, its roster and what the grades sync would send (never calling
+    the LMS: what it has is the compare button's, :func:`compare_button`)."""
+    return shown.remember(_course_lti_page(request, session, settings, user, shown.course, ask_lms=False), request)
+
+
+@html.post("/dashboard/lti/compare")
+def compare_button(
+    request: Request, form: DashboardForm, session: SessionDep, settings: SettingsDep, user: WebInstructor
+) -> Response:
+    """The course's LMS page with what the LMS has now beside each score (one read of its
+    gradebook, bounded as every LMS call: pages, size, deadline)."""
+    link, _slug = _taught_link(request, form, session, settings, user)
+    course = session.get(Course, link.course_id)
+    assert course is not None
+    return _course_lti_page(request, session, settings, user, course, ask_lms=True)
+
+
+def _course_lti_page(
+    request: Request, session: Session, settings: Any, user: User, course: Course, *, ask_lms: bool
+) -> Response:
     link = session.scalar(select(LtiContext).where(LtiContext.course_id == course.id))
     platform = session.get(LtiPlatform, link.platform_id) if link is not None else None
     members: list[tuple[User, LtiMember]] = []
@@ -404,15 +465,18 @@ def course_page(
                 .order_by(User.name)
             ).tuples()
         )
-        with LmsClient(session, settings.secret_bytes, platform) as client:
-            preview = plan(session, link, client=client)
-        session.commit()  # a key made for the preview's token
+        if ask_lms:
+            with LmsClient(session, settings.secret_bytes, platform) as client:
+                preview = plan(session, link, client=client)
+            session.commit()  # a key made for the preview's token
+        else:
+            preview = plan(session, link)
     csrf = form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes)
     titles = {x.slug: x.title for x in list_exercises()}
     body = pages.course_lti_page(
         viewer_of(user, course), link, platform.name if platform else "", members, preview, csrf, titles, course.slug
     )
-    return shown.remember(html_response(body), request)
+    return html_response(body)
 
 
 def _taught_link(
@@ -429,9 +493,6 @@ def _taught_link(
     if link is None:
         raise PageBadRequest(user, "This course is not linked to an LMS course.")
     return link, course.slug
-
-
-DashboardForm = Annotated[dict[str, list[str]] | None, Depends(_form_reader(4096))]
 
 
 @html.post("/dashboard/lti/roster")

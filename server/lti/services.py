@@ -19,12 +19,11 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 from sqlalchemy.orm import Session
 
 from server.lti import keys
 from server.lti.errors import LmsUnreachable
-from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, lms_url, next_page
+from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, lms_client, lms_url, next_page
 from server.models import LtiPlatform
 
 MAX_PAGES = 100
@@ -48,8 +47,9 @@ def service_address_kinds(platform: LtiPlatform) -> frozenset[AddressKind]:
     """Where a platform's service URLs may lead: public addresses, and the kind of network the
     administrator registered the platform on (its token URL's addresses): a platform on this
     machine (development, the tests) may name loopback services, one on a private network
-    private ones; a public platform neither. Unspecified, link-local, multicast, reserved and
-    IPv4-mapped addresses never (``server.lti.http.address_kind``)."""
+    private ones; a public platform neither. Unspecified, link-local, multicast and reserved
+    addresses never, also written as an IPv6 address that embeds one (IPv4-mapped, NAT64, 6to4,
+    Teredo: ``server.lti.http.address_kind`` sorts those as the IPv4 address they stand for)."""
     kinds = host_kinds(urlsplit(platform.auth_token_url).hostname or "")
     return frozenset({AddressKind.PUBLIC} | (kinds & {AddressKind.PRIVATE, AddressKind.LOOPBACK}))
 
@@ -69,7 +69,7 @@ class LmsClient:
         self.platform = platform
         self._tokens: dict[tuple[str, ...], str] = {}
         self._allowed = service_address_kinds(platform)
-        self._http = httpx.Client(timeout=TIMEOUT, follow_redirects=False)
+        self._http = lms_client(TIMEOUT)
         #: Requests sent (tokens included): what a job did, counted.
         self.requests = 0
 

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import func, select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from server.db import insert_unless_taken
 from server.errors import GraderError, InvalidRoster, UserAlreadyExists, UserNotFound
 from server.models import ApiToken, Role, User, utcnow
 from server.security import display_prefix, hash_token, new_token
@@ -51,16 +51,23 @@ def create_user(
             status_code=422,
             error_name="InvalidDisplayName",
         )
-    if session.scalar(select(User.id).where(User.name == name)) is not None:
+    user = claim_user(session, name, role, display_name)
+    if user is None:  # taken, or taken a moment ago by a concurrent create
         raise UserAlreadyExists(f"A user named {name!r} exists already.")
-    user = User(name=name, display_name=display_name or name, role=Role(role).value)
-    session.add(user)
     token = issue_token(session, user, pepper)
-    try:
-        session.flush()
-    except IntegrityError as exc:  # lost a race with a concurrent create
-        raise UserAlreadyExists(f"A user named {name!r} exists already.") from exc
+    session.flush()
     return NewUser(user=user, token=token)
+
+
+def claim_user(session: Session, name: str, role: Role, display_name: str | None = None) -> User | None:
+    """A new user called ``name`` (a valid name: the caller checked), or None when the name is
+    taken, also by a concurrent request that has not committed yet (``server.db.insert_unless_taken``:
+    the name is claimed in one statement, so two requests cannot both get it and the loser's
+    transaction stays usable). No token; the caller commits."""
+    user_id = insert_unless_taken(
+        session, User, {"name": name, "display_name": display_name or name, "role": Role(role).value}
+    )
+    return None if user_id is None else session.get(User, user_id)
 
 
 def issue_token(session: Session, user: User, pepper: bytes) -> str:

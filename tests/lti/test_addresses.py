@@ -26,9 +26,20 @@ PUBLIC_ONLY = frozenset({AddressKind.PUBLIC})
     [
         ("0.0.0.0", AddressKind.REFUSED),
         ("::", AddressKind.REFUSED),
-        ("::ffff:127.0.0.1", AddressKind.REFUSED),  # IPv4-mapped: loopback in disguise
-        ("::ffff:8.8.8.8", AddressKind.REFUSED),
-        ("2002:7f00:1::1", AddressKind.REFUSED),  # 6to4 of 127.0.0.1
+        # an IPv6 address standing for an IPv4 one is that IPv4 address's kind (where it goes)
+        ("::ffff:127.0.0.1", AddressKind.LOOPBACK),  # IPv4-mapped: loopback in disguise
+        ("::ffff:169.254.169.254", AddressKind.REFUSED),
+        ("::ffff:8.8.8.8", AddressKind.PUBLIC),
+        ("2002:7f00:1::1", AddressKind.LOOPBACK),  # 6to4 of 127.0.0.1
+        ("2002:a9fe:a9fe::1", AddressKind.REFUSED),  # 6to4 of the metadata service
+        ("64:ff9b::a9fe:a9fe", AddressKind.REFUSED),  # NAT64 (well-known prefix) of 169.254.169.254
+        ("64:ff9b::169.254.169.254", AddressKind.REFUSED),
+        ("64:ff9b::7f00:1", AddressKind.LOOPBACK),
+        ("64:ff9b::a00:1", AddressKind.PRIVATE),  # NAT64 of 10.0.0.1
+        ("64:ff9b::808:808", AddressKind.PUBLIC),  # NAT64 of 8.8.8.8: an IPv6-only host reaching a public LMS
+        ("64:ff9b:1::a9fe:a9fe", AddressKind.REFUSED),  # local-use NAT64: what it embeds is the network's
+        ("2001:0:4136:e378:8000:63bf:5601:5601", AddressKind.REFUSED),  # Teredo client 169.254.169.254
+        ("::8.8.8.8", AddressKind.REFUSED),  # IPv4-compatible: deprecated, reserved
         ("169.254.169.254", AddressKind.REFUSED),  # the cloud metadata service
         ("fe80::1", AddressKind.REFUSED),
         ("224.0.0.1", AddressKind.REFUSED),
@@ -88,7 +99,7 @@ def test_an_https_service_named_by_host_is_reached_at_its_address_and_its_certif
 
 def test_an_always_refused_address_is_refused_whatever_is_allowed() -> None:
     everything = frozenset(AddressKind)
-    for host in ("0.0.0.0", "[::ffff:127.0.0.1]", "169.254.169.254"):
+    for host in ("0.0.0.0", "[::ffff:169.254.169.254]", "[64:ff9b::a9fe:a9fe]", "169.254.169.254"):
         with pytest.raises(LmsUnreachable, match="refused"):
             pinned(f"https://{host}/x", "the roster", everything)
 

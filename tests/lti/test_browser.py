@@ -209,9 +209,13 @@ def test_launch_submit_and_grades_back_in_chromium(service: Service, tmp_path: P
             assert "Sent 0 score(s); 2 up to date" in service.cli("lti", "grades", "apply", SLUG).stderr
             assert service.platform.state()["scores"] == before
 
-            # The course's LTI page shows what the LMS has and that nothing is left to send.
+            # The course's LTI page shows that nothing is left to send and, asked (a view never
+            # calls the LMS), what the LMS has.
             prof.goto(f"{service.url}/dashboard/lti?course={SLUG}")
+            prof.wait_for_selector("#lti-lms-unasked")
+            prof.click("#lti-compare")
             prof.wait_for_selector("#lti-grades")
+            assert prof.locator("#lti-lms-unasked").count() == 0
             assert prof.locator("#lti-grades tbody tr").count() == 2
             assert prof.locator('#lti-grades tr[data-learner="ada"] td.lms').inner_text() == "55"
             assert prof.locator("#lti-grades td.action").all_inner_texts() == ["up to date", "up to date"]
