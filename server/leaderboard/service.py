@@ -14,7 +14,7 @@
   latest of the per-exercise reached-ats (when that total was first complete).
 - Per course: only the course's learners and the submissions made to it. The best that
   ranks is the best board score: the score that counts (after a late penalty) of the checks
-  the judge confirmed, self-reported ones left out (``exercises.scoring.board_score``; the
+  the judge confirmed, self-reported ones left out (``server.courses.counted.submission_board``; the
   score that counts where a verdict predates it); the raw best rides along.
 - The speed board takes submissions whose board score is full: every confirmed check passed.
 """
