@@ -19,8 +19,8 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session, selectinload
 
-from server.courses.counted import ExerciseScore, course_scores
-from server.leaderboard.service import _as_datetime, counted, learner_ids
+from server.courses.counted import ExerciseScore, counts_as_attempt, course_scores
+from server.leaderboard.service import _as_datetime, learner_ids
 from server.models import DEFAULT_COURSE_ID, CheckResult, Status, Submission, User, Verdict
 from server.stats.schemas import ExerciseStats
 from server.stats.service import exercise_stats, mistake_key, shown_mistake
@@ -246,7 +246,7 @@ def median_attempts_to_solve(
     attempts: dict[int, int] = {}
     for uid, at in session.execute(
         select(S.user_id, S.created_at).where(
-            S.exercise == slug, *_learner_rows(course_id), *counted(), S.user_id.in_(list(solved_at))
+            S.exercise == slug, *_learner_rows(course_id), counts_as_attempt(), S.user_id.in_(list(solved_at))
         )
     ).tuples():
         if _as_datetime(at) <= solved_at[uid]:  # type: ignore[operator]

@@ -2,7 +2,8 @@
 
 - Only learners are ranked; instructors' and admins' test runs never appear.
 - An attempt is a finished submission whose verdict is not ``internal_error`` (the
-  grader's fault never counts). Queued and running rows are not attempts yet.
+  grader's fault never counts; ``server.courses.counted.counts_as_attempt``). Queued and
+  running rows are not attempts yet.
 - The best score is the maximum over ``graded`` rows only, so a crash, a time limit or any
   other failure can never lower it. A learner with attempts but no graded run has best 0.
 - The best was "reached" at the earliest ``created_at`` (submission time, not grading
@@ -24,57 +25,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import CTE, Select, func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
+from server.courses.counted import FULL_SCORE
 from server.courses.service import member_ids_of
-from server.models import DEFAULT_COURSE_ID, BestScore, Submission, User, Verdict
+from server.models import DEFAULT_COURSE_ID, Submission, User, Verdict
 from server.security import pseudonym
 
 S = Submission
-B = BestScore
-FULL_SCORE = 100.0
-
-
-def counted() -> list:  # type: ignore[type-arg]
-    """Rows that count as attempts: finished, and not the grader's fault."""
-    return [S.verdict.is_not(None), S.verdict != Verdict.INTERNAL_ERROR.value]
 
 
 def learner_ids(course_id: int = DEFAULT_COURSE_ID) -> Select[tuple[int]]:
     """SQL: the learners a course's boards rank (``server.courses.service.member_ids_of``)."""
     return member_ids_of(course_id)
-
-
-def per_exercise(
-    exercise: str | None,
-    course_id: int = DEFAULT_COURSE_ID,
-    hidden: frozenset[str] = frozenset(),
-) -> CTE:
-    """CTE: one row per (learner, exercise) of one course with best (the score that
-    counts), raw_best, attempts, reached_at and solved_at, read from ``best_scores`` (kept
-    by ``server.leaderboard.best_scores`` with the rules above), so a board costs one row
-    per learner and exercise, not one per submission. ``hidden``: exercises left out (scores
-    not released yet: ``server.courses.feedback_policy.hidden_board_exercises``)."""
-    where = [B.course_id == course_id, B.user_id.in_(learner_ids(course_id))]
-    if hidden:
-        where.append(B.exercise.not_in(sorted(hidden)))
-    if exercise is not None:
-        where.append(B.exercise == exercise)
-    return (
-        select(
-            B.user_id.label("user_id"),
-            B.exercise.label("exercise"),
-            func.coalesce(B.board_score, B.counted_score, 0.0).label("best"),
-            func.coalesce(B.best_score, 0.0).label("raw_best"),
-            func.coalesce(B.board_submission_id, B.counted_submission_id).label("submission_id"),
-            B.attempts.label("attempts"),
-            func.coalesce(B.board_reached_at, B.counted_reached_at).label("reached_at"),
-            B.solved_at.label("solved_at"),
-        )
-        .where(*where)
-        .cte("rows")
-    )
 
 
 @dataclass(frozen=True)

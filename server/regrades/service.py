@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from exercises.versions import exercise_ref
 from server.catalog.versions import regrade_version, serving_ref
+from server.courses.counted import counts_as_attempt
 from server.courses.service import taught_course_ids
 from server.errors import NothingToRegrade, RegradeClosed, RegradeNotFound
 from server.grading.grader import verdict_versions
@@ -30,25 +31,14 @@ from server.models import (
     RegradeResult,
     RegradeSet,
     RegradeState,
-    Status,
     Submission,
     User,
-    Verdict,
     utcnow,
 )
 from server.regrades.grading import settle
 
 #: Defers the set's jobs in its transaction (procrastinate); None for the in-process queue.
 Defer = Callable[[Session, RegradeSet], None]
-
-
-def _counts() -> list:  # type: ignore[type-arg]
-    """SQL: a submission whose verdict counts (server.leaderboard.service.counted)."""
-    return [
-        Submission.status == Status.DONE,
-        Submission.verdict.is_not(None),
-        Submission.verdict != Verdict.INTERNAL_ERROR.value,
-    ]
 
 
 def _stale(content: str, grader: str):  # type: ignore[no-untyped-def]
@@ -83,7 +73,7 @@ def stale_lines(session: Session, course_ids: set[int] | None = None, exercise: 
         )
         .join(Course, Course.id == Submission.course_id)
         .outerjoin(BestScore, BestScore.counted_submission_id == Submission.id)
-        .where(*_counts())
+        .where(counts_as_attempt())
         .group_by(Course.slug, Course.id, Submission.exercise, Submission.content_version, Submission.grader_version)
     )
     if course_ids is not None:
@@ -131,7 +121,7 @@ def create_preview(
     # The version the preview grades with, and names: what the set(s) serve (issue 32).
     version = regrade_version(session, exercise, course.id if course is not None else None)
     content, grader = verdict_versions(exercise_ref(exercise, version))
-    query = select(Submission.id).where(Submission.exercise == exercise, *_counts()).order_by(Submission.id)
+    query = select(Submission.id).where(Submission.exercise == exercise, counts_as_attempt()).order_by(Submission.id)
     if course is not None:
         query = query.where(Submission.course_id == course.id)
     if learner is not None:

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from exercises.registry import get_exercise
 from server.catalog.service import list_exercises
+from server.courses.counted import counts_as_attempt
 from server.courses.sets import entries
 from server.db import SessionFactory, transaction
 from server.errors import InvalidCourse, UserNotFound
@@ -39,10 +40,8 @@ from server.models import (
     SimilarityPair,
     SimilarityReview,
     SimilarityRun,
-    Status,
     Submission,
     User,
-    Verdict,
     utcnow,
 )
 from server.similarity.engine import DEFAULT_TUNING, CoursePair, Entry, ExerciseComparison, Tuning, aggregate, rank
@@ -166,7 +165,7 @@ def _entries(session: Session, course_id: int, exercise: str) -> list[Entry]:
     ]
     latest = (
         select(func.max(Submission.id))
-        .where(*mine, Submission.status == Status.DONE, Submission.verdict != Verdict.INTERNAL_ERROR)
+        .where(*mine, counts_as_attempt())
         .group_by(Submission.user_id)
     )
     best = select(BestScore.best_submission_id).where(
