@@ -37,20 +37,22 @@ Instructors of the submission's course (and admins) always see everything.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import Enum, StrEnum
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from server.courses.feedback_cut import cut_check_message, cut_feedback, cut_message
-from server.courses.service import shown, taught_course_ids, zone
+from server.courses.policy import learner_due
+from server.courses.service import shown, teaches_course, zone
 from server.courses.source_facts import SourceFacts
 from server.errors import InvalidCourse, NoTokensLeft, ScoresHidden, SubmissionNotFound, TokensNotInUse
-from server.models import Course, Enrollment, Extension, FeedbackToken, SetEntry, Submission, User, Verdict
+from server.models import Course, Extension, FeedbackToken, SetEntry, Submission, User, Verdict, aware_utc
 from server.submissions.schemas import Feedback
 
 #: The most tokens a day a set may give (a larger N is ``full`` in all but name).
@@ -92,6 +94,11 @@ class FeedbackPolicy:
 
     def __str__(self) -> str:
         return f"tokens:{self.tokens}" if self.kind is PolicyKind.TOKENS else self.kind.value
+
+    def tokens_left(self, spent_today: int) -> int:
+        """Tokens a learner has left today, having spent ``spent_today`` (0 under a policy
+        without tokens): the one place that subtraction is made."""
+        return max(0, self.tokens - spent_today)
 
 
 FULL = FeedbackPolicy(PolicyKind.FULL)
@@ -279,17 +286,10 @@ def policy_of(entry: SetEntry | None) -> FeedbackPolicy:
     return FeedbackPolicy.parse(entry.feedback_policy) if entry is not None else FULL
 
 
-def _teaches(session: Session, viewer: User, course_id: int) -> bool:
-    taught = taught_course_ids(session, viewer)
-    return taught is None or course_id in taught
-
-
 def _due_for(session: Session, entry: SetEntry, user_id: int) -> datetime | None:
-    """The learner's due date: the set's, or their extension when later."""
+    """The learner's due date: the set's, or their extension when later (``learner_due``)."""
     extension = session.get(Extension, (entry.course_id, user_id, entry.exercise))
-    if extension is not None and (entry.due_at is None or extension.due_at > entry.due_at):
-        return extension.due_at
-    return entry.due_at
+    return learner_due(entry.due_at, extension.due_at if extension is not None else None)
 
 
 def day_window(now: datetime, course: Course) -> tuple[datetime, datetime]:
@@ -318,6 +318,26 @@ def tokens_spent_today(session: Session, course: Course, user_id: int, exercise:
     )
 
 
+@dataclass
+class AccessMemo:
+    """What :func:`access_for` reads once per page rather than once per row, for one viewer:
+    whether they teach each course; each (course, exercise)'s set entry, course and their due
+    date; tokens they spent today; and, when :meth:`with_tokens` filled it, which of the page's
+    submissions have a token spent on them (None: looked up per submission)."""
+
+    teaches: dict[int, bool] = field(default_factory=dict)
+    sets: dict[tuple[int, str], tuple[SetEntry | None, Course | None, datetime | None]] = field(default_factory=dict)
+    spent: dict[tuple[int, str], int] = field(default_factory=dict)
+    tokened: set[int] | None = None
+
+    def with_tokens(self, session: Session, submission_ids: Iterable[int]) -> AccessMemo:
+        """This memo knowing, in one query, which of ``submission_ids`` have a token spent on them."""
+        ids = list(submission_ids)
+        found = session.scalars(select(FeedbackToken.submission_id).where(FeedbackToken.submission_id.in_(ids)))
+        self.tokened = set(found) if ids else set()
+        return self
+
+
 def access_for(
     session: Session,
     viewer: User,
@@ -325,30 +345,40 @@ def access_for(
     now: datetime,
     *,
     teaches: bool | None = None,
-    spent: dict[tuple[int, str], int] | None = None,
+    memo: AccessMemo | None = None,
 ) -> Access:
     """How ``viewer`` (who may read ``submission``) sees it at ``now``. ``teaches``: whether the
-    viewer teaches its course, when the caller knows already; ``spent``: tokens spent today per
-    (course id, exercise), filled as it goes (a list asks each once, not per row)."""
+    viewer teaches its course, when the caller knows already; ``memo``: what a page of rows reads
+    once (:class:`AccessMemo`), filled as it goes."""
+    memo = memo if memo is not None else AccessMemo()
     if teaches is None:
-        teaches = _teaches(session, viewer, submission.course_id)
+        if submission.course_id not in memo.teaches:
+            memo.teaches[submission.course_id] = teaches_course(session, viewer, submission.course_id)
+        teaches = memo.teaches[submission.course_id]
     if submission.user_id != viewer.id or teaches:
         return EVERYTHING  # only the course's instructors and admins read others' submissions
-    entry = session.get(SetEntry, (submission.course_id, submission.exercise))
+    key = (submission.course_id, submission.exercise)
+    if key not in memo.sets:
+        entry = session.get(SetEntry, key)
+        if policy_of(entry).kind is PolicyKind.FULL:
+            memo.sets[key] = (entry, None, None)
+        else:
+            assert entry is not None
+            memo.sets[key] = (entry, session.get(Course, submission.course_id), _due_for(session, entry, viewer.id))
+    entry, course, due = memo.sets[key]
     policy = policy_of(entry)
     if policy.kind is PolicyKind.FULL:
         return EVERYTHING
-    assert entry is not None
-    course = session.get(Course, submission.course_id)
-    due = _due_for(session, entry, viewer.id)
-    token_spent = policy.kind is PolicyKind.TOKENS and session.get(FeedbackToken, submission.id) is not None
+    token_spent = policy.kind is PolicyKind.TOKENS and (
+        submission.id in memo.tokened
+        if memo.tokened is not None
+        else session.get(FeedbackToken, submission.id) is not None
+    )
     left = None
     if policy.kind is PolicyKind.TOKENS and course is not None:
-        spent_today = spent if spent is not None else {}
-        key = (course.id, submission.exercise)
-        if key not in spent_today:
-            spent_today[key] = tokens_spent_today(session, course, viewer.id, submission.exercise, now)
-        left = max(0, policy.tokens - spent_today[key])
+        if key not in memo.spent:
+            memo.spent[key] = tokens_spent_today(session, course, viewer.id, submission.exercise, now)
+        left = policy.tokens_left(memo.spent[key])
     view = view_of(policy, now=now, due_at=due, token_spent=token_spent)
     released = due if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE else None
     facts = SourceFacts(submission.source, submission.filename) if view is View.REPORT else None
@@ -367,7 +397,7 @@ def refuse_hidden_board(session: Session, viewer: User, course: Course, exercise
 def hidden_board_exercises(session: Session, viewer: User, course: Course, now: datetime) -> set[str]:
     """Exercises of ``course`` whose scores boards must not show ``viewer`` now: for a learner,
     the ``hidden-until-due`` ones until every learner's due date (extensions too) has passed."""
-    if _teaches(session, viewer, course.id):
+    if teaches_course(session, viewer, course.id):
         return set()
     hidden = set()
     for entry in session.scalars(
@@ -381,32 +411,16 @@ def hidden_board_exercises(session: Session, viewer: User, course: Course, now: 
             )
         )
         last_due = max(d for d in (entry.due_at, latest) if d is not None) if (entry.due_at or latest) else None
-        if last_due is None or now < _aware(last_due):
+        if last_due is None or now < aware_utc(last_due):
             hidden.add(entry.exercise)
     return hidden
 
 
 def hidden_own_exercises(session: Session, learner: User, now: datetime, course: Course) -> set[str]:
-    """Exercises of ``course`` whose best score a learner's own page must not show now:
-    ``hidden-until-due`` there (a course they do not teach) and their own due date not passed
-    yet. Per course: the same exercise under another course's policy says nothing here."""
-    hidden = set()
-    for entry in session.scalars(
-        select(SetEntry).where(
-            SetEntry.course_id == course.id,
-            SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value,
-            # every course they are in, not only those they sent to: an instructor's override
-            # is a score of an exercise never submitted (review 4, finding 11)
-            or_(
-                SetEntry.course_id.in_(select(Enrollment.course_id).where(Enrollment.user_id == learner.id)),
-                SetEntry.course_id.in_(select(Submission.course_id).where(Submission.user_id == learner.id)),
-            ),
-        )
-    ):
-        due = _due_for(session, entry, learner.id)
-        if not _teaches(session, learner, entry.course_id) and (due is None or now < due):
-            hidden.add(entry.exercise)
-    return hidden
+    """Exercises of ``course`` whose best score a learner's own page must not show now: those
+    :func:`held_in_course` holds for them, unless they teach the course. Per course: the same
+    exercise hidden in another course says nothing here."""
+    return set() if teaches_course(session, learner, course.id) else held_in_course(session, course.id, learner.id, now)
 
 
 def held_in_course(session: Session, course_id: int, learner_id: int, now: datetime) -> set[str]:
@@ -421,14 +435,9 @@ def held_in_course(session: Session, course_id: int, learner_id: int, now: datet
         )
     ):
         due = _due_for(session, entry, learner_id)
-        if due is None or now < _aware(due):
+        if due is None or now < due:
             held.add(entry.exercise)
     return held
-
-
-def _aware(moment: datetime) -> datetime:
-    """An aggregate over SQLite may drop the zone: the stored times are UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 # --- spending a token ------------------------------------------------------------------------
@@ -451,7 +460,7 @@ def spend_token(session: Session, user: User, submission: Submission, now: datet
     lock_learner(session, user.id)
     if session.get(FeedbackToken, submission.id) is not None:
         return
-    if tokens_spent_today(session, course, user.id, submission.exercise, now) >= policy.tokens:
+    if policy.tokens_left(tokens_spent_today(session, course, user.id, submission.exercise, now)) == 0:
         _, end = day_window(now, course)
         session.rollback()  # release the learner's lock before the refusal is written
         raise NoTokensLeft(

@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from server.courses.counted import FULL_SCORE
 from server.courses.service import member_ids_of
-from server.models import DEFAULT_COURSE_ID, Submission, User, Verdict
+from server.models import DEFAULT_COURSE_ID, Submission, User, Verdict, aware_utc
 from server.security import pseudonym
 
 S = Submission
@@ -91,7 +91,7 @@ def board(
         row[1] += score.raw_best or 0.0
         row[2] += score.attempts
         row[3] += 1 if score.board_solved else 0
-        reached = _as_datetime(score.board_reached_at)  # the latest: when the total was first complete
+        reached = aware_utc(score.board_reached_at)  # the latest: when the total was first complete
         if reached is not None and (row[4] is None or reached > row[4]):
             row[4] = reached
     rows = [
@@ -176,17 +176,7 @@ def speed_board(
         .offset(offset)
     )
     page = [
-        SpeedRow(r[0], r[1], r[2], r[3], r[4], r[5], _as_datetime(r[6]))  # type: ignore[arg-type]
+        SpeedRow(r[0], r[1], r[2], r[3], r[4], r[5], aware_utc(r[6]))  # type: ignore[arg-type]
         for r in session.execute(query).tuples()
     ]
     return total, page
-
-
-def _as_datetime(value: object) -> datetime | None:
-    """Aggregates over CTEs may come back as SQLite text; make them aware UTC datetimes."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    assert isinstance(value, datetime)
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

@@ -163,11 +163,7 @@ def _entries(session: Session, course_id: int, exercise: str) -> list[Entry]:
         Submission.exercise == exercise,
         Submission.user_id.in_(learner_ids(course_id)),
     ]
-    latest = (
-        select(func.max(Submission.id))
-        .where(*mine, counts_as_attempt())
-        .group_by(Submission.user_id)
-    )
+    latest = select(func.max(Submission.id)).where(*mine, counts_as_attempt()).group_by(Submission.user_id)
     best = select(BestScore.best_submission_id).where(
         BestScore.course_id == course_id,
         BestScore.exercise == exercise,

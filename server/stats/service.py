@@ -62,9 +62,7 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
         select(
             func.count(),
             func.count(case((graded, 1))),
-            func.count(
-                distinct(case((counts_as_attempt(), S.user_id)))
-            ),
+            func.count(distinct(case((counts_as_attempt(), S.user_id)))),
         ).where(*mine)
     ).one()
     learners = set(session.scalars(learner_ids(course_id)))
