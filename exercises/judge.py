@@ -165,7 +165,7 @@ def _failed(exercise: Exercise, source: str, visit: Visit, timings: dict[str, fl
     report.score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
     report.message = cap(_message_for(job, exercise), MESSAGE_CAP)
     report.timings = {**timings, **{f"jail_{k}": v for k, v in job.timings.items()}, "total": time.monotonic() - t0}
-    feedback.attach(report, source, None, exercise.function_name)
+    feedback.attach(report, source, None, exercise.function_name, import_error=job.import_error)
     return report
 
 

@@ -194,6 +194,10 @@ class JobResult:
     status: JobStatus
     message: str = ""
     line: int | None = None
+    #: What the learner's module raised while being imported (``runtime_error`` only), its
+    #: fields validated like a call's error (``sandbox.verdicts``): the judge's feedback reads
+    #: these, never the message text.
+    import_error: CallError | None = None
     calls: list[CallResult] = field(default_factory=list)
     tensors: dict[str, Any] = field(default_factory=dict)
     stdout: str = ""

@@ -249,7 +249,7 @@ def median_attempts_to_solve(
             S.exercise == slug, *_learner_rows(course_id), counts_as_attempt(), S.user_id.in_(list(solved_at))
         )
     ).tuples():
-        if aware_utc(at) <= solved_at[uid]:  # type: ignore[operator]
+        if aware_utc(at) <= solved_at[uid]:
             attempts[uid] = attempts.get(uid, 0) + 1
     rows = [attempts.get(uid, 0) for uid in solved_at]
     return (float(statistics.median(rows)) if rows else None), len(rows)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from exercises.versions import exercise_ref
@@ -41,9 +41,11 @@ from server.regrades.grading import settle
 Defer = Callable[[Session, RegradeSet], None]
 
 
-def _stale(content: str, grader: str):  # type: ignore[no-untyped-def]
-    """SQL: a verdict from another content or grader version than these."""
-    return or_(Submission.content_version != content, Submission.grader_version != grader)
+def is_stale(versions: tuple[str, str], current: tuple[str, str]) -> bool:
+    """A verdict graded with ``versions`` (content, grader) is stale against ``current``, the
+    versions its course's set serves now: any difference ("unknown" included). The one test,
+    in Python, for the stale counts and for a preview's choice."""
+    return versions != current
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ def stale_lines(session: Session, course_ids: set[int] | None = None, exercise: 
         current = versions[(slug, name)]
         line = totals.setdefault((slug, name), [0, 0, 0])
         line[0] += count
-        if (content, grader) != current:
+        if is_stale((content, grader), current):
             line[1] += count
             line[2] += on_board
     return [
@@ -121,16 +123,22 @@ def create_preview(
     # The version the preview grades with, and names: what the set(s) serve (issue 32).
     version = regrade_version(session, exercise, course.id if course is not None else None)
     content, grader = verdict_versions(exercise_ref(exercise, version))
-    query = select(Submission.id).where(Submission.exercise == exercise, counts_as_attempt()).order_by(Submission.id)
+    query = (
+        select(Submission.id, Submission.content_version, Submission.grader_version)
+        .where(Submission.exercise == exercise, counts_as_attempt())
+        .order_by(Submission.id)
+    )
     if course is not None:
         query = query.where(Submission.course_id == course.id)
     if learner is not None:
         query = query.where(Submission.user_id == learner.id)
     if submission_id is not None:
         query = query.where(Submission.id == submission_id)
-    if not all_versions:
-        query = query.where(_stale(content, grader))
-    chosen = list(session.scalars(query))
+    chosen = [
+        sid
+        for sid, graded_content, graded_grader in session.execute(query).tuples()
+        if all_versions or is_stale((graded_content, graded_grader), (content, grader))
+    ]
     if not chosen:
         what = "no counted verdict" if all_versions else "no stale verdict (add --all-versions to regrade current ones)"
         raise NothingToRegrade(f"{exercise}: {what} matches this selection.")

@@ -86,7 +86,7 @@ def create_submission(
     find_exercise(payload.exercise, released_exercises(session, user, now or utcnow()))
     digest = hashlib.sha256(data).hexdigest()
 
-    if Role(user.role) is not Role.LEARNER:
+    if not Role(user.role).submissions_limited:
         max_queued = None  # instructors and admins are not capped
     if max_queued is not None:
         lock_learner(session, user.id)
