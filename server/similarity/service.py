@@ -407,9 +407,3 @@ def review(
     row.reviewed_at = utcnow()
     session.flush()
     return row
-
-
-def mark_of(session: Session, course: Course, a: User, b: User) -> str | None:
-    """The course's mark on the pair, if any."""
-    row = session.get(SimilarityReview, (course.id, a.id, b.id))
-    return None if row is None else row.mark
