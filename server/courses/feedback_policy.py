@@ -410,8 +410,8 @@ def hidden_board_exercises(session: Session, viewer: User, course: Course, now: 
                 Extension.course_id == course.id, Extension.exercise == entry.exercise
             )
         )
-        last_due = max(d for d in (entry.due_at, latest) if d is not None) if (entry.due_at or latest) else None
-        if last_due is None or now < aware_utc(last_due):
+        last_due = learner_due(entry.due_at, None if latest is None else aware_utc(latest))  # the latest learner's
+        if last_due is None or now < last_due:
             hidden.add(entry.exercise)
     return hidden
 

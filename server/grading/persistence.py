@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
 from server.catalog.versions import serving_ref
-from server.courses.counted import submission_board, submission_counted
+from server.courses.counted import is_attempt, submission_board, submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
     MAX_CHECKS,
@@ -292,7 +292,7 @@ def _count(session: Session, submission: Submission, previous: str | None) -> No
     verdict (a finished row overwritten, which the fencing makes rare) is re-counted from
     its submissions instead, since an upsert cannot take a verdict back.
     """
-    if previous is not None and previous != Verdict.INTERNAL_ERROR.value:
+    if is_attempt(previous):  # it counted already: an upsert cannot take it back
         session.flush()
         backfill_best_scores(session, submission.course_id, submission.user_id, submission.exercise)
         return
