@@ -13,11 +13,14 @@ on the row, and the board reads only that (``server.courses.counted.submission_b
 Backfill, conservative: a row is confirmed (``false``) only when its check id is one of the
 built-in catalogue's confirmed checks, frozen below as of this revision so the migration does
 the same whenever it runs; every other row (no id, a course pack's check, a self-reported one)
-stays ``true``, never confirmed. Stored board scores are not recomputed: they were computed when
-graded. Downgrade drops the column.
+stays ``true``, never confirmed. The checks a regrade keeps as JSON (its results, and the
+verdicts it superseded) get the same key by the same rule, so applying or reading them later
+agrees with the rows. Stored board scores are not recomputed: they were computed when graded.
+Downgrade drops the column and the key.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -141,16 +144,35 @@ CONFIRMED: tuple[str, ...] = (
 )
 
 
+#: Tables that keep check rows as JSON (``server.grading.persistence.Storable.checks``).
+_JSON_CHECKS = ("regrade_results", "superseded_verdicts")
+
+
 def upgrade() -> None:
     """Add ``check_results.self_reported`` (true: not confirmed) and mark the known confirmed rows."""
     # In place, never a batch copy (on SQLite a copy drops the table, and foreign keys cascade).
     op.add_column("check_results", sa.Column("self_reported", sa.Boolean(), nullable=False, server_default=sa.true()))
     rows = sa.table("check_results", sa.column("check_id", sa.String()), sa.column("self_reported", sa.Boolean()))
     op.execute(rows.update().where(rows.c.check_id.in_(CONFIRMED)).values(self_reported=False))
+    known = frozenset(CONFIRMED)
+    for table in _JSON_CHECKS:
+        _rewrite_checks(table, lambda c: {**c, "self_reported": c.get("check_id") not in known})
+
+
+def _rewrite_checks(table: str, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """Every check dict of ``table``'s JSON ``checks`` column through ``change``, row by row."""
+    rows = sa.table(table, sa.column("id", sa.Integer()), sa.column("checks", sa.JSON()))
+    bind = op.get_bind()
+    for row_id, checks in bind.execute(sa.select(rows.c.id, rows.c.checks)).all():
+        if isinstance(checks, list) and checks:
+            new = [change(c) if isinstance(c, dict) else c for c in checks]
+            bind.execute(rows.update().where(rows.c.id == row_id).values(checks=new))
 
 
 def downgrade() -> None:
-    """Drop the column (the board reads the catalogue again)."""
+    """Drop the column and the key (the board reads the catalogue again)."""
+    for table in _JSON_CHECKS:
+        _rewrite_checks(table, lambda c: {k: v for k, v in c.items() if k != "self_reported"})
     if op.get_bind().dialect.name == "sqlite":  # in place (SQLite 3.35+), as in upgrade()
         op.execute("ALTER TABLE check_results DROP COLUMN self_reported")
     else:

@@ -4,12 +4,19 @@ catalogue), nothing lost on the way up or down, and the way back up works."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from alembic import command
 from sqlalchemy import text
 
 from server.config import Settings
 from server.db import make_engine
 from server.migrations import alembic_config
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
 
 ROWS = [
     ("gae/advantages_default", 1),  # a built-in confirmed check: known, so confirmed
@@ -31,13 +38,30 @@ def test_only_known_confirmed_checks_are_confirmed_and_nothing_is_lost(settings:
         for check_id, position in ROWS:
             conn.execute(text("INSERT INTO check_results (submission_id, name, check_id, weight, passed, message, position) "
                               "VALUES (1, 'c', :id, 10, true, '', :p)"), {"id": check_id, "p": position})
+        # a regrade keeps check rows as JSON too: its result, and the verdict it superseded
+        conn.execute(text(
+            "INSERT INTO regrade_sets (id, exercise, all_versions, state, content_version, grader_version, created_at) "
+            "VALUES (1, 'gae', false, 'grading', 'c', 'g', '2026-01-01')"))
+        stored = json.dumps([{"check_id": check_id, "weight": 10, "passed": True} for check_id, _ in ROWS])
+        conn.execute(text(
+            "INSERT INTO regrade_results (id, set_id, submission_id, status, attempts, message, checks, stdout, stderr, "
+            "timings) VALUES (1, 1, 1, 'done', 1, '', :checks, '', '', '{}')"), {"checks": stored})
+        conn.execute(text(
+            "INSERT INTO superseded_verdicts (id, submission_id, set_id, message, checks, content_version, "
+            "grader_version, superseded_at) VALUES (1, 1, 1, '', :checks, 'c', 'g', '2026-01-01')"), {"checks": stored})
     command.upgrade(alembic_config(engine), "0020_check_self_reported")
+    expected = [False, True, True, True]
     with engine.connect() as conn:
         flags = conn.execute(text("SELECT position, self_reported FROM check_results ORDER BY position")).tuples().all()
-        assert [(p, bool(f)) for p, f in flags] == [(1, False), (2, True), (3, True), (4, True)]
+        assert [(p, bool(f)) for p, f in flags] == list(zip((1, 2, 3, 4), expected))
+        for table in ("regrade_results", "superseded_verdicts"):
+            checks = _json(conn.execute(text(f"SELECT checks FROM {table}")).scalar())
+            assert [c["self_reported"] for c in checks] == expected, table
     command.downgrade(alembic_config(engine), "0018_exercise_versions")
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM check_results")).scalar() == len(ROWS)
+        checks = _json(conn.execute(text("SELECT checks FROM regrade_results")).scalar())
+        assert [sorted(c) for c in checks] == [["check_id", "passed", "weight"]] * len(ROWS)  # as the old code reads them
     command.upgrade(alembic_config(engine), "head")
     with engine.begin() as conn:  # a row written without the flag is not confirmed (the server default)
         conn.execute(text("INSERT INTO check_results (submission_id, name, weight, passed, message, position) "
