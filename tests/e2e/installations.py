@@ -20,8 +20,9 @@ import httpx
 from tests.e2e.conftest import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-#: What an installation needs to serve (the venv is the shared one).
-_TREE = ("server", "exercises", "sandbox", "pyproject.toml")
+#: What an installation needs to serve (the venv is the shared one): the server's packages, and
+#: the notebook parser it ships from beside the client (pyproject.toml: client/notebook_format).
+_TREE = ("server", "exercises", "sandbox", "client/notebook_format", "pyproject.toml")
 TOKEN = re.compile(r"Instructor token \(shown once\): (\S+)")
 
 
@@ -40,7 +41,7 @@ def copy_checkout(target: Path) -> Path:
 def clean_env(home: Path, checkout: Path, **extra: str) -> dict[str, str]:
     """The environment a shell on this machine has: no PPO_GRADER_* variable, its own home."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PPO_GRADER_")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), PYTHONPATH=str(checkout))
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), PYTHONPATH=f"{checkout}{os.pathsep}{checkout / 'client'}")
     env.update(PPO_GRADER_WORKERS="1", PPO_GRADER_SECRET_KEY="installations-" + "s" * 32)
     env.update(extra)
     return env

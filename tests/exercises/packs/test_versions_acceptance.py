@@ -85,7 +85,7 @@ def test_the_service_grades_with_the_published_version_and_a_new_one_needs_no_re
     folder = scaffold(cli, pack, "scaled-diff")
     if backend == "postgres":
         cli.env.update(PPO_GRADER_DATABASE_URL=request.getfixturevalue("pg_url"), PPO_GRADER_QUEUE="procrastinate")
-    env = {**cli.env, "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO)), "PPO_GRADER_REGRADE_POLL_SECONDS": "0.5"}
+    env = {**cli.env, "PYTHONPATH": os.environ.get("PYTHONPATH", os.pathsep.join([str(REPO), str(REPO / "client")])), "PPO_GRADER_REGRADE_POLL_SECONDS": "0.5"}
     files = {}
     for name, text in (("ada", UNCLIPPED), ("bo", CLIPPED), ("cy", UNWRITTEN)):
         files[name] = tmp_path / f"{name}.py"
