@@ -29,7 +29,7 @@ from sqlalchemy import insert, text  # noqa: E402
 from server.app import create_app  # noqa: E402
 from server.config import Settings  # noqa: E402
 from server.db import make_engine, make_session_factory, transaction  # noqa: E402
-from server.leaderboard.best_scores import backfill_best_scores  # noqa: E402
+from server.courses.best_scores import backfill_best_scores  # noqa: E402
 from server.migrations import upgrade_to_head  # noqa: E402
 from server.models import CheckResult, Role, Submission  # noqa: E402
 from server.users.service import create_user  # noqa: E402

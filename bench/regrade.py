@@ -39,7 +39,7 @@ def _seed(env: dict[str, str], exercise: str, n: int) -> None:
     """``n`` finished, graded submissions of an unknown version, from one learner."""
     from server.config import Settings
     from server.db import make_engine, make_session_factory, transaction
-    from server.leaderboard.best_scores import backfill_best_scores
+    from server.courses.best_scores import backfill_best_scores
     from server.migrations import upgrade_to_head
     from server.models import Role, Submission, utcnow
     from server.users.service import create_user

@@ -19,6 +19,7 @@ from exercises.compare import (
     pick,
     require_no_error,
     require_tensor,
+    shown_device,
     summarize,
     where,
 )
@@ -172,7 +173,7 @@ def expect_dtype_device(
             )
         if meta.get("device") != ctx.device:
             raise CheckFailed(
-                f"Expected {what} on device {ctx.device} (the inputs' device), got {meta.get('device')} {where(case)}."
+                f"Expected {what} on device {ctx.device} (the inputs' device), got {shown_device(meta)} {where(case)}."
             )
         if zero_dim and tensor.dim() != 0:
             raise CheckFailed(f"Expected {what} to be a 0-dim tensor, got shape {list(tensor.shape)} {where(case)}.")

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from exercises.framework import Case, CheckFailed, Outcome
+from sandbox.verdicts import DEVICE_TYPES, TENSOR_LAYOUTS
 
 #: Default tolerances per dtype: (rtol, atol). Every starter states them (EXERCISES.md, "exact").
 TOLERANCES = {
@@ -121,6 +122,20 @@ def explain_mismatch(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: f
     return text
 
 
+def closed_word(value: Any, closed: frozenset[str]) -> str | None:
+    """A word of a tensor's record (its device, its layout) when it is one of its closed list
+    (``sandbox.verdicts``), else None. A message quotes only what this returns: the record came
+    from the learner's process, and a word of its own choosing could spell the inputs (review 6,
+    attack 1). The trusted side refuses such a record already; this keeps every quoting site
+    to the closed list whatever path the record took."""
+    return value if isinstance(value, str) and value in closed else None
+
+
+def shown_device(meta: dict[str, Any]) -> str:
+    """The device a tensor's record names, as a message quotes it."""
+    return closed_word(meta.get("device"), DEVICE_TYPES) or "an unsupported device"
+
+
 def require_no_error(got: Outcome, case: Case, hidden: bool = False) -> None:
     """Fail with the learner's exception when the call raised."""
     if got.missing:
@@ -159,7 +174,8 @@ def require_tensor(
         meta = got.meta.get(".".join(str(p) for p in path), {})
         kind = meta.get("type") or type(value).__name__
         if kind == "tensor":
-            kind = f"a {meta.get('layout', 'non-strided')} tensor"
+            layout = closed_word(meta.get("layout"), TENSOR_LAYOUTS)
+            kind = f"a {layout} tensor" if layout is not None else "a tensor of an unsupported layout"
         raise CheckFailed(f"Expected {what} to be a torch.Tensor, got {kind} {where(case, hidden)}.")
     return value
 

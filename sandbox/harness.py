@@ -467,8 +467,11 @@ def load_job(job_dir: str) -> tuple[JobRequest, dict[str, torch.Tensor]]:
     return request, inputs
 
 
-def _compile(source: str, filename: str) -> tuple[Any, dict[str, Any] | None]:
+def compile_source(source: str, filename: str) -> tuple[Any, dict[str, Any] | None]:
     """(code, None), or (None, the syntax error's fields) for anything that does not compile.
+
+    The trusted side calls it too, on the source it sent, to believe a syntax error only of a
+    file that fails to compile (``sandbox.verdicts``): compiling executes nothing.
 
     Text that is not valid UTF-8 (a lone surrogate) or holds NUL bytes is a ValueError; deeply
     nested expressions exhaust the compiler's recursion (RecursionError) or memory
@@ -507,7 +510,7 @@ def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]
     filename = request.filename
     work_dir = os.path.join(job_dir, "tmp")
     learner_path = os.path.join(work_dir, filename)
-    code, syntax = _compile(request.source, filename)
+    code, syntax = compile_source(request.source, filename)
     if syntax is not None:
         return finish("syntax_error", ExitCode.SYNTAX, **syntax)
     with open(learner_path, "w", encoding="utf-8", errors="replace") as fh:

@@ -343,7 +343,15 @@ class JailHost:
         if cpu is not None:
             exited["cpu_seconds"] = cpu  # measured by the kernel for the job's cgroup
         t_collect = time.monotonic()
-        result = interpret(exited, files_blob, limits, killed_for_time, oom, call_ids=[c.id for c in request.calls])
+        result = interpret(
+            exited,
+            files_blob,
+            limits,
+            killed_for_time,
+            oom,
+            call_ids=[c.id for c in request.calls],
+            source=(request.source, request.filename),
+        )
         result.peak_memory_bytes = peak
         result.memory_source = group.source if group else "rusage"
         cuda_peaks = [c.cuda_peak_bytes for c in result.calls if c.cuda_peak_bytes is not None]

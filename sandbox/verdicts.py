@@ -15,25 +15,31 @@ import signal
 from collections.abc import Sequence
 from typing import Any
 
+import torch
+
 from sandbox import host
 from sandbox.exit_codes import ExitCode
-from sandbox.harness import DIGEST_SAMPLES
+from sandbox.harness import DIGEST_SAMPLES, compile_source
 from sandbox.protocol import CallError, CallResult, JobResult, JobStatus, SandboxLimits
 from sandbox.tensors import decode
 from sandbox.text import cut_note
 
 _MAX_RESULT_JSON = 4 << 20
 
-_SIGNAL_HINTS = {
-    signal.SIGSEGV: "a segmentation fault (invalid memory access, often from ctypes or a native extension)",
-    signal.SIGABRT: "an abort (a failed assertion in native code)",
-    signal.SIGBUS: "a bus error (invalid memory access)",
-    signal.SIGFPE: "a floating-point exception in native code",
-    signal.SIGILL: "an illegal instruction",
-    signal.SIGSYS: "a forbidden system call",
-    signal.SIGKILL: "SIGKILL",
-    signal.SIGTERM: "SIGTERM",
-}
+#: How a crash is named. The learner's code chose how its process ended (``os._exit(n)``,
+#: ``os.kill(os.getpid(), s)``: seccomp lets it signal itself), so the exit code and the signal
+#: are its values, not facts the trusted side found: quoted, they would carry bits of the
+#: hidden inputs out of any feedback policy (review 5, attack 11). The message names only what
+#: the trusted side knows: the process ended by a signal, or exited before leaving results.
+SIGNALLED = (
+    "The process running your code was ended by a signal before the grader received results "
+    "(the usual causes: a segmentation fault, an abort or a bus error in native code such as ctypes, "
+    "or a forbidden system call)."
+)
+ENDED_EARLY = (
+    "Your code's process exited before the grader received results. "
+    "Do not call exit(), os._exit() or close the process's files."
+)
 
 
 class BadReport(ValueError):
@@ -102,13 +108,16 @@ def interpret(
     killed_for_time: bool,
     oom: bool | None,
     call_ids: Sequence[str] | None = None,
+    source: tuple[str, str] | None = None,
 ) -> JobResult:
     """Map how the child ended, and what it left, to a :class:`JobResult`.
 
     ``oom`` is the memory cgroup's word (None where there is no cgroup to ask). ``call_ids``
     are the request's calls: a result naming any other call, or one twice, is refused before
     any record is read (a forged result file must not cost the trusted side more than an honest
-    one). None: not checked (direct callers in tests).
+    one). ``source`` is the request's (source, file name): a syntax error is believed only of a
+    file that fails to compile here, and told from this compile, never from the child's words.
+    None (either): not checked (direct callers in tests).
     """
     files = _split_files(exited, blob)
     sizes = {k: int(v) for k, v in exited.get("sizes", {}).items()}
@@ -161,11 +170,10 @@ def interpret(
         res.status = JobStatus.MEMORY_LIMIT
         res.message = f"Your code used more than the {limits.memory_bytes >> 20} MiB memory limit and was stopped."
     elif sig is not None:
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         res.status = JobStatus.CRASHED
-        res.message = f"The process running your code was killed by {_SIGNAL_HINTS.get(sig, name)}."
+        res.message = SIGNALLED
     else:
-        _read_result(res, files, code, limits, call_ids)
+        _read_result(res, files, code, limits, call_ids, source)
         if tmp_full and res.status in (JobStatus.CRASHED, JobStatus.RUNTIME_ERROR):
             # The harness could not write its results, or the learner's own write failed.
             res.status = JobStatus.OUTPUT_LIMIT
@@ -183,17 +191,14 @@ def _read_result(
     code: int | None,
     limits: SandboxLimits,
     call_ids: Sequence[str] | None = None,
+    source: tuple[str, str] | None = None,
 ) -> None:
     """Fill ``res`` from the child's result files; anything malformed is the child's doing."""
-    ended_early = (
-        f"Your code ended the process (exit code {code}) before the grader received results. "
-        "Do not call exit(), os._exit() or close the process's files."
-    )
     raw = files.get("result.json")
     if raw is None or len(raw) > _MAX_RESULT_JSON:
         res.status = JobStatus.CRASHED
         res.message = (
-            ended_early
+            ENDED_EARLY
             if code != ExitCode.HARNESS_FAILED
             else (
                 "The grader's harness could not finish after your code ran (did your code patch builtins, "
@@ -205,6 +210,13 @@ def _read_result(
         data = json.loads(raw)
         status = data["status"]
         if status == "syntax_error":
+            if source is not None:
+                # Code that ran can write this file itself (the harness's frames name its path),
+                # and the message would quote its text whole, under every policy: so the error is
+                # the trusted side's own compile of the file it sent, or the result is forged.
+                data = compile_source(*source)[1]
+                if data is None:
+                    raise ValueError("a syntax error reported for a file that compiles")
             res.status = JobStatus.SYNTAX_ERROR
             res.line = int(data["line"]) if data.get("line") is not None else None
             where = f" on line {res.line}" if res.line else ""
@@ -234,19 +246,21 @@ def _read_result(
             if twice is not None:
                 res.status = JobStatus.CRASHED
                 res.calls = []
+                # not the name itself: a forged record's names are the learner's text
                 res.message = (
-                    f"The results your code's process left name one tensor more than once ({twice[:40]!r}); "
-                    f"the grader's harness never does that, so the results were refused. "
-                    f"Do not patch the harness or write its result files."
+                    "The results your code's process left name one tensor more than once; "
+                    "the grader's harness never does that, so the results were refused. "
+                    "Do not patch the harness or write its result files."
                 )
                 return
             res.tensors = decode(files.get("outputs.safetensors", b""), max_bytes=limits.output_bytes)
         else:
             raise ValueError("inconsistent status")
-    except Exception as exc:  # RecursionError from deeply nested JSON, too: it is all untrusted
+    except Exception:  # RecursionError from deeply nested JSON, too: it is all untrusted
         res.status = JobStatus.CRASHED
         res.calls, res.tensors = [], {}
-        res.message = f"The results your code's process left were malformed ({type(exc).__name__}); {ended_early}"
+        # not the parser's exception type either: which one is raised is the learner's choice too
+        res.message = f"The results your code's process left were malformed. {ENDED_EARLY}"
 
 
 _PERMISSION_HINT = (
@@ -254,6 +268,42 @@ _PERMISSION_HINT = (
     "outside its temporary folder; the exercise needs none of these."
 )
 _TREE_KINDS = frozenset({"tensor", "none", "bool", "int", "float", "str", "tuple", "list", "dict", "object"})
+
+#: The closed lists of the words a tensor's record holds, as the harness writes them
+#: (``sandbox.harness.Outputs.describe``: ``t.device.type``, ``str(t.dtype)`` and ``str(t.layout)``
+#: less "torch."). The judge's messages quote these words ("got cuda", "got a sparse_coo
+#: tensor"), so a record is believed only when each is one of them: any other text was written
+#: by the learner's code (which can reach the harness's globals, review 6, attack 1) and could
+#: carry the inputs into a report. Device types are c10's (torch names them when it refuses
+#: another); dtypes and layouts are those of the torch the trusted side runs, which is the
+#: jail's. A renamed private backend (``torch.utils.rename_privateuse1_backend``) is refused too.
+DEVICE_TYPES = frozenset(
+    {
+        "cpu",
+        "cuda",
+        "ipu",
+        "xpu",
+        "mkldnn",
+        "opengl",
+        "opencl",
+        "ideep",
+        "hip",
+        "ve",
+        "fpga",
+        "maia",
+        "xla",
+        "lazy",
+        "vulkan",
+        "mps",
+        "meta",
+        "hpu",
+        "mtia",
+        "privateuseone",
+    }
+)
+TENSOR_DTYPES = frozenset(str(v).removeprefix("torch.") for v in vars(torch).values() if isinstance(v, torch.dtype))
+TENSOR_LAYOUTS = frozenset(str(v).removeprefix("torch.") for v in vars(torch).values() if isinstance(v, torch.layout))
+_TENSOR_WORDS = {"device": DEVICE_TYPES, "dtype": TENSOR_DTYPES, "layout": TENSOR_LAYOUTS}
 _MAX_TREE_DEPTH = 8
 _MAX_TREE_NODES = 20_000
 #: All calls' output trees together (honest results hold a few nodes per call).
@@ -316,9 +366,13 @@ def _check_tree(node: Any, depth: int = 0, count: list[int] | None = None) -> in
         shape = node.get("shape")
         if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
             raise TypeError("bad tensor shape")
-        for key in ("name", "dtype", "device", "layout"):
-            if key in node and not isinstance(node[key], str):
-                raise TypeError(f"bad tensor {key}")
+        if "name" in node and not isinstance(node["name"], str):
+            raise TypeError("bad tensor name")
+        for key, closed in _TENSOR_WORDS.items():
+            if key in node and not (isinstance(node[key], str) and node[key] in closed):
+                raise ValueError(f"tensor {key} not in its closed list")
+        if "requires_grad" in node and type(node["requires_grad"]) is not bool:
+            raise TypeError("bad tensor requires_grad")
     elif kind in ("tuple", "list"):
         items = node.get("items")
         if not isinstance(items, list):

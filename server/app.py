@@ -29,6 +29,7 @@ from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
 from server.gradebook.router import router as gradebook_router
 from server.grading.grader import GradeFunction, build_judge, grade_submission
+from server.grading.procrastinate_backend import ProcrastinateQueue, RemoteWorkers, conninfo
 from server.grading.queue import InProcessQueue
 from server.grading.worker import WorkerPool
 from server.health.metrics import router as metrics_router
@@ -181,21 +182,16 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
     )
     similarity.start()
     state.similarity = similarity
-    state.lti = LtiGradeSync(session_factory, settings.secret_bytes, settings.LTI_POLL_SECONDS)
-    state.lti.start()
+    lti = LtiGradeSync(session_factory, settings.secret_bytes, settings.LTI_POLL_SECONDS)
+    lti.start()
+    state.lti = lti
     return state, close_grader
 
 
 def _start_procrastinate(settings: Settings, engine: Any, session_factory: Any) -> tuple[AppState, Callable[[], None]]:
-    from server.grading.procrastinate_backend import (
-        ProcrastinateQueue,
-        RemoteWorkers,
-        conninfo,
-    )
-
     conninfo(settings.DATABASE_URL)  # refuses a non-PostgreSQL database early
     workers = RemoteWorkers(session_factory, settings)
-    state = AppState(settings, engine, session_factory, ProcrastinateQueue(settings), workers)  # type: ignore[arg-type]
+    state = AppState(settings, engine, session_factory, ProcrastinateQueue(settings), workers)
     _listen(state)
     state.similarity = ProcrastinateSimilarity()
     return state, lambda: None
@@ -205,10 +201,9 @@ def _listen(state: AppState) -> None:
     """On PostgreSQL (unless ``LISTEN_NOTIFY`` is off), wake long polls by LISTEN/NOTIFY."""
     if not state.settings.LISTEN_NOTIFY or state.engine.dialect.name != "postgresql":
         return
-    from server.grading.procrastinate_backend import conninfo
-
-    state.listener = VerdictListener(conninfo(state.settings.DATABASE_URL), state.announcer)
-    state.listener.start()
+    listener = VerdictListener(conninfo(state.settings.DATABASE_URL), state.announcer)
+    listener.start()
+    state.listener = listener
 
 
 def _stop(state: AppState, close_grader: Callable[[], None]) -> None:

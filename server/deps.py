@@ -1,7 +1,8 @@
 """FastAPI dependencies as named types, so route signatures read like prose.
 
 Authorization lives here once: ``CurrentUser`` rejects missing or bad tokens with 401,
-``InstructorUser`` additionally requires an instructor or admin, ``AdminUser`` an admin.
+``InstructorUser`` additionally requires an instructor or admin, ``AdminUser`` an admin;
+``SubmissionLimits`` refuses a learner's submission over a limit (``submissions.limits``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
@@ -18,6 +19,7 @@ from server.config import Settings
 from server.errors import NotAllowed, NotAuthenticated
 from server.models import Role, User
 from server.state import AppState
+from server.submissions.limits import SlidingWindow, check_submission_limits, parse_rate
 from server.users.service import user_for_token
 
 
@@ -93,3 +95,27 @@ def get_admin(user: CurrentUser) -> User:
 
 
 AdminUser = Annotated[User, Depends(get_admin)]
+
+
+def submission_window(request: Request, settings: SettingsDep) -> SlidingWindow:
+    """The app's window, made on first use (one per app, never a module global)."""
+    window: SlidingWindow | None = getattr(request.app.state, "submission_window", None)
+    if window is None:
+        window = SlidingWindow(*parse_rate(settings.RATE_LIMIT))
+        request.app.state.submission_window = window
+    return window
+
+
+def enforce_submission_limits(
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    window: Annotated[SlidingWindow, Depends(submission_window)],
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", include_in_schema=False)] = None,
+) -> None:
+    """Refuse a learner's new submission with 429 when over either limit."""
+    check_submission_limits(user, session, settings, window, idempotency_key)
+
+
+#: The route dependency that refuses a learner's submission over a limit (429), before the body is read.
+SubmissionLimits = Depends(enforce_submission_limits)

@@ -25,6 +25,7 @@ from pathlib import Path
 from sqlalchemy import inspect
 from sqlalchemy.engine import make_url
 
+from server.db import make_engine
 from server.errors import GraderError
 
 ENV_URL = "PPO_GRADER_DATABASE_URL"
@@ -134,8 +135,6 @@ def _sqlite_file(url: str) -> Path | None:
 def is_initialised(url: str) -> bool:
     """Whether ``url`` names a database the migrations have run on (a SQLite file that is
     missing counts as not initialised, and is not created by asking)."""
-    from server.db import make_engine
-
     file = _sqlite_file(url)
     if file is not None and not file.exists():
         return False

@@ -1,5 +1,5 @@
-"""The pack gate on the server's side: verify results recorded by content version, and the
-rule ``sets publish`` applies.
+"""The pack gate on the server's side: verify results recorded by content version, the rule
+``sets publish`` applies, and the gate ``serve`` runs on a pack exercise it sees first.
 
 An exercise of a course's pack may be published only once ``ppo-grader exercises verify`` has
 passed on it at its current content version. The built-in pack ships with its gate already run:
@@ -16,6 +16,7 @@ from exercises.framework import Exercise
 from exercises.packs import BUILTIN
 from exercises.verify import Verification
 from exercises.versions import content_version, grader_version
+from server.catalog.versions import newest_verified, passed, record_served, served_version, store_version
 from server.errors import ExerciseNotVerified
 from server.models import ExerciseVerification
 
@@ -33,11 +34,49 @@ def record_verification(session: Session, exercise: Exercise, verification: Veri
     session.add(row)
     session.flush()
     if verification.ok and exercise.pack != BUILTIN:
-        # The artifact the service grades with once it is published (server.catalog.versions).
-        from server.catalog.versions import store_version
-
+        # The artifact the service grades with once it is published (server.catalog.versions);
+        # the first verified version is also what grades where no set pins one.
         store_version(session, exercise)
+        record_served(session, exercise.slug, row.content_version)
     return row
+
+
+def first_seen(session: Session, exercises: list[Exercise]) -> list[tuple[Exercise, bool]]:
+    """The pack exercises with no served version yet (the service sees them first), each with
+    whether a verify passed at the folder's version already (else ``serve`` runs the gate)."""
+    return [
+        (e, passed(session, e.slug, content_version(e)))
+        for e in exercises
+        if e.pack != BUILTIN and served_version(session, e.slug) is None
+    ]
+
+
+def serve_first(session: Session, exercise: Exercise, verification: Verification | None) -> str:
+    """Record the served version of a pack exercise the service sees first: the folder's version,
+    verified now (``verification``, recorded here) or before (None); when that fails, the newest
+    verified version stored, if any. One sentence for the serve log saying which."""
+    version = content_version(exercise)
+    if verification is not None:
+        record_verification(session, exercise, verification)
+    if passed(session, exercise.slug, version):
+        store_version(session, exercise)  # a pass recorded before versions were stored had none
+        record_served(session, exercise.slug, version)
+        how = "verified now" if verification is not None else "verified before"
+        return (
+            f"exercise {exercise.slug}: first served at content version {version} ({how}); it grades wherever "
+            "no set pins a version, and an edit of its folder changes nothing until verified and published"
+        )
+    fallback = newest_verified(session, exercise.slug)
+    if fallback is not None:
+        record_served(session, exercise.slug, fallback)
+        return (
+            f"exercise {exercise.slug}: the pack folder's content version {version} fails verify; it grades with "
+            f"{fallback}, the newest verified version stored, wherever no set pins a version"
+        )
+    return (
+        f"exercise {exercise.slug}: the pack folder's content version {version} fails verify and no verified version "
+        "of it is stored: nothing grades it (submissions are refused) until one passes `ppo-grader exercises verify`"
+    )
 
 
 def require_verified(session: Session, exercise: Exercise) -> None:

@@ -7,8 +7,12 @@
   version from the database (:func:`version_source`), so a publish takes effect on a running
   API and its workers without a restart, and an edit of the pack's folder changes nothing a
   learner sees until it is verified and published.
-- A set with no pin (a built-in exercise, or one published before versions were stored) grades
-  with the exercise this process loaded, as before.
+- Where no set pins a version (the default course's open exercises, a set published before
+  versions were stored), a pack exercise grades with its *served version*
+  (:func:`served_version`): the stored, verified version the service first served
+  (``server.catalog.verification.serve_first``), which no folder edit moves. A pack exercise
+  with no verified version at all grades with nothing (:data:`UNVERIFIED`); a built-in
+  exercise grades with the code the grader ships.
 """
 
 from __future__ import annotations
@@ -19,15 +23,36 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from exercises import registry
 from exercises.framework import Exercise
 from exercises.packs import BUILTIN
 from exercises.registry import StoredVersion, VersionSource
 from exercises.versions import content_version, exercise_ref, grader_version
 from server.errors import ExerciseNotVerified
-from server.models import Course, Enrollment, ExerciseVerification, ExerciseVersion, SetEntry
+from server.models import (
+    DEFAULT_COURSE_ID,
+    DEFAULT_COURSE_SLUG,
+    Course,
+    Enrollment,
+    ExerciseVerification,
+    ExerciseVersion,
+    ServedVersion,
+    SetEntry,
+)
 
 #: The most bytes of source one stored version may hold (an exercise folder is a few files).
 MAX_VERSION_BYTES = 2 * 1024 * 1024
+
+#: What a pack exercise with no verified version is served at: no stored version has this name,
+#: so nothing can grade with it (a submission is refused, a claimed one ends as the grader's
+#: internal error, never graded with whatever the folder holds).
+UNVERIFIED = "unverified"
+
+#: The learner's message on a submission claimed while its exercise had no verified version.
+UNVERIFIED_MESSAGE = (
+    "This exercise has no verified version on the service yet, so your submission was not graded "
+    "(it does not count against you); your instructor has been told. Submit again later."
+)
 
 
 def version_files(exercise: Exercise) -> dict[str, str]:
@@ -108,13 +133,63 @@ def pin(session: Session, entry: SetEntry, exercise: Exercise, version: str | No
     return wanted
 
 
-def serving_version(session: Session, course_id: int | None, slug: str) -> str | None:
-    """The stored version the course's set grades ``slug`` with; None: the loaded exercise."""
-    if course_id is None:
-        return None
+def served_version(session: Session, slug: str) -> str | None:
+    """The served version of ``slug`` (:class:`~server.models.ServedVersion`), if recorded."""
+    row = session.get(ServedVersion, slug)
+    return row.content_version if row is not None else None
+
+
+def record_served(session: Session, slug: str, version: str) -> bool:
+    """Record ``version`` (stored and verified) as the served version of ``slug`` unless one is
+    recorded already (nothing moves it); whether this call recorded it."""
+    if session.get(ServedVersion, slug) is not None:
+        return False
+    session.add(ServedVersion(exercise=slug, content_version=version))
+    session.flush()
+    return True
+
+
+def newest_verified(session: Session, slug: str) -> str | None:
+    """The newest stored version of ``slug`` a verify passed on, if any."""
     return session.scalar(
-        select(SetEntry.content_version).where(SetEntry.course_id == course_id, SetEntry.exercise == slug)
+        select(ExerciseVersion.content_version)
+        .join(
+            ExerciseVerification,
+            (ExerciseVerification.exercise == ExerciseVersion.exercise)
+            & (ExerciseVerification.content_version == ExerciseVersion.content_version),
+        )
+        .where(ExerciseVersion.exercise == slug, ExerciseVerification.passed.is_(True))
+        .order_by(ExerciseVersion.id.desc())
+        .limit(1)
     )
+
+
+def _unpinned_version(session: Session, slug: str) -> str | None:
+    """What grades ``slug`` where no set pins a version: its served version; :data:`UNVERIFIED`
+    for a pack exercise that has none; None (the shipped code) for a built-in one or a slug
+    the catalogue lacks."""
+    served = served_version(session, slug)
+    if served is not None:
+        return served
+    try:
+        loaded = registry.get_exercise(slug)
+    except registry.UnknownExercise:
+        return None
+    return None if loaded.pack == BUILTIN else UNVERIFIED
+
+
+def serving_version(session: Session, course_id: int | None, slug: str) -> str | None:
+    """The stored version the course's set grades ``slug`` with: its pin, else (no entry, or
+    one from before versions were stored) the served version; None: the loaded (built-in)
+    exercise; :data:`UNVERIFIED`: nothing may grade it."""
+    pinned = (
+        session.scalar(
+            select(SetEntry.content_version).where(SetEntry.course_id == course_id, SetEntry.exercise == slug)
+        )
+        if course_id is not None
+        else None
+    )
+    return pinned or _unpinned_version(session, slug)
 
 
 def serving_ref(session: Session, course_id: int | None, slug: str) -> str:
@@ -124,7 +199,8 @@ def serving_ref(session: Session, course_id: int | None, slug: str) -> str:
 
 def version_for_user(session: Session, user_id: int, slug: str) -> str | None:
     """The version of ``slug`` the user's courses serve, when they agree on one (a learner's
-    starter and points are those of the version that grades them); None: the loaded exercise."""
+    starter and points are those of the version that grades them), else the served version
+    (None: the loaded exercise)."""
     pins = set(
         session.scalars(
             select(SetEntry.content_version)
@@ -132,15 +208,17 @@ def version_for_user(session: Session, user_id: int, slug: str) -> str | None:
             .where(Enrollment.user_id == user_id, SetEntry.exercise == slug, SetEntry.content_version.is_not(None))
         )
     )
-    return pins.pop() if len(pins) == 1 else None
+    if len(pins) == 1:
+        return pins.pop()
+    return served_version(session, slug)
 
 
 def regrade_version(session: Session, slug: str, course_id: int | None) -> str | None:
     """The version a regrade of ``slug`` grades with: the course's set's, or (across courses)
-    the newest version any set serves; None: the loaded exercise."""
+    the newest version any set pins, else the served version; None: the loaded exercise."""
     if course_id is not None:
         return serving_version(session, course_id, slug)
-    return session.scalar(
+    newest = session.scalar(
         select(SetEntry.content_version)
         .join(
             ExerciseVersion,
@@ -151,6 +229,7 @@ def regrade_version(session: Session, slug: str, course_id: int | None) -> str |
         .order_by(ExerciseVersion.id.desc())
         .limit(1)
     )
+    return newest or _unpinned_version(session, slug)
 
 
 def version_source(sessions: sessionmaker[Session]) -> VersionSource:
@@ -175,10 +254,14 @@ class VersionLine:
     grader_version: str
     serves: list[str]
     in_folder: bool
+    #: The served version: what grades wherever no set pins one.
+    served: bool = False
 
 
 def versions_of(session: Session, exercise: Exercise | None, slug: str) -> list[VersionLine]:
-    """Every version of ``slug`` known here: stored ones, verified ones, the folder's, newest first."""
+    """Every version of ``slug`` known here: stored ones, verified ones, the folder's, newest
+    first, each with the courses it grades (a course whose set pins none: the served version;
+    the default course without an entry opens the exercise too)."""
     rows = session.scalars(select(ExerciseVersion).where(ExerciseVersion.exercise == slug)).all()
     checks = session.scalars(
         select(ExerciseVerification)
@@ -187,15 +270,22 @@ def versions_of(session: Session, exercise: Exercise | None, slug: str) -> list[
     ).all()
     serving: dict[str, list[str]] = {}
     pins = session.execute(
-        select(Course.slug, SetEntry.content_version)
+        select(Course.id, Course.slug, SetEntry.content_version)
         .join(Course, Course.id == SetEntry.course_id)
         .where(SetEntry.exercise == slug)
         .order_by(Course.slug)
     ).tuples()
     folder = content_version(exercise) if exercise is not None else None
-    for course, version in pins:
-        # An unpinned set serves what this process loaded (a built-in exercise: its code).
-        serving.setdefault(version or folder or "-", []).append(course)
+    served = served_version(session, slug)
+    # Unpinned: the served version; a built-in exercise (none recorded): the code this process loaded.
+    unpinned = served or (folder if exercise is not None and exercise.pack == BUILTIN else None)
+    in_default = False
+    for course_id, course, version in pins:
+        in_default = in_default or course_id == DEFAULT_COURSE_ID
+        if version or unpinned:
+            serving.setdefault(version or unpinned or "", []).append(course)
+    if unpinned is not None and not in_default:
+        serving.setdefault(unpinned, []).insert(0, DEFAULT_COURSE_SLUG)
     order: list[str] = []
     for version in [
         *(r.content_version for r in sorted(rows, key=lambda r: -r.id)),
@@ -219,14 +309,16 @@ def versions_of(session: Session, exercise: Exercise | None, slug: str) -> list[
                 grader_version=mine[0].grader_version if mine else grader_version(),
                 serves=serving.get(version, []),
                 in_folder=version == folder,
+                served=version == served,
             )
         )
     return lines
 
 
 def unverified_changes(session: Session, exercises: list[Exercise]) -> list[str]:
-    """One sentence per published pack exercise whose folder holds a version no verify passed
-    (the service keeps grading with the published one: issue 32's silent weight change)."""
+    """One sentence per pack exercise whose folder holds a version no verify passed and no set
+    serves (issue 32's silent weight change): the service keeps grading with the published
+    versions and, where no set pins one, with the served version."""
     said = []
     for exercise in exercises:
         if exercise.pack == BUILTIN:
@@ -239,9 +331,28 @@ def unverified_changes(session: Session, exercises: list[Exercise]) -> list[str]
                 if v
             }
         )
-        if pinned and version not in pinned and not passed(session, exercise.slug, version):
+        served = served_version(session, exercise.slug)
+        if version in pinned or version == served or passed(session, exercise.slug, version):
+            continue
+        head = f"exercise {exercise.slug}: the pack folder holds content version {version}, which is not verified; "
+        if pinned and served in (None, *pinned):
             said.append(
-                f"exercise {exercise.slug}: the pack folder holds content version {version}, which is not verified; "
-                f"learners are graded by the published version {', '.join(pinned)} (verify and publish to change it)"
+                head
+                + f"learners are graded by the published version {', '.join(pinned)} (verify and publish to change it)"
+            )
+        elif pinned:
+            said.append(
+                head + f"learners are graded by the published version {', '.join(pinned)} and, where no set pins "
+                f"a version, by the served version {served} (verify and publish to change it)"
+            )
+        elif served is not None:
+            said.append(
+                head + f"learners are graded by the served version {served}, the verified version the service "
+                f"first served (verify, then publish: `ppo-grader sets publish default {exercise.slug}` for the "
+                "default course)"
+            )
+        else:
+            said.append(
+                head + "no verified version of it is stored, so nothing grades it (run `ppo-grader exercises verify`)"
             )
     return said

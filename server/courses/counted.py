@@ -37,6 +37,7 @@ from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
 from server.courses.policy import counted_score
+from server.courses.service import zone
 from server.models import BestScore, Course, Extension, ScoreCorrection, Submission, Verdict
 
 #: A full score (raw, counted or board): what "solved" means everywhere.
@@ -261,8 +262,6 @@ def late_by(seconds: int) -> str:
 
 
 def _local(moment: datetime, zone_name: str) -> str:
-    from server.courses.service import zone
-
     at = moment.astimezone(zone(zone_name))
     return f"{at:%Y-%m-%d %H:%M} {at.tzname()}"
 

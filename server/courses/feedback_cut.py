@@ -8,6 +8,11 @@ grammar is the judge's own (``Raised T: ...``, ``got T: ...``, ``expected E, got
 names in them are short identifiers (the trusted side refuses any other,
 ``sandbox.verdicts.type_name``), and the numbers are the judge's formatting, so the cut below
 finds every learner's part whatever its length; anything after a quoted exception goes whole.
+
+Where an exception was raised cannot be cut to nothing: honest code raises on a line that
+depends on the inputs too. It is bounded instead: a report shows at most
+:data:`REPORT_ROOT_CAUSES` root causes, each with one place (a code line of the stored source),
+and everything else of that place (the function, the columns, the text) is read from the source.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import builtins
 import math
 import re
 
+from exercises.feedback import MAX_SOURCE_LINE
 from server.courses.source_facts import SourceFacts
 from server.submissions.schemas import Feedback, FeedbackSummary, Location, RootCause
 
@@ -130,42 +136,72 @@ _PEAK = re.compile(r"\bPeak memory [\d.]+ [KMG]?i?B\b")
 _CASE_SEED = re.compile(r"\[case ([^\],\n]*), seed -?\d+\]")
 
 
+#: How many elements differ (``exercises.compare.explain_mismatch``: "k of n elements differ;
+#: first at ..."): k is the learner's to choose (their code makes exactly k elements wrong,
+#: k taken from the inputs), so it goes; where the first mismatch is and by how much stay.
+_COUNTED = re.compile(r"\b\d+ of \d+ elements differ; first at ")
+#: The worst mismatch after the first ("; worst at [2, 17]: expected E, got G"): a second
+#: position and error class of the learner's choosing, and nothing a learner needs to find
+#: the mistake the first one shows.
+_WORST = re.compile(rf"; worst at \[[\d, ]*\]: expected {_NUM}, got {_NUM}")
+#: What the report says in place of the count.
+DIFFER_NOTE = "values differ; first at "
+
+
+def cut_counts(text: str) -> str:
+    """``text`` without how many elements differ and without the worst mismatch: the judge's
+    own "first at" (where) and its error class (how much) are what stays of a mismatch."""
+    return _WORST.sub("", _COUNTED.sub(DIFFER_NOTE, text))
+
+
 def cut_check_message(text: str) -> str:
     """A check's message as the report view shows it."""
     text = _CASE_SEED.sub(r"[case \1]", text)
-    return _PEAK.sub("Peak memory", cut_reprs(cut_values(cut_raised(text))))
+    return _PEAK.sub("Peak memory", cut_reprs(cut_values(cut_counts(cut_raised(text)))))
 
 
-#: A frame line as Python writes it; everything else of a stored traceback (the source lines
-#: the jail printed, a SyntaxError's own text and caret lines, the message) is never shown.
-_FRAME = re.compile(r'^  File "[^"\n]*", line (\d{1,8}), in ([^\n]+)$', re.MULTILINE)
-#: What a frame says when its function's name is not one the source defines.
-UNNAMED_FRAME = "(a function your file does not define by that name)"
-
-
-def cut_traceback(traceback: str, exception: str, facts: SourceFacts | None) -> str:
-    """The traceback built from data: each frame of the learner's file by its line (only a
-    code line of the stored source) and its function (only a name the source defines), the
-    line's text read from the stored source; then the exception by its shown type."""
-    kept: list[str] = []
-    for match in _FRAME.finditer(traceback) if facts is not None else ():
-        assert facts is not None
-        line = int(match[1])
-        if not facts.shown_line(line):
-            continue
-        function = facts.shown_function(match[2].strip()) or UNNAMED_FRAME
-        kept += [f'  File "{facts.filename}", line {line}, in {function}', f"    {facts.line_text(line)}"]
-    header = ["Traceback (most recent call last):"] if kept else []
-    return "\n".join([*header, *kept, f"{exception}: {CUT_NOTE}"])
+#: The most root causes a report shows (the first ones, by how many calls raised them): each
+#: shows one place, and the learner's code picks that place from the inputs (a code object moved
+#: to any code line, review 6, attack 2), so each is about log2 of the file's code lines in bits.
+#: A fixed count keeps a report's bound fixed (docs/security.md, "What a feedback policy can
+#: still leak"); the instructors' full view keeps every cause the judge stored.
+REPORT_ROOT_CAUSES = 3
 
 
 def cut_location(location: Location | None, facts: SourceFacts | None) -> Location | None:
-    """The location when its line is a code line of the stored source, its function named
-    only when the source defines it, its text the stored line's."""
+    """The cause's one place (the innermost frame of the learner's file, as the judge stored it)
+    when its line is a code line of the stored source; every other part of it composed from
+    that line and the source alone: the function the source defines around it, the whole line
+    for its columns (the jail's caret could be placed anywhere, review 6), the stored line's text.
+    So a location carries its line number and nothing more."""
     if location is None or facts is None or not facts.shown_line(location.line):
         return None
-    return location.model_copy(
-        update={"function": facts.shown_function(location.function), "source": facts.lines[location.line - 1][:200]}
+    line = location.line
+    text = facts.lines[line - 1].rstrip()
+    indent = len(text) - len(text.lstrip())
+    return Location(
+        file=facts.filename,
+        line=line,
+        column=indent + 1,
+        end_column=max(len(text), indent + 1) + 1,
+        function=facts.function_at(line),
+        source=text[:MAX_SOURCE_LINE],
+    )
+
+
+def cut_traceback(location: Location | None, exception: str) -> str:
+    """The traceback built from data: the cause's one place (its :func:`cut_location`), then the
+    exception by its shown type. No other frame is shown: the learner's code chooses each
+    frame's line (review 6, attack 2), so every frame would add its bits to the report's."""
+    if location is None:
+        return f"{exception}: {CUT_NOTE}"
+    return "\n".join(
+        [
+            "Traceback (most recent call last):",
+            f'  File "{location.file}", line {location.line}, in {location.function}',
+            f"    {location.source.strip()}",
+            f"{exception}: {CUT_NOTE}",
+        ]
     )
 
 
@@ -201,12 +237,13 @@ def _cause(cause: RootCause, facts: SourceFacts | None) -> RootCause:
     if cause.phase == "syntax":
         return cause
     exception = shown_type(cause.exception)
+    location = cut_location(cause.location, facts)
     return cause.model_copy(
         update={
             "exception": exception,
             "message": CUT_NOTE,
-            "location": cut_location(cause.location, facts),
-            "traceback": cut_traceback(cause.traceback, exception, facts),
+            "location": location,
+            "traceback": cut_traceback(location, exception),
             "headline": _headline(cause, exception),
         }
     )
@@ -233,10 +270,20 @@ def _next_step(summary: FeedbackSummary, causes: list[RootCause], details: list[
 
 def cut_feedback(feedback: Feedback, facts: SourceFacts | None = None) -> Feedback:
     """The structured feedback as the report view shows it, composed from its data and the
-    stored source's ``facts`` (without them no frame or location is shown)."""
-    causes = [_cause(c, facts) for c in feedback.root_causes]
+    stored source's ``facts`` (without them no location is shown): its first
+    :data:`REPORT_ROOT_CAUSES` root causes, each with one location at most."""
+    causes = [_cause(c, facts) for c in feedback.root_causes[:REPORT_ROOT_CAUSES]]
     summary = feedback.summary
-    details = [d.model_copy(update={"text": cut_check_message(d.text)}) for d in summary.details]
+    details = [
+        d.model_copy(
+            update={
+                "text": cut_check_message(d.text),
+                # a check explained by a cause the report leaves out is explained by none shown
+                "cause": d.cause if d.cause is not None and d.cause <= len(causes) else None,
+            }
+        )
+        for d in summary.details
+    ]
     return Feedback(
         root_causes=causes,
         diagnosis=feedback.diagnosis,

@@ -5,7 +5,9 @@ CLI through them, the dashboard's learner pages) asks :func:`access_for` how the
 see it and passes the record through :func:`visible_report`; boards ask
 :func:`hidden_board_exercises`. Nothing else decides, so no route can show more than another.
 
-Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --feedback``):
+Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --feedback``;
+each submission keeps the policy and due date it was last given, so that an exercise taken out
+of its set hides what it hid: :func:`stated_for`):
 
 ``full``
     Everything, as before policies existed (the default, and the default course's).
@@ -26,8 +28,10 @@ Policies (``set_entries.feedback_policy``, set with ``ppo-grader sets publish --
 Under every policy but ``full`` the report is cut of what the learner's own code wrote while
 it ran on the judge's inputs, so that it cannot print them: its exception messages (the
 message and the last line of a traceback, at import and in calls, in check messages too), the
-values its calls returned, the names its module defined, its captured stdout and stderr,
-timings, CPU and memory (``server.courses.feedback_cut``). Exception type names are kept
+values its calls returned, how many elements differ and where the worst is (its code picks
+them), the names its module defined, its captured stdout and stderr, timings, CPU and memory
+(``server.courses.feedback_cut``). A crash is never told by its exit code or signal, which
+the code picks too (``sandbox.verdicts``). Exception type names are kept
 when they are Python's own. What each view shows is an allow-list (:data:`ALLOWED`);
 docs/security.md says what each can still leak.
 
@@ -52,8 +56,19 @@ from server.courses.policy import learner_due
 from server.courses.service import shown, teaches_course, zone
 from server.courses.source_facts import SourceFacts
 from server.errors import InvalidCourse, NoTokensLeft, ScoresHidden, SubmissionNotFound, TokensNotInUse
-from server.models import Course, Extension, FeedbackToken, SetEntry, Submission, User, Verdict, aware_utc
+from server.models import (
+    BestScore,
+    Course,
+    Extension,
+    FeedbackToken,
+    SetEntry,
+    Submission,
+    User,
+    Verdict,
+    aware_utc,
+)
 from server.submissions.schemas import Feedback
+from server.users.service import lock_learner
 
 #: The most tokens a day a set may give (a larger N is ``full`` in all but name).
 MAX_TOKENS = 100
@@ -286,10 +301,82 @@ def policy_of(entry: SetEntry | None) -> FeedbackPolicy:
     return FeedbackPolicy.parse(entry.feedback_policy) if entry is not None else FULL
 
 
-def _due_for(session: Session, entry: SetEntry, user_id: int) -> datetime | None:
-    """The learner's due date: the set's, or their extension when later (``learner_due``)."""
-    extension = session.get(Extension, (entry.course_id, user_id, entry.exercise))
-    return learner_due(entry.due_at, extension.due_at if extension is not None else None)
+@dataclass(frozen=True)
+class Stated:
+    """What a course's set says of one exercise's feedback: the policy and the due date before
+    any extension (``hidden-until-due`` releases at each learner's own due date)."""
+
+    policy: FeedbackPolicy
+    due_at: datetime | None
+
+
+def stated_for(session: Session, submission: Submission) -> Stated:
+    """The policy and due date ``submission`` is under: its set entry's while the entry exists;
+    once it is gone (unpublished), the last ones the set gave it, stored on the row when it was
+    accepted and at every publish (``Submission.feedback_policy``). So visibility never depends
+    on the set still existing: taking an exercise out of a set shows nothing more. No entry
+    ever (the default course's open exercises): ``full``."""
+    entry = session.get(SetEntry, (submission.course_id, submission.exercise))
+    if entry is not None:
+        return Stated(policy_of(entry), entry.due_at)
+    if submission.feedback_policy is None:
+        return Stated(FULL, None)
+    return Stated(FeedbackPolicy.parse(submission.feedback_policy), submission.feedback_due_at)
+
+
+def exercise_policy(session: Session, course_id: int, exercise: str) -> FeedbackPolicy:
+    """The policy of one exercise of a course: its set entry's, or, for an exercise taken out
+    of the set, the one its submissions were last under (``full`` when none says one)."""
+    entry = session.get(SetEntry, (course_id, exercise))
+    if entry is not None:
+        return policy_of(entry)
+    stored = session.scalar(
+        select(Submission.feedback_policy)
+        .where(
+            Submission.course_id == course_id,
+            Submission.exercise == exercise,
+            Submission.feedback_policy.is_not(None),
+        )
+        .limit(1)  # every row of one exercise of one course says the same (publish writes them all)
+    )
+    return FeedbackPolicy.parse(stored) if stored is not None else FULL
+
+
+def _hidden_until_due(session: Session, course_id: int) -> dict[str, datetime | None]:
+    """The ``hidden-until-due`` exercises of one course and their set's due dates (before
+    extensions): those of its set, and those taken out of it whose submissions were under that
+    policy (the latest due date they were given). An exercise out of the set is looked for
+    among those with board rows (``best_scores``, one per learner and exercise: what a board
+    reads anyway); each costs one index seek on the submissions."""
+    hidden: dict[str, datetime | None] = {
+        entry.exercise: entry.due_at
+        for entry in session.scalars(
+            select(SetEntry).where(
+                SetEntry.course_id == course_id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
+            )
+        )
+    }
+    known = select(BestScore.exercise).where(BestScore.course_id == course_id).distinct().subquery()
+    latest = (
+        select(func.max(Submission.feedback_due_at))
+        .where(
+            Submission.course_id == course_id,
+            Submission.exercise == known.c.exercise,
+            Submission.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value,
+        )
+        .scalar_subquery()
+    )
+    in_set = select(SetEntry.exercise).where(SetEntry.course_id == course_id)
+    for exercise, due in session.execute(select(known.c.exercise, latest).where(known.c.exercise.not_in(in_set))):
+        if due is not None:  # hidden-until-due always has a due date (publish refuses one without)
+            hidden[exercise] = aware_utc(due)
+    return hidden
+
+
+def _due_for(session: Session, course_id: int, exercise: str, due_at: datetime | None, user_id: int) -> datetime | None:
+    """The learner's due date: the set's (``due_at``), or their extension when later (``learner_due``)."""
+    extension = session.get(Extension, (course_id, user_id, exercise))
+    return learner_due(due_at, extension.due_at if extension is not None else None)
 
 
 def day_window(now: datetime, course: Course) -> tuple[datetime, datetime]:
@@ -321,12 +408,15 @@ def tokens_spent_today(session: Session, course: Course, user_id: int, exercise:
 @dataclass
 class AccessMemo:
     """What :func:`access_for` reads once per page rather than once per row, for one viewer:
-    whether they teach each course; each (course, exercise)'s set entry, course and their due
-    date; tokens they spent today; and, when :meth:`with_tokens` filled it, which of the page's
+    whether they teach each course; each (course, exercise)'s policy (``stated_for``), course and
+    their due date; tokens they spent today; and, when :meth:`with_tokens` filled it, which of the page's
     submissions have a token spent on them (None: looked up per submission)."""
 
     teaches: dict[int, bool] = field(default_factory=dict)
-    sets: dict[tuple[int, str], tuple[SetEntry | None, Course | None, datetime | None]] = field(default_factory=dict)
+    #: (course, exercise, the row's stored policy and due date): the policy, course and due date.
+    sets: dict[tuple[int, str, str | None, datetime | None], tuple[FeedbackPolicy, Course | None, datetime | None]] = (
+        field(default_factory=dict)
+    )
     spent: dict[tuple[int, str], int] = field(default_factory=dict)
     tokened: set[int] | None = None
 
@@ -357,16 +447,16 @@ def access_for(
         teaches = memo.teaches[submission.course_id]
     if submission.user_id != viewer.id or teaches:
         return EVERYTHING  # only the course's instructors and admins read others' submissions
-    key = (submission.course_id, submission.exercise)
+    key = (submission.course_id, submission.exercise, submission.feedback_policy, submission.feedback_due_at)
     if key not in memo.sets:
-        entry = session.get(SetEntry, key)
-        if policy_of(entry).kind is PolicyKind.FULL:
-            memo.sets[key] = (entry, None, None)
+        stated = stated_for(session, submission)
+        if stated.policy.kind is PolicyKind.FULL:
+            memo.sets[key] = (stated.policy, None, None)
         else:
-            assert entry is not None
-            memo.sets[key] = (entry, session.get(Course, submission.course_id), _due_for(session, entry, viewer.id))
-    entry, course, due = memo.sets[key]
-    policy = policy_of(entry)
+            course = session.get(Course, submission.course_id)
+            due = _due_for(session, submission.course_id, submission.exercise, stated.due_at, viewer.id)
+            memo.sets[key] = (stated.policy, course, due)
+    policy, course, due = memo.sets[key]
     if policy.kind is PolicyKind.FULL:
         return EVERYTHING
     token_spent = policy.kind is PolicyKind.TOKENS and (
@@ -376,9 +466,10 @@ def access_for(
     )
     left = None
     if policy.kind is PolicyKind.TOKENS and course is not None:
-        if key not in memo.spent:
-            memo.spent[key] = tokens_spent_today(session, course, viewer.id, submission.exercise, now)
-        left = policy.tokens_left(memo.spent[key])
+        today = (submission.course_id, submission.exercise)
+        if today not in memo.spent:
+            memo.spent[today] = tokens_spent_today(session, course, viewer.id, submission.exercise, now)
+        left = policy.tokens_left(memo.spent[today])
     view = view_of(policy, now=now, due_at=due, token_spent=token_spent)
     released = due if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE else None
     facts = SourceFacts(submission.source, submission.filename) if view is View.REPORT else None
@@ -396,47 +487,42 @@ def refuse_hidden_board(session: Session, viewer: User, course: Course, exercise
 
 def hidden_board_exercises(session: Session, viewer: User, course: Course, now: datetime) -> set[str]:
     """Exercises of ``course`` whose scores boards must not show ``viewer`` now: for a learner,
-    the ``hidden-until-due`` ones until every learner's due date (extensions too) has passed."""
+    the ``hidden-until-due`` ones (in the set, or taken out of it) until every learner's due
+    date (extensions too) has passed."""
     if teaches_course(session, viewer, course.id):
         return set()
     hidden = set()
-    for entry in session.scalars(
-        select(SetEntry).where(
-            SetEntry.course_id == course.id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
-        )
-    ):
+    for exercise, due_at in _hidden_until_due(session, course.id).items():
         latest = session.scalar(
-            select(func.max(Extension.due_at)).where(
-                Extension.course_id == course.id, Extension.exercise == entry.exercise
-            )
+            select(func.max(Extension.due_at)).where(Extension.course_id == course.id, Extension.exercise == exercise)
         )
-        last_due = learner_due(entry.due_at, None if latest is None else aware_utc(latest))  # the latest learner's
+        last_due = learner_due(aware_utc(due_at), aware_utc(latest))  # the last learner's due date
         if last_due is None or now < last_due:
-            hidden.add(entry.exercise)
+            hidden.add(exercise)
     return hidden
 
 
 def hidden_own_exercises(session: Session, learner: User, now: datetime, course: Course) -> set[str]:
     """Exercises of ``course`` whose best score a learner's own page must not show now: those
-    :func:`held_in_course` holds for them, unless they teach the course. Per course: the same
-    exercise hidden in another course says nothing here."""
+    :func:`held_in_course` holds for them (``hidden-until-due`` there, in the set or taken out of
+    it, and their own due date not passed yet), unless they teach the course. Per course: the
+    same exercise hidden in another course says nothing here."""
+    # nothing filters on their enrolments or submissions: an instructor's override is a score of
+    # an exercise never submitted (review 4, finding 11), and hiding what is not there costs nothing
     return set() if teaches_course(session, learner, course.id) else held_in_course(session, course.id, learner.id, now)
 
 
 def held_in_course(session: Session, course_id: int, learner_id: int, now: datetime) -> set[str]:
     """Exercises of one course whose score must not leave the tool yet for this learner (the
-    LMS gradebook): ``hidden-until-due`` in that course's set, and the learner's due date there
-    (their extension included) not passed. Whatever made the score (a submission, an override,
-    an excuse): nothing of it is released before the due date. Other courses do not matter."""
+    LMS gradebook): ``hidden-until-due`` in that course (in its set, or taken out of it), and
+    the learner's due date there (their extension included) not passed. Whatever made the
+    score (a submission, an override, an excuse): nothing of it is released before the due
+    date. Other courses do not matter."""
     held = set()
-    for entry in session.scalars(
-        select(SetEntry).where(
-            SetEntry.course_id == course_id, SetEntry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
-        )
-    ):
-        due = _due_for(session, entry, learner_id)
-        if due is None or now < due:
-            held.add(entry.exercise)
+    for exercise, due_at in _hidden_until_due(session, course_id).items():
+        due = _due_for(session, course_id, exercise, due_at, learner_id)
+        if due is None or now < aware_utc(due):
+            held.add(exercise)
     return held
 
 
@@ -447,13 +533,9 @@ def spend_token(session: Session, user: User, submission: Submission, now: datet
     """Spend one of today's tokens on the learner's own ``submission`` (a ``tokens:N`` set),
     so that its report is shown from now on; spending twice on one submission costs one. The
     caller commits. Counted under the learner's lock, so a burst cannot overspend."""
-    # deferred: limits imports the app's dependencies, which import the course sets (a cycle)
-    from server.submissions.limits import lock_learner
-
     if submission.user_id != user.id:
         raise SubmissionNotFound(f"No submission {submission.id} of yours.")
-    entry = session.get(SetEntry, (submission.course_id, submission.exercise))
-    policy = policy_of(entry)
+    policy = stated_for(session, submission).policy
     course = session.get(Course, submission.course_id)
     if policy.kind is not PolicyKind.TOKENS or course is None:
         raise TokensNotInUse(f"{submission.exercise!r} shows feedback by its policy ({policy}); it takes no tokens.")

@@ -11,16 +11,17 @@ import itertools
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from server.catalog.service import find_exercise, list_exercises
 from server.catalog.verification import require_verified
 from server.catalog.versions import pin
-from server.courses.counted import uses_an_attempt
+from server.courses.best_scores import backfill_best_scores
+from server.courses.counted import submission_board, submission_counted, uses_an_attempt
 from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
 from server.courses.policy import Phase, Rules
-from server.courses.service import INSTRUCTOR, LEARNER, course_role, shown
+from server.courses.service import INSTRUCTOR, LEARNER, course_role, courses_of, shown
 from server.errors import (
     AttemptLimitReached,
     ExerciseNotFound,
@@ -78,12 +79,20 @@ def publish(
     entry.feedback_policy = str(policy)
     pin(session, entry, found, version)
     session.add(entry)
+    # the submissions made so far are under the new policy and due date too: what they keep
+    # should the entry be deleted (server.courses.feedback_policy.stated_for)
+    session.execute(
+        update(Submission)
+        .where(Submission.course_id == course.id, Submission.exercise == exercise)
+        .values(feedback_policy=entry.feedback_policy, feedback_due_at=due_at)
+    )
     session.flush()
     return entry
 
 
 def unpublish(session: Session, course: Course, exercise: str) -> None:
-    """Take ``exercise`` out of the course's set (its submissions and scores stay)."""
+    """Take ``exercise`` out of the course's set (its submissions and scores stay, each under
+    the feedback policy and due date it was last given: ``Submission.feedback_policy``)."""
     entry = session.get(SetEntry, (course.id, exercise))
     if entry is None:
         raise ExerciseNotFound(f"{exercise!r} is not published in {course.slug!r}.")
@@ -124,9 +133,6 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
     """Recompute the lateness, penalty and counted score of one learner's submissions to one
     exercise under the rules in force now (extension included); re-count their best scores
     when any changed. Returns how many submissions changed."""
-    from server.courses.counted import submission_board, submission_counted
-    from server.leaderboard.best_scores import backfill_best_scores
-
     rules = rules_for(session, course, user_id, exercise)
     if rules is None:
         return 0
@@ -150,6 +156,13 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
         session.flush()
         backfill_best_scores(session, course.id, user_id, exercise)
     return changed
+
+
+def course_exercises(session: Session, course: Course) -> list[str]:
+    """The slugs a course grades, in catalogue order (the default course: the catalogue)."""
+    if course.id == DEFAULT_COURSE_ID:
+        return [e.slug for e in list_exercises()]
+    return [e.exercise for e in entries(session, course)]
 
 
 def entries(session: Session, course: Course) -> list[SetEntry]:
@@ -193,10 +206,14 @@ def attempts_used(session: Session, course_id: int, user_id: int, exercise: str)
 
 @dataclass(frozen=True)
 class Acceptance:
-    """How an accepted submission stands: seconds late (None: on time) and the penalty fixed now."""
+    """How an accepted submission stands: seconds late (None: on time) and the penalty fixed
+    now; the set's feedback policy and due date it is under (None: no set entry, ``full``),
+    stored on the row so that they outlive the entry (``Submission.feedback_policy``)."""
 
     late_seconds: int | None
     penalty_percent: float
+    feedback_policy: str | None = None
+    feedback_due_at: datetime | None = None
 
 
 def accept(session: Session, course: Course, user: User, exercise: str, now: datetime) -> Acceptance:
@@ -210,8 +227,11 @@ def accept(session: Session, course: Course, user: User, exercise: str, now: dat
     missing = ExerciseNotFound(f"{exercise!r} is not part of the course {course.slug!r}.")
     if rules is None:
         raise missing
+    entry = session.get(SetEntry, (course.id, exercise))  # read by rules_for: from the session's map
+    policy = entry.feedback_policy if entry is not None else None
+    due_at = entry.due_at if entry is not None else None
     if role == INSTRUCTOR:
-        return Acceptance(None, 0.0)
+        return Acceptance(None, 0.0, policy, due_at)
     phase = rules.phase(now)
     if phase is Phase.NOT_RELEASED:
         # the same 404 as an exercise the course never published: before its release a learner
@@ -229,7 +249,7 @@ def accept(session: Session, course: Course, user: User, exercise: str, now: dat
                 f"You have used all {rules.max_attempts} attempts on {exercise!r} in {course.slug!r}."
             )
     late = rules.late_seconds(now)
-    return Acceptance(late, rules.penalty_for(late))
+    return Acceptance(late, rules.penalty_for(late), policy, due_at)
 
 
 @dataclass(frozen=True)
@@ -280,8 +300,6 @@ def listing(session: Session, course: Course, user: User, now: datetime) -> list
 def released_exercises(session: Session, user: User, now: datetime) -> set[str] | None:
     """Slugs a learner may see in the catalogue: those released in one of their courses
     (None: everything, for instructors and for learners of the default course)."""
-    from server.courses.service import courses_of
-
     visible: set[str] = set()
     for course, role in courses_of(session, user):
         if role == INSTRUCTOR or course.id == DEFAULT_COURSE_ID:

@@ -1,17 +1,17 @@
 """What the trusted side knows of a submitted file from its stored source (never from the jail):
-the names it defines and the lines that hold code. The report view's cut builds tracebacks and
-locations from these facts, so a name or a line the learner's code made up at run time (a code
-object renamed or moved after the inputs) is not shown."""
+the lines that hold code and the function each line belongs to. The report view's cut builds
+locations from these facts, so a name the learner's code made up at run time (a code object
+renamed after the inputs) is never shown, nor a line that holds no code."""
 
 from __future__ import annotations
 
 import ast
 from functools import cached_property
 
-from exercises.feedback import JAIL_FILENAME, MAX_SOURCE_LINE, safe_filename
+from exercises.feedback import JAIL_FILENAME, safe_filename
 
-#: Frame names Python gives code that has no name of its own in the source.
-_PYTHON_FRAME_NAMES = frozenset({"<module>", "<lambda>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
+#: The name Python gives a frame of code outside any function or class.
+MODULE_FRAME = "<module>"
 
 
 class SourceFacts:
@@ -34,17 +34,18 @@ class SourceFacts:
             return None
 
     @cached_property
-    def names(self) -> frozenset[str]:
-        """Functions and classes the source defines (and Python's own frame names)."""
+    def _scopes(self) -> list[tuple[int, int, str]]:
+        """(first line of the body, last line, name) of each function and class the source
+        defines: the lines whose code runs in a frame of that name. A ``def`` line itself (its
+        decorators, its defaults) runs in the enclosing scope."""
         tree = self._tree
         if tree is None:
-            return _PYTHON_FRAME_NAMES
-        defined = {
-            node.name
+            return []
+        return [
+            (node.body[0].lineno, node.end_lineno or node.body[0].lineno, node.name)
             for node in ast.walk(tree)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        }
-        return _PYTHON_FRAME_NAMES | defined
+        ]
 
     @cached_property
     def code_lines(self) -> frozenset[int]:
@@ -59,10 +60,12 @@ class SourceFacts:
         """Whether ``line`` may be named: inside the file and on its code."""
         return 1 <= line <= len(self.lines) and line in self.code_lines
 
-    def shown_function(self, name: str | None) -> str | None:
-        """``name`` when the source defines it; a name made at run time is not shown."""
-        return name if name is not None and name in self.names else None
-
-    def line_text(self, line: int) -> str:
-        """The stored source's line ``line``, stripped and capped (never the jail's text)."""
-        return self.lines[line - 1].strip()[:MAX_SOURCE_LINE]
+    def function_at(self, line: int) -> str:
+        """The function (or class) the source defines around ``line``, innermost first, else
+        :data:`MODULE_FRAME`: the name an honest frame raising there has. Read from the source,
+        never from the jail, so a frame named at run time (a code object renamed after the
+        inputs, review 5, attack 1; review 6, attack 3) adds nothing to what its line says."""
+        # scopes nest or are apart, so the innermost holding the line starts last, ends first,
+        # and (a one-line method of a one-line class body) comes last in ast.walk's outer-first order
+        holding = [(start, -end, i, name) for i, (start, end, name) in enumerate(self._scopes) if start <= line <= end]
+        return max(holding)[3] if holding else MODULE_FRAME

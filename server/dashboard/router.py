@@ -22,7 +22,7 @@ what does not exist. Each route says who may see it with a dependency (``WebUser
 
 The class pages and gradebooks are per course: ``?course=<slug>`` picks one of the courses the
 instructor teaches (admins: any) and is remembered in a cookie for the next pages; without it,
-the default course (``server.dashboard.deps``).
+the default course (``server.courses.page_course``).
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ from server.catalog.versions import unverified_changes
 from server.config import Settings
 from server.courses import corrections as correction_service
 from server.courses.feedback_policy import AccessMemo, access_for, hidden_own_exercises, spend_token, visible_report
+from server.courses.page_course import DashboardCourse, ShownCourse, learner_course, shown_course
 from server.courses.service import courses_of, may_read_learner, taught_course_ids, teaches_course
-from server.courses.sets import listing, released_exercises
+from server.courses.sets import course_exercises, listing, released_exercises
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
-from server.dashboard.deps import DashboardCourse, ShownCourse, learner_course, shown_course
 from server.dashboard.upload import (
     KEY_SEPARATOR,
     MAX_CODE_FACTOR,
@@ -62,17 +62,18 @@ from server.dashboard.upload import (
     stored_key,
     upload_slots,
 )
-from server.deps import Now, SessionDep, SettingsDep, StateDep
+from server.deps import Now, SessionDep, SettingsDep, StateDep, submission_window
 from server.errors import GraderError
-from server.gradebook.service import course_exercises, gradebook_csv, wide_gradebook_csv
+from server.gradebook.service import gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, ScoreCorrection, Submission, User
 from server.regrades.pages import stale_notice, unverified_notice
 from server.regrades.service import stale_lines
 from server.state import AppState
 from server.stats.service import shown_mistake
-from server.submissions.limits import check_submission_limits, submission_window
+from server.submissions.limits import check_submission_limits
 from server.submissions.schemas import SubmissionCreate
 from server.submissions.service import create_submission, to_public
+from server.submissions.waiting import change_mark
 from server.web.deps import WebInstructor, WebSender, WebUser
 from server.web.errors import LoginRequired, PageBadRequest, PageError, PageNotFound
 from server.web.responses import (
@@ -133,7 +134,7 @@ def class_page(request: Request, session: SessionDep, user: WebUser) -> Response
     course = shown.course
     titles = _titles(session, course)
     lines, misconceptions = service.class_overview(session, list(titles), course.id)
-    mark = service.change_mark(session, None)
+    mark = change_mark(session, None)
     body = pages.class_page(
         viewer_of(user, course),
         titles,
@@ -153,7 +154,7 @@ def exercise_page(
     """One exercise's charts."""
     titles = _exercise_titles(session, user, shown.course, slug)
     view = service.exercise_view(session, slug, shown.course.id)
-    mark = service.change_mark(session, None)
+    mark = change_mark(session, None)
     notice = stale_notice(stale_lines(session, {shown.course.id}, slug))
     known = [x for x in all_exercises() if x.slug == slug]
     notice += unverified_notice(unverified_changes(session, known))  # the folder changed, unverified
@@ -172,7 +173,7 @@ def misconception_page(
     if not mistake or len(mistake) > 2000:
         raise PageBadRequest(user, "Name a misconception (mistake=...), as the exercise page's bars do.")
     holders = service.misconception_holders(session, slug, mistake, shown.course.id)
-    mark = service.change_mark(session, None)
+    mark = change_mark(session, None)
     title = _course_title(titles[slug], shown.course)
     body = pages.misconception_page(
         viewer_of(user, shown.course), slug, title, shown_mistake(mistake, mistake), holders, mark=mark
@@ -190,7 +191,7 @@ def learners_page(
         raise PageBadRequest(user, "page must be a whole number, 1 or more.")
     offset = (number - 1) * LEARNERS_PER_PAGE
     total, lines = service.learners(session, LEARNERS_PER_PAGE, offset, shown.course.id)
-    mark = service.change_mark(session, None)
+    mark = change_mark(session, None)
     body = pages.learners_page(viewer_of(user, shown.course), total, lines, number, LEARNERS_PER_PAGE, mark=mark)
     return shown.remember(html_response(body), request)
 
@@ -247,7 +248,7 @@ def learner_page(
         page_number=number,
         per_page=SUBMISSIONS_PER_PAGE,
     )
-    mark = service.change_mark(session, None if instructor else user.id)
+    mark = change_mark(session, None if instructor else user.id)
     upload = _upload_view(session, user, request, settings) if owner.id == user.id else None
     viewer = viewer_of(user, course)
     teaches = owner.id != user.id and teaches_course(session, user, course.id)
@@ -327,7 +328,7 @@ def submission_page(
         submission.user_id != user.id and not teaches_course(session, user, submission.course_id)
     ):
         raise PageNotFound(user)
-    mark = service.change_mark(session, None if Role(user.role).reads_everything else user.id)
+    mark = change_mark(session, None if Role(user.role).reads_everything else user.id)
     title = {x.slug: x.title for x in list_exercises()}.get(submission.exercise, submission.exercise)
     course = session.get(Course, submission.course_id)
     shown = visible_report(to_public(session, submission), access_for(session, user, submission, now))
@@ -402,7 +403,7 @@ def _store_upload(request: Request, state: AppState, cookie: str | None, upload:
     built, so replays cost one lookup; the same key with different content is refused."""
     settings = state.settings
     with state.session_factory() as session:
-        user = user_for_cookie(session, cookie, settings.secret_bytes, state.ended_sessions)
+        user = user_for_cookie(session, cookie, settings.secret_bytes)
         if user is None:  # logged out (or the token revoked) while the body arrived
             raise LoginRequired(session_ended=True)
         key = stored_key(upload)
@@ -453,13 +454,13 @@ def _store_upload(request: Request, state: AppState, cookie: str | None, upload:
 def live(request: Request, session: SessionDep, state: StateDep) -> Response:
     """The viewer's change mark: the class's for instructors, their own for learners. JSON for
     ``/static/live.js``, so no session is a JSON 401, not the login form."""
-    user = user_for_cookie(session, request.cookies.get(COOKIE_NAME), state.settings.secret_bytes, state.ended_sessions)
+    user = user_for_cookie(session, request.cookies.get(COOKIE_NAME), state.settings.secret_bytes)
     if user is None:
         return JSONResponse(
             {"error": "NotAuthenticated", "detail": "Log in again."}, status_code=401, headers=SECURITY_HEADERS
         )
     scope = None if Role(user.role).reads_everything else user.id
-    return JSONResponse({"mark": service.change_mark(session, scope)}, headers=SECURITY_HEADERS)
+    return JSONResponse({"mark": change_mark(session, scope)}, headers=SECURITY_HEADERS)
 
 
 def _csv(body: str, filename: str) -> Response:

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from server.courses.counted import ExerciseScore, counts_as_attempt, course_scores
 from server.leaderboard.service import learner_ids
-from server.models import DEFAULT_COURSE_ID, CheckResult, Status, Submission, User, Verdict, aware_utc
+from server.models import DEFAULT_COURSE_ID, CheckResult, Submission, User, Verdict, aware_utc
 from server.stats.schemas import ExerciseStats
 from server.stats.service import exercise_stats, mistake_key, shown_mistake
 
@@ -419,28 +419,6 @@ def submission_with_checks(session: Session, submission_id: int) -> Submission |
 
 
 # --- live updates --------------------------------------------------------------------------
-
-
-def change_mark(session: Session, user_id: int | None) -> str:
-    """A short string that changes whenever a submission is added or a verdict arrives: the
-    whole server's (``user_id`` None, for instructors) or one user's. Pages poll it and
-    reload when it moves.
-
-    It is the newest id (moves when a row is added) and the number of unfinished rows
-    (drops when one finishes; claiming or re-queueing does not change it), so both parts
-    come from indexes (the primary key, ``(status, id)``, ``(user_id, status)``) without
-    reading the finished rows, however many there are.
-    """
-    where = [] if user_id is None else [S.user_id == user_id]
-    newest = select(func.max(S.id)).where(*where).scalar_subquery()
-    unfinished = (
-        select(func.count())
-        .select_from(S)
-        .where(*where, S.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
-        .scalar_subquery()
-    )
-    top, waiting = session.execute(select(newest, unfinished)).one()  # one round trip
-    return f"{int(top or 0)}.{int(waiting or 0)}"
 
 
 def upload_replay(session: Session, user_id: int, key: str, separator: str) -> Submission | None:

@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
 from server.courses.counted import ExerciseScore, course_scores, describe
-from server.courses.sets import entries
+from server.courses.sets import course_exercises
 from server.leaderboard.service import learner_ids
 from server.models import DEFAULT_COURSE_ID, Course, User, aware_utc
 
@@ -54,13 +54,6 @@ HEADER = [
     "shown",
 ]
 WIDE_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-
-
-def course_exercises(session: Session, course: Course) -> list[str]:
-    """The slugs a course grades, in catalogue order (the default course: the catalogue)."""
-    if course.id == DEFAULT_COURSE_ID:
-        return [e.slug for e in list_exercises()]
-    return [e.exercise for e in entries(session, course)]
 
 
 def gradebook_rows(session: Session, course: Course | None = None) -> Iterator[list[str]]:

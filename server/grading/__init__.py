@@ -1,2 +1,2 @@
-"""Queue, workers and persistence of verdicts. The database is the source of truth; the
-queue only carries submission ids."""
+"""Queue, workers and persistence of verdicts, a live submission's and a regrade result's
+(``regrade_jobs``). The database is the source of truth; the queue only carries ids."""

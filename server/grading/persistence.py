@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import select, update
+from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
 from server.catalog.versions import serving_ref
+from server.courses.best_scores import backfill_best_scores, record_verdict
 from server.courses.counted import is_attempt, submission_board, submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
@@ -26,9 +27,7 @@ from server.grading.sanitize import (
     clean_text,
     clean_timings,
 )
-from server.leaderboard.best_scores import backfill_best_scores, record_verdict
 from server.models import CheckResult, Status, Submission, Verdict, utcnow
-from server.submissions.waiting import notify_verdict
 
 # A submission that has taken down this many workers is not tried again (poison pill).
 MAX_ATTEMPTS = 3
@@ -37,6 +36,10 @@ INTERNAL_ERROR_MESSAGE = (
     "The grader failed on its side while grading this submission. This is not your "
     "fault and does not count against you; please submit again later."
 )
+
+#: The PostgreSQL notification channel of stored verdicts; the payload is the submission id
+#: (each API process's ``submissions.waiting.VerdictListener`` listens on it).
+CHANNEL = "ppo_grader_verdicts"
 
 
 class CheckLike(Protocol):
@@ -264,6 +267,18 @@ def store_report(
     _count(session, submission, previous)
     notify_verdict(session, submission_id)
     return True
+
+
+def notify_verdict(session: Session, submission_id: int) -> None:
+    """Tell every API process, at this transaction's commit, that ``submission_id`` is done.
+
+    PostgreSQL only (``pg_notify`` is transactional: a rolled-back verdict notifies nobody);
+    elsewhere the in-process announcement and polling do the work.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(
+            text("SELECT pg_notify(:channel, :payload)"), {"channel": CHANNEL, "payload": str(submission_id)}
+        )
 
 
 def _storable_message(text: object, filename: str | None) -> str:

@@ -27,18 +27,27 @@ import asyncio
 import functools
 import json
 import logging
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
+from exercises import registry
+from server.catalog.versions import version_source
 from server.config import Settings
+from server.db import make_engine, make_session_factory
+from server.grading.grader import build_judge, grade_submission
+from server.grading.persistence import claim_job
+from server.grading.regrade_jobs import process_regrade
+from server.grading.worker import process_submission
+from server.lti.jobs import register_tasks as register_lti_tasks
+from server.models import RegradeSet, Status, Submission
+from server.similarity.jobs import register_tasks as register_similarity_tasks
 
 if TYPE_CHECKING:
     import procrastinate
     from sqlalchemy.orm import Session
-
-    from server.models import Submission
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +104,13 @@ class ProcrastinateQueue:
     def enqueue(self, submission_id: int, owner: int | None = None) -> None:
         """Nothing after the commit: the job was committed with the row."""
 
+    def defer_regrade(self, session: Session, regrade: RegradeSet) -> None:
+        """A job per queued result of the set, in the transaction that stores them."""
+        defer_regrade(session, regrade.id, regrade.exercise, self._settings)
+
+    def enqueue_regrades(self, result_ids: Iterable[int]) -> None:
+        """Nothing after the commit: the jobs were committed with the results."""
+
     def depth(self, session: Session) -> dict[str, int]:
         """``todo`` jobs per queue."""
         counts = dict.fromkeys(QUEUES, 0)
@@ -110,9 +126,7 @@ def live_priority(session: Session, submission: Submission) -> int:
     """Minus how many of the learner's other submissions are queued or running (procrastinate
     takes the highest priority first, then the oldest), down to :data:`LOWEST_LIVE_PRIORITY`.
     Counted in the submission's own transaction, after the learner's lock
-    (``submissions.limits.lock_learner``), so two of their requests cannot both count 0."""
-    from server.models import Status, Submission
-
+    (``users.service.lock_learner``), so two of their requests cannot both count 0."""
     ahead = session.scalar(
         select(func.count())
         .select_from(Submission)
@@ -209,12 +223,6 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
     jobs in hand to finish; a job still running after that is left ``doing`` without a
     worker and the reapers send it back to ``todo``.
     """
-    from server.db import make_engine, make_session_factory
-    from server.grading.grader import build_judge, grade_submission
-    from server.grading.persistence import claim_job
-    from server.grading.worker import process_submission
-    from server.regrades.grading import process_regrade
-
     if queue not in QUEUES:
         raise ValueError(f"unknown queue {queue!r}; use one of {', '.join(QUEUES)}")
     if metrics_port:
@@ -223,9 +231,6 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
         start_http_server(metrics_port)
     engine = make_engine(settings.DATABASE_URL)
     sessions = make_session_factory(engine)
-    from exercises import registry
-    from server.catalog.versions import version_source
-
     registry.use_version_source(version_source(sessions))  # published versions, without a restart
     judge = build_judge(
         settings.model_copy(update={"WORKERS": concurrency}), device="cuda" if queue == "gpu" else "cpu"
@@ -244,10 +249,7 @@ def run_worker(settings: Settings, queue: str, concurrency: int, metrics_port: i
         process_regrade(sessions, grade, result_id, output_cap=settings.OUTPUT_BYTES, redelivered=True)
 
     if queue == "cpu":
-        from server.lti.jobs import register_tasks as register_lti_tasks
-        from server.similarity.jobs import register_tasks
-
-        register_tasks(
+        register_similarity_tasks(
             app, sessions, settings.SIMILARITY_PROCESSES
         )  # similarity runs, below every grading job's priority
         register_lti_tasks(app, sessions, settings.secret_bytes)  # LTI grades back to the LMS, the same

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 from sqlalchemy import func, select
 
+from server.models import RegradeSet, Status, Submission
+
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from server.models import Submission
-
 
 class SubmissionQueue(Protocol):
-    """Anything the submissions service can hand a new submission to."""
+    """Anything the submissions service hands a new submission to, and a regrade its results."""
 
     def defer(self, session: Session, submission: Submission) -> None:
         """Called inside the transaction that inserts the row (after flush, before commit)."""
@@ -39,6 +39,12 @@ class SubmissionQueue(Protocol):
     def enqueue(self, submission_id: int, owner: int | None = None) -> None:
         """Called after the commit: schedule grading of a committed ``queued`` row
         (``owner``: the learner's user id, whose share of the workers is kept fair)."""
+
+    def defer_regrade(self, session: Session, regrade: RegradeSet) -> None:
+        """Called inside the transaction that stores a regrade set's queued results."""
+
+    def enqueue_regrades(self, result_ids: Iterable[int]) -> None:
+        """Called after that commit: schedule the results, behind every live submission."""
 
     def depth(self, session: Session) -> dict[str, int]:
         """Jobs waiting, per queue name (for /metrics)."""
@@ -90,6 +96,9 @@ class InProcessQueue:
             self._waiting += 1
             self._ready.notify()
 
+    def defer_regrade(self, session: Session, regrade: RegradeSet) -> None:
+        """Nothing to write in the transaction: the result rows are the durable record."""
+
     def enqueue_regrades(self, result_ids: Iterable[int]) -> None:
         """Add regrade result ids, behind every live submission."""
         with self._ready:
@@ -104,8 +113,6 @@ class InProcessQueue:
 
     def depth(self, session: Session) -> dict[str, int]:
         """Queued rows (the database, not this FIFO, is the truth)."""
-        from server.models import Status, Submission
-
         count = session.scalar(select(func.count()).select_from(Submission).where(Submission.status == Status.QUEUED))
         return {"inprocess": int(count or 0)}
 

@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from sqlalchemy.orm import Session
 
+from exercises.versions import split_ref
+from server.catalog.versions import UNVERIFIED, UNVERIFIED_MESSAGE
 from server.db import SessionFactory, transaction
 from server.grading import counters
 from server.grading.grader import GradeFunction, verdict_versions
@@ -25,9 +27,9 @@ from server.grading.persistence import (
     store_report,
 )
 from server.grading.queue import InProcessQueue
+from server.grading.regrade_jobs import process_regrade, queued_results, requeue_unfinished_results
 from server.logging_setup import submission_context
 from server.models import Verdict
-from server.regrades.grading import process_regrade, queued_results, requeue_unfinished_results
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +209,13 @@ def process_submission(
         _test_hooks(claimed.source)
         # Read before grading: the versions of the code this process grades with.
         ref = claimed.ref or claimed.exercise
+        if split_ref(ref)[1] == UNVERIFIED:
+            # A pack exercise with no verified version: never graded with whatever its folder holds.
+            log.warning("exercise has no verified version: not graded (internal_error)")
+            with transaction(sessions) as session:
+                store_internal_error(session, submission_id, UNVERIFIED_MESSAGE, attempt=attempt)
+            counters.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
+            return Verdict.INTERNAL_ERROR.value
         versions = verdict_versions(ref)
         began = time.perf_counter()
         try:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
@@ -33,9 +33,8 @@ from sqlalchemy.orm import Session
 
 from server.deps import SettingsDep
 from server.errors import NotAllowed, NotAuthenticated
-
-if TYPE_CHECKING:
-    from server.state import AppState
+from server.models import Status, Submission
+from server.state import AppState
 
 BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
 
@@ -48,8 +47,6 @@ def _seconds_between(dialect: str, start: Any, end: Any) -> Any:
 
 def latency_histograms(session: Session) -> list[HistogramMetricFamily]:
     """Both latency histograms from the stored submissions, one grouped query."""
-    from server.models import Status, Submission
-
     dialect = session.get_bind().dialect.name
     spans = {
         "ppo_grader_grading_seconds": _seconds_between(dialect, Submission.started_at, Submission.finished_at),
@@ -96,8 +93,6 @@ class DatabaseCollector(Collector):
         self._state = state
 
     def collect(self) -> Iterator[Any]:
-        from server.models import Status, Submission
-
         state = self._state
         with state.session_factory() as session:
             depth = GaugeMetricFamily("ppo_grader_queue_depth", "Jobs waiting, per queue.", labels=["queue"])

@@ -17,14 +17,14 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
+from server.courses.page_course import most_recent_course
 from server.courses.service import taught_course_named
-from server.dashboard.deps import most_recent_course
-from server.dashboard.service import change_mark
+from server.courses.sets import course_exercises
 from server.deps import SessionDep, SettingsDep
-from server.gradebook.service import course_exercises
 from server.leaderboard import pages, service
 from server.models import Course, User
 from server.security import pseudonym
+from server.submissions.waiting import change_mark
 from server.web.deps import WebInstructor
 from server.web.errors import PageBadRequest, PageNotFound
 from server.web.responses import html_response, parse_int, viewer_of

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
-from server.courses.counted import FULL_SCORE
+from server.courses.counted import FULL_SCORE, course_scores
 from server.courses.service import member_ids_of
 from server.models import DEFAULT_COURSE_ID, Submission, User, Verdict, aware_utc
 from server.security import pseudonym
@@ -73,8 +73,6 @@ def board(
     excuses), one row per learner and exercise, so the board ranks what the gradebooks
     and pages show; an excused exercise adds nothing. Ranked in Python: a course has a few
     thousand such rows at most."""
-    from server.courses.counted import course_scores
-
     people = {
         uid: (name, display)
         for uid, name, display in session.execute(

@@ -25,14 +25,13 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
-from server.courses.sets import publish
-from server.gradebook.service import course_exercises
+from server.courses.sets import course_exercises, publish
 from server.lti import claims as c
 from server.lti import keys
 from server.lti.errors import LaunchRefused, LmsUnreachable
 from server.lti.launch import Launch
 from server.lti.lineitems import line_item_spec, lookup, remembered
-from server.lti.services import LmsClient
+from server.lti.services import ColumnUnusable, LmsClient
 from server.models import Course, LtiContext, LtiDeepLink, LtiLineItem, LtiPlatform, User, utcnow
 
 REQUEST_SECONDS = 1800
@@ -168,11 +167,14 @@ def answer(
 def _has_line_item(session: Session, client: LmsClient, link: LtiContext, row: LtiLineItem | None, slug: str) -> bool:
     """Whether the LMS has (or is making) the exercise's column: looked up by resource id and
     tag, else remembered. When the LMS cannot be asked, a remembered row decides; with none,
-    the item asks for a column."""
+    the item asks for a column. A column the LMS lists with an id the tool cannot call exists:
+    none is asked for (nothing is remembered; the grades job reports the id)."""
     if row is not None and row.url:
         return True
     try:
         url = lookup(client, link, slug)
+    except ColumnUnusable:  # listed, with an id the tool cannot call: it exists; the grades job says why
+        return True
     except LmsUnreachable:
         return row is not None
     if url is None:

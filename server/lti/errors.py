@@ -9,9 +9,11 @@ print any other; the launch pages show ``title`` and ``detail`` on a short page)
     │                                          not a member of the course): ``title`` names why
     ├── PlatformNotFound         404  no registration for that issuer (and client id)
     ├── PlatformAlreadyExists    409
-    ├── InvalidRegistration      422  a URL that is not https (loopback aside), a missing field
-    ├── LmsUnreachable           502  a call to the LMS failed (network, status, bad answer):
-    │                                  nothing is lost, the sync is retried and shown on the dashboard
+    ├── InvalidRegistration      422  what an administrator entered: a URL that is not https
+    │                                  (loopback aside), a missing field
+    ├── LmsUnreachable           502  a call to the LMS failed (network, status, bad answer, a URL
+    │                                  the LMS named that is not https): nothing is lost, the
+    │                                  sync is retried and shown on the dashboard
     └── ToolKeyUnreadable        500  the stored tool key cannot be decrypted (SECRET_KEY changed)
 """
 

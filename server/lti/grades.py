@@ -41,7 +41,7 @@ from server.catalog.service import list_exercises
 from server.courses.counted import ExerciseScore, course_scores, describe
 from server.courses.feedback_policy import held_in_course
 from server.courses.service import LEARNER
-from server.gradebook.service import course_exercises
+from server.courses.sets import course_exercises
 from server.lti.errors import LmsUnreachable
 from server.lti.lineitems import AGS_SCOPES, SCORE_MAXIMUM, forget, line_item_url, remembered
 from server.lti.services import LmsClient

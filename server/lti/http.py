@@ -2,7 +2,11 @@
 
 - Only ``https`` URLs, except on loopback hosts (a platform on the same machine, in
   development and in the tests): a key set or a token fetched over plain HTTP from elsewhere
-  could be swapped on the way.
+  could be swapped on the way. One rule (:func:`url_problem`), two verdicts: a URL an
+  administrator enters (a registration) that breaks it is ``InvalidRegistration``
+  (:func:`checked_url`); one an LMS names (a launch's service claims, a paging link, a line
+  item's id) is ``LmsUnreachable`` (:func:`lms_url`), the LMS failing, recorded and retried
+  like an LMS that does not answer, never an error of the caller's request.
 - Every host is resolved here (``getaddrinfo``) and every address it resolves to is sorted
   by :func:`address_kind`. Unspecified (``0.0.0.0``, ``::``), link-local (169.254/16, the
   cloud metadata service), multicast, reserved and IPv4-mapped/6to4/Teredo addresses are
@@ -31,6 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from server.lti.errors import InvalidRegistration, LmsUnreachable
+from server.models.lti import MAX_URL_CHARS  # the longest URL a column holds
 
 #: Largest answer read from an LMS (a page of a big roster is a few hundred KiB).
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
@@ -111,28 +116,52 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def checked_url(url: object, what: str) -> str:
-    """``url`` if it is an absolute https URL (http on a loopback host); else ``InvalidRegistration``."""
-    if (
-        not isinstance(url, str)
-        or not url
-        or len(url) > 2000
-        or not url.isascii()
-        or not url.isprintable()
-        or " " in url
-    ):
-        raise InvalidRegistration(f"The {what} must be a URL of at most 2000 printable ASCII characters.")
+def url_problem(url: object) -> str | None:
+    """What is wrong with ``url`` as a service URL (None: an absolute https URL, or http on a
+    loopback host): a phrase that follows "the URL" in a sentence."""
+    if not isinstance(url, str) or not url or len(url) > MAX_URL_CHARS or not url.isascii() or not url.isprintable():
+        return f"is not a URL of at most {MAX_URL_CHARS} printable ASCII characters"
+    if " " in url:
+        return "is not a URL (it holds a space)"
     try:
         parts = urlsplit(url)
         hostname, _port = parts.hostname, parts.port
     except ValueError:
-        raise InvalidRegistration(f"The {what} must be an absolute https:// URL; got {url[:200]!r}.") from None
+        return "is not an absolute https:// URL"
     if parts.scheme not in ("https", "http") or not hostname:
-        raise InvalidRegistration(f"The {what} must be an absolute https:// URL; got {url[:200]!r}.")
+        return "is not an absolute https:// URL"
     if parts.scheme == "http" and not is_loopback(hostname):
-        raise InvalidRegistration(
-            f"The {what} must use https:// (plain http is allowed for localhost only); got {url[:200]!r}."
+        return "must use https:// (plain http is allowed for localhost only)"
+    return None
+
+
+def shown_url(url: object) -> str:
+    """``url`` as a message quotes it: ASCII, capped, quoted (a lone surrogate or a control
+    character from an LMS's answer is escaped, never stored or printed as such)."""
+    return ascii(url[:200]) if isinstance(url, str) else type(url).__name__
+
+
+def checked_url(url: object, what: str) -> str:
+    """``url`` if it is an absolute https URL (http on a loopback host); else ``InvalidRegistration``.
+    For the URLs an administrator enters (a registration); what an LMS names is :func:`lms_url`'s."""
+    problem = url_problem(url)
+    if problem is not None:
+        raise InvalidRegistration(f"The {what} {problem}; got {shown_url(url)}.")
+    assert isinstance(url, str)
+    return url
+
+
+def lms_url(url: object, what: str) -> str:
+    """``url`` if it is an absolute https URL (http on a loopback host); else ``LmsUnreachable``.
+    For the URLs an LMS names (a launch's service claims, a paging link, a line item's id): one
+    that cannot be called is the LMS failing, handled (recorded, shown, retried) like one that
+    does not answer."""
+    problem = url_problem(url)
+    if problem is not None:
+        raise LmsUnreachable(
+            f"{what}: the LMS named the URL {shown_url(url)}, which {problem}; check the tool's services in the LMS."
         )
+    assert isinstance(url, str)
     return url
 
 
@@ -196,8 +225,10 @@ def call(
 
     A 2xx (or a status in ``accept_status``) comes back as an ``Answer``; anything else raises
     ``LmsUnreachable``. ``allowed``: the kinds of address the URL's host may resolve to (the
-    registered URLs an administrator entered: any but the always refused)."""
-    checked_url(url, what)
+    registered URLs an administrator entered: any but the always refused). A URL that is not
+    https (loopback aside) is ``LmsUnreachable`` too: the registered ones were checked when
+    entered, so one that fails here came from the LMS."""
+    lms_url(url, what)
     place = pinned(url, what, allowed)
     host = place.server_name
     for value in (headers or {}).values():

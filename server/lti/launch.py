@@ -24,8 +24,10 @@ Every value taken from the token is type-checked and capped before it is used or
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
+import logging
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -36,15 +38,19 @@ from joserfc import jwt
 from joserfc.errors import BadSignatureError, ExpiredTokenError, JoseError, MissingClaimError
 from joserfc.jws import extract_compact
 from joserfc.jwt import JWTClaimsRegistry
+from publicsuffixlist import PublicSuffixList
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from server.lti import claims as c
-from server.lti.errors import InvalidRegistration, LaunchRefused, PlatformNotFound
-from server.lti.http import checked_url
+from server.lti.errors import LaunchRefused, PlatformNotFound
+from server.lti.http import shown_url, url_problem
 from server.lti.platforms import find_platform, has_deployment, platform_key
 from server.models import LtiDeepLink, LtiLogin, LtiPlatform, LtiTicket, utcnow
+from server.models.lti import MAX_URL_CHARS
 from server.text_guard import is_storable_text
+
+log = logging.getLogger(__name__)
 
 LOGIN_SECONDS = 600
 #: Most logins kept per platform, and in all: a login is free to begin (anyone can ask, naming
@@ -339,38 +345,58 @@ def _opaque(value: Any) -> str | None:
     return text
 
 
-def _optional_url(value: Any, what: str) -> str | None:
-    return _string(value, what, longest=2000) or None
+def _service_url(value: Any, what: str, platform: LtiPlatform) -> str | None:
+    """A service URL a launch names (the roster, the line items), if the tool can call it.
+    Not text: the launch is refused, as for every text claim. Text but not a URL the tool calls
+    (not https, say): left out and logged; the launch goes on (a learner is not locked out for
+    a service the LMS misconfigured), the course keeps what an earlier launch named, and the
+    service's first use without one says the LMS gave none it can call (an LMS failure)."""
+    text = _string(value, what, longest=MAX_URL_CHARS)
+    if not text:
+        return None
+    problem = url_problem(text)
+    if problem is not None:
+        log.warning("A launch from %s named a %s that %s (left out): %s", platform.name, what, problem, shown_url(text))
+        return None
+    return text
 
 
-def _site(host: str) -> str:
-    """A host's site for :func:`_return_url`: a name without its first label (``school.instructure.com``
-    -> ``instructure.com``) when two labels are left; an address, or a short name, itself."""
-    labels = host.split(".")
+@functools.cache
+def _suffixes() -> PublicSuffixList:
+    """The Public Suffix List as the installed ``publicsuffixlist`` ships it (ICANN and private
+    sections; read once, never fetched)."""
+    return PublicSuffixList()
+
+
+def registrable_site(host: str) -> str:
+    """A host's site for :func:`return_url_on_site`: its registrable domain by the Public Suffix List
+    (``school.instructure.com`` -> ``instructure.com``, ``lms.school.co.uk`` -> ``school.co.uk``);
+    an address, a public suffix itself or a single label: the host itself."""
+    host = host.lower().rstrip(".")
     try:
         ipaddress.ip_address(host.strip("[]"))
         return host
     except ValueError:
-        return ".".join(labels[1:]) if len(labels) > 2 else host
+        pass
+    return _suffixes().privatesuffix(host) or host
 
 
-def _return_url(url: str, platform: LtiPlatform) -> str:
+def return_url_on_site(url: str, platform: LtiPlatform) -> str:
     """The deep-linking return URL if it is an https URL (http where the platform's own URLs are
-    on loopback) of the platform's site: the host of one of its registered URLs, or a name in
-    the same domain (Canvas answers on the school's ``*.instructure.com``, its issuer is
-    ``canvas.instructure.com``). The browser posts the signed answer there, and its origin goes
-    into the answer page's ``form-action``, so nothing else is accepted."""
-    try:
-        checked_url(url, "deep-linking return URL")
-        host = (urlsplit(url).hostname or "").lower()
-    except (InvalidRegistration, ValueError):
-        raise LaunchRefused("Invalid launch", "The deep-linking return URL is not an https URL.") from None
+    on loopback) of the platform's site: the host of one of its registered URLs, or a name of the
+    same registrable domain (:func:`registrable_site`: Canvas answers on the school's
+    ``*.instructure.com``, its issuer is ``canvas.instructure.com``; a platform at
+    ``lms.school.co.uk`` may answer on ``dl.school.co.uk``, never on another ``*.co.uk``). The
+    browser posts the signed answer there, and its origin goes into the answer page's
+    ``form-action``, so nothing else is accepted."""
+    if url_problem(url) is not None:
+        raise LaunchRefused("Invalid launch", "The deep-linking return URL is not an https URL.")
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
     registered = {
-        (urlsplit(u).hostname or "").lower()
+        (urlsplit(u).hostname or "").lower().rstrip(".")
         for u in (platform.issuer, platform.auth_login_url, platform.auth_token_url, platform.jwks_url)
     } - {""}
-    sites = {_site(h) for h in registered}
-    if host not in registered and not any(host.endswith("." + site) for site in sites if "." in site):
+    if host not in registered and registrable_site(host) not in {registrable_site(h) for h in registered}:
         raise LaunchRefused(
             "Invalid launch",
             f"The deep-linking return URL is not on {platform.name}'s site ({', '.join(sorted(registered))[:200]}).",
@@ -408,14 +434,16 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
         else {}
     )
     nrps = body.get(c.NRPS)
-    memberships = _optional_url(nrps.get("context_memberships_url"), "roster URL") if isinstance(nrps, dict) else None
+    memberships = (
+        _service_url(nrps.get("context_memberships_url"), "roster URL", platform) if isinstance(nrps, dict) else None
+    )
     ags_claim = body.get(c.AGS)
     ags = None
     if isinstance(ags_claim, dict):
         scopes = ags_claim.get("scope", [])
         ags = AgsEndpoint(
-            lineitems=_optional_url(ags_claim.get("lineitems"), "line items URL"),
-            lineitem=_optional_url(ags_claim.get("lineitem"), "line item URL"),
+            lineitems=_service_url(ags_claim.get("lineitems"), "line items URL", platform),
+            lineitem=_service_url(ags_claim.get("lineitem"), "line item URL", platform),
             scopes=tuple(s for s in scopes[:20] if isinstance(s, str) and len(s) < 200 and is_storable_text(s))
             if isinstance(scopes, list)
             else (),
@@ -427,7 +455,7 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
             raise LaunchRefused("Invalid launch", "A deep-linking request must carry its settings.")
         types = settings.get("accept_types", [])
         deep = DeepLinking(
-            return_url=_return_url(
+            return_url=return_url_on_site(
                 _string(settings.get("deep_link_return_url"), "deep-linking return URL", required=True, longest=2000),
                 platform,
             ),

@@ -6,20 +6,27 @@ them: ``server.lti.accounts``) with the role the LMS gives them now. A member th
 Inactive or Deleted, or no longer lists at all, is marked ``dropped`` (``LtiMember.status``):
 never deleted, so their submissions, scores and history stay, and they are left out of the
 grades sent back. Members with no role in the course (a Mentor, say) are skipped.
+
+Every text of a member is the LMS's JSON, where a lone surrogate or a NUL is valid: it passes
+``server.text_guard`` with a cap before anything is stored. A member whose ``user_id`` or roles
+fail it (or are not strings) is skipped and counted (``RosterSync.invalid``), never a 500; a
+name or email that fails it is left out (the account keeps the name it has).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from server.lti.accounts import person, record_member
-from server.lti.claims import SCOPE_MEMBERSHIPS, Standing, roles_text, standing
+from server.lti.claims import MAX_ROLES, SCOPE_MEMBERSHIPS, Standing, roles_text, standing
 from server.lti.errors import LmsUnreachable
 from server.lti.services import LmsClient
 from server.models import Enrollment, LtiContext, LtiMember, LtiPlatform, LtiUser, User, utcnow
+from server.text_guard import is_storable_text, storable_text
 
 _LEFT = {"inactive", "deleted"}
 
@@ -32,7 +39,10 @@ class RosterSync:
     role_changed: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     unchanged: int = 0
+    #: Members with no role in the course (a Mentor ...).
     skipped: int = 0
+    #: Members whose ``user_id`` or roles are not storable text (or not strings): left out.
+    invalid: int = 0
     requests: int = 0
 
 
@@ -43,8 +53,8 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
     assert platform is not None
     if not link.memberships_url:
         raise LmsUnreachable(
-            f"{platform.name} has not given this course a roster service (Names and Role Provisioning): "
-            "enable it for the tool in the LMS, then launch once from the course."
+            f"{platform.name} has not given this course a roster service the tool can call (Names and Role "
+            "Provisioning, at an https URL): enable it for the tool in the LMS, then launch once from the course."
         )
     with LmsClient(session, secret, platform) as client:
         members = client.members(link.memberships_url, (SCOPE_MEMBERSHIPS,))
@@ -59,10 +69,11 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
     }
     listed: set[int] = set()
     for member in members:
-        sub, roles = member.get("user_id"), member.get("roles")
-        if not isinstance(sub, str) or not sub or len(sub) > 255 or not isinstance(roles, list):
-            done.skipped += 1
+        readable = _identity(member)
+        if readable is None:
+            done.invalid += 1
             continue
+        sub, roles = readable
         where = standing(roles)
         if where is Standing.NONE:
             done.skipped += 1
@@ -110,5 +121,19 @@ def _drop(member: LtiMember | None) -> bool:
     return True
 
 
+def _identity(member: dict[str, Any]) -> tuple[str, list[str]] | None:
+    """A member's ``user_id`` and roles (those read: :data:`~server.lti.claims.MAX_ROLES`), or
+    None when the id is not storable text of at most 255 characters, the roles are not a list,
+    or a role read is not storable text."""
+    sub, roles = storable_text(member.get("user_id"), 255), member.get("roles")
+    if not sub or not isinstance(roles, list):
+        return None
+    read = [r for r in roles[:MAX_ROLES] if isinstance(r, str)]
+    if any(not is_storable_text(r) for r in read):
+        return None
+    return sub, read
+
+
 def _text(value: object) -> str:
-    return value.strip()[:200] if isinstance(value, str) else ""
+    """A member's display text (name, email), stripped and cut to 200; empty when not storable."""
+    return storable_text(value.strip() if isinstance(value, str) else None, 200, cut=True) or ""

@@ -42,10 +42,10 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
+from server.courses.page_course import DashboardCourse
 from server.courses.service import taught_course_named
-from server.dashboard.deps import DashboardCourse
+from server.courses.sets import course_exercises
 from server.deps import AdminUser, Now, SessionDep, SettingsDep
-from server.gradebook.service import course_exercises
 from server.lti import claims as c
 from server.lti import deeplink, keys, pages
 from server.lti.accounts import course_link, person, record_member, session_token_id

@@ -7,7 +7,10 @@ token URL. One :class:`LmsClient` serves one job (a roster sync, a preview, an a
 its tokens and its HTTP connection for that job only, never between jobs (no global state).
 Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`; a longer
 list, or a next link back to a page already read, is ``LmsUnreachable`` (never a cut list
-taken as whole: a roster cut short would mark everyone after the cut as dropped).
+taken as whole: a roster cut short would mark everyone after the cut as dropped). Every URL an
+answer names (a next page, a line item's ``id``) is checked (``server.lti.http.lms_url``)
+before it is followed or handed back to be stored: one the tool cannot call is
+``LmsUnreachable``, the LMS failing.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from server.lti import keys
 from server.lti.errors import LmsUnreachable
-from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, next_page
+from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, lms_url, next_page
 from server.models import LtiPlatform
 
 MAX_PAGES = 100
@@ -49,6 +52,12 @@ def service_address_kinds(platform: LtiPlatform) -> frozenset[AddressKind]:
     IPv4-mapped addresses never (``server.lti.http.address_kind``)."""
     kinds = host_kinds(urlsplit(platform.auth_token_url).hostname or "")
     return frozenset({AddressKind.PUBLIC} | (kinds & {AddressKind.PRIVATE, AddressKind.LOOPBACK}))
+
+
+class ColumnUnusable(LmsUnreachable):
+    """The LMS lists the exercise's column (its resource id and tag) with an ``id`` the tool
+    cannot call (not https, say): an LMS failure like any other, and proof that the column
+    exists, so no second one is asked for (``server.lti.deeplink``)."""
 
 
 class LmsClient:
@@ -146,6 +155,8 @@ class LmsClient:
             if len(items) > MAX_ITEMS:
                 raise LmsUnreachable(f"{what}: more than {MAX_ITEMS} entries.")
             page = next_page(answer.link)
+            if page is not None:  # the LMS's word: checked as every URL it names, before it is followed
+                lms_url(page, f"{what} (the next page)")
         if page is not None:  # cut here, the list would look complete and miss everyone after
             raise LmsUnreachable(f"{what}: more than {MAX_PAGES} pages; nothing was taken from an incomplete list.")
         return items
@@ -167,11 +178,13 @@ class LmsClient:
             None,
             params={"resource_id": resource_id, "tag": tag},
         )
-        return [
-            i
-            for i in found
-            if i.get("resourceId") == resource_id and i.get("tag") == tag and isinstance(i.get("id"), str)
-        ]
+        ours = [i for i in found if i.get("resourceId") == resource_id and i.get("tag") == tag]
+        for item in ours:  # never skipped: the tool would then make a second column for the exercise
+            try:
+                lms_url(item.get("id"), f"the gradebook column {resource_id!r} on {self.platform.name}")
+            except LmsUnreachable as exc:
+                raise ColumnUnusable(exc.detail) from None
+        return ours
 
     def create_line_item(self, lineitems_url: str, scopes: tuple[str, ...], item: dict[str, Any]) -> dict[str, Any]:
         """AGS: create a line item; returns it (with its ``id`` URL)."""
@@ -182,12 +195,16 @@ class LmsClient:
             headers=self._headers(scopes, LINE_ITEM, LINE_ITEM),
             json_body=item,
         )
-        if not isinstance(answer.body, dict) or not isinstance(answer.body.get("id"), str):
+        if not isinstance(answer.body, dict) or "id" not in answer.body:
             raise LmsUnreachable(f"a new gradebook column on {self.platform.name}: the answer has no id.")
+        lms_url(answer.body["id"], f"a new gradebook column on {self.platform.name}")
         return answer.body
 
     def post_score(self, lineitem_url: str, scopes: tuple[str, ...], score: dict[str, Any]) -> int:
         """AGS: send one score; returns the status (2xx; anything else raises)."""
+        lms_url(
+            lineitem_url, f"the gradebook column on {self.platform.name}"
+        )  # remembered by an older version: checked here too
         answer = self._call(
             "POST",
             service_url(lineitem_url, "/scores"),
@@ -199,6 +216,7 @@ class LmsClient:
 
     def results(self, lineitem_url: str, scopes: tuple[str, ...]) -> list[dict[str, Any]]:
         """AGS: every result (``userId``, ``resultScore``, ``resultMaximum``) of a line item."""
+        lms_url(lineitem_url, f"the gradebook column on {self.platform.name}")
         return self._pages(
             service_url(lineitem_url, "/results"), f"the gradebook from {self.platform.name}", scopes, RESULTS, None
         )

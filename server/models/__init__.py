@@ -29,8 +29,8 @@ from server.models.lti import (
 from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState, SupersededVerdict
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
-from server.models.user import ApiToken, Role, User
-from server.models.verification import ExerciseVerification, ExerciseVersion, ServiceSetting
+from server.models.user import ApiToken, EndedSession, Role, User
+from server.models.verification import ExerciseVerification, ExerciseVersion, ServedVersion, ServiceSetting
 
 __all__ = [
     "DEFAULT_COURSE_ID",
@@ -41,6 +41,7 @@ __all__ = [
     "CheckResult",
     "CorrectionKind",
     "Course",
+    "EndedSession",
     "Enrollment",
     "ExerciseVerification",
     "ExerciseVersion",
@@ -65,6 +66,7 @@ __all__ = [
     "Role",
     "RunStatus",
     "ScoreCorrection",
+    "ServedVersion",
     "ServiceSetting",
     "SetEntry",
     "SimilarityPair",

@@ -62,6 +62,15 @@ class Submission(Base):
         Index("ix_submissions_user_id_status", "user_id", "status"),
         # Attempt limits and per-course histories: one learner's rows for one course's exercise.
         Index("ix_submissions_course_id_user_id_exercise", "course_id", "user_id", "exercise"),
+        # The latest release date a withdrawn exercise's submissions state, one index seek
+        # (server.courses.feedback_policy: boards of an exercise no longer in the set).
+        Index(
+            "ix_submissions_course_id_exercise_policy_due",  # within PostgreSQL's 63 characters
+            "course_id",
+            "exercise",
+            "feedback_policy",
+            "feedback_due_at",
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -77,6 +86,14 @@ class Submission(Base):
     score: Mapped[float | None] = mapped_column(Float)
     #: Seconds past the learner's due date when it was submitted; NULL when on time.
     late_seconds: Mapped[int | None] = mapped_column()
+    #: The set's feedback policy and due date (before extensions) this submission is under:
+    #: written when it is accepted and again whenever the exercise is published, so they are
+    #: the set's while it exists and its last ones once it is gone (unpublished). What decides
+    #: the learner's view then (``server.courses.feedback_policy``): visibility never falls
+    #: back to showing everything because a set entry was deleted. NULL: no set entry ever
+    #: (the default course's open exercises; rows an unpublished set left before migration 0019).
+    feedback_policy: Mapped[str | None] = mapped_column(String(32))
+    feedback_due_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     #: Percent of the raw score the late policy takes off, fixed when it was accepted.
     penalty_percent: Mapped[float] = mapped_column(Float, default=0.0)
     #: ``score`` after the penalty: what boards and gradebooks count. NULL unless graded.

@@ -59,3 +59,15 @@ class ApiToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     user: Mapped[User] = relationship(back_populates="tokens")
+
+
+class EndedSession(Base):
+    """A web session logged out before its cookie expired: the cookie's nonce, refused from
+    then on by every API process (``server.web.session``). Kept only until the cookie would
+    have expired anyway (``expires_at``), when it is pruned: the table holds at most the
+    logouts of one session's lifetime, and only a live session can log out."""
+
+    __tablename__ = "ended_sessions"
+
+    nonce: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)

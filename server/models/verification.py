@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Index, String, UniqueConstraint
+from sqlalchemy import JSON, ForeignKeyConstraint, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from server.models.base import Base, UTCDateTime, utcnow
@@ -55,6 +55,28 @@ class ExerciseVersion(Base):
     #: Every Python file of the exercise folder (starter included), by path relative to it.
     files: Mapped[dict[str, str]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class ServedVersion(Base):
+    """The stored, verified version of a pack exercise that grades wherever no set pins one:
+    the default course's open exercises, and sets published before versions were stored
+    (issue 32). It is the version the service first served, verified then (``serve`` runs the
+    gate on a folder's version it sees for the first time; a first passing ``exercises verify``
+    records it too), and nothing moves it afterwards: a later version reaches learners only
+    through ``sets publish`` (the default course's set included), never through the folder.
+    """
+
+    __tablename__ = "served_versions"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["exercise", "content_version"], ["exercise_versions.exercise", "exercise_versions.content_version"]
+        ),
+    )
+
+    #: The exercise's id (its slug): one served version each.
+    exercise: Mapped[str] = mapped_column(String(64), primary_key=True)
+    content_version: Mapped[str] = mapped_column(String(16))
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class ServiceSetting(Base):

@@ -19,13 +19,13 @@ import signal
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from server.courses.best_scores import backfill_best_scores
 from server.courses.counted import submission_board, submission_counted
 from server.errors import RegradeClosed, RegradeNotReady
 from server.grading.persistence import check_results
-from server.leaderboard.best_scores import backfill_best_scores
+from server.grading.regrade_jobs import settle
 from server.models import Keep, RegradeResult, RegradeSet, RegradeState, Submission, SupersededVerdict, Verdict, utcnow
 from server.regrades.diff import Diff, compute_diff
-from server.regrades.grading import settle
 
 #: Longest reason stored (shown to learners next to their score).
 REASON_CHARS = 500

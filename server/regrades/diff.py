@@ -18,8 +18,9 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from server.courses.best_scores import backfill_best_scores
 from server.courses.counted import submission_board, submission_counted
-from server.leaderboard.best_scores import backfill_best_scores
+from server.leaderboard.service import board
 from server.models import (
     CheckResult,
     Course,
@@ -267,8 +268,6 @@ def _board_with(
 ) -> dict[int, tuple[str, float, int]]:
     """Per learner on the course's board of ``exercise``: (login, score that counts, rank),
     with ``over``'s outcomes written in a savepoint that is rolled back afterwards."""
-    from server.leaderboard.service import board
-
     savepoint = session.begin_nested() if over else None
     try:
         for sid, outcome in over.items():

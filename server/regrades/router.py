@@ -9,13 +9,13 @@ from fastapi import APIRouter, Path, Query, status
 
 from server.courses.service import taught_course
 from server.deps import InstructorUser, SessionDep, StateDep
-from server.grading.queue import InProcessQueue
-from server.models import Keep, RegradeSet, Role
+from server.models import Keep, Role
 from server.openapi import errors
 from server.regrades import service
 from server.regrades.apply import apply_set
 from server.regrades.schemas import RegradeApply, RegradeCreate, RegradeDiff, RegradePublic
 from server.regrades.views import diff_public, regrade_public
+from server.users.service import managed_user
 
 router = APIRouter(prefix="/regrades", tags=["regrades"])
 
@@ -23,23 +23,17 @@ RegradeId = Annotated[int, Path(ge=1, le=2**31 - 1, description="Regrade set id.
 
 
 @router.post(
-    "", status_code=status.HTTP_202_ACCEPTED, response_model=RegradePublic, responses=errors(401, 403, 404, 422)
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RegradePublic,
+    responses=errors(401, 403, 404, 409, 422, notes={409: "`ExerciseNotVerified`: no verified version to grade with"}),
 )
 def preview(payload: RegradeCreate, instructor: InstructorUser, session: SessionDep, state: StateDep) -> RegradePublic:
     """Grade the chosen stored submissions again into a new set, behind live submissions.
     Nothing learners see changes until the set is applied."""
-    from server.users.service import managed_user
-
     course = None
     if payload.course is not None or Role(instructor.role) is not Role.ADMIN:
         course = taught_course(session, instructor, payload.course)
-    defer = None
-    if state.settings.QUEUE == "procrastinate":
-        from server.grading.procrastinate_backend import defer_regrade
-
-        def defer(s: object, r: RegradeSet) -> None:
-            defer_regrade(s, r.id, r.exercise, state.settings)  # type: ignore[arg-type]
-
     regrade, ids = service.create_preview(
         session,
         exercise=payload.exercise,
@@ -48,11 +42,10 @@ def preview(payload: RegradeCreate, instructor: InstructorUser, session: Session
         submission_id=payload.submission,
         all_versions=payload.all_versions,
         requested_by=instructor,
-        defer=defer,
+        defer=state.queue.defer_regrade,
     )
     session.commit()
-    if isinstance(state.queue, InProcessQueue):
-        state.queue.enqueue_regrades(ids)
+    state.queue.enqueue_regrades(ids)
     return regrade_public(session, regrade)
 
 

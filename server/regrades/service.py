@@ -6,7 +6,7 @@
 - Only verdicts that count are chosen or counted: finished, not ``internal_error`` (the
   grader's fault never counted, and a regrade never turns it into an attempt).
 - A preview is a set of ``queued`` results, one per chosen submission; the queue grades
-  them (``server.regrades.grading``) while nothing learners see changes.
+  them (``server.grading.regrade_jobs``) while nothing learners see changes.
 - Sets are the instructors' own: the CLI (the operator) reads every set, an admin too, an
   instructor the sets of the courses they teach; anyone else gets ``RegradeNotFound``.
 """
@@ -20,11 +20,13 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from exercises.versions import exercise_ref
-from server.catalog.versions import regrade_version, serving_ref
+from server.catalog.service import find_exercise
+from server.catalog.versions import UNVERIFIED, regrade_version, serving_ref
 from server.courses.counted import counts_as_attempt
 from server.courses.service import taught_course_ids
-from server.errors import NothingToRegrade, RegradeClosed, RegradeNotFound
+from server.errors import ExerciseNotVerified, NothingToRegrade, RegradeClosed, RegradeNotFound
 from server.grading.grader import verdict_versions
+from server.grading.regrade_jobs import settle
 from server.models import (
     BestScore,
     Course,
@@ -35,7 +37,6 @@ from server.models import (
     User,
     utcnow,
 )
-from server.regrades.grading import settle
 
 #: Defers the set's jobs in its transaction (procrastinate); None for the in-process queue.
 Defer = Callable[[Session, RegradeSet], None]
@@ -117,11 +118,14 @@ def create_preview(
     By default only stale verdicts are chosen; ``all_versions`` takes every counted verdict.
     Raises ``NothingToRegrade`` when the selection is empty.
     """
-    from server.catalog.service import find_exercise
-
     find_exercise(exercise)
     # The version the preview grades with, and names: what the set(s) serve (issue 32).
     version = regrade_version(session, exercise, course.id if course is not None else None)
+    if version == UNVERIFIED:
+        raise ExerciseNotVerified(
+            f"{exercise}: no verified version of it is stored, so nothing can grade it again; run "
+            "`ppo-grader exercises verify` first."
+        )
     content, grader = verdict_versions(exercise_ref(exercise, version))
     query = (
         select(Submission.id, Submission.content_version, Submission.grader_version)

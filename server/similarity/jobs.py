@@ -19,11 +19,11 @@ import json
 import logging
 import queue
 import threading
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select, text
 
-from server.clock import Clock
+from server.clock import Clock, system_clock
 from server.db import SessionFactory, transaction
 from server.models import RunStatus, SimilarityRun
 from server.similarity.service import requeue_unfinished, run_similarity, sweep_due
@@ -44,16 +44,6 @@ _DEFER_SQL = text(
     "'cpu'::varchar, CAST(:task AS varchar), CAST(:priority AS integer), NULL::text, NULL::text, "
     "CAST(:args AS jsonb), NULL::timestamptz)::procrastinate_job_to_defer_v1])"
 )
-
-
-class SimilarityQueue(Protocol):
-    """What the routes and the due sweep hand a new run to."""
-
-    def defer(self, session: Session, run_id: int) -> None:
-        """Inside the transaction that creates the run."""
-
-    def enqueue(self, run_id: int) -> None:
-        """After that transaction committed."""
 
 
 class SimilarityWorker:
@@ -140,8 +130,6 @@ class ProcrastinateSimilarity:
 
 def register_tasks(app: procrastinate.App, sessions: SessionFactory, processes: int = 1) -> None:
     """The similarity job and the periodic due sweep, on a procrastinate worker's app."""
-    from server.clock import system_clock
-
     deferrer = ProcrastinateSimilarity()
 
     @app.task(name=TASK_NAME, pass_context=False)

@@ -21,8 +21,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
+from server.courses.page_course import DashboardCourse
 from server.courses.service import default_course, taught_course_ids, taught_course_named
-from server.dashboard.deps import DashboardCourse
 from server.deps import SessionDep, StateDep
 from server.errors import UserNotFound
 from server.models import Course, ReviewMark, User

@@ -19,6 +19,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from typing import Protocol
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
@@ -58,6 +59,16 @@ Defer = Callable[[Session, int], None]
 
 def no_defer(_session: Session, _run_id: int) -> None:
     """The in-process queue needs nothing in the transaction: the row is the record."""
+
+
+class SimilarityQueue(Protocol):
+    """What the routes and the due sweep hand a new run to (``similarity.jobs`` has both kinds)."""
+
+    def defer(self, session: Session, run_id: int) -> None:
+        """Inside the transaction that creates the run."""
+
+    def enqueue(self, run_id: int) -> None:
+        """After that transaction committed."""
 
 
 def course_exercises(session: Session, course: Course) -> list[str]:

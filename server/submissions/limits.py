@@ -7,11 +7,13 @@
 - ``MAX_QUEUED_PER_USER``: at most this many of a learner's submissions queued or running.
   Read from the database, so it holds across processes. A cheap first count refuses a
   full queue before the body is read; the binding count is made again inside the inserting
-  transaction, after ``lock_learner`` has serialised that learner's submissions (without
-  it, N concurrent POSTs all counted the same waiting rows and were all accepted).
+  transaction, after ``users.service.lock_learner`` has serialised that learner's
+  submissions (without it, N concurrent POSTs all counted the same waiting rows and were all
+  accepted).
 
 Both answer 429 with ``Retry-After``. Instructors and admins are not limited. A retry that
 replays an ``Idempotency-Key`` already used is not a new submission and is never limited.
+The API applies them through ``server.deps.SubmissionLimits``; this module takes no HTTP.
 """
 
 from __future__ import annotations
@@ -21,14 +23,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Annotated
 
-from fastapi import Depends, Header, Request
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from server.config import Settings
-from server.deps import CurrentUser, SessionDep, SettingsDep
 from server.errors import RateLimited, TooManyQueued
 from server.models import Role, Status, Submission, User
 
@@ -64,31 +63,11 @@ class SlidingWindow:
             return None
 
 
-def submission_window(request: Request, settings: SettingsDep) -> SlidingWindow:
-    """The app's window, made on first use (one per app, never a module global)."""
-    window: SlidingWindow | None = getattr(request.app.state, "submission_window", None)
-    if window is None:
-        window = SlidingWindow(*parse_rate(settings.RATE_LIMIT))
-        request.app.state.submission_window = window
-    return window
-
-
-def enforce_submission_limits(
-    user: CurrentUser,
-    session: SessionDep,
-    settings: SettingsDep,
-    window: Annotated[SlidingWindow, Depends(submission_window)],
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", include_in_schema=False)] = None,
-) -> None:
-    """Refuse a learner's new submission with 429 when over either limit."""
-    check_submission_limits(user, session, settings, window, idempotency_key)
-
-
 def check_submission_limits(
     user: User, session: Session, settings: Settings, window: SlidingWindow, idempotency_key: str | None = None
 ) -> None:
     """Raise ``TooManyQueued`` or ``RateLimited`` (429) for a learner's new submission over a
-    limit: the API's dependency above, and the dashboard's upload."""
+    limit: the API's dependency (``server.deps.SubmissionLimits``), and the dashboard's upload."""
     if not Role(user.role).submissions_limited:
         return
     if idempotency_key is not None and session.scalar(
@@ -104,36 +83,9 @@ def check_submission_limits(
         )
 
 
-SubmissionLimits = Depends(enforce_submission_limits)
-
-
-def lock_learner(session: Session, user_id: int) -> None:
-    """Serialise one learner's submission inserts until the session's transaction ends.
-
-    PostgreSQL: ``SELECT ... FOR UPDATE`` on the learner's ``users`` row; a concurrent
-    submission of the same learner waits here, and its count (a new snapshot per statement
-    under READ COMMITTED) then sees the row this transaction inserted. Other learners are
-    not blocked.
-
-    SQLite: it has no row locks, and Python's sqlite3 runs SELECTs outside any
-    transaction until the first write, so the count would always be stale. ``BEGIN
-    IMMEDIATE`` takes the database's write lock now (waiting up to ``busy_timeout``); the
-    INSERT needs that lock anyway, so this only moves it before the count. It holds across
-    processes, unlike an in-process lock, so it stays right should SQLite ever be served by
-    more than one process. Any write already pending in the session is committed first.
-    """
-    dialect = session.get_bind().dialect.name
-    if dialect == "sqlite":
-        if session.connection().connection.dbapi_connection.in_transaction:  # type: ignore[union-attr]
-            session.commit()
-        session.connection().exec_driver_sql("BEGIN IMMEDIATE")
-        return
-    session.execute(select(User.id).where(User.id == user_id).with_for_update())
-
-
 def refuse_if_queue_full(session: Session, user: User, max_queued: int, *, retry_after: int) -> None:
     """Raise ``TooManyQueued`` (429) when a learner already has ``max_queued`` submissions
-    queued or running. Binding only after ``lock_learner`` in the same transaction."""
+    queued or running. Binding only after ``users.service.lock_learner`` in the same transaction."""
     if not Role(user.role).submissions_limited:
         return
     waiting = (

@@ -14,13 +14,12 @@ from starlette.concurrency import run_in_threadpool
 
 from server.courses.feedback_policy import spend_token as spend
 from server.courses.service import readable_course
-from server.deps import CurrentUser, Now, SessionDep, SettingsDep, StateDep
+from server.deps import CurrentUser, Now, SessionDep, SettingsDep, StateDep, SubmissionLimits
 from server.errors import InvalidSource, SourceTooLarge
 from server.models import Status, User
 from server.openapi import errors
 from server.state import AppState
 from server.submissions import service
-from server.submissions.limits import SubmissionLimits
 from server.submissions.schemas import SubmissionCreate, SubmissionPublic, SubmissionSummary
 from server.submissions.waiting import MAX_WAIT_SECONDS
 
@@ -104,6 +103,7 @@ _CREATE_BODY_DOC = {
             notes={
                 403: "The course refuses it now: `SubmissionsClosed` (with the date) or `AttemptLimitReached`",
                 404: "`ExerciseNotFound` (unknown, or not in the course) or `CourseNotFound`",
+                409: "`IdempotencyKeyConflict`, or `ExerciseNotVerified` (a pack exercise no verify has passed on)",
                 422: "`ValidationError`, `EmptySource`, `InvalidSource`, or `CourseRequired` (in several courses, none named)",
             },
         ),

@@ -13,11 +13,13 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import safe_filename
 from server.catalog.service import find_exercise
+from server.catalog.versions import UNVERIFIED, serving_version
 from server.courses.feedback_policy import AccessMemo, access_for, visible_report
 from server.courses.service import course_for_submission, taught_course_ids, teaches_course
 from server.courses.sets import accept, released_exercises
 from server.errors import (
     EmptySource,
+    ExerciseNotVerified,
     GraderError,
     IdempotencyKeyConflict,
     InvalidSource,
@@ -29,7 +31,7 @@ from server.errors import (
 from server.grading.queue import SubmissionQueue
 from server.models import Course, Role, Status, Submission, User, utcnow
 from server.regrades.notes import regrade_notes
-from server.submissions.limits import lock_learner, refuse_if_queue_full
+from server.submissions.limits import refuse_if_queue_full
 from server.submissions.schemas import (
     CheckPublic,
     Feedback,
@@ -37,6 +39,7 @@ from server.submissions.schemas import (
     SubmissionPublic,
     SubmissionSummary,
 )
+from server.users.service import lock_learner
 
 
 def validate_source(source: str, max_bytes: int) -> bytes:
@@ -106,6 +109,11 @@ def create_submission(
     try:
         course = course_for_submission(session, user, payload.course)
         acceptance = accept(session, course, user, payload.exercise, now)
+        if serving_version(session, course.id, payload.exercise) == UNVERIFIED:
+            raise ExerciseNotVerified(
+                f"{payload.exercise!r} has no verified version on this service yet, so it cannot be graded; "
+                "your instructor has been told (the service's log names it)."
+            )
     except GraderError:
         session.rollback()  # release the learner's lock before the refusal is written
         raise
@@ -114,6 +122,8 @@ def create_submission(
         course_id=course.id,
         late_seconds=acceptance.late_seconds,
         penalty_percent=acceptance.penalty_percent,
+        feedback_policy=acceptance.feedback_policy,
+        feedback_due_at=acceptance.feedback_due_at,
         created_at=now,
         exercise=payload.exercise,
         filename=safe_filename(payload.filename),

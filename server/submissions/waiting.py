@@ -6,8 +6,9 @@ a verdict stored between the read and the wait still wakes it. Announcements com
 * in-process workers (the embedded default), which call :meth:`VerdictAnnouncer.announce`
   after each stored verdict;
 * on PostgreSQL, every process that stores a verdict (``ppo-grader worker`` included): the
-  verdict's transaction sends ``NOTIFY`` on :data:`CHANNEL` (:func:`notify_verdict`, delivered
-  at commit), and each API process's :class:`VerdictListener` turns it into an announcement.
+  verdict's transaction sends ``NOTIFY`` on ``CHANNEL`` (``grading.persistence.notify_verdict``,
+  delivered at commit), and each API process's :class:`VerdictListener` turns it into an
+  announcement.
 
 While a listener is connected the announcer is *pushed*: waiters sleep until they are woken
 or their time is up, and the database sees one read per wake-up instead of one every
@@ -15,6 +16,8 @@ or their time is up, and the database sees one read per wake-up instead of one e
 its connection) waiters re-read their row every :data:`POLL_SECONDS`: one primary-key lookup
 on the server instead of a client round trip per poll. When a listener connects or loses its
 connection it wakes every waiter, so none sleeps through a verdict whose ``NOTIFY`` was lost.
+
+The HTML pages wait their own way: they poll :func:`change_mark` and reload when it moves.
 """
 
 from __future__ import annotations
@@ -26,8 +29,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import text
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
+
+from server.grading.persistence import CHANNEL
+from server.models import Status, Submission
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +41,6 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 0.05
 #: The longest wait a request may ask for.
 MAX_WAIT_SECONDS = 30.0
-#: The PostgreSQL notification channel of stored verdicts; the payload is the submission id.
-CHANNEL = "ppo_grader_verdicts"
 #: How long a listener waits before connecting again after losing its connection.
 RECONNECT_SECONDS = 1.0
 #: How often a listener's thread looks up from ``notifies()`` to see whether it must stop.
@@ -123,20 +127,8 @@ class VerdictAnnouncer:
             return sum(len(w) for w in self._waiting.values())
 
 
-def notify_verdict(session: Session, submission_id: int) -> None:
-    """Tell every API process, at this transaction's commit, that ``submission_id`` is done.
-
-    PostgreSQL only (``pg_notify`` is transactional: a rolled-back verdict notifies nobody);
-    elsewhere the in-process announcement and polling do the work.
-    """
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(
-            text("SELECT pg_notify(:channel, :payload)"), {"channel": CHANNEL, "payload": str(submission_id)}
-        )
-
-
 class VerdictListener:
-    """``LISTEN`` on :data:`CHANNEL` in a thread of its own and announce each verdict.
+    """``LISTEN`` on ``CHANNEL`` in a thread of its own and announce each verdict.
 
     One connection per API process, whatever the number of waiters. Reconnects after
     :data:`RECONNECT_SECONDS` when the connection is lost; the announcer polls meanwhile.
@@ -179,3 +171,25 @@ class VerdictListener:
         # hint to re-read a row, and one that is not an id is dropped.
         if payload.isascii() and payload.isdigit() and len(payload) <= 19:
             self._announcer.announce(int(payload))
+
+
+def change_mark(session: Session, user_id: int | None) -> str:
+    """A short string that changes whenever a submission is added or a verdict arrives: the
+    whole server's (``user_id`` None, for instructors) or one user's. Pages poll it and
+    reload when it moves.
+
+    It is the newest id (moves when a row is added) and the number of unfinished rows
+    (drops when one finishes; claiming or re-queueing does not change it), so both parts
+    come from indexes (the primary key, ``(status, id)``, ``(user_id, status)``) without
+    reading the finished rows, however many there are.
+    """
+    where = [] if user_id is None else [Submission.user_id == user_id]
+    newest = select(func.max(Submission.id)).where(*where).scalar_subquery()
+    unfinished = (
+        select(func.count())
+        .select_from(Submission)
+        .where(*where, Submission.status.in_([Status.QUEUED.value, Status.RUNNING.value]))
+        .scalar_subquery()
+    )
+    top, waiting = session.execute(select(newest, unfinished)).one()  # one round trip
+    return f"{int(top or 0)}.{int(waiting or 0)}"

@@ -12,6 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 
+from server.courses.service import roster_enroller
 from server.deps import CurrentUser, InstructorUser, SessionDep, SettingsDep
 from server.errors import InvalidRoster, NotAllowed, SourceTooLarge
 from server.openapi import errors
@@ -94,8 +95,6 @@ async def import_roster(
     def create_all() -> list[service.RosterOutcome]:
         enroller = None
         if course is not None or "course" in _header(text):
-            from server.courses.service import roster_enroller
-
             enroller = roster_enroller(session, actor, course)
         outcomes = service.import_roster(session, text, settings.secret_bytes, actor, enroller)
         session.commit()

@@ -241,3 +241,27 @@ def _import_rows(
             continue
         outcomes.append(RosterOutcome(index, name, display, role, token=created.token, course=course))
     return outcomes
+
+
+def lock_learner(session: Session, user_id: int) -> None:
+    """Serialise one learner's submission inserts until the session's transaction ends.
+
+    PostgreSQL: ``SELECT ... FOR UPDATE`` on the learner's ``users`` row; a concurrent
+    submission of the same learner waits here, and its count (a new snapshot per statement
+    under READ COMMITTED) then sees the row this transaction inserted. Other learners are
+    not blocked.
+
+    SQLite: it has no row locks, and Python's sqlite3 runs SELECTs outside any
+    transaction until the first write, so the count would always be stale. ``BEGIN
+    IMMEDIATE`` takes the database's write lock now (waiting up to ``busy_timeout``); the
+    INSERT needs that lock anyway, so this only moves it before the count. It holds across
+    processes, unlike an in-process lock, so it stays right should SQLite ever be served by
+    more than one process. Any write already pending in the session is committed first.
+    """
+    dialect = session.get_bind().dialect.name
+    if dialect == "sqlite":
+        if session.connection().connection.dbapi_connection.in_transaction:  # type: ignore[union-attr]
+            session.commit()
+        session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+        return
+    session.execute(select(User.id).where(User.id == user_id).with_for_update())

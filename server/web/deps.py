@@ -32,7 +32,7 @@ def get_web_user(request: Request, session: SessionDep, state: StateDep) -> User
     """The user (any role) the session cookie belongs to while its token is live and the
     session not logged out; else ``LoginRequired``."""
     cookie = request.cookies.get(COOKIE_NAME)
-    user = user_for_cookie(session, cookie, state.settings.secret_bytes, state.ended_sessions)
+    user = user_for_cookie(session, cookie, state.settings.secret_bytes)
     if user is None:
         raise LoginRequired(session_ended=bool(cookie))
     return user
@@ -58,7 +58,7 @@ WebSender = Annotated[User, Depends(get_web_sender)]
 def get_web_instructor(user: WebUser, session: SessionDep) -> User:
     """The logged-in user if they teach: an instructor or admin account, or the instructor of
     a course (LMS staff); ``PageNotFound`` for a learner. Each page then shows only the
-    courses they teach (``server.dashboard.deps.shown_course``)."""
+    courses they teach (``server.courses.page_course.shown_course``)."""
     if not teaches(session, user):
         raise PageNotFound(user)
     return user

@@ -101,7 +101,7 @@ def page(
     ``styles``: more CSS for what ``body`` holds (a domain's fragment brings its own, such as
     ``server.submissions.feedback_view.FEEDBACK_CSS``), after the shell's.
 
-    ``live``: the change mark the page was drawn at (``server.dashboard.service.change_mark``).
+    ``live``: the change mark the page was drawn at (``server.submissions.waiting.change_mark``).
     The small same-origin script (``/static/live.js``, allowed by ``script-src 'self'``) polls
     ``/dashboard/live`` and reloads the page when the mark moves, i.e. when a submission is
     added or a verdict arrives; without script, the ``<noscript>`` refresh reloads every 30 s.

@@ -22,13 +22,14 @@ from pathlib import Path
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.exc import IntegrityError
 
 from server.deps import SessionDep, SettingsDep, StateDep
 from server.models import Role
 from server.web import html
 from server.web.errors import PageError
 from server.web.responses import FormFields, clear_cookie, html_response, local_path, redirect, same_origin
-from server.web.session import COOKIE_NAME, COOKIE_PATH, SESSION_SECONDS, login_for_token, sign, verify
+from server.web.session import COOKIE_NAME, COOKIE_PATH, SESSION_SECONDS, end_session, login_for_token, sign, verify
 from server.web.urls import DASHBOARD, learner_url
 
 router = APIRouter(include_in_schema=False)
@@ -76,14 +77,19 @@ def login(request: Request, form: FormFields, session: SessionDep, settings: Set
 
 
 @router.post("/logout")
-def logout(request: Request, state: StateDep) -> Response:
-    """End the session: its cookie is refused from now on, here too, even if replayed (and so
-    is its form token); the browser forgets it. The API token itself stays valid."""
+def logout(request: Request, session: SessionDep, state: StateDep) -> Response:
+    """End the session: its cookie is refused from now on, by every API process on this
+    database and after restarts, even if replayed (and so is its form token); the browser
+    forgets it. The API token itself stays valid."""
     if not same_origin(request):
         raise PageError(403, "Cross-site request refused", "Log out from this site's own page.")
     cookie = verify(request.cookies.get(COOKIE_NAME) or "", state.settings.secret_bytes)
     if cookie is not None:
-        state.ended_sessions.end(cookie)
+        try:
+            end_session(session, cookie)
+            session.commit()
+        except IntegrityError:  # the same cookie logged out at the same moment by another request
+            session.rollback()
     response = redirect("/login")
     clear_cookie(response, request)
     return response

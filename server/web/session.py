@@ -5,8 +5,9 @@ HMAC-SHA256 under a key derived from SECRET_KEY (so it is useless for anything e
 secret signs). The nonce is random per login, so two logins never share a cookie (nor the
 form token derived from it). Every request re-checks that the token row is still unrevoked,
 so revoking or rotating a token ends its web sessions too, and changing SECRET_KEY ends all
-of them. Logging out records the cookie's nonce as ended (:class:`EndedSessions`, kept by
-the app until the cookie would have expired anyway), so the same cookie, replayed, is refused.
+of them. Logging out records the cookie's nonce as ended (:func:`end_session`: a row of
+``ended_sessions``, kept until the cookie would have expired anyway), so the same cookie,
+replayed, is refused, after a restart too and by every API process on the database.
 
 The cookie's path is ``/`` because the pages live under ``/leaderboard`` and ``/dashboard``;
 the JSON API never reads it (it takes bearer tokens only), so it grants nothing there.
@@ -18,14 +19,14 @@ import base64
 import hashlib
 import hmac
 import secrets
-import threading
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from server.models import ApiToken, User
+from server.models import ApiToken, EndedSession, User
 from server.security import hash_token
 
 COOKIE_NAME = "ppo_grader_session"
@@ -86,28 +87,22 @@ def verify(value: str, secret: bytes, now: float | None = None) -> Cookie | None
     return Cookie(int(parts[1]), int(parts[2]), int(parts[3]), parts[4])
 
 
-class EndedSessions:
-    """The nonces of cookies logged out before they expired (thread-safe, in this process).
+def _instant(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)
 
-    One per app (``AppState.ended_sessions``). An entry is dropped once its cookie would
-    have expired, so it holds at most the logouts of the last ``SESSION_SECONDS``; only a
-    live session can log out, so a stranger cannot fill it. Kept in memory: the embedded
-    server is one process; a restart forgets it (see docs/security.md)."""
 
-    def __init__(self) -> None:
-        self._ended: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    def end(self, cookie: Cookie, now: float | None = None) -> None:
-        """Refuse ``cookie`` from now on."""
-        moment = time.time() if now is None else now
-        with self._lock:
-            self._ended = {n: e for n, e in self._ended.items() if e > moment}
-            self._ended[cookie.nonce] = cookie.expires
-
-    def __contains__(self, cookie: Cookie) -> bool:
-        with self._lock:
-            return cookie.nonce in self._ended
+def end_session(session: Session, cookie: Cookie, now: float | None = None) -> None:
+    """Refuse ``cookie`` from now on, in every process that reads this database, and prune the
+    ended sessions whose cookies have expired by now (refused by :func:`verify` anyway). So the
+    table holds at most the logouts of one cookie's lifetime (``SESSION_SECONDS``), and only a
+    live session can log out: a stranger cannot fill it. The caller commits; logging out twice
+    is once."""
+    session.execute(
+        delete(EndedSession).where(EndedSession.expires_at <= _instant(time.time() if now is None else now))
+    )
+    if session.get(EndedSession, cookie.nonce) is None:
+        session.add(EndedSession(nonce=cookie.nonce, expires_at=_instant(cookie.expires)))
+    session.flush()
 
 
 def form_token(cookie: str, secret: bytes) -> str:
@@ -136,17 +131,22 @@ def login_for_token(session: Session, token: str, pepper: bytes) -> Login | None
     return None if row is None else Login(user=row[0], token_id=row[1])
 
 
-def user_for_cookie(session: Session, value: str | None, secret: bytes, ended: EndedSessions) -> User | None:
+def user_for_cookie(session: Session, value: str | None, secret: bytes) -> User | None:
     """The user (any role) a valid cookie belongs to, while its token is unrevoked and the
-    session was not logged out (``ended``)."""
+    session was not logged out (no ``ended_sessions`` row for its nonce): one query."""
     if not value:
         return None
     cookie = verify(value, secret)
-    if cookie is None or cookie in ended:
+    if cookie is None:
         return None
-    user = session.scalar(
+    ended = select(EndedSession.nonce).where(EndedSession.nonce == cookie.nonce).exists()
+    return session.scalar(
         select(User)
         .join(ApiToken, ApiToken.user_id == User.id)
-        .where(User.id == cookie.user_id, ApiToken.id == cookie.token_id, ApiToken.revoked_at.is_(None))
+        .where(
+            User.id == cookie.user_id,
+            ApiToken.id == cookie.token_id,
+            ApiToken.revoked_at.is_(None),
+            ~ended,
+        )
     )
-    return user

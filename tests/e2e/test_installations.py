@@ -1,7 +1,9 @@
-"""Issue 32: one database per installation. Two checkouts on one machine, each started with
-the real ``ppo-grader serve``, use their own database and print their own instructor token; a
-server started with PPO_GRADER_DATABASE_URL changes nothing the others use; a per-user record
-left by another server is never adopted."""
+"""Issue 32: one database per installation. Two checkouts on one machine, each started with its
+own ``scripts/serve`` (and administered with its own ``.venv/bin/ppo-grader``, as the README
+says), use their own database and print their own instructor token; a server started with
+PPO_GRADER_DATABASE_URL changes nothing the others use; a per-user record left by another server
+is never adopted. The checkouts' venvs are made without the network (``install_venv``), so
+``scripts/bootstrap`` finds them installed and installs nothing."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.installations import clean_env, cli, copy_checkout, serve
+from tests.e2e.installations import STAMP, clean_env, cli, copy_checkout, install_venv, serve
 
 pytestmark = pytest.mark.slow
 
@@ -27,33 +29,40 @@ def test_two_checkouts_each_serve_their_own_database(tmp_path: Path) -> None:
     stranger = tmp_path / "stranger.db"
     (home / ".config" / "ppo-grader" / "server.json").write_text(json.dumps({"database_url": f"sqlite:///{stranger}"}))
     a, b = copy_checkout(tmp_path / "a"), copy_checkout(tmp_path / "b")
+    stamps = {}
+    for checkout in (a, b):
+        install_venv(checkout)
+        stamps[checkout] = (checkout / STAMP).stat().st_mtime_ns
     shell = tmp_path / "shell"  # commands run from a folder that is neither checkout
     shell.mkdir()
 
-    with serve(a, clean_env(home, a), shell) as first:
+    with serve(a, clean_env(home), shell, script=True) as first:
         assert first.token, first.stderr
         assert _me(first.url, first.token) == "instructor"
         banner = first.stderr.splitlines()[0]
         assert banner == f"database: sqlite:///{a / 'data' / 'ppo-grader.db'} (from this installation's data folder {a / 'data'})"
-    with serve(b, clean_env(home, b), shell) as second:
+    with serve(b, clean_env(home), shell, script=True) as second:
         assert second.token and second.token != first.token  # its own database, its own first start
         assert f"sqlite:///{b / 'data' / 'ppo-grader.db'}" in second.stderr.splitlines()[0]
     assert not stranger.exists()
 
     # A test server from checkout a, on a database of its own given for this process only.
     test_db = tmp_path / "test.db"
-    with serve(a, clean_env(home, a, PPO_GRADER_DATABASE_URL=f"sqlite:///{test_db}"), shell) as test:
+    with serve(a, clean_env(home, PPO_GRADER_DATABASE_URL=f"sqlite:///{test_db}"), shell, script=True) as test:
         assert test.token and f"sqlite:///{test_db} (from PPO_GRADER_DATABASE_URL)" in test.stderr.splitlines()[0]
-        added = cli(a, clean_env(home, a, PPO_GRADER_DATABASE_URL=f"sqlite:///{test_db}"), "users", "add", "t1", cwd=shell)
+        added = cli(a, clean_env(home, PPO_GRADER_DATABASE_URL=f"sqlite:///{test_db}"), "users", "add", "t1", cwd=shell)
         assert added.returncode == 0, added.stderr
 
     # Neither checkout saw any of that: a restart prints no new token, admin commands find the same users.
     for checkout, token in ((a, first.token), (b, second.token)):
-        with serve(checkout, clean_env(home, checkout), shell) as again:
+        with serve(checkout, clean_env(home), shell, script=True) as again:
             assert again.token is None
             assert _me(again.url, token) == "instructor"
-        listed = cli(checkout, clean_env(home, checkout), "users", "list", cwd=shell)
+        listed = cli(checkout, clean_env(home), "users", "list", cwd=shell)
         assert listed.returncode == 0, listed.stderr
         assert "instructor" in listed.stdout and "t1" not in listed.stdout
         assert f"database: sqlite:///{checkout / 'data' / 'ppo-grader.db'}" in listed.stderr
     assert not (shell / "data").exists() and not (a / "data" / "server.json").exists()
+    # scripts/serve ran bootstrap each time, which found its venv installed and changed nothing.
+    assert all((c / STAMP).stat().st_mtime_ns == stamps[c] for c in (a, b))
+    assert not (a / ".venv" / "bootstrap.log").exists() and not (b / ".venv" / "bootstrap.log").exists()

@@ -1,8 +1,8 @@
 """Review 5 (issue 31's acceptance): a white-box red team of the feedback policies, through the
-running service (the real app, its in-process worker, the real jail, SQLite). Each test here is
-an attack that WORKS today: it is marked ``xfail(strict=True)`` so that it turns into a failure
-(an unexpected pass) the day the leak is closed, and the mark is then taken off. Assertions read
-what a learner's JSON or HTML holds, never how long anything took."""
+running service (the real app, its in-process worker, the real jail, SQLite). Each test asserts
+what should hold; each was ``xfail(strict=True)`` while its attack worked, and the mark went with
+the fix (the last three on branch policies-fix2: attacks 4, 8 and 11): they all pass now.
+Assertions read what a learner's JSON or HTML holds, never how long anything took."""
 
 from __future__ import annotations
 
@@ -109,8 +109,6 @@ def test_attack3_the_raising_line_carries_an_input_value(service: Service) -> No
 # --- attack 4: unpublishing an exercise shows its hidden verdicts in full ------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="red team: with its set entry gone a submission falls back to the "
-                   "full policy: a hidden-until-due verdict (timings, stdout, score) and its board show before the due date")
 def test_attack4_an_unpublished_hidden_exercise_shows_everything(service: Service) -> None:
     from datetime import timedelta
 
@@ -218,8 +216,6 @@ def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="red team: the report's 'k of n elements differ' is the learner's k, "
-                   "taken from the inputs: a channel docs/security.md's table does not list")
 def test_attack8_the_mismatch_count_carries_an_input_value(service: Service) -> None:
     done = service.grade("fay", "p-tokens", COUNTED_MISMATCH)
     sent = set(re.findall(r"K=(\d+/\d+)", json.dumps(service.as_("prof", done["id"]))))
@@ -288,8 +284,6 @@ def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="red team: a crash report quotes the exit code the learner's code "
-                   "chose from the inputs (a channel docs/security.md's table does not list)")
 def test_attack11_the_exit_code_carries_an_input_value(service: Service) -> None:
     done = service.grade("hal", "p-tokens", EXIT_CODE_OF_THE_INPUT)
     assert done["verdict"] == "crashed", done["verdict"]

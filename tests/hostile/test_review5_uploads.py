@@ -269,6 +269,37 @@ def test_logging_out_ends_the_session_and_its_form_token(server: Served) -> None
     assert response.status_code != 303, "a logged-out session's cookie and form token still submitted"
 
 
+def test_a_logged_out_cookie_stays_refused_after_the_server_restarts(tmp_path: Path) -> None:
+    """A logout is stored in the database (``ended_sessions``, migration 0019_ended_sessions),
+    not in the API process's memory: the real server, stopped and started again on the same
+    database, still refuses the logged-out cookie and its form token. Another learner's cookie,
+    never logged out, still works after the restart: what refuses the first is its logout."""
+    first = _serve(tmp_path)
+    served = next(first)
+    leaver, stayer = served.learner("leaver"), served.learner("stayer")
+    left, stayed = dict(leaver.client.cookies), dict(stayer.client.cookies)
+    assert leaver.client.post("/logout", follow_redirects=False).status_code in (302, 303)
+    first.close()  # stops the server (the generator's finally)
+    assert served.proc.poll() is not None
+    again = _serve(tmp_path)
+    restarted = next(again)
+    try:
+        with httpx.Client(base_url=restarted.url, cookies=left, timeout=60) as replay:
+            page = replay.get("/dashboard/learners/leaver", follow_redirects=False)
+            assert "upload-form" not in page.text and "session has ended" in page.text, page.text[:500]
+            sent = replay.post(
+                "/dashboard/submit",
+                params={"csrf": leaver.csrf},
+                files={"file": ("a.py", FUNCTION.format("0").encode())},
+                follow_redirects=False,
+            )
+            assert sent.status_code != 303, "a logged-out cookie submitted after a restart"
+        with httpx.Client(base_url=restarted.url, cookies=stayed, timeout=60) as kept:
+            assert "upload-form" in kept.get("/dashboard/learners/stayer", follow_redirects=False).text
+    finally:
+        again.close()
+
+
 def test_the_form_token_is_not_written_to_the_access_log(server: Served) -> None:
     learner = server.learner("logged")
     send(learner, "a.py", FUNCTION.format("0").encode())

@@ -1,5 +1,7 @@
 """Where the tool may send a request for an LMS (issue 35, SSRF): every resolved address is
-sorted by ``server.lti.http.address_kind`` and the request goes to the checked address."""
+sorted by ``server.lti.http.address_kind`` and the request goes to the checked address; a URL
+the LMS names that the tool cannot call is an LMS failure; and where the browser may post a
+deep-linking answer (the return URL's site)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,11 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI, Request
 
-from server.lti.errors import LmsUnreachable
-from server.lti.http import AddressKind, address_kind, call, pinned, resolve
+from server.lti.errors import InvalidRegistration, LaunchRefused, LmsUnreachable
+from server.lti.http import AddressKind, address_kind, call, checked_url, lms_url, pinned, resolve
+from server.lti.launch import registrable_site, return_url_on_site
+from server.models import LtiPlatform
+from server.text_guard import is_storable_text
 from tests.lti.servers import free_port, make_certificate, tls_server
 
 PUBLIC_ONLY = frozenset({AddressKind.PUBLIC})
@@ -86,3 +91,66 @@ def test_an_always_refused_address_is_refused_whatever_is_allowed() -> None:
     for host in ("0.0.0.0", "[::ffff:127.0.0.1]", "169.254.169.254"):
         with pytest.raises(LmsUnreachable, match="refused"):
             pinned(f"https://{host}/x", "the roster", everything)
+
+
+# --- the URLs an LMS names: an LMS failure, never an error of the caller's request ----------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["ftp://127.0.0.1/roster", "http://lms.example.edu/nrps", "https://lms.example.edu/col\ud800", "https://[::1/x", "", 42],
+)
+def test_a_url_the_lms_names_that_the_tool_cannot_call_is_an_lms_failure(url: object) -> None:
+    with pytest.raises(LmsUnreachable) as refused:
+        lms_url(url, "the roster")
+    assert refused.value.detail.isascii() and is_storable_text(refused.value.detail)  # stored as the sync error
+    with pytest.raises(InvalidRegistration):  # the same URL entered by an administrator: their mistake
+        checked_url(url, "token URL")
+
+
+def test_the_same_rule_accepts_https_and_loopback_http() -> None:
+    for url in ("https://lms.example.edu/nrps?x=1", "http://127.0.0.1:8000/nrps", "http://localhost/x"):
+        assert lms_url(url, "the roster") == checked_url(url, "token URL") == url
+
+
+# --- the deep-linking return URL: the LMS's site, by the Public Suffix List -----------------------
+
+
+def _platform(host: str) -> LtiPlatform:
+    base = f"https://{host}"
+    return LtiPlatform(
+        name="LMS", issuer=base, client_id="c", auth_login_url=f"{base}/auth", auth_token_url=f"{base}/token",
+        jwks_url=f"{base}/jwks",
+    )
+
+
+@pytest.mark.parametrize(
+    ("registered", "return_to", "allowed"),
+    [
+        ("lms.school.co.uk", "https://lms.school.co.uk/dl", True),
+        ("lms.school.co.uk", "https://dl.school.co.uk/dl", True),  # the school's own other host
+        ("lms.school.co.uk", "https://evil.co.uk/steal", False),  # another site under the same public suffix
+        ("lms.school.co.uk", "https://school.evil.co.uk/steal", False),
+        ("lms.school.co.uk", "https://co.uk/steal", False),
+        ("school.co.uk", "https://attacker.co.uk/steal", False),
+        ("canvas.school.edu", "https://lms.school.edu/dl", True),  # a .edu site: still one site
+        ("canvas.school.edu", "https://other.edu/dl", False),
+        ("canvas.instructure.com", "https://myschool.instructure.com/courses/1/deep_linking_response", True),
+        ("lms.school.github.io", "https://evil.github.io/x", False),  # a private suffix (PSL's private section)
+        ("127.0.0.1", "https://127.0.0.2/x", False),  # an address is its own site
+    ],
+)
+def test_the_return_url_must_be_on_the_registered_lms_site(registered: str, return_to: str, allowed: bool) -> None:
+    platform = _platform(registered)
+    if allowed:
+        assert return_url_on_site(return_to, platform) == return_to
+    else:
+        with pytest.raises(LaunchRefused, match="not on LMS's site"):
+            return_url_on_site(return_to, platform)
+
+
+def test_the_site_is_the_registrable_domain() -> None:
+    assert registrable_site("lms.school.co.uk") == "school.co.uk"
+    assert registrable_site("canvas.instructure.com") == registrable_site("x.instructure.com") == "instructure.com"
+    assert registrable_site("co.uk") == "co.uk" and registrable_site("localhost") == "localhost"
+    assert registrable_site("LMS.School.EDU.") == "school.edu"

@@ -1,5 +1,6 @@
-"""Second white-box red team of LTI 1.3 (issue 35): attacks that work today, each a strict
-xfail that asserts what a safe tool does (it fails while the attack succeeds).
+"""Second white-box red team of LTI 1.3 (issue 35): attacks that worked, each written as a
+strict xfail that asserts what a safe tool does, and fixed since (branch lti-fix2: the markers
+removed). The last section holds the fixers' own tests of the same fixes.
 
 The attacker plays the parts of the first red team (``tests/lti/test_redteam``): an outsider,
 the independent test platform's users, and the hostile LMS (:class:`Hostile`) whose launches
@@ -18,6 +19,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+from joserfc.jws import extract_compact
 from sqlalchemy import select
 
 from server.courses.corrections import override
@@ -61,14 +63,12 @@ def _roster_of_course(lti: Lti, evil: Hostile, context: str, memberships_url: st
 # --- roster (NRPS): a hostile LMS's URLs and members -------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="red team 2: a launch's non-https roster URL is stored; the button answers JSON 422")
 def test_a_roster_url_that_is_not_https_gets_the_lms_error_page(lti: Lti, evil: Hostile) -> None:
     answer = _roster_of_course(lti, evil, "HC2-ftp", "ftp://127.0.0.1/roster")
     # a dashboard form: the LMS error page (502, "Nothing was changed"), never an API error body
     assert answer.status_code == 502 and "The LMS could not be reached" in answer.text, (answer.status_code, answer.text[:200])
 
 
-@pytest.mark.xfail(strict=True, reason="red team 2: a roster page's non-https next link answers JSON 422, not the LMS page")
 def test_a_roster_paging_link_that_is_not_https_gets_the_lms_error_page(lti: Lti, evil: Hostile) -> None:
     def roster(page: int) -> tuple[bytes, str]:
         return json.dumps({"members": [_member("h2-p", "P")]}).encode(), '<ftp://127.0.0.1/next>; rel="next"'
@@ -81,7 +81,6 @@ def test_a_roster_paging_link_that_is_not_https_gets_the_lms_error_page(lti: Lti
 _LONE = "\ud800"  # valid JSON ("\\ud800"), not storable text
 
 
-@pytest.mark.xfail(strict=True, reason="red team 2: a roster member id with a lone surrogate is a 500 (not text-checked)")
 def test_a_roster_member_whose_id_is_not_text_is_skipped(lti: Lti, evil: Hostile) -> None:
     evil.roster = lambda _n: _page([_member("h2-ok", "Ok"), _member("s" + _LONE, "Bad")], None, evil)
     answer = _roster_of_course(lti, evil, "HC2-sub")
@@ -89,7 +88,6 @@ def test_a_roster_member_whose_id_is_not_text_is_skipped(lti: Lti, evil: Hostile
     assert "InternalError" not in answer.text
 
 
-@pytest.mark.xfail(strict=True, reason="red team 2: a roster member role with a lone surrogate is a 500 (not text-checked)")
 def test_a_roster_member_whose_role_is_not_text_is_skipped(lti: Lti, evil: Hostile) -> None:
     evil.roster = lambda _n: _page([_member("h2-role", "Role", [LEARNER, "R" + _LONE])], None, evil)
     answer = _roster_of_course(lti, evil, "HC2-role")
@@ -97,7 +95,6 @@ def test_a_roster_member_whose_role_is_not_text_is_skipped(lti: Lti, evil: Hosti
     assert "InternalError" not in answer.text
 
 
-@pytest.mark.xfail(strict=True, reason="red team 2: a roster member id with a NUL is stored (PostgreSQL refuses it: a 500)")
 def test_a_roster_member_id_with_a_nul_is_not_stored(lti: Lti, evil: Hostile) -> None:
     evil.roster = lambda _n: _page([_member("h2-nul\x00x", "Nul")], None, evil)
     _roster_of_course(lti, evil, "HC2-nul")
@@ -127,14 +124,12 @@ def _grades_with_line_item(lti: Lti, evil: Hostile, context: str, login: str, it
     return done.stdout + done.stderr, link
 
 
-@pytest.mark.xfail(strict=True, reason="red team 2: a non-https line item id aborts the apply unrecorded (no sync error, no retry)")
 def test_a_line_item_id_that_is_not_https_is_a_recorded_lms_error(lti: Lti, evil: Hostile) -> None:
     said, link = _grades_with_line_item(lti, evil, "HC2-li-ftp", "li-ftp", "ftp://127.0.0.1/col")
     # as any other LMS failure: shown on the course's LTI page and retried with backoff
     assert link.sync_error is not None and link.next_sync_at is not None, (link.sync_error, said[-300:])
 
 
-@pytest.mark.xfail(strict=True, reason="red team 2: a line item id with a lone surrogate is stored: the CLI dies with a traceback")
 def test_a_line_item_id_that_is_not_text_is_an_lms_error(lti: Lti, evil: Hostile) -> None:
     said, link = _grades_with_line_item(lti, evil, "HC2-li-lone", "li-lone", "https://127.0.0.1/col" + _LONE)
     assert "UnicodeEncodeError" not in said and "Traceback" not in said, said[-400:]
@@ -142,7 +137,6 @@ def test_a_line_item_id_that_is_not_text_is_an_lms_error(lti: Lti, evil: Hostile
 
 
 
-@pytest.mark.xfail(strict=True, reason="red team 2: a non-https column id remembered at deep linking breaks the course LTI page (JSON 422)")
 def test_a_column_id_that_is_not_https_leaves_the_course_lti_page_working(lti: Lti, evil: Hostile) -> None:
     with lti.client() as browser:
         slug = _hostile_course(browser, lti, evil, "HC2-dl-col")
@@ -192,7 +186,6 @@ def test_the_school_lms_opens_the_picker_for_its_own_return_url(lti: Lti, school
     assert answer.status_code == 200 and 'id="lti-picker"' in answer.text, answer.text[-300:]
 
 
-@pytest.mark.xfail(strict=True, reason="red team 2: the return URL's site drops the first label of school.co.uk: any *.co.uk passes")
 def test_a_deep_linking_return_url_on_another_site_under_the_same_public_suffix_is_refused(
     lti: Lti, school: _SchoolLms
 ) -> None:
@@ -202,3 +195,63 @@ def test_a_deep_linking_return_url_on_another_site_under_the_same_public_suffix_
         )
     assert 400 <= answer.status_code < 500 and 'id="lti-refused"' in answer.text, (answer.status_code, answer.text[:200])
     assert "attacker.co.uk" not in answer.headers.get("content-security-policy", "")
+
+
+# --- noticed by the fixers (issue 35): no test of the red team's ----------------------------------
+
+
+def test_the_roster_sync_counts_the_members_it_left_out(lti: Lti, evil: Hostile) -> None:
+    with lti.client() as browser:
+        slug = _hostile_course(browser, lti, evil, "HC2-count")
+    mentor = "http://purl.imsglobal.org/vocab/lis/v2/membership#Mentor"
+    evil.roster = lambda _n: _page(
+        [
+            _member("h2c-ok", "Ok"),
+            _member("h2c-name", "N" + _LONE),  # kept: a name that is not text is left out, not the member
+            _member("h2c" + _LONE, "Lone"),
+            _member("h2c\x00nul", "Nul"),
+            _member("h2c-role", "Role", [LEARNER, "R\x00"]),
+            _member("h2c-mentor", "Mentor", [mentor]),
+        ],
+        None,
+        evil,
+    )
+    done = lti.cli("lti", "sync-roster", slug)
+    assert done.returncode == 0, done.stderr[-400:]
+    assert "Added 2 " in done.stderr and "1 skipped" in done.stderr and "3 left out" in done.stderr, done.stderr[-400:]
+    with lti.state.session_factory() as session:
+        subs = set(session.scalars(select(LtiUser.sub).where(LtiUser.sub.like("h2c%"))))
+    assert subs == {"h2c-ok", "h2c-name"}
+
+
+def test_an_lms_answer_that_reads_as_console_markup_is_printed_as_text(lti: Lti, evil: Hostile) -> None:
+    """The CLI's error line quotes the LMS's answer: "[/x]" in it is text, not a Rich closing tag."""
+    said, link = _grades_with_line_item(lti, evil, "HC2-li-markup", "li-markup", "ftp://127.0.0.1/[/x]")
+    assert "Traceback" not in said and "[/x]" in said, said[-400:]
+    assert link.sync_error is not None and "[/x]" in link.sync_error
+
+
+def test_a_column_listed_with_an_unusable_id_is_not_asked_for_again_at_deep_linking(lti: Lti, evil: Hostile) -> None:
+    """No duplicate column: the LMS lists the exercise's column (resource id and tag), so the
+    deep-linking answer asks for none, however unusable its id; the grades job reports the id."""
+    with lti.client() as browser:
+        _hostile_course(browser, lti, evil, "HC2-dl-dup")
+        evil.lineitems_body = json.dumps(
+            [{"id": "ftp://127.0.0.1/col", "resourceId": "actor-loss", "tag": c.LINE_ITEM_TAG}]
+        ).encode()
+        picker = hostile_launch(
+            browser, lti, evil, sub="h-prof-HC2-dl-dup", context="HC2-dl-dup",
+            **_deep_linking(evil, f"{evil.url}/dl/return"),
+        )
+        found = re.search(r'<form id="lti-picker" method="post" action="([^"]+)"', picker.text)
+        assert found, picker.text[-300:]
+        sent = browser.post(
+            lti.tool + unescape(found.group(1)),
+            content=urlencode([("exercise", "actor-loss")]),
+            headers={"Origin": lti.tool, "Content-Type": "application/x-www-form-urlencoded"},
+        )
+    token = re.search(r'name="JWT" value="([^"]+)"', sent.text)
+    assert sent.status_code == 200 and token, sent.text[-300:]
+    items = json.loads(extract_compact(unescape(token.group(1)).encode()).payload)[c.CONTENT_ITEMS]
+    assert [item["custom"][c.CUSTOM_EXERCISE] for item in items] == ["actor-loss"]
+    assert all("lineItem" not in item for item in items), items

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from server.courses.policy import counted_score
 from server.db import transaction
-from server.leaderboard.best_scores import record_verdict
+from server.courses.best_scores import record_verdict
 from server.models import DEFAULT_COURSE_ID, CheckResult, Status, Submission, User
 from tests.server.conftest import Api
 

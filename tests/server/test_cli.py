@@ -142,3 +142,33 @@ def test_serve_records_its_packs_only_once_they_load(env: Settings, tmp_path, mo
     with make_session_factory(engine)() as session:
         assert recorded_packs(session) == []
     engine.dispose()
+
+
+def test_similarity_from_a_folder_without_a_database_is_one_line_and_makes_no_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 33: ``similarity`` built its own engine; it goes through the one guard now. Run as a
+    user runs it (a process of its own, ``python -m server.cli``) from a folder where no
+    database was ever recorded, it says where it looked and what to do, and no SQLite file
+    appears, there or in the installation's data folder."""
+    import os
+    import subprocess
+    import sys
+
+    from server.location import ENV_RECORD, ENV_URL
+
+    data = tmp_path / "install" / "data"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in (ENV_URL, ENV_RECORD, "PPO_GRADER_ENVIRONMENT")}
+    env["PPO_GRADER_DATA_DIR"] = str(data)
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", "similarity", "fall"],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.strip().splitlines() == [
+        f"error: no ppo-grader database at sqlite:///{data}/ppo-grader.db (from this installation's data folder "
+        f"{data}): start `ppo-grader serve` there first, set PPO_GRADER_DATABASE_URL to the server's database, "
+        "or pass --init to create one"
+    ]
+    assert list(tmp_path.rglob("*")) == [elsewhere]  # no database, no data folder, nothing

@@ -1,5 +1,6 @@
 """Issue 23's acceptance path: a pack made with `exercises new`, its reference changed and a fault
-added, verified, served by a real server, graded for a learner through the real `ppo-submit`."""
+added, verified (by serve as it sees the exercise first, then by hand), served by a real server,
+graded for a learner through the real `ppo-submit`."""
 
 from __future__ import annotations
 
@@ -55,8 +56,10 @@ def test_a_course_pack_from_scaffold_to_a_graded_learner(cli: Cli, serve, tmp_pa
     _author_a_clipped_difference(cli, pack)
 
     server = serve([pack])
-    refused = server.cli("sets", "publish", "default", "clipped-diff")
-    assert refused.returncode == 2 and "never been verified" in refused.stderr, refused.stderr
+    # Seen for the first time, the exercise went through the gate in serve (issue 32) ...
+    log = (tmp_path / "server.log").read_text()
+    assert "exercise clipped-diff: first served at content version" in log and "(verified now)" in log, log
+    # ... and the author's own run of it says the same.
     verified = server.cli("exercises", "verify", "--pack", str(pack))
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "2 fault(s): each caught on every seed, named on what it explains" in verified.stdout

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.installations import REPO, serve
-from tests.exercises.packs.conftest import Cli, one_error_line, scaffold
+from tests.exercises.packs.conftest import Cli, edit, one_error_line, scaffold
 
 pytestmark = pytest.mark.slow
 
 
 def test_admin_commands_without_a_pack_variable_see_the_served_packs(cli: Cli, tmp_path: Path) -> None:
     pack = tmp_path / "course-pack"
-    scaffold(cli, pack, "clipped-diff")
+    folder = scaffold(cli, pack, "clipped-diff")
     assert not any(k == "PPO_GRADER_EXERCISE_PACKS" for k in cli.env)
     env = {**cli.env, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "client")])}  # the server's packages
     with serve(REPO, env, tmp_path, "--pack", str(pack)) as served:
@@ -28,8 +28,14 @@ def test_admin_commands_without_a_pack_variable_see_the_served_packs(cli: Cli, t
         listed = cli("exercises", "list")
         assert listed.returncode == 0 and "clipped-diff" in listed.stdout, listed.stderr
         assert cli("courses", "create", "rlhf-a").returncode == 0
+        assert "exercise clipped-diff: first served at content version" in served.stderr  # serve ran the gate
+        # An edit since (five points moved between two checks): only the gate refuses it.
+        checks = (folder / "checks.py").read_text()
+        edit(folder / "checks.py", '(default scale=1)", 40, core=True)', '(default scale=1)", 35, core=True)')
+        edit(folder / "checks.py", '@check("gradient with respect to x", 20)', '@check("gradient with respect to x", 25)')
         line = one_error_line(cli("sets", "publish", "rlhf-a", "clipped-diff"))
-        assert "never been verified" in line  # it sees the exercise: only the gate refuses
+        assert "has changed since" in line  # it sees the exercise as edited
+        (folder / "checks.py").write_text(checks)  # the edit taken back
         verified = cli("exercises", "verify", "clipped-diff", "--seeds", "2")
         assert verified.returncode == 0, verified.stdout + verified.stderr
         published = cli("sets", "publish", "rlhf-a", "clipped-diff")

@@ -197,6 +197,40 @@ def _assert_hidden_after_due(record: dict[str, Any]) -> None:
     assert "released on 2026-12-13 17:00:00" in record["message"]
 
 
+def test_an_exercise_taken_out_of_its_set_keeps_hiding_until_its_last_due_date(term: Term) -> None:
+    """Each submission keeps the policy and due date its set last gave it (review 5, attack 4):
+    publishing again (a later due date) moves them, deleting the entry keeps them, so every
+    route and board stays hidden until that date, then shows the report."""
+    _setup(term, "hidden-until-due")
+    ann = _submit(term, "ann")
+    _submit(term, "bob")
+    later = term.publish(COURSE, release_at=RELEASE, due_at=DUE + 2 * DAY, feedback_policy="hidden-until-due")
+    assert later.status_code == 200, later.text
+    assert term.client.delete(f"/api/v1/courses/{COURSE}/exercises/actor-loss", headers=term.instructor).status_code == 200
+    term.clock.now = DUE + HOUR  # past the first due date, before the one it was moved to
+    for record in _routes(term, "ann", ann["id"]).values():
+        assert record["feedback_view"] == "hidden" and record["score"] is None and not record.get("checks")
+        assert "released on 2026-12-13 17:00:00" in record["message"]
+    overall = term.client.get(f"/api/v1/leaderboard?course={COURSE}", headers=term.tokens["bob"]).json()
+    assert all(e["best_score"] in (None, 0) for e in overall["entries"]), overall
+    scores = term.client.get(f"/api/v1/courses/{COURSE}/scores", headers=term.tokens["ann"]).json()["scores"]
+    assert all(s["counted_score"] is None for s in scores if s["exercise"] == "actor-loss"), scores
+    term.clock.now = DUE + 2 * DAY
+    _assert_report(term.client.get(f"/api/v1/submissions/{ann['id']}", headers=term.tokens["ann"]).json())
+    overall = term.client.get(f"/api/v1/leaderboard?course={COURSE}", headers=term.tokens["bob"]).json()
+    assert [e["best_score"] for e in overall["entries"]] == [60, 60]
+
+
+def test_tokens_still_apply_to_an_exercise_taken_out_of_its_set(term: Term) -> None:
+    _setup(term, "tokens:1")
+    done = _submit(term, "ann")
+    assert term.client.delete(f"/api/v1/courses/{COURSE}/exercises/actor-loss", headers=term.instructor).status_code == 200
+    _assert_score_only(term.client.get(f"/api/v1/submissions/{done['id']}", headers=term.tokens["ann"]).json())
+    spent = term.client.post(f"/api/v1/submissions/{done['id']}/token", headers=term.tokens["ann"])
+    assert spent.status_code == 200, spent.text
+    _assert_report(term.client.get(f"/api/v1/submissions/{done['id']}", headers=term.tokens["ann"]).json())
+
+
 def test_tokens_give_n_reports_a_day_spent_explicitly(term: Term) -> None:
     _setup(term, "tokens:2")
     first, second, third = (_submit(term, "ann", RELEASE + n * HOUR) for n in (1, 2, 3))

@@ -16,15 +16,16 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import select
 
 from exercises.registry import get_exercise
 from server.db import transaction
-from server.models import ApiToken, Role
+from server.models import ApiToken, EndedSession, Role
 from server.users.service import create_user
-from server.web.session import COOKIE_NAME, sign
+from server.web.session import COOKIE_NAME, SESSION_SECONDS, Cookie, end_session, sign
 from tests.e2e.conftest import Server, server  # noqa: F401  (the real-server fixture)
 from tests.server.rows import Rows, at
-from tests.server.conftest import Api
+from tests.server.conftest import Api, StartApi
 
 BOARD = "/leaderboard"
 LOGIN = "/login"
@@ -231,6 +232,44 @@ def test_logout_clears_the_cookie(api: Api) -> None:
     assert COOKIE_NAME not in api.client.cookies
     page = api.client.get(BOARD)
     assert 'name="token"' in page.text and 'id="board"' not in page.text
+
+
+def test_a_logged_out_cookie_is_refused_by_every_app_on_the_database(api: Api, start_api: StartApi) -> None:
+    """A logout is a row of ``ended_sessions``, not one process's memory: a second app on the
+    same database (another API process, or this one restarted) refuses the cookie too, on
+    SQLite and on PostgreSQL. ``tests/hostile/test_review5_uploads.py`` restarts the real server."""
+    teacher = api.user("teacher", Role.INSTRUCTOR)
+    log_in(api, teacher)
+    cookie = api.client.cookies[COOKIE_NAME]
+    other = start_api()  # the same settings: the same database
+    assert 'id="board"' in other.client.get(BOARD, cookies={COOKIE_NAME: cookie}).text  # live in both
+    assert api.client.post(LOGOUT, follow_redirects=False).status_code == 303
+    other.client.cookies.clear()
+    page = other.client.get(BOARD, cookies={COOKIE_NAME: cookie})
+    assert 'id="board"' not in page.text and "session has ended" in page.text
+    api.client.cookies.clear()
+    assert 'id="board"' not in api.client.get(BOARD, cookies={COOKIE_NAME: cookie}).text
+    assert log_in(other, teacher).status_code == 303 and 'id="board"' in other.client.get(BOARD).text  # a new login
+
+
+def test_ended_sessions_are_kept_only_until_their_cookies_expire(api: Api) -> None:
+    """Each logout prunes the ended sessions whose cookies have expired (``verify`` refuses
+    those anyway), so the table holds at most one cookie lifetime of logouts; logging out
+    twice is one row."""
+    start = 1_900_000_000
+
+    def ended() -> set[str]:
+        with api.state.session_factory() as session:
+            return set(session.scalars(select(EndedSession.nonce)))
+
+    with transaction(api.state.session_factory) as session:
+        for i in range(5):
+            end_session(session, Cookie(1, 1, start + 10 + i, f"n{i}"), now=start)
+        end_session(session, Cookie(1, 1, start + 14, "n4"), now=start)  # the same cookie again
+    assert ended() == {"n0", "n1", "n2", "n3", "n4"}
+    with transaction(api.state.session_factory) as session:
+        end_session(session, Cookie(1, 1, start + 12 + SESSION_SECONDS, "late"), now=start + 12)
+    assert ended() == {"n3", "n4", "late"}  # expired at or before start + 12: gone
 
 
 def test_a_revoked_tokens_cookie_no_longer_works(api: Api) -> None:

@@ -21,7 +21,7 @@ from sqlalchemy import text
 
 from exercises.registry import get_exercise
 from server.db import SessionFactory
-from server.leaderboard.best_scores import backfill_best_scores
+from server.courses.best_scores import backfill_best_scores
 from tests.server.regrades.catalogue import RIGHT, SLUG, WRONG
 
 LEARNERS = [f"l{i:02d}" for i in range(25)]

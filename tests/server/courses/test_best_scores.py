@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from server.db import transaction
 from server.grading.persistence import claim, store_internal_error, store_report
-from server.leaderboard.best_scores import backfill_best_scores
+from server.courses.best_scores import backfill_best_scores
 from server.models import BestScore, Role, Status
 from tests.server.rows import Rows, at
 from tests.server.conftest import Api

@@ -1,0 +1,100 @@
+"""``ppo-grader courses``: create, list, enroll a roster, print a gradebook, real names on the boards."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from server.cli import common
+from server.cli.users import roster_import
+
+app = typer.Typer(help="Courses: create, list, enroll a roster, export a gradebook.", no_args_is_help=True)
+
+
+@app.command("create")
+@common.edge
+def courses_create(
+    slug: Annotated[str, typer.Argument(help="Short name, e.g. rlhf-fall-a (a-z, 0-9, . _ -).")],
+    title: Annotated[str, typer.Option(help="Shown to learners.")] = "",
+    time_zone: Annotated[
+        str, typer.Option("--time-zone", help="IANA zone dates are shown in, e.g. Europe/Paris.")
+    ] = "UTC",
+    instructor: Annotated[
+        list[str] | None, typer.Option("--instructor", help="Enroll this user as an instructor (repeatable).")
+    ] = None,
+) -> None:
+    """Create a course (a term, or one section of it)."""
+    from server.courses.service import INSTRUCTOR, create_course, enroll
+    from server.users.service import managed_user
+
+    with common.session() as session:
+        course = create_course(session, slug, title, time_zone)
+        for name in instructor or []:
+            enroll(session, course, managed_user(session, None, name), INSTRUCTOR)
+    common.err.print(f"Created course {slug!r} ({time_zone}).", highlight=False)
+
+
+@app.command("list")
+@common.edge
+def courses_list() -> None:
+    """List courses with their time zone, learners and published exercises."""
+    from server.courses.service import LEARNER, members
+    from server.courses.sets import entries
+    from server.models import Course
+
+    table = Table("slug", "title", "time zone", "learners", "exercises")
+    with common.session() as session:
+        for course in session.query(Course).order_by(Course.slug):
+            table.add_row(
+                course.slug,
+                course.title,
+                course.time_zone,
+                str(len(members(session, course, LEARNER))),
+                ", ".join(e.exercise for e in entries(session, course))
+                or ("(whole catalogue)" if course.is_default else ""),
+            )
+    common.out.print(table)
+
+
+@app.command("enroll")
+@common.edge
+def courses_enroll(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    roster: Annotated[typer.FileText, typer.Argument(help="CSV with a header: name,display_name[,role].")],
+) -> None:
+    """Enroll a CSV roster in a course: new users are created (tokens printed once, CSV on
+    stdout), existing ones enrolled. Same as `users import ROSTER --course COURSE`."""
+    roster_import(roster.read(), course)
+
+
+@app.command("gradebook")
+@common.edge
+def courses_gradebook(course: Annotated[str, typer.Argument(help="Course slug.")]) -> None:
+    """Print a course's gradebook as CSV (for the LMS): the score that counts, the raw best,
+    which submission counted and whether it was late."""
+    from server.courses.service import find_course
+    from server.gradebook.service import gradebook_csv
+
+    with common.session() as session:
+        sys.stdout.write(gradebook_csv(session, find_course(session, course)))
+
+
+@app.command("real-names")
+@common.edge
+def courses_real_names(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    show: Annotated[str, typer.Argument(help="on: learners see classmates' names on the boards; off: pseudonyms.")],
+) -> None:
+    """Whether a course's learners see real names on its boards (off by default; instructors always do)."""
+    from server.courses.service import find_course
+
+    if show not in ("on", "off"):
+        raise typer.BadParameter("use on or off", param_hint="SHOW")
+    with common.session() as session:
+        find_course(session, course).board_real_names = show == "on"
+    common.err.print(
+        f"{course!r}: learners see {'display names' if show == 'on' else 'pseudonyms'} on the boards.", highlight=False
+    )

@@ -1,0 +1,255 @@
+"""``ppo-grader regrade``: status, preview, show, apply, cancel, list.
+
+The commands work on the database, like the rest of ``ppo-grader``. A preview stores its
+set; on PostgreSQL with procrastinate its jobs are written in the same transaction, and on the
+embedded queue the running service finds them within ``REGRADE_POLL_SECONDS``. Either way the
+jobs wait behind every live submission.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from sqlalchemy.orm import Session
+
+from server.cli import common
+from server.config import Settings
+from server.models import Keep, RegradeSet, RegradeState
+
+app = typer.Typer(help="Regrade stored submissions after a fix: preview, diff, apply or cancel.", no_args_is_help=True)
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _outcome(verdict: str | None, score: float | None) -> str:
+    return f"{verdict} {_score(score)}" if score is not None else str(verdict or "-")
+
+
+def describe(regrade: RegradeSet, done: int, total: int) -> str:
+    """One line: the set, its selection and where it stands."""
+    scope = regrade.exercise + ("" if regrade.all_versions else " (stale verdicts)")
+    line = f"Regrade {regrade.id} · {scope} · version {regrade.content_version} · {regrade.state} · {done} of {total} graded"
+    if regrade.state == RegradeState.APPLIED:
+        line += f" · applied (keep {regrade.keep}): {regrade.reason or ''}"
+    return line
+
+
+@app.command("status")
+@common.edge
+def status(exercise: Annotated[str | None, typer.Option(help="Only this exercise.")] = None) -> None:
+    """Counted verdicts per course and exercise that come from an older exercise or grader version."""
+    from server.regrades.service import stale_lines
+
+    with common.session() as session:
+        lines = stale_lines(session, exercise=exercise)
+    table = Table(
+        "course",
+        "exercise",
+        "verdicts",
+        "stale",
+        "stale on boards",
+        "current version",
+        title="Stale verdicts (from an older exercise or grader version)",
+    )
+    for line in lines:
+        table.add_row(
+            line.course,
+            line.exercise,
+            str(line.verdicts),
+            str(line.stale),
+            str(line.stale_on_boards),
+            line.content_version,
+        )
+    common.out.print(table)
+    stale = sum(line.stale for line in lines)
+    common.err.print(
+        f"{stale} stale verdict(s)"
+        + (": `ppo-grader regrade preview --exercise SLUG` grades them again." if stale else "."),
+        highlight=False,
+    )
+
+
+@app.command("preview")
+@common.edge
+def preview(
+    exercise: Annotated[str, typer.Option(help="Exercise slug.")],
+    course: Annotated[str | None, typer.Option(help="Only this course's submissions.")] = None,
+    learner: Annotated[str | None, typer.Option(help="Only this learner's submissions (login name).")] = None,
+    submission: Annotated[int | None, typer.Option(help="Only this submission.")] = None,
+    all_versions: Annotated[
+        bool, typer.Option("--all-versions", help="Every counted verdict, not only stale ones.")
+    ] = False,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait until every result is graded, then print the diff.")
+    ] = False,
+) -> None:
+    """Grade stored sources again into a regrade set, behind live submissions; learners see nothing."""
+    from server.courses.service import find_course
+    from server.grading.procrastinate_backend import ProcrastinateQueue
+    from server.regrades.service import create_preview
+    from server.users.service import managed_user
+
+    settings = Settings()
+    # procrastinate: the jobs are written in the set's transaction; in-process: the service's
+    # workers find the queued results within REGRADE_POLL_SECONDS
+    defer = ProcrastinateQueue(settings).defer_regrade if settings.QUEUE == "procrastinate" else None
+    with common.session() as session:
+        regrade, ids = create_preview(
+            session,
+            exercise=exercise,
+            course=find_course(session, course) if course else None,
+            learner=managed_user(session, None, learner) if learner else None,
+            submission_id=submission,
+            all_versions=all_versions,
+            defer=defer,
+        )
+        set_id, version = regrade.id, regrade.content_version
+    common.err.print(
+        f"Regrade {set_id}: {len(ids)} submission(s) of {exercise!r} queued behind live submissions, "
+        f"graded with version {version}. "
+        f"`ppo-grader regrade show {set_id}` shows the diff once graded.",
+        highlight=False,
+        soft_wrap=True,
+    )
+    print(set_id)
+    if wait:
+        _wait_ready(set_id)
+        _show(set_id, Keep.NEW)
+
+
+@app.command("show")
+@common.edge
+def show(
+    set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")],
+    keep: Annotated[Keep, typer.Option(help="Diff as an apply with this rule would leave it.")] = Keep.NEW,
+) -> None:
+    """The diff: scores up, down, same; the largest changes; checks and mistakes that moved; learners whose score or rank moves."""
+    _show(set_id, keep)
+
+
+@app.command("apply")
+@common.edge
+def apply(
+    set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")],
+    reason: Annotated[str, typer.Option(help="Shown to each learner whose score changes.")],
+    keep: Annotated[Keep, typer.Option(help="new: the regraded verdict; higher: the better of the two.")] = Keep.NEW,
+) -> None:
+    """Make a ready set live in one transaction: counted scores, boards and gradebooks follow."""
+    from server.regrades.apply import apply_set
+    from server.regrades.service import readable_set
+
+    if not reason.strip():
+        raise typer.BadParameter("say why (learners whose score changes read it)", param_hint="--reason")
+    with common.session() as session:
+        diff = apply_set(session, readable_set(session, set_id, None), keep=keep, reason=reason)
+        applied = sum(1 for c in diff.changed if c.kept(keep) is c.new)
+    common.err.print(
+        f"Applied regrade {set_id}: {applied} verdict(s) replaced (old ones kept as superseded), "
+        f"{len(diff.learners)} learner(s)' counted score or rank moved.",
+        highlight=False,
+    )
+
+
+@app.command("cancel")
+@common.edge
+def cancel(set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")]) -> None:
+    """Drop a set that was not applied; nothing learners see changes."""
+    from server.regrades.service import cancel as cancel_set
+    from server.regrades.service import readable_set
+
+    with common.session() as session:
+        cancel_set(session, readable_set(session, set_id, None))
+    common.err.print(f"Cancelled regrade {set_id}; nothing changed.", highlight=False)
+
+
+@app.command("list")
+@common.edge
+def list_() -> None:
+    """The newest regrade sets and where each stands."""
+    from server.regrades.service import list_sets, progress
+
+    with common.session() as session:
+        lines = [describe(r, *progress(session, r.id)) for r in list_sets(session, None)]
+    print("\n".join(lines) if lines else "no regrade yet")
+
+
+def _wait_ready(set_id: int, poll: float = 1.0) -> None:
+    from server.regrades.service import progress, readable_set
+
+    while True:
+        with common.session() as session:
+            regrade = readable_set(session, set_id, None)
+            done, total = progress(session, set_id)
+            if regrade.state != RegradeState.GRADING:
+                return
+        common.err.print(f"  {done} of {total} graded...", highlight=False)
+        time.sleep(poll)
+
+
+def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Table | str]:
+    """The diff as tables (the CLI's ``show``)."""
+    from server.regrades.diff import compute_diff
+    from server.regrades.service import progress
+
+    diff = compute_diff(session, regrade, keep)
+    yield describe(regrade, *progress(session, regrade.id))
+    counts = diff.counts()
+    yield (
+        f"Scores: {counts['up']} up, {counts['down']} down, {counts['same']} same; "
+        f"{len(diff.changed)} verdict(s) changed"
+        + (f"; {len(diff.failed)} could not be regraded (internal_error, left as they are)" if diff.failed else "")
+    )
+    changed = Table(
+        "submission", "learner", "before", "after", "counted before", "counted after", title="Changed verdicts"
+    )
+    for c in diff.changed:
+        changed.add_row(
+            str(c.submission_id),
+            c.user_name,
+            _outcome(c.old.verdict, c.old.score),
+            _outcome(c.new.verdict, c.new.score),
+            _score(c.old.counted),
+            _score(c.new.counted),
+        )
+    yield changed
+    largest = Table("submission", "learner", "change", title="Largest changes (score that counts)")
+    for c in diff.largest():
+        largest.add_row(str(c.submission_id), c.user_name, f"{c.delta:+g}")
+    yield largest
+    checks = Table("check", "now failing", "now passing", title="Checks that changed")
+    for shift in diff.checks:
+        checks.add_row(shift.id, str(shift.now_failing), str(shift.now_passing))
+    yield checks
+    mistakes = Table("named mistake", "now named", "no longer named", title="Named mistakes that changed")
+    for shift in diff.mistakes:
+        mistakes.add_row(shift.id, str(shift.now_failing), str(shift.now_passing))
+    yield mistakes
+    learners = Table(
+        "course",
+        "learner",
+        "counted score",
+        "rank",
+        title=f"Learners whose counted score or board rank changes (keep {keep})",
+    )
+    for moved in diff.learners:
+        learners.add_row(
+            moved.course,
+            moved.user_name,
+            f"{_score(moved.old_score)} -> {_score(moved.new_score)}",
+            f"{moved.old_rank} -> {moved.new_rank}",
+        )
+    yield learners
+
+
+def _show(set_id: int, keep: Keep) -> None:
+    from server.regrades.service import readable_set
+
+    with common.session() as session:
+        for part in diff_lines(session, readable_set(session, set_id, None), keep):
+            common.out.print(part) if isinstance(part, Table) else print(part)

@@ -1,0 +1,123 @@
+"""``ppo-grader scores``: the score that counts; override, excuse, take back (recorded who, when, why)."""
+
+from __future__ import annotations
+
+import getpass
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from sqlalchemy.orm import Session
+
+from server.cli import common
+from server.models import Course
+
+app = typer.Typer(
+    help="The score that counts: list it; override, excuse, take back (recorded who, when, why).", no_args_is_help=True
+)
+
+
+def _actor() -> str:
+    """Who a correction made from this CLI is recorded as: ``cli:<the operating-system user>``."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+@app.command("list")
+@common.edge
+def scores_list(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    learner: Annotated[str | None, typer.Option(help="Only this learner.")] = None,
+) -> None:
+    """Every learner's score that counts per exercise, as the pages, boards and gradebooks show it."""
+    from server.courses.corrections import course_learner
+    from server.courses.score_views import scores_of
+    from server.courses.service import find_course, members
+
+    with common.session() as session:
+        where = find_course(session, course)
+        people = members(session, where) if learner is None else [course_learner(session, where, learner)]
+        rows = scores_of(session, where, people)
+    table = Table("learner", "exercise", "counts", "how it counts", title=f"{course} (times in {where.time_zone})")
+    for r in rows:
+        table.add_row(
+            r.learner,
+            r.exercise,
+            "excused" if r.excused else ("-" if r.counted_score is None else f"{r.counted_score:g}"),
+            r.shown,
+        )
+    common.out.print(table)
+
+
+def _one_score(session: Session, course: Course, learner: str, exercise: str) -> str:
+    """The learner's score that counts on ``exercise``, in the words every view uses."""
+    from server.courses.corrections import course_learner
+    from server.courses.counted import course_scores, describe
+
+    user_id = course_learner(session, course, learner).id
+    return describe(course_scores(session, course, [user_id], [exercise]).get((user_id, exercise)), course.time_zone)
+
+
+@app.command("override")
+@common.edge
+def scores_override(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    learner: Annotated[str, typer.Argument(help="The learner's login name.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+    score: Annotated[float, typer.Argument(min=0, max=100, help="The score that counts, 0-100.")],
+    reason: Annotated[str, typer.Option(help="Why (the learner reads it beside the score).")],
+) -> None:
+    """Set a learner's score that counts on one exercise by hand (replaces any earlier override)."""
+    from server.courses.corrections import override
+    from server.courses.service import find_course
+
+    with common.session() as session:
+        where = find_course(session, course)
+        override(session, where, learner, exercise, score, reason, _actor())
+        now = _one_score(session, where, learner, exercise)
+    common.err.print(f"Overrode {learner!r} on {exercise!r} in {course!r}: now {now}.", highlight=False)
+
+
+@app.command("excuse")
+@common.edge
+def scores_excuse(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    learner: Annotated[str, typer.Argument(help="The learner's login name.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+    reason: Annotated[str, typer.Option(help="Why (the learner reads it).")],
+) -> None:
+    """Take one exercise out of a learner's average (the gradebooks leave it empty; boards add nothing)."""
+    from server.courses.corrections import excuse
+    from server.courses.service import find_course
+
+    with common.session() as session:
+        where = find_course(session, course)
+        excuse(session, where, learner, exercise, reason, _actor())
+        now = _one_score(session, where, learner, exercise)
+    common.err.print(f"Excused {learner!r} from {exercise!r} in {course!r}: now {now}.", highlight=False)
+
+
+@app.command("undo")
+@common.edge
+def scores_undo(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    learner: Annotated[str, typer.Argument(help="The learner's login name.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+    kind: Annotated[str, typer.Argument(help="override or excuse: which correction to take back.")],
+) -> None:
+    """Take an override or an excuse back (it stays on record as revoked); the graded score counts again."""
+    from server.courses.corrections import take_back
+    from server.courses.service import find_course
+    from server.models import CorrectionKind
+
+    if kind not in ("override", "excuse"):
+        raise typer.BadParameter("use override or excuse", param_hint="KIND")
+    with common.session() as session:
+        where = find_course(session, course)
+        undone = take_back(session, where, learner, exercise, CorrectionKind(kind), _actor())
+        now = _one_score(session, where, learner, exercise)
+    if not undone.revoked:
+        common.fail(f"{learner!r} has no {kind} in force on {exercise!r} in {course!r} (the score is {now})")
+    common.err.print(f"Took back the {kind} of {learner!r} on {exercise!r} in {course!r}: now {now}.", highlight=False)
