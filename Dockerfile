@@ -31,12 +31,11 @@ RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['p
 COPY server ./server
 COPY exercises ./exercises
 COPY sandbox ./sandbox
+# The dashboard's upload reads notebooks with notebook_format, the parser ppo-submit uses too
+# (it lives beside the client; the server's pyproject.toml ships it): the same notebook gets
+# the same answer both ways. Not the client itself.
+COPY client/notebook_format ./client/notebook_format
 RUN pip install --no-cache-dir --no-deps . && rm -rf build *.egg-info
-# The dashboard's upload builds a notebook's module with the client's own code (standard
-# library only: ppo_submit.notebook_file), so the same notebook gets the same answer both ways.
-# --no-deps: the server needs only that module, not the CLI's httpx, Typer and Rich.
-COPY client ./client
-RUN pip install --no-cache-dir --no-deps ./client && rm -rf client/build client/*.egg-info
 
 # An unprivileged user runs everything, the jail included: bubblewrap creates its own
 # user namespace, so no capability is needed (compose drops them all).

@@ -2,7 +2,7 @@
 
 Each case is run at 1/8, 1/4, 1/2 and all of its cap, in this process, on the code the server
 runs (``server.dashboard.upload``: the streaming multipart reader and ``prepare``, which
-builds a notebook's module with ``ppo_submit.closure``). The last column is the CPU ratio to
+builds a notebook's module with ``notebook_format.closure``). The last column is the CPU ratio to
 the size before: about 2 for each doubling is linear, 4 is quadratic.
 
 - ``multipart``: a body of one notebook part up to ``MAX_UPLOAD_BYTES`` (newlines, the worst

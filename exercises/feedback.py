@@ -266,13 +266,20 @@ def _next_step(report: Any, causes: list[dict[str, Any]], details: list[dict[str
 
 
 def from_run(
-    report: Any, source: str, outcomes: Mapping[str, Any] | None = None, function: str | None = None
+    report: Any,
+    source: str,
+    outcomes: Mapping[str, Any] | None = None,
+    function: str | None = None,
+    *,
+    import_error: Any = None,
 ) -> dict[str, Any]:
     """Root causes and summary of one run (the file named :data:`JAIL_FILENAME`).
 
     ``report`` is the judge's ``GradeReport`` (verdict, message, checks, line, score);
     ``outcomes`` the learner's per-call outcomes (each with an ``error`` or None) when the
-    calls ran; ``function`` the name the exercise asks for, to suggest a near miss.
+    calls ran; ``function`` the name the exercise asks for, to suggest a near miss;
+    ``import_error`` what the module raised at import (``sandbox.protocol.JobResult.import_error``:
+    type, message, traceback), for a ``runtime_error`` verdict.
     """
     causes: list[dict[str, Any]] = []
     if report.verdict == "syntax_error":
@@ -281,10 +288,9 @@ def from_run(
         error = _Error("SyntaxError", message, "")
         causes.append(_root_cause(error, location, 0, 0, "syntax"))
     elif report.verdict == "runtime_error":
-        match = re.match(r"Your module raised (\w+) while being imported: (.*?)\n(.*)", report.message, re.DOTALL)
-        if match:
-            error = _Error(match.group(1), match.group(2), match.group(3))
-            causes.append(_root_cause(error, location_from_traceback(error.traceback, source), 0, 0, "import"))
+        raised = _import_error(import_error)
+        if raised is not None:
+            causes.append(_root_cause(raised, location_from_traceback(raised.traceback, source), 0, 0, "import"))
     elif outcomes:
         groups: dict[tuple[Any, ...], dict[str, Any]] = {}
         for outcome in outcomes.values():
@@ -331,11 +337,13 @@ def from_run(
     return {"root_causes": causes, "diagnosis": diagnosis_data(named), "summary": summary}
 
 
-def attach(report: Any, source: str, outcomes: Mapping[str, Any] | None, function: str) -> None:
+def attach(
+    report: Any, source: str, outcomes: Mapping[str, Any] | None, function: str, *, import_error: Any = None
+) -> None:
     """The judge's hook: put :func:`from_run`'s data on ``report.feedback``; a near-miss
     function name also goes into the missing_function verdict's message."""
     try:
-        report.feedback = from_run(report, source, outcomes, function)
+        report.feedback = from_run(report, source, outcomes, function, import_error=import_error)
     except Exception:  # feedback is a reading aid: it must never cost a learner the verdict
         log.exception("feedback could not be built; the verdict is stored without it")
         report.feedback = None
@@ -352,6 +360,16 @@ class _Error:
     message: str
     traceback: str
     phase: str = "call"
+
+
+def _import_error(error: Any) -> _Error | None:
+    """The import-time error's fields, believed only when each is text (the jail's output is
+    untrusted: ``sandbox.verdicts`` validated them, and this checks again rather than trust a
+    caller); None when there is none or a field is off. Capped by :func:`_root_cause`."""
+    kind, message, traceback = (getattr(error, name, None) for name in ("type", "message", "traceback"))
+    if not (isinstance(kind, str) and isinstance(message, str) and isinstance(traceback, str)):
+        return None
+    return _Error(kind, message, traceback)
 
 
 # -- the storing step -------------------------------------------------------------------------

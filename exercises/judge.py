@@ -162,10 +162,10 @@ def _failed(exercise: Exercise, source: str, visit: Visit, timings: dict[str, fl
     job = visit.job
     report = _report(visit)
     report.verdict = job.status.value
-    report.score = report.board_score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
+    report.score = None if job.status == JobStatus.INTERNAL_ERROR else 0.0
     report.message = cap(_message_for(job, exercise), MESSAGE_CAP)
     report.timings = {**timings, **{f"jail_{k}": v for k, v in job.timings.items()}, "total": time.monotonic() - t0}
-    feedback.attach(report, source, None, exercise.function_name)
+    feedback.attach(report, source, None, exercise.function_name, import_error=job.import_error)
     return report
 
 
@@ -191,7 +191,6 @@ def _graded(
             report.peak_memory_bytes = mine.peak_memory_bytes
     report.checks, report.diagnosis = evaluation.checks, evaluation.diagnosis
     report.score, report.message = evaluation.score, evaluation.message
-    report.board_score = evaluation.board_score
     report.timings = {
         "build_cases": timings["build_cases"],
         **{f"jail_{k}": v for k, v in visit.job.timings.items()},

@@ -156,15 +156,6 @@ def check_name(check_id: str) -> str | None:
     return next((c.name for c in exercise.checks if exercise.check_id(c) == check_id), None) if exercise else None
 
 
-def self_reported_fact(check_id: str) -> str:
-    """The self-reported fact the check ``"<slug>/<check>"`` rests on ("" when it has none, or
-    the catalogue has no such check: exercises.framework.Check.self_reported)."""
-    exercise = _exercise_of(check_id)
-    if exercise is None:
-        return ""
-    return next((c.self_reported for c in exercise.checks if exercise.check_id(c) == check_id), "")
-
-
 def mistake_title(mistake_id: str) -> str | None:
     """Today's title of the mistake ``"<slug>/<mistake>"``; None when the catalogue has none such."""
     exercise = _exercise_of(mistake_id)

@@ -61,7 +61,9 @@ class CheckOutcome:
     check_id: str | None = None
     #: The named mistake's stable id, ``"<slug>/<mistake>"`` (None when none is named).
     mistake_id: str | None = None
-    #: The fact only the learner's process reports, when this check rests on one ("" : none).
+    #: The fact only the learner's process reports, when this check rests on one ("": none,
+    #: the judge confirmed the evidence). Stored on the check's row, where the boards read it
+    #: (``server.courses.counted.submission_board``): a self-reported check earns no board place.
     self_reported: str = ""
 
 
@@ -83,10 +85,6 @@ class GradeReport:
     diagnosis: list[dict[str, Any]] = field(default_factory=list)
     #: Root causes and summary for every renderer (exercises/feedback.py).
     feedback: dict[str, Any] | None = None
-    #: What the boards rank by: the passed confirmed checks' share of the confirmed checks'
-    #: weights, out of 100 (self-reported checks left out; exercises.scoring.board_score).
-    #: Equal to ``score`` for a verdict other than ``graded``.
-    board_score: float | None = None
 
 
 def cap_messages(outcomes: Iterable[CheckOutcome]) -> None:

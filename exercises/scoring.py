@@ -9,7 +9,7 @@ core values are right (EXERCISES.md, "Numbers and gradients"), and scores what i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,15 +37,6 @@ class Evaluation:
     def score(self) -> float:
         """The points of the passed checks (after gating), to two decimals."""
         return round(sum(c.weight for c in self.checks if c.passed), 2)
-
-    @property
-    def board_score(self) -> float:
-        """What the boards rank by: the points of the passed checks whose evidence the judge
-        confirmed, out of 100 (as a share of the confirmed checks' weights). A self-reported
-        check's points count in the score, never on the boards, so forging what only the
-        learner's process reports (detachment, in-place edits, gradient provenance) cannot
-        raise a board place above identical honest code (docs/security.md)."""
-        return board_score(self.checks)
 
     @property
     def message(self) -> str:
@@ -101,21 +92,6 @@ def safe_diagnose(exercise: Exercise, run: Run, failed: list[Check], seen: dict[
         return diagnose(exercise, run, failed, seen=seen)
     except Exception as exc:  # MemoryError and RecursionError are Exceptions too
         return Diagnosis(skipped=type(exc).__name__)
-
-
-def board_score(checks: list[CheckOutcome]) -> float:
-    """The board score of a report's checks (:func:`board_share`)."""
-    return board_share((c.weight, c.passed, bool(c.self_reported)) for c in checks)
-
-
-def board_share(checks: Iterable[tuple[float, bool, bool]]) -> float:
-    """100 x the passed confirmed checks' weight / all confirmed checks' weight, to 2 decimals,
-    from (weight, passed, self-reported) per check; 0 when no check is confirmed."""
-    confirmed = [(weight, passed) for weight, passed, self_reported in checks if not self_reported]
-    total = sum(weight for weight, _ in confirmed)
-    if total <= 0:
-        return 0.0
-    return round(100.0 * sum(weight for weight, passed in confirmed if passed) / total, 2)
 
 
 def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagnosis) -> None:

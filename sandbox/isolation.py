@@ -128,11 +128,3 @@ def drop_capabilities() -> None:
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
     _check(_libc.capset(ctypes.byref(header), ctypes.byref(data)), "capset")
-
-
-def capabilities_effective() -> int:
-    """The calling process's effective capability mask (for tests and self-checks)."""
-    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
-    data = (_CapData * 2)()
-    _check(_libc.capget(ctypes.byref(header), ctypes.byref(data)), "capget")
-    return data[0].effective | (data[1].effective << 32)

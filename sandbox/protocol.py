@@ -19,7 +19,7 @@ import select
 import struct
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, BinaryIO
+from typing import Any
 
 _HEADER = struct.Struct(">II")
 #: Hard cap on one frame's JSON part; a result's metadata is far smaller.
@@ -194,6 +194,10 @@ class JobResult:
     status: JobStatus
     message: str = ""
     line: int | None = None
+    #: What the learner's module raised while being imported (``runtime_error`` only), its
+    #: fields validated like a call's error (``sandbox.verdicts``): the judge's feedback reads
+    #: these, never the message text.
+    import_error: CallError | None = None
     calls: list[CallResult] = field(default_factory=list)
     tensors: dict[str, Any] = field(default_factory=dict)
     stdout: str = ""
@@ -218,12 +222,6 @@ def encode_frame(header: dict[str, Any], blob: bytes = b"") -> bytes:
     """One frame: both lengths, then the JSON header, then the blob (the only frame format)."""
     data = json.dumps(header).encode()
     return _HEADER.pack(len(data), len(blob)) + data + blob
-
-
-def write_frame(stream: BinaryIO, header: dict[str, Any], blob: bytes = b"") -> None:
-    """Write one frame to a buffered stream and flush it (the runner's side)."""
-    stream.write(encode_frame(header, blob))
-    stream.flush()
 
 
 def write_frame_fd(fd: int, header: dict[str, Any], blob: bytes = b"") -> None:

@@ -225,6 +225,7 @@ def _read_result(
         elif status == "runtime_error":
             err = _call_error(data["error"])
             res.status = JobStatus.RUNTIME_ERROR
+            res.import_error = err
             res.message = f"Your module raised {err.type} while being imported: {err.message}\n{err.traceback}"
             if "PermissionError" in err.classes:
                 res.message += _PERMISSION_HINT

@@ -7,6 +7,11 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from sandbox.protocol import SandboxLimits
+
+#: The jail's default limits (the sandbox owns them; settings only override them).
+_JAIL = SandboxLimits()
+
 # A development-only secret: good enough on a laptop, refused in production (see below).
 DEFAULT_SECRET_KEY = "dev-insecure-change-me"
 MIN_PRODUCTION_SECRET_LENGTH = 32
@@ -40,14 +45,15 @@ class Settings(BaseSettings):
     LISTEN_NOTIFY: bool = True
     GPU_EXERCISES: str = ""
     MAX_SOURCE_BYTES: int = Field(default=64 * 1024, gt=0)
-    # Jail limits, passed through to the sandbox by the judge factory.
-    CPU_SECONDS: float = Field(default=10, gt=0)
-    WALL_SECONDS: float = Field(default=20, gt=0)
-    MEMORY_BYTES: int = Field(default=2 * 1024**3, gt=0)
+    # Jail limits, passed through to the sandbox by the judge factory (server.grading.grader);
+    # their defaults are the sandbox's own (sandbox.protocol.SandboxLimits), stated once there.
+    CPU_SECONDS: float = Field(default=_JAIL.cpu_seconds, gt=0)
+    WALL_SECONDS: float = Field(default=_JAIL.wall_seconds, gt=0)
+    MEMORY_BYTES: int = Field(default=_JAIL.memory_bytes, gt=0)
     #: Largest file a learner's process may write (its stdout, results, tmp files): output_limit.
-    FILE_BYTES: int = Field(default=64 * 1024**2, gt=0)
+    FILE_BYTES: int = Field(default=_JAIL.output_bytes, gt=0)
     #: Captured stdout/stderr kept per stream (head and tail, with a note of what was cut).
-    OUTPUT_BYTES: int = Field(default=8 * 1024, gt=0)
+    OUTPUT_BYTES: int = Field(default=_JAIL.captured_output_bytes, gt=0)
     # Instructor side (issue 6): submissions per learner per window ("30/minute", in-memory
     # sliding window); at most this many of a learner's submissions queued or running at once.
     # (Pseudonyms on learners' boards are per course since issue 25: courses.board_real_names.)

@@ -30,11 +30,6 @@ def submission_context(submission_id: int) -> Iterator[None]:
         _submission_id.reset(token)
 
 
-def current_submission_id() -> int | None:
-    """The id of the submission this thread/task is working on, if any."""
-    return _submission_id.get()
-
-
 class SubmissionIdFilter(logging.Filter):
     """Adds ``record.submission_id`` (None outside a job) so every formatter can use it."""
 

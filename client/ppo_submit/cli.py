@@ -6,7 +6,8 @@ arguments (see ``route``) before Typer parses them.
 Exit codes: 0 when the score is 100 (or a ``--no-wait`` submit was accepted); 1 when graded
 below 100 or for any other verdict but ``internal_error``; 2 for ``internal_error`` (the
 grader's fault) and for usage, connection, auth and server errors, which print one red line
-on stderr. ``ClientError`` and click's usage errors are caught once, in ``_Edge``.
+on stderr. ``ClientError``, ``SourceError`` (notebook_format) and click's usage errors are caught
+once, in ``_Edge``.
 """
 
 import json
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
+
+from notebook_format.errors import SourceError
 
 from . import __version__
 from .api import Client, ClientError, Interrupted, Submission, UsageError, normalise_server
@@ -96,7 +99,7 @@ def _one_line_errors() -> Iterator[None]:
     """Turn the client's errors and click's usage errors into one red line and an exit code."""
     try:
         yield
-    except ClientError as exc:
+    except (ClientError, SourceError) as exc:  # SourceError: a file or notebook notebook_format refused
         _fail(exc.message, exc.exit_code)
     except _ClickUsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # help was printed already

@@ -27,8 +27,19 @@ from collections.abc import Mapping
 from types import BuiltinFunctionType, FunctionType, ModuleType
 from typing import Any
 
-from .cells import Cell, to_python
-from .closure import BUILTIN_NAMES, Built, Piece, Resolved, Scan, Use, build, resolved, scan, variable_sentence
+from notebook_format.cells import Cell, to_python
+from notebook_format.closure import (
+    BUILTIN_NAMES,
+    Built,
+    Piece,
+    Resolved,
+    Scan,
+    Use,
+    build,
+    resolved,
+    scan,
+    variable_sentence,
+)
 
 _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None))
 #: Largest kernel value written out as a literal (items counted through its containers).

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .closure import LineMap
+    from notebook_format.closure import LineMap
 
 
 class Locator(Protocol):

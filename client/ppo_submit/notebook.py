@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
+from notebook_format.errors import SourceError
+
 from .api import Client, ClientError, Submission, UsageError
 
 __all__ = ["Result", "load_ipython_extension", "source", "submit"]
@@ -113,7 +115,7 @@ def _notebook_name(shell: Any) -> str:
 
 def _exercise_for(function: str, catalogue: list[Any]) -> str:
     """The slug of the exercise whose function is ``function``; a sentence otherwise."""
-    from .source import suggest
+    from notebook_format.functions import suggest
 
     functions = {str(e.get("function")): str(e.get("slug")) for e in catalogue}
     if function in functions:
@@ -157,7 +159,7 @@ def submit(
         return _submit(
             cell, function, exercise=exercise, server=server, token=token, course=course, timeout=timeout, yes=yes
         )
-    except ClientError as exc:
+    except (ClientError, SourceError) as exc:
         cell.message(exc.message)
         return None
 
@@ -253,7 +255,7 @@ def ppo_submit_magic(line: str) -> None:
     if args.show_source:
         try:
             print(source(args.function), end="")
-        except ClientError as exc:
+        except (ClientError, SourceError) as exc:
             _Cell().message(exc.message)
         return
     submit(

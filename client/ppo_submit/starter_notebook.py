@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from .notebook_file import load_nbformat
+from notebook_format.reader import load_nbformat
 
 #: Paragraphs of a starter's docstring about running it as a file, replaced for a notebook.
 _FILE_WORDS = ("this_file.py", "ppo-submit this")
@@ -74,7 +74,7 @@ def _is_main_block(node: ast.stmt) -> bool:
 def starter_notebook(starter: str, function: str) -> str:
     """The notebook (nbformat 4 JSON) for the starter file ``starter`` of ``function``.
 
-    Raises ``UsageError`` when nbformat is not installed.
+    Raises ``SourceError`` when nbformat is not installed.
     """
     nbformat = load_nbformat()
     v4 = nbformat.v4

@@ -38,11 +38,6 @@ def _scores(gen: CaseGen, groups: int, group_size: int, dtype: torch.dtype = tor
     return (offset + spread * gen.randn(groups, group_size, dtype=torch.float64)).reshape(-1).to(dtype)
 
 
-def _binary(gen: CaseGen, groups: int, group_size: int, p: float = 0.5) -> torch.Tensor:
-    """0/1 verifiable rewards (some groups may come out all equal)."""
-    return (gen.uniform(groups * group_size, dtype=torch.float64) < p).to(torch.float32)
-
-
 def cases(gen: CaseGen) -> list[Case]:
     """Every input the checks read, built from the run's seed."""
     out: list[Case] = []

@@ -13,8 +13,11 @@ from sqlalchemy import Connection, and_, case, or_, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from server.courses.counted import FULL_SCORE, counts_as_attempt, is_attempt
 from server.models import BestScore, Verdict
 
+#: The attempt rule (``counts_as_attempt``) as SQL text, for the backfill's plain SQL.
+_ATTEMPT = str(counts_as_attempt().compile(compile_kwargs={"literal_binds": True}))
 #: A submission's board score; verdicts stored before migration 0011 have none and rank by the
 #: score that counts.
 _BOARD = "COALESCE(s.board_score, s.counted_score)"
@@ -42,14 +45,12 @@ FROM (
     MAX(CASE WHEN verdict = 'graded' THEN counted_score END) AS counted,
     MAX(CASE WHEN verdict = 'graded' THEN COALESCE(board_score, counted_score) END) AS board,
     COUNT(*) AS attempts,
-    MIN(CASE WHEN verdict = 'graded' AND counted_score >= 100 THEN created_at END) AS solved_at
+    MIN(CASE WHEN verdict = 'graded' AND counted_score >= {FULL_SCORE} THEN created_at END) AS solved_at
   FROM submissions
-  WHERE verdict IS NOT NULL AND verdict <> 'internal_error' {{where}}
+  WHERE {_ATTEMPT} {{where}}
   GROUP BY course_id, user_id, exercise
 ) p
 """
-
-FULL_SCORE = 100.0
 
 
 def backfill_best_scores(
@@ -91,7 +92,7 @@ def record_verdict(
     two workers storing verdicts of the same learner and exercise cannot lose an update.
     ``internal_error`` is not an attempt and changes nothing.
     """
-    if verdict == Verdict.INTERNAL_ERROR.value:
+    if not is_attempt(verdict):
         return
     graded = verdict == Verdict.GRADED.value and score is not None
     counted = counted_score if graded and counted_score is not None else (score if graded else None)

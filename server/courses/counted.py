@@ -18,6 +18,12 @@ The rules, in order:
 5. an excuse takes the exercise out of the learner's average: the counted score is None,
    the gradebooks leave the cell empty and the boards add nothing for it;
 6. a learner with attempts but no graded run counts 0; with no attempt, nothing (None).
+
+Two rules every board, statistic and selection shares live here too, once each:
+:func:`counts_as_attempt` (a finished submission the grader did not fail; SQL, and
+:func:`is_attempt` for one verdict) and :func:`submission_board` (the board score, from the
+judge's per-check ``self_reported`` flag stored on each check row). The attempt limit counts
+another set of rows, :func:`uses_an_attempt`.
 """
 
 from __future__ import annotations
@@ -27,14 +33,33 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
 from server.courses.policy import counted_score
 from server.courses.service import zone
-from server.models import BestScore, Course, Extension, ScoreCorrection, Submission
+from server.models import BestScore, Course, Extension, ScoreCorrection, Submission, Verdict
 
+#: A full score (raw, counted or board): what "solved" means everywhere.
 FULL_SCORE = 100.0
+
+
+def is_attempt(verdict: str | None) -> bool:
+    """One submission's verdict counts as an attempt: it has one (it finished) and it is not
+    ``internal_error`` (the grader's fault never counts). :func:`counts_as_attempt` in SQL."""
+    return verdict is not None and verdict != Verdict.INTERNAL_ERROR.value
+
+
+def counts_as_attempt() -> ColumnElement[bool]:
+    """SQL: the submissions that count as attempts (:func:`is_attempt`), for the boards,
+    ``best_scores``, statistics, regrades and similarity. Queued and running rows are not yet."""
+    return and_(Submission.verdict.is_not(None), Submission.verdict != Verdict.INTERNAL_ERROR.value)
+
+
+def uses_an_attempt() -> ColumnElement[bool]:
+    """SQL: the submissions an attempt limit counts: every one the grader did not fail, queued
+    and running ones too (so a burst cannot overrun the limit before its verdicts arrive)."""
+    return or_(Submission.verdict.is_(None), Submission.verdict != Verdict.INTERNAL_ERROR.value)
 
 
 @dataclass(frozen=True)
@@ -126,21 +151,33 @@ def submission_counted(raw: float | None, penalty_percent: float | None) -> floa
 
 
 def submission_board(checks: Iterable[Any], penalty_percent: float | None) -> float | None:
-    """One graded submission's board score: the passed confirmed checks' share out of 100
-    (checks whose evidence is self-reported left out: ``exercises.scoring.board_share``) less
-    its late penalty, from its stored check rows (``CheckResult`` objects or their dicts)."""
-    from exercises.registry import self_reported_fact
-    from exercises.scoring import board_share
+    """One graded submission's board score, from its stored check rows (``CheckResult``
+    objects or their dicts): :func:`board_share` less its late penalty. A row counts as
+    confirmed only when it says so (``self_reported`` false, as the judge said when it was
+    stored: ``server.grading.persistence.storable``); a row without the flag (a regrade's
+    result stored before migration 0020) is not confirmed."""
 
     def fields(check: Any) -> tuple[float, bool, bool]:
-        row = check if isinstance(check, Mapping) else vars(check)
-        return (
-            float(row.get("weight") or 0.0),
-            bool(row.get("passed")),
-            bool(self_reported_fact(row.get("check_id") or "")),
-        )
+        def get(name: str, default: Any = None) -> Any:
+            return check.get(name, default) if isinstance(check, Mapping) else getattr(check, name, default)
+
+        return (float(get("weight") or 0.0), bool(get("passed")), get("self_reported", True) is not False)
 
     return submission_counted(board_share(fields(c) for c in checks), penalty_percent)
+
+
+def board_share(checks: Iterable[tuple[float, bool, bool]]) -> float:
+    """What the boards rank by, before a late penalty: 100 x the passed confirmed checks' weight
+    / all confirmed checks' weight, to 2 decimals, from (weight, passed, self-reported) per check;
+    0 when no check is confirmed. A self-reported check's points count in the score, never on
+    the boards, so forging what only the learner's process reports (detachment, in-place edits,
+    gradient provenance) cannot raise a board place above identical honest code
+    (docs/security.md)."""
+    confirmed = [(weight, passed) for weight, passed, self_reported in checks if not self_reported]
+    total = sum(weight for weight, _ in confirmed)
+    if total <= 0:
+        return 0.0
+    return round(100.0 * sum(weight for weight, passed in confirmed if passed) / total, 2)
 
 
 def score_that_counts(

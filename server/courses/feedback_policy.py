@@ -41,7 +41,8 @@ Instructors of the submission's course (and admins) always see everything.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import Enum, StrEnum
 from typing import Any, TypeVar
@@ -51,7 +52,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from server.courses.feedback_cut import cut_check_message, cut_feedback, cut_message
-from server.courses.service import shown, taught_course_ids, zone
+from server.courses.policy import learner_due
+from server.courses.service import shown, teaches_course, zone
 from server.courses.source_facts import SourceFacts
 from server.errors import InvalidCourse, NoTokensLeft, ScoresHidden, SubmissionNotFound, TokensNotInUse
 from server.models import (
@@ -63,6 +65,7 @@ from server.models import (
     Submission,
     User,
     Verdict,
+    aware_utc,
 )
 from server.submissions.schemas import Feedback
 from server.users.service import lock_learner
@@ -106,6 +109,11 @@ class FeedbackPolicy:
 
     def __str__(self) -> str:
         return f"tokens:{self.tokens}" if self.kind is PolicyKind.TOKENS else self.kind.value
+
+    def tokens_left(self, spent_today: int) -> int:
+        """Tokens a learner has left today, having spent ``spent_today`` (0 under a policy
+        without tokens): the one place that subtraction is made."""
+        return max(0, self.tokens - spent_today)
 
 
 FULL = FeedbackPolicy(PolicyKind.FULL)
@@ -361,21 +369,14 @@ def _hidden_until_due(session: Session, course_id: int) -> dict[str, datetime | 
     in_set = select(SetEntry.exercise).where(SetEntry.course_id == course_id)
     for exercise, due in session.execute(select(known.c.exercise, latest).where(known.c.exercise.not_in(in_set))):
         if due is not None:  # hidden-until-due always has a due date (publish refuses one without)
-            hidden[exercise] = _aware(due)
+            hidden[exercise] = aware_utc(due)
     return hidden
 
 
-def _teaches(session: Session, viewer: User, course_id: int) -> bool:
-    taught = taught_course_ids(session, viewer)
-    return taught is None or course_id in taught
-
-
 def _due_for(session: Session, course_id: int, exercise: str, due_at: datetime | None, user_id: int) -> datetime | None:
-    """The learner's due date: the set's (``due_at``), or their extension when later."""
+    """The learner's due date: the set's (``due_at``), or their extension when later (``learner_due``)."""
     extension = session.get(Extension, (course_id, user_id, exercise))
-    if extension is not None and (due_at is None or extension.due_at > due_at):
-        return extension.due_at
-    return due_at
+    return learner_due(due_at, extension.due_at if extension is not None else None)
 
 
 def day_window(now: datetime, course: Course) -> tuple[datetime, datetime]:
@@ -404,6 +405,29 @@ def tokens_spent_today(session: Session, course: Course, user_id: int, exercise:
     )
 
 
+@dataclass
+class AccessMemo:
+    """What :func:`access_for` reads once per page rather than once per row, for one viewer:
+    whether they teach each course; each (course, exercise)'s policy (``stated_for``), course and
+    their due date; tokens they spent today; and, when :meth:`with_tokens` filled it, which of the page's
+    submissions have a token spent on them (None: looked up per submission)."""
+
+    teaches: dict[int, bool] = field(default_factory=dict)
+    #: (course, exercise, the row's stored policy and due date): the policy, course and due date.
+    sets: dict[tuple[int, str, str | None, datetime | None], tuple[FeedbackPolicy, Course | None, datetime | None]] = (
+        field(default_factory=dict)
+    )
+    spent: dict[tuple[int, str], int] = field(default_factory=dict)
+    tokened: set[int] | None = None
+
+    def with_tokens(self, session: Session, submission_ids: Iterable[int]) -> AccessMemo:
+        """This memo knowing, in one query, which of ``submission_ids`` have a token spent on them."""
+        ids = list(submission_ids)
+        found = session.scalars(select(FeedbackToken.submission_id).where(FeedbackToken.submission_id.in_(ids)))
+        self.tokened = set(found) if ids else set()
+        return self
+
+
 def access_for(
     session: Session,
     viewer: User,
@@ -411,29 +435,41 @@ def access_for(
     now: datetime,
     *,
     teaches: bool | None = None,
-    spent: dict[tuple[int, str], int] | None = None,
+    memo: AccessMemo | None = None,
 ) -> Access:
     """How ``viewer`` (who may read ``submission``) sees it at ``now``. ``teaches``: whether the
-    viewer teaches its course, when the caller knows already; ``spent``: tokens spent today per
-    (course id, exercise), filled as it goes (a list asks each once, not per row)."""
+    viewer teaches its course, when the caller knows already; ``memo``: what a page of rows reads
+    once (:class:`AccessMemo`), filled as it goes."""
+    memo = memo if memo is not None else AccessMemo()
     if teaches is None:
-        teaches = _teaches(session, viewer, submission.course_id)
+        if submission.course_id not in memo.teaches:
+            memo.teaches[submission.course_id] = teaches_course(session, viewer, submission.course_id)
+        teaches = memo.teaches[submission.course_id]
     if submission.user_id != viewer.id or teaches:
         return EVERYTHING  # only the course's instructors and admins read others' submissions
-    stated = stated_for(session, submission)
-    policy = stated.policy
+    key = (submission.course_id, submission.exercise, submission.feedback_policy, submission.feedback_due_at)
+    if key not in memo.sets:
+        stated = stated_for(session, submission)
+        if stated.policy.kind is PolicyKind.FULL:
+            memo.sets[key] = (stated.policy, None, None)
+        else:
+            course = session.get(Course, submission.course_id)
+            due = _due_for(session, submission.course_id, submission.exercise, stated.due_at, viewer.id)
+            memo.sets[key] = (stated.policy, course, due)
+    policy, course, due = memo.sets[key]
     if policy.kind is PolicyKind.FULL:
         return EVERYTHING
-    course = session.get(Course, submission.course_id)
-    due = _due_for(session, submission.course_id, submission.exercise, stated.due_at, viewer.id)
-    token_spent = policy.kind is PolicyKind.TOKENS and session.get(FeedbackToken, submission.id) is not None
+    token_spent = policy.kind is PolicyKind.TOKENS and (
+        submission.id in memo.tokened
+        if memo.tokened is not None
+        else session.get(FeedbackToken, submission.id) is not None
+    )
     left = None
     if policy.kind is PolicyKind.TOKENS and course is not None:
-        spent_today = spent if spent is not None else {}
-        key = (course.id, submission.exercise)
-        if key not in spent_today:
-            spent_today[key] = tokens_spent_today(session, course, viewer.id, submission.exercise, now)
-        left = max(0, policy.tokens - spent_today[key])
+        today = (submission.course_id, submission.exercise)
+        if today not in memo.spent:
+            memo.spent[today] = tokens_spent_today(session, course, viewer.id, submission.exercise, now)
+        left = policy.tokens_left(memo.spent[today])
     view = view_of(policy, now=now, due_at=due, token_spent=token_spent)
     released = due if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE else None
     facts = SourceFacts(submission.source, submission.filename) if view is View.REPORT else None
@@ -453,29 +489,27 @@ def hidden_board_exercises(session: Session, viewer: User, course: Course, now: 
     """Exercises of ``course`` whose scores boards must not show ``viewer`` now: for a learner,
     the ``hidden-until-due`` ones (in the set, or taken out of it) until every learner's due
     date (extensions too) has passed."""
-    if _teaches(session, viewer, course.id):
+    if teaches_course(session, viewer, course.id):
         return set()
     hidden = set()
     for exercise, due_at in _hidden_until_due(session, course.id).items():
         latest = session.scalar(
             select(func.max(Extension.due_at)).where(Extension.course_id == course.id, Extension.exercise == exercise)
         )
-        last_due = max(_aware(d) for d in (due_at, latest) if d is not None) if (due_at or latest) else None
+        last_due = learner_due(aware_utc(due_at), aware_utc(latest))  # the last learner's due date
         if last_due is None or now < last_due:
             hidden.add(exercise)
     return hidden
 
 
 def hidden_own_exercises(session: Session, learner: User, now: datetime, course: Course) -> set[str]:
-    """Exercises of ``course`` whose best score a learner's own page must not show now:
-    ``hidden-until-due`` there (in the set, or taken out of it; a course they do not teach)
-    and their own due date not passed yet. Per course: the same exercise under another
-    course's policy says nothing here."""
+    """Exercises of ``course`` whose best score a learner's own page must not show now: those
+    :func:`held_in_course` holds for them (``hidden-until-due`` there, in the set or taken out of
+    it, and their own due date not passed yet), unless they teach the course. Per course: the
+    same exercise hidden in another course says nothing here."""
     # nothing filters on their enrolments or submissions: an instructor's override is a score of
     # an exercise never submitted (review 4, finding 11), and hiding what is not there costs nothing
-    if _teaches(session, learner, course.id):
-        return set()
-    return held_in_course(session, course.id, learner.id, now)
+    return set() if teaches_course(session, learner, course.id) else held_in_course(session, course.id, learner.id, now)
 
 
 def held_in_course(session: Session, course_id: int, learner_id: int, now: datetime) -> set[str]:
@@ -487,14 +521,9 @@ def held_in_course(session: Session, course_id: int, learner_id: int, now: datet
     held = set()
     for exercise, due_at in _hidden_until_due(session, course_id).items():
         due = _due_for(session, course_id, exercise, due_at, learner_id)
-        if due is None or now < _aware(due):
+        if due is None or now < aware_utc(due):
             held.add(exercise)
     return held
-
-
-def _aware(moment: datetime) -> datetime:
-    """An aggregate over SQLite may drop the zone: the stored times are UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 # --- spending a token ------------------------------------------------------------------------
@@ -513,7 +542,7 @@ def spend_token(session: Session, user: User, submission: Submission, now: datet
     lock_learner(session, user.id)
     if session.get(FeedbackToken, submission.id) is not None:
         return
-    if tokens_spent_today(session, course, user.id, submission.exercise, now) >= policy.tokens:
+    if policy.tokens_left(tokens_spent_today(session, course, user.id, submission.exercise, now)) == 0:
         _, end = day_window(now, course)
         session.rollback()  # release the learner's lock before the refusal is written
         raise NoTokensLeft(

@@ -21,6 +21,14 @@ from enum import StrEnum
 UNIT_SECONDS = {"day": 86_400, "hour": 3_600}
 
 
+def learner_due(due_at: datetime | None, extended_to: datetime | None) -> datetime | None:
+    """A learner's due date: the set's ``due_at``, or their extension's when it is later (an
+    earlier "extension" changes nothing). The one place the two are compared."""
+    if extended_to is not None and (due_at is None or extended_to > due_at):
+        return extended_to
+    return due_at
+
+
 class Phase(StrEnum):
     """Where an exercise stands for one learner at one moment."""
 
@@ -44,7 +52,8 @@ class Rules:
 
     def with_extension(self, due_at: datetime | None) -> Rules:
         """These rules with a learner's extended due date (None: no extension)."""
-        if due_at is None or (self.due_at is not None and due_at <= self.due_at):
+        due_at = learner_due(self.due_at, due_at)
+        if due_at == self.due_at or due_at is None:
             return self
         close_at = self.close_at
         if close_at is not None and close_at < due_at:

@@ -95,7 +95,7 @@ def _tokens_left(session: Session, course: Course, user: User, item: sets.Listed
     policy = FeedbackPolicy.parse(item.feedback_policy)
     if policy.kind is not PolicyKind.TOKENS or service.course_role(session, user, course) != service.LEARNER:
         return None
-    return max(0, policy.tokens - tokens_spent_today(session, course, user.id, item.exercise, now))
+    return policy.tokens_left(tokens_spent_today(session, course, user.id, item.exercise, now))
 
 
 def _window(item: sets.ListedExercise, course: Course, now, tokens_left: int | None = None) -> ExerciseWindow:  # type: ignore[no-untyped-def]

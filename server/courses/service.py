@@ -169,6 +169,13 @@ def taught_course_ids(session: Session, user: User) -> set[int] | None:
     return ids
 
 
+def teaches_course(session: Session, user: User, course_id: int) -> bool:
+    """Whether ``user`` teaches the course ``course_id``, so reads everything of it (admins:
+    every course; :func:`taught_course_ids`)."""
+    taught = taught_course_ids(session, user)
+    return taught is None or course_id in taught
+
+
 def default_course(session: Session) -> Course:
     """The default course: everything before courses existed, and the boards' default."""
     course = session.get(Course, DEFAULT_COURSE_ID)

@@ -11,14 +11,14 @@ import itertools
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from server.catalog.service import find_exercise, list_exercises
 from server.catalog.verification import require_verified
 from server.catalog.versions import pin
 from server.courses.best_scores import backfill_best_scores
-from server.courses.counted import submission_board, submission_counted
+from server.courses.counted import submission_board, submission_counted, uses_an_attempt
 from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
 from server.courses.policy import Phase, Rules
 from server.courses.service import INSTRUCTOR, LEARNER, course_role, courses_of, shown
@@ -197,7 +197,7 @@ def attempts_used(session: Session, course_id: int, user_id: int, exercise: str)
                 Submission.course_id == course_id,
                 Submission.user_id == user_id,
                 Submission.exercise == exercise,
-                or_(Submission.verdict.is_(None), Submission.verdict != Verdict.INTERNAL_ERROR.value),
+                uses_an_attempt(),
             )
         )
         or 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from functools import cached_property
 
-from exercises.feedback import JAIL_FILENAME, MAX_SOURCE_LINE, safe_filename
+from exercises.feedback import JAIL_FILENAME, safe_filename
 
 #: The name Python gives a frame of code outside any function or class.
 MODULE_FRAME = "<module>"
@@ -69,7 +69,3 @@ class SourceFacts:
         # and (a one-line method of a one-line class body) comes last in ast.walk's outer-first order
         holding = [(start, -end, i, name) for i, (start, end, name) in enumerate(self._scopes) if start <= line <= end]
         return max(holding)[3] if holding else MODULE_FRAME
-
-    def line_text(self, line: int) -> str:
-        """The stored source's line ``line``, stripped and capped (never the jail's text)."""
-        return self.lines[line - 1].strip()[:MAX_SOURCE_LINE]

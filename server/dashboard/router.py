@@ -45,9 +45,9 @@ from server.catalog.service import list_exercises
 from server.catalog.versions import unverified_changes
 from server.config import Settings
 from server.courses import corrections as correction_service
-from server.courses.feedback_policy import access_for, hidden_own_exercises, spend_token, visible_report
+from server.courses.feedback_policy import AccessMemo, access_for, hidden_own_exercises, spend_token, visible_report
 from server.courses.page_course import DashboardCourse, ShownCourse, learner_course, shown_course
-from server.courses.service import courses_of, may_read_learner, taught_course_ids
+from server.courses.service import courses_of, may_read_learner, taught_course_ids, teaches_course
 from server.courses.sets import course_exercises, listing, released_exercises
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
@@ -219,9 +219,18 @@ def learner_page(
         raise PageBadRequest(user, "page must be a whole number, 1 or more.")
     course = learner_course(request, session, user, owner)
     titles = _titles(session, course)
-    if owner.id == user.id and not _teaches(session, user, course.id):  # a learner sees what is released
+    if owner.id == user.id and not teaches_course(session, user, course.id):  # a learner sees what is released
         titles = {slug: t for slug, t in titles.items() if slug in _released(session, course, owner, now)}
     hidden = hidden_own_exercises(session, user, now, course) if owner.id == user.id else set()
+    exercises = service.learner_exercises(session, owner.id, list(titles), course.id)
+    recent = service.recent_submissions(
+        session,
+        user_id=owner.id,
+        limit=SUBMISSIONS_PER_PAGE,
+        offset=(number - 1) * SUBMISSIONS_PER_PAGE,
+        course_id=course.id,
+    )
+    visible = _visible_lines(session, user, [x.last for x in exercises if x.last] + recent, now)
     view = pages.LearnerView(
         name=owner.name,
         display_name=owner.display_name,
@@ -230,20 +239,11 @@ def learner_page(
                 x,
                 score=None if x.slug in hidden else x.score,
                 best_hidden=x.slug in hidden,
-                last=_visible_line(session, user, x.last, now) if x.last else None,
+                last=visible[x.last.id] if x.last else None,
             )
-            for x in service.learner_exercises(session, owner.id, list(titles), course.id)
+            for x in exercises
         ],
-        submissions=[
-            _visible_line(session, user, line, now)
-            for line in service.recent_submissions(
-                session,
-                user_id=owner.id,
-                limit=SUBMISSIONS_PER_PAGE,
-                offset=(number - 1) * SUBMISSIONS_PER_PAGE,
-                course_id=course.id,
-            )
-        ],
+        submissions=[visible[line.id] for line in recent],
         total_submissions=service.count_submissions(session, owner.id, course.id),
         page_number=number,
         per_page=SUBMISSIONS_PER_PAGE,
@@ -251,7 +251,7 @@ def learner_page(
     mark = change_mark(session, None if instructor else user.id)
     upload = _upload_view(session, user, request, settings) if owner.id == user.id else None
     viewer = viewer_of(user, course)
-    teaches = owner.id != user.id and _teaches(session, user, course.id)
+    teaches = owner.id != user.id and teaches_course(session, user, course.id)
     corrections = correction_pages.corrections_section(
         viewer,
         owner.name,
@@ -287,12 +287,21 @@ class TokenRefused(PageError):
         super().__init__(status_code, "No token spent", text, link=("Back to the submission", back))
 
 
-def _visible_line(
-    session: Session, viewer: User, line: service.SubmissionLine, now: datetime
-) -> service.SubmissionLine:
-    """A submission line as ``viewer`` may see it (the exercise set's feedback policy)."""
-    row = session.get(Submission, line.id)
-    return line if row is None else visible_report(line, access_for(session, viewer, row, now))
+def _visible_lines(
+    session: Session, viewer: User, lines: list[service.SubmissionLine], now: datetime
+) -> dict[int, service.SubmissionLine]:
+    """Submission lines by id, each as ``viewer`` may see it (its set's feedback policy). A page's
+    worth costs the same few queries however many lines it has: its rows and their tokens in one
+    query each, every set entry and count once (``AccessMemo``)."""
+    ids = {line.id for line in lines}
+    rows = {row.id: row for row in session.scalars(select(Submission).where(Submission.id.in_(ids)))} if ids else {}
+    memo = AccessMemo().with_tokens(session, ids)
+    return {
+        line.id: line
+        if (row := rows.get(line.id)) is None
+        else visible_report(line, access_for(session, viewer, row, now, memo=memo))
+        for line in lines
+    }
 
 
 def _upload_view(session: Session, user: User, request: Request, settings: Settings) -> pages.UploadView:
@@ -315,7 +324,9 @@ def submission_page(
     """One submission: the learner's own (as its set's feedback policy allows), or anyone's for instructors."""
     number = parse_int(submission_id, 0, 1, MAX_ID)
     submission = service.submission_with_checks(session, number) if number else None
-    if submission is None or (submission.user_id != user.id and not _teaches(session, user, submission.course_id)):
+    if submission is None or (
+        submission.user_id != user.id and not teaches_course(session, user, submission.course_id)
+    ):
         raise PageNotFound(user)
     mark = change_mark(session, None if Role(user.role).reads_everything else user.id)
     title = {x.slug: x.title for x in list_exercises()}.get(submission.exercise, submission.exercise)
@@ -476,9 +487,3 @@ def _gradebook(session: Session, shown: ShownCourse, make: Callable[..., str], n
     course = shown.course
     suffix = "" if course.id == DEFAULT_COURSE_ID else f"-{course.slug}"
     return _csv(make(session, course), f"{name}{suffix}.csv")
-
-
-def _teaches(session: Session, user: User, course_id: int) -> bool:
-    """An instructor reads the submissions of the courses they teach (admins: all)."""
-    taught = taught_course_ids(session, user)
-    return taught is None or course_id in taught

@@ -19,9 +19,9 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session, selectinload
 
-from server.courses.counted import ExerciseScore, course_scores
-from server.leaderboard.service import _as_datetime, counted, learner_ids
-from server.models import DEFAULT_COURSE_ID, CheckResult, Submission, User, Verdict
+from server.courses.counted import ExerciseScore, counts_as_attempt, course_scores
+from server.leaderboard.service import learner_ids
+from server.models import DEFAULT_COURSE_ID, CheckResult, Submission, User, Verdict, aware_utc
 from server.stats.schemas import ExerciseStats
 from server.stats.service import exercise_stats, mistake_key, shown_mistake
 
@@ -173,7 +173,7 @@ def learners(
         .all()
     )
     return total, [
-        LearnerLine(uid, name, display, *best.get(uid, (0, 0, 0)), _as_datetime(last.get(uid)))
+        LearnerLine(uid, name, display, *best.get(uid, (0, 0, 0)), aware_utc(last.get(uid)))
         for uid, name, display in people
     ]
 
@@ -239,17 +239,17 @@ def median_attempts_to_solve(
     of their attempts up to and including the first full score (or the override that made
     it full); and how many such learners there are."""
     solved_at = {
-        uid: _as_datetime(score.solved_at)
+        uid: aware_utc(score.solved_at)
         for (uid, _ex), score in course_scores(session, course_id, exercises=[slug]).items()
         if score.solved and score.solved_at is not None
     }
     attempts: dict[int, int] = {}
     for uid, at in session.execute(
         select(S.user_id, S.created_at).where(
-            S.exercise == slug, *_learner_rows(course_id), *counted(), S.user_id.in_(list(solved_at))
+            S.exercise == slug, *_learner_rows(course_id), counts_as_attempt(), S.user_id.in_(list(solved_at))
         )
     ).tuples():
-        if _as_datetime(at) <= solved_at[uid]:  # type: ignore[operator]
+        if aware_utc(at) <= solved_at[uid]:
             attempts[uid] = attempts.get(uid, 0) + 1
     rows = [attempts.get(uid, 0) for uid in solved_at]
     return (float(statistics.median(rows)) if rows else None), len(rows)
@@ -310,8 +310,8 @@ def misconception_holders(
             name,
             display,
             int(n),
-            _as_datetime(first),  # type: ignore[arg-type]  # a learner who holds a mistake has a first time
-            _as_datetime(last),  # type: ignore[arg-type]  # ... and a last one
+            aware_utc(first),  # type: ignore[arg-type]  # a learner who holds a mistake has a first time
+            aware_utc(last),  # type: ignore[arg-type]  # ... and a last one
             int(last_id),
             scores[(uid, slug)].counted if (uid, slug) in scores else None,
             (uid, slug) in scores and scores[(uid, slug)].solved,

@@ -25,22 +25,21 @@ stores the submission through the same ``submissions.service.create_submission``
 - the learner's rate limit and queue cap (``server.submissions.limits``), then the course's
   rules; every refusal is a page that says why, with the API's own sentence.
 
-A notebook is built into the module its learner meant exactly as ``ppo-submit notebook.ipynb``
-builds it: the client's own code (``ppo_submit.notebook_file``, standard library only) is
-imported when a notebook arrives, so both say the same thing about the same file. It is parsed,
-never run; the client bounds the names it follows (``ppo_submit.closure``).
+A notebook is read and built into the module its learner meant exactly as ``ppo-submit
+notebook.ipynb`` reads and builds it: both call ``notebook_format`` (one size cap, one cell cap,
+nbformat, one set of sentences: ``notebook_format.reader``), so both say the same thing about
+the same file. It is parsed, never run; the names it follows are bounded
+(``notebook_format.closure``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 import anyio
 from fastapi import Request
@@ -49,15 +48,18 @@ from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import parse_options_header
 from starlette.requests import ClientDisconnect
 
+from notebook_format.cells import Cell
+from notebook_format.errors import OverCap, SourceError
+from notebook_format.functions import NOTEBOOK_SUFFIX, defined_functions, match_functions
+from notebook_format.module import module_of
+from notebook_format.reader import MAX_NOTEBOOK_BYTES, read_notebook
+from notebook_format.reader import too_large as notebook_too_large
 from server.catalog.service import list_exercises
 from server.web.errors import PageError
 
-if TYPE_CHECKING:
-    from ppo_submit.api import ExerciseSummary
-    from ppo_submit.cells import Cell
-
-#: Largest upload body read (a notebook's outputs count; its code is capped as the API caps it).
-MAX_UPLOAD_BYTES = 8 * 1024 * 1024
+#: Largest upload body read: a notebook of the one notebook cap (its outputs count; its code is
+#: capped as the API caps it), and room for the form's other fields.
+MAX_UPLOAD_BYTES = MAX_NOTEBOOK_BYTES + 1024 * 1024
 #: Most parts a form may have (it has five).
 MAX_PARTS = 12
 #: Headers per part (a browser sends one or two) and the longest one, in bytes.
@@ -69,8 +71,6 @@ MAX_FIELD_CHARS = 200
 #: Only the function and what it reads is sent (the source cap), but a notebook holds more.
 MAX_CELL_FACTOR = 1
 MAX_CODE_FACTOR = 4
-#: Most code cells read (each is parsed on its own; a long notebook has a few hundred).
-MAX_CODE_CELLS = 2000
 #: Uploads whose bodies are being read at once: per learner, and in all (each holds up to
 #: ``MAX_UPLOAD_BYTES`` in memory, no thread and no database connection while it waits).
 MAX_UPLOADS_PER_USER = 2
@@ -351,10 +351,13 @@ class FormReader:
         part.name = name
         if name == "file":
             part.filename = params.get(b"filename", b"").decode("utf-8", errors="replace")[:255]
-            notebook = part.filename.lower().endswith(".ipynb")
-            part.limit = MAX_UPLOAD_BYTES if notebook else self.max_source_bytes
-            if not notebook:
-                part.refuse = too_large(_base_name(part.filename), self.max_source_bytes, self.back)
+            notebook = part.filename.lower().endswith(NOTEBOOK_SUFFIX)
+            part.limit = MAX_NOTEBOOK_BYTES if notebook else self.max_source_bytes
+            part.refuse = (
+                UploadRefused(413, _sentence(notebook_too_large(_base_name(part.filename)).message), self.back)
+                if notebook
+                else too_large(_base_name(part.filename), self.max_source_bytes, self.back)
+            )
         elif name == "source":
             part.limit = self.max_source_bytes
             part.refuse = too_large("The pasted code", self.max_source_bytes, self.back)
@@ -395,33 +398,24 @@ class Prepared:
     filename: str
 
 
-def _catalogue(visible: set[str] | None) -> list[ExerciseSummary]:
-    """The catalogue as the client's notebook code reads it (what ``GET /exercises`` lists to
-    this learner): only ``visible`` slugs (None: all), so a refusal never names an exercise the
+def _catalogue(visible: set[str] | None) -> list[dict[str, str]]:
+    """The catalogue as ``notebook_format`` reads it (what ``GET /exercises`` lists to this
+    learner): only ``visible`` slugs (None: all), so a refusal never names an exercise the
     learner may not see yet."""
-    from ppo_submit.api import ExerciseSummary
-
-    return [
-        ExerciseSummary(slug=x.slug, function=x.function)
-        for x in list_exercises()
-        if visible is None or x.slug in visible
-    ]
+    return [{"slug": x.slug, "function": x.function} for x in list_exercises() if visible is None or x.slug in visible]
 
 
 def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[str] | None) -> Prepared:
     """The submission the upload makes; ``UploadRefused`` with one sentence when it makes none.
 
-    The same bad inputs get the same sentences as ``ppo-submit`` gives for the same file: a
-    notebook that is not JSON, no exercise function, several, a name the function needs that
-    no cell defines. Every cap is checked before the code is parsed: the source cap for a
-    ``.py`` file and pasted code (already while the body was read), the notebook's caps per cell
-    and in all (:func:`capped_cells`) once its JSON is read and before any cell is parsed.
+    The same bad inputs get the same sentences as ``ppo-submit`` gives for the same file (both
+    are ``notebook_format``'s): a notebook that is not JSON, or over a cap, no exercise function,
+    several, a name the function needs that no cell defines. Every cap is checked before the
+    code is parsed: the source cap for a ``.py`` file and pasted code (already while the body was
+    read), the notebook's size and cell caps (``notebook_format.reader``) before a cell is
+    built, its code's caps per cell and in all (:func:`capped_cells`) before any cell is parsed.
     ``visible``: the slugs this learner may submit (None: all); a refusal names only those.
     """
-    from ppo_submit.api import UsageError
-    from ppo_submit.notebook_file import code_cells, module_of
-    from ppo_submit.source import NOTEBOOK_SUFFIX, defined_functions, match_functions
-
     chosen = upload.fields.get("exercise") or None
     pasted = upload.fields.get("source", "")
     if upload.content is None and not pasted.strip():
@@ -429,18 +423,7 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[st
     name = _base_name(upload.filename) if upload.content is not None else PASTED
     try:
         if upload.content is not None and name.lower().endswith(NOTEBOOK_SUFFIX):
-            try:
-                notebook = json.loads(upload.content)
-            except (ValueError, RecursionError):
-                raise UploadRefused(
-                    400,
-                    f"{name} is not a notebook: it is not JSON (save it from Jupyter with "
-                    "File > Save, then upload it again).",
-                    back,
-                ) from None
-            if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-                raise UploadRefused(400, f"{name} is JSON but not a Jupyter notebook (it has no cells).", back)
-            cells = capped_cells(code_cells(_first_code_cells(notebook)), name, max_source_bytes, back)
+            cells = capped_cells(read_notebook(upload.content, name), name, max_source_bytes, back)
             module = module_of(cells, _catalogue(visible), exercise=chosen, name=name, choose=CHOOSE_IN_FORM)
             return Prepared(module.exercise, module.source, name)
         source = pasted if upload.content is None else _text(upload.content, name, back)
@@ -455,38 +438,17 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[st
             choose=CHOOSE_IN_FORM,
         )
         return Prepared(exercise, source, name)
-    except UsageError as exc:
-        raise UploadRefused(400, _sentence(exc.message), back) from None
-
-
-def _first_code_cells(notebook: dict[str, Any]) -> dict[str, Any]:
-    """``notebook`` cut just past its ``MAX_CODE_CELLS + 1``-th code cell, counted while the
-    JSON cells are walked: no ``Cell`` is built for a code cell past the cap, so a notebook of
-    hundreds of thousands of empty cells costs its count, and :func:`capped_cells` refuses it."""
-    kept: list[Any] = []
-    code = 0
-    for cell in notebook["cells"]:
-        kept.append(cell)
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            code += 1
-            if code > MAX_CODE_CELLS:
-                break
-    return {**notebook, "cells": kept}
+    except SourceError as exc:
+        raise UploadRefused(413 if isinstance(exc, OverCap) else 400, _sentence(exc.message), back) from None
 
 
 def capped_cells(cells: list[Cell], name: str, max_source_bytes: int, back: str) -> list[Cell]:
-    """``cells`` if there are at most :data:`MAX_CODE_CELLS`, no cell's code is over
-    ``MAX_CELL_FACTOR`` times the source cap and all of it over ``MAX_CODE_FACTOR`` times; else ``UploadRefused`` (413) naming the cell. Checked
+    """``cells`` if no cell's code is over ``MAX_CELL_FACTOR`` times the source cap and all of it
+    not over ``MAX_CODE_FACTOR`` times; else ``UploadRefused`` (413) naming the cell. Checked
     before a cell is parsed: the parse of a huge cell costs the server far more memory than
-    its bytes (a syntax tree node per name)."""
+    its bytes (a syntax tree node per name). How many cells there are is the reader's cap
+    (``notebook_format.reader.MAX_CELLS``)."""
     per_cell, in_all = MAX_CELL_FACTOR * max_source_bytes, MAX_CODE_FACTOR * max_source_bytes
-    if len(cells) > MAX_CODE_CELLS:
-        raise UploadRefused(
-            413,
-            f"{name} has more than {MAX_CODE_CELLS} code cells; the limit is {MAX_CODE_CELLS}: keep the exercise's work "
-            "in a smaller notebook, or upload the function as a .py file.",
-            back,
-        )
     total = 0
     for cell in cells:
         size = len(cell.source.encode(errors="replace"))

@@ -35,8 +35,8 @@ from sqlalchemy.orm import Session
 from server.catalog.service import list_exercises
 from server.courses.counted import ExerciseScore, course_scores, describe
 from server.courses.sets import course_exercises
-from server.leaderboard.service import _as_datetime, learner_ids
-from server.models import DEFAULT_COURSE_ID, Course, User
+from server.leaderboard.service import learner_ids
+from server.models import DEFAULT_COURSE_ID, Course, User, aware_utc
 
 HEADER = [
     "learner",
@@ -70,8 +70,8 @@ def gradebook_rows(session: Session, course: Course | None = None) -> Iterator[l
             if score is None:
                 yield [name, display_name, slug, "0", "0", "", "0", "", "", "0", "", "", "-"]
                 continue
-            run, at = score.run, _as_datetime(score.solved_at)
-            extended = _as_datetime(score.extended_to)
+            run, at = score.run, aware_utc(score.solved_at)
+            extended = aware_utc(score.extended_to)
             yield [
                 name,
                 display_name,

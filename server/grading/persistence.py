@@ -15,7 +15,7 @@ from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
 from server.catalog.versions import serving_ref
 from server.courses.best_scores import backfill_best_scores, record_verdict
-from server.courses.counted import submission_board, submission_counted
+from server.courses.counted import is_attempt, submission_board, submission_counted
 from server.grading.sanitize import (
     CHECK_NAME_CHARS,
     MAX_CHECKS,
@@ -56,7 +56,8 @@ class CheckLike(Protocol):
     @property
     def misconception(self) -> str | None: ...
 
-    # Optional, read with getattr: ``check_id`` and ``mistake_id``, absent from older reports.
+    # Optional, read with getattr: ``check_id``, ``mistake_id`` and ``self_reported``, absent
+    # from older reports (a check without them is stored as not confirmed: storable()).
 
 
 class ReportLike(Protocol):
@@ -176,6 +177,7 @@ def storable(
             "message": _storable_message(check.message, filename),
             "misconception": clean_optional_text(check.misconception, MESSAGE_BYTES),
             "mistake_id": clean_id(getattr(check, "mistake_id", None)),
+            "self_reported": _self_reported(check),
         }
         for check in checks[:MAX_CHECKS]
     ]
@@ -196,6 +198,14 @@ def storable(
         peak_memory_bytes=clean_bytes_count(report.peak_memory_bytes),
         cpu_seconds=clean_float(report.cpu_seconds, minimum=0.0),
     )
+
+
+def _self_reported(check: CheckLike) -> bool:
+    """The judge's word on one check, as stored: confirmed (False) only when the judge names
+    no self-reported fact for it (``CheckOutcome.self_reported == ""``) and it has an id; a
+    check without the field, or without an id, is not confirmed."""
+    fact = getattr(check, "self_reported", None)
+    return not (isinstance(fact, str) and fact == "" and clean_id(getattr(check, "check_id", None)))
 
 
 def check_results(rows: Sequence[Mapping[str, Any]]) -> list[CheckResult]:
@@ -240,7 +250,7 @@ def store_report(
     submission.counted_score = (
         submission_counted(clean.score, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
     )
-    # The boards rank by the confirmed checks only (server.courses.counted.submission_board).
+    # The boards rank by the checks the judge confirmed, as stored on the rows (submission_board).
     submission.board_score = (
         submission_board(clean.checks, submission.penalty_percent) if clean.verdict is Verdict.GRADED else None
     )
@@ -297,7 +307,7 @@ def _count(session: Session, submission: Submission, previous: str | None) -> No
     verdict (a finished row overwritten, which the fencing makes rare) is re-counted from
     its submissions instead, since an upsert cannot take a verdict back.
     """
-    if previous is not None and previous != Verdict.INTERNAL_ERROR.value:
+    if is_attempt(previous):  # it counted already: an upsert cannot take it back
         session.flush()
         backfill_best_scores(session, submission.course_id, submission.user_id, submission.exercise)
         return

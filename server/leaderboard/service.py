@@ -2,7 +2,8 @@
 
 - Only learners are ranked; instructors' and admins' test runs never appear.
 - An attempt is a finished submission whose verdict is not ``internal_error`` (the
-  grader's fault never counts). Queued and running rows are not attempts yet.
+  grader's fault never counts; ``server.courses.counted.counts_as_attempt``). Queued and
+  running rows are not attempts yet.
 - The best score is the maximum over ``graded`` rows only, so a crash, a time limit or any
   other failure can never lower it. A learner with attempts but no graded run has best 0.
 - The best was "reached" at the earliest ``created_at`` (submission time, not grading
@@ -14,7 +15,7 @@
   latest of the per-exercise reached-ats (when that total was first complete).
 - Per course: only the course's learners and the submissions made to it. The best that
   ranks is the best board score: the score that counts (after a late penalty) of the checks
-  the judge confirmed, self-reported ones left out (``exercises.scoring.board_score``; the
+  the judge confirmed, self-reported ones left out (``server.courses.counted.submission_board``; the
   score that counts where a verdict predates it); the raw best rides along.
 - The speed board takes submissions whose board score is full: every confirmed check passed.
 """
@@ -24,58 +25,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import CTE, Select, func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
-from server.courses.counted import course_scores
+from server.courses.counted import FULL_SCORE, course_scores
 from server.courses.service import member_ids_of
-from server.models import DEFAULT_COURSE_ID, BestScore, Submission, User, Verdict
+from server.models import DEFAULT_COURSE_ID, Submission, User, Verdict, aware_utc
 from server.security import pseudonym
 
 S = Submission
-B = BestScore
-FULL_SCORE = 100.0
-
-
-def counted() -> list:  # type: ignore[type-arg]
-    """Rows that count as attempts: finished, and not the grader's fault."""
-    return [S.verdict.is_not(None), S.verdict != Verdict.INTERNAL_ERROR.value]
 
 
 def learner_ids(course_id: int = DEFAULT_COURSE_ID) -> Select[tuple[int]]:
     """SQL: the learners a course's boards rank (``server.courses.service.member_ids_of``)."""
     return member_ids_of(course_id)
-
-
-def per_exercise(
-    exercise: str | None,
-    course_id: int = DEFAULT_COURSE_ID,
-    hidden: frozenset[str] = frozenset(),
-) -> CTE:
-    """CTE: one row per (learner, exercise) of one course with best (the score that
-    counts), raw_best, attempts, reached_at and solved_at, read from ``best_scores`` (kept
-    by ``server.courses.best_scores`` with the rules above), so a board costs one row
-    per learner and exercise, not one per submission. ``hidden``: exercises left out (scores
-    not released yet: ``server.courses.feedback_policy.hidden_board_exercises``)."""
-    where = [B.course_id == course_id, B.user_id.in_(learner_ids(course_id))]
-    if hidden:
-        where.append(B.exercise.not_in(sorted(hidden)))
-    if exercise is not None:
-        where.append(B.exercise == exercise)
-    return (
-        select(
-            B.user_id.label("user_id"),
-            B.exercise.label("exercise"),
-            func.coalesce(B.board_score, B.counted_score, 0.0).label("best"),
-            func.coalesce(B.best_score, 0.0).label("raw_best"),
-            func.coalesce(B.board_submission_id, B.counted_submission_id).label("submission_id"),
-            B.attempts.label("attempts"),
-            func.coalesce(B.board_reached_at, B.counted_reached_at).label("reached_at"),
-            B.solved_at.label("solved_at"),
-        )
-        .where(*where)
-        .cte("rows")
-    )
 
 
 @dataclass(frozen=True)
@@ -126,7 +89,7 @@ def board(
         row[1] += score.raw_best or 0.0
         row[2] += score.attempts
         row[3] += 1 if score.board_solved else 0
-        reached = _as_datetime(score.board_reached_at)  # the latest: when the total was first complete
+        reached = aware_utc(score.board_reached_at)  # the latest: when the total was first complete
         if reached is not None and (row[4] is None or reached > row[4]):
             row[4] = reached
     rows = [
@@ -211,17 +174,7 @@ def speed_board(
         .offset(offset)
     )
     page = [
-        SpeedRow(r[0], r[1], r[2], r[3], r[4], r[5], _as_datetime(r[6]))  # type: ignore[arg-type]
+        SpeedRow(r[0], r[1], r[2], r[3], r[4], r[5], aware_utc(r[6]))  # type: ignore[arg-type]
         for r in session.execute(query).tuples()
     ]
     return total, page
-
-
-def _as_datetime(value: object) -> datetime | None:
-    """Aggregates over CTEs may come back as SQLite text; make them aware UTC datetimes."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    assert isinstance(value, datetime)
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)

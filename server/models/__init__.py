@@ -1,7 +1,7 @@
 """All tables; importing this module registers them on ``Base.metadata``."""
 
 from exercises.report import Verdict
-from server.models.base import Base, utcnow
+from server.models.base import Base, aware_utc, utcnow
 from server.models.best_score import BestScore
 from server.models.correction import CorrectionKind, ScoreCorrection
 from server.models.course import (
@@ -77,5 +77,6 @@ __all__ = [
     "SupersededVerdict",
     "User",
     "Verdict",
+    "aware_utc",
     "utcnow",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 from sqlalchemy import DateTime, MetaData, TypeDecorator
 from sqlalchemy.engine import Dialect
@@ -23,6 +23,21 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+@overload
+def aware_utc(value: None) -> None: ...
+@overload
+def aware_utc(value: datetime | str) -> datetime: ...
+def aware_utc(value: datetime | str | None) -> datetime | None:
+    """A stored time as an aware UTC datetime. SQLite drops the offset on the way in, and an
+    aggregate over it (``MAX``, a CTE's column) comes back as naive or as ISO text that no
+    column type converts; every stored time is UTC. The one place that is put back."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """A timestamp that is always timezone-aware UTC in Python.
 
@@ -39,9 +54,7 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        return value
+        return aware_utc(value)
 
 
 class Base(DeclarativeBase):

@@ -16,6 +16,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -98,7 +99,7 @@ class Submission(Base):
     #: ``score`` after the penalty: what boards and gradebooks count. NULL unless graded.
     counted_score: Mapped[float | None] = mapped_column(Float)
     #: What the boards rank by: the score that counts of the confirmed checks only (no
-    #: self-reported check; exercises.scoring.board_score). NULL unless graded, and for verdicts
+    #: self-reported check; server.courses.counted.submission_board). NULL unless graded, and for verdicts
     #: stored before migration 0011, which rank by ``counted_score``.
     board_score: Mapped[float | None] = mapped_column(Float)
     message: Mapped[str] = mapped_column(Text, default="")
@@ -157,6 +158,10 @@ class CheckResult(Base):
     misconception: Mapped[str | None] = mapped_column(Text)
     #: The named mistake's stable id, ``"<slug>/<mistake>"``; what statistics group by.
     mistake_id: Mapped[str | None] = mapped_column(String(ID_CHARS))
+    #: True unless the judge confirmed this check's evidence (``CheckOutcome.self_reported``,
+    #: stored as the judge said it): a self-reported check earns no board place. True for a row
+    #: written without the judge's word (migration 0020 keeps only known confirmed checks false).
+    self_reported: Mapped[bool] = mapped_column(default=True, server_default=true())
     position: Mapped[int]
 
     submission: Mapped[Submission] = relationship(back_populates="checks")

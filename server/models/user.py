@@ -23,6 +23,12 @@ class Role(StrEnum):
         """Instructors and admins may read every learner's submissions."""
         return self is not Role.LEARNER
 
+    @property
+    def submissions_limited(self) -> bool:
+        """Only learners' submissions are limited (the rate limit, the cap on waiting ones):
+        instructors and admins try exercises out and load fixtures."""
+        return self is Role.LEARNER
+
 
 class User(Base):
     """Someone who submits (learner) or teaches (instructor, admin)."""

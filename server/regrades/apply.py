@@ -97,6 +97,7 @@ def _replace(session: Session, submission: Submission, result: RegradeResult, se
                     "message": c.message,
                     "misconception": c.misconception,
                     "mistake_id": c.mistake_id,
+                    "self_reported": c.self_reported,
                 }
                 for c in submission.checks
             ],

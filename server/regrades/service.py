@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from exercises.versions import exercise_ref
 from server.catalog.service import find_exercise
 from server.catalog.versions import UNVERIFIED, regrade_version, serving_ref
+from server.courses.counted import counts_as_attempt
 from server.courses.service import taught_course_ids
 from server.errors import ExerciseNotVerified, NothingToRegrade, RegradeClosed, RegradeNotFound
 from server.grading.grader import verdict_versions
@@ -32,10 +33,8 @@ from server.models import (
     RegradeResult,
     RegradeSet,
     RegradeState,
-    Status,
     Submission,
     User,
-    Verdict,
     utcnow,
 )
 
@@ -43,18 +42,11 @@ from server.models import (
 Defer = Callable[[Session, RegradeSet], None]
 
 
-def _counts() -> list:  # type: ignore[type-arg]
-    """SQL: a submission whose verdict counts (server.leaderboard.service.counted)."""
-    return [
-        Submission.status == Status.DONE,
-        Submission.verdict.is_not(None),
-        Submission.verdict != Verdict.INTERNAL_ERROR.value,
-    ]
-
-
-def _stale(content: str, grader: str):  # type: ignore[no-untyped-def]
-    """SQL: a verdict from another content or grader version than these."""
-    return or_(Submission.content_version != content, Submission.grader_version != grader)
+def is_stale(versions: tuple[str, str], current: tuple[str, str]) -> bool:
+    """A verdict graded with ``versions`` (content, grader) is stale against ``current``, the
+    versions its course's set serves now: any difference ("unknown" included). The one test,
+    in Python, for the stale counts and for a preview's choice."""
+    return versions != current
 
 
 @dataclass(frozen=True)
@@ -84,7 +76,7 @@ def stale_lines(session: Session, course_ids: set[int] | None = None, exercise: 
         )
         .join(Course, Course.id == Submission.course_id)
         .outerjoin(BestScore, BestScore.counted_submission_id == Submission.id)
-        .where(*_counts())
+        .where(counts_as_attempt())
         .group_by(Course.slug, Course.id, Submission.exercise, Submission.content_version, Submission.grader_version)
     )
     if course_ids is not None:
@@ -100,7 +92,7 @@ def stale_lines(session: Session, course_ids: set[int] | None = None, exercise: 
         current = versions[(slug, name)]
         line = totals.setdefault((slug, name), [0, 0, 0])
         line[0] += count
-        if (content, grader) != current:
+        if is_stale((content, grader), current):
             line[1] += count
             line[2] += on_board
     return [
@@ -135,16 +127,22 @@ def create_preview(
             "`ppo-grader exercises verify` first."
         )
     content, grader = verdict_versions(exercise_ref(exercise, version))
-    query = select(Submission.id).where(Submission.exercise == exercise, *_counts()).order_by(Submission.id)
+    query = (
+        select(Submission.id, Submission.content_version, Submission.grader_version)
+        .where(Submission.exercise == exercise, counts_as_attempt())
+        .order_by(Submission.id)
+    )
     if course is not None:
         query = query.where(Submission.course_id == course.id)
     if learner is not None:
         query = query.where(Submission.user_id == learner.id)
     if submission_id is not None:
         query = query.where(Submission.id == submission_id)
-    if not all_versions:
-        query = query.where(_stale(content, grader))
-    chosen = list(session.scalars(query))
+    chosen = [
+        sid
+        for sid, graded_content, graded_grader in session.execute(query).tuples()
+        if all_versions or is_stale((graded_content, graded_grader), (content, grader))
+    ]
     if not chosen:
         what = "no counted verdict" if all_versions else "no stale verdict (add --all-versions to regrade current ones)"
         raise NothingToRegrade(f"{exercise}: {what} matches this selection.")

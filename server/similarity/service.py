@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from exercises.registry import get_exercise
 from server.catalog.service import list_exercises
+from server.courses.counted import counts_as_attempt
 from server.courses.sets import entries
 from server.db import SessionFactory, transaction
 from server.errors import InvalidCourse, UserNotFound
@@ -40,10 +41,8 @@ from server.models import (
     SimilarityPair,
     SimilarityReview,
     SimilarityRun,
-    Status,
     Submission,
     User,
-    Verdict,
     utcnow,
 )
 from server.similarity.engine import DEFAULT_TUNING, CoursePair, Entry, ExerciseComparison, Tuning, aggregate, rank
@@ -175,11 +174,7 @@ def _entries(session: Session, course_id: int, exercise: str) -> list[Entry]:
         Submission.exercise == exercise,
         Submission.user_id.in_(learner_ids(course_id)),
     ]
-    latest = (
-        select(func.max(Submission.id))
-        .where(*mine, Submission.status == Status.DONE, Submission.verdict != Verdict.INTERNAL_ERROR)
-        .group_by(Submission.user_id)
-    )
+    latest = select(func.max(Submission.id)).where(*mine, counts_as_attempt()).group_by(Submission.user_id)
     best = select(BestScore.best_submission_id).where(
         BestScore.course_id == course_id,
         BestScore.exercise == exercise,
@@ -423,9 +418,3 @@ def review(
     row.reviewed_at = utcnow()
     session.flush()
     return row
-
-
-def mark_of(session: Session, course: Course, a: User, b: User) -> str | None:
-    """The course's mark on the pair, if any."""
-    row = session.get(SimilarityReview, (course.id, a.id, b.id))
-    return None if row is None else row.mark

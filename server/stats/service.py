@@ -16,8 +16,8 @@ from sqlalchemy import case, distinct, func, select
 from sqlalchemy.orm import Session
 
 from exercises.registry import check_name, mistake_title
-from server.courses.counted import course_scores
-from server.leaderboard.service import FULL_SCORE, counted, learner_ids
+from server.courses.counted import FULL_SCORE, counts_as_attempt, course_scores
+from server.leaderboard.service import learner_ids
 from server.models import DEFAULT_COURSE_ID, CheckResult, Submission, Verdict
 from server.stats.schemas import CheckStats, ExerciseStats, MisconceptionStats, ScoreBucket
 
@@ -62,9 +62,7 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
         select(
             func.count(),
             func.count(case((graded, 1))),
-            func.count(
-                distinct(case((S.verdict.is_not(None) & (S.verdict != Verdict.INTERNAL_ERROR.value), S.user_id)))
-            ),
+            func.count(distinct(case((counts_as_attempt(), S.user_id)))),
         ).where(*mine)
     ).one()
     learners = set(session.scalars(learner_ids(course_id)))
@@ -139,4 +137,4 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
     )
 
 
-__all__ = ["counted", "exercise_stats"]
+__all__ = ["exercise_stats"]

@@ -20,8 +20,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from server.courses.counted import course_scores
-from server.leaderboard.service import _as_datetime, learner_ids
-from server.models import Course, Submission, User
+from server.leaderboard.service import learner_ids
+from server.models import Course, Submission, User, aware_utc
 
 MANIFEST = ["learner", "exercise", "submission", "role", "raw_score", "counted_score", "late", "submitted_at", "path"]
 
@@ -72,7 +72,7 @@ def export_zip(
             role = "+".join(roles)
             path = f"{name}/{submission.exercise}/{role.replace('+', '-')}-{submission.id}.py"
             archive.writestr(path, submission.source)
-            at = _as_datetime(submission.created_at)
+            at = aware_utc(submission.created_at)
             writer.writerow(
                 [
                     name,

@@ -68,7 +68,7 @@ def check_submission_limits(
 ) -> None:
     """Raise ``TooManyQueued`` or ``RateLimited`` (429) for a learner's new submission over a
     limit: the API's dependency (``server.deps.SubmissionLimits``), and the dashboard's upload."""
-    if Role(user.role) is not Role.LEARNER:
+    if not Role(user.role).submissions_limited:
         return
     if idempotency_key is not None and session.scalar(
         select(Submission.id).where(Submission.user_id == user.id, Submission.idempotency_key == idempotency_key)
@@ -86,7 +86,7 @@ def check_submission_limits(
 def refuse_if_queue_full(session: Session, user: User, max_queued: int, *, retry_after: int) -> None:
     """Raise ``TooManyQueued`` (429) when a learner already has ``max_queued`` submissions
     queued or running. Binding only after ``users.service.lock_learner`` in the same transaction."""
-    if Role(user.role) is not Role.LEARNER:
+    if not Role(user.role).submissions_limited:
         return
     waiting = (
         session.scalar(

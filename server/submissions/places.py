@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: The comment ``ppo_submit.closure.assemble`` writes above each statement from a cell.
+#: The comment ``notebook_format.closure.assemble`` writes above each statement from a cell.
 CELL_MARK = re.compile(r"^# ((?:code )?cell \d{1,9}), line (\d{1,9})$")
 #: The comment above what the kernel helper wrote from live values (no cell to name).
 KERNEL_MARK = "# from the kernel's namespace, as it is now"

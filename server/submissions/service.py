@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 from exercises.feedback import safe_filename
 from server.catalog.service import find_exercise
 from server.catalog.versions import UNVERIFIED, serving_version
-from server.courses.feedback_policy import access_for, visible_report
-from server.courses.service import course_for_submission, taught_course_ids
+from server.courses.feedback_policy import AccessMemo, access_for, visible_report
+from server.courses.service import course_for_submission, taught_course_ids, teaches_course
 from server.courses.sets import accept, released_exercises
 from server.errors import (
     EmptySource,
@@ -89,7 +89,7 @@ def create_submission(
     find_exercise(payload.exercise, released_exercises(session, user, now or utcnow()))
     digest = hashlib.sha256(data).hexdigest()
 
-    if Role(user.role) is not Role.LEARNER:
+    if not Role(user.role).submissions_limited:
         max_queued = None  # instructors and admins are not capped
     if max_queued is not None:
         lock_learner(session, user.id)
@@ -168,14 +168,11 @@ def get_submission(session: Session, reader: User, submission_id: int) -> Submis
     """A submission the reader may see. Others' rows answer 404, not 403, so that a
     learner cannot probe which ids exist."""
     submission = session.get(Submission, submission_id)
-    if submission is None or (submission.user_id != reader.id and not _teaches(session, reader, submission.course_id)):
+    if submission is None or (
+        submission.user_id != reader.id and not teaches_course(session, reader, submission.course_id)
+    ):
         raise SubmissionNotFound(f"No submission {submission_id} that you can read.")
     return submission
-
-
-def _teaches(session: Session, reader: User, course_id: int) -> bool:
-    taught = taught_course_ids(session, reader)
-    return taught is None or course_id in taught
 
 
 def _late_fields(session: Session, submission: Submission) -> dict[str, object]:
@@ -289,7 +286,7 @@ def list_submissions(
     if owner_name != reader.name and taught is not None:
         query = query.where(Submission.course_id.in_(taught))
     found = session.execute(query).tuples().all()
-    spent: dict[tuple[int, str], int] = {}  # tokens spent today per (course, exercise): one count each
+    memo = AccessMemo()  # tokens spent today per (course, exercise), set entries: read once each
     notes = regrade_notes(session, (s.id for s, _ in found))
     return [
         visible_report(
@@ -307,7 +304,7 @@ def list_submissions(
                 **_late_fields(session, s),  # type: ignore[arg-type]
                 regrades=notes.get(s.id, []),
             ),
-            access_for(session, reader, s, now, teaches=taught is None or s.course_id in taught, spent=spent),
+            access_for(session, reader, s, now, teaches=taught is None or s.course_id in taught, memo=memo),
         )
         for s, name in found
     ]

@@ -40,8 +40,3 @@ def learners_url(course: str | None = None, page: int | None = None) -> str:
 def submission_url(submission_id: int) -> str:
     """One submission's page."""
     return f"/dashboard/submissions/{int(submission_id)}"
-
-
-def regrade_url(set_id: int) -> str:
-    """One regrade set's diff (instructors)."""
-    return f"/dashboard/regrades/{int(set_id)}"

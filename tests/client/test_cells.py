@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from ppo_submit.cells import Cell, to_python
+from notebook_format.cells import Cell, to_python
 
 
 def test_magics_shell_escapes_and_help_are_dropped_without_moving_lines() -> None:

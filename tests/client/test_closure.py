@@ -6,8 +6,8 @@ import ast
 
 import pytest
 
-from ppo_submit.cells import Cell, to_python
-from ppo_submit.closure import CellResolver, MissingName, build, free_names, scan
+from notebook_format.cells import Cell, to_python
+from notebook_format.closure import CellResolver, MissingName, build, free_names, scan
 
 
 def module(*sources: str, function: str = "compute_gae", counts: bool = True) -> str:
@@ -160,7 +160,7 @@ def test_free_names_are_globals_only() -> None:
 def test_build_refuses_past_its_bounds_in_one_sentence() -> None:
     """What is followed is bounded (names resolved, statements brought in); past it, one
     sentence says what to do, never a long wait."""
-    from ppo_submit.closure import Bounds, TooMuchToFollow
+    from notebook_format.closure import Bounds, TooMuchToFollow
 
     helpers = "\n".join(f"def h{i}():\n    return h{i + 1}()" for i in range(50)) + "\ndef h50():\n    return 1\n"
     scanned = scan([to_python(Cell(helpers, 1)), to_python(Cell("def f():\n    return h0()\n", 2))])

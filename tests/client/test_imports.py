@@ -59,7 +59,7 @@ def test_notebook_support_loads_ipython_and_nbformat_only_when_used() -> None:
         "    main(['submit', '--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "loaded = [m for m in ('IPython', 'nbformat', 'ipykernel', 'torch', 'ppo_submit.closure')\n"
+        "loaded = [m for m in ('IPython', 'nbformat', 'ipykernel', 'torch', 'notebook_format.closure')\n"
         "          if m in sys.modules and type(sys.modules[m]).__name__ != '_LazyModule']\n"
         "assert not loaded, loaded\n"
     )
@@ -91,7 +91,7 @@ class _Bridge(http.server.BaseHTTPRequestHandler):
 
 #: Modules a ``ppo-submit FILE`` of a ``.py`` file must not load: httpx's own command-line tool
 #: (with click and Pygments), the notebook machinery, and anything of the grader's.
-_HEAVY = ("httpx._main", "click", "pygments", "ppo_submit.notebook_file", "ppo_submit.closure",
+_HEAVY = ("httpx._main", "click", "pygments", "ppo_submit.notebook_file", "notebook_format.closure",
           "nbformat", "torch", "server", "exercises", "sandbox")
 
 

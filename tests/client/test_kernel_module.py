@@ -10,7 +10,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from ppo_submit.api import UsageError
-from ppo_submit.closure import MissingName
+from notebook_format.closure import MissingName
 from ppo_submit.kernel import kernel_module
 
 

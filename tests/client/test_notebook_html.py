@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ppo_submit.closure import LineMap, Span
+from notebook_format.closure import LineMap, Span
 from ppo_submit.html import message_html, submission_html
 from ppo_submit.locations import CellLocator, FileLocator
 from ppo_submit.render import plain_text, submission_result

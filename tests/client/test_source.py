@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from notebook_format.errors import SourceError
+from notebook_format.functions import defined_functions
 from ppo_submit.api import UsageError
-from ppo_submit.source import defined_functions, match_exercise, read_source
+from ppo_submit.source import match_exercise, read_source
 
 from .fakes import EXERCISES
 
@@ -20,18 +22,18 @@ def test_one_matching_function_names_the_exercise() -> None:
 def test_only_top_level_functions_count() -> None:
     source = "class Loss:\n    def compute_actor_loss(self):\n        pass\n\ndef main():\n    def compute_value_loss():\n        pass\n"
     assert defined_functions(source) == (["main"], None)
-    with pytest.raises(UsageError, match="defines none of the exercise functions"):
+    with pytest.raises(SourceError, match="defines none of the exercise functions"):
         match_exercise(source, EXERCISES)
 
 
 def test_no_matching_function_asks_for_exercise() -> None:
-    with pytest.raises(UsageError, match="--exercise"):
+    with pytest.raises(SourceError, match="--exercise"):
         match_exercise("def something_else():\n    pass\n", EXERCISES, filename="x.py")
 
 
 def test_two_matching_functions_ask_for_exercise() -> None:
     source = "def compute_actor_loss():\n    pass\n\nasync def compute_value_loss():\n    pass\n"
-    with pytest.raises(UsageError, match=r"several exercises.*--exercise"):
+    with pytest.raises(SourceError, match=r"several exercises.*--exercise"):
         match_exercise(source, EXERCISES)
 
 
@@ -44,7 +46,7 @@ def test_syntax_error_falls_back_to_def_lines() -> None:
 
 
 def test_syntax_error_without_any_def_asks_for_exercise() -> None:
-    with pytest.raises(UsageError, match=r"syntax error \(line \d+\).*--exercise"):
+    with pytest.raises(SourceError, match=r"syntax error \(line \d+\).*--exercise"):
         match_exercise("x = (\n", EXERCISES)
 
 
@@ -66,7 +68,7 @@ def test_missing_file_hints_at_commands(tmp_path: Path) -> None:
 
 def test_a_near_miss_function_name_gets_a_suggestion() -> None:
     source = "def compute_actor_los(a, b, c, clip_range=0.2):\n    return 0\n"
-    with pytest.raises(UsageError, match=r"defines compute_actor_los\(\), not compute_actor_loss\(\): "
+    with pytest.raises(SourceError, match=r"defines compute_actor_los\(\), not compute_actor_loss\(\): "
                                          r"did you mean compute_actor_loss\?.*--exercise actor-loss"):
         match_exercise(source, EXERCISES, filename="mine.py")
 

@@ -229,23 +229,18 @@ def test_the_typo_search_of_a_missing_name_is_bounded(monkeypatch: pytest.Monkey
     assert attack <= 10 * honest + 2_000, f"{attack} difflib matches against {honest} for an honest typo"
 
 
-def test_the_code_cell_cap_comes_before_the_cells_are_built(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ppo_submit import notebook_file
+def test_the_cell_cap_comes_before_the_cells_are_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """380,000 cells are counted and refused before nbformat reads them or a cell is built."""
+    from notebook_format import reader
 
     built: list[int] = []
-    real = notebook_file.code_cells
-
-    def counted(nb: Any) -> Any:
-        cells = real(nb)
-        built.append(len(cells))
-        return cells
-
-    monkeypatch.setattr(notebook_file, "code_cells", counted)
+    monkeypatch.setattr(reader, "code_cells", lambda nb: built.append(len(nb["cells"])) or [])
+    monkeypatch.setattr(reader, "load_nbformat", lambda: pytest.fail("nbformat was asked to read it"))
     body = b'{"cells": [' + b",".join([b'{"cell_type":"code"}'] * 380_000) + b"]}"
     assert len(body) < upload.MAX_UPLOAD_BYTES
-    with pytest.raises(upload.UploadRefused):
+    with pytest.raises(upload.UploadRefused) as refused:
         upload.prepare(upload.Upload({}, "many.ipynb", body), "/dashboard", max_source_bytes=64 * 1024, visible=None)
-    assert built and built[0] <= upload.MAX_CODE_CELLS + 1, f"{built[0]} cells built before the cap"
+    assert refused.value.status_code == 413 and built == []
 
 
 # --------------------------------------------------------------------------- limits and the session

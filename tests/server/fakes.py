@@ -16,8 +16,8 @@ def FakeReport(**overrides: Any) -> GradeReport:  # noqa: N802 (reads like the c
         "score": 75.0,
         "message": "3 of 4 checks passed.",
         "checks": [
-            CheckOutcome("value", 50, True, "ok"),
-            CheckOutcome("gradient", 25, True, "ok"),
+            CheckOutcome("value", 50, True, "ok", check_id="actor-loss/value"),
+            CheckOutcome("gradient", 25, True, "ok", check_id="actor-loss/gradient"),
             CheckOutcome("clip", 25, False, "clip boundary wrong", "max instead of min",
                          check_id="actor-loss/clip", mistake_id="actor-loss/max-for-min"),
         ],

@@ -65,3 +65,12 @@ def test_migrations_match_the_models(settings: Settings) -> None:
         diff = compare_metadata(context, Base.metadata)
     engine.dispose()
     assert diff == []
+
+
+def test_the_jail_limits_default_to_the_sandboxs_own() -> None:
+    """One place states the jail's default limits (sandbox.protocol.SandboxLimits); the settings
+    only override them, and the judge factory hands them through unchanged."""
+    from sandbox.protocol import SandboxLimits
+    from server.grading.grader import sandbox_limits
+
+    assert sandbox_limits(Settings()) == SandboxLimits()

@@ -177,3 +177,44 @@ def test_the_real_judge_attaches_feedback_for_a_typo(graded: dict[str, dict[str,
     syntax = graded["syntax"]["feedback"]["root_causes"][0]
     assert (syntax["location"]["line"], syntax["location"]["column"], syntax["message"]) == (5, 34, "'(' was never closed")
     assert "did you mean compute_gae?" in graded["wrong_name"]["message"].lower()
+
+
+def test_an_import_time_error_is_a_root_cause_from_its_structured_fields() -> None:
+    """The jail's import error arrives as fields (``JobResult.import_error``), never as text
+    parsed back: a message that only says it is no cause, fields of the wrong type are none."""
+    said = "Your module raised NameError while being imported: name 'value' is not defined\n" + TRACEBACK
+    report = GradeReport(verdict="runtime_error", score=0.0, message=said)
+    cause = from_run(report, SOURCE, import_error=_error())["root_causes"][0]
+    assert (cause["exception"], cause["phase"], cause["location"]["line"]) == ("NameError", "import", 6)
+    assert cause["headline"] == "Your file raised NameError while being imported"
+    assert from_run(report, SOURCE)["root_causes"] == []  # the text alone is never parsed back
+    forged = CallError(type="NameError", classes=["NameError"], message=["not", "text"], traceback="")  # type: ignore[arg-type]
+    assert from_run(report, SOURCE, import_error=forged)["root_causes"] == []
+    huge = _error(message="x" * 10**6)
+    assert len(from_run(report, SOURCE, import_error=huge)["root_causes"][0]["message"]) <= 500 + 40
+
+
+def test_the_jail_reports_an_import_error_as_validated_fields() -> None:
+    import json
+
+    from sandbox.protocol import JobResult, JobStatus, SandboxLimits
+    from sandbox.verdicts import UNNAMED_TYPE, _read_result
+
+    child = {"status": "runtime_error", "error": {"type": "Bad Name!", "classes": ["NameError"], "message": "m",
+                                                  "traceback": "tb", "phase": "import"}}
+    res = JobResult(JobStatus.OK)
+    _read_result(res, {"result.json": json.dumps(child).encode()}, 1, SandboxLimits())
+    assert res.status is JobStatus.RUNTIME_ERROR and res.import_error is not None
+    assert (res.import_error.type, res.import_error.message, res.import_error.traceback) == (UNNAMED_TYPE, "m", "tb")
+    child["error"]["message"] = 7  # a field of the wrong type: the child's doing
+    res = JobResult(JobStatus.OK)
+    _read_result(res, {"result.json": json.dumps(child).encode()}, 1, SandboxLimits())
+    assert res.status is JobStatus.CRASHED and res.import_error is None
+
+
+def test_the_real_judge_names_an_import_time_error_as_its_root_cause(judge: Any) -> None:
+    source = "import torch\n\nCLIP = undefined_name * 2\n\ndef compute_gae(*args, **kwargs):\n    return None\n"
+    report = judge.grade("gae", source, 3)
+    assert report.verdict == "runtime_error"
+    (cause,) = report.feedback["root_causes"]
+    assert (cause["exception"], cause["phase"], cause["location"]["line"]) == ("NameError", "import", 3)

@@ -3,6 +3,7 @@ database), and every command run without any pack variable in its shell sees the
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -18,7 +19,7 @@ def test_admin_commands_without_a_pack_variable_see_the_served_packs(cli: Cli, t
     pack = tmp_path / "course-pack"
     folder = scaffold(cli, pack, "clipped-diff")
     assert not any(k == "PPO_GRADER_EXERCISE_PACKS" for k in cli.env)
-    env = {**cli.env, "PYTHONPATH": str(REPO)}
+    env = {**cli.env, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "client")])}  # the server's packages
     with serve(REPO, env, tmp_path, "--pack", str(pack)) as served:
         banner = served.stderr.splitlines()[:2]
         assert banner[0].startswith("database: sqlite:///"), banner

@@ -102,7 +102,7 @@ def test_the_service_grades_with_the_published_version_and_a_new_one_needs_no_re
     unpublished = scaffold(cli, pack, "shifted-diff")  # graded in the default course, no set publishes it
     if backend == "postgres":
         cli.env.update(PPO_GRADER_DATABASE_URL=request.getfixturevalue("pg_url"), PPO_GRADER_QUEUE="procrastinate")
-    env = {**cli.env, "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO)), "PPO_GRADER_REGRADE_POLL_SECONDS": "0.5"}
+    env = {**cli.env, "PYTHONPATH": os.environ.get("PYTHONPATH", os.pathsep.join([str(REPO), str(REPO / "client")])), "PPO_GRADER_REGRADE_POLL_SECONDS": "0.5"}
     files = {}
     for name, text in (("ada", UNCLIPPED), ("bo", CLIPPED), ("cy", UNWRITTEN), ("dee", SHIFTED)):
         files[name] = tmp_path / f"{name}.py"

@@ -7,8 +7,22 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.courses.counted import Correction, Run, describe, late_by, score_that_counts, submission_counted
+from sqlalchemy import create_engine, func, select, text
+
+from server.courses.counted import (
+    Correction,
+    Run,
+    counts_as_attempt,
+    describe,
+    is_attempt,
+    late_by,
+    score_that_counts,
+    submission_counted,
+    uses_an_attempt,
+)
 from server.courses.policy import Rules
+from server.leaderboard.best_scores import _ATTEMPT
+from server.models import Submission, Verdict
 
 DUE = datetime(2026, 12, 11, 16, 0, tzinfo=UTC)
 SECOND, HOUR, DAY = timedelta(seconds=1), timedelta(hours=1), timedelta(days=1)
@@ -98,3 +112,19 @@ def test_an_extension_is_named_in_the_course_zone() -> None:
                                                 (86_400, "1d"), (90_000, "1d 1h")])
 def test_late_by_reads_in_days_hours_minutes(seconds: int, text: str) -> None:
     assert late_by(seconds) == text
+
+
+
+@pytest.mark.parametrize("verdict", [None, *(v.value for v in Verdict)])
+def test_one_attempt_rule_in_python_and_in_sql(verdict: str | None) -> None:
+    """``is_attempt`` and the SQL every board, statistic, regrade and ``best_scores`` filters with
+    say the same of every verdict; the attempt limit's rule differs only for unfinished rows."""
+    engine = create_engine("sqlite://")
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE submissions (verdict VARCHAR)"))
+        conn.execute(text("INSERT INTO submissions (verdict) VALUES (:v)"), {"v": verdict})
+        counted = conn.scalar(select(func.count()).select_from(Submission).where(counts_as_attempt()))
+        backfill = conn.scalar(text(f"SELECT count(*) FROM submissions WHERE {_ATTEMPT}"))
+        limited = conn.scalar(select(func.count()).select_from(Submission).where(uses_an_attempt()))
+    assert bool(counted) is bool(backfill) is is_attempt(verdict)
+    assert bool(limited) is (verdict != Verdict.INTERNAL_ERROR.value)

@@ -6,11 +6,12 @@ by the app's injected clock; tokens:N counts per day in the course's zone."""
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
 from alembic import command
-from sqlalchemy import inspect, text
+from sqlalchemy import event, inspect, text
 
 from server.config import Settings
 from server.courses.feedback_cut import CUT_NOTE, cut_raised, shown_type
@@ -347,3 +348,63 @@ def test_a_held_back_verdict_says_nothing_of_its_regrades() -> None:
     assert "60" not in hidden.model_dump_json(exclude={"created_at", "started_at", "finished_at", "released_at"})
     scored = visible_report(record, Access(View.SCORE, FeedbackPolicy.parse("score")))
     assert scored.regrades == [note] and scored.score == 60
+
+
+def test_a_hidden_exercise_in_one_course_shows_its_score_in_another(term: Term) -> None:
+    """Issue 33, item 3: the same exercise in two courses, hidden-until-due in A, full in B. Before
+    A's due date ann's course-B page and scores show her B score; her course-A page holds it back."""
+    _setup(term, "hidden-until-due")  # COURSE (rlhf-a), ann and bob enrolled
+    term.course("rlhf-b")
+    term.enroll("rlhf-b", "ann")
+    assert term.publish("rlhf-b", release_at=RELEASE, due_at=DUE, feedback_policy="full").status_code == 200
+    _submit(term, "ann")
+    in_b = term.submit_at(RELEASE + 2 * HOUR, "ann", course="rlhf-b")
+    assert in_b["feedback_view"] == "full" and in_b["score"] == 60
+    term.clock.now = DUE - HOUR  # A's due date not passed yet
+
+    token = term.tokens["ann"]["Authorization"].split()[1]
+    term.client.cookies.clear()
+    login = term.client.post("/login", data={"token": token}, headers={"Origin": "http://testserver"},
+                             follow_redirects=False)
+    assert login.status_code in (302, 303), login.text
+
+    def row(course: str) -> str:
+        html = term.client.get(f"/dashboard/learners/ann?course={course}").text
+        start = html.index('<tr data-exercise="actor-loss"')
+        return html[start:html.index("</tr>", start)]
+
+    assert "hidden until due" not in row("rlhf-b") and ">60<" in row("rlhf-b")
+    assert "hidden until due" in row(COURSE)
+    scores = term.client.get("/api/v1/courses/rlhf-b/scores", headers=term.tokens["ann"]).json()["scores"]
+    mine = next(s for s in scores if s["exercise"] == "actor-loss")
+    assert mine["shown"] != "hidden until due" and mine["counted_score"] == 60, mine
+    held = term.client.get(f"/api/v1/courses/{COURSE}/scores", headers=term.tokens["ann"]).json()["scores"]
+    assert next(s for s in held if s["exercise"] == "actor-loss")["shown"] == "hidden until due"
+
+
+@pytest.mark.parametrize("policy", ["tokens:2", "hidden-until-due", "score"])
+def test_the_learner_page_costs_the_same_queries_for_one_submission_or_twelve(term: Term, policy: str) -> None:
+    """Issue 33, item 3: the learner page's queries do not grow with its rows (the policy is
+    read once per exercise, the rows and their tokens in one query each)."""
+    _setup(term, policy)
+    token = term.tokens["ann"]["Authorization"].split()[1]
+    term.client.cookies.clear()
+    term.client.post("/login", data={"token": token}, headers={"Origin": "http://testserver"}, follow_redirects=False)
+    statements: list[str] = []
+    background = ("verdict-listener", "lti-grades", "similarity", "grader-", "regrade-poll")  # the app's own threads
+
+    def seen(*args: Any) -> None:
+        if not threading.current_thread().name.startswith(background):
+            statements.append(args[2])
+
+    event.listen(term.api.state.engine, "before_cursor_execute", seen)
+
+    def queries_after(submissions: int) -> int:
+        while term.client.get("/api/v1/submissions", headers=term.tokens["ann"]).json().__len__() < submissions:
+            _submit(term, "ann", RELEASE + HOUR)
+        statements.clear()
+        page = term.client.get(f"/dashboard/learners/ann?course={COURSE}")
+        assert page.status_code == 200 and page.text.count("/dashboard/submissions/") >= submissions
+        return len(statements)
+
+    assert queries_after(1) == queries_after(12)

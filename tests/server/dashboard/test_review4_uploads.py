@@ -201,7 +201,7 @@ def test_a_function_reading_2000_undefined_names_costs_one_parse(api: Api, parse
 def test_12000_submodule_imports_are_scanned_in_linear_work(
     settings: Settings, start_api: StartApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ppo_submit import bindings
+    from notebook_format import bindings
 
     examined = {"pieces": 0}
     real = bindings._plain_imports

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ppo_submit.cells import Cell, to_python
-from ppo_submit.closure import CellResolver, build, scan
+from notebook_format.cells import Cell, to_python
+from notebook_format.closure import CellResolver, build, scan
 from server.submissions.places import CellPlaces
 
 CELLS = [

@@ -7,8 +7,8 @@ Nothing else is sent. A name that cannot be sent (never defined, a computed vari
 function rebound to a value) is one sentence naming it (:class:`MissingName`).
 
 Where names are resolved is pluggable (:class:`Resolver`): a notebook file resolves them from
-its cells (:class:`CellResolver`); the kernel helper (``kernel.py``) checks them against the
-live namespace first.
+its cells (:class:`CellResolver`); the client's kernel helper (``ppo_submit.kernel``) checks
+them against the live namespace first.
 
 The built module keeps a :class:`LineMap` from its lines back to the cells, so feedback can say
 "cell 7, line 3". Standard library only (``ast`` and ``symtable``).
@@ -24,9 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from .api import UsageError
 from .bindings import Binding, Piece, Scan, scan
-from .source import suggest
+from .errors import SourceError
+from .functions import suggest
 
 __all__ = [
     "BOUNDS",
@@ -73,7 +73,7 @@ BUILTIN_NAMES = frozenset(dir(builtins)) | MODULE_NAMES
 TYPO_CUTOFF = 0.8
 
 
-class MissingName(UsageError):
+class MissingName(SourceError):
     """What would be sent lacks a name the function needs; ``message`` is one sentence naming it."""
 
     def __init__(self, message: str, names: Sequence[str]) -> None:
@@ -81,7 +81,7 @@ class MissingName(UsageError):
         self.names = list(names)
 
 
-class TooMuchToFollow(UsageError):
+class TooMuchToFollow(SourceError):
     """Building the module would follow more names or statements than :data:`BOUNDS` allows."""
 
 

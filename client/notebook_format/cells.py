@@ -9,8 +9,9 @@ block, so the block stays valid Python), because feedback points at "cell 7, lin
 A cell magic whose body is Python (``%%time``, ``%%capture``...) loses its first line only;
 any other (``%%bash``, ``%%writefile``...) drops the whole cell.
 
-Standard library only: the CLI reads ``.ipynb`` files with nbformat (``notebook_file``), the
-kernel helper reads its own history (``kernel``); both come through here.
+Standard library only: a notebook file's cells (``notebook_format.reader``, for the CLI and the
+server's upload form) and the client's kernel helper's own history (``ppo_submit.kernel``)
+both come through here.
 """
 
 from __future__ import annotations
