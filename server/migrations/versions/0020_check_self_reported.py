@@ -1,7 +1,7 @@
 """Each check row says whether the judge confirmed its evidence: ``check_results.self_reported``.
 
 Revision ID: 0020_check_self_reported
-Revises: 0018_exercise_versions
+Revises: 0021_version_served
 Create Date: 2026-12-03
 
 The board score (the passed confirmed checks' share, issue 19) was computed from the stored
@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0020_check_self_reported"
-down_revision: str | None = "0018_exercise_versions"
+down_revision: str | None = "0021_version_served"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -28,7 +28,7 @@ ROWS = [
 
 def test_only_known_confirmed_checks_are_confirmed_and_nothing_is_lost(settings: Settings) -> None:
     engine = make_engine(settings.DATABASE_URL)
-    command.upgrade(alembic_config(engine), "0018_exercise_versions")
+    command.upgrade(alembic_config(engine), "0021_version_served")
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO users (id, name, display_name, role, created_at) VALUES (5, 'ann', 'Ann', 'learner', '2026-01-01')"))
         conn.execute(text(
@@ -57,7 +57,7 @@ def test_only_known_confirmed_checks_are_confirmed_and_nothing_is_lost(settings:
         for table in ("regrade_results", "superseded_verdicts"):
             checks = _json(conn.execute(text(f"SELECT checks FROM {table}")).scalar())
             assert [c["self_reported"] for c in checks] == expected, table
-    command.downgrade(alembic_config(engine), "0018_exercise_versions")
+    command.downgrade(alembic_config(engine), "0021_version_served")
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM check_results")).scalar() == len(ROWS)
         checks = _json(conn.execute(text("SELECT checks FROM regrade_results")).scalar())
