@@ -7,7 +7,7 @@ fields are refused by their own validation. This guard covers the filters and pa
 new route cannot forget it.
 
 Text another system sends (an LMS's launch claims and roster, ``server.lti``) is JSON, where
-``"\\ud800"`` and ``"\\u0000"`` are valid: :func:`is_storable_text` and :func:`storable_text`
+``"\\ud800"`` and ``"\\u0000"`` are valid: :func:`is_storable_text` and the length cap
 (with a cap) are the one test every such value passes before it is stored or sent on.
 
 It must also be printable (:data:`CONTROL`): an LMS's display names and course titles are
@@ -60,19 +60,6 @@ def _has_nul(scope: Scope) -> bool:
 def is_storable_text(text: str) -> bool:
     """False for text that PostgreSQL or SQLite's driver refuses: a NUL or a lone surrogate."""
     return _UNSTORABLE.search(text) is None
-
-
-def storable_text(value: object, longest: int, *, cut: bool = False) -> str | None:
-    """``value`` if it is a string of at most ``longest`` characters that every database can
-    store (:func:`is_storable_text`), else None. ``cut``: a longer string is cut to ``longest``
-    first (display text); without it, refused (an identifier cut short would name someone else)."""
-    if not isinstance(value, str):
-        return None
-    if cut:
-        value = value[:longest]
-    if len(value) > longest or not is_storable_text(value):
-        return None
-    return value
 
 
 def is_printable_text(text: str) -> bool:

@@ -8,6 +8,7 @@ _.process_bind_param  # SQLAlchemy's TypeDecorator (server/models/base.py: UTCDa
 _.process_result_value
 _.collect  # prometheus_client's collector protocol (server/health/metrics.py)
 type_  # Alembic's include_name(name, type_, parent_names) (server/migrations/__init__.py)
+_.connect_unix_socket  # httpcore's NetworkBackend protocol (server/lti/http.py: the deadline backend)
 exc_type  # the context-manager protocol's __exit__ arguments (client/ppo_submit/api.py)
 
 # Kept on purpose for the tests and operators that use them:
