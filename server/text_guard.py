@@ -8,7 +8,7 @@ new route cannot forget it.
 
 Text another system sends (an LMS's launch claims and roster, ``server.lti``) is JSON, where
 ``"\\ud800"`` and ``"\\u0000"`` are valid: :func:`is_storable_text` and the length cap
-(with a cap) are the one test every such value passes before it is stored or sent on.
+are the one test every such value passes before it is stored or sent on.
 
 It must also be printable (:data:`CONTROL`): an LMS's display names and course titles are
 shown by the dashboard and printed by ``ppo-grader`` in an administrator's terminal, where ESC
