@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from sqlalchemy import create_engine, func, select, text
 
+from server.courses.best_scores import _ATTEMPT
 from server.courses.counted import (
     Correction,
     Run,
@@ -21,7 +21,6 @@ from server.courses.counted import (
     uses_an_attempt,
 )
 from server.courses.policy import Rules
-from server.leaderboard.best_scores import _ATTEMPT
 from server.models import Submission, Verdict
 
 DUE = datetime(2026, 12, 11, 16, 0, tzinfo=UTC)
