@@ -191,8 +191,7 @@ def expect_memory_within_budget(
     reading = ctx.memory(case)
     if reading.verified is False:
         raise CheckFailed(
-            f"Your function's results on the large input {where(case)} are wrong, so its memory "
-            f"use is not measured: {reading.mismatch}"
+            f"Your function's results {where(case)} are wrong, so its memory use is not measured: {reading.mismatch}"
         )
     if reading.learner_bytes is None:
         raise CheckFailed(f"The memory measurement {where(case)} did not complete: {reading.learner_message}")

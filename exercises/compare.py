@@ -7,6 +7,7 @@ act on ("3 of 4096 elements differ; first at [0, 5]: expected -1.2, got -2.0; wo
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import torch
@@ -78,9 +79,23 @@ def summarize(t: torch.Tensor) -> str:
     return f"{dtype}{list(t.shape)} [{values}]" if t.dim() else f"{_fmt(float(flat[0]))} ({dtype})"
 
 
+#: A case description that names the input itself ("torch.float32 inputs", "a large input"):
+#: "on input" would say it twice ("on input torch.float32 inputs").
+_NAMES_INPUT = re.compile(r"\binputs?\b")
+
+
 def where(case: Case, hidden: bool = False) -> str:
-    """'on input ...' for messages (hidden checks name the case without its contents)."""
-    return f"on hidden case {case.id}" if hidden else f"on input {case.describe()}"
+    """'on input ...' for messages (hidden checks name the case without its contents); a case
+    whose description names its input reads 'on torch.float32 inputs: (...)'."""
+    if hidden:
+        return f"on hidden case {case.id}"
+    return f"on {case.describe()}" if _NAMES_INPUT.search(case.about) else f"on input {case.describe()}"
+
+
+def wrong(what: str) -> str:
+    """'Wrong loss', 'Wrong estimate': the opening of a mismatch's sentence for ``what`` (its
+    article dropped: "Wrong the estimate" is not English)."""
+    return f"Wrong {what.removeprefix('the ')}"
 
 
 def explain_mismatch(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float | torch.Tensor) -> str | None:
@@ -194,7 +209,7 @@ def assert_close(
     drtol, datol = tolerance(want.dtype)
     message = explain_mismatch(got, want, drtol if rtol is None else rtol, datol if atol is None else atol)
     if message is not None:
-        raise CheckFailed(f"Wrong {what} {where(case, hidden)}: {message}.")
+        raise CheckFailed(f"{wrong(what)} {where(case, hidden)}: {message}.")
 
 
 def assert_output_close(

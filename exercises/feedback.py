@@ -60,8 +60,14 @@ _CARET = re.compile(r"^\s*[~^]+\s*$")
 #: seed 123]". The short form keeps the "about" words; ``--verbose`` shows the message whole.
 _CASE_WITH_ABOUT = re.compile(r": \((?:[^()\n]|\([^()\n]*\))*\) \[case [^\]\n]*, seed -?\d+\]")
 _CASE_SEED = re.compile(r" \[case [^\]\n]*, seed -?\d+\]")
-#: The judge appends the misconception to a failed check's message; the summary names it apart.
-_KNOWN_MISTAKE = " This matches a known mistake: "
+#: The judge appends the misconception to a failed check's message (``exercises.scoring.
+#: name_mistakes``): one mistake, several together, or none that fits. The summary names them
+#: once, in its list of mistakes, so a check's short text leaves the sentence out.
+_MISTAKE_SENTENCES = (
+    " This matches a known mistake: ",
+    " This matches known mistakes together: ",
+    " No known mistake explains this failure",
+)
 
 
 # -- locations --------------------------------------------------------------------------------
@@ -229,7 +235,10 @@ def _attribute(checks: Sequence[Any], causes: list[dict[str, Any]]) -> None:
 def _brief(message: str) -> str:
     """A check's message without the traceback, the misconception (named apart), the case's
     shapes, id and seed (``--verbose`` shows the message whole)."""
-    text = message.split("\n", 1)[0].split(_KNOWN_MISTAKE, 1)[0].strip()
+    text = message.split("\n", 1)[0]
+    for sentence in _MISTAKE_SENTENCES:
+        text = text.split(sentence, 1)[0]
+    text = text.strip()
     text = text.replace(" (traceback as above)", "")
     text = _CASE_WITH_ABOUT.sub("", text)
     return _cap(_CASE_SEED.sub("", text), MAX_MESSAGE)

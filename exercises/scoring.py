@@ -137,6 +137,11 @@ def counted_checks(checks: list[Check], passed: set[str]) -> list[Check]:
     return [c for c in checks if c.id in passed and (core_ok or not c.gated)]
 
 
+#: How a withheld check's message opens: it passed, and its points wait for the core values to be
+#: right. Every view shows it as such, a score-only one too (``server.courses.feedback_policy``).
+WITHHELD = "Not counted yet:"
+
+
 def withhold_contract_points(checks: list[Check], outcomes: list[CheckOutcome]) -> None:
     """Contract details earn points only when the core value checks pass (EXERCISES.md)."""
     passed = {c.id for c, o in zip(checks, outcomes) if o.passed}
@@ -146,6 +151,6 @@ def withhold_contract_points(checks: list[Check], outcomes: list[CheckOutcome]) 
         if outcome.passed and chk.id not in counted:
             outcome.passed = False
             outcome.message = (
-                f"Not counted yet: this contract detail earns its points only once the values "
+                f"{WITHHELD} this contract detail earns its points only once the values "
                 f"on ordinary inputs are right (failed: {'; '.join(core)})."
             )

@@ -37,6 +37,7 @@ from exercises.judge import Judge
 from exercises.known_answers import check_known_answers
 from exercises.mistakes import Mistake
 from exercises.report import GradeReport
+from exercises.scoring import WITHHELD
 
 #: The seeds the gate grades on.
 SEEDS = tuple(range(1, 21))
@@ -47,7 +48,6 @@ BATCH = 5
 #: The most a stub that answers zeros may score.
 STUB_CEILING = 5.0
 #: How a passed contract check whose points are withheld starts its message (exercises.scoring).
-_WITHHELD = "Not counted yet:"
 #: Problems shown and kept per criterion.
 MAX_PROBLEMS = 12
 
@@ -291,12 +291,12 @@ def _failed_checks(report: GradeReport) -> list[str]:
     return [
         ch.check_id.rsplit("/", 1)[-1]
         for ch in report.checks
-        if ch.check_id and not ch.passed and not ch.message.startswith(_WITHHELD)
+        if ch.check_id and not ch.passed and not ch.message.startswith(WITHHELD)
     ]
 
 
 def _first_message(report: GradeReport) -> str:
-    failed = [ch.message for ch in report.checks if not ch.passed and not ch.message.startswith(_WITHHELD)]
+    failed = [ch.message for ch in report.checks if not ch.passed and not ch.message.startswith(WITHHELD)]
     text = failed[0] if failed else report.message
     return " ".join(text.split())[:240]
 

@@ -283,6 +283,14 @@ def digest(t: torch.Tensor, seed: int) -> list[float]:
     return [total, total_abs, *(float(_ITEM(_NARROW(flat, 0, p, 1))) for p in digest_positions(n, seed))]
 
 
+def wire_float(x: float) -> float | str:
+    """``x`` as a result file carries it: a finite float as it is, a NaN or an infinity by name
+    (``"nan"``, ``"inf"``, ``"-inf"``, as an output tree's float node carries them). A digest of
+    an output that went non-finite is the learner's wrong answer, and it must reach the judge
+    as one: the trusted side refuses a bare NaN, which would make it read as forged results."""
+    return x if x == x and abs(x) != float("inf") else float.__repr__(x)
+
+
 def digest_positions(n: int, seed: int) -> list[int]:
     """Where a digest samples a tensor of ``n`` elements: one position in each of
     :data:`DIGEST_SAMPLES` equal stretches, offset by the seed."""
@@ -436,7 +444,7 @@ def _run_call(
     if call.return_inputs:
         result["inputs_after"] = {key: out.add(f"{prefix}.in.{key}", v) for key, _, v in named if type(v) is _TENSOR}
     if not call.keep_outputs:
-        result["digests"] = out.digests
+        result["digests"] = {name: [wire_float(x) for x in values] for name, values in out.digests.items()}
     # Read again just before the record is written: backward passes and probes ran the learner's
     # hooks, which could have changed what was described (detached it, edited it in place).
     if _graph_changed(out.watched[first_watched:]) and "error" not in result:

@@ -40,6 +40,14 @@ ENDED_EARLY = (
     "Your code's process exited before the grader received results. "
     "Do not call exit(), os._exit() or close the process's files."
 )
+#: Results that came back but not in the form the grader's harness writes them. The process did
+#: not end early, so it is not told to stop calling exit(): either the learner's code wrote or
+#: patched what the harness writes, or the harness failed to write its own results.
+MALFORMED = (
+    "The grader could not read the results of your code's run: they are not in the form its "
+    "harness writes. If your code does not patch the harness or write its result files, this is "
+    "the grader's failure, not yours: submit again, or tell your instructor if it happens again."
+)
 
 
 class BadReport(ValueError):
@@ -260,7 +268,7 @@ def _read_result(
         res.status = JobStatus.CRASHED
         res.calls, res.tensors = [], {}
         # not the parser's exception type either: which one is raised is the learner's choice too
-        res.message = f"The results your code's process left were malformed. {ENDED_EARLY}"
+        res.message = MALFORMED
 
 
 _PERMISSION_HINT = (
@@ -494,7 +502,7 @@ def _call_result(c: Any, nodes: list[int] | None = None) -> CallResult:
             isinstance(k, str)
             and isinstance(v, list)
             and 2 <= len(v) <= 2 + DIGEST_SAMPLES
-            and all(type(x) in (int, float) and math.isfinite(x) for x in v)
+            and all(_digest_value(x) is not None for x in v)
             for k, v in digests.items()
         )
     ):
@@ -511,5 +519,19 @@ def _call_result(c: Any, nodes: list[int] | None = None) -> CallResult:
         seconds=float(seconds) if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None,
         cuda_peak_bytes=cuda_peak,
         probes=probes,
-        digests={k: [float(x) for x in v] for k, v in digests.items()},
+        digests={k: [float(x) for x in v] for k, v in digests.items()},  # validated above
     )
+
+
+#: How the harness names a non-finite digest value (``sandbox.harness.wire_float``).
+_NON_FINITE = frozenset({"nan", "inf", "-inf"})
+
+
+def _digest_value(x: Any) -> float | None:
+    """One digest value as the harness writes it (a finite number, or a non-finite one by
+    name), as a float; None for anything else (a bare NaN included: the harness never writes one)."""
+    if type(x) in (int, float) and math.isfinite(x):
+        return float(x)
+    if type(x) is str and x in _NON_FINITE:
+        return float(x)
+    return None

@@ -217,6 +217,7 @@ class ExerciseWindow(TypedDict, total=False):
     attempts_used: int
     feedback_policy: str  # full | score | hidden-until-due | tokens:N
     tokens_left: int | None  # tokens:N only
+    excused: bool  # an instructor excused you from it: no late penalty applies
 
 
 class CourseExercises(TypedDict, total=False):
@@ -250,6 +251,30 @@ class CourseScores(TypedDict, total=False):
     course: str
     time_zone: str
     scores: list[ScoreCounted]
+
+
+class BoardEntry(TypedDict, total=False):
+    """One row of ``GET /leaderboard``: ``learner`` is a pseudonym unless the course shows names."""
+
+    rank: int
+    learner: str
+    is_you: bool
+    best_score: float  # the board score: the score that counts of the checks the judge confirmed
+    raw_best_score: float
+    attempts: int
+    solved: int
+    best_reached_at: str | None
+
+
+class Board(TypedDict, total=False):
+    """``GET /leaderboard?course=``: one page of a course's board (overall, or one exercise's)."""
+
+    course: str
+    exercise: str | None
+    total: int
+    limit: int
+    offset: int
+    entries: list[BoardEntry]
 
 
 # --------------------------------------------------------------------------- client
@@ -387,6 +412,14 @@ class Client:
     def course_exercises(self, course: str) -> CourseExercises:
         """``GET /courses/{course}/exercises``: what is open, due dates, time left."""
         return cast(CourseExercises, self._request("GET", f"/courses/{quote(course, safe='')}/exercises"))
+
+    def board(self, course: str, exercise: str | None = None, limit: int = 50) -> Board:
+        """``GET /leaderboard``: the course's board, overall or of one exercise (403 ``ScoresHidden``
+        while a ``hidden-until-due`` exercise's scores are not released)."""
+        params: dict[str, str] = {"course": course, "limit": str(limit)}
+        if exercise:
+            params["exercise"] = exercise
+        return cast(Board, self._request("GET", "/leaderboard", params=params))
 
     def course_scores(self, course: str, exercise: str | None = None) -> CourseScores | None:
         """``GET /courses/{course}/scores``: the caller's scores that count; None from a server without it."""

@@ -217,6 +217,24 @@ def exercises(ctx: typer.Context, course: CourseOption = None) -> None:
 
 
 @app.command()
+def board(
+    ctx: typer.Context,
+    slug: Annotated[
+        str | None, typer.Argument(metavar="[SLUG]", help="One exercise's board (omit for overall).")
+    ] = None,
+    course: CourseOption = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=500, help="At most this many learners.")] = 50,
+) -> None:
+    """Show your course's board, overall or of one exercise: learners by pseudonym unless the
+    course shows names, your own row marked."""
+    with _runtime(ctx).client() as client:
+        where = course_view.board_course(client, config.default_course(course))
+        found = client.board(where, slug, limit)
+    console = render.stdout_console()
+    console.print(course_view.board_lines(found), soft_wrap=True)
+
+
+@app.command()
 def starter(
     ctx: typer.Context,
     slug: Annotated[str, typer.Argument(help="Exercise slug, e.g. actor-loss.")],
@@ -234,7 +252,7 @@ def starter(
         found = client.exercise(slug)
     text = str(found.get("starter") or "")
     if notebook:
-        from .starter_notebook import starter_notebook
+        from notebook_format.starter import starter_notebook
 
         text = starter_notebook(text, str(found.get("function") or ""))
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")

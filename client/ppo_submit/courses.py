@@ -11,7 +11,7 @@ from __future__ import annotations
 from rich.console import Group
 from rich.text import Text
 
-from .api import Client, Course, CourseExercises, CourseScores, ExerciseWindow, Submission, UsageError
+from .api import Board, Client, Course, CourseExercises, CourseScores, ExerciseWindow, Submission, UsageError
 
 STATUS_STYLE = {"open": "green", "late": "yellow", "closed": "red", "not_released": "dim"}
 
@@ -119,7 +119,8 @@ def exercises_tables(listings: list[CourseExercises], width: int = 80) -> Group:
                         (status, STATUS_STYLE.get(status, "")),
                         (due, ""),
                         (time_left(w), ""),
-                        (f"late: {late_policy(w)}", ""),
+                        # an excused learner loses nothing for lateness: no late rule to read
+                        ("excused" if w.get("excused") else f"late: {late_policy(w)}", ""),
                         (attempts, ""),
                     ]
                     + ([(feedback_policy(w).strip(), "")] if feedback_policy(w) else []),
@@ -199,3 +200,45 @@ def late_note(sub: Submission) -> str | None:
     if penalty and counted is not None:
         return f"submitted late by {late_by}: -{penalty:g}%, the score that counts is {float(counted):g} (raw {sub.get('score')})"
     return f"submitted late by {late_by}: flagged late" + (f" ({penalty:g}% penalty)" if penalty else "")
+
+
+def board_course(client: Client, wanted: str | None) -> str:
+    """The course a board is about: ``wanted`` (one of yours), else your only course; a usage
+    error naming your courses when you are in several and named none."""
+    mine = client.courses() or []
+    if wanted is not None:
+        return str(pick_courses(mine, wanted)[0].get("slug"))
+    if len(mine) == 1:
+        return str(mine[0].get("slug"))
+    names = ", ".join(str(c.get("slug")) for c in mine) or "none"
+    raise UsageError(f"you are in several courses ({names}): say which board with --course NAME")
+
+
+def board_lines(board: Board) -> Group:
+    """One course's board as the terminal shows it: rank, learner (as the course names them:
+    a pseudonym unless it shows names), board score, attempts, solved; your row marked."""
+    exercise = board.get("exercise")
+    title = f"Board of {board.get('course')}" + (f" · {exercise}" if exercise else " · overall")
+    parts = [Text(title, style="bold")]
+    entries = board.get("entries", [])
+    if not entries:
+        parts.append(Text("  nobody on this board yet", style="dim"))
+    width = max([len(str(e.get("learner", ""))) for e in entries] + [7])
+    parts.append(
+        Text(f"  {'rank':>4}  {'learner':<{width}}  {'board score':>11}  {'attempts':>8}  {'solved':>6}", style="dim")
+    )
+    for entry in entries:
+        score = float(entry.get("best_score") or 0)
+        line = Text(
+            f"  {entry.get('rank', 0):>4}  {entry.get('learner', '')!s:<{width}}  {score:>11g}  "
+            f"{entry.get('attempts', 0):>8}  {entry.get('solved', 0):>6}",
+            style="bold" if entry.get("is_you") else "",
+        )
+        if entry.get("is_you"):
+            line.append("  ← you", style="bold green")
+        parts.append(line)
+    shown, total = len(entries), int(board.get("total") or 0)
+    if total > shown:
+        parts.append(Text(f"  ... {total - shown} more (the first {shown} are shown)", style="dim"))
+    parts.append(Text("The board score counts the checks the judge confirmed, after late penalties.", style="dim"))
+    return Group(*parts)

@@ -238,13 +238,24 @@ def checks_table(checks: Sequence[CheckResult], results: Sequence[str] | None = 
     for i, check in enumerate(checks):
         passed = bool(check.get("passed"))
         text = "ok" if passed else (results[i] if results else _first_line(str(check.get("message") or "")))
+        if not passed and withheld(check):  # passed, its points held back: not a failure
+            mark, text, style = Text("–", style="yellow"), _first_line(str(check.get("message"))), "yellow"
+        else:
+            mark, style = (Text("✓", style="green"), "") if passed else (Text("✗", style="bold red"), "red")
         table.add_row(
-            Text("✓", style="green") if passed else Text("✗", style="bold red"),
-            Text(str(check.get("name", ""))),
-            Text(number(check.get("weight"))),
-            Text(text, style="" if passed else "red"),
+            mark, Text(str(check.get("name", ""))), Text(number(check.get("weight"))), Text(text, style=style)
         )
     return table
+
+
+#: How the judge opens the message of a contract check that passed but whose points wait for the
+#: core values to be right (``exercises.scoring.WITHHELD``); every view shows it, a score-only one too.
+WITHHELD = "Not counted yet:"
+
+
+def withheld(check: CheckResult) -> bool:
+    """Whether a check passed but its points are not counted yet (shown as such, not as failed)."""
+    return not check.get("passed") and str(check.get("message") or "").startswith(WITHHELD)
 
 
 def failure_details(checks: Sequence[CheckResult], rename: Any = None) -> RenderableType | None:
@@ -369,13 +380,19 @@ _VIEWS = {
 }
 
 
+#: What a ``hidden`` view says when it shows the verdict anyway: the code never reached a check
+#: (the server shows that under every policy: server.courses.feedback_policy.SHOWN_OUTCOMES).
+_NOT_RUN = "your code never reached a check, so this is shown now; scores and feedback come at the due date"
+
+
 def policy_note(sub: Submission) -> str | None:
     """``feedback (tokens:3): the score and the check names only · 2 tokens left today
     (ppo-submit token 12)``, when the exercise's feedback policy holds anything back."""
     view = sub.get("feedback_view") or "full"
     if view not in _VIEWS:
         return None
-    text = f"feedback ({sub.get('feedback_policy', '?')}): {_VIEWS[view]}"
+    said = _NOT_RUN if view == "hidden" and sub.get("verdict") not in (None, "internal_error") else _VIEWS[view]
+    text = f"feedback ({sub.get('feedback_policy', '?')}): {said}"
     left = sub.get("tokens_left")
     if sub.get("token_spent"):
         text += " · a token was spent on it"

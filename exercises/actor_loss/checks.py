@@ -155,7 +155,7 @@ def cases(gen: CaseGen) -> list[Case]:
             backward=[],
             memory=True,
             warmup=warm,
-            about="large input",
+            about="a large input",
         )
     )
     return out

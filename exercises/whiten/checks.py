@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from exercises.common import expect_dtype_device, expect_inputs_unchanged, expect_value_error
-from exercises.compare import cancellation_atol, explain_mismatch, require_tensor, tolerance, where
+from exercises.compare import cancellation_atol, explain_mismatch, require_tensor, tolerance, where, wrong
 from exercises.framework import Case, CaseGen, CheckContext, CheckFailed, check
 
 
@@ -45,7 +45,7 @@ def expect_valid_values(ctx: CheckContext, cases: list[Case], what: str = "white
         rtol, atol = tolerance(want.dtype)
         message = explain_mismatch(got, want, rtol, atol + _slack(case, want))
         if message is not None:
-            raise CheckFailed(f"Wrong {what} {where(case)}: {message} (padded positions are not graded).")
+            raise CheckFailed(f"{wrong(what)} {where(case)}: {message} (padded positions are not graded).")
 
 
 def _padded(

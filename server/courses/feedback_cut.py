@@ -107,10 +107,12 @@ def cut_values(text: str) -> str:
 
 
 #: "got str 'abc'", "got Opaque <...>", "got ['k1', 'k2']": a repr of what the learner's call
-#: returned (a text, a dict's keys, an object), up to where the judge's sentence goes on.
+#: returned (a text, a dict's keys, an object), up to where the judge's sentence goes on: its
+#: case ("on input ...", "on hidden case 3", or a described case such as "on torch.float32
+#: inputs: (...)", ``exercises.compare.where``) or the sentence's end.
 _GOT_REPR = re.compile(
     r"\b([Gg]ot) (?:([A-Za-z_]\w*) )?(?!\((?:message not shown|off by|not |expected a non))"
-    r"[\'\"\[{(<].*?(?= on (?:input|hidden case)\b|[.;](?:\s|$)|\n|$)"
+    r"[\'\"\[{(<].*?(?= on (?:input|hidden case)\b| on [^\n;]*?: \(|[.;](?:\s|$)|\n|$)"
 )
 
 

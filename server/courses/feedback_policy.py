@@ -35,6 +35,11 @@ the code picks too (``sandbox.verdicts``). Exception type names are kept
 when they are Python's own. What each view shows is an allow-list (:data:`ALLOWED`);
 docs/security.md says what each can still leak.
 
+A policy hides scores and check details, never that the code did not run: a verdict that says
+no check was reached (the file did not parse or import, named no exercise function, or its run
+hit a limit or crashed first: :data:`SHOWN_OUTCOMES`) is shown under every view, its message and
+feedback cut as the report view cuts them (the syntax error's line and caret stay).
+
 Instructors of the submission's course (and admins) always see everything.
 """
 
@@ -51,6 +56,7 @@ from pydantic import BaseModel
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from exercises.scoring import WITHHELD
 from server.courses.feedback_cut import cut_check_message, cut_feedback, cut_message
 from server.courses.policy import learner_due
 from server.courses.service import shown, teaches_course, zone
@@ -140,7 +146,8 @@ class Access:
     tokens_left: int | None = None
     #: The course, for dates in its zone in the notes.
     course: Course | None = None
-    #: The stored source (report view only): what a cut traceback and location are built from.
+    #: The stored source (report view, or a verdict every view shows: :data:`SHOWN_OUTCOMES`):
+    #: what a cut traceback and location are built from.
     source: SourceFacts | None = None
 
 
@@ -196,6 +203,33 @@ ALLOWED: dict[View, frozenset[str]] = {
 #: What the policy's own fields are set to: part of every view.
 _POLICY_FIELDS = ("feedback_view", "feedback_policy", "released_at", "token_spent", "tokens_left")
 
+#: Verdicts that say the code never reached a check: it did not parse, did not import, named no
+#: exercise function, or its run ended by a limit or a crash before any result came back (the
+#: judge's ``_failed``: no check ran). A policy hides scores and check details, never that: every
+#: view shows these verdicts, with the report view's cut of their message and feedback (the
+#: syntax error's line and caret, the import error's type and line), so a learner is not told
+#: "received and graded" about a file that never ran (issue 34).
+SHOWN_OUTCOMES = frozenset(
+    {
+        Verdict.SYNTAX_ERROR,
+        Verdict.RUNTIME_ERROR,
+        Verdict.MISSING_FUNCTION,
+        Verdict.TIME_LIMIT,
+        Verdict.MEMORY_LIMIT,
+        Verdict.OUTPUT_LIMIT,
+        Verdict.CRASHED,
+    }
+)
+#: The judge-decided fields a shown outcome adds to the ``hidden`` and ``score`` views: the
+#: verdict and its score (0: no check ran); the message and feedback come cut (below).
+_OUTCOME_FIELDS = frozenset({"verdict", "score", "counted_score"})
+
+
+def shows_outcome(view: View, verdict: str | None) -> bool:
+    """Whether ``view`` shows the verdict's message and feedback although it hides a report's:
+    the verdict says the code never reached a check (:data:`SHOWN_OUTCOMES`)."""
+    return view in (View.HIDDEN, View.SCORE) and verdict in SHOWN_OUTCOMES
+
 
 def _minute(moment: datetime | None) -> datetime | None:
     """A time to the minute: a learner reads when their run finished, not how long it took
@@ -238,27 +272,41 @@ def visible_report(report: R, access: Access) -> R:
             finished_at=_minute(_get(report, "finished_at")),
         )
     else:
-        feedback = _get(report, "feedback")
-        cut = cut_feedback(feedback, access.source) if isinstance(feedback, Feedback) else None
-        message = cut_message(verdict, _get(report, "message") or "", cut if cut is not None else None)
-        if cut is not None:
-            cut.summary.headline = message.split("\n", 1)[0]
         changes.update(
-            message=message,
+            _cut_texts(report, access, verdict),
             checks=[_replace(c, message=cut_check_message(c.message)) for c in _get(report, "checks") or []],
-            feedback=cut,
             started_at=_minute(_get(report, "started_at")),
             finished_at=_minute(_get(report, "finished_at")),
         )
     allowed = ALLOWED[view]
+    if shows_outcome(view, verdict):
+        # the code never reached a check: say so, as the report says it (no check, nothing else)
+        changes.update(_cut_texts(report, access, verdict))
+        allowed = allowed | _OUTCOME_FIELDS
     for name in _field_names(report):
         if name not in allowed and name not in changes:
             changes[name] = _blank(getattr(report, name))
     return _replace(report, **changes)
 
 
+def _cut_texts(report: Any, access: Access, verdict: str | None) -> dict[str, Any]:
+    """The verdict's message and feedback as the report view shows them: cut of what the
+    learner's code wrote on the judge's inputs (``server.courses.feedback_cut``), the headline
+    made from the cut message."""
+    feedback = _get(report, "feedback")
+    cut = cut_feedback(feedback, access.source) if isinstance(feedback, Feedback) else None
+    message = cut_message(verdict, _get(report, "message") or "", cut)
+    if cut is not None:
+        cut.summary.headline = message.split("\n", 1)[0]
+    return {"message": message, "feedback": cut}
+
+
 def _score_check(check: Any) -> Any:
-    return _replace(check, message="", misconception=None, mistake_id=None, self_reported="")
+    """A check as a score-only view shows it: name, points, pass/fail; of its message only the
+    judge's own "Not counted yet: ..." (a passed check whose points wait for the core values,
+    which names only the exercise's core checks), so it does not read as a failure."""
+    kept = check.message if not check.passed and check.message.startswith(WITHHELD) else ""
+    return _replace(check, message=kept, misconception=None, mistake_id=None, self_reported="")
 
 
 def _blank(value: Any) -> Any:
@@ -472,7 +520,8 @@ def access_for(
         left = policy.tokens_left(memo.spent[today])
     view = view_of(policy, now=now, due_at=due, token_spent=token_spent)
     released = due if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE else None
-    facts = SourceFacts(submission.source, submission.filename) if view is View.REPORT else None
+    shown = view is View.REPORT or shows_outcome(view, submission.verdict)
+    facts = SourceFacts(submission.source, submission.filename) if shown else None
     return Access(view, policy, released, token_spent, left, course, facts)
 
 

@@ -6,15 +6,12 @@ course's instructors; admins: everything). A course the caller is not in answers
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Request, status
 from fastapi.concurrency import run_in_threadpool
-from sqlalchemy.orm import Session
 
-from server.courses import service, sets
-from server.courses.feedback_policy import FeedbackPolicy, PolicyKind, tokens_spent_today
+from server.courses import service, sets, windows
 from server.courses.schemas import (
     CourseCreate,
     CourseExercises,
@@ -27,7 +24,7 @@ from server.courses.schemas import (
 )
 from server.deps import CurrentUser, InstructorUser, Now, SessionDep, SettingsDep
 from server.errors import InvalidRoster, SourceTooLarge
-from server.models import Course, User
+from server.models import Course
 from server.openapi import errors
 from server.users import service as users_service
 from server.users.router import ROSTER_MAX_BYTES, roster_report
@@ -83,44 +80,7 @@ def course_exercises(course: CourseSlug, user: CurrentUser, session: SessionDep,
         title=where.title,
         time_zone=where.time_zone,
         now=service.local(now, where),  # type: ignore[arg-type]
-        exercises=[
-            _window(item, where, now, _tokens_left(session, where, user, item, now))
-            for item in sets.listing(session, where, user, now)
-        ],
-    )
-
-
-def _tokens_left(session: Session, course: Course, user: User, item: sets.ListedExercise, now: datetime) -> int | None:
-    """A learner's tokens left today on a ``tokens:N`` exercise (None otherwise)."""
-    policy = FeedbackPolicy.parse(item.feedback_policy)
-    if policy.kind is not PolicyKind.TOKENS or service.course_role(session, user, course) != service.LEARNER:
-        return None
-    return policy.tokens_left(tokens_spent_today(session, course, user.id, item.exercise, now))
-
-
-def _window(item: sets.ListedExercise, course: Course, now, tokens_left: int | None = None) -> ExerciseWindow:  # type: ignore[no-untyped-def]
-    rules = item.rules
-
-    def until(moment):  # type: ignore[no-untyped-def]
-        return None if moment is None else int((moment - now).total_seconds())
-
-    return ExerciseWindow(
-        exercise=item.exercise,
-        title=item.title,
-        function=item.function,
-        status=item.phase,
-        release_at=service.local(rules.release_at, course),
-        due_at=service.local(rules.due_at, course),
-        close_at=service.local(rules.close_at, course),
-        extended=rules.extended,
-        seconds_to_due=until(rules.due_at),
-        seconds_to_close=until(rules.close_at),
-        penalty_percent=rules.penalty_percent,
-        penalty_unit=rules.penalty_unit,
-        max_attempts=rules.max_attempts,
-        attempts_used=item.attempts_used,
-        feedback_policy=item.feedback_policy,
-        tokens_left=tokens_left,
+        exercises=windows.exercise_windows(session, where, user, now),
     )
 
 
@@ -165,7 +125,7 @@ def publish_exercise(
     )
     session.commit()
     item = next(i for i in sets.listing(session, where, instructor, now) if i.exercise == exercise)
-    return _window(item, where, now)
+    return windows.window(item, where, now)
 
 
 @router.delete(

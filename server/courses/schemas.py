@@ -70,6 +70,9 @@ class ExerciseWindow(BaseModel):
     attempts_used: int
     feedback_policy: str = Field(default="full", description="full, score, hidden-until-due or tokens:N.")
     tokens_left: int | None = Field(default=None, description="tokens:N: the caller's tokens left today on it.")
+    excused: bool = Field(
+        default=False, description="An instructor excused the caller from it: no late penalty applies to them."
+    )
 
 
 class CourseExercises(BaseModel):

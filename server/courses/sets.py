@@ -252,6 +252,27 @@ def accept(session: Session, course: Course, user: User, exercise: str, now: dat
     return Acceptance(late, rules.penalty_for(late), policy, due_at)
 
 
+def late_notice(session: Session, course: Course, user: User, exercise: str, now: datetime) -> str | None:
+    """What a learner reads before a submission past its due date is sent (the browser's upload
+    asks them to confirm it, as ``ppo-submit`` asks "Send it late?"): when it was due, what
+    the lateness costs, when submissions close. None when it would be on time, and for the
+    course's instructors (never late); a submission that would be refused (not part of the
+    course, closed) is left to :func:`accept`, which says why."""
+    if course_role(session, user, course) == INSTRUCTOR:
+        return None
+    rules = rules_for(session, course, user.id, exercise)
+    if rules is None or rules.phase(now) is not Phase.LATE or rules.due_at is None:
+        return None
+    penalty = rules.penalty_for(rules.late_seconds(now))
+    cost = (
+        f"sent now, it loses {penalty:g}% of its score ({rules.penalty_percent:g}% per {rules.penalty_unit} started late)"
+        if penalty
+        else "sent now, it is flagged late (no penalty)"
+    )
+    close = f"; submissions close on {shown(rules.close_at, course)}" if rules.close_at is not None else ""
+    return f"{exercise} was due on {shown(rules.due_at, course)} in {course.slug}: {cost}{close}."
+
+
 @dataclass(frozen=True)
 class ListedExercise:
     """One exercise of a course as one member sees it at one moment."""

@@ -7,10 +7,12 @@ the submissions domain's one renderer (``server.submissions.feedback_view``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from server.courses.counted import describe, late_by
+from server.courses.feedback_policy import View, shows_outcome
+from server.courses.schemas import ExerciseWindow
 from server.dashboard.service import (
     ExerciseLine,
     ExerciseView,
@@ -20,6 +22,7 @@ from server.dashboard.service import (
     MisconceptionHolder,
     SubmissionLine,
 )
+from server.dashboard.upload import LateAsk
 from server.models import Submission
 from server.regrades.pages import regrade_notes_html
 from server.submissions.feedback_view import FEEDBACK_CSS, feedback_section
@@ -33,6 +36,7 @@ from server.web.urls import (
     learner_url,
     learners_url,
     misconception_url,
+    starter_url,
     submission_url,
 )
 
@@ -275,6 +279,9 @@ class LearnerView:
     total_submissions: int
     page_number: int
     per_page: int
+    #: The learner's exercises as ``ppo-submit exercises`` lists them (``server.courses.windows``):
+    #: dates, late rule, feedback policy, tokens left, attempts used.
+    schedule: list[ExerciseWindow] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -323,6 +330,33 @@ def upload_form(titles: dict[str, str], upload: UploadView, chosen: str | None =
     )
 
 
+def late_confirm_page(viewer: Viewer, ask: LateAsk, source_b64: str, form_token: str, back: str) -> str:
+    """Before an upload past its due date is sent: what it costs, and a button that sends it
+    (the prepared source carried back in the form, base64, with its exercise, course and key),
+    or the way back without sending. Nothing was stored yet."""
+    prepared = ask.prepared
+    hidden = "".join(
+        f'<input type="hidden" name="{name}" value="{e(value)}">'
+        for name, value in (
+            ("key", ask.key),
+            ("exercise", prepared.exercise),
+            ("course", ask.course),
+            ("filename", prepared.filename),
+            ("late", "confirmed"),
+            ("late_source", source_b64),
+        )
+    )
+    body = (
+        "<h1>Send it late?</h1>"
+        f'<p id="late-notice" class="callout">{e(ask.notice)}</p>'
+        f"<p>Nothing has been sent yet: <b>{e(prepared.filename)}</b> for {e(prepared.exercise)}.</p>"
+        f'<form id="late-confirm" method="post" action="/dashboard/submit?csrf={e(quote(form_token))}" '
+        f'enctype="multipart/form-data">{hidden}<button type="submit">Send it late</button> '
+        f'<a id="late-cancel" href="{e(back)}">Do not send it</a></form>'
+    )
+    return page("Send it late?", body, viewer, styles=UPLOAD_CSS)
+
+
 #: The learner's way to their own API token (``server.users.terminal``).
 TERMINAL_LINK = (
     '<p id="terminal"><a href="/dashboard/terminal">Use from a terminal</a> '
@@ -354,6 +388,8 @@ def learner_page(
     chosen in the upload form)."""
     own = viewer.name == view.name
     here, zone = viewer.course_slug, viewer.zone
+    # attempts as `ppo-submit exercises` counts them, whatever the feedback policy holds back
+    used = {w.exercise: w.attempts_used for w in view.schedule}
     rows = []
     for x in view.exercises:
         title = titles.get(x.slug, x.slug)
@@ -370,7 +406,7 @@ def learner_page(
             counted = how = "hidden until due"
         rows.append(
             f'<tr data-exercise="{e(x.slug)}"{_CURRENT if x.slug == focus else ""}><td>{name}</td><td class="num counted">{e(counted)}</td>'
-            f'<td class="shown">{e(how)}</td><td class="num">{x.attempts}</td><td>{last}</td></tr>'
+            f'<td class="shown">{e(how)}</td><td class="num">{used.get(x.slug, x.attempts)}</td><td>{last}</td></tr>'
         )
     table = (
         '<table id="learner-exercises"><thead><tr><th scope="col">Exercise</th>'
@@ -390,10 +426,17 @@ def learner_page(
         else ""
     )
     heading = "Your work" if own else f"{view.display_name} ({view.name})"
+    board = (
+        f'<p id="board-link"><a href="{e(in_course("/leaderboard", here))}">Your course\'s board</a> '
+        '<span class="muted">(learners by pseudonym unless your course shows names)</span></p>'
+        if own and not viewer.instructor
+        else ""
+    )
     body = (
         f"<h1>{e(heading)}</h1>{table}"
+        f"{schedule_table(view.schedule, zone, here, own)}"
         f"{upload_form(titles, upload, focus) if upload is not None and own else ''}"
-        f"{TERMINAL_LINK if own else ''}"
+        f"{TERMINAL_LINK if own else ''}{board}"
         f"<h2>Submissions ({view.total_submissions})</h2>"
         f"{submissions_table(viewer, view.submissions, with_learner=False, with_exercise=True, titles=titles)}"
         f"{corrections}"
@@ -402,6 +445,69 @@ def learner_page(
         "This page reloads by itself when a verdict arrives.</p>"
     )
     return page(heading, body, viewer, current="My work" if own else "Learners", live=mark, styles=UPLOAD_CSS)
+
+
+#: What each feedback policy shows a learner, on their own page.
+_POLICY_TEXT = {
+    "full": "the full report",
+    "score": "the score and the check names only",
+    "hidden-until-due": "nothing until the due date, then the report (a file that does not run is shown at once)",
+}
+
+
+def policy_text(policy: str, tokens_left: int | None) -> str:
+    """``tokens:3: the score only; 3 reports a day (2 left today)`` and its kin."""
+    kind, _, count = policy.partition(":")
+    if kind == "tokens":
+        left = f" ({tokens_left} left today)" if tokens_left is not None else ""
+        return f"{policy}: the score only; a token shows one submission's report, {count} a day{left}"
+    return f"{policy}: {_POLICY_TEXT.get(policy, policy)}"
+
+
+def late_rule(window: ExerciseWindow) -> str:
+    """``-10% per day started late`` (``flagged late, no penalty``; ``excused``), as the learner reads it."""
+    if window.excused:
+        return "excused: no late penalty"
+    if window.due_at is None:
+        return "no due date"
+    if window.penalty_percent:
+        return f"-{window.penalty_percent:g}% of the score per {window.penalty_unit} started late"
+    return "flagged late, no penalty"
+
+
+def schedule_table(schedule: Sequence[ExerciseWindow], zone: str, course: str | None, own: bool) -> str:
+    """Each exercise's release, due and close dates (the course's zone), late rule, feedback
+    policy, tokens left and attempts, and (on the learner's own page) its starter to download."""
+    rows = []
+    for w in schedule:
+        due = time_html(w.due_at, zone) if w.due_at else '<span class="muted">none</span>'
+        if w.extended:
+            due += " (your extension)"
+        attempts = f"{w.attempts_used} of {w.max_attempts}" if w.max_attempts else str(w.attempts_used)
+        starter = (
+            f'<td class="starter"><a href="{e(starter_url(w.exercise, ".py", course))}" download>.py</a> · '
+            f'<a href="{e(starter_url(w.exercise, ".ipynb", course))}" download>.ipynb</a></td>'
+            if own
+            else ""
+        )
+        rows.append(
+            f'<tr data-exercise="{e(w.exercise)}" data-status="{e(w.status)}"><td>{e(w.title)}</td>'
+            f'<td class="release">{time_html(w.release_at, zone) if w.release_at else "open"}</td>'
+            f'<td class="due">{due}</td>'
+            f'<td class="close">{time_html(w.close_at, zone) if w.close_at else "no hard close"}</td>'
+            f'<td class="late-rule">{e(late_rule(w))}</td><td class="policy">{e(policy_text(w.feedback_policy, w.tokens_left))}</td>'
+            f'<td class="num attempts">{e(attempts)}</td>{starter}</tr>'
+        )
+    if not rows:
+        return ""
+    starter_head = '<th scope="col">Starter</th>' if own else ""
+    return (
+        f'<h2 id="dates">Exercises and dates <span class="muted">(times in {e(zone)})</span></h2>'
+        '<table id="exercise-dates"><thead><tr><th scope="col">Exercise</th><th scope="col">Opens</th>'
+        '<th scope="col">Due</th><th scope="col">Closes</th><th scope="col">Late rule</th>'
+        f'<th scope="col">Feedback</th><th scope="col" class="num">Attempts</th>{starter_head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def late_mark(late_seconds: int | None, penalty_percent: float | None) -> str:
@@ -425,7 +531,10 @@ def _policy_row(shown: SubmissionPublic | None, submission_id: int, csrf: str) -
     button that spends a token, when one is left)."""
     if shown is None or shown.feedback_view == "full":
         return ""
-    text = f"{shown.feedback_policy}: {_VIEW_TEXT[shown.feedback_view]}"
+    said = _VIEW_TEXT[shown.feedback_view]
+    if shown.feedback_view == "hidden" and shows_outcome(View.HIDDEN, shown.verdict):
+        said = "your code never reached a check, so this is shown now; scores and feedback come at the due date"
+    text = f"{shown.feedback_policy}: {said}"
     if shown.tokens_left is not None:
         spent = (
             "a token was spent on this submission"

@@ -41,29 +41,40 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from exercises.registry import all_exercises
-from server.catalog.service import list_exercises
-from server.catalog.versions import unverified_changes
+from server.catalog.service import exercise_detail, list_exercises
+from server.catalog.starters import NOTEBOOK, PY, NotebookUnavailable, starter_file
+from server.catalog.versions import unverified_changes, version_for_user
 from server.config import Settings
 from server.courses import corrections as correction_service
 from server.courses.feedback_policy import AccessMemo, access_for, hidden_own_exercises, spend_token, visible_report
 from server.courses.page_course import DashboardCourse, ShownCourse, learner_course, shown_course
-from server.courses.service import courses_of, may_read_learner, taught_course_ids, teaches_course
-from server.courses.sets import course_exercises, listing, released_exercises
+from server.courses.service import (
+    course_for_submission,
+    courses_of,
+    may_read_learner,
+    taught_course_ids,
+    teaches_course,
+)
+from server.courses.sets import course_exercises, late_notice, released_exercises
+from server.courses.windows import exercise_windows
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
 from server.dashboard.upload import (
     KEY_SEPARATOR,
+    LATE_CONFIRMED,
     MAX_CODE_FACTOR,
     MAX_UPLOAD_BYTES,
+    LateAsk,
     Upload,
     UploadRefused,
+    carried,
     prepare,
     read_upload,
     stored_key,
     upload_slots,
 )
 from server.deps import Now, SessionDep, SettingsDep, StateDep, submission_window
-from server.errors import GraderError
+from server.errors import ExerciseNotFound, GraderError
 from server.gradebook.service import gradebook_csv, wide_gradebook_csv
 from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, ScoreCorrection, Submission, User
 from server.regrades.pages import stale_notice, unverified_notice
@@ -219,8 +230,9 @@ def learner_page(
         raise PageBadRequest(user, "page must be a whole number, 1 or more.")
     course = learner_course(request, session, user, owner)
     titles = _titles(session, course)
+    schedule = exercise_windows(session, course, owner, now)  # what `ppo-submit exercises` lists them
     if owner.id == user.id and not teaches_course(session, user, course.id):  # a learner sees what is released
-        titles = {slug: t for slug, t in titles.items() if slug in _released(session, course, owner, now)}
+        titles = {slug: t for slug, t in titles.items() if slug in {w.exercise for w in schedule}}
     hidden = hidden_own_exercises(session, user, now, course) if owner.id == user.id else set()
     exercises = service.learner_exercises(session, owner.id, list(titles), course.id)
     recent = service.recent_submissions(
@@ -247,6 +259,7 @@ def learner_page(
         total_submissions=service.count_submissions(session, owner.id, course.id),
         page_number=number,
         per_page=SUBMISSIONS_PER_PAGE,
+        schedule=[w for w in schedule if w.exercise in titles],
     )
     mark = change_mark(session, None if instructor else user.id)
     upload = _upload_view(session, user, request, settings) if owner.id == user.id else None
@@ -274,10 +287,6 @@ def _visible_corrections(
     whole for the course's instructors."""
     held = (CorrectionKind.OVERRIDE, CorrectionKind.EXCUSE)
     return [r for r in rows if r.exercise in titles and not (r.exercise in hidden and r.kind in held)]
-
-
-def _released(session: Session, course: Course, user: User, now: datetime) -> set[str]:
-    return {item.exercise for item in listing(session, course, user, now)}
 
 
 class TokenRefused(PageError):
@@ -314,6 +323,27 @@ def _upload_view(session: Session, user: User, request: Request, settings: Setti
         max_source_kib=settings.MAX_SOURCE_BYTES // 1024,
         max_upload_mib=MAX_UPLOAD_BYTES // 2**20,
         max_notebook_code_kib=MAX_CODE_FACTOR * settings.MAX_SOURCE_BYTES // 1024,
+    )
+
+
+@router.get("/dashboard/starter/{name}")
+def starter_download(name: str, session: SessionDep, user: WebUser, now: Now) -> Response:
+    """An exercise's starter to download, ``<slug>.py`` or ``<slug>.ipynb``: what ``ppo-submit
+    starter`` (``--notebook``) writes, at the version the learner's courses serve; the same 404
+    as ``GET /exercises/{slug}`` for an exercise not released to them."""
+    slug, _, suffix = name.rpartition(".")
+    if f".{suffix}" not in (PY, NOTEBOOK) or len(slug) > 64:
+        raise PageNotFound(user)
+    try:
+        detail = exercise_detail(slug, released_exercises(session, user, now), version_for_user(session, user.id, slug))
+        found = starter_file(detail, f".{suffix}")
+    except ExerciseNotFound:
+        raise PageNotFound(user) from None
+    except NotebookUnavailable as exc:
+        raise PageError(501, "No notebook here", f"{exc} Download the .py starter instead.") from None
+    disposition = f'attachment; filename="{found.filename}"'
+    return Response(
+        found.text, media_type=found.media_type, headers={**SECURITY_HEADERS, "Content-Disposition": disposition}
     )
 
 
@@ -391,13 +421,18 @@ async def submit_upload(request: Request, state: StateDep, user: WebSender) -> R
         )
     with upload_slots(request).hold(user.id, back):
         upload = await read_upload(request, max_source_bytes=state.settings.MAX_SOURCE_BYTES, back=back)
-    submission_id = await run_in_threadpool(_store_upload, request, state, cookie, upload, back)
-    return redirect(submission_url(submission_id))
+    stored = await run_in_threadpool(_store_upload, request, state, cookie, upload, back)
+    if isinstance(stored, LateAsk):  # past the due date: nothing is sent until the learner confirms
+        token = form_token(cookie or "", state.settings.secret_bytes)
+        return html_response(pages.late_confirm_page(viewer_of(user), stored, carried(stored.prepared), token, back))
+    return redirect(submission_url(stored))
 
 
-def _store_upload(request: Request, state: AppState, cookie: str | None, upload: Upload, back: str) -> int:
+def _store_upload(request: Request, state: AppState, cookie: str | None, upload: Upload, back: str) -> int | LateAsk:
     """The id of the submission ``upload`` makes (or made: a replay of its key), in a session
-    of its own; ``UploadRefused`` with the API's sentence when it makes none.
+    of its own; ``UploadRefused`` with the API's sentence when it makes none. An upload to an
+    exercise past its due date is not sent unless the form says the learner confirmed it
+    (``late=confirmed``): the :class:`LateAsk` says what to ask.
 
     A replay of the form's key is answered before the limits and before any notebook is
     built, so replays cost one lookup; the same key with different content is refused."""
@@ -424,6 +459,11 @@ def _store_upload(request: Request, state: AppState, cookie: str | None, upload:
             prepared = prepare(
                 upload, back, max_source_bytes=settings.MAX_SOURCE_BYTES, visible=released_exercises(session, user, now)
             )
+            if upload.fields.get("late") != LATE_CONFIRMED:
+                course = course_for_submission(session, user, upload.fields.get("course") or None)
+                notice = late_notice(session, course, user, prepared.exercise, now)
+                if notice is not None:
+                    return LateAsk(prepared, course.slug, notice, upload.fields.get("key") or "")
             payload = SubmissionCreate(
                 exercise=prepared.exercise,
                 source=prepared.source,

@@ -34,6 +34,7 @@ the same file. It is parsed, never run; the names it follows are bounded
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import threading
 import time
@@ -60,7 +61,7 @@ from server.web.errors import PageError
 #: Largest upload body read: a notebook of the one notebook cap (its outputs count; its code is
 #: capped as the API caps it), and room for the form's other fields.
 MAX_UPLOAD_BYTES = MAX_NOTEBOOK_BYTES + 1024 * 1024
-#: Most parts a form may have (it has five).
+#: Most parts a form may have (the upload form has five, the late confirmation six).
 MAX_PARTS = 12
 #: Headers per part (a browser sends one or two) and the longest one, in bytes.
 MAX_PART_HEADERS = 4
@@ -84,8 +85,12 @@ MIN_UPLOAD_BYTES_PER_SECOND = 16 * 1024
 #: Bytes gathered before they are parsed (in a worker thread): a body of tiny chunks costs
 #: one thread hand-off per this many bytes, not one per chunk.
 PARSE_BATCH_BYTES = 64 * 1024
-#: The fields the form has (any other part is read past, its bytes counted, never kept).
-FIELDS = frozenset({"exercise", "course", "key", "source", "file"})
+#: The fields the form has (any other part is read past, its bytes counted, never kept); the
+#: late confirmation's form (:func:`carried`) sends the prepared source back as ``late_source``
+#: with its ``filename`` and ``late=confirmed``.
+FIELDS = frozenset({"exercise", "course", "key", "source", "file", "late", "late_source", "filename"})
+#: What the confirmation's button sends: the learner saw the late rule and sends it anyway.
+LATE_CONFIRMED = "confirmed"
 #: The file name a pasted function is stored under.
 PASTED = "pasted.py"
 #: How the client's messages say to name the exercise, on this form.
@@ -361,6 +366,9 @@ class FormReader:
         elif name == "source":
             part.limit = self.max_source_bytes
             part.refuse = too_large("The pasted code", self.max_source_bytes, self.back)
+        elif name == "late_source":  # base64 of at most the source cap
+            part.limit = 4 * (self.max_source_bytes // 3 + 1)
+            part.refuse = too_large("The code", self.max_source_bytes, self.back)
         else:
             part.limit = 4 * MAX_FIELD_CHARS  # UTF-8: at most 4 bytes a character
 
@@ -382,7 +390,8 @@ class FormReader:
                 self.file = (part.filename, bytes(part.data))
         elif part.name is not None:
             text = part.data.decode("utf-8", errors="replace")
-            self.fields[part.name] = text if part.name == "source" else text[:MAX_FIELD_CHARS].strip()
+            whole = part.name in ("source", "late_source")
+            self.fields[part.name] = text if whole else text[:MAX_FIELD_CHARS].strip()
         self.part = _Part()
 
 
@@ -417,6 +426,8 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[st
     ``visible``: the slugs this learner may submit (None: all); a refusal names only those.
     """
     chosen = upload.fields.get("exercise") or None
+    if upload.fields.get("late_source") and chosen:
+        return _confirmed(upload, chosen, back, max_source_bytes)
     pasted = upload.fields.get("source", "")
     if upload.content is None and not pasted.strip():
         raise UploadRefused(400, "Choose a .py or .ipynb file, or paste your function.", back)
@@ -440,6 +451,37 @@ def prepare(upload: Upload, back: str, *, max_source_bytes: int, visible: set[st
         return Prepared(exercise, source, name)
     except SourceError as exc:
         raise UploadRefused(413 if isinstance(exc, OverCap) else 400, _sentence(exc.message), back) from None
+
+
+@dataclass(frozen=True)
+class LateAsk:
+    """An upload to an exercise past its due date, not sent yet: the learner confirms it first
+    (:func:`server.courses.sets.late_notice` says what it costs)."""
+
+    prepared: Prepared
+    course: str
+    notice: str
+    key: str
+
+
+def carried(prepared: Prepared) -> str:
+    """The prepared source as the late confirmation's form carries it back: base64, so that
+    the browser sends it byte for byte (a textarea's text would come back with CRLF line ends)."""
+    return base64.b64encode(prepared.source.encode("utf-8")).decode("ascii")
+
+
+def _confirmed(upload: Upload, exercise: str, back: str, max_source_bytes: int) -> Prepared:
+    """What the late confirmation's form sends back: the source prepared the first time (a
+    notebook already made into its module), the exercise chosen then and the file's name."""
+    try:
+        source = base64.b64decode(upload.fields["late_source"], validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        raise UploadRefused(
+            400, "The confirmation form was changed; submit your file again from your page.", back
+        ) from None
+    if len(source.encode()) > max_source_bytes:
+        raise too_large("The code", max_source_bytes, back)
+    return Prepared(exercise, source, _base_name(upload.fields.get("filename")))
 
 
 def capped_cells(cells: list[Cell], name: str, max_source_bytes: int, back: str) -> list[Cell]:
@@ -480,7 +522,8 @@ def stored_key(upload: Upload) -> str | None:
     if not key:
         return None
     digest = hashlib.sha256()
-    for part in (upload.filename or "", *(upload.fields.get(f, "") for f in ("exercise", "course", "source"))):
+    sent = ["exercise", "course", "source"] + (["late_source", "filename"] if "late_source" in upload.fields else [])
+    for part in (upload.filename or "", *(upload.fields.get(f, "") for f in sent)):
         encoded = part.encode(errors="replace")
         digest.update(len(encoded).to_bytes(8, "big") + encoded)
     digest.update(upload.content or b"")

@@ -1,5 +1,6 @@
-"""HTML for the instructors' leaderboard page (``/leaderboard``): plain strings, every value
-escaped with ``e()``. Its route is ``server.leaderboard.page_router``; the rows are the API's."""
+"""HTML for the leaderboard page (``/leaderboard``): the instructors' board and the learners'
+(:func:`learner_board_page`); plain strings, every value escaped with ``e()``. Its route is
+``server.leaderboard.page_router``; the rows are the API's."""
 
 from __future__ import annotations
 
@@ -115,4 +116,67 @@ def _pager(view: BoardView, limit_param: int | None) -> str:
     return (
         f'<div class="pager">{prev_link}<span>Page {page_number} of {pages} · learners {e(where)}</span>'
         f"{next_link}</div>"
+    )
+
+
+# --- the learners' board -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LearnerBoardView:
+    """A course's board as one of its learners sees it (``GET /api/v1/leaderboard``'s rows)."""
+
+    viewer: Viewer
+    viewer_id: int
+    course: tuple[str, str]  # (slug, title)
+    exercises: list[tuple[str, str]]  # (slug, title) the learner may see a board of
+    held: list[str]  # titles of exercises whose scores are held back until the due dates
+    exercise: str | None
+    total: int
+    limit: int
+    offset: int
+    rows: list[BoardRow]
+    #: What the page calls each learner: their pseudonym in the course, or (the course's setting) their name.
+    names: dict[int, str]
+    real_names: bool
+
+
+def learner_board_page(view: LearnerBoardView) -> str:
+    """The board for a learner: exercise tabs, rank, learner (pseudonym unless the course shows
+    names), board score, attempts, solved, when first reached; their own row marked."""
+    slug = view.course[0]
+    tabs = [_tab("Overall", board_url(None, course=slug), view.exercise is None)]
+    tabs += [_tab(title, board_url(s, course=slug), view.exercise == s) for s, title in view.exercises]
+    current = next((title for s, title in view.exercises if s == view.exercise), "Overall")
+    rows = "".join(_learner_row(view, i, r) for i, r in enumerate(view.rows))
+    if not rows:
+        rows = '<tr><td colspan="6" class="muted">No learner has a finished submission yet.</td></tr>'
+    held = (
+        f'<p class="muted" id="held">Not on the board until every learner\'s due date has passed: {e(", ".join(view.held))}.</p>'
+        if view.held
+        else ""
+    )
+    naming = "by name (your course's setting)" if view.real_names else "by pseudonym (yours included), not by name"
+    body = (
+        f"<h1>Board · {e(current)} ({e(view.course[1])})</h1>"
+        f'<nav aria-label="Exercises">{"".join(tabs)}</nav>{held}'
+        '<table id="board"><thead><tr><th scope="col" class="num">Rank</th><th scope="col">Learner</th>'
+        '<th scope="col" class="num">Board score</th><th scope="col" class="num">Attempts</th>'
+        '<th scope="col" class="num">Solved</th><th scope="col">Best first reached</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+        f'<p class="muted">{e(view.total)} learners on this board. Learners are shown {e(naming)}. The board score '
+        "counts the checks the judge confirmed, after late penalties; a failed run never lowers it. "
+        f'<a href="{e(learner_url(view.viewer.name, slug))}">Back to your work</a></p>'
+    )
+    return page(f"Board · {current}", body, view.viewer, current="Board")
+
+
+def _learner_row(view: LearnerBoardView, index: int, row: BoardRow) -> str:
+    you = row.user_id == view.viewer_id
+    mark = ' class="you" aria-current="true"' if you else ""
+    return (
+        f'<tr{mark}><td class="num">{view.offset + index + 1}</td>'
+        f'<td class="learner">{e(view.names.get(row.user_id, ""))}{" (you)" if you else ""}</td>'
+        f'<td class="num score">{e(format_score(row.best))}</td><td class="num">{row.attempts}</td>'
+        f'<td class="num">{row.solved}</td><td>{time_html(row.reached_at, view.viewer.zone)}</td></tr>'
     )

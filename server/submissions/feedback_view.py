@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from exercises.scoring import WITHHELD
 from sandbox.text import cap
 from server.models import CheckResult, Status, Submission
 from server.submissions.places import CellPlaces
@@ -44,12 +45,12 @@ FEEDBACK_CSS = """
 .fb-checks-line{color:#475467}
 .fb-mistakes{border-left:4px solid #d97706;padding:.2rem .8rem;background:#fffaf0}
 .fb-next{font-weight:600;color:#166534}
-.fb-pass{color:#166534}.fb-fail{color:#c0262d}
+.fb-pass{color:#166534}.fb-fail{color:#c0262d}.fb-held{color:#b45309}
 .check-message pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.3rem 0}
 .verdict{font-weight:600}
-.pass{color:#166534}.fail{color:#b42318}
+.pass{color:#166534}.fail{color:#b42318}.held{color:#b45309}
 ul.checks{list-style:none;padding:0}ul.checks li{margin:.5rem 0;padding:.4rem .6rem;border-left:4px solid #e3e7ee}
-ul.checks li.failed{border-left-color:#b42318}ul.checks li.passed{border-left-color:#166534}
+ul.checks li.failed{border-left-color:#b42318}ul.checks li.held{border-left-color:#d97706}ul.checks li.passed{border-left-color:#166534}
 .misconception{background:#fff8db;border:1px solid #f5d76e;border-radius:.3rem;padding:.3rem .5rem;margin-top:.3rem}
 """
 
@@ -98,10 +99,18 @@ def _results(checks: Sequence[CheckPublic], feedback: Feedback) -> list[str]:
     return out
 
 
+def withheld(check: CheckResult | CheckPublic) -> bool:
+    """A check that passed but whose points are not counted yet (the judge's ``Not counted
+    yet: ...``): shown as such, never as a failure, in every view (a score-only one too)."""
+    return not check.passed and (check.message or "").startswith(WITHHELD)
+
+
 def _checks_table(checks: Sequence[CheckPublic], results: Sequence[str]) -> str:
     rows = []
     for check, result in zip(checks, results, strict=True):
         mark = '<td class="fb-pass">✓</td>' if check.passed else '<td class="fb-fail">✗</td>'
+        if withheld(check):
+            mark, result = '<td class="fb-held" title="not counted yet">–</td>', check.message.split("\n", 1)[0]
         rows.append(
             f'<tr>{mark}<td>{e(check.name)}</td><td class="num">{format_score(check.weight)}</td>'
             f"<td>{e(result)}</td></tr>"
@@ -232,7 +241,9 @@ def _checks_html(submission: Submission | SubmissionPublic) -> str:
         passed = sum(1 for c in checks if c.passed)
         parts.append(f'<h2>Checks ({passed} of {len(checks)} passed)</h2><ul class="checks">')
         for check in checks:
-            mark, css = ("✓ passed", "passed") if check.passed else ("✗ failed", "failed")
+            mark, css, span = ("✓ passed", "passed", "pass") if check.passed else ("✗ failed", "failed", "fail")
+            if withheld(check):
+                mark, css, span = "– not counted yet", "held", "held"
             message = check.message or ""
             if check.misconception:
                 # the judge appends the misconception to the message; show it once, on its own line
@@ -248,7 +259,7 @@ def _checks_html(submission: Submission | SubmissionPublic) -> str:
                 else ""
             )
             parts.append(
-                f'<li class="check {css}"><span class="{"pass" if check.passed else "fail"}">{mark}</span> '
+                f'<li class="check {css}"><span class="{span}">{mark}</span> '
                 f'<b class="check-name">{e(check.name)}</b> <span class="muted">({e(format_score(check.weight))} points)</span>'
                 f"{body}{miss}</li>"
             )

@@ -136,7 +136,7 @@ def site_header(viewer: Viewer | None, current: str) -> str:
             ("LMS", in_course("/dashboard/lti", slug)),  # the course's LTI link, roster and grades (server.lti)
         ]
     else:
-        links = [("My work", learner_url(viewer.name, slug))]
+        links = [("My work", learner_url(viewer.name, slug)), ("Board", in_course("/leaderboard", slug))]
     nav = "".join(f'<a href="{e(href)}"{_CURRENT if label == current else ""}>{e(label)}</a>' for label, href in links)
     place = (
         f'<span id="page-course" class="course-name">Course: <b>{e(viewer.course.title)}</b> '
@@ -168,7 +168,7 @@ def login_page(notice: str | None = None, next_path: str = "") -> str:
         '<button type="submit">Log in</button>'
         "</form>"
         '<p class="muted">Instructors see the class dashboard and the leaderboard; learners see '
-        "their own submissions and feedback. The token is checked once; the browser then keeps "
+        "their own submissions and feedback, and their course's board. The token is checked once; the browser then keeps "
         "only a signed session cookie, which ends when you log out, when it expires, or when the "
         "token is revoked.</p>"
     )

@@ -40,3 +40,8 @@ def learners_url(course: str | None = None, page: int | None = None) -> str:
 def submission_url(submission_id: int) -> str:
     """One submission's page."""
     return f"/dashboard/submissions/{int(submission_id)}"
+
+
+def starter_url(slug: str, suffix: str, course: str | None = None) -> str:
+    """An exercise's starter to download (``suffix`` ``.py`` or ``.ipynb``), at the version the course serves."""
+    return in_course(f"/dashboard/starter/{quote(slug, safe='')}{suffix}", course)

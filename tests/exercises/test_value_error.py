@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from exercises.compare import where
 from exercises.framework import Outcome, Run, evaluate_check
 from exercises.offline import regular_cases
 from exercises.registry import get_exercise
@@ -61,8 +62,7 @@ def test_each_value_error_check_says_what_it_said(slug: str, check: str, tag: st
         chk = next(c for c in exercise.checks if c.id == check)
         passed, message, evidence = evaluate_check(chk, run)
         assert not passed
-        where = f"on input {case.describe()}"
-        assert message == template.format(where=where, about=case.about)
+        assert message == template.format(where=where(case), about=case.about)
         # What came back is read only to be described, never when the check is about the exception.
         assert ("output" in evidence.aspects) == ("{value}" in template.replace("int 7", "{value}"))
 

@@ -24,6 +24,7 @@ import re
 
 import pytest
 
+from sandbox.verdicts import MALFORMED
 from server.courses.feedback_cut import REPORT_ROOT_CAUSES
 from server.courses.source_facts import SourceFacts
 from tests.hostile import sources as H
@@ -90,7 +91,7 @@ def test_attack1_a_forged_device_name_carries_the_inputs_into_the_report(service
     digits = _printed(service, done["id"], "DIGITS")
     assert digits, "the instructor's view has the code's own print of what it saw"
     mine = service.spend("bea", done["id"])
-    assert mine["verdict"] == "crashed" and "malformed" in mine["message"], mine["message"]
+    assert mine["verdict"] == "crashed" and mine["message"] == MALFORMED, mine["message"]
     leaked = set(re.findall(r"LEAK_([\d_]+)", json.dumps(mine)))
     assert not leaked & digits, sorted(leaked & digits)[:3]
 
@@ -108,7 +109,7 @@ def test_attack1b_a_forged_layout_name_carries_the_inputs_into_the_report(servic
     digits = _printed(service, done["id"], "DIGITS")
     assert digits
     mine = service.spend("dan", done["id"])
-    assert mine["verdict"] == "crashed" and "malformed" in mine["message"], mine["message"]
+    assert mine["verdict"] == "crashed" and mine["message"] == MALFORMED, mine["message"]
     leaked = set(re.findall(r"LEAK_([\d_]+)", json.dumps(mine)))
     assert not leaked & digits, sorted(leaked & digits)[:3]
 
@@ -228,6 +229,6 @@ def test_attack4_a_syntax_error_written_by_the_code_quotes_its_text(service: Ser
     digits = _printed(service, done["id"], "DIGITS")
     assert digits, "the code ran and reached the result file"
     mine = service.spend("eve", done["id"])
-    assert mine["verdict"] == "crashed" and "malformed" in mine["message"], mine["message"]
+    assert mine["verdict"] == "crashed" and mine["message"] == MALFORMED, mine["message"]
     leaked = set(re.findall(r"LEAK_([\d_]+)", json.dumps(mine)))
     assert not leaked & digits, sorted(leaked & digits)[:3]

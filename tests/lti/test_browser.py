@@ -115,8 +115,9 @@ def _scores(service: Service, sub: str) -> list[dict]:  # type: ignore[type-arg]
     return [s for s in service.platform.state()["scores"] if s["userId"] == sub]
 
 
-def _submit_by_upload(page, service: Service, name: str, slug: str, shots: Path) -> int:  # type: ignore[no-untyped-def]
-    """From the LMS, the learner's launch of ``slug``; the page opened for it; a file uploaded."""
+def _submit_by_upload(page, service: Service, name: str, slug: str, shots: Path, late: bool = False) -> int:  # type: ignore[no-untyped-def]
+    """From the LMS, the learner's launch of ``slug``; the page opened for it; a file uploaded
+    (``late``: past its due date, so the page asks first and the learner sends it anyway)."""
     link = next(r["id"] for r in service.platform.state()["resource_links"] if r["custom"].get("exercise") == slug)
     page.goto(service.platform.launch_url(user=name, context="A1", link=link))
     page.wait_for_url(re.compile(rf".*/dashboard/learners/{name}\?course={SLUG}&exercise={slug}$"))
@@ -128,6 +129,10 @@ def _submit_by_upload(page, service: Service, name: str, slug: str, shots: Path)
     source = get_exercise(slug).reference_source
     page.set_input_files("#upload-file", {"name": f"{slug}.py", "mimeType": "text/x-python", "buffer": source.encode()})
     page.click("#upload-form button[type=submit]")
+    if late:
+        page.wait_for_selector("#late-notice")
+        assert f"{slug} was due on" in page.locator("#late-notice").inner_text()
+        page.click("#late-confirm button[type=submit]")
     page.wait_for_url(re.compile(r".*/dashboard/submissions/\d+$"))
     submission_id = int(page.url.rsplit("/", 1)[1])
     from playwright.sync_api import expect
@@ -192,7 +197,7 @@ def test_launch_submit_and_grades_back_in_chromium(service: Service, tmp_path: P
             # 3. A late submission arrives with its late penalty and its time.
             bob = browser.new_context(viewport={"width": 1280, "height": 900}, ignore_https_errors=True).new_page()
             bob.set_default_timeout(60_000)
-            bob_submission = _submit_by_upload(bob, service, "bob", "critic-loss", tmp_path)
+            bob_submission = _submit_by_upload(bob, service, "bob", "critic-loss", tmp_path, late=True)
             assert bob.locator("#submission-counted").inner_text() == "80"  # 100, two started days late at 10%
             assert "Sent 1 score(s)" in service.cli("lti", "grades", "apply", SLUG).stderr
             [late] = _scores(service, "b-bob")

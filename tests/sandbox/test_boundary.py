@@ -6,11 +6,12 @@ import json
 import signal
 
 import pytest
+import torch
 
 from sandbox import harness, host, jailfs
 from sandbox.exit_codes import ExitCode
 from sandbox.protocol import JobStatus, SandboxLimits
-from sandbox.verdicts import ENDED_EARLY, SIGNALLED, BadReport, validate_exited
+from sandbox.verdicts import ENDED_EARLY, MALFORMED, SIGNALLED, BadReport, validate_exited
 from sandbox.verdicts import interpret as interpret_report
 
 LIMITS = SandboxLimits(output_bytes=1 << 20, captured_output_bytes=1024)
@@ -50,7 +51,24 @@ def interpret(result: object, code: int = 0, **extra: object):
 ])
 def test_malformed_results_are_the_childs_crash_never_an_exception(result: object) -> None:
     res = interpret(result)
-    assert res.status == JobStatus.CRASHED and "malformed" in res.message and not res.calls
+    assert res.status == JobStatus.CRASHED and res.message == MALFORMED and not res.calls
+    # the process did not end early: it is not told to stop calling exit()
+    assert "exit" not in res.message
+
+
+def test_non_finite_digests_come_back_by_name_and_read_as_numbers() -> None:
+    """An output that went NaN or infinite on a measured case is the learner's wrong answer: its
+    digest reaches the judge (which says the values are not finite), never as forged results."""
+    t = harness.digest(torch.tensor([float("nan"), float("inf"), 1.0]), seed=3)
+    wire = [harness.wire_float(x) for x in t]
+    assert "nan" in wire and json.loads(json.dumps(wire)) == wire  # strict JSON, no NaN token
+    res = interpret({"status": "ok", "calls": [{"id": "a", "output": None, "digests": {"ca.out": wire}}]})
+    assert res.status == JobStatus.OK
+    got = res.calls[0].digests["ca.out"]
+    assert [repr(x) for x in got] == [repr(float(x)) for x in wire]
+    for forged in (float("nan"), "NaN", "1e400", None):
+        res = interpret({"status": "ok", "calls": [{"id": "a", "output": None, "digests": {"ca.out": [forged, 1.0]}}]})
+        assert res.status == JobStatus.CRASHED and res.message == MALFORMED, forged
 
 
 def test_a_well_formed_result_is_accepted() -> None:
@@ -74,7 +92,7 @@ def test_a_tensors_words_outside_their_closed_lists_are_a_malformed_result(words
     """Review 6, attack 1: the judge quotes a record's device and layout, so a word the harness
     could not have written (the learner's code can patch what the harness records) is refused."""
     res = interpret({"status": "ok", "calls": [_tensor_call(**words)]})
-    assert res.status == JobStatus.CRASHED and "malformed" in res.message and "4711" not in res.message
+    assert res.status == JobStatus.CRASHED and res.message == MALFORMED and "4711" not in res.message
 
 
 @pytest.mark.parametrize("words", [
@@ -96,7 +114,7 @@ def test_a_syntax_error_is_the_trusted_compiles_never_the_childs_words() -> None
     forged = {"status": "syntax_error", "line": 1, "message": "LEAK_4711", "text": "LEAK_4711"}
     head, blob = exited(forged, ExitCode.SYNTAX)
     res = interpret_report(head, blob, LIMITS, killed_for_time=False, oom=False, source=("x = 1\n", "submission.py"))
-    assert res.status == JobStatus.CRASHED and "malformed" in res.message and "4711" not in res.message
+    assert res.status == JobStatus.CRASHED and res.message == MALFORMED and "4711" not in res.message
     broken = ("x = 1\ndef f(:\n", "submission.py")
     res = interpret_report(head, blob, LIMITS, killed_for_time=False, oom=False, source=broken)
     assert res.status == JobStatus.SYNTAX_ERROR and res.line == 2 and "4711" not in res.message, res.message

@@ -32,6 +32,9 @@ SECRET = "0.4711"
     ("Expected a dict, got str 'x 0.4711' on input x.", "got a str (not shown"),
     ("Expected keys ['a'], got ['0.4711', 'k2'].", "got another value (not shown"),
     ("Expected a dict, got Opaque <0.4711> on hidden case 3.", "got another value (not shown"),
+    # a case described by its inputs (exercises.compare.where): the case stays, the repr goes
+    ("Expected a dict, got str 'x 0.4711' on torch.float32 inputs: (x=float32[4]).",
+     "got a str (not shown under this exercise's feedback policy) on torch.float32 inputs: (x=float32[4])"),
     (f"Got {summarize(torch.tensor([0.4711, 2.0]))} on input x: a row", "got another value on input x"),
     ("Raised ValueError: 0.4711 on input x\nValueError: 0.4711", f"Raised ValueError {CUT_NOTE}"),
     ("Expected ValueError on input x, got KeyError: 0.4711", f"got KeyError {CUT_NOTE}"),

@@ -193,5 +193,7 @@ def test_the_html_board_shows_the_course_asked_for(term: Term) -> None:
 
     log_in(term.user("root", Role.ADMIN))  # an admin reads every course's board
     assert logins("/leaderboard?course=sec-a") == tied and logins("/leaderboard?course=sec-b") == ["bob"]
-    log_in(term.tokens["ann"])  # a learner: the same 404 as for any instructors' page
-    assert client.get("/leaderboard?course=sec-a").status_code == 404
+    log_in(term.tokens["ann"])  # a learner: their own course's board, by pseudonym (no logins); no other course's
+    own = client.get("/leaderboard?course=sec-a")
+    assert own.status_code == 200 and logins("/leaderboard?course=sec-a") == [] and "Cid" not in own.text
+    assert client.get("/leaderboard?course=sec-b").status_code == 404

@@ -193,11 +193,13 @@ def test_learners_see_only_their_own_pages(api: Api, klass: dict[str, int]) -> N
         "/dashboard/learners/ben", "/dashboard/learners/teacher", "/dashboard/learners/nobody",
         f"/dashboard/submissions/{klass['ben1']}", f"/dashboard/submissions/{klass['teacher1']}", "/dashboard/submissions/999999",
         "/dashboard/learners", f"/dashboard/exercises/{EXERCISE}", f"/dashboard/exercises/{EXERCISE}/misconception?mistake=x",
-        "/leaderboard", "/dashboard/gradebook.csv", "/dashboard/gradebook-wide.csv",
+        "/dashboard/gradebook.csv", "/dashboard/gradebook-wide.csv",
     ]:
         page = api.client.get(path)
         assert page.status_code == 404, path
         assert "Not found" in page.text and "Ben" not in page.text and "Baker" not in page.text, path
+    board = api.client.get("/leaderboard")  # the learners' board: classmates by pseudonym only
+    assert board.status_code == 200 and "Ben" not in board.text and "Baker" not in board.text
     # Someone else's submission and one that does not exist answer the same page.
     other = api.client.get(f"/dashboard/submissions/{klass['ben1']}").text
     assert other == api.client.get("/dashboard/submissions/999999").text

@@ -133,11 +133,13 @@ def test_chromium_reads_the_dashboard_and_learners_see_only_their_own(server: Se
 
             # Nothing of anyone else's: other learners' pages and submissions, the class pages.
             for path in ["/dashboard/learners/dash-alan", f"/dashboard/submissions/{ids['dash-alan']}",
-                         "/dashboard/exercises/actor-loss", "/dashboard/learners", "/leaderboard"]:
+                         "/dashboard/exercises/actor-loss", "/dashboard/learners"]:
                 response = mine.goto(f"{server.url}{path}")
                 assert response is not None and response.status == 404, path
                 assert mine.locator("h1").inner_text() == "Not found"
                 assert "Alan" not in mine.content()
+            board = mine.goto(f"{server.url}/leaderboard")  # the course's board: classmates by pseudonym
+            assert board is not None and board.status == 200 and "Alan" not in mine.content()
             mine.goto(f"{server.url}/dashboard")
             assert mine.url == f"{server.url}/dashboard/learners/dash-ada"
         finally:

@@ -105,13 +105,22 @@ def test_login_form_renders_without_a_session(api: Api) -> None:
     assert "set-cookie" not in response.headers
 
 
-def test_a_learner_logs_in_to_their_own_page_and_the_board_is_not_there(api: Api) -> None:
-    ann = api.user("ann")
+def test_a_learner_logs_in_to_their_own_page_and_reads_the_board_by_pseudonym(api: Api, rows: Rows) -> None:
+    """A learner's board (issue 34): their course's, every learner by the course's pseudonym
+    (their own row too, marked), no login and no "shown to learners as" column."""
+    ann = learner(api, "ann", "Ann Able")
+    learner(api, "ben", "Ben Baker")
+    rows.add("ann", score=50, minute=1)
+    rows.add("ben", score=90, minute=2)
     response = log_in(api, ann)
     assert response.status_code == 303 and response.headers["location"] == "/dashboard/learners/ann"
     assert COOKIE_NAME in api.client.cookies
+    assert 'href="/leaderboard?course=default">Your course' in api.client.get("/dashboard/learners/ann").text
     board = api.client.get(BOARD)
-    assert board.status_code == 404 and 'id="board"' not in board.text and "Not found" in board.text
+    assert board.status_code == 200 and 'id="board"' in board.text and "Shown to learners as" not in board.text
+    cells = board_rows(board.text)
+    assert [len(r) for r in cells] == [6, 6] and [r[2] for r in cells] == ["90", "50"]
+    assert "Ben" not in board.text and "ben" not in [c for r in cells for c in r] and cells[1][1].endswith("(you)")
 
 
 def test_an_unknown_or_empty_token_gets_the_form_again(api: Api) -> None:
@@ -321,7 +330,7 @@ def test_forged_expired_and_learner_cookies_are_refused(api: Api) -> None:
     assert refused(sign(user_id, token_id, secret, now=time.time() - 13 * 3600))  # expired
     api.client.cookies.clear()
     learners = api.client.get(BOARD, cookies={COOKIE_NAME: sign(*tokens["ann"], secret)})
-    assert learners.status_code == 404 and 'id="board"' not in learners.text  # well signed, but a learner's
+    assert learners.status_code == 200 and "Shown to learners as" not in learners.text  # a learner's: their board
     assert refused(sign(user_id, tokens["ann"][1], secret))  # another user's token id
     assert refused("garbage") and refused("v1.1.1.1.1.1")
     assert ann and teacher
@@ -372,7 +381,9 @@ def test_every_page_asks_for_its_login_by_dependency() -> None:
     ) == ["/dashboard/live"]
     everyone = {"/dashboard", "/dashboard/learners/{name}", "/dashboard/submissions/{submission_id}", "/dashboard/live",
                 "/dashboard/submit",  # a learner submits from their own page
-                "/dashboard/submissions/{submission_id}/token"}  # and spends a feedback token on their submission's
+                "/dashboard/submissions/{submission_id}/token",  # and spends a feedback token on their submission's
+                "/dashboard/starter/{name}",  # downloads a starter released to them
+                "/leaderboard"}  # and reads their course's board (by pseudonym)
     assert sorted(path for path, found in pages.items() if get_web_instructor not in found) == sorted(everyone)
 
 
@@ -460,8 +471,9 @@ def test_chromium_logs_in_and_reads_the_board(server: Server, tmp_path: Path) ->
             page.click("button[type=submit]")
             page.wait_for_url(re.compile(r".*/dashboard/learners/web-grace(\?course=[\w-]+)?$"))  # links carry their course
             assert page.locator("h1").inner_text() == "Your work"
-            response = page.goto(f"{server.url}/leaderboard")
-            assert response is not None and response.status == 404 and page.locator("table#board").count() == 0
+            response = page.goto(f"{server.url}/leaderboard")  # the learners' board: by pseudonym, no logins
+            assert response is not None and response.status == 200 and page.locator("table#board").count() == 1
+            assert "Alan" not in page.content() and "web-alan" not in page.content()
             context.clear_cookies()
 
             # The instructor logs in and comes back to the board.

@@ -1,4 +1,6 @@
-"""``ppo-submit starter SLUG --notebook``: an exercise's starter file as a Jupyter notebook.
+"""An exercise's starter file as a Jupyter notebook: what ``ppo-submit starter SLUG --notebook``
+writes and the learner's dashboard page downloads (``/dashboard/starter/SLUG.ipynb``), one
+builder for both sides.
 
 The cells, in order: the exercise's description and the function's contract (its docstring)
 as markdown; the imports; the function to fill in; the self-tests (the starter's
