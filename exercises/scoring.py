@@ -4,7 +4,7 @@
 asks diagnosis to name the mistakes behind the failed value checks (and a memory check's
 measured-peak naming, supplied by the judge, behind a failed memory check), appends each
 named mistake to its check's message, withholds the points of contract details until the
-core values are right (EXERCISES.md, "Numbers and gradients"), and scores what is left.
+core values are right (docs/contract.md, "Numbers" and "Gradients"), and scores what is left.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ WITHHELD = "Not counted yet:"
 
 
 def withhold_contract_points(checks: list[Check], outcomes: list[CheckOutcome]) -> None:
-    """Contract details earn points only when the core value checks pass (EXERCISES.md)."""
+    """Contract details earn points only when the core value checks pass (docs/contract.md)."""
     passed = {c.id for c, o in zip(checks, outcomes) if o.passed}
     counted = {c.id for c in counted_checks(checks, passed)}
     core = [o.name for c, o in zip(checks, outcomes) if c.core and not o.passed]

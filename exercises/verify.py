@@ -57,7 +57,7 @@ def _exp(x: float) -> str:
 
 
 def tolerance_statement() -> str:
-    """The sentence every starter of a floating-point exercise states (EXERCISES.md, "exact")."""
+    """The sentence every starter of a floating-point exercise states (docs/contract.md, "Numbers")."""
     (r64, a64), (r32, a32), (rbf, abf) = (TOLERANCES[d] for d in (torch.float64, torch.float32, torch.bfloat16))
     return (
         f"float64 within {_exp(r64)} relative (+{_exp(a64)} absolute), float32 within {_exp(r32)} relative + "
