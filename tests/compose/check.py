@@ -221,12 +221,19 @@ def prepare_wheelhouse() -> Path:
     house = CACHE / "wheelhouse"
     files = house / "files"
     requirements = image_requirements()
+    # The Dockerfile installs under constraints.txt less its torch line; so does the download,
+    # or the wheelhouse could hold a newer version than the image's pip is allowed to take.
+    pins = [line for line in (ROOT / "constraints.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#") and not line.startswith("torch==")]
     stamp = house / "requirements.txt"
-    if not stamp.exists() or stamp.read_text() != "\n".join(requirements):
+    wanted = "\n".join(requirements + pins)
+    if not stamp.exists() or stamp.read_text() != wanted:
         files.mkdir(parents=True, exist_ok=True)
-        run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--dest", str(files), *requirements],
-            timeout=1800)
-        stamp.write_text("\n".join(requirements))
+        house.mkdir(parents=True, exist_ok=True)
+        (house / "constraints.txt").write_text("\n".join(pins) + "\n")
+        run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--dest", str(files),
+             "-c", str(house / "constraints.txt"), *requirements], timeout=1800)
+        stamp.write_text(wanted)
     simple = house / "simple"
     shutil.rmtree(simple, ignore_errors=True)
     projects: dict[str, list[str]] = {}
