@@ -212,13 +212,13 @@ def test_an_exercise_taken_out_of_its_set_keeps_hiding_until_its_last_due_date(t
         assert record["feedback_view"] == "hidden" and record["score"] is None and not record.get("checks")
         assert "released on 2026-12-13 17:00:00" in record["message"]
     overall = term.client.get(f"/api/v1/leaderboard?course={COURSE}", headers=term.tokens["bob"]).json()
-    assert all(e["best_score"] in (None, 0) for e in overall["entries"]), overall
+    assert all(e["board_score"] in (None, 0) for e in overall["entries"]), overall
     scores = term.client.get(f"/api/v1/courses/{COURSE}/scores", headers=term.tokens["ann"]).json()["scores"]
     assert all(s["counted_score"] is None for s in scores if s["exercise"] == "actor-loss"), scores
     term.clock.now = DUE + 2 * DAY
     _assert_report(term.client.get(f"/api/v1/submissions/{ann['id']}", headers=term.tokens["ann"]).json())
     overall = term.client.get(f"/api/v1/leaderboard?course={COURSE}", headers=term.tokens["bob"]).json()
-    assert [e["best_score"] for e in overall["entries"]] == [60, 60]
+    assert [e["board_score"] for e in overall["entries"]] == [60, 60]
 
 
 def test_tokens_still_apply_to_an_exercise_taken_out_of_its_set(term: Term) -> None:
