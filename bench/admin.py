@@ -209,9 +209,9 @@ def _fill(url: str, exercises: list[str], due: datetime, seed: int) -> float:
     return time.perf_counter() - start
 
 
-def commands(exercises: list[str], out: Path) -> list[tuple[str, ...]]:
+def commands(exercises: list[str], out: Path, learners: int) -> list[tuple[str, ...]]:
     """Every admin command that reads the database (``similarity`` reads the run made beforehand)."""
-    learner = "l007@uni.edu"
+    learner = f"l{min(7, learners - 1):03d}@uni.edu"
     return [
         ("users", "list"),
         ("courses", "list"),
@@ -236,6 +236,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--write", action="store_true", help="record the table in docs/benchmarks.md")
     args = parser.parse_args()
+    if args.learners < 3 or args.repeats < 1:
+        parser.error("--learners is at least 3 (the corrections need three learners), --repeats at least 1")
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -249,7 +251,7 @@ def main() -> None:
         assert len(rows) == args.learners * len(exercises), len(rows)
         load_before = os.getloadavg()
         results = []
-        for command in commands(exercises, folder):
+        for command in commands(exercises, folder, args.learners):
             cli.run(*command)  # warm the page cache: every figure is a warm start
             runs = [cli.run(*command)[1:] for _ in range(args.repeats)]
             walls, cpus = [w for w, _ in runs], [c for _, c in runs]

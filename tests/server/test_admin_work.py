@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from sqlalchemy import event, insert
@@ -24,8 +25,8 @@ from server.courses.score_views import scores_of
 from server.courses.service import create_course, enroll, members
 from server.courses.sets import publish
 from server.db import make_engine, make_session_factory, transaction
-from server.gradebook.service import canvas_gradebook_rows, gradebook_rows, moodle_gradebook_rows
 from server.courses.best_scores import backfill_best_scores
+from server.gradebook.service import canvas_gradebook_rows, gradebook_rows, moodle_gradebook_rows
 from server.leaderboard.service import board
 from server.models import Role, Submission
 from server.users.service import create_user
@@ -138,3 +139,22 @@ def test_the_admin_commands_that_read_the_database_never_import_torch(settings: 
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, (command, done.stderr)
         assert done.stderr.strip().endswith("no torch"), (command, done.stderr[-500:])
+
+
+@pytest.mark.slow
+def test_the_admin_benchmark_runs_at_a_tiny_size() -> None:
+    """``bench/admin.py`` end to end on three learners, each command once: it builds the course
+    through the real commands, every timed command exits 0, and the table has a row for each
+    (the figures in docs/benchmarks.md come from a 200-learner run; none is asserted here)."""
+    from bench.admin import commands
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PPO_GRADER_")}
+    before = (root / "docs" / "benchmarks.md").read_bytes()
+    run = subprocess.run([sys.executable, str(root / "bench" / "admin.py"), "--learners", "3", "--repeats", "1"],
+                         cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = [line for line in run.stdout.splitlines() if line.startswith("| `ppo-grader ")]
+    assert len(rows) == len(commands(EXERCISES, root, 3)), run.stdout
+    assert "scores list bench-a --learner l002@uni.edu" in run.stdout
+    assert (root / "docs" / "benchmarks.md").read_bytes() == before  # only --write records figures
