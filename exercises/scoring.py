@@ -17,7 +17,7 @@ from exercises.diagnosis import Diagnosis, diagnose
 from exercises.evidence import Evidence
 from exercises.framework import Check, Exercise, Run, evaluate_check
 from exercises.mistakes import Mistake
-from exercises.report import CheckOutcome, cap_messages, shorten_repeated_tracebacks
+from exercises.report import WITHHELD, CheckOutcome, cap_messages, shorten_repeated_tracebacks
 
 #: Names the memory mistake behind a failed memory check, from measured peaks (or None).
 MemoryNaming = Callable[[Exercise, Check, Run], Mistake | None]
@@ -135,11 +135,6 @@ def counted_checks(checks: list[Check], passed: set[str]) -> list[Check]:
     """The passed checks whose points count: gated ones only when every core check passed."""
     core_ok = all(c.id in passed for c in checks if c.core)
     return [c for c in checks if c.id in passed and (core_ok or not c.gated)]
-
-
-#: How a withheld check's message opens: it passed, and its points wait for the core values to be
-#: right. Every view shows it as such, a score-only one too (``server.courses.feedback_policy``).
-WITHHELD = "Not counted yet:"
 
 
 def withhold_contract_points(checks: list[Check], outcomes: list[CheckOutcome]) -> None:

@@ -36,8 +36,7 @@ from exercises.framework import Case, CaseGen, Exercise
 from exercises.judge import Judge
 from exercises.known_answers import check_known_answers
 from exercises.mistakes import Mistake
-from exercises.report import GradeReport
-from exercises.scoring import WITHHELD
+from exercises.report import WITHHELD, GradeReport
 
 #: The seeds the gate grades on.
 SEEDS = tuple(range(1, 21))

@@ -304,6 +304,8 @@ class Compose:
         env_lines = [
             f"PPO_GRADER_SECRET_KEY={secrets.token_urlsafe(48)}",
             f"POSTGRES_PASSWORD={self.password}",
+            f"PPO_GRADER_DATABASE_URL=postgresql+psycopg://ppo:{self.password}@db:5432/ppo_grader",
+            f"PPO_GRADER_METRICS_TOKEN={secrets.token_urlsafe(24)}",
             # 20 submissions from one learner at once, and a dead worker noticed in seconds.
             "PPO_GRADER_MAX_QUEUED_PER_USER=100",
             "PPO_GRADER_RATE_LIMIT=1000/minute",
@@ -315,8 +317,6 @@ class Compose:
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(workdir),
-            "POSTGRES_PASSWORD": self.password,
-            "PPO_GRADER_METRICS_TOKEN": secrets.token_urlsafe(24),
             "PPO_GRADER_PUBLISH": f"127.0.0.1:{API_PORT}",
         }
         self.shim: ComposeV1Shim | None = None

@@ -136,7 +136,7 @@ def test_forged_detachment_probes_gain_no_board_place(service: Any) -> None:
     mallory, _ = grade(service, "mallory", "gae", forged)
     assert ann["score"] < 100 and mallory["score"] == 100  # the forgery still fools the detachment check
     rows = {r["name"]: r for r in _board(service, "gae")}
-    assert rows["mallory"]["best_score"] == rows["ann"]["best_score"]
+    assert rows["mallory"]["board_score"] == rows["ann"]["board_score"]
     assert rows["mallory"]["rank"] > rows["ann"]["rank"]  # a tie, broken by who was first
     assert rows["mallory"]["raw_best_score"] == 100
     speed = _speed(service, "gae")
@@ -148,5 +148,5 @@ def test_numpy_loss_with_forged_gradients_gains_no_board_place(service: Any) -> 
     eve, _ = grade(service, "eve", "actor-loss", S.NUMPY_LOSS_WITH_FORGED_GRADIENTS)
     assert bob["score"] == 100 and eve["verdict"] == "graded"
     rows = {r["name"]: r for r in _board(service, "actor-loss")}
-    assert rows["eve"]["best_score"] <= rows["bob"]["best_score"]
+    assert rows["eve"]["board_score"] <= rows["bob"]["board_score"]
     assert rows["eve"]["rank"] > rows["bob"]["rank"]

@@ -383,7 +383,7 @@ def test_finding15_pseudonyms_per_course_and_ties_by_pseudonym(service: Service)
         service.grade(name, "p-full", "def nothing(:\n")
     entries = client.get("/api/v1/leaderboard?course=p-full&exercise=actor-loss", headers=service.headers["prof"]).json()
     tied = [e for e in entries["entries"] if e["name"] in ties]
-    assert len({(e["best_score"], e["best_reached_at"]) for e in tied}) == 1, tied
+    assert len({(e["board_score"], e["best_reached_at"]) for e in tied}) == 1, tied
     with service.state.session_factory() as session:
         from sqlalchemy import select
 

@@ -133,7 +133,7 @@ def test_attack4_an_unpublished_hidden_exercise_shows_everything(service: Servic
     board = client.get("/api/v1/leaderboard?course=p-drop", headers=service.headers["hal"]).json()
     assert mine["feedback_view"] != "full" and mine["score"] is None and not mine["timings"], mine
     assert "STDOUT-OF-GUS" not in json.dumps(mine)
-    assert all(e["best_score"] in (None, 0) for e in board["entries"]), board
+    assert all(e["board_score"] in (None, 0) for e in board["entries"]), board
 
 
 # --- attack 5: an excuse of a hidden exercise, on the learner's page only -------------------------

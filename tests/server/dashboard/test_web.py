@@ -453,7 +453,7 @@ def test_chromium_logs_in_and_reads_the_board(server: Server, tmp_path: Path) ->
     # What the API says, for the same board (other slow tests may share this server).
     api_board = httpx.get(f"{server.url}/api/v1/leaderboard", params={"exercise": "actor-loss", "limit": 500},
                           headers={"Authorization": f"Bearer {server.instructor_token}"}, timeout=30).json()
-    expected = [(e["learner"], e["name"], e["best_score"]) for e in api_board["entries"] if e["name"].startswith("web-")]
+    expected = [(e["learner"], e["name"], e["board_score"]) for e in api_board["entries"] if e["name"].startswith("web-")]
     assert [name for _, name, _ in expected] == ["web-grace", "web-alan", "web-edsger"]
 
     screenshot = tmp_path / "leaderboard.png"
