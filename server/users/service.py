@@ -16,7 +16,7 @@ from server.db import insert_unless_taken
 from server.errors import GraderError, InvalidRoster, UserAlreadyExists, UserNotFound
 from server.models import ApiToken, Role, User, utcnow
 from server.security import display_prefix, hash_token, new_token
-from server.text_guard import is_storable_text
+from server.text_guard import display_text, is_storable_text
 
 #: The login alphabet (docs/instructors.md, "Logins"): what an LMS or a student information
 #: system calls a person, lower-cased: ``ada``, ``s2041187`` (an SIS id), ``zoe.smith@uni.edu``.
@@ -83,6 +83,10 @@ def create_user(
             status_code=422,
             error_name="InvalidDisplayName",
         )
+    # Display names are printed in terminals and pages: control characters and bidirectional
+    # overrides come out here, as they do for the names an LMS sends (text_guard.display_text).
+    if display_name is not None:
+        display_name = display_text(display_name, 128) or None
     user = claim_user(session, name, role, display_name)
     if user is None:  # taken, or taken a moment ago by a concurrent create
         raise UserAlreadyExists(f"A user named {name!r} exists already.")

@@ -38,6 +38,23 @@ def test_instructor_creates_learners_but_not_instructors_admin_may(api: Api) -> 
     assert api.client.post("/api/v1/users", json={"name": "t2", "role": "instructor"}, headers=admin).status_code == 201
 
 
+def test_display_names_set_through_the_api_or_a_roster_lose_their_control_characters(api: Api) -> None:
+    """An escape sequence or a bidirectional override in a display name would reach an
+    administrator's terminal and the pages; they come out where the name enters, as for an LMS's."""
+    teacher = api.user("teacher", Role.INSTRUCTOR)
+    forged = "Lea\x1b]0;owned\x07\u202eevil\tB."
+    created = api.client.post("/api/v1/users", json={"name": "lea", "display_name": forged}, headers=teacher)
+    assert created.status_code == 201
+    assert created.json()["user"]["display_name"] == "Lea]0;ownedevil B."
+    roster = "name,display_name\nbo,\"Bo\x1b[2J\u2066 Z\"\n"
+    imported = api.client.post("/api/v1/users/import", content=roster, headers=teacher)
+    assert imported.status_code == 200, imported.text
+    people = {u["name"]: u["display_name"] for u in api.client.get("/api/v1/users", headers=teacher).json()}
+    assert people["bo"] == "Bo[2J Z"
+    only_controls = api.client.post("/api/v1/users", json={"name": "cy", "display_name": "\x1b\x07"}, headers=teacher)
+    assert only_controls.json()["user"]["display_name"] == "cy"
+
+
 def test_rotate_revokes_old_token_and_issues_a_new_one(api: Api) -> None:
     old = api.user("lea")
     response = api.client.post("/api/v1/users/lea/tokens/rotate", headers=old)
