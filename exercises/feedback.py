@@ -24,7 +24,7 @@ Two steps, because two places know different things:
 
 The jail always runs ``submission.py``: a learner-chosen name never reaches it (a file named
 ``torch.py`` would otherwise shadow a module inside the jail). Renderers (``ppo-submit``,
-``server/submissions/feedback_view.py``) only lay this data out; they decide nothing.
+``server/submissions/report_page.py``) only lay this data out; they decide nothing.
 
 Everything here reads text that came out of the jail: it is parsed defensively and capped.
 """

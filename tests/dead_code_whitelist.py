@@ -15,4 +15,4 @@ exc_type  # the context-manager protocol's __exit__ arguments (client/ppo_submit
 _.health  # ppo_submit.api.Client.health, GET /health from the client library (tests/client/test_api.py)
 _.sandbox_pools  # the judge's warm jail pools, which the hostile tests inspect (tests/hostile/conftest.py)
 installation_root  # server.location: a checkout's own folder (tests/server/test_location.py)
-feedback_html  # server.submissions.feedback_view: the web fragment the feedback snapshots read
+feedback_html  # server.submissions.report_page: the web fragment the feedback snapshots read

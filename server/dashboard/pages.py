@@ -2,7 +2,7 @@
 the learner list, one learner, one submission. Plain strings; every value through ``e()``.
 
 The shell, charts and escaping are the HTML kit's (``server.web``); a submission's feedback is
-the submissions domain's one renderer (``server.submissions.feedback_view``)."""
+the submissions domain's one renderer (``server.submissions.report_page``)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from server.dashboard.service import (
 from server.dashboard.upload import LateAsk
 from server.models import Submission
 from server.regrades.pages import regrade_notes_html
-from server.submissions.feedback_view import FEEDBACK_CSS, feedback_section
+from server.submissions.report_page import FEEDBACK_CSS, feedback_section
 from server.submissions.schemas import SubmissionPublic
 from server.web.charts import Bar, columns, horizontal_bars
 from server.web.html import Viewer, e, format_score, page, time_html

@@ -99,7 +99,7 @@ def page(
     """A whole document around ``body`` (already escaped markup).
 
     ``styles``: more CSS for what ``body`` holds (a domain's fragment brings its own, such as
-    ``server.submissions.feedback_view.FEEDBACK_CSS``), after the shell's.
+    ``server.submissions.report_page.FEEDBACK_CSS``), after the shell's.
 
     ``live``: the change mark the page was drawn at (``server.submissions.waiting.change_mark``).
     The small same-origin script (``/static/live.js``, allowed by ``script-src 'self'``) polls

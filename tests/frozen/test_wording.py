@@ -24,7 +24,7 @@ from exercises.registry import all_exercises
 from ppo_submit.render import plain_text, submission_result
 from server.courses.feedback_policy import Access, FeedbackPolicy, View, visible_report
 from server.courses.source_facts import SourceFacts
-from server.submissions.feedback_view import feedback_html
+from server.submissions.report_page import feedback_html
 from server.submissions.schemas import SubmissionPublic
 
 from .corpus import EXPECTED, SEED, entries, graded

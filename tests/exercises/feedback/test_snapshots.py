@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from ppo_submit.render import plain_text, submission_result
-from server.submissions.feedback_view import feedback_html
+from server.submissions.report_page import feedback_html
 
 from .conftest import SNAPSHOT_FILES
 

@@ -194,7 +194,7 @@ def test_a_double_click_is_one_submission(api: Api) -> None:
 def test_a_notebook_submissions_page_names_cells(api: Api) -> None:
     """The feedback places of a stored notebook submission are its cells (the fake grader's
     report has none, so the renderer is given one from the real feedback snapshots)."""
-    from server.submissions.feedback_view import _fragment
+    from server.submissions.report_page import _fragment
     from server.submissions.places import CellPlaces
     from server.submissions.schemas import Feedback
 

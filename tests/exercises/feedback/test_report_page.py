@@ -1,4 +1,4 @@
-"""server/submissions/feedback_view.py: the web pages' layout of the same feedback data the CLI shows."""
+"""server/submissions/report_page.py: the web pages' layout of the same feedback data the CLI shows."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from ppo_submit.render import plain_text, submission_result
-from server.submissions.feedback_view import feedback_html
+from server.submissions.report_page import feedback_html
 
 
 class _Text(HTMLParser):
@@ -63,7 +63,7 @@ def test_a_row_without_feedback_data_shows_its_verdict_and_checks(graded: dict[s
 def test_the_dashboards_submission_block_uses_the_same_layout(graded: dict[str, dict[str, Any]]) -> None:
     """The dashboard's feedback section lays out a stored row's feedback data with this renderer."""
     from server.models import CheckResult, Submission
-    from server.submissions.feedback_view import feedback_section as dashboard_block
+    from server.submissions.report_page import feedback_section as dashboard_block
 
     sub = graded["typo"]
     row = Submission(status="done", verdict=sub["verdict"], score=sub["score"], message=sub["message"],
