@@ -99,24 +99,31 @@ def _seed(url: str, clients: int) -> list[tuple[str, int]]:
     return pairs
 
 
-def _serve(url: str, listen: bool) -> tuple[subprocess.Popen[bytes], str]:
+def _serve(url: str, listen: bool, count: int) -> list[tuple[subprocess.Popen[bytes], str]]:
+    """``count`` API processes, started together (each start-up takes seconds), once all answer."""
     import httpx
 
-    port = _free_port()
     env = {**os.environ, "PPO_GRADER_DATABASE_URL": url, "PPO_GRADER_QUEUE": "procrastinate",
            "PPO_GRADER_LISTEN_NOTIFY": "true" if listen else "false"}
-    proc = subprocess.Popen([str(BIN / "ppo-grader"), "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    servers = []
+    for _ in range(count):
+        port = _free_port()
+        proc = subprocess.Popen([str(BIN / "ppo-grader"), "serve", "--port", str(port)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        servers.append((proc, f"http://127.0.0.1:{port}"))
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    waiting = [base for _, base in servers]
+    while waiting and time.monotonic() < deadline:
         try:
-            if httpx.get(f"{base}/api/v1/health", timeout=1).status_code == 200:
-                return proc, base
+            if httpx.get(f"{waiting[0]}/api/v1/health", timeout=1).status_code == 200:
+                waiting.pop(0)
         except httpx.HTTPError:
             time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("the API did not start")
+    if waiting:
+        for proc, _ in servers:
+            proc.kill()
+        raise SystemExit("the API did not start")
+    return servers
 
 
 def _transactions(admin: str, url: str) -> int:
@@ -181,7 +188,7 @@ def long_poll_rates(admin: str, url: str, clients: int, seconds: float) -> dict[
     pairs = _seed(url, clients)
     rates = {}
     for way, listen in (("re-read every 50 ms (before)", False), ("LISTEN/NOTIFY (after)", True)):
-        servers = [_serve(url, listen) for _ in range(2)]
+        servers = _serve(url, listen, 2)
         try:
             rates[way] = asyncio.run(_long_poll([base for _, base in servers], pairs, seconds, 3.0, admin, url))
         finally:
