@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import statistics
 import sys
 import tempfile
@@ -24,8 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fastapi.testclient import TestClient  # noqa: E402
-from sqlalchemy import insert, text  # noqa: E402
+from sqlalchemy import Engine, insert, inspect, text  # noqa: E402
 
+from bench.report import write_section  # noqa: E402
 from server.app import create_app  # noqa: E402
 from server.config import Settings  # noqa: E402
 from server.db import make_engine, make_session_factory, transaction  # noqa: E402
@@ -35,13 +35,15 @@ from server.models import CheckResult, Role, Submission  # noqa: E402
 from server.users.service import create_user  # noqa: E402
 
 TITLE = "Leaderboard and statistics"
-DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
-INDEXES = {
-    "ix_submissions_course_id_exercise_user_id_covering":
-        "submissions (course_id, exercise, user_id, verdict, score, created_at)",
-    "ix_submissions_user_id_status": "submissions (user_id, status)",
-    "ix_check_results_submission_id_name_passed": "check_results (submission_id, name, passed)",
-}
+#: The columns of migration 0002's three indexes, as 0002 created them. Later migrations renamed
+#: and widened two of them (0006 put ``course_id`` first in the covering one, 0007 added
+#: ``check_id`` to the check results' one), so the bench looks up, in the migrated database,
+#: the one index of each table that holds these columns in this order (``indexes_of_0002``).
+INDEXES_0002 = [
+    ("submissions", ("exercise", "user_id", "verdict", "score", "created_at")),
+    ("submissions", ("user_id", "status")),
+    ("check_results", ("submission_id", "name", "passed")),
+]
 CHECKS = ["value", "gradient", "clip", "shapes"]
 VERDICTS = ["graded"] * 80 + ["runtime_error"] * 8 + ["crashed"] * 4 + ["time_limit"] * 4 + ["syntax_error"] * 3 + ["internal_error"]
 
@@ -94,6 +96,28 @@ def populate(url: str, n_submissions: int, n_learners: int, exercises: list[str]
     return token
 
 
+def _holds(columns: list[str], wanted: tuple[str, ...]) -> bool:
+    """Whether ``columns`` contain ``wanted`` in this order (other columns may come between)."""
+    rest = iter(columns)
+    return all(column in rest for column in wanted)
+
+
+def indexes_of_0002(engine: Engine) -> dict[str, str]:
+    """The migrated database's indexes that migration 0002 created, by name: ``table (columns)``.
+
+    Exits with a message if a table does not hold exactly one index with 0002's columns: the
+    indexes moved again, and the bench must say which it now compares."""
+    inspector = inspect(engine)
+    found = {}
+    for table, wanted in INDEXES_0002:
+        matches = [i for i in inspector.get_indexes(table) if _holds(list(i["column_names"]), wanted)]
+        if len(matches) != 1:
+            names = ", ".join(f"{i['name']} {tuple(i['column_names'])}" for i in inspector.get_indexes(table))
+            sys.exit(f"{len(matches)} indexes of {table} hold 0002's columns {wanted}; its indexes: {names}")
+        found[str(matches[0]["name"])] = f"{table} ({', '.join(map(str, matches[0]['column_names']))})"
+    return found
+
+
 def time_endpoints(client: TestClient, token: str, exercise: str, repeats: int) -> dict[str, float]:
     """Median milliseconds per endpoint."""
     headers = {"Authorization": f"Bearer {token}"}
@@ -137,8 +161,9 @@ def main() -> None:
         with TestClient(create_app(settings, noop)) as client:
             with_indexes = time_endpoints(client, token, exercises[0], args.repeats)
             engine = client.app.state.grader.engine  # type: ignore[attr-defined]
+            indexes = indexes_of_0002(engine)
             with engine.begin() as conn:
-                for name in INDEXES:
+                for name in indexes:
                     conn.exec_driver_sql(f"DROP INDEX {name}")
                 conn.exec_driver_sql("ANALYZE")
             without = time_endpoints(client, token, exercises[0], args.repeats)
@@ -156,31 +181,22 @@ def main() -> None:
             "|---|---:|---:|",
             *rows,
             "",
-            "Indexes (migration `0002`; `0006` put `course_id` first in the covering one): " + "; ".join(f"`{n}` on {cols}" for n, cols in INDEXES.items()) + ".",
+            "Indexes (migration `0002`, as the migrations have since renamed them: `0006` put `course_id` first "
+            "in the covering one, `0007` added `check_id` to the check results' one): "
+            + "; ".join(f"`{name}` on {columns}" for name, columns in indexes.items()) + ".",
             "",
             "The per-exercise and overall boards and the gradebook read `best_scores` (migration `0004`: one row "
             "per learner and exercise, upserted with each verdict; filled here by the same backfill as the "
-            "migration, included in the fill time), so dropping the 0002 indexes does not slow them; the speed "
-            "board and the stats still aggregate the submissions.",
+            "migration, included in the fill time) and rank in Python (`server.courses.counted.course_scores`, "
+            "`server.leaderboard.service.board`); the speed board and the stats still aggregate the submissions "
+            "in SQL.",
         ]
     )
     print(body)
     if args.write:
-        command = f".venv/bin/python bench/leaderboard.py --submissions {args.submissions} --write"
+        command = (f".venv/bin/python bench/leaderboard.py --submissions {args.submissions} "
+                   f"--learners {args.learners} --repeats {args.repeats} --write")
         write_section(TITLE, command, body)
-
-
-def write_section(title: str, command: str, body: str) -> None:
-    """Replace (or append) only the ``## title`` section of docs/benchmarks.md."""
-    import platform
-
-    doc = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    stamp = f"{datetime.now(UTC):%Y-%m-%d}, {platform.machine()}, Python {platform.python_version()}"
-    section = f"## {title}\n\nCommand: `{command}` ({stamp})\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
-    doc = pattern.sub(lambda _: section + "\n", doc) if pattern.search(doc) else doc.rstrip() + "\n\n" + section
-    DOC.parent.mkdir(exist_ok=True)
-    DOC.write_text(doc)
 
 
 if __name__ == "__main__":

@@ -99,24 +99,31 @@ def _seed(url: str, clients: int) -> list[tuple[str, int]]:
     return pairs
 
 
-def _serve(url: str, listen: bool) -> tuple[subprocess.Popen[bytes], str]:
+def _serve(url: str, listen: bool, count: int) -> list[tuple[subprocess.Popen[bytes], str]]:
+    """``count`` API processes, started together (each start-up takes seconds), once all answer."""
     import httpx
 
-    port = _free_port()
     env = {**os.environ, "PPO_GRADER_DATABASE_URL": url, "PPO_GRADER_QUEUE": "procrastinate",
            "PPO_GRADER_LISTEN_NOTIFY": "true" if listen else "false"}
-    proc = subprocess.Popen([str(BIN / "ppo-grader"), "serve", "--port", str(port)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    servers = []
+    for _ in range(count):
+        port = _free_port()
+        proc = subprocess.Popen([str(BIN / "ppo-grader"), "serve", "--port", str(port)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        servers.append((proc, f"http://127.0.0.1:{port}"))
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    waiting = [base for _, base in servers]
+    while waiting and time.monotonic() < deadline:
         try:
-            if httpx.get(f"{base}/api/v1/health", timeout=1).status_code == 200:
-                return proc, base
+            if httpx.get(f"{waiting[0]}/api/v1/health", timeout=1).status_code == 200:
+                waiting.pop(0)
         except httpx.HTTPError:
             time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("the API did not start")
+    if waiting:
+        for proc, _ in servers:
+            proc.kill()
+        raise SystemExit("the API did not start")
+    return servers
 
 
 def _transactions(admin: str, url: str) -> int:
@@ -181,7 +188,7 @@ def long_poll_rates(admin: str, url: str, clients: int, seconds: float) -> dict[
     pairs = _seed(url, clients)
     rates = {}
     for way, listen in (("re-read every 50 ms (before)", False), ("LISTEN/NOTIFY (after)", True)):
-        servers = [_serve(url, listen) for _ in range(2)]
+        servers = _serve(url, listen, 2)
         try:
             rates[way] = asyncio.run(_long_poll([base for _, base in servers], pairs, seconds, 3.0, admin, url))
         finally:
@@ -245,14 +252,15 @@ def _claim_process(conninfo: str, workers: int, connections: int, start: float,
     results.put((asyncio.run(main()), time.time()))
 
 
-def claim_rates(url: str, jobs: int, processes: int, connections: int) -> dict[int, float]:
-    """Claims (fetch + finish) per second with 8, 32 and 128 simulated workers, on at most
-    ``connections`` database connections in all."""
+def claim_rates(url: str, jobs: int, processes: int, connections: int,
+                counts: tuple[int, ...] = WORKER_COUNTS) -> dict[int, float]:
+    """Claims (fetch + finish) per second with ``counts`` simulated workers (8, 32 and 128),
+    on at most ``connections`` database connections in all."""
     from server.grading.procrastinate_backend import conninfo
 
     info = conninfo(url)
     rates = {}
-    for workers in WORKER_COUNTS:
+    for workers in counts:
         _defer(url, jobs)
         results: multiprocessing.Queue = multiprocessing.Queue()  # type: ignore[type-arg]
         start = time.time() + 3.0  # every process connected and its workers registered by then
@@ -282,6 +290,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=None)
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=None, help="measuring window of each long-poll run")
+    parser.add_argument("--simulated-workers", default=",".join(map(str, WORKER_COUNTS)),
+                        help="simulated worker counts to claim jobs with, comma-separated")
     parser.add_argument("--processes", type=int, default=2, help="processes the simulated workers run in")
     parser.add_argument("--connections", type=int, default=40,
                         help="database connections the simulated workers share (PostgreSQL's default "
@@ -294,7 +304,8 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     with _database(args.pg) as url:
         polls = long_poll_rates(args.pg, url, clients, seconds)
-        claims = claim_rates(url, jobs, args.processes, args.connections)
+        counts = tuple(int(n) for n in args.simulated_workers.split(","))
+        claims = claim_rates(url, jobs, args.processes, args.connections, counts)
     load_after = os.getloadavg()[0]
     rows = [f"| {way} | {clients} | {xacts:,.0f} | {reqs:,.0f} | {failed} |"
             for way, (xacts, reqs, failed) in polls.items()]
@@ -317,7 +328,11 @@ def main() -> None:
     if args.write:
         from bench.report import write_section
 
-        flags = "" if not args.small else " --small"
+        given = {"--clients": args.clients, "--jobs": args.jobs, "--seconds": args.seconds,
+                 "--simulated-workers": None if counts == WORKER_COUNTS else args.simulated_workers,
+                 "--processes": None if args.processes == 2 else args.processes,
+                 "--connections": None if args.connections == 40 else args.connections}
+        flags = "".join([" --small" if args.small else "", *(f" {k} {v}" for k, v in given.items() if v is not None)])
         write_section("The queue at deadline scale (issue 22)", f".venv/bin/python bench/queue_claims.py{flags} --write", table)
 
 

@@ -147,7 +147,7 @@ def main() -> None:
         f"`{args.exercise}`, SQLite and the in-process queue, {args.workers} worker(s) (regrades take at most "
         f"{max(1, args.workers - 1)}); {graded} regraded in {elapsed:.1f} s; load average {load[0]:.1f} / {load[1]:.1f} / "
         f"{load[2]:.1f} at the end.", "",
-        "| live submissions | regrades/s | submit-to-verdict p50 ms | p95 ms | live submissions |",
+        "| phase | regrades/s | submit-to-verdict p50 ms | p95 ms | live submissions |",
         "|---|---|---|---|---|", *rows,
     ])
     print(table)

@@ -26,6 +26,7 @@ from sqlalchemy import select  # noqa: E402
 
 from bench.report import write_section  # noqa: E402
 from bench.similarity_corpus import synthetic_course  # noqa: E402
+from exercises.registry import all_exercises
 from server.courses.service import LEARNER, create_course  # noqa: E402
 from server.db import make_engine, make_session_factory, transaction  # noqa: E402
 from server.migrations import upgrade_to_head  # noqa: E402
@@ -115,8 +116,10 @@ def _postgres_url() -> tuple[str, str] | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--learners", type=int, default=200)
+    parser.add_argument("--processes", default="1,2", help="process counts of the run, comma-separated")
     parser.add_argument("--write", action="store_true", help="write the table into docs/benchmarks.md")
     args = parser.parse_args()
+    counts = [int(n) for n in args.processes.split(",")]
     load = os.getloadavg()
     rows = ["| database | processes | learners x exercises | submissions | pairs found | planted pairs top 3 | run seconds |", "|---|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,9 +129,9 @@ def main() -> None:
             targets.append(("PostgreSQL", pg[0], pg[1]))
         for label, url, pg_name in targets:
             course_id, planted, stored = fill(url, args.learners)
-            for processes in (1, 2):
+            for processes in counts:
                 seconds, found, ok = timed_run(url, course_id, planted, processes)
-                rows.append(f"| {label} | {processes} | {args.learners} x 11 | {stored} | {found} | {'yes' if ok else 'NO'} | {seconds:.1f} |")
+                rows.append(f"| {label} | {processes} | {args.learners} x {len(all_exercises())} | {stored} | {found} | {'yes' if ok else 'NO'} | {seconds:.1f} |")
                 print(rows[-1], flush=True)
             if pg_name is not None:
                 import psycopg
@@ -142,7 +145,8 @@ def main() -> None:
     )
     print(body)
     if args.write:
-        write_section(TITLE, f"python bench/similarity.py --learners {args.learners} --write", body)
+        flags = "" if counts == [1, 2] else f" --processes {args.processes}"
+        write_section(TITLE, f"python bench/similarity.py --learners {args.learners}{flags} --write", body)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,8 @@ class Learner:
 def synthetic_course(learners: int, planted: int = 3, seed: int = 7) -> list[Learner]:
     """``learners`` learners on every catalogue exercise; the last ``planted`` copy a
     learner from the first half, on every exercise."""
+    if learners - planted <= 7 * (planted - 1):
+        raise ValueError(f"{learners} learners: {planted} planted copies need at least {7 * (planted - 1) + planted + 1}")
     rng = random.Random(seed)
     exercises = all_exercises()
     pools = {ex.slug: _pool(rng) for ex in exercises}

@@ -101,13 +101,18 @@ def quality(scores: dict[tuple[int, int], float], planted: set[tuple[int, int]])
     return ", ".join(str(r) for r in ranks), worst_planted - independent
 
 
-def measure(name: str, corpus: dict[str, dict[int, str]], planted: set[tuple[int, int]]) -> list[str]:
+ENGINES = {
+    "ours": ours,
+    "copydetect": lambda c: copydetect_scores(c, common=False),
+    "copydetect + common": lambda c: copydetect_scores(c, common=True),
+}
+
+
+def measure(name: str, corpus: dict[str, dict[int, str]], planted: set[tuple[int, int]],
+            engines: list[str]) -> list[str]:
     rows = []
-    for engine, run in (
-        ("ours", ours),
-        ("copydetect", lambda c: copydetect_scores(c, common=False)),
-        ("copydetect + common", lambda c: copydetect_scores(c, common=True)),
-    ):
+    for engine in engines:
+        run = ENGINES[engine]
         began = time.perf_counter()
         scores = run(corpus)
         seconds = time.perf_counter() - began
@@ -120,19 +125,27 @@ def measure(name: str, corpus: dict[str, dict[int, str]], planted: set[tuple[int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--learners", type=int, default=200)
+    parser.add_argument("--engines", default="ours,copydetect",
+                        help="ours and/or copydetect (copydetect also runs 'copydetect + common')")
     parser.add_argument("--write", action="store_true", help="write the table into docs/benchmarks.md")
     args = parser.parse_args()
     import os
 
+    chosen = args.engines.split(",")
+    if not set(chosen) <= {"ours", "copydetect"}:
+        parser.error(f"unknown engines in {args.engines!r}: ours, copydetect")
+    engines = [e for e in ENGINES if e.split(" ")[0] in chosen]
+
     load = os.getloadavg()
     rows = ["| corpus | engine | ranks of the 3 planted pairs | margin (worst planted - best independent) | seconds |",
             "|---|---|---|---|---|"]
-    rows += measure("planted course: 30 learners, kl-penalty", *planted_corpus())
-    rows += measure(f"synthetic: {args.learners} learners x 11 exercises", *synthetic(args.learners))
+    rows += measure("planted course: 30 learners, kl-penalty", *planted_corpus(), engines)
+    rows += measure(f"synthetic: {args.learners} learners x {len(all_exercises())} exercises", *synthetic(args.learners), engines)
     body = "\n".join(rows) + f"\n\nLoad average at the start: {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f} (2 cores)."
     print(body)
     if args.write:
-        write_section(TITLE, f"python bench/similarity_engines.py --learners {args.learners} --write", body)
+        flags = "" if set(chosen) == {"ours", "copydetect"} else f" --engines {args.engines}"
+        write_section(TITLE, f"python bench/similarity_engines.py --learners {args.learners}{flags} --write", body)
 
 
 if __name__ == "__main__":

@@ -88,8 +88,10 @@ def _time_cli(url: str, token: str, exercise: str, source: str, n: int) -> dict[
         for _ in range(n):
             for name, command in commands.items():
                 t0 = time.perf_counter()
-                subprocess.run(command, env=env, capture_output=True, timeout=120, check=False)
+                done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
                 times[name].append(time.perf_counter() - t0)
+                if done.returncode != 0:  # a refused or failed submission's time means nothing
+                    raise SystemExit(f"{name} exited {done.returncode}: {(done.stdout + done.stderr)[-2000:]}")
     return times
 
 
@@ -103,6 +105,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--exercise", default="actor-loss")
     parser.add_argument("--poll-ms", type=float, default=5.0, help="the polling client's interval")
+    parser.add_argument("--cli-runs", type=int, default=None, help="runs of each client command (default: n / 2, at least 5)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     source = get_exercise(args.exercise).reference_source
@@ -132,7 +135,7 @@ def main() -> None:
                 scores.add((got["verdict"], got["score"]))
                 for k, v in (got.get("timings") or {}).items():
                     splits.setdefault(k, []).append(float(v))
-            cli = _time_cli(url, token, args.exercise, source, max(5, args.n // 2))
+            cli = _time_cli(url, token, args.exercise, source, args.cli_runs or max(5, args.n // 2))
         finally:
             proc.terminate()
             proc.wait(timeout=30)
