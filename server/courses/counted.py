@@ -63,7 +63,7 @@ def uses_an_attempt() -> ColumnElement[bool]:
 
 
 @dataclass(frozen=True)
-class Run:
+class CountingSubmission:
     """The submission that counts for one learner and exercise, as it was graded."""
 
     submission_id: int
@@ -93,7 +93,7 @@ class ExerciseScore:
     #: The highest raw score over graded runs (None: no graded run).
     raw_best: float | None
     #: The submission that counts (None: no graded run).
-    run: Run | None
+    counting: CountingSubmission | None
     attempts: int
     #: The learner's extended due date, when they have one.
     extended_to: datetime | None
@@ -113,12 +113,12 @@ class ExerciseScore:
     @property
     def late(self) -> bool:
         """Whether the submission that counts was late (and no override replaced it)."""
-        return self.override is None and self.run is not None and self.run.late_seconds is not None
+        return self.override is None and self.counting is not None and self.counting.late_seconds is not None
 
     @property
     def penalty_percent(self) -> float:
         """The late penalty the score that counts carries (0 under an override)."""
-        return self.run.penalty_percent if self.late and self.run is not None else 0.0
+        return self.counting.penalty_percent if self.late and self.counting is not None else 0.0
 
     @property
     def excused(self) -> bool:
@@ -185,7 +185,7 @@ def score_that_counts(
     exercise: str,
     *,
     raw_best: float | None,
-    run: Run | None,
+    counting: CountingSubmission | None,
     attempts: int,
     extended_to: datetime | None = None,
     override: Correction | None = None,
@@ -207,8 +207,8 @@ def score_that_counts(
         counted = override.score
         reached_at = override.made_at
         solved_at = override.made_at if counted is not None and counted >= FULL_SCORE else None
-    elif run is not None:
-        counted = submission_counted(run.raw, run.penalty_percent)
+    elif counting is not None:
+        counted = submission_counted(counting.raw, counting.penalty_percent)
     else:
         counted = 0.0 if attempts else None
     if excuse is not None or override is not None or board is None:
@@ -217,7 +217,7 @@ def score_that_counts(
         user_id,
         exercise,
         raw_best,
-        run,
+        counting,
         attempts,
         extended_to,
         override,
@@ -242,11 +242,11 @@ def describe(score: ExerciseScore | None, zone_name: str = "UTC") -> str:
     notes = []
     if score.override is not None:
         notes.append(f"override by {score.override.made_by}: {score.override.reason}")
-    elif score.run is not None:
-        if score.run.raw != score.counted:
-            notes.append(f"raw {score.run.raw:g}")
-        if score.run.late_seconds is not None:
-            notes.append(f"late {late_by(score.run.late_seconds)}: -{score.run.penalty_percent:g}%")
+    elif score.counting is not None:
+        if score.counting.raw != score.counted:
+            notes.append(f"raw {score.counting.raw:g}")
+        if score.counting.late_seconds is not None:
+            notes.append(f"late {late_by(score.counting.late_seconds)}: -{score.counting.penalty_percent:g}%")
     if score.extended_to is not None:
         notes.append(f"extended to {_local(score.extended_to, zone_name)}")
     return text + (f" ({', '.join(notes)})" if notes else "")
@@ -314,14 +314,14 @@ def course_scores(
         )
     ).tuples()
     base: dict[
-        Key, tuple[float | None, int, Run | None, datetime | None, datetime | None, float | None, datetime | None]
+        Key, tuple[float | None, int, CountingSubmission | None, datetime | None, datetime | None, float | None, datetime | None]
     ] = {}
     for user_id, exercise, raw_best, attempts, sid, raw, late, penalty, at, reached, solved, board, board_at in rows:
-        run = None if sid is None or raw is None else Run(sid, float(raw), late, float(penalty or 0.0), at)
+        counting = None if sid is None or raw is None else CountingSubmission(sid, float(raw), late, float(penalty or 0.0), at)
         base[(user_id, exercise)] = (
             None if raw_best is None else float(raw_best),
             int(attempts or 0),
-            run,
+            counting,
             reached,
             solved,
             None if board is None else float(board),
@@ -336,14 +336,14 @@ def course_scores(
     overrides, excuses = corrections_in_force(session, narrow(select(ScoreCorrection), ScoreCorrection))
     out: dict[Key, ExerciseScore] = {}
     for key in set(base) | set(overrides) | set(excuses):
-        raw_best, attempts, run, reached, solved, board, board_at = base.get(
+        raw_best, attempts, counting, reached, solved, board, board_at = base.get(
             key, (None, 0, None, None, None, None, None)
         )
         out[key] = score_that_counts(
             key[0],
             key[1],
             raw_best=raw_best,
-            run=run,
+            counting=counting,
             attempts=attempts,
             extended_to=extended.get(key),
             override=overrides.get(key),

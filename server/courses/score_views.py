@@ -21,7 +21,7 @@ def correction_public(c: Correction | None, course: Course) -> CorrectionPublic 
 
 def score_public(score: ExerciseScore, user: User, course: Course) -> ScorePublic:
     """One score on the wire: the same fields and the same ``shown`` text as every page."""
-    run = score.run
+    run = score.counting
     return ScorePublic(
         learner=user.name,
         display_name=user.display_name,
@@ -47,7 +47,7 @@ def scores_of(session: Session, course: Course, learners: list[User], exercise: 
     found = course_scores(session, course, user_ids=[u.id for u in learners], exercises=slugs)
     return [
         score_public(
-            found.get((u.id, slug)) or score_that_counts(u.id, slug, raw_best=None, run=None, attempts=0), u, course
+            found.get((u.id, slug)) or score_that_counts(u.id, slug, raw_best=None, counting=None, attempts=0), u, course
         )
         for u in learners
         for slug in slugs

@@ -108,7 +108,7 @@ def gradebook_rows(session: Session, course: Course | None = None) -> Iterator[l
             if score is None:  # never attempted, never corrected: no score, and nothing else
                 yield [name, display_name, slug, "", "0", "", "", "", "", "", "", "", describe(None)]
                 continue
-            run, at = score.run, aware_utc(score.solved_at)
+            run, at = score.counting, aware_utc(score.solved_at)
             extended = aware_utc(score.extended_to)
             yield [
                 name,

@@ -96,7 +96,7 @@ class GradeLine:
 
     @property
     def submitted_at(self) -> datetime | None:
-        return self.score.run.submitted_at if self.score.run is not None else None
+        return self.score.counting.submitted_at if self.score.counting is not None else None
 
 
 @dataclass
@@ -120,7 +120,7 @@ def _same(sent: LtiScoreSent | None, score: ExerciseScore) -> bool:
         return False
     if score.excused:
         return sent.excused
-    submitted = score.run.submitted_at if score.run is not None else None
+    submitted = score.counting.submitted_at if score.counting is not None else None
     return (
         not sent.excused
         and sent.score is not None

@@ -44,7 +44,7 @@ def export_zip(
         where.append(S.exercise == exercise)
     latest_ids = select(func.max(S.id)).where(*where).group_by(S.user_id, S.exercise)
     scores = course_scores(session, course, exercises=None if exercise is None else [exercise])
-    counted_ids = {s.run.submission_id for s in scores.values() if s.run is not None}
+    counted_ids = {s.counting.submission_id for s in scores.values() if s.counting is not None}
     wanted = (
         session.execute(
             select(S, User.name)

@@ -112,7 +112,7 @@ def test_the_score_that_counts_goes_back_once_with_its_late_penalty_and_time(lti
     assert set(lines) == {("ada", "actor-loss"), ("bob", "critic-loss")} and preview.lms_error is None
     assert all(line.action == Action.SEND and line.lms is None for line in lines.values())
     late = counted[(bob_id, "critic-loss")]
-    assert late.counted == 60.0 and late.run is not None and late.run.late_seconds  # 75 less 2 started days at 10%
+    assert late.counted == 60.0 and late.counting is not None and late.counting.late_seconds  # 75 less 2 started days at 10%
 
     done = _apply(lti)
     assert (done.sent, done.error) == (2, None)

@@ -11,7 +11,7 @@ from sqlalchemy import create_engine, func, select, text
 from server.courses.best_scores import _ATTEMPT
 from server.courses.counted import (
     Correction,
-    Run,
+    CountingSubmission,
     counts_as_attempt,
     describe,
     is_attempt,
@@ -66,22 +66,22 @@ def test_submission_counted_takes_the_penalty_off_the_raw_score() -> None:
     assert submission_counted(80.0, 150.0) == 0.0  # never below 0
 
 
-RUN = Run(submission_id=7, raw=100.0, late_seconds=3_600, penalty_percent=10.0, submitted_at=DUE + HOUR)
+RUN = CountingSubmission(submission_id=7, raw=100.0, late_seconds=3_600, penalty_percent=10.0, submitted_at=DUE + HOUR)
 BY = datetime(2026, 12, 20, 9, 0, tzinfo=UTC)
 
 
 def test_late_run_counts_after_its_penalty() -> None:
-    score = score_that_counts(1, "gae", raw_best=100.0, run=RUN, attempts=2, reached_at=DUE + HOUR)
+    score = score_that_counts(1, "gae", raw_best=100.0, counting=RUN, attempts=2, reached_at=DUE + HOUR)
     assert (score.counted, score.late, score.penalty_percent, score.solved, score.points) == (90.0, True, 10.0, False, 90.0)
     assert describe(score) == "90 (raw 100, late 1h: -10%)"
 
 
 def test_override_replaces_the_score_and_clears_the_late_mark() -> None:
     override = Correction(1, 85.0, "checked by hand", "prof", BY)
-    score = score_that_counts(1, "gae", raw_best=100.0, run=RUN, attempts=2, override=override, reached_at=DUE)
+    score = score_that_counts(1, "gae", raw_best=100.0, counting=RUN, attempts=2, override=override, reached_at=DUE)
     assert (score.counted, score.late, score.penalty_percent, score.reached_at) == (85.0, False, 0.0, BY)
     assert describe(score) == "85 (override by prof: checked by hand)"
-    full = score_that_counts(1, "gae", raw_best=None, run=None, attempts=0,
+    full = score_that_counts(1, "gae", raw_best=None, counting=None, attempts=0,
                              override=Correction(2, 100.0, "oral exam", "prof", BY))
     assert (full.counted, full.solved, full.solved_at) == (100.0, True, BY)
 
@@ -89,21 +89,21 @@ def test_override_replaces_the_score_and_clears_the_late_mark() -> None:
 def test_excuse_takes_the_exercise_out_whatever_else_holds() -> None:
     excuse = Correction(3, None, "illness", "prof", BY)
     override = Correction(1, 85.0, "checked by hand", "prof", BY)
-    score = score_that_counts(1, "gae", raw_best=100.0, run=RUN, attempts=2, override=override, excuse=excuse,
+    score = score_that_counts(1, "gae", raw_best=100.0, counting=RUN, attempts=2, override=override, excuse=excuse,
                               solved_at=DUE)
     assert (score.counted, score.excused, score.solved, score.points, score.solved_at) == (None, True, False, 0.0, None)
     assert describe(score) == "excused (by prof: illness)"
 
 
 def test_attempts_without_a_graded_run_count_zero_and_no_attempt_counts_nothing() -> None:
-    assert score_that_counts(1, "gae", raw_best=None, run=None, attempts=3).counted == 0.0
-    never = score_that_counts(1, "gae", raw_best=None, run=None, attempts=0)
+    assert score_that_counts(1, "gae", raw_best=None, counting=None, attempts=3).counted == 0.0
+    never = score_that_counts(1, "gae", raw_best=None, counting=None, attempts=0)
     assert (never.counted, describe(never), describe(None)) == (None, "-", "-")
 
 
 def test_an_extension_is_named_in_the_course_zone() -> None:
-    on_time = Run(8, 100.0, None, 0.0, DUE + HOUR)
-    score = score_that_counts(1, "gae", raw_best=100.0, run=on_time, attempts=1, extended_to=DUE + 2 * DAY)
+    on_time = CountingSubmission(8, 100.0, None, 0.0, DUE + HOUR)
+    score = score_that_counts(1, "gae", raw_best=100.0, counting=on_time, attempts=1, extended_to=DUE + 2 * DAY)
     assert describe(score, "Europe/Paris") == "100 (extended to 2026-12-13 17:00 CET)"
 
 
