@@ -1,0 +1,198 @@
+"""Fourth white-box red team of LTI 1.3 (issue 35): attacks that worked, each a strict xfail
+that asserts what a safe tool does (so it fails while the attack succeeds), and the harness's
+sanity test.
+
+The attacker plays the parts of the earlier red teams (``tests/lti/test_redteam``): an outsider
+with a browser, the independent test platform's users, and hostile LMSs (:class:`Hostile`,
+registered with the tool as an administrator would) whose launches and service answers the
+attacker writes. Everything goes over real HTTP to the real tool and its real background
+grades thread.
+
+Attempts that failed (the tool held) are listed in the red-team report, not here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI, Request
+from sqlalchemy import select
+
+from server.courses.corrections import override
+from server.courses.sets import publish
+from server.db import transaction
+from server.lti.launch import MAX_LOGINS_PER_PLATFORM
+from server.models import Course, LtiContext
+from tests.lti.conftest import Lti
+from tests.lti.servers import _form
+from tests.lti.test_redteam import (  # noqa: F401  (module fixtures, used by name)
+    Hostile,
+    _hostile_learners,
+    people,
+    served_and_registered,
+)
+
+EXERCISE = "actor-loss"
+
+
+@dataclass
+class SlowLms(Hostile):
+    """A hostile LMS that takes ``delay`` seconds over each score (well within the tool's
+    per-request deadline): ``started`` counts the score requests it has begun answering."""
+
+    delay: float = 0.0
+    started: int = 0
+
+    def app(self) -> FastAPI:
+        app = super().app()
+
+        @app.middleware("http")
+        async def slow_scores(request: Request, call_next: Any) -> Any:
+            if request.method == "POST" and request.url.path.endswith("/scores"):
+                self.started += 1
+                await asyncio.sleep(self.delay)
+            return await call_next(request)
+
+        return app
+
+
+@pytest.fixture(scope="module")
+def slow(lti: Lti) -> Iterator[SlowLms]:
+    yield from served_and_registered(lti, SlowLms)
+
+
+@pytest.fixture(scope="module")
+def quick(lti: Lti) -> Iterator[SlowLms]:
+    """A second hostile-harness LMS that answers at once: here, an honest school's LMS."""
+    yield from served_and_registered(lti, SlowLms)
+
+
+def _graded_course(lti: Lti, lms: SlowLms, context: str, learners: list[str]) -> int:
+    """A course of ``lms`` whose ``learners`` each hold a score to send; returns its link's id."""
+    slug = _hostile_learners(lti, lms, context, learners)
+    with transaction(lti.state.session_factory) as session:
+        course = session.scalar(select(Course).where(Course.slug == slug))
+        assert course is not None
+        publish(session, course, EXERCISE)
+        for login in learners:  # login names made from the LMS names
+            override(session, course, login, EXERCISE, 70, "by hand", "prof")
+        link = session.scalar(select(LtiContext).where(LtiContext.course_id == course.id))
+        assert link is not None
+        return link.id
+
+
+def _automatic(lti: Lti, link_ids: list[int], on: bool) -> None:
+    with transaction(lti.state.session_factory) as session:
+        for link_id in link_ids:
+            link = session.get(LtiContext, link_id)
+            assert link is not None
+            link.auto_grades = on
+
+
+def _wait(condition: Any, seconds: float = 90) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _login(browser: httpx.Client, lti: Lti) -> httpx.Response:
+    """The first step of a launch from the independent platform (what its form starts)."""
+    return browser.get(
+        f"{lti.tool}/lti/login",
+        params={"iss": lti.platform.url, "login_hint": "x", "target_link_uri": f"{lti.tool}/lti/launch"},
+        follow_redirects=False,
+    )
+
+
+def test_the_slow_lms_harness_receives_the_scores(lti: Lti, slow: SlowLms) -> None:
+    """Not an attack: the slow LMS is a working platform whose gradebook gets each learner's
+    score from the background job, so the xfails below fail for the attack's reason."""
+    link = _graded_course(lti, slow, "R4-sane", ["r4-sane-a", "r4-sane-b"])
+    _automatic(lti, [link], True)
+    try:
+        assert _wait(lambda: len(slow.scores) >= 2)
+    finally:
+        _automatic(lti, [link], False)
+    assert sorted(s["userId"] for s in slow.scores) == ["r4-sane-a", "r4-sane-b"]
+
+
+# --- an outsider's logins push out the logins of real users -----------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an outsider's 50 free GET /lti/login naming the LMS evict every login in flight "
+    "(MAX_LOGINS_PER_PLATFORM keeps the newest 50): a real user's launch is refused as 'Unknown login'",
+)
+def test_an_outsiders_burst_of_logins_does_not_refuse_a_real_launch_in_flight(lti: Lti) -> None:
+    with lti.client() as prof:
+        start = prof.get(lti.platform.launch_url(user="prof", context="L1"))  # the tool's login, the LMS's form
+        assert start.status_code == 200, start.text[:400]
+        action, form = _form(start.text)
+        with lti.client() as outsider:  # no LMS account, no cookie: the login is free to begin
+            for _ in range(MAX_LOGINS_PER_PLATFORM):
+                assert _login(outsider, lti).status_code == 302
+        answer = prof.post(action, data=form)  # the LMS's form arrives a moment later
+    assert answer.status_code == 200, answer.text[-400:]
+
+
+# --- a slow LMS's grades job -----------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the grades job holds one database transaction across every LMS call (sync_course): after "
+    "its first write, a hostile LMS answering each score slowly holds SQLite's write lock, so every "
+    "write of the tool (a login, a launch, a submission) waits on that LMS (up to busy_timeout, then fails)",
+)
+def test_a_slow_lms_grades_job_does_not_hold_up_the_tools_writes(lti: Lti, slow: SlowLms) -> None:
+    learners = [f"r4-db-{n}" for n in range(4)]
+    link = _graded_course(lti, slow, "R4-db", learners)
+    before = len(slow.scores)
+    slow.delay, slow.started = 2.0, 0
+    _automatic(lti, [link], True)
+    try:
+        assert _wait(lambda: slow.started >= 1)  # the job has written (the column) and waits on the LMS
+        with lti.client() as browser:
+            login = _login(browser, lti)  # one row written: the login's state
+        received_by_then = len(slow.scores) - before
+        assert _wait(lambda: len(slow.scores) - before >= len(learners))
+    finally:
+        _automatic(lti, [link], False)
+        slow.delay = 0.0
+    assert login.status_code == 302, login.text[-300:]
+    # a safe tool: the login is written while the LMS still takes its time over the scores
+    assert received_by_then < len(learners) - 1, received_by_then
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the in-process grades thread runs the due courses one after another: a hostile LMS "
+    "answering each score slowly (each within the 15 s deadline) holds back every other LMS's "
+    "grades for as long as it likes (scores x 15 s)",
+)
+def test_a_slow_lms_does_not_hold_back_another_lms_grades(lti: Lti, slow: SlowLms, quick: SlowLms) -> None:
+    learners = [f"r4-hol-{n}" for n in range(4)]
+    slow_link = _graded_course(lti, slow, "R4-hol", learners)  # made first: first in the sweep
+    quick_link = _graded_course(lti, quick, "R4-quick", ["r4-quick-a"])
+    slow_before, quick_before = len(slow.scores), len(quick.scores)
+    slow.delay = 2.0
+    _automatic(lti, [slow_link, quick_link], True)  # both due at the same sweep
+    try:
+        assert _wait(lambda: len(quick.scores) > quick_before)
+        slow_by_then = len(slow.scores) - slow_before
+        assert _wait(lambda: len(slow.scores) - slow_before >= len(learners))
+    finally:
+        _automatic(lti, [slow_link, quick_link], False)
+        slow.delay = 0.0
+    # a safe tool: the honest LMS's score does not wait for all of the slow LMS's
+    assert slow_by_then < len(learners) - 1, slow_by_then
