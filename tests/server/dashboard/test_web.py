@@ -246,7 +246,7 @@ def test_logout_clears_the_cookie(api: Api) -> None:
 def test_a_logged_out_cookie_is_refused_by_every_app_on_the_database(api: Api, start_api: StartApi) -> None:
     """A logout is a row of ``ended_sessions``, not one process's memory: a second app on the
     same database (another API process, or this one restarted) refuses the cookie too, on
-    SQLite and on PostgreSQL. ``tests/hostile/test_review5_uploads.py`` restarts the real server."""
+    SQLite and on PostgreSQL. ``tests/hostile/test_attack_uploads_notebooks_sessions.py`` restarts the real server."""
     teacher = api.user("teacher", Role.INSTRUCTOR)
     log_in(api, teacher)
     cookie = api.client.cookies[COOKIE_NAME]

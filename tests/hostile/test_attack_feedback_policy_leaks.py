@@ -1,4 +1,4 @@
-"""Review 4, findings 5-11, 14 and 15: what the feedback policies leaked, through the running
+"""What the feedback policies leaked (review 4, findings 5-11, 14 and 15), through the running
 service (the real app, its in-process worker, the real jail, SQLite; pages over HTTP with a
 session cookie). Each test fails on the code before the fix; each asserts what a learner's JSON
 or HTML holds, never how long anything took."""

@@ -1,4 +1,5 @@
-"""Issue 19 through the running service (real app, in-process worker, real jail, SQLite):
+"""The diagnosis bomb and forged self-reported facts (issue 19) through the running service
+(real app, in-process worker, real jail, SQLite):
 the diagnosis bomb leaves the server's memory and /health alone, and forged self-reported facts
 gain no board place over the honest baseline."""
 
@@ -13,9 +14,9 @@ from typing import Any
 import pytest
 
 from exercises.registry import get_exercise
-from tests.hostile import issue19_sources as S
+from tests.hostile import harness_attack_sources as S
 from tests.hostile import sources as H
-from tests.hostile.test_issue19 import attached_gae
+from tests.hostile.test_attack_harness_and_results import attached_gae
 
 pytestmark = pytest.mark.slow
 USERS = ("ann", "mallory", "bob", "eve", "zed")
