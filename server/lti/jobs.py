@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -142,12 +143,13 @@ class LtiGradeSync:
     def stop(self, timeout: float = 10.0) -> None:
         """Finish the scores in hand and stop."""
         self._stopping.set()
+        deadline = time.monotonic() + timeout
         if self._thread is not None:
             self._thread.join(timeout)
         with self._lock:
             threads = [thread for _, thread in self._running.values()]
         for thread in threads:
-            thread.join(timeout)
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def sweep(self) -> int:
         """Start every due course's job that fits: not one in flight for it already, fewer than

@@ -146,7 +146,10 @@ async def login(request: Request, session: SessionDep, settings: SettingsDep, no
     if request.headers.get("sec-fetch-dest") == "iframe":
         # In the LMS's frame the state cookie would be a third-party cookie, which browsers
         # block more and more: the login starts again in a tab of its own, where it is not.
-        again = str(request.url_for("lti_login")) + "?" + urlencode({k: v[:2000] for k, v in list(params.items())[:20]})
+        base = (
+            settings.PUBLIC_URL.rstrip("/") + "/lti/login" if settings.PUBLIC_URL else str(request.url_for("lti_login"))
+        )
+        again = base + "?" + urlencode({k: v[:2000] for k, v in list(params.items())[:20]})
         return pages.lti_response(pages.framed_login_page(again))
     try:
         start = begin_login(session, settings.secret_bytes, params, _launch_url(request, settings), now)

@@ -1,6 +1,7 @@
-"""Fourth white-box red team of LTI 1.3 (issue 35): attacks that worked, each a strict xfail
-that asserts what a safe tool does (so it fails while the attack succeeds), and the harness's
-sanity test.
+"""Fourth white-box red team of LTI 1.3 (issue 35): attacks that worked, each a test that
+asserts what a safe tool does (strict xfails until fixed: a signed OIDC state, no transaction
+across LMS calls, grades jobs bounded per LMS; the write probe of the lock tests is now a
+launch, since a login writes nothing), and the harness's sanity test.
 
 The attacker plays the parts of the earlier red teams (``tests/lti/test_redteam``): an outsider
 with a browser, the independent test platform's users, and hostile LMSs (:class:`Hostile`,
