@@ -223,9 +223,11 @@ def apply_command(course: Annotated[str, typer.Argument(help="Course slug.")]) -
 
     settings = Settings()
     _published_key(settings)
-    with common.session() as session:
-        _, link = _link(session, course)
-        done = apply(session, link, settings.secret_bytes)
+    with common.sessions() as sessions:
+        with sessions() as session:
+            _, link = _link(session, course)
+        done = apply(sessions, link.id, settings.secret_bytes)  # no transaction held while the LMS answers
+    assert done is not None  # the link was read just above; only an admin's delete meanwhile removes it
     line = f"Sent {done.sent} score(s); {done.up_to_date} up to date; {done.held} held until due."
     if done.error:
         common.err.print(  # the error quotes the LMS's answers: escaped, never read as Rich markup

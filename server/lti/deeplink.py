@@ -7,8 +7,8 @@ instructor chooses exercises; the tool answers with one content item per exercis
   and only by the instructor whose launch opened it: from the browser that launch came to (a
   cookie holding the token's MAC, set with the picker: ``server.lti.router``) and while they
   still teach the course (:func:`pending`; a TA the LMS drops meanwhile cannot send it).
-- :func:`answer` publishes each chosen exercise in the course (if it is not in its set yet)
-  and signs the ``LtiDeepLinkingResponse``: an ``ltiResourceLink`` per exercise whose custom
+- :func:`answer` asks the LMS for the chosen exercises' columns outside any transaction,
+  then publishes each chosen exercise in the course (if it is not in its set yet) and signs the ``LtiDeepLinkingResponse``: an ``ltiResourceLink`` per exercise whose custom
   parameter ``exercise`` says what it opens, and a ``lineItem`` (``resourceId`` = the slug,
   ``tag`` ppo-grader) only when the LMS has no such column yet (looked up first), so the LMS
   shows one assignment per exercise however often it is linked.
@@ -121,17 +121,14 @@ def answer(
     launch_url: str,
     now: datetime | None = None,
 ) -> Answer:
-    """Sign the deep-linking response for ``chosen`` exercises (the caller commits). The request
-    is spent first, so a double submit cannot answer twice."""
+    """Sign the deep-linking response for ``chosen`` exercises (the caller commits).
+
+    Never inside a transaction while the LMS answers: first what is needed is read (and the
+    tool's key made, on first use, and committed: nothing else is written yet), then the LMS
+    is asked for each column the tool does not know, then, in the caller's one short
+    transaction, the request is spent (an UPDATE that checks it is unused, so a double submit
+    cannot answer twice), the exercises published and the columns recorded."""
     now = now or utcnow()
-    spent = session.execute(
-        update(LtiDeepLink)
-        .where(LtiDeepLink.id == request.id, LtiDeepLink.used_at.is_(None))
-        .values(used_at=now)
-        .execution_options(synchronize_session=False)
-    )
-    if not spent.rowcount:  # type: ignore[attr-defined]
-        raise LaunchRefused("Already sent", "These exercises were already sent to the LMS.", 409)
     link = session.get(LtiContext, request.context_id)
     assert link is not None
     course = session.get(Course, link.course_id)
@@ -141,25 +138,44 @@ def answer(
     picked = [slug for slug in dict.fromkeys(chosen) if slug in titles][:MAX_CHOSEN]
     if not request.accept_multiple:
         picked = picked[:1]
+    known = {slug: row.url for slug, row in remembered(session, link).items()}
+    keys.signing_key(session, secret)
+    session.commit()  # ends the read (and stores a first key): no transaction across the LMS's answers
+    with LmsClient(session, secret, platform) as client:
+        found = {slug: _column(client, link, known, slug) for slug in picked}
+    spent = session.execute(
+        update(LtiDeepLink)
+        .where(LtiDeepLink.id == request.id, LtiDeepLink.used_at.is_(None))
+        .values(used_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if not spent.rowcount:  # type: ignore[attr-defined]
+        raise LaunchRefused("Already sent", "These exercises were already sent to the LMS.", 409)
     published = set(course_exercises(session, course))
-    known = remembered(session, link)
+    rows = remembered(session, link)  # read again: a grades job may have found a column meanwhile
     items: list[dict[str, Any]] = []
     asked = 0
-    with LmsClient(session, secret, platform) as client:
-        for slug in picked:
-            if slug not in published:
-                publish(session, course, slug)
-            item: dict[str, Any] = {
-                "type": "ltiResourceLink",
-                "title": titles[slug],
-                "url": launch_url,
-                "custom": {c.CUSTOM_EXERCISE: slug},
-            }
-            if not _has_line_item(session, client, link, known.get(slug), slug):
-                item["lineItem"] = line_item_spec(slug, titles[slug])
-                session.add(LtiLineItem(context_id=link.id, exercise=slug, url=""))
-                asked += 1
-            items.append(item)
+    for slug in picked:
+        if slug not in published:
+            publish(session, course, slug)
+        item: dict[str, Any] = {
+            "type": "ltiResourceLink",
+            "title": titles[slug],
+            "url": launch_url,
+            "custom": {c.CUSTOM_EXERCISE: slug},
+        }
+        row = rows.get(slug)
+        url = found[slug]
+        if isinstance(url, str) and (row is None or not row.url):
+            if row is None:
+                row = LtiLineItem(context_id=link.id, exercise=slug)
+                session.add(row)
+            row.url = url[:2000]
+        elif url is None and row is None:  # the LMS has none: the answer asks for it, remembered as asked
+            item["lineItem"] = line_item_spec(slug, titles[slug])
+            session.add(LtiLineItem(context_id=link.id, exercise=slug, url=""))
+            asked += 1
+        items.append(item)
     claims: dict[str, Any] = {
         "iss": platform.client_id,
         "aud": platform.issuer,
@@ -177,23 +193,25 @@ def answer(
     return Answer(request.return_url, keys.sign(session, secret, claims), len(items), asked)
 
 
-def _has_line_item(session: Session, client: LmsClient, link: LtiContext, row: LtiLineItem | None, slug: str) -> bool:
-    """Whether the LMS has (or is making) the exercise's column: looked up by resource id and
-    tag, else remembered. When the LMS cannot be asked, a remembered row decides; with none,
-    the item asks for a column. A column the LMS lists with an id the tool cannot call exists:
-    none is asked for (nothing is remembered; the grades job reports the id)."""
-    if row is not None and row.url:
-        return True
+#: What :func:`_column` found out: the column's URL, :data:`EXISTS` (the LMS has one the tool
+#: cannot call, or the tool is waiting for one it asked for), or None (none: ask for it).
+EXISTS = True
+
+
+def _column(client: LmsClient, link: LtiContext, known: dict[str, str], slug: str) -> str | bool | None:
+    """Whether the LMS has (or is making) the exercise's column, asked of the LMS alone (no
+    database): remembered with a URL, else looked up by resource id and tag. When the LMS
+    cannot be asked, a remembered row decides; with none, the item asks for a column. A column
+    the LMS lists with an id the tool cannot call exists: none is asked for (nothing is
+    remembered; the grades job reports the id)."""
+    if known.get(slug):
+        return EXISTS
     try:
         url = lookup(client, link, slug)
     except ColumnUnusable:  # listed, with an id the tool cannot call: it exists; the grades job says why
-        return True
+        return EXISTS
     except LmsUnreachable:
-        return row is not None
+        return EXISTS if slug in known else None
     if url is None:
-        return row is not None  # asked for by an earlier answer the LMS has not acted on yet
-    if row is None:
-        row = LtiLineItem(context_id=link.id, exercise=slug)
-        session.add(row)
-    row.url = url[:2000]
-    return True
+        return EXISTS if slug in known else None  # asked for by an earlier answer the LMS has not acted on yet
+    return url

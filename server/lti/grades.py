@@ -22,7 +22,8 @@ excuse, their comments) is sent before the learner's due date in this course (th
 included), whatever other courses do with the same exercise
 (``server.courses.feedback_policy.held_in_course``).
 
-Nothing is sent twice: :class:`~server.models.LtiScoreSent` holds what was last sent (and
+No transaction is open while the LMS answers (:func:`apply`). Nothing is sent twice:
+:class:`~server.models.LtiScoreSent` holds what was last sent (and
 accepted) per learner and exercise, and a score goes out only when the score that counts
 differs from it. So a second apply sends nothing, and a failed one is finished by the next:
 what was not accepted is still different.
@@ -30,11 +31,12 @@ what was not accepted is still different.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
@@ -42,6 +44,7 @@ from server.courses.counted import ExerciseScore, course_scores, describe
 from server.courses.feedback_policy import held_in_course
 from server.courses.service import LEARNER
 from server.courses.sets import course_exercises
+from server.db import SessionFactory, insert_unless_taken, transaction
 from server.lti.errors import LmsUnreachable
 from server.lti.lineitems import AGS_SCOPES, SCORE_MAXIMUM, forget, line_item_url, remembered
 from server.lti.services import LmsClient
@@ -257,24 +260,80 @@ class ScoreRefused(LmsUnreachable):
 _WHOLE_JOB_STATUSES = frozenset({401, 403, 404, 408, 429})
 
 
-def apply(session: Session, link: LtiContext, secret: bytes, now: datetime | None = None) -> Applied:
-    """Send every line whose score that counts differs from what was last sent. A score the
-    LMS refuses (a 4xx for that learner: :class:`ScoreRefused`) is recorded and the others are
-    still sent; any other failure (the LMS down, the token, the column) stops the apply,
-    keeping what was sent before it. Failures are recorded on the link with a retry time (the
-    caller commits either way)."""
+@dataclass
+class _Job:
+    """What one apply sends, read before the LMS is called (detached rows: their fields only)."""
+
+    link: LtiContext
+    platform: LtiPlatform
+    #: Each line to send, and whether its submission is new to the LMS (Canvas's flag).
+    lines: list[tuple[GradeLine, bool]]
+    held: int
+    up_to_date: int
+
+
+def _read(sessions: SessionFactory, link_id: int, now: datetime) -> _Job | None:
+    with sessions() as session:  # reads only: no transaction is left open after it
+        link = session.get(LtiContext, link_id)
+        if link is None:
+            return None
+        platform = session.get(LtiPlatform, link.platform_id)
+        assert platform is not None
+        current = plan(session, link, now=now)
+        sent = {
+            (row.user_id, row.exercise): row.submitted_at
+            for row in session.scalars(select(LtiScoreSent).where(LtiScoreSent.context_id == link.id))
+        }
+    return _Job(
+        link,
+        platform,
+        [
+            (
+                line,
+                (line.user_id, line.exercise) not in sent or sent[(line.user_id, line.exercise)] != line.submitted_at,
+            )
+            for line in current.to_send
+        ],
+        held=sum(line.action == Action.HELD for line in current.lines),
+        up_to_date=sum(line.action == Action.UP_TO_DATE for line in current.lines),
+    )
+
+
+def apply(
+    sessions: SessionFactory,
+    link_id: int,
+    secret: bytes,
+    now: datetime | None = None,
+    stopping: threading.Event | None = None,
+) -> Applied | None:
+    """Send every line whose score that counts differs from what was last sent (None: the link
+    is gone). A score the LMS refuses (a 4xx for that learner: :class:`ScoreRefused`) is
+    recorded and the others are still sent; any other failure (the LMS down, the token, the
+    column) stops the apply, keeping what was sent before it. Failures are recorded on the
+    link with a retry time.
+
+    No transaction is held while the LMS answers (a slow LMS would hold the database's write
+    lock, and every other write of the tool, for as long as it likes): what to send is read
+    first, then each score is sent and, once the LMS has accepted it, recorded in a short
+    transaction of its own (a column found or made likewise: ``server.lti.lineitems``). A
+    crash between the two loses nothing: what was not recorded still differs, and is sent
+    again by the next job (the LMS keeps the newest). ``stopping`` set (the server stopping):
+    the apply ends after the score in hand, recording nothing more, and the next job goes on."""
     now = now or utcnow()
-    platform = session.get(LtiPlatform, link.platform_id)
-    assert platform is not None
+    job = _read(sessions, link_id, now)
+    if job is None:
+        return None
     titles = {x.slug: x.title for x in list_exercises()}
-    outcome = Applied()
-    current = plan(session, link, now=now)
-    outcome.held = sum(line.action == Action.HELD for line in current.lines)
-    outcome.up_to_date = sum(line.action == Action.UP_TO_DATE for line in current.lines)
-    with LmsClient(session, secret, platform) as client:
-        for line in current.to_send:
+    outcome = Applied(held=job.held, up_to_date=job.up_to_date)
+    columns: dict[str, str] = {}
+    with LmsClient(sessions, secret, job.platform) as client:
+        for line, new_submission in job.lines:
+            if stopping is not None and stopping.is_set():
+                return outcome
             try:
-                _send(session, client, link, line, titles.get(line.exercise, line.exercise), utcnow())
+                _send(
+                    sessions, client, job.link, columns, line, titles.get(line.exercise, line.exercise), new_submission
+                )
             except ScoreRefused as exc:  # this learner's score only: the others still go
                 outcome.refused.append(f"{line.login} / {line.exercise}: {exc.detail}")
                 continue
@@ -285,28 +344,50 @@ def apply(session: Session, link: LtiContext, secret: bytes, now: datetime | Non
         outcome.requests = client.requests
     if outcome.refused and outcome.error is None:
         outcome.error = f"The LMS refused {len(outcome.refused)} score(s): " + "; ".join(outcome.refused[:5])
-    _record(link, outcome.error, now)
-    session.flush()
+    with transaction(sessions) as session:
+        link = session.get(LtiContext, link_id)
+        if link is not None:
+            _record(link, outcome.error, now)
     return outcome
 
 
-def _send(session: Session, client: LmsClient, link: LtiContext, line: GradeLine, title: str, now: datetime) -> None:
-    url = line_item_url(session, client, link, line.exercise, title)
-    row = session.get(LtiScoreSent, (link.id, line.user_id, line.exercise))
-    new_submission = row is None or row.submitted_at != line.submitted_at
+def _send(
+    sessions: SessionFactory,
+    client: LmsClient,
+    link: LtiContext,
+    columns: dict[str, str],
+    line: GradeLine,
+    title: str,
+    new_submission: bool,
+) -> None:
+    """One score: its column (``columns`` keeps those of this apply), sent, then recorded."""
+    if line.exercise not in columns:
+        columns[line.exercise] = line_item_url(sessions, client, link, line.exercise, title)
+    now = utcnow()
     try:
-        client.post_score(url, AGS_SCOPES, score_message(line, now, new_submission))
+        client.post_score(columns[line.exercise], AGS_SCOPES, score_message(line, now, new_submission))
     except LmsUnreachable as exc:
         if exc.status == 404:  # the column was deleted in the LMS: look it up again next time
-            forget(session, link, line.exercise)
+            columns.pop(line.exercise, None)
+            with transaction(sessions) as session:
+                forget(session, link.id, line.exercise)
         if exc.status is not None and 400 <= exc.status < 500 and exc.status not in _WHOLE_JOB_STATUSES:
             raise ScoreRefused(exc.detail, status=exc.status) from None
         raise
-    if row is None:
-        row = LtiScoreSent(context_id=link.id, user_id=line.user_id, exercise=line.exercise)
-        session.add(row)
-    row.score, row.excused, row.submitted_at, row.sent_at = line.value, line.score.excused, line.submitted_at, now
-    session.flush()
+    values = {"score": line.value, "excused": line.score.excused, "submitted_at": line.submitted_at, "sent_at": now}
+    with transaction(sessions) as session:
+        key = {"context_id": link.id, "user_id": line.user_id, "exercise": line.exercise}
+        if insert_unless_taken(session, LtiScoreSent, {**key, **values}) is None:
+            session.execute(
+                update(LtiScoreSent)
+                .where(
+                    LtiScoreSent.context_id == link.id,
+                    LtiScoreSent.user_id == line.user_id,
+                    LtiScoreSent.exercise == line.exercise,
+                )
+                .values(**values)
+                .execution_options(synchronize_session=False)
+            )
 
 
 def record_failure(link: LtiContext, error: str, now: datetime) -> None:

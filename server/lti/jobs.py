@@ -9,7 +9,10 @@ never run on a learner's request: a verdict, an override or an extension only ch
 ``course_scores`` says, and the next sweep sends it.
 
 - **In-process** (``QUEUE=inprocess``): one :class:`LtiGradeSync` thread sweeps every
-  ``LTI_POLL_SECONDS`` and runs the due courses' jobs, one at a time.
+  ``LTI_POLL_SECONDS`` and starts the due courses' jobs, each in a thread of its own: at most
+  :data:`MAX_JOBS` at once, of which at most :data:`MAX_JOBS_PER_PLATFORM` for one LMS, so a
+  slow LMS (each answer within the deadline, as slowly as it likes) holds its own jobs'
+  threads and never another LMS's grades. A platform's due courses take turns.
 - **procrastinate** (``QUEUE=procrastinate``): a periodic task (every minute) on the ``cpu``
   workers defers one ``ppo_grader.lti_grades`` job per due course (a queueing lock per course,
   so a slow job is never doubled), below grading in priority.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -58,17 +62,32 @@ def due_courses(session: Session, now: datetime) -> list[int]:
     )
 
 
-def sync_course(sessions: SessionFactory, link_id: int, secret: bytes) -> Applied | None:
+def due_links(session: Session, now: datetime) -> list[tuple[int, int]]:
+    """(link id, platform id) of the course links whose grades job is due now."""
+    due = due_courses(session, now)
+    if not due:
+        return []
+    rows = session.execute(select(LtiContext.id, LtiContext.platform_id).where(LtiContext.id.in_(due))).tuples()
+    platforms = {link_id: platform_id for link_id, platform_id in rows}
+    return [(link_id, platforms[link_id]) for link_id in due if link_id in platforms]
+
+
+def sync_course(
+    sessions: SessionFactory, link_id: int, secret: bytes, stopping: threading.Event | None = None
+) -> Applied | None:
     """The job: send what changed for one course link (None: the link is gone or not due
-    any more). Commits what was sent and the link's sync state."""
+    any more). Commits what was sent, score by score, and the link's sync state; no
+    transaction is open while the LMS answers (``server.lti.grades.apply``)."""
     try:
-        with transaction(sessions) as session:
+        with sessions() as session:  # reads only
             link = session.get(LtiContext, link_id)
             if link is None or not (link.auto_grades or link.send_requested_at is not None):
                 return None
             if link.auto_grades and link.send_requested_at is None and not plan(session, link).to_send:
                 return Applied()  # nothing changed: no token bought, nothing sent
-            outcome = apply(session, link, secret)
+        outcome = apply(sessions, link_id, secret, stopping=stopping)
+        if outcome is None:
+            return None
     except Exception:
         log.exception("LTI grades job of course link %s failed", link_id)
         with transaction(sessions) as session:  # shown on the LTI page, retried with backoff
@@ -81,18 +100,38 @@ def sync_course(sessions: SessionFactory, link_id: int, secret: bytes) -> Applie
     return outcome
 
 
+#: Jobs the in-process thread runs at once, and at most per LMS (:class:`LtiGradeSync`).
+MAX_JOBS = 8
+MAX_JOBS_PER_PLATFORM = 2
+
+
 class LtiGradeSync:
-    """The in-process queue's LTI thread: sweep, then run each due course's job."""
+    """The in-process queue's LTI thread: sweep, then start each due course's job (module
+    docstring: bounded in all and per LMS)."""
 
     def __init__(
-        self, sessions: SessionFactory, secret: bytes, poll_seconds: float, clock: Callable[[], datetime] = utcnow
+        self,
+        sessions: SessionFactory,
+        secret: bytes,
+        poll_seconds: float,
+        clock: Callable[[], datetime] = utcnow,
+        max_jobs: int = MAX_JOBS,
+        per_platform: int = MAX_JOBS_PER_PLATFORM,
     ) -> None:
         self._sessions = sessions
         self._secret = secret
         self._poll = poll_seconds
         self._clock = clock
+        self._max_jobs = max_jobs
+        self._per_platform = per_platform
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        #: Link id -> (platform id, its thread) of each job in flight.
+        self._running: dict[int, tuple[int, threading.Thread]] = {}
+        #: Link id -> when its last job started (a sweep count): a platform's courses take turns.
+        self._turn: dict[int, int] = {}
+        self._sweeps = 0
         #: Jobs run (a counted measure for the tests and the log).
         self.jobs_run = 0
 
@@ -102,24 +141,52 @@ class LtiGradeSync:
         self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Finish the job in hand and stop."""
+        """Finish the scores in hand and stop."""
         self._stopping.set()
+        deadline = time.monotonic() + timeout
         if self._thread is not None:
             self._thread.join(timeout)
+        with self._lock:
+            threads = [thread for _, thread in self._running.values()]
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def sweep(self) -> int:
-        """Run every due course's job now; returns how many ran."""
+        """Start every due course's job that fits: not one in flight for it already, fewer than
+        ``max_jobs`` in flight and fewer than ``per_platform`` for its LMS (the others wait for a
+        later sweep, the longest waiting first). Returns how many started; they run on."""
         with self._sessions() as session:
-            due = due_courses(session, self._clock())
-        for link_id in due:
+            due = due_links(session, self._clock())
+        self._sweeps += 1
+        due.sort(key=lambda pair: self._turn.get(pair[0], 0))
+        started = 0
+        for link_id, platform_id in due:
             if self._stopping.is_set():
                 break
-            try:
-                sync_course(self._sessions, link_id, self._secret)
-            except Exception:  # one course's failure must not stop the others or the thread
-                log.exception("LTI grades job of course link %s failed", link_id)
-            self.jobs_run += 1
-        return len(due)
+            with self._lock:
+                busy = [platform for platform, _ in self._running.values()]
+                if (
+                    link_id in self._running
+                    or len(busy) >= self._max_jobs
+                    or busy.count(platform_id) >= self._per_platform
+                ):
+                    continue
+                thread = threading.Thread(target=self._job, args=(link_id,), name=f"lti-grades-{link_id}", daemon=True)
+                self._running[link_id] = (platform_id, thread)
+                self._turn[link_id] = self._sweeps
+            thread.start()
+            started += 1
+        return started
+
+    def _job(self, link_id: int) -> None:
+        try:
+            sync_course(self._sessions, link_id, self._secret, self._stopping)
+        except Exception:  # one course's failure must not stop the others or the thread
+            log.exception("LTI grades job of course link %s failed", link_id)
+        finally:
+            with self._lock:
+                self._running.pop(link_id, None)
+                self.jobs_run += 1
 
     def _loop(self) -> None:
         while not self._stopping.wait(self._poll):

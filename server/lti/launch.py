@@ -1,23 +1,33 @@
 """The OIDC third-party login and the validation of a launch (LTI 1.3 core, §5.1; IMS security §5).
 
 1. ``/lti/login``: the platform names itself (``iss``, optionally ``client_id`` and
-   ``lti_deployment_id``) and the user (``login_hint``). :func:`begin_login` stores a fresh
-   ``state`` and ``nonce`` (:class:`~server.models.LtiLogin`, ten minutes) and answers where to
-   send the browser: the platform's authorization URL with them. The router also puts the
-   state in a cookie, binding it to this browser.
+   ``lti_deployment_id``) and the user (``login_hint``). :func:`begin_login` writes nothing: it
+   answers where to send the browser (the platform's authorization URL) with a fresh ``nonce``
+   and a ``state`` that carries it, signed: a JWT (HS256, joserfc) under a key derived from
+   SECRET_KEY (HKDF, its own ``info``), naming the platform, the nonce and an ``exp`` ten
+   minutes on. The router also puts the state in a cookie, binding it to this browser. Anyone
+   may begin a login naming a registered LMS, so nothing of it is stored: an outsider's burst
+   of logins fills no table and pushes out no one's login in flight.
 2. ``/lti/launch``: the platform's auto-submitted form brings ``id_token`` and ``state``.
    :func:`validate_launch` checks, in order, and refuses at the first failure with a
    :class:`~server.lti.errors.LaunchRefused` that says which:
 
-   - the state is ours, unexpired, and used now for the first time (one UPDATE that also
-     checks it is unused, so two requests racing with one state cannot both pass);
+   - the state is ours (its signature verifies) and unexpired;
    - the token's header names RS256 and a ``kid`` the platform publishes (its key set is
      refreshed once on an unknown ``kid``: ``server.lti.platforms``), and the signature verifies;
    - ``iss`` is the platform's issuer, ``aud`` holds our client id (with several audiences,
      ``azp`` is our client id), ``exp`` has not passed, ``iat`` is not in the future nor older
-     than :data:`MAX_TOKEN_AGE`, ``nonce`` is the one stored with the state, ``sub`` is present;
+     than :data:`MAX_TOKEN_AGE`, ``nonce`` is the one the state carries, ``sub`` is present;
+   - the nonce is used now for the first time: recorded as spent
+     (:class:`~server.models.LtiLogin`, kept past the state's expiry) in one
+     ``INSERT ... ON CONFLICT DO NOTHING`` on its unique column, so a replayed launch, or two
+     requests racing with one state, cannot both pass. Only a token the LMS signed gets this
+     far, so only the LMS's own launches are ever stored;
    - the LTI version is 1.3.0, the message type is a resource link or a deep-linking request,
      and the deployment id is registered for the platform.
+
+   Nothing is written before the token's signature verifies, so no transaction is open while
+   the LMS's key set is fetched.
 
 Every value taken from the token is type-checked and capped before it is used or stored, and
 must be storable text (``server.text_guard``); an identifier holding a control character (ESC,
@@ -28,23 +38,28 @@ taken out.
 from __future__ import annotations
 
 import functools
+import hashlib
 import ipaddress
 import json
 import logging
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from joserfc import jwt
 from joserfc.errors import BadSignatureError, ExpiredTokenError, JoseError, MissingClaimError
+from joserfc.jwk import OctKey
 from joserfc.jws import extract_compact
 from joserfc.jwt import JWTClaimsRegistry
 from publicsuffixlist import PublicSuffixList
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
+from server.db import insert_unless_taken
 from server.lti import claims as c
 from server.lti.errors import LaunchRefused, PlatformNotFound
 from server.lti.http import shown_url, url_problem
@@ -56,11 +71,10 @@ from server.text_guard import display_text, is_printable_text, is_storable_text
 log = logging.getLogger(__name__)
 
 LOGIN_SECONDS = 600
-#: Most logins kept per platform, and in all: a login is free to begin (anyone can ask, naming
-#: a registered LMS), so the oldest beyond these are forgotten rather than an outsider's burst
-#: held in full. A launch whose login was forgotten is refused ("Unknown login"): launch again.
-MAX_LOGINS_PER_PLATFORM = 50
-MAX_LOGINS = 500
+#: A signed state is a few hundred characters; anything longer is not one of ours.
+MAX_STATE_CHARS = 1024
+STATE_ALGORITHM = "HS256"
+_STATE_HKDF_INFO = b"ppo-grader/lti-state/v1"
 #: A launch token issued longer ago than this is refused even if its ``exp`` is later.
 MAX_TOKEN_AGE = timedelta(hours=1)
 #: Clock difference tolerated between the LMS and this server.
@@ -70,10 +84,32 @@ MAX_HINT_CHARS = 2000
 STATE_COOKIE_PREFIX = "ppo_lti_state_"
 
 
+def _digest(state: str) -> str:
+    return hashlib.sha256(state.encode("utf-8", "replace")).hexdigest()
+
+
 def state_cookie_name(state: str) -> str:
     """The cookie that binds ``state`` to the browser that began the login (one per login, so
-    two launches in two tabs do not overwrite each other)."""
-    return STATE_COOKIE_PREFIX + "".join(ch for ch in state[:16] if ch.isalnum() or ch in "-_")
+    two launches in two tabs do not overwrite each other; named by a digest of the state, as
+    every signed state begins with the same header)."""
+    return STATE_COOKIE_PREFIX + _digest(state)[:16]
+
+
+def _state_key(secret: bytes) -> OctKey:
+    """The key that signs states: derived from SECRET_KEY for this use alone (HKDF), so a
+    state is no MAC of anything else the tool signs with that secret."""
+    return OctKey.import_key(
+        HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_STATE_HKDF_INFO).derive(secret)
+    )
+
+
+@dataclass(frozen=True)
+class SignedLogin:
+    """What a verified state says: the platform the login began with, its nonce, its expiry."""
+
+    platform_id: int
+    nonce: str
+    expires_at: datetime
 
 
 @dataclass(frozen=True)
@@ -84,9 +120,11 @@ class LoginStart:
     state: str
 
 
-def begin_login(session: Session, params: dict[str, str], launch_url: str, now: datetime | None = None) -> LoginStart:
+def begin_login(
+    session: Session, secret: bytes, params: dict[str, str], launch_url: str, now: datetime | None = None
+) -> LoginStart:
     """Step 1: a platform asks to log a user in. ``launch_url`` is this tool's ``/lti/launch``
-    (the ``redirect_uri`` the platform must have registered). The caller commits."""
+    (the ``redirect_uri`` the platform must have registered). Reads only: nothing is stored."""
     now = now or utcnow()
     issuer = params.get("iss", "")
     hint = params.get("login_hint", "")
@@ -114,20 +152,14 @@ def begin_login(session: Session, params: dict[str, str], launch_url: str, now: 
     deployment = params.get("lti_deployment_id")
     if deployment and not has_deployment(session, platform, deployment):
         raise _unregistered_deployment(platform, deployment)
-    stale = now - timedelta(days=1)  # what expired a day ago is of no use, even to an audit
-    for model in (LtiLogin, LtiTicket, LtiDeepLink):
-        session.execute(delete(model).where(model.expires_at < stale))
-    _make_room(session, LtiLogin.platform_id == platform.id, MAX_LOGINS_PER_PLATFORM)
-    _make_room(session, None, MAX_LOGINS)
-    login = LtiLogin(
-        state=secrets.token_urlsafe(32),
-        nonce=secrets.token_urlsafe(32),
-        platform_id=platform.id,
-        created_at=now,
-        expires_at=now + timedelta(seconds=LOGIN_SECONDS),
+    nonce = secrets.token_urlsafe(32)
+    issued = int(now.timestamp())
+    state = jwt.encode(
+        {"alg": STATE_ALGORITHM},
+        {"pid": platform.id, "nonce": nonce, "iat": issued, "exp": issued + LOGIN_SECONDS},
+        _state_key(secret),
+        algorithms=[STATE_ALGORITHM],
     )
-    session.add(login)
-    session.flush()
     query = {
         "scope": "openid",
         "response_type": "id_token",
@@ -136,24 +168,63 @@ def begin_login(session: Session, params: dict[str, str], launch_url: str, now: 
         "client_id": platform.client_id,
         "redirect_uri": launch_url,
         "login_hint": hint,
-        "state": login.state,
-        "nonce": login.nonce,
+        "state": state,
+        "nonce": nonce,
     }
     if params.get("lti_message_hint"):
         query["lti_message_hint"] = params["lti_message_hint"]
     separator = "&" if "?" in platform.auth_login_url else "?"
-    return LoginStart(platform.auth_login_url + separator + urlencode(query), login.state)
+    return LoginStart(platform.auth_login_url + separator + urlencode(query), state)
 
 
-def _make_room(session: Session, where: Any, most: int) -> None:
-    """Forget the oldest logins (``where``: of one platform) so one more leaves ``most``."""
-    query = select(LtiLogin.id).order_by(LtiLogin.id.desc()).offset(most - 1).limit(1)
-    if where is not None:
-        query = query.where(where)
-    oldest_kept = session.scalar(query)
-    if oldest_kept is not None:
-        doomed = delete(LtiLogin).where(LtiLogin.id <= oldest_kept)
-        session.execute(doomed.where(where) if where is not None else doomed)
+def read_state(state: str, secret: bytes, now: datetime) -> SignedLogin:
+    """The login a state stands for, if this tool signed it and it has not expired."""
+    try:
+        token = jwt.decode(state, _state_key(secret), algorithms=[STATE_ALGORITHM])
+    except (JoseError, ValueError, UnicodeError, RecursionError):
+        raise LaunchRefused(
+            "Unknown login", "This launch's state was not issued by this tool. Launch again from the LMS.", 400
+        ) from None
+    body = token.claims
+    platform_id, nonce, expires = body.get("pid"), body.get("nonce"), body.get("exp")
+    if (
+        not isinstance(platform_id, int)
+        or not isinstance(nonce, str)
+        or not 0 < len(nonce) <= 64
+        or not isinstance(expires, int)
+    ):
+        raise LaunchRefused("Unknown login", "This launch's state is not one this tool issues.", 400)
+    if expires < now.timestamp():
+        raise LaunchRefused("Login expired", "The login took more than ten minutes. Launch again from the LMS.", 403)
+    return SignedLogin(platform_id, nonce, datetime.fromtimestamp(expires, tz=UTC))
+
+
+def _spend_nonce(session: Session, state: str, login: SignedLogin, now: datetime) -> None:
+    """Record the login's nonce as used (refused if it was): one statement on unique columns,
+    so two launches racing with it cannot both pass. Kept a day past the state's expiry (a
+    launch is refused on its state's expiry long before); what is older is deleted here, on
+    this path that only the LMS's signed launches reach."""
+    stale = now - timedelta(days=1)  # what expired a day ago is of no use, even to an audit
+    for model in (LtiLogin, LtiTicket, LtiDeepLink):
+        session.execute(delete(model).where(model.expires_at < stale))
+    spent = insert_unless_taken(
+        session,
+        LtiLogin,
+        {
+            "state": _digest(state),
+            "nonce": login.nonce,
+            "platform_id": login.platform_id,
+            "created_at": now,
+            "expires_at": login.expires_at,
+            "used_at": now,
+        },
+    )
+    if spent is None:
+        raise LaunchRefused(
+            "Launch already used",
+            "This launch was already used (a replayed or resubmitted launch). Launch again from the LMS.",
+            403,
+        )
 
 
 def _unregistered_deployment(platform: LtiPlatform, deployment: str) -> LaunchRefused:
@@ -214,46 +285,25 @@ class Launch:
     claims: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
-def validate_launch(session: Session, id_token: str, state: str, now: datetime | None = None) -> Launch:
-    """Step 2: the whole validation (module docstring); the state is spent whatever the outcome.
-    The caller commits (also after a refusal, so a spent state stays spent)."""
+def validate_launch(session: Session, secret: bytes, id_token: str, state: str, now: datetime | None = None) -> Launch:
+    """Step 2: the whole validation (module docstring); once the token verifies, its nonce is
+    spent whatever the outcome. The caller commits (also after a refusal, so a spent nonce
+    stays spent)."""
     now = now or utcnow()
-    if not id_token or not state or len(id_token) > MAX_TOKEN_CHARS or len(state) > 64:
+    if not id_token or not state or len(id_token) > MAX_TOKEN_CHARS or len(state) > MAX_STATE_CHARS:
         raise LaunchRefused("Incomplete launch", "The launch carries no id_token and state. Launch again from the LMS.")
-    login = _spend_state(session, state, now)
+    login = read_state(state, secret, now)
     platform = session.get(LtiPlatform, login.platform_id)
     if platform is None:
         raise LaunchRefused("Unknown LMS", "The LMS this login began with is no longer registered.", 403)
     token = _verified(session, platform, id_token, now)
     body = dict(token.claims)
     _check_claims(body, platform, login.nonce, now)
+    _spend_nonce(session, state, login, now)
     deployment = _string(body.get(c.DEPLOYMENT_ID), "deployment id", required=True)
     if not has_deployment(session, platform, deployment):
         raise _unregistered_deployment(platform, deployment)
     return _launch(platform, deployment, body)
-
-
-def _spend_state(session: Session, state: str, now: datetime) -> LtiLogin:
-    login = session.scalar(select(LtiLogin).where(LtiLogin.state == state))
-    if login is None:
-        raise LaunchRefused(
-            "Unknown login", "This launch's state was not issued by this tool. Launch again from the LMS.", 400
-        )
-    spent = session.execute(
-        update(LtiLogin)
-        .where(LtiLogin.id == login.id, LtiLogin.used_at.is_(None))
-        .values(used_at=now)
-        .execution_options(synchronize_session=False)
-    )
-    if not spent.rowcount:  # type: ignore[attr-defined]
-        raise LaunchRefused(
-            "Launch already used",
-            "This launch was already used (a replayed or resubmitted launch). Launch again from the LMS.",
-            403,
-        )
-    if login.expires_at < now:
-        raise LaunchRefused("Login expired", "The login took more than ten minutes. Launch again from the LMS.", 403)
-    return login
 
 
 def _verified(session: Session, platform: LtiPlatform, id_token: str, now: datetime) -> jwt.Token:

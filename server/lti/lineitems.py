@@ -10,9 +10,10 @@ deep-linking answer": it is looked up, and created only if the LMS never did.
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from server.db import SessionFactory, insert_unless_taken, transaction
 from server.lti.claims import LINE_ITEM_TAG, SCOPE_LINEITEM, SCOPE_RESULT_READ, SCOPE_SCORE
 from server.lti.errors import LmsUnreachable
 from server.lti.services import LmsClient
@@ -41,11 +42,18 @@ def lookup(client: LmsClient, link: LtiContext, exercise: str) -> str | None:
     return str(found[0]["id"]) if found else None
 
 
-def line_item_url(session: Session, client: LmsClient, link: LtiContext, exercise: str, title: str) -> str:
-    """The line item for ``exercise``: remembered, else found, else created (the caller commits)."""
-    row = session.scalar(select(LtiLineItem).where(LtiLineItem.context_id == link.id, LtiLineItem.exercise == exercise))
-    if row is not None and row.url:
-        return row.url
+def line_item_url(sessions: SessionFactory, client: LmsClient, link: LtiContext, exercise: str, title: str) -> str:
+    """The line item for ``exercise``: remembered, else found, else created. Never inside a
+    transaction while the LMS answers: what the LMS says is recorded afterwards, in a short
+    transaction of its own. A crash between the LMS's making a column and its recording here
+    loses nothing and makes no second column: the next job finds it by resource id and tag
+    before it would create one."""
+    with sessions() as session:
+        known = session.scalar(
+            select(LtiLineItem.url).where(LtiLineItem.context_id == link.id, LtiLineItem.exercise == exercise)
+        )
+    if known:
+        return known
     if not link.lineitems_url:
         raise LmsUnreachable(
             "The LMS has not given this course a line items service (Assignment and Grade Services): "
@@ -54,17 +62,30 @@ def line_item_url(session: Session, client: LmsClient, link: LtiContext, exercis
     url = lookup(client, link, exercise)
     if url is None:
         url = str(client.create_line_item(link.lineitems_url, AGS_SCOPES, line_item_spec(exercise, title))["id"])
-    if row is None:
-        row = LtiLineItem(context_id=link.id, exercise=exercise)
-        session.add(row)
-    row.url = url[:2000]
-    session.flush()
-    return row.url
+    with transaction(sessions) as session:
+        remember(session, link.id, exercise, url)
+    return url[:2000]
 
 
-def forget(session: Session, link: LtiContext, exercise: str) -> None:
-    """Drop a remembered URL the LMS no longer knows (404), so the next job looks it up again."""
-    row = session.scalar(select(LtiLineItem).where(LtiLineItem.context_id == link.id, LtiLineItem.exercise == exercise))
-    if row is not None:
-        row.url = ""
-        session.flush()
+def remember(session: Session, link_id: int, exercise: str, url: str) -> None:
+    """Record the URL of an exercise's column (a row made, or its URL set: a deep-linking
+    answer may have made the row meanwhile; the caller commits)."""
+    values = {"context_id": link_id, "exercise": exercise, "url": url[:2000]}
+    if insert_unless_taken(session, LtiLineItem, values) is None:
+        session.execute(
+            update(LtiLineItem)
+            .where(LtiLineItem.context_id == link_id, LtiLineItem.exercise == exercise)
+            .values(url=url[:2000])
+            .execution_options(synchronize_session=False)
+        )
+
+
+def forget(session: Session, link_id: int, exercise: str) -> None:
+    """Drop a remembered URL the LMS no longer knows (404), so the next job looks it up again
+    (the caller commits)."""
+    session.execute(
+        update(LtiLineItem)
+        .where(LtiLineItem.context_id == link_id, LtiLineItem.exercise == exercise)
+        .values(url="")
+        .execution_options(synchronize_session=False)
+    )

@@ -3,7 +3,8 @@ LTI page, and the admins' registration API. One ``router`` (``server.app`` inclu
 
 From the LMS (no session; each step proves itself):
 
-- ``GET|POST /lti/login``: OIDC third-party login; sets the state cookie (SameSite=None;
+- ``GET|POST /lti/login``: OIDC third-party login (stores nothing: the state is signed,
+  ``server.lti.launch``); sets the state cookie (SameSite=None;
   Secure over https, so it comes back on the platform's cross-site form post), 302 to the LMS.
   Arriving in the LMS's frame (``Sec-Fetch-Dest: iframe``), where that cookie would be a
   third-party cookie, it answers with a link that starts the same login in a tab of its own.
@@ -46,6 +47,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from server.catalog.service import list_exercises
+from server.config import Settings
 from server.courses.page_course import DashboardCourse
 from server.courses.service import taught_course_named
 from server.courses.sets import course_exercises
@@ -56,7 +58,14 @@ from server.lti.accounts import course_link, person, record_member, session_toke
 from server.lti.configuration import canvas_configuration
 from server.lti.errors import LaunchRefused, LmsUnreachable, PlatformNotFound
 from server.lti.grades import plan
-from server.lti.launch import LOGIN_SECONDS, Launch, begin_login, state_cookie_name, validate_launch
+from server.lti.launch import (
+    LOGIN_SECONDS,
+    MAX_STATE_CHARS,
+    Launch,
+    begin_login,
+    state_cookie_name,
+    validate_launch,
+)
 from server.lti.platforms import Registration, add_deployment, add_platform, deployments, list_platforms
 from server.lti.roster import sync_roster
 from server.lti.schemas import DeploymentCreate, PlatformCreate, PlatformPublic
@@ -115,7 +124,11 @@ def _refused(exc: LaunchRefused) -> Response:
     return pages.lti_response(pages.refused_page(exc.title, exc.detail), exc.status_code)
 
 
-def _launch_url(request: Request) -> str:
+def _launch_url(request: Request, settings: Settings) -> str:
+    """This tool's ``/lti/launch``: from the configured public address where there is one (what
+    the LMS registered, whatever Host header a proxy passes on), else from the request."""
+    if settings.PUBLIC_URL:
+        return settings.PUBLIC_URL.rstrip("/") + "/lti/launch"
     return str(request.url_for("lti_launch"))
 
 
@@ -123,8 +136,9 @@ def _launch_url(request: Request) -> str:
 
 
 @html.api_route("/lti/login", methods=["GET", "POST"], name="lti_login")
-async def login(request: Request, session: SessionDep, now: Now) -> Response:
-    """Step 1 of a launch: store a state and nonce, bind the state to this browser, go to the LMS."""
+async def login(request: Request, session: SessionDep, settings: SettingsDep, now: Now) -> Response:
+    """Step 1 of a launch: a signed state and a nonce (nothing stored), the state bound to this
+    browser, then to the LMS."""
     params: dict[str, str] = {k: v for k, v in request.query_params.items()}
     if request.method == "POST":
         form = await _form_reader(MAX_LAUNCH_FORM_BYTES)(request)
@@ -132,13 +146,15 @@ async def login(request: Request, session: SessionDep, now: Now) -> Response:
     if request.headers.get("sec-fetch-dest") == "iframe":
         # In the LMS's frame the state cookie would be a third-party cookie, which browsers
         # block more and more: the login starts again in a tab of its own, where it is not.
-        again = str(request.url_for("lti_login")) + "?" + urlencode({k: v[:2000] for k, v in list(params.items())[:20]})
+        base = (
+            settings.PUBLIC_URL.rstrip("/") + "/lti/login" if settings.PUBLIC_URL else str(request.url_for("lti_login"))
+        )
+        again = base + "?" + urlencode({k: v[:2000] for k, v in list(params.items())[:20]})
         return pages.lti_response(pages.framed_login_page(again))
     try:
-        start = begin_login(session, params, _launch_url(request), now)
+        start = begin_login(session, settings.secret_bytes, params, _launch_url(request, settings), now)
     except LaunchRefused as exc:
         return _refused(exc)
-    session.commit()
     response = RedirectResponse(start.redirect_url, status_code=302, headers={"Cache-Control": "no-store"})
     secure = request.url.scheme == "https"
     response.set_cookie(
@@ -159,7 +175,7 @@ async def login(request: Request, session: SessionDep, now: Now) -> Response:
 @html.post("/lti/launch", name="lti_launch")
 def launch(request: Request, form: LaunchForm, session: SessionDep, settings: SettingsDep, now: Now) -> Response:
     """Step 2: validate the id_token; sign in (resource link) or open the picker (deep linking)."""
-    state, id_token = _first(form, "state")[:64], _first(form, "id_token")
+    state, id_token = _first(form, "state")[:MAX_STATE_CHARS], _first(form, "id_token")
     try:
         if form is None:
             raise LaunchRefused("Not a launch", "Launch ppo-grader from the LMS (a form post with id_token and state).")
@@ -171,9 +187,9 @@ def launch(request: Request, form: LaunchForm, session: SessionDep, settings: Se
                 403,
             )
         try:
-            checked = validate_launch(session, id_token, state, now)
+            checked = validate_launch(session, settings.secret_bytes, id_token, state, now)
         finally:
-            session.commit()  # the state is spent, and the key-set cache kept, whatever the outcome
+            session.commit()  # the nonce is spent, and the key-set cache kept, whatever the outcome
         answer = _accept(request, session, settings.secret_bytes, checked)
     except LaunchRefused as exc:
         session.rollback()
@@ -382,7 +398,7 @@ def deep_link_answer(
             chosen = course_exercises(session, course) if course is not None else []
         if not chosen:
             raise LaunchRefused("Nothing chosen", "Tick at least one exercise, then send again (go back).", 400)
-        sent = deeplink.answer(session, settings.secret_bytes, pending, chosen, _launch_url(request), now)
+        sent = deeplink.answer(session, settings.secret_bytes, pending, chosen, _launch_url(request, settings), now)
     except LaunchRefused as exc:
         session.rollback()
         return _refused(exc)

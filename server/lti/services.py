@@ -3,7 +3,9 @@ scores, results).
 
 The token is bought with a client assertion (IMS security framework §4.1): a JWT the tool
 signs (``server.lti.keys``) with ``iss`` and ``sub`` its client id and ``aud`` the platform's
-token URL. One :class:`LmsClient` serves one job (a roster sync, a preview, an apply): it keeps
+token URL. A client given a session factory (a background job) signs each assertion in a
+short transaction of its own, so a job holds no transaction while the LMS answers; given a
+session, it signs in that one. One :class:`LmsClient` serves one job (a roster sync, a preview, an apply): it keeps
 its tokens and its HTTP connection for that job only, never between jobs (no global state).
 Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`; a longer
 list, or a next link back to a page already read, is ``LmsUnreachable`` (never a cut list
@@ -21,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from sqlalchemy.orm import Session
 
+from server.db import SessionFactory, transaction
 from server.lti import keys
 from server.lti.errors import LmsUnreachable
 from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, lms_client, lms_url, next_page
@@ -63,7 +66,7 @@ class ColumnUnusable(LmsUnreachable):
 class LmsClient:
     """Calls to one platform's services on behalf of the tool, for one job."""
 
-    def __init__(self, session: Session, secret: bytes, platform: LtiPlatform) -> None:
+    def __init__(self, session: Session | SessionFactory, secret: bytes, platform: LtiPlatform) -> None:
         self._session = session
         self._secret = secret
         self.platform = platform
@@ -90,11 +93,12 @@ class LmsClient:
         if scopes in self._tokens:
             return self._tokens[scopes]
         platform = self.platform
-        assertion = keys.sign(
-            self._session,
-            self._secret,
-            {"iss": platform.client_id, "sub": platform.client_id, "aud": platform.auth_token_url},
-        )
+        claims = {"iss": platform.client_id, "sub": platform.client_id, "aud": platform.auth_token_url}
+        if isinstance(self._session, Session):
+            assertion = keys.sign(self._session, self._secret, claims)
+        else:  # a first key is made and committed here, before the LMS sees it
+            with transaction(self._session) as session:
+                assertion = keys.sign(session, self._secret, claims)
         answer = self._call(
             "POST",
             platform.auth_token_url,

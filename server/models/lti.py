@@ -80,8 +80,9 @@ class LtiDeployment(Base):
 
 
 class LtiLogin(Base):
-    """One OIDC login in progress: the state and nonce ``/lti/login`` sent, used at most once
-    (the launch marks ``used_at`` in the same statement that checks it is unused)."""
+    """One OIDC login spent: the nonce of a launch whose id_token verified (``state``: a digest
+    of the signed state it came with), recorded in one ``INSERT ... ON CONFLICT DO NOTHING`` so
+    it is used at most once. ``/lti/login`` stores nothing (``server.lti.launch``)."""
 
     __tablename__ = "lti_logins"
 

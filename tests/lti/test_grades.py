@@ -83,8 +83,8 @@ def _link(session):  # type: ignore[no-untyped-def]
 def _apply(lti: Lti):  # type: ignore[no-untyped-def]
     with lti.state.session_factory() as session:
         _, link = _link(session)
-        done = apply(session, link, SECRET.encode())
-        session.commit()
+    done = apply(lti.state.session_factory, link.id, SECRET.encode())
+    assert done is not None
     return done
 
 
