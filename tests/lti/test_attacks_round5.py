@@ -19,7 +19,11 @@ Attempts that failed (the tool held), checked against the code that stops them:
 
 from __future__ import annotations
 
+import json
 import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from html import unescape
 from urllib.parse import urlencode
 
@@ -28,9 +32,17 @@ from sqlalchemy import select
 
 from server.courses.corrections import override
 from server.courses.sets import publish
-from server.models import Course, LtiLineItem
-from tests.lti.conftest import LEARNER, STAFF, Lti
+from server.models import Course, Enrollment, LtiContext, LtiLineItem, LtiMember, LtiUser
+from tests.lti.conftest import LEARNER, STAFF, TA, Lti
 from tests.lti.servers import launch, lti_continue
+from tests.lti.test_redteam import (
+    Hostile,
+    _hostile_course,
+    hostile_launch,
+    roster_button,
+    served_and_registered,
+    signed_in,
+)
 
 PEOPLE = {
     "r5-prof": {"sub": "r5-prof", "login": "r5prof", "name": "Edsger Dijkstra", "roles": {"R5": [STAFF]}},
@@ -105,3 +117,81 @@ test_a_grades_apply_while_a_linking_answer_is_on_its_way_makes_no_second_column 
     reason="line_item_url creates a column while a deep-linking answer's lineItem is pending (row url ''): "
     "the LMS ends with two columns for one exercise",
 )(test_a_grades_apply_while_a_linking_answer_is_on_its_way_makes_no_second_column)
+
+
+# --- a roster pull drops a member who launched while the LMS was answering -------------------------
+
+
+@dataclass
+class SlowRoster(Hostile):
+    """A hostile (here: merely slow) LMS whose roster answer waits until the test lets it go;
+    ``asked`` is set when the tool has asked for it."""
+
+    asked: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    listed: list[dict[str, object]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.roster = self._answer
+
+    def _answer(self, _page: int) -> tuple[bytes, str]:
+        self.asked.set()
+        assert self.release.wait(60)
+        return json.dumps({"members": self.listed}).encode(), ""
+
+
+@pytest.fixture(scope="module")
+def slow_roster(lti: Lti) -> Iterator[SlowRoster]:
+    yield from served_and_registered(lti, SlowRoster)
+
+
+def test_a_teaching_assistant_who_launches_during_a_roster_pull_keeps_the_course(
+    lti: Lti, slow_roster: SlowRoster
+) -> None:
+    """The instructor presses "pull the roster"; the LMS's answer (a big course's many pages,
+    or a slow LMS) was made before a new TA was added. While it is on its way the new TA
+    launches: signed in, enrolled as an instructor of the course, a member. Then the sync
+    applies the older answer: the members it read from the database *after* the LMS answered
+    include the TA, the answer does not, so the TA is marked dropped and their instructor
+    enrollment deleted, seconds after their own signed launch proved them a member; the
+    dashboard they were just sent to is now a 403, and a new learner launched in the same window
+    would get no grades sent. Secure: a member whose launch came after the roster was asked
+    for is not dropped by that answer (compare ``seen_at`` with the sync's start)."""
+    lms = slow_roster
+    prof = "h-prof-R5R"
+    lti.client().get(f"{lti.tool}/lti/jwks")  # the tool's key exists: the sync writes nothing before the LMS answers
+    lms.listed = [{"user_id": prof, "roles": [STAFF], "status": "Active", "name": "Prof"}]
+    with lti.client() as staff:
+        slug = _hostile_course(staff, lti, lms, "R5R")
+        pressed: list[int] = []
+        sync = threading.Thread(target=lambda: pressed.append(roster_button(staff, lti, slug).status_code), daemon=True)
+        sync.start()
+        assert lms.asked.wait(30), "the roster was not asked for"
+        with lti.client() as ta:
+            answer = hostile_launch(ta, lti, lms, sub="h-new-ta", roles=[TA], context="R5R")
+            assert answer.status_code == 200, answer.text[-400:]
+            first = signed_in(ta, lti, answer)
+            assert first.status_code == 200 and "/dashboard" in str(first.url)
+            lms.release.set()
+            sync.join(60)
+            assert pressed == [303], pressed
+            again = ta.get(f"{lti.tool}/dashboard", params={"course": slug}, follow_redirects=False)
+    with lti.state.session_factory() as session:
+        link = session.scalar(
+            select(LtiContext).join(Course, Course.id == LtiContext.course_id).where(Course.slug == slug)
+        )
+        assert link is not None
+        user_id = session.scalar(
+            select(LtiUser.user_id).where(LtiUser.platform_id == link.platform_id, LtiUser.sub == "h-new-ta")
+        )
+        member = session.get(LtiMember, (link.id, user_id))
+        teaches = session.get(Enrollment, (link.course_id, user_id))
+        status, role = (member.status if member else None), (teaches.role if teaches else None)
+    assert (status, role, again.status_code) == ("active", "instructor", 200)
+
+
+test_a_teaching_assistant_who_launches_during_a_roster_pull_keeps_the_course = pytest.mark.xfail(
+    strict=True,
+    reason="sync_roster reads the members after the LMS answered and drops whoever the older answer "
+    "lacks, including a member whose launch came in meanwhile",
+)(test_a_teaching_assistant_who_launches_during_a_roster_pull_keeps_the_course)
