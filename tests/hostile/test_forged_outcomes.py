@@ -90,3 +90,33 @@ def test_a_forged_import_error_carries_a_line_chosen_from_the_inputs(service: Se
 def test_sanity_an_honest_file_under_hidden_shows_nothing(service: Service) -> None:
     done = service.grade("gus", "p-hidden", H.HONEST)
     assert done["feedback_view"] == "hidden" and done["verdict"] is None and not done["checks"]
+
+
+#: The same route to a ``missing_function`` result naming functions after the inputs.
+FORGED_MISSING = H.HONEST_AS_IMPL + '''
+import sys as _sys, os as _os, json as _json
+
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    names = ["LEAK_%d" % int(abs(v) * 1e6) for v in log_probs_new.flatten()[:20].tolist()]
+    print("NAMES=" + ",".join(names))
+    f = _sys._getframe(1)
+    while f is not None and "result_path" not in f.f_locals:
+        f = f.f_back
+    if f is not None:
+        with open(f.f_locals["result_path"], "w") as fh:
+            fh.write(_json.dumps({"status": "missing_function", "defined": names, "found_type": names[0]}))
+        _sys.stdout.flush()
+        _os._exit(12)
+    return _honest(log_probs_new, log_probs_old, advantages, clip_range)
+'''
+
+
+@pytest.mark.parametrize("course", ["p-hidden", "p-tokens"])
+def test_a_forged_missing_function_names_nothing_it_read(service: Service, course: str) -> None:
+    """Failed attempt: the names a missing function's module defined are never shown under a
+    policy that hides the run (``feedback_cut.MISSING_NOTE``), whoever wrote them."""
+    done = service.grade("hal", course, FORGED_MISSING)
+    names = set(re.findall(r"LEAK_\d+", json.dumps(service.as_("prof", done["id"]))))
+    assert names, "the code ran a call and reached the result file"
+    mine = service.as_("hal", done["id"]) if course == "p-hidden" else service.spend("hal", done["id"])
+    assert not names & set(re.findall(r"LEAK_\d+", json.dumps(mine))), mine["message"]
