@@ -11,6 +11,19 @@ documented bound holds for an import, which runs before the inputs exist, but no
 import error written after a call has read them.
 
 Each test asserts what a safe service does; ``xfail(strict=True)`` marks an attack that works.
+
+Attempts that failed (the service held; "read" = ruled out from the code, not sent):
+
+- a ``missing_function`` result naming functions after the inputs: the names are never shown
+  (``MISSING_NOTE``, or the near miss read from the stored source)
+- a ``runtime_error`` result at the 4 MiB cap (100,000 frames): about an honest run's CPU here
+- a file that compiles in the jail and not on the trusted side (the compiler's depth budget
+  shrinks with the caller's stack): the syntax error is then the trusted compile's own words
+  and line, about 1 bit (read; 60 KB nestings of 11 kinds all refused alike, in a thread)
+- a crash of the trusted side through ``outputs.safetensors``: the header is checked before the
+  library reads it (read)
+- ``JOB_END_GRACE_SECONDS`` (an ``internal_error`` does not use an attempt): no process of the
+  job outlives its pid-1 init (read)
 """
 
 from __future__ import annotations
@@ -120,3 +133,46 @@ def test_a_forged_missing_function_names_nothing_it_read(service: Service, cours
     assert names, "the code ran a call and reached the result file"
     mine = service.as_("hal", done["id"]) if course == "p-hidden" else service.spend("hal", done["id"])
     assert not names & set(re.findall(r"LEAK_\d+", json.dumps(mine))), mine["message"]
+
+
+#: Results as large as the trusted side reads (4 MiB of ``result.json``): an import error whose
+#: traceback is 100,000 frames of the learner's file, and one whose message is 4 MiB.
+FORGED_HUGE = H.HONEST_AS_IMPL + '''
+import sys as _sys, os as _os, json as _json
+
+def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):
+    f = _sys._getframe(1)
+    while f is not None and "result_path" not in f.f_locals:
+        f = f.f_back
+    if f is not None:
+        frame = '  File "submission.py", line 3, in <module>\\n    x\\n    ^\\n'
+        tb = "Traceback (most recent call last):\\n" + frame * (({size} >> 20) * 20000)
+        error = {{"type": "ValueError", "classes": ["ValueError"] * 16, "message": "m" * 1000, "traceback": tb,
+                 "phase": "import"}}
+        with open(f.f_locals["result_path"], "w") as fh:
+            fh.write(_json.dumps({{"status": "runtime_error", "error": error}}))
+        _os._exit(11)
+    return _honest(log_probs_new, log_probs_old, advantages, clip_range)
+'''
+
+
+def test_a_forged_result_at_the_size_cap_costs_the_server_about_an_honest_run(service: Service) -> None:
+    """Failed attempt (denial of service): the trusted side's work on a result at its cap, in
+    CPU seconds of this process (the app and its worker thread; the jail is other processes),
+    against an honest submission's in the same run, with wide slack."""
+    import resource
+    import time
+
+    def cost(source: str) -> tuple[float, str]:
+        before = time.process_time()
+        done = service.grade("eve", "p-full", source)
+        return time.process_time() - before, done["verdict"]
+
+    baseline, verdict = cost(H.HONEST)
+    assert verdict == "graded"
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    spent, verdict = cost(FORGED_HUGE.format(size=3 << 20))
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) << 10
+    print(f"honest {baseline:.2f} s CPU, forged 3 MiB result {spent:.2f} s CPU ({verdict}), peak RSS +{grown >> 20} MiB")
+    assert spent < 10 * baseline + 2.0, (baseline, spent)
+    assert grown < 400 << 20, grown
