@@ -3,7 +3,7 @@
 # torch comes from the PyTorch CPU index, so no multi-GB CUDA build lands on a CPU host.
 # The GPU worker image swaps in a CUDA build with build arguments, for example
 #   docker build -t ppo-grader:cuda --build-arg TORCH_INDEX=https://download.pytorch.org/whl/cu130 .
-# (any TORCH_VERSION the package's range `torch>=2.2` admits; the CUDA wheel brings its own
+# (any TORCH_VERSION the package's range in pyproject.toml admits; the CUDA wheel brings its own
 # CUDA runtime, the host needs only the NVIDIA driver and Container Toolkit).
 FROM python:3.11-slim-bookworm
 
@@ -24,10 +24,14 @@ WORKDIR /app
 # in pyproject.toml, then the project's own code, so editing the code rebuilds seconds, not
 # minutes.
 RUN pip install --no-cache-dir --index-url "${TORCH_INDEX}" "torch==${TORCH_VERSION}"
-COPY pyproject.toml ./
+# The dependencies install under constraints.txt, the versions CI tested, so an image built
+# next month gets the same libraries (the Public Suffix List, the JOSE library...). Its torch
+# line is left out: torch is already installed above, from the index the build chose.
+COPY pyproject.toml constraints.txt ./
 RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print('\n'.join(p['dependencies'] + p['optional-dependencies']['postgres']))" > /tmp/requirements.txt \
-    && pip install --no-cache-dir -r /tmp/requirements.txt \
-    && rm /tmp/requirements.txt
+    && grep -v '^torch==' constraints.txt > /tmp/constraints.txt \
+    && pip install --no-cache-dir -c /tmp/constraints.txt -r /tmp/requirements.txt \
+    && rm /tmp/requirements.txt /tmp/constraints.txt
 COPY server ./server
 COPY exercises ./exercises
 COPY sandbox ./sandbox

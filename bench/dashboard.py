@@ -54,7 +54,7 @@ def pages(client: TestClient, exercise: str) -> dict[str, str]:
         "one submission": submission,
         "leaderboard (/leaderboard)": "/leaderboard",
         "live mark (/dashboard/live, every 5 s per open page)": "/dashboard/live",
-        "wide gradebook CSV": "/dashboard/gradebook-wide.csv",
+        "Canvas gradebook CSV": "/dashboard/gradebook-canvas.csv",
     }
 
 

@@ -1,4 +1,4 @@
-"""Check bodies that every exercise's contract shares (EXERCISES.md, "Every function...").
+"""Check bodies that every exercise's contract shares (docs/contract.md, "Arguments and results").
 
 Values against the reference, gradients, ValueError on mismatched shapes, no in-place edits,
 the inputs' dtype and device, and peak memory within a budget of the reference's. An

@@ -15,7 +15,7 @@ import torch
 from exercises.framework import Case, CheckFailed, Outcome
 from sandbox.verdicts import DEVICE_TYPES, TENSOR_LAYOUTS
 
-#: Default tolerances per dtype: (rtol, atol). Every starter states them (EXERCISES.md, "exact").
+#: Default tolerances per dtype: (rtol, atol). Every starter states them (docs/contract.md, "Numbers").
 TOLERANCES = {
     torch.float64: (1e-10, 1e-12),
     torch.float32: (1e-4, 1e-5),
@@ -33,7 +33,7 @@ def cancellation_atol(
 ) -> torch.Tensor:
     """Extra absolute tolerance for ``scaled = (x - mean) / spread`` when ``x`` nearly cancels.
 
-    EXERCISES.md ("exact"): the tolerance grows by the cancellation factor ``|mean| / spread``.
+    docs/contract.md ("Numbers"): the tolerance grows by the cancellation factor ``|mean| / spread``.
     The bound behind it: any summation order computes a mean of ``count`` values to within
     about ``count * u * |mean|`` (u the working precision's epsilon: float64 for float64
     inputs, float32 otherwise, the accumulation the contract allows), and a variance from

@@ -221,8 +221,8 @@ class Check:
     ``id`` is the check function's name, the stable handle mistakes and starters refer to.
     ``core`` checks are the exercise's values on ordinary inputs; ``gated`` checks (contract
     details: shape errors, in-place edits, dtype, memory) earn their points only when every
-    core check passes, so an empty or constant answer scores close to 0 (EXERCISES.md,
-    "Numbers and gradients"). ``announce`` is the sentence of the starter's docstring that
+    core check passes, so an empty or constant answer scores close to 0 (docs/contract.md,
+    "Scores and feedback"). ``announce`` is the sentence of the starter's docstring that
     tells the learner this property is graded.
     """
 

@@ -15,10 +15,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from exercises.framework import Exercise
 from exercises.packs import Pack, configured_packs, load_catalogue, load_exercise, register_package
 from exercises.versions import content_version, pin_content_version, split_ref
+
+if TYPE_CHECKING:  # a type only: the admin commands that never load an exercise must not import torch
+    from exercises.framework import Exercise
 
 _lock = threading.Lock()
 _cache: dict[str, Exercise] | None = None
@@ -91,6 +94,12 @@ def _exercises() -> dict[str, Exercise]:
         if _cache is None:
             _cache = load_catalogue(configured_packs(served=_served))
         return _cache
+
+
+def loaded_exercises() -> list[Exercise] | None:
+    """The catalogue if this process has built it already (None: not yet; nothing is loaded)."""
+    with _lock:
+        return None if _cache is None else list(_cache.values())
 
 
 def all_exercises() -> list[Exercise]:

@@ -46,6 +46,13 @@ TITLE_CAP = 400
 OUTPUT_CAP = 8 << 10
 
 
+#: How a withheld check's message opens (``exercises.scoring.withhold_contract_points``): it
+#: passed, and its points wait for the core values to be right. Every view shows it as such, a
+#: score-only one too (``server.courses.feedback_policy``); here, beside the outcome it marks, so
+#: that the server reads it without importing the scoring (and torch).
+WITHHELD = "Not counted yet:"
+
+
 @dataclass
 class CheckOutcome:
     """One check's result, as stored and shown."""

@@ -279,3 +279,25 @@ _FILES = {
     "checks.py": _CHECKS,
     "starter.py": _STARTER,
 }
+
+
+#: What each written file is for, in the order an author edits them (every file of ``_FILES``).
+_ROLES = {
+    "spec.py": "what learners are asked",
+    "reference.py": "the right answer",
+    "faulty.py": "a wrong answer verify must catch",
+    "mutants.py": "the known mistakes",
+    "checks.py": "the checks and their points",
+    "starter.py": "what learners start from",
+    "__init__.py": "the folder's docstring",
+}
+
+
+def next_step(folder: Path, pack: Path) -> str:
+    """The line ``exercises new`` ends with: every file it wrote, what each is for, and the gate."""
+    assert set(_ROLES) == set(_FILES), "every written file is named in the Next: line"
+    files = ", ".join(f"{name} ({role})" for name, role in _ROLES.items())
+    return (
+        f"Wrote {folder}/ (it passes verify as written). Next: edit {files}, then "
+        f"`ppo-grader exercises verify --pack {pack}`."
+    )

@@ -4,7 +4,7 @@
 asks diagnosis to name the mistakes behind the failed value checks (and a memory check's
 measured-peak naming, supplied by the judge, behind a failed memory check), appends each
 named mistake to its check's message, withholds the points of contract details until the
-core values are right (EXERCISES.md, "Numbers and gradients"), and scores what is left.
+core values are right (docs/contract.md, "Numbers" and "Gradients"), and scores what is left.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from exercises.diagnosis import Diagnosis, diagnose
 from exercises.evidence import Evidence
 from exercises.framework import Check, Exercise, Run, evaluate_check
 from exercises.mistakes import Mistake
-from exercises.report import CheckOutcome, cap_messages, shorten_repeated_tracebacks
+from exercises.report import WITHHELD, CheckOutcome, cap_messages, shorten_repeated_tracebacks
 
 #: Names the memory mistake behind a failed memory check, from measured peaks (or None).
 MemoryNaming = Callable[[Exercise, Check, Run], Mistake | None]
@@ -137,13 +137,8 @@ def counted_checks(checks: list[Check], passed: set[str]) -> list[Check]:
     return [c for c in checks if c.id in passed and (core_ok or not c.gated)]
 
 
-#: How a withheld check's message opens: it passed, and its points wait for the core values to be
-#: right. Every view shows it as such, a score-only one too (``server.courses.feedback_policy``).
-WITHHELD = "Not counted yet:"
-
-
 def withhold_contract_points(checks: list[Check], outcomes: list[CheckOutcome]) -> None:
-    """Contract details earn points only when the core value checks pass (EXERCISES.md)."""
+    """Contract details earn points only when the core value checks pass (docs/contract.md)."""
     passed = {c.id for c, o in zip(checks, outcomes) if o.passed}
     counted = {c.id for c in counted_checks(checks, passed)}
     core = [o.name for c, o in zip(checks, outcomes) if c.core and not o.passed]

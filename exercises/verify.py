@@ -36,8 +36,7 @@ from exercises.framework import Case, CaseGen, Exercise
 from exercises.judge import Judge
 from exercises.known_answers import check_known_answers
 from exercises.mistakes import Mistake
-from exercises.report import GradeReport
-from exercises.scoring import WITHHELD
+from exercises.report import WITHHELD, GradeReport
 
 #: The seeds the gate grades on.
 SEEDS = tuple(range(1, 21))
@@ -57,7 +56,7 @@ def _exp(x: float) -> str:
 
 
 def tolerance_statement() -> str:
-    """The sentence every starter of a floating-point exercise states (EXERCISES.md, "exact")."""
+    """The sentence every starter of a floating-point exercise states (docs/contract.md, "Numbers")."""
     (r64, a64), (r32, a32), (rbf, abf) = (TOLERANCES[d] for d in (torch.float64, torch.float32, torch.bfloat16))
     return (
         f"float64 within {_exp(r64)} relative (+{_exp(a64)} absolute), float32 within {_exp(r32)} relative + "

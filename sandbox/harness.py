@@ -140,7 +140,7 @@ class _Outputs:
         Kinds are decided by exact ``type()``, which an object cannot fake (``isinstance``
         believes a ``__class__`` property): a tensor subclass, or a subclass of a container or
         number whose methods could answer anything, is reported as an object. The exception is
-        a tuple subclass (a NamedTuple is a tuple, EXERCISES.md): it is described as a tuple
+        a tuple subclass (a NamedTuple is a tuple, docs/contract.md): it is described as a tuple
         from the items tuple's C storage holds (:func:`_tuple_items`), whatever its methods say.
         """
         kind = type(value)

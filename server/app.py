@@ -17,6 +17,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from exercises import registry
 from server import __version__
+from server.api_docs import install_docs
+from server.catalog.packs_config import packs_line
 from server.catalog.router import router as catalog_router
 from server.catalog.versions import unverified_changes, version_source
 from server.clock import Clock, system_clock
@@ -96,9 +98,11 @@ def create_app(
         title="ppo-grader",
         version=__version__,
         lifespan=lifespan,
-        docs_url=f"{API_PREFIX}/docs",
+        docs_url=None,  # served with local assets: server/api_docs.py
+        redoc_url=None,
         openapi_url=f"{API_PREFIX}/openapi.json",
     )
+    install_docs(app, API_PREFIX)
     for router in (
         health_router,
         users_router,
@@ -146,7 +150,10 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
         # reaches this process without a restart).
         registry.use_version_source(version_source(session_factory))
         with transaction(session_factory) as session:
-            for change in unverified_changes(session, registry.all_exercises()):
+            catalogue = registry.all_exercises()
+            # What this process grades, in its log (serve's banner says it too, before the log starts).
+            log.info(packs_line(catalogue))
+            for change in unverified_changes(session, catalogue):
                 log.warning(change)
             first = ensure_first_instructor(session, settings.secret_bytes)
             signing_key(session, settings.secret_bytes)  # published at /lti/jwks before anything is signed

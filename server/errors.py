@@ -25,6 +25,7 @@ Tree::
     ├── EmptySource               422
     ├── InvalidSource             422  NUL bytes or text that is not valid UTF-8
     ├── InvalidRoster             422  a roster CSV without a ``name`` column, or not UTF-8
+    ├── InvalidExport             422  a gradebook asked for in a format that does not exist
     ├── InvalidCourse             422  a bad course slug or time zone, dates out of order, ...
     ├── CourseRequired            422  the learner is in several courses and named none
     ├── NothingToRegrade          422  no stored verdict matches a regrade's selection
@@ -130,6 +131,12 @@ class UserNotFound(GraderError):
 
 class InvalidRoster(GraderError):
     """A roster CSV that cannot be read."""
+
+    status_code = 422
+
+
+class InvalidExport(GraderError):
+    """A gradebook asked for in a format (or a Canvas login column) that does not exist."""
 
     status_code = 422
 

@@ -259,7 +259,7 @@ class BoardEntry(TypedDict, total=False):
     rank: int
     learner: str
     is_you: bool
-    best_score: float  # the board score: the score that counts of the checks the judge confirmed
+    board_score: float  # the score that counts of the checks the judge confirmed (what boards rank by)
     raw_best_score: float
     attempts: int
     solved: int

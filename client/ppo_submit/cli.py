@@ -383,7 +383,20 @@ def show(
     """Show one of your submissions, as `ppo-submit FILE` does (same exit codes)."""
     with _runtime(ctx).client() as client:
         sub = client.submission(submission_id)
-    _report(sub, json_output, verbose=verbose, notes=render.version_lines(sub))
+        # A regrade's time is read in the submission's course's zone, as `history` prints it.
+        zone = (
+            next(
+                (
+                    str(c.get("time_zone") or "UTC")
+                    for c in (client.courses() or [])
+                    if c.get("slug") == sub.get("course")
+                ),
+                "UTC",
+            )
+            if sub.get("regrades")
+            else "UTC"
+        )
+    _report(sub, json_output, verbose=verbose, notes=render.version_lines(sub, zone))
 
 
 @app.command()

@@ -228,7 +228,7 @@ def board_lines(board: Board) -> Group:
         Text(f"  {'rank':>4}  {'learner':<{width}}  {'board score':>11}  {'attempts':>8}  {'solved':>6}", style="dim")
     )
     for entry in entries:
-        score = float(entry.get("best_score") or 0)
+        score = float(entry.get("board_score") or 0)
         line = Text(
             f"  {entry.get('rank', 0):>4}  {entry.get('learner', '')!s:<{width}}  {score:>11g}  "
             f"{entry.get('attempts', 0):>8}  {entry.get('solved', 0):>6}",

@@ -149,7 +149,7 @@ def history_table(submissions: Sequence[Submission], zones: dict[str, str] | Non
         ]
         if regraded:
             notes = _regrades(sub)
-            cells.append(Text(regrade_line(notes[-1]) if notes else "", style="yellow"))
+            cells.append(Text(regrade_line(notes[-1], zone) if notes else "", style="yellow"))
         table.add_row(*cells)
     return table
 
@@ -182,9 +182,9 @@ def late_mark(sub: Submission) -> str:
     return f"late {' '.join(p for p in parts if p) or '1m'}" + (f": -{penalty:g}%" if penalty else "")
 
 
-def version_lines(sub: Submission) -> list[Text]:
+def version_lines(sub: Submission, zone: str = "UTC") -> list[Text]:
     """What graded the verdict (the exercise's and the grader's versions), then each regrade
-    that changed it, with the instructor's reason."""
+    that changed it, with the instructor's reason (times in ``zone``, the course's)."""
     lines = []
     if sub.get("status") == "done":
         lines.append(
@@ -195,7 +195,7 @@ def version_lines(sub: Submission) -> list[Text]:
             )
         )
     for note in _regrades(sub):
-        lines.append(Text(regrade_line(note), style="yellow"))
+        lines.append(Text(regrade_line(note, zone), style="yellow"))
     return lines
 
 
@@ -205,13 +205,14 @@ def _regrades(sub: Submission) -> list[dict[str, Any]]:
     return [n for n in notes if isinstance(n, dict)] if isinstance(notes, list) else []
 
 
-def regrade_line(note: dict[str, Any]) -> str:
-    """One applied regrade of a submission: old and new verdict, when, and why."""
+def regrade_line(note: dict[str, Any], zone: str) -> str:
+    """One applied regrade of a submission: old and new verdict, when (in ``zone``, saying
+    which, as every time this client prints), and why."""
 
     def outcome(verdict: Any, score: Any) -> str:
         return f"{verdict} {number(score)}" if score is not None else str(verdict or "-")
 
-    when = str(note.get("applied_at") or "")[:16].replace("T", " ")
+    when = local_time(note.get("applied_at"), zone)
     reason = note.get("reason") or ""
     return (
         f"Regraded {when}: {outcome(note.get('old_verdict'), note.get('old_score'))} -> "

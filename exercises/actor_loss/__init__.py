@@ -1,1 +1,1 @@
-"""Exercise `actor-loss`: the PPO clipped surrogate (EXERCISES.md section 1)."""
+"""Exercise `actor-loss`: the PPO clipped surrogate (docs/contract.md §1)."""

@@ -1,1 +1,1 @@
-"""Exercise `critic-loss`: the PPO value loss with optional value clipping (EXERCISES.md section 4)."""
+"""Exercise `critic-loss`: the PPO value loss with optional value clipping (docs/contract.md §4)."""

@@ -1,1 +1,1 @@
-"""Exercise `dpo-loss`: the Direct Preference Optimization loss (EXERCISES.md section 10)."""
+"""Exercise `dpo-loss`: the Direct Preference Optimization loss (docs/contract.md §10)."""

@@ -1,1 +1,1 @@
-"""Exercise `gae`: Generalized Advantage Estimation over padded responses (EXERCISES.md section 3)."""
+"""Exercise `gae`: Generalized Advantage Estimation over padded responses (docs/contract.md §3)."""

@@ -1,1 +1,1 @@
-"""Exercise `grpo-advantages`: group-relative outcome advantages (EXERCISES.md section 9)."""
+"""Exercise `grpo-advantages`: group-relative outcome advantages (docs/contract.md §9)."""

@@ -23,7 +23,7 @@ def _slack(case: Case, want: torch.Tensor) -> torch.Tensor:
 
 def expect_advantages(ctx: CheckContext, cases: list[Case]) -> None:
     """Every case's advantages match the reference's, within the dtype's tolerance grown by each
-    group's cancellation factor (EXERCISES.md, "exact")."""
+    group's cancellation factor (docs/contract.md, "Numbers")."""
     for case in cases:
         got = require_tensor(ctx.got(case), case, (), "advantages")
         want = ctx.want(case).output

@@ -1,1 +1,1 @@
-"""Exercise `kl-penalty`: the k1, k2 and k3 per-token KL estimators (EXERCISES.md section 8)."""
+"""Exercise `kl-penalty`: the k1, k2 and k3 per-token KL estimators (docs/contract.md §8)."""

@@ -1,1 +1,1 @@
-"""Exercise `pairwise-loss`: the Bradley-Terry reward-model loss (EXERCISES.md section 6)."""
+"""Exercise `pairwise-loss`: the Bradley-Terry reward-model loss (docs/contract.md §6)."""

@@ -1,1 +1,1 @@
-"""Exercise `ppo-memory`: the four-model memory ledger of PPO, with ZeRO sharding (EXERCISES.md section 11)."""
+"""Exercise `ppo-memory`: the four-model memory ledger of PPO, with ZeRO sharding (docs/contract.md §11)."""

@@ -1,4 +1,4 @@
-"""What the learner is asked for (EXERCISES.md section 11, verbatim in meaning)."""
+"""What the learner is asked for (docs/contract.md §11, verbatim in meaning)."""
 
 from exercises.framework import ExerciseSpec
 

@@ -1,1 +1,1 @@
-"""Exercise `whiten`: masked advantage normalization (EXERCISES.md section 7)."""
+"""Exercise `whiten`: masked advantage normalization (docs/contract.md §7)."""

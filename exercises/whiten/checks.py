@@ -34,7 +34,7 @@ def _slack(case: Case, want: torch.Tensor) -> torch.Tensor:
 
 def expect_valid_values(ctx: CheckContext, cases: list[Case], what: str = "whitened values") -> None:
     """The output matches the reference's at every valid position (padding is not graded), within
-    the dtype's tolerance grown by the cancellation factor (EXERCISES.md, "exact")."""
+    the dtype's tolerance grown by the cancellation factor (docs/contract.md, "Numbers")."""
     for case in cases:
         got = require_tensor(ctx.got(case), case, (), what)
         want = ctx.want(case).output

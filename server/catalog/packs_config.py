@@ -7,9 +7,14 @@ uses, so none depends on a variable its shell may lack.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlalchemy.orm import Session
 
 from server.models import ServiceSetting
+
+if TYPE_CHECKING:
+    from exercises.framework import Exercise
 
 #: The setting's name in ``service_settings``.
 PACKS = "exercise_packs"
@@ -33,3 +38,17 @@ def record_packs(session: Session, folders: list[str]) -> bool:
         row.value = folders
     session.flush()
     return True
+
+
+def packs_line(catalogue: list[Exercise]) -> str:
+    """``packs: built-in (11 exercises); course (2 exercises: rloo, ppo-kl)``: each pack with its
+    exercises, in catalogue order (serve's banner and the service's start-up log line)."""
+    by_pack: dict[str, list[str]] = {}
+    for exercise in catalogue:
+        by_pack.setdefault(exercise.pack, []).append(exercise.slug)
+    return "packs: " + "; ".join(
+        f"{pack} ({len(slugs)} exercise{'s' if len(slugs) != 1 else ''}"
+        + ("" if pack == "built-in" else ": " + ", ".join(slugs))
+        + ")"
+        for pack, slugs in by_pack.items()
+    )

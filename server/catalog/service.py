@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from exercises.feedback import suggest
@@ -31,6 +32,30 @@ def not_found_message(slug: str, visible: set[str] | None = None) -> str:
     near = suggest(slug, candidates) if len(slug) <= 64 else None
     hint = f"did you mean {near}? " if near else ""
     return f"No exercise is called {slug[:64]!r}; {hint}`GET /api/v1/exercises` lists them."
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """An exercise as a list or a column heading names it."""
+
+    slug: str
+    title: str
+    order: int
+
+
+def catalogue_index() -> list[Indexed]:
+    """Every exercise's slug, title and order, in course order, without loading the catalogue
+    when this process has not (``exercises.index``: its specs read, not run, so an admin command
+    that orders a set or titles a gradebook does not import torch); the loaded catalogue's when
+    it is loaded, or when the specs cannot be read so."""
+    from exercises.index import read_index
+    from exercises.registry import loaded_exercises, served_folders
+
+    loaded = loaded_exercises()
+    read = read_index(served_folders()) if loaded is None else None
+    if read is not None:
+        return [Indexed(e.slug, e.title, e.order) for e in read]
+    return [Indexed(s.slug, s.title, s.order) for s in list_exercises()]
 
 
 def list_exercises() -> list[ExerciseSummary]:

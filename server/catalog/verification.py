@@ -9,16 +9,20 @@ before a release, so they publish without a record.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from exercises.framework import Exercise
 from exercises.packs import BUILTIN
-from exercises.verify import Verification
 from exercises.versions import content_version, grader_version
 from server.catalog.versions import newest_verified, passed, record_served, served_version, store_version
 from server.errors import ExerciseNotVerified
 from server.models import ExerciseVerification
+
+if TYPE_CHECKING:  # types only: `sets publish` and the admin commands must not import torch for them
+    from exercises.framework import Exercise
+    from exercises.verify import Verification
 
 
 def record_verification(session: Session, exercise: Exercise, verification: Verification) -> ExerciseVerification:

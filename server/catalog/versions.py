@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from exercises import registry
-from exercises.framework import Exercise
 from exercises.packs import BUILTIN
 from exercises.registry import StoredVersion, VersionSource
 from exercises.versions import content_version, exercise_ref, grader_version
@@ -39,6 +39,10 @@ from server.models import (
     ServedVersion,
     SetEntry,
 )
+from server.times import local_time
+
+if TYPE_CHECKING:  # a type only: reading versions must not import torch
+    from exercises.framework import Exercise
 
 #: The most bytes of source one stored version may hold (an exercise folder is a few files).
 MAX_VERSION_BYTES = 2 * 1024 * 1024
@@ -305,7 +309,7 @@ def versions_of(session: Session, exercise: Exercise | None, slug: str) -> list[
                 version=version,
                 stored=version in stored_versions,
                 verified=verdict,
-                verified_at=f"{mine[0].verified_at:%Y-%m-%d %H:%M}" if mine else "-",
+                verified_at=local_time(mine[0].verified_at, "UTC", seconds=False) if mine else "-",
                 grader_version=mine[0].grader_version if mine else grader_version(),
                 serves=serving.get(version, []),
                 in_folder=version == folder,

@@ -3,7 +3,7 @@
 - ``serve``: ``serve``, ``worker``, ``migrate`` (the service itself)
 - ``users``: ``users add | list | revoke | rotate | import``
 - ``exercises``: ``exercises list | versions | new | verify``
-- ``courses``: ``courses create | list | enroll | gradebook | real-names``
+- ``courses``: ``courses create | list | enroll | gradebook | staff add | real-names``
 - ``sets``: ``sets publish | list | remove``
 - ``extensions``: ``extensions grant``
 - ``scores``: ``scores list | override | excuse | undo``

@@ -1,4 +1,5 @@
-"""``ppo-grader courses``: create, list, enroll a roster, print a gradebook, real names on the boards."""
+"""``ppo-grader courses``: create, list, enroll a roster, print a gradebook (long, Canvas or Moodle),
+add staff, real names on the boards."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from server.cli.users import roster_import
 from server.terminal import plain
 
 app = typer.Typer(help="Courses: create, list, enroll a roster, export a gradebook.", no_args_is_help=True)
+staff_app = typer.Typer(help="A course's staff: add a TA or an instructor.", no_args_is_help=True)
+app.add_typer(staff_app, name="staff")
 
 
 @app.command("create")
@@ -78,14 +81,54 @@ def courses_enroll(
 
 @app.command("gradebook")
 @common.edge
-def courses_gradebook(course: Annotated[str, typer.Argument(help="Course slug.")]) -> None:
-    """Print a course's gradebook as CSV (for the LMS): the score that counts, the raw best,
-    which submission counted and whether it was late."""
+def courses_gradebook(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    format: Annotated[
+        str, typer.Option("--format", help="long (a row per learner and exercise), canvas or moodle.")
+    ] = "long",
+    login_column: Annotated[
+        str, typer.Option(help="canvas: where the logins go, sis-login-id or sis-user-id.")
+    ] = "sis-login-id",
+) -> None:
+    """Print a course's gradebook as CSV: the long file (the score that counts, the raw best, which
+    submission counted, whether it was late) or the file Canvas's or Moodle's import reads
+    (docs/instructors.md, "Gradebooks and exports")."""
     from server.courses.service import find_course
-    from server.gradebook.service import gradebook_csv
+    from server.gradebook.service import export_csv
 
     with common.session() as session:
-        sys.stdout.write(gradebook_csv(session, find_course(session, course)))
+        sys.stdout.write(export_csv(session, find_course(session, course), format, login_column))
+
+
+@staff_app.command("add")
+@common.edge
+def courses_staff_add(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    name: Annotated[str, typer.Argument(help="The staff member's login (created when there is none).")],
+    role: Annotated[
+        str, typer.Option(help="ta (this course's staff only) or instructor (also an instructor account).")
+    ] = "ta",
+) -> None:
+    """Add a TA or an instructor to a course (server/courses/staff.py says what each may do)."""
+    from server.courses.service import find_course
+    from server.courses.staff import add_staff
+
+    if role not in ("ta", "instructor"):
+        raise typer.BadParameter("use ta or instructor", param_hint="--role")
+    settings = common.settings()
+    with common.session() as session:
+        added = add_staff(session, find_course(session, course), name, role, settings.secret_bytes)  # type: ignore[arg-type]
+        token, raised = added.token, added.account_raised
+    common.err.print(
+        f"{plain(repr(name))} is now {'a TA' if role == 'ta' else 'an instructor'} of {plain(repr(course))}"
+        + (" (their account is now an instructor account)" if raised else "")
+        + (". Token (shown once):" if token else "."),
+        highlight=False,
+        soft_wrap=True,
+    )
+    if token:
+        # The token alone on stdout, as `users add` prints it.
+        print(token)
 
 
 @app.command("real-names")

@@ -93,18 +93,13 @@ def exercises_new(
     pack: Annotated[Path, typer.Option("--pack", help="The pack folder to write it into (created if needed).")],
 ) -> None:
     """Write a working exercise (spec, starter, reference, faulty reference, checks) to change."""
-    from exercises.scaffold import ScaffoldError, new_exercise
+    from exercises.scaffold import ScaffoldError, new_exercise, next_step
 
     try:
         folder = new_exercise(slug, pack)
     except ScaffoldError as exc:
         common.fail(str(exc))
-    common.err.print(
-        f"Wrote {folder}/ (it passes verify as written). Next: edit reference.py, faulty.py, checks.py "
-        f"and starter.py, then `ppo-grader exercises verify --pack {pack}`.",
-        highlight=False,
-        soft_wrap=True,
-    )
+    common.err.print(plain(next_step(folder, pack)), highlight=False, soft_wrap=True)
 
 
 @app.command("verify")

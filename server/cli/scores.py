@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 from typing import Annotated
 
 import typer
@@ -18,12 +17,19 @@ app = typer.Typer(
 )
 
 
-def _actor() -> str:
-    """Who a correction made from this CLI is recorded as: ``cli:<the operating-system user>``."""
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli"
+#: ``--by`` of the corrections: the staff account the learner reads beside the score.
+_BY = typer.Option(
+    "--by",
+    help="The staff account making the correction (a course instructor or TA; the learner reads it). "
+    "Default: the owner of PPO_GRADER_TOKEN.",
+)
+
+
+def _author(session: Session, course: Course, by: str | None) -> str:
+    """The staff login a correction made here is signed with (``server.courses.staff``)."""
+    from server.courses.staff import correction_author
+
+    return correction_author(session, course, by, common.settings().secret_bytes)
 
 
 @app.command("list")
@@ -76,6 +82,7 @@ def scores_override(
     exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
     score: Annotated[float, typer.Argument(min=0, max=100, help="The score that counts, 0-100.")],
     reason: Annotated[str, typer.Option(help="Why (the learner reads it beside the score).")],
+    by: Annotated[str | None, _BY] = None,
 ) -> None:
     """Set a learner's score that counts on one exercise by hand (replaces any earlier override)."""
     from server.courses.corrections import override
@@ -83,7 +90,7 @@ def scores_override(
 
     with common.session() as session:
         where = find_course(session, course)
-        override(session, where, learner, exercise, score, reason, _actor())
+        override(session, where, learner, exercise, score, reason, _author(session, where, by))
         now = _one_score(session, where, learner, exercise)
     common.err.print(f"Overrode {learner!r} on {exercise!r} in {course!r}: now {plain(now)}.", highlight=False)
 
@@ -95,14 +102,15 @@ def scores_excuse(
     learner: Annotated[str, typer.Argument(help="The learner's login name.")],
     exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
     reason: Annotated[str, typer.Option(help="Why (the learner reads it).")],
+    by: Annotated[str | None, _BY] = None,
 ) -> None:
-    """Take one exercise out of a learner's average (the gradebooks leave it empty; boards add nothing)."""
+    """Take one exercise out of a learner's average (gradebooks: EX in Canvas's, no score elsewhere; not ranked)."""
     from server.courses.corrections import excuse
     from server.courses.service import find_course
 
     with common.session() as session:
         where = find_course(session, course)
-        excuse(session, where, learner, exercise, reason, _actor())
+        excuse(session, where, learner, exercise, reason, _author(session, where, by))
         now = _one_score(session, where, learner, exercise)
     common.err.print(f"Excused {learner!r} from {exercise!r} in {course!r}: now {plain(now)}.", highlight=False)
 
@@ -114,6 +122,7 @@ def scores_undo(
     learner: Annotated[str, typer.Argument(help="The learner's login name.")],
     exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
     kind: Annotated[str, typer.Argument(help="override or excuse: which correction to take back.")],
+    by: Annotated[str | None, _BY] = None,
 ) -> None:
     """Take an override or an excuse back (it stays on record as revoked); the graded score counts again."""
     from server.courses.corrections import take_back
@@ -124,7 +133,7 @@ def scores_undo(
         raise typer.BadParameter("use override or excuse", param_hint="KIND")
     with common.session() as session:
         where = find_course(session, course)
-        undone = take_back(session, where, learner, exercise, CorrectionKind(kind), _actor())
+        undone = take_back(session, where, learner, exercise, CorrectionKind(kind), _author(session, where, by))
         now = _one_score(session, where, learner, exercise)
     if not undone.revoked:
         common.fail(f"{learner!r} has no {kind} in force on {exercise!r} in {course!r} (the score is {now})")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from exercises.packs import env_packs, path_pack
-from server.catalog.packs_config import record_packs
+from server.catalog.packs_config import packs_line, record_packs
 from server.cli import common
 from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
@@ -22,19 +22,6 @@ from server.migrations import upgrade_to_head
 
 if TYPE_CHECKING:
     from exercises.framework import Exercise
-
-
-def _packs_line(catalogue: list[Exercise]) -> str:
-    """The banner's line of packs: each with its exercises, in catalogue order."""
-    by_pack: dict[str, list[str]] = {}
-    for exercise in catalogue:
-        by_pack.setdefault(exercise.pack, []).append(exercise.slug)
-    return "packs: " + "; ".join(
-        f"{pack} ({len(slugs)} exercise{'s' if len(slugs) != 1 else ''}"
-        + ("" if pack == "built-in" else ": " + ", ".join(slugs))
-        + ")"
-        for pack, slugs in by_pack.items()
-    )
 
 
 @common.edge
@@ -90,7 +77,7 @@ def serve(
     # The banner, before any log line: which database, which packs (issue 32: it used to be one
     # line after the installer's output, and a server on the wrong database went unnoticed).
     common.err.print(f"database: {where.shown} (from {where.source})", highlight=False, soft_wrap=True)
-    common.err.print(_packs_line(catalogue), highlight=False, soft_wrap=True)
+    common.err.print(packs_line(catalogue), highlight=False, soft_wrap=True)
     _serve_first_seen(settings, catalogue)
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
     configure_logging()

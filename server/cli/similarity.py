@@ -28,6 +28,7 @@ def similarity(
     from server.courses.service import find_course
     from server.similarity import service
     from server.similarity.views import pair_public
+    from server.times import local_time
 
     with common.sessions() as sessions:  # the one guard: no new database, the service's packs
         with transaction(sessions) as session:
@@ -48,10 +49,12 @@ def similarity(
                 )
             pairs = [pair_public(p) for p in service.ranked_pairs(session, run, exercise, top)]
             summary = run.summary
+            zone_name = where.time_zone
     title = (
         f"{course}"
         + (f" · {exercise}" if exercise else "")
-        + f" · run {run.id} of {run.finished_at:%Y-%m-%d %H:%M} UTC"
+        + f" · run {run.id}"
+        + (f" of {local_time(run.finished_at, zone_name)}" if run.finished_at else "")
     )
     table = Table("rank", "learners", "score", "similar on", "exercises (similarity)", "review", title=plain(title))
     for p in pairs:

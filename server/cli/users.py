@@ -19,7 +19,7 @@ app = typer.Typer(help="Manage users and their tokens.", no_args_is_help=True)
 @app.command("add")
 @common.edge
 def users_add(
-    name: Annotated[str, typer.Argument(help="Login name (a-z, 0-9, . _ -).")],
+    name: Annotated[str, typer.Argument(help="Login (a-z, 0-9, . _ - and one @: an email address or SIS id works).")],
     role: Annotated[Role, typer.Option(help="learner, instructor or admin.")] = Role.LEARNER,
     display_name: Annotated[str | None, typer.Option(help="Shown in listings; defaults to NAME.")] = None,
 ) -> None:
@@ -39,6 +39,7 @@ def users_add(
 @common.edge
 def users_list() -> None:
     """List users (never tokens)."""
+    from server.times import local_time
     from server.users.service import list_users
 
     with common.session() as session:
@@ -52,7 +53,7 @@ def users_list() -> None:
                         user.name,
                         user.display_name,
                         user.role,
-                        f"{user.created_at:%Y-%m-%d %H:%M}",
+                        local_time(user.created_at, "UTC", seconds=False),
                     ),
                 )
             )
@@ -94,41 +95,29 @@ def users_import(
     """Create users from a CSV roster; print each new user's token once (CSV on stdout).
 
     With --course (or a 'course' column) every row's user is enrolled in that course, and
-    users who exist already are enrolled instead of skipped. Duplicates and invalid rows are
-    reported on stderr and skipped; the exit code is 0.
+    users who exist already are enrolled instead of skipped. Logins may be email addresses or
+    SIS ids (docs/instructors.md, "Logins"). Each row that is skipped (a duplicate, an invalid
+    login or role) is listed on stderr with its line and reason, and the exit code is then 1;
+    the other rows are imported.
     """
     roster_import(roster.read(), course)
 
 
 def roster_import(text: str, course: str | None) -> None:
     """Create (or, with a course, enroll) a CSV roster's users; new tokens as CSV on stdout, once
-    (``users import`` and ``courses enroll``)."""
+    (``users import`` and ``courses enroll``); exit code 1 when any row was skipped
+    (``server.users.roster_report``)."""
     from server.courses.service import roster_enroller
+    from server.users.roster_report import TOKEN_HEADER, roster_lines
     from server.users.service import import_roster
 
     settings = common.settings()
     with common.session() as session:
         header = text.lstrip("\ufeff").split("\n", 1)[0].lower()
         enroller = roster_enroller(session, None, course) if course or "course" in header else None
-        outcomes = import_roster(session, text, settings.secret_bytes, None, enroller)
-    writer = csv.writer(sys.stdout)
-    writer.writerow(["name", "display_name", "role", "token"])
-    for o in outcomes:
-        if o.token is not None:
-            writer.writerow([o.name, o.display_name, o.role.value if o.role else "", o.token])
-        elif o.course is not None:
-            common.err.print(
-                f"line {o.line}: enrolled existing user {plain(repr(o.name))} in {plain(repr(o.course))}",
-                highlight=False,
-            )
-        else:
-            common.err.print(
-                f"[yellow]line {o.line}:[/yellow] skipped {plain(repr(o.name))}: {plain(o.error)}", highlight=False
-            )
-    created = sum(o.token is not None for o in outcomes)
-    enrolled = sum(o.token is None and o.course is not None for o in outcomes)
-    skipped = len(outcomes) - created - enrolled
-    common.err.print(
-        f"Created {created} user(s); enrolled {enrolled} existing; skipped {skipped}. Tokens are shown only now.",
-        highlight=False,
-    )
+        report = roster_lines(import_roster(session, text, settings.secret_bytes, None, enroller))
+    csv.writer(sys.stdout).writerows([TOKEN_HEADER, *report.token_rows])
+    for line in [*report.notes, *report.skipped, report.summary]:
+        common.err.print(plain(line), highlight=False, soft_wrap=True)
+    if report.failed:
+        raise typer.Exit(1)

@@ -37,8 +37,8 @@ from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
 from server.courses.policy import counted_score
-from server.courses.service import zone
 from server.models import BestScore, Course, Extension, ScoreCorrection, Submission, Verdict
+from server.times import local_time
 
 #: A full score (raw, counted or board): what "solved" means everywhere.
 FULL_SCORE = 100.0
@@ -262,8 +262,7 @@ def late_by(seconds: int) -> str:
 
 
 def _local(moment: datetime, zone_name: str) -> str:
-    at = moment.astimezone(zone(zone_name))
-    return f"{at:%Y-%m-%d %H:%M} {at.tzname()}"
+    return local_time(moment, zone_name, seconds=False)
 
 
 # --- the reader ----------------------------------------------------------------------------

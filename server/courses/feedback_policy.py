@@ -56,7 +56,7 @@ from pydantic import BaseModel
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from exercises.scoring import WITHHELD
+from exercises.report import WITHHELD
 from server.courses.feedback_cut import cut_check_message, cut_feedback, cut_message
 from server.courses.policy import learner_due
 from server.courses.service import shown, teaches_course, zone

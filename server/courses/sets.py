@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from server.catalog.service import find_exercise, list_exercises
+from server.catalog.service import catalogue_index, find_exercise, list_exercises
 from server.catalog.verification import require_verified
 from server.catalog.versions import pin
 from server.courses.best_scores import backfill_best_scores
@@ -161,13 +161,13 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
 def course_exercises(session: Session, course: Course) -> list[str]:
     """The slugs a course grades, in catalogue order (the default course: the catalogue)."""
     if course.id == DEFAULT_COURSE_ID:
-        return [e.slug for e in list_exercises()]
+        return [e.slug for e in catalogue_index()]
     return [e.exercise for e in entries(session, course)]
 
 
 def entries(session: Session, course: Course) -> list[SetEntry]:
     """The course's set, in catalogue order."""
-    order = {e.slug: (e.order, e.slug) for e in list_exercises()}
+    order = {e.slug: (e.order, e.slug) for e in catalogue_index()}
     found = session.scalars(select(SetEntry).where(SetEntry.course_id == course.id))
     return sorted(found, key=lambda e: order.get(e.exercise, (10**6, e.exercise)))
 

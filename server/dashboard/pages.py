@@ -118,7 +118,11 @@ def class_page(
         "<h1>The class at a glance</h1>"
         f"{course_picker(course, courses)}{callout}{table}{top_table}"
         f'<h2>Downloads</h2><p><a href="{e(in_course("/dashboard/gradebook.csv", c))}">Gradebook, one row per learner and exercise (CSV)</a> · '
-        f'<a href="{e(in_course("/dashboard/gradebook-wide.csv", c))}">Gradebook for Canvas or Moodle import, one row per learner (CSV)</a></p>'
+        f'<a href="{e(in_course("/dashboard/gradebook-canvas.csv", c))}">for Canvas import</a> '
+        f'(<a href="{e(in_course("/dashboard/gradebook-canvas.csv", c, login_column="sis-user-id"))}">logins are '
+        "SIS User IDs</a>) · "
+        f'<a href="{e(in_course("/dashboard/gradebook-moodle.csv", c))}">for Moodle import</a>: one row per learner (CSV); '
+        "excused: EX in Canvas, no grade in Moodle; never attempted: no grade, not 0</p>"
         '<p class="muted">Learners only; "solved" means the score that counts (after late penalties and '
         "corrections) is 100; a misconception counts a learner once, however often they hit it. "
         "This page reloads by itself when a verdict arrives.</p>"
@@ -222,7 +226,7 @@ def misconception_page(
         f'<tr><td class="learner"><a href="{e(learner_url(h.name, viewer.course_slug))}">{e(h.display_name)}</a></td>'
         f'<td>{e(h.name)}</td><td class="num">{h.submissions}</td><td>{time_html(h.first_at, viewer.zone)}</td>'
         f"<td>{time_html(h.last_at, viewer.zone)}</td>"
-        f'<td class="num">{e(format_score(h.best_score))}</td><td>{"solved" if h.solved else "not yet"}</td>'
+        f'<td class="num">{e(format_score(h.counted_score))}</td><td>{"solved" if h.solved else "not yet"}</td>'
         f'<td><a href="{e(submission_url(h.last_submission_id))}">#{h.last_submission_id}</a></td></tr>'
         for h in holders
     )
@@ -635,7 +639,7 @@ def submission_page(
         f"{_policy_row(shown, submission.id, csrf)}"
         "</tbody></table>"
     )
-    notes = regrade_notes_html(shown.regrades)
+    notes = regrade_notes_html(shown.regrades, viewer.zone)
     body = (
         f"<h1>Submission #{submission.id}</h1>{facts}{notes}"
         f"{feedback_section(submission, shown)}"

@@ -17,8 +17,9 @@ what does not exist. Each route says who may see it with a dependency (``WebUser
   its page, which reloads by itself when the verdict arrives.
 - ``GET /dashboard/live``: ``{"mark": ...}``, which changes when a submission the viewer can
   see is added or finished; ``/static/live.js`` polls it and reloads the page.
-- ``GET /dashboard/gradebook.csv``, ``/dashboard/gradebook-wide.csv``: the gradebooks, for
-  the browser (the API has them for bearer tokens).
+- ``GET /dashboard/gradebook.csv``, ``/dashboard/gradebook-canvas.csv``,
+  ``/dashboard/gradebook-moodle.csv``: the gradebooks, for the browser (the API has them for
+  bearer tokens; ``server.gradebook.service`` has their one rule).
 
 The class pages and gradebooks are per course: ``?course=<slug>`` picks one of the courses the
 instructor teaches (admins: any) and is remembered in a cookie for the next pages; without it,
@@ -32,8 +33,9 @@ import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
@@ -75,7 +77,12 @@ from server.dashboard.upload import (
 )
 from server.deps import Now, SessionDep, SettingsDep, StateDep, submission_window
 from server.errors import ExerciseNotFound, GraderError
-from server.gradebook.service import gradebook_csv, wide_gradebook_csv
+from server.gradebook.service import (
+    LoginColumn,
+    canvas_gradebook_csv,
+    gradebook_csv,
+    moodle_gradebook_csv,
+)
 from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, ScoreCorrection, Submission, User
 from server.regrades.pages import stale_notice, unverified_notice
 from server.regrades.service import stale_lines
@@ -517,10 +524,26 @@ def gradebook(session: SessionDep, shown: DashboardCourse) -> Response:
     return _gradebook(session, shown, gradebook_csv, "gradebook")
 
 
-@router.get("/dashboard/gradebook-wide.csv")
-def wide_gradebook(session: SessionDep, shown: DashboardCourse) -> Response:
-    """The wide gradebook (Canvas and Moodle) of the course shown, for a logged-in instructor."""
-    return _gradebook(session, shown, wide_gradebook_csv, "gradebook-wide")
+@router.get("/dashboard/gradebook-canvas.csv")
+def canvas_gradebook(
+    session: SessionDep,
+    shown: DashboardCourse,
+    login_column: Annotated[LoginColumn, Query(description="Where the logins go: SIS Login ID or SIS User ID.")] = (
+        "sis-login-id"
+    ),
+) -> Response:
+    """The Canvas gradebook of the course shown, for a logged-in instructor."""
+    return _gradebook(session, shown, lambda s, c: canvas_gradebook_csv(s, c, login_column), "gradebook-canvas")
+
+
+# The Canvas file's first name, kept for bookmarks.
+router.add_api_route("/dashboard/gradebook-wide.csv", canvas_gradebook, methods=["GET"], include_in_schema=False)
+
+
+@router.get("/dashboard/gradebook-moodle.csv")
+def moodle_gradebook(session: SessionDep, shown: DashboardCourse) -> Response:
+    """The Moodle gradebook of the course shown, for a logged-in instructor."""
+    return _gradebook(session, shown, moodle_gradebook_csv, "gradebook-moodle")
 
 
 def _gradebook(session: Session, shown: ShownCourse, make: Callable[..., str], name: str) -> Response:

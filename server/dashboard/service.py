@@ -266,7 +266,7 @@ class MisconceptionHolder:
     first_at: datetime
     last_at: datetime
     last_submission_id: int
-    best_score: float | None
+    counted_score: float | None
     solved: bool
 
 

@@ -1,6 +1,7 @@
-"""``/gradebook.csv`` (learner, exercise, best score, attempts, solved at) and
-``/gradebook/wide.csv`` (a row per learner, a column per exercise, for Canvas and Moodle);
-instructors only."""
+"""``/gradebook.csv`` (a row per learner and exercise: the score that counts, raw best,
+attempts, ...), ``/gradebook/canvas.csv`` and ``/gradebook/moodle.csv`` (a row per learner, a
+column per exercise, as Canvas's and Moodle's imports read them); instructors only. The rule
+every file follows: ``server.gradebook.service``."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from fastapi.responses import Response
 
 from server.courses.service import taught_course
 from server.deps import InstructorUser, SessionDep
-from server.gradebook.service import gradebook_csv, wide_gradebook_csv
+from server.gradebook.service import LoginColumn, canvas_gradebook_csv, gradebook_csv, moodle_gradebook_csv
 from server.models import Course
 from server.openapi import errors
 
 router = APIRouter(tags=["gradebook"])
+
+CourseQuery = Annotated[str | None, Query(max_length=64, description="Course slug (default: the default course).")]
 
 
 @router.get(
@@ -26,47 +29,69 @@ router = APIRouter(tags=["gradebook"])
         **errors(401, 403, 404),
     },
 )
-def gradebook(
-    instructor: InstructorUser,
-    session: SessionDep,
-    course: Annotated[
-        str | None, Query(max_length=64, description="Course slug (default: the default course).")
-    ] = None,
-) -> Response:
-    """Every learner of the course x every exercise of its set: best score that counts, raw
-    best, attempts, when first solved (UTC), which submission counted and whether it was
-    late (the course's instructors only; 404 ``CourseNotFound`` otherwise)."""
+def gradebook(instructor: InstructorUser, session: SessionDep, course: CourseQuery = None) -> Response:
+    """Every learner of the course x every exercise of its set: the score that counts
+    (``counted_score``; empty where excused or never attempted), raw best, attempts, when first
+    solved (UTC), which submission counted and whether it was late (the course's instructors
+    only; 404 ``CourseNotFound`` otherwise)."""
     where = taught_course(session, instructor, course)
-    return Response(
-        gradebook_csv(session, where),
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{_name("gradebook", where)}"'},
-    )
+    return _file(gradebook_csv(session, where), _name("gradebook", where))
 
 
 @router.get(
-    "/gradebook/wide.csv",
+    "/gradebook/canvas.csv",
     response_class=Response,
     responses={
-        200: {"content": {"text/csv": {"schema": {"type": "string"}}}, "description": "The wide gradebook as CSV"},
+        200: {"content": {"text/csv": {"schema": {"type": "string"}}}, "description": "The Canvas gradebook as CSV"},
+        **errors(401, 403, 404, 422),
+    },
+)
+def canvas_gradebook(
+    instructor: InstructorUser,
+    session: SessionDep,
+    course: CourseQuery = None,
+    login_column: Annotated[
+        LoginColumn,
+        Query(
+            description="The Canvas column our logins go in: `sis-login-id` (logins are the SIS Login IDs, the "
+            "default) or `sis-user-id` (logins are the SIS User IDs, e.g. student numbers)."
+        ),
+    ] = "sis-login-id",
+) -> Response:
+    """One row per learner of the course, one column per exercise of its set, in the layout of
+    Canvas's gradebook export (which its import reads): the score that counts out of 100, `EX`
+    where excused, empty where never attempted; a `Points Possible` row of 100s (the course's
+    instructors only; 404 ``CourseNotFound`` otherwise). docs/instructors.md, "Gradebooks and exports"."""
+    where = taught_course(session, instructor, course)
+    return _file(canvas_gradebook_csv(session, where, login_column), _name("gradebook-canvas", where))
+
+
+# The Canvas file's first name (before the Moodle file had its own), kept for links and scripts.
+router.add_api_route("/gradebook/wide.csv", canvas_gradebook, methods=["GET"], include_in_schema=False)
+
+
+@router.get(
+    "/gradebook/moodle.csv",
+    response_class=Response,
+    responses={
+        200: {"content": {"text/csv": {"schema": {"type": "string"}}}, "description": "The Moodle gradebook as CSV"},
         **errors(401, 403, 404),
     },
 )
-def wide_gradebook(
-    instructor: InstructorUser,
-    session: SessionDep,
-    course: Annotated[
-        str | None, Query(max_length=64, description="Course slug (default: the default course).")
-    ] = None,
-) -> Response:
-    """One row per learner of the course, one column per exercise of its set (the best score
-    that counts, out of 100; empty where never attempted), in the layout Canvas's gradebook
-    import expects; Moodle imports it too (the course's instructors only; 404 ``CourseNotFound`` otherwise)."""
+def moodle_gradebook(instructor: InstructorUser, session: SessionDep, course: CourseQuery = None) -> Response:
+    """One row per learner of the course (``Username``: the login; ``Full name``), one column per
+    exercise of its set, for Moodle's "Import grades from CSV file": the score that counts out of
+    100, ``-`` (Moodle's "no grade") where excused or never attempted (the course's instructors
+    only; 404 ``CourseNotFound`` otherwise)."""
     where = taught_course(session, instructor, course)
+    return _file(moodle_gradebook_csv(session, where), _name("gradebook-moodle", where))
+
+
+def _file(body: str, filename: str) -> Response:
     return Response(
-        wide_gradebook_csv(session, where),
+        body,
         media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{_name("gradebook-wide", where)}"'},
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )
 
 

@@ -1,26 +1,33 @@
-"""The gradebooks of one course: the long one (a row per learner and exercise of its set) and
-the wide one (a row per learner, a column per exercise) that Canvas and Moodle import as they are.
+"""The gradebooks of one course, for people and for the LMS: the long file (a row per learner
+and exercise of its set), the Canvas file and the Moodle file (a row per learner, a column
+per exercise), in the layouts their importers read. docs/instructors.md ("Gradebooks and
+exports") is the reference; the rule every export follows:
 
-Every score is ``server.courses.counted.course_scores``'s, as on the boards and pages: the
-score that counts (late penalty, extension, override; empty when excused). The long file
-adds ``raw_best_score`` (before penalties), ``counted_submission_id`` (the submission that
-counted), ``counted_late`` (whether it was late), ``penalty_percent`` (its late penalty),
-``extended_to`` (the learner's extended due date, UTC), ``correction`` (``override`` or
-``excused``) and ``shown`` (the score as every page writes it); ``solved_at`` is when the
-score that counts first was 100, and learners without a submission for an exercise get a
-row with 0 and no attempts. The default course's set is the whole catalogue.
+- **One number, one name.** Every score cell is the **score that counts**
+  (``server.courses.counted.course_scores``, as on the pages, in the API and the LMS sync):
+  late penalty, extension and override applied, out of 100, at most two decimals. The long
+  file calls it ``counted_score``, as the API does; the raw score is ``raw_best_score``. The
+  board score (what the boards rank) is never exported.
+- **No score is never 0.** A learner who never attempted an exercise has no score: the cell
+  is empty (the API's ``null``), and the long file says ``attempts`` 0. A learner with
+  attempts but no graded run has 0. An excused learner has no score either: the long file
+  leaves the cell empty and says ``correction`` ``excused``; Canvas's file writes ``EX``
+  (Canvas's own mark for excused). Moodle's import has no excused mark and reads ``-`` as
+  "no grade" in every column (an empty cell in a new grade item's column is not), so the Moodle
+  file writes ``-`` for both.
+- **Who is who.** Rows are the course's learners, by login. The Canvas file follows Canvas's
+  gradebook export (``Student, ID, SIS User ID, SIS Login ID, Section``, a ``Points Possible``
+  row, then one column per exercise title); Canvas matches a row on ``ID``, then ``SIS User
+  ID``, then ``SIS Login ID``, then the name; our login goes in ``SIS Login ID`` (default) or
+  ``SIS User ID`` (``login_column``: when the logins are student numbers), the display name
+  in ``Student``. The Moodle file has ``Username`` (the login) and ``Full name``; Moodle's
+  "Identify user by" maps that column to the username, email address or ID number, whichever
+  the logins are. Moodle stops a whole import at a row it cannot place, so the file has no
+  row but learners and no empty identity cell.
 
-The wide file follows the layout of Canvas's own gradebook export, which is what Canvas's
-"Import" expects: ``Student, ID, SIS User ID, SIS Login ID, Section``, then one column per
-assignment named by its title (a title Canvas does not know becomes a new assignment).
-Students are matched on ``SIS Login ID``, which holds our login; ``ID`` and ``SIS User ID``
-(Canvas's own ids, which we do not know) are left empty, as is ``Section``. Moodle's CSV
-grade import reads the same file: map "SIS Login ID" to the username and each exercise
-column to a grade item (or a new one). Scores are out of 100. A learner who never
-attempted an exercise gets an empty cell, which both systems skip, so nothing is graded 0
-by accident; a learner with attempts but no graded run gets 0. RFC 4180 CSV: comma, CRLF,
-double quotes where needed, UTF-8 without a byte-order mark. No "Points Possible" row:
-Canvas treats it as optional and Moodle would read it as a learner it cannot find.
+Files are RFC 4180 CSV: comma, double quotes where needed, UTF-8 without a byte-order mark,
+CRLF line ends (the long file: LF); a cell a spreadsheet would run as a formula is prefixed
+with ``'``. The default course's set is the whole catalogue.
 """
 
 from __future__ import annotations
@@ -28,13 +35,16 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from server.catalog.service import list_exercises
-from server.courses.counted import ExerciseScore, course_scores, describe
+from server.catalog.service import catalogue_index
+from server.courses.counted import FULL_SCORE, ExerciseScore, course_scores, describe
 from server.courses.sets import course_exercises
+from server.errors import InvalidExport
 from server.leaderboard.service import learner_ids
 from server.models import DEFAULT_COURSE_ID, Course, User, aware_utc
 
@@ -42,7 +52,7 @@ HEADER = [
     "learner",
     "display_name",
     "exercise",
-    "best_score",
+    "counted_score",
     "attempts",
     "solved_at",
     "raw_best_score",
@@ -53,22 +63,50 @@ HEADER = [
     "correction",
     "shown",
 ]
-WIDE_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+#: Canvas's export writes its points row so, indented; its importer finds it by the words.
+CANVAS_POINTS_ROW = "    Points Possible"
+#: Where the Canvas file puts our login: the Canvas column whose values the logins are.
+LoginColumn = Literal["sis-login-id", "sis-user-id"]
+LOGIN_COLUMNS: dict[str, str] = {"sis-login-id": "SIS Login ID", "sis-user-id": "SIS User ID"}
+MOODLE_IDENTITY = ["Username", "Full name"]
+
+
+@dataclass(frozen=True)
+class NoScore:
+    """How one file spells a cell without a score (the rule above)."""
+
+    not_attempted: str
+    excused: str
+
+
+LONG = NoScore(not_attempted="", excused="")
+CANVAS = NoScore(not_attempted="", excused="EX")
+MOODLE = NoScore(not_attempted="-", excused="-")
+
+
+def score_cell(score: ExerciseScore | None, spelling: NoScore) -> str:
+    """One score cell of any export: the score that counts (at most two decimals), or the
+    file's spelling of no score."""
+    if score is not None and score.excused:
+        return spelling.excused
+    if score is None or score.counted is None:
+        return spelling.not_attempted
+    return f"{round(score.counted, 2):g}"
 
 
 def gradebook_rows(session: Session, course: Course | None = None) -> Iterator[list[str]]:
-    """The CSV rows of one course (None: the default course), header first, by learner then
-    catalogue order; every score from ``server.courses.counted``."""
-    course = course or session.get(Course, DEFAULT_COURSE_ID)
-    assert course is not None
+    """The long CSV's rows of one course (None: the default course), header first, by learner
+    then catalogue order; every score from ``server.courses.counted``."""
+    course = _course(session, course)
     scores = course_scores(session, course)
     slugs = course_exercises(session, course)
     yield HEADER
     for user_id, name, display_name in _learners(session, course):
         for slug in slugs:
             score = scores.get((user_id, slug))
-            if score is None:
-                yield [name, display_name, slug, "0", "0", "", "0", "", "", "0", "", "", "-"]
+            if score is None:  # never attempted, never corrected: no score, and nothing else
+                yield [name, display_name, slug, "", "0", "", "", "", "", "", "", "", describe(None)]
                 continue
             run, at = score.run, aware_utc(score.solved_at)
             extended = aware_utc(score.extended_to)
@@ -76,17 +114,23 @@ def gradebook_rows(session: Session, course: Course | None = None) -> Iterator[l
                 name,
                 display_name,
                 slug,
-                "" if score.counted is None else f"{score.counted:g}",
+                score_cell(score, LONG),
                 str(score.attempts),
                 at.isoformat() if at else "",
-                f"{score.raw_best or 0.0:g}",
+                "" if score.raw_best is None else f"{round(score.raw_best, 2):g}",
                 str(run.submission_id) if run else "",
                 ("yes" if score.late else "no") if run else "",
-                f"{score.penalty_percent:g}",
+                f"{score.penalty_percent:g}" if run or score.override else "",
                 extended.isoformat() if extended else "",
                 _correction(score),
                 describe(score, course.time_zone),
             ]
+
+
+def _course(session: Session, course: Course | None) -> Course:
+    found = course or session.get(Course, DEFAULT_COURSE_ID)
+    assert found is not None
+    return found
 
 
 def _correction(score: ExerciseScore) -> str:
@@ -101,31 +145,65 @@ def _learners(session: Session, course: Course) -> list[tuple[int, str, str]]:
     )
 
 
-def wide_gradebook_rows(session: Session, course: Course | None = None) -> Iterator[list[str]]:
-    """The wide CSV's rows of one course (None: the default course), header first: one per
-    learner (by login), one column per exercise of its set (catalogue order); an empty cell
-    where the learner never attempted the exercise or is excused from it. Scores are the
-    ones that count (``server.courses.counted``)."""
-    course = course or session.get(Course, DEFAULT_COURSE_ID)
-    assert course is not None
-    scores = course_scores(session, course)
+def _titled_exercises(session: Session, course: Course) -> list[tuple[str, str]]:
+    """(slug, title) of the course's set, in catalogue order: the LMS files' columns."""
     slugs = set(course_exercises(session, course))
-    exercises = [e for e in list_exercises() if e.slug in slugs]
-    yield WIDE_IDENTITY + [e.title for e in exercises]
+    return [(e.slug, e.title) for e in catalogue_index() if e.slug in slugs]
+
+
+def canvas_gradebook_rows(
+    session: Session, course: Course | None = None, login_column: LoginColumn = "sis-login-id"
+) -> Iterator[list[str]]:
+    """The Canvas file's rows (None: the default course): header, ``Points Possible`` (100 per
+    exercise), then one row per learner by login, our login in ``login_column``'s column."""
+    course = _course(session, course)
+    scores = course_scores(session, course)
+    exercises = _titled_exercises(session, course)
+    yield CANVAS_IDENTITY + [title for _, title in exercises]
+    yield [CANVAS_POINTS_ROW, "", "", "", ""] + [f"{FULL_SCORE:g}"] * len(exercises)
+    at = CANVAS_IDENTITY.index(LOGIN_COLUMNS[login_column])
     for user_id, name, display_name in _learners(session, course):
-        cells = [_score(scores.get((user_id, e.slug))) for e in exercises]
-        yield [display_name, "", "", name, ""] + cells
+        identity = [display_name, "", "", "", ""]
+        identity[at] = name
+        yield identity + [score_cell(scores.get((user_id, slug)), CANVAS) for slug, _ in exercises]
 
 
-def _score(score: ExerciseScore | None) -> str:
-    if score is None or score.counted is None:
-        return ""
-    return f"{round(score.counted, 2):g}"
+def moodle_gradebook_rows(session: Session, course: Course | None = None) -> Iterator[list[str]]:
+    """The Moodle file's rows (None: the default course): header, then one row per learner by
+    login (``Username``), ``-`` where there is no score."""
+    course = _course(session, course)
+    scores = course_scores(session, course)
+    exercises = _titled_exercises(session, course)
+    yield MOODLE_IDENTITY + [title for _, title in exercises]
+    for user_id, name, display_name in _learners(session, course):
+        yield [name, display_name] + [score_cell(scores.get((user_id, slug)), MOODLE) for slug, _ in exercises]
 
 
-def wide_gradebook_csv(session: Session, course: Course | None = None) -> str:
-    """A course's wide gradebook as RFC 4180 CSV text (CRLF line ends; None: the default course)."""
-    return _csv(wide_gradebook_rows(session, course), "\r\n")
+def canvas_gradebook_csv(
+    session: Session, course: Course | None = None, login_column: LoginColumn = "sis-login-id"
+) -> str:
+    """A course's Canvas gradebook as RFC 4180 CSV text (CRLF line ends; None: the default course)."""
+    return _csv(canvas_gradebook_rows(session, course, login_column), "\r\n")
+
+
+def moodle_gradebook_csv(session: Session, course: Course | None = None) -> str:
+    """A course's Moodle gradebook as RFC 4180 CSV text (CRLF line ends; None: the default course)."""
+    return _csv(moodle_gradebook_rows(session, course), "\r\n")
+
+
+#: The files ``export_csv`` writes, by the name the CLI takes.
+FORMATS = ("long", "canvas", "moodle")
+
+
+def export_csv(session: Session, course: Course, format: str, login_column: str = "sis-login-id") -> str:
+    """One of the course's files by name (``FORMATS``); a name that is none: ``InvalidExport``."""
+    if format not in FORMATS:
+        raise InvalidExport(f"--format is one of {', '.join(FORMATS)}, not {format[:40]!r}.")
+    if login_column not in LOGIN_COLUMNS:
+        raise InvalidExport(f"--login-column is one of {', '.join(LOGIN_COLUMNS)}, not {login_column[:40]!r}.")
+    if format == "canvas":
+        return canvas_gradebook_csv(session, course, login_column)  # type: ignore[arg-type]
+    return moodle_gradebook_csv(session, course) if format == "moodle" else gradebook_csv(session, course)
 
 
 def gradebook_csv(session: Session, course: Course | None = None) -> str:
@@ -143,8 +221,9 @@ def _csv(rows: Iterable[Sequence[str]], line_end: str) -> str:
 
 
 def _safe(cell: str) -> str:
-    # A display name like "=HYPERLINK(...)" must not run as a formula in a spreadsheet.
-    return "'" + cell if cell[:1] in ("=", "+", "-", "@") and not _is_number(cell) else cell
+    # A display name like "=HYPERLINK(...)" must not run as a formula in a spreadsheet; "-"
+    # alone is Moodle's "no grade", not a formula.
+    return "'" + cell if cell[:1] in ("=", "+", "-", "@") and cell != "-" and not _is_number(cell) else cell
 
 
 def _is_number(cell: str) -> bool:

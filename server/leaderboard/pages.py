@@ -56,12 +56,12 @@ def board_page(view: BoardView, default_limit: int, *, mark: str | None = None) 
     current = next((title for slug, title in view.exercises if slug == view.exercise), "Overall")
     if view.course is not None:
         current = f"{current} ({view.course[1]})"
-    score_head = "Total of best scores" if view.exercise is None else "Best score"
+    score_head = "Total of board scores" if view.exercise is None else "Board score"
     pseudonym_head = '<th scope="col">Shown to learners as</th>' if view.pseudonyms is not None else ""
     head = (
         '<tr><th scope="col" class="num">Rank</th><th scope="col">Learner</th><th scope="col">Login</th>'
         f'{pseudonym_head}<th scope="col" class="num">{score_head}</th><th scope="col" class="num">Attempts</th>'
-        '<th scope="col" class="num">Solved</th><th scope="col">Best first reached</th></tr>'
+        '<th scope="col" class="num">Solved</th><th scope="col">Board score first reached</th></tr>'
     )
     body_rows = "".join(_row(view, i, row) for i, row in enumerate(view.rows))
     if not view.rows:
@@ -73,9 +73,11 @@ def board_page(view: BoardView, default_limit: int, *, mark: str | None = None) 
         f'<nav aria-label="Exercises">{"".join(tabs)}</nav>'
         f'<table id="board"><thead>{head}</thead><tbody>{body_rows}</tbody></table>'
         f"{_pager(view, limit_param)}"
-        '<p class="muted">Ranked by the score that counts (late penalties and corrections applied), then by '
-        "when it was first reached; a failed or crashed run never lowers a best; an excused exercise adds "
-        "nothing. Only learners are ranked."
+        '<p class="muted">Ranked by the board score, then by when it was first reached. The board score is the '
+        "score that counts (late penalties and corrections applied) of the checks the judge confirmed, so it can "
+        "be below the score that counts that the gradebooks and the learner's pages show (a check whose evidence "
+        "is the learner's own report earns no place). A failed or crashed run never lowers it; a learner excused "
+        "from an exercise is not ranked on it. Only learners are ranked."
         + (" Learners see the pseudonyms, not the names (the course's setting)." if view.pseudonyms is not None else "")
         + "</p>"
     )

@@ -59,8 +59,9 @@ def leaderboard(
     offset: Offset = 0,
     course: CourseParam = None,
 ) -> LeaderboardPage:
-    """Per learner of the course: best board score that counts (confirmed checks only; an
-    override as given), raw best, attempts, when the best was first reached; stable order. For
+    """Per learner of the course: the board score (``board_score``: the score that counts of the
+    confirmed checks only; an override as given), raw best, attempts, when the board score was
+    first reached; stable order; a learner excused from the exercise is not ranked on it. For
     learners, a ``hidden-until-due`` exercise is left out of the overall table (and its own
     board is 403 ``ScoresHidden``) until its scores are released."""
     if exercise is not None:
@@ -85,7 +86,7 @@ def leaderboard(
                 learner=_board_name(viewer, r.user_id, r.display_name, where, settings, instructor),
                 name=r.name if instructor else None,
                 is_you=r.user_id == viewer.id,
-                best_score=r.best,
+                board_score=r.best,
                 raw_best_score=r.raw_best,
                 attempts=r.attempts,
                 solved=r.solved,

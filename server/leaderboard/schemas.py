@@ -16,20 +16,22 @@ class LeaderboardEntry(BaseModel):
     learner: str
     name: str | None = Field(description="Login name; instructors only.")
     is_you: bool
-    best_score: float = Field(
-        description="Best board score: the score that counts, after any late penalty, of the checks the judge "
-        "confirmed (self-reported checks left out, see docs/security.md; overall: the sum of per-exercise bests)."
+    board_score: float = Field(
+        description="The board score, what boards rank by: the score that counts, after any late penalty, of the "
+        "checks the judge confirmed (self-reported checks left out, see docs/security.md), so it can be below the "
+        "score that counts (`counted_score` in the scores API and gradebooks); an override as given. Overall: the "
+        "sum over exercises. An excused exercise adds nothing, and an excused learner is not on its board."
     )
     raw_best_score: float = Field(description="Best raw score, before late penalties (overall: the sum).")
     attempts: int = Field(description="Finished submissions, internal errors excluded.")
-    solved: int = Field(description="Exercises with a best board score of 100 (every confirmed check passed).")
+    solved: int = Field(description="Exercises with a board score of 100 (every confirmed check passed).")
     best_reached_at: datetime | None = Field(
-        description="When the best score was first reached (overall: when the last per-exercise best was)."
+        description="When the board score was first reached (overall: when the last per-exercise one was)."
     )
 
 
 class LeaderboardPage(BaseModel):
-    """One page of a board, ordered by best score desc, reached-at asc, learner id asc."""
+    """One page of a board, ordered by board score desc, reached-at asc, then a tie-break."""
 
     course: str = Field(description="The course whose board this is.")
     exercise: str | None

@@ -71,7 +71,8 @@ def board(
 
     Scores come from ``server.courses.counted.course_scores`` (late penalties, overrides,
     excuses), one row per learner and exercise, so the board ranks what the gradebooks
-    and pages show; an excused exercise adds nothing. Ranked in Python: a course has a few
+    and pages show; an excused exercise adds nothing, and a learner excused from an exercise is
+    not on its board (nor on the overall one by that exercise alone). Ranked in Python: a course has a few
     thousand such rows at most."""
     people = {
         uid: (name, display)
@@ -82,8 +83,8 @@ def board(
     totals: dict[int, list] = {}  # type: ignore[type-arg]
     scores = course_scores(session, course_id, exercises=None if exercise is None else [exercise])
     for (uid, slug), score in scores.items():
-        if uid not in people or slug in hidden:
-            continue
+        if uid not in people or slug in hidden or score.excused:
+            continue  # an excused learner is not ranked on that exercise (nor given a 0 for it)
         row = totals.setdefault(uid, [0.0, 0.0, 0, 0, None])
         row[0] += score.board_points  # confirmed checks only: self-reported facts earn no place
         row[1] += score.raw_best or 0.0

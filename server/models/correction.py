@@ -47,7 +47,8 @@ class ScoreCorrection(Base):
     #: The hand score (overrides only), 0-100.
     score: Mapped[float | None] = mapped_column(Float)
     reason: Mapped[str] = mapped_column(String(MAX_REASON_CHARS))
-    #: Who made it: the instructor's login, or ``cli:<os user>`` for the server's own CLI.
+    #: Who made it: the login of a staff account of the course (``server.courses.staff``); rows
+    #: made before that rule may say ``cli:<os user>``.
     made_by: Mapped[str] = mapped_column(String(128))
     made_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     revoked_by: Mapped[str | None] = mapped_column(String(128))

@@ -8,6 +8,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from server.deps import SessionDep
 from server.errors import RegradeNotFound
+from server.models import Course
 from server.regrades.pages import regrade_page
 from server.regrades.service import readable_set
 from server.regrades.views import diff_public
@@ -29,4 +30,6 @@ def regrade(set_id: str, session: SessionDep, user: WebInstructor) -> Response:
     if found is None:
         raise PageNotFound(user)
     session.commit()
-    return html_response(regrade_page(viewer_of(user), diff_public(session, found)))
+    # Its times in its course's zone (a set over every course, an admin's: UTC, which they say).
+    course = session.get(Course, found.course_id) if found.course_id is not None else None
+    return html_response(regrade_page(viewer_of(user, course), diff_public(session, found)))

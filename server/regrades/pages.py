@@ -66,9 +66,9 @@ def regrade_page(viewer: Viewer, diff: RegradeDiff) -> str:
         f'<tr><th scope="row">State</th><td id="regrade-state">{e(r.state)}: {r.graded} of {r.total} graded</td></tr>'
         f'<tr><th scope="row">Graded with</th><td>exercise version <code>{e(r.content_version)}</code>, '
         f"grader version <code>{e(r.grader_version)}</code></td></tr>"
-        f'<tr><th scope="row">Requested</th><td>{time_html(r.created_at)}</td></tr>'
+        f'<tr><th scope="row">Requested</th><td>{time_html(r.created_at, viewer.zone)}</td></tr>'
         + (
-            f'<tr><th scope="row">Applied</th><td>{time_html(r.applied_at)} (keep {e(r.keep)}): {e(r.reason)}</td></tr>'
+            f'<tr><th scope="row">Applied</th><td>{time_html(r.applied_at, viewer.zone)} (keep {e(r.keep)}): {e(r.reason)}</td></tr>'
             if r.applied_at
             else ""
         )
@@ -118,12 +118,12 @@ def regrade_page(viewer: Viewer, diff: RegradeDiff) -> str:
     return page(f"Regrade {r.id}", body, viewer)
 
 
-def regrade_notes_html(notes: Sequence[RegradeNote]) -> str:
+def regrade_notes_html(notes: Sequence[RegradeNote], zone: str) -> str:
     """On a submission's page: each applied regrade, old and new verdict, and the reason."""
     if not notes:
         return ""
     items = "".join(
-        f"<li>{time_html(n.applied_at)}: {e(_outcome(n.old_verdict, n.old_score))} → "
+        f"<li>{time_html(n.applied_at, zone)}: {e(_outcome(n.old_verdict, n.old_score))} → "
         f"{e(_outcome(n.new_verdict, n.new_score))} (counts {e(format_score(n.new_counted_score))}). "
         f"{e(n.reason)}</li>"
         for n in notes

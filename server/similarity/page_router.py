@@ -75,7 +75,7 @@ def list_page(
         raise PageBadRequest(user, f"{exercise[:64]!r} is not one of the exercises compared.")
     pairs = [] if run is None else [pair_public(p) for p in service.ranked_pairs(session, run, exercise, SHOWN_PAIRS)]
     body = pages.list_page(
-        viewer_of(user),
+        viewer_of(user, course),
         (course.slug, course.title),
         run_public(service.latest_run(session, course)),
         run_public(run),
@@ -119,7 +119,7 @@ def pair_page(
         raise PageNotFound(user, "The newest similarity run kept no such pair.")
     ranked = next(p for p in service.ranked_pairs(session, run) if p.pair.id == stored.id)
     body = pages.pair_page(
-        viewer_of(user), (course.slug, course.title), pair_public(ranked), side_by_side(session, stored)
+        viewer_of(user, course), (course.slug, course.title), pair_public(ranked), side_by_side(session, stored)
     )
     return shown.remember(html_response(body), request)
 

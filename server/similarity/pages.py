@@ -9,6 +9,7 @@ from __future__ import annotations
 from urllib.parse import quote, urlencode
 
 from server.similarity.schemas import PairPublic, RunPublic, SideBySide
+from server.times import local_time
 from server.web.html import Viewer, e, page
 from server.web.urls import learner_url, submission_url
 
@@ -40,12 +41,12 @@ def _mark(mark: str | None) -> str:
     return f'<span class="mark-{e(mark)}">reviewed: {e(mark)}</span>'
 
 
-def _run_line(latest: RunPublic | None, shown: RunPublic | None) -> str:
+def _run_line(latest: RunPublic | None, shown: RunPublic | None, zone: str) -> str:
     if latest is None:
         return '<p class="notice">Not compared yet: runs start by themselves after each due date, or now with the button.</p>'
     parts = []
     if shown is not None:
-        finished = f"{shown.finished_at:%Y-%m-%d %H:%M} UTC" if shown.finished_at else ""
+        finished = local_time(shown.finished_at, zone) if shown.finished_at else ""
         parts.append(
             f"Run {shown.id} ({'after a due date' if shown.reason == 'due' else 'on request'}, {e(finished)}): "
             f"{shown.learners} learners, {shown.submissions} submissions, {shown.pairs_found} similar pairs."
@@ -97,7 +98,7 @@ def list_page(
         "normalised and the starter and the code most solutions share are left out. A pair's score sums its "
         "similarity (0 to 1) over the course's exercises. This is for review: learners never see it and no "
         "score changes.</p>"
-        f"{_run_line(latest, shown)}"
+        f"{_run_line(latest, shown, viewer.zone)}"
         f'<form method="post" action="{RUN_ACTION}"><input type="hidden" name="course" value="{e(slug)}">'
         '<button type="submit">Compare now</button></form>'
         f'<nav aria-label="Exercise">{filters}</nav>{table}'

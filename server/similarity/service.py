@@ -25,7 +25,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from exercises.registry import get_exercise
-from server.catalog.service import list_exercises
+from server.catalog.service import catalogue_index
 from server.courses.counted import counts_as_attempt
 from server.courses.sets import entries
 from server.db import SessionFactory, transaction
@@ -74,7 +74,7 @@ class SimilarityQueue(Protocol):
 def course_exercises(session: Session, course: Course) -> list[str]:
     """The slugs a run compares: the course's set (the catalogue in the default course)."""
     if course.is_default:
-        return [e.slug for e in list_exercises()]
+        return [e.slug for e in catalogue_index()]
     return [e.exercise for e in entries(session, course)]
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from exercises.scoring import WITHHELD
+from exercises.report import WITHHELD
 from sandbox.text import cap
 from server.models import CheckResult, Status, Submission
 from server.submissions.places import CellPlaces

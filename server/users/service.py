@@ -18,8 +18,38 @@ from server.models import ApiToken, Role, User, utcnow
 from server.security import display_prefix, hash_token, new_token
 from server.text_guard import is_storable_text
 
-NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+#: The login alphabet (docs/instructors.md, "Logins"): what an LMS or a student information
+#: system calls a person, lower-cased: ``ada``, ``s2041187`` (an SIS id), ``zoe.smith@uni.edu``.
+#: 1-64 characters (the column's width) of a-z, 0-9, '.', '_', '-', starting with a letter or
+#: digit, and at most one '@' followed by a domain (letters, digits, '.', '-'; no trailing dot).
+#: Every character is URL-safe in a path and a query, so no login needs escaping to be typed
+#: or linked; '+' (a space in a query string) and upper case are refused, never rewritten.
+NAME_PATTERN = re.compile(r"^(?=.{1,64}$)[a-z0-9][a-z0-9._-]*(?:@[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)?$")
+MAX_NAME_CHARS = 64
 FIRST_INSTRUCTOR_NAME = "instructor"
+
+
+def login_problem(name: str) -> str | None:
+    """Why ``name`` is not a login (one sentence a roster's author can act on), or None."""
+    if NAME_PATTERN.match(name):
+        return None
+    if not name:
+        return "the login is empty"
+    if len(name) > MAX_NAME_CHARS:
+        return f"the login is {len(name)} characters long; at most {MAX_NAME_CHARS}"
+    if not is_storable_text(name) or not name.isascii():
+        return "the login has characters outside a-z, 0-9, '.', '_', '-' and one '@'"
+    if name != name.lower():
+        return "the login has upper-case letters; write it in lower case"
+    if "+" in name:
+        return "the login has a '+' (it reads as a space in a web address); use the address without its +tag"
+    if name.count("@") > 1:
+        return "the login has more than one '@'"
+    if not name[0].isalnum():
+        return "the login must start with a letter or a digit"
+    if "@" in name and not re.match(r"^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$", name.split("@", 1)[1]):
+        return "the part after '@' must be a domain (letters, digits, '.', '-'), e.g. uni.edu"
+    return "the login has characters outside a-z, 0-9, '.', '_', '-' and one '@'"
 
 
 @dataclass(frozen=True)
@@ -38,10 +68,12 @@ def create_user(
     display_name: str | None = None,
 ) -> NewUser:
     """Create a user with one token; the caller commits. Raises ``UserAlreadyExists``."""
-    if not NAME_PATTERN.match(name):
+    problem = login_problem(name)
+    if problem is not None:
         raise GraderError(
-            "User names are 1-64 characters of a-z, 0-9, '.', '_' or '-', starting with a "
-            f"letter or digit; got {name!r}.",
+            f"{problem[0].upper()}{problem[1:]} ({name[:80]!r}). A login is 1-64 characters of a-z, 0-9, "
+            "'.', '_', '-', starting with a letter or digit, with at most one '@' before a domain "
+            "(zoe.smith@uni.edu).",
             status_code=422,
             error_name="InvalidUserName",
         )

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from server.times import local_time
 from server.web.urls import DASHBOARD, LEARNERS, in_course, learner_url
 
 LOGIN_ACTION = "/login"
@@ -190,19 +190,10 @@ def format_score(score: float | None) -> str:
     return f"{score:.2f}".rstrip("0").rstrip(".")
 
 
-def time_html(value: datetime | None, zone: str = "UTC") -> str:
-    """A ``<time>`` in the course's zone (with the zone's abbreviation), the machine-readable
-    ``datetime`` attribute in UTC; or "never"."""
+def time_html(value: datetime | None, zone: str) -> str:
+    """A ``<time>`` in the course's zone, saying which (``server.times.local_time``), the
+    machine-readable ``datetime`` attribute in UTC; or "never"."""
     if value is None:
         return '<span class="muted">never</span>'
     value = value.astimezone(UTC)
     return f'<time datetime="{e(value.isoformat())}">{e(local_time(value, zone))}</time>'
-
-
-def local_time(value: datetime, zone: str = "UTC") -> str:
-    """``2026-12-11 17:00:00 CET``: a moment as a person reads it in a course's zone."""
-    try:
-        at = value.astimezone(ZoneInfo(zone))
-    except (ZoneInfoNotFoundError, ValueError):
-        at = value.astimezone(UTC)
-    return f"{at:%Y-%m-%d %H:%M:%S} {at.tzname()}"

@@ -263,7 +263,7 @@ def test_show_names_the_versions_and_history_the_regrade_with_its_reason(
     assert shown.exit_code == 0, shown.stderr
     assert "Graded by exercise version 3ae940064953, grader version a81c07e5f3d2" in shown.stdout
     one_line = " ".join(shown.stdout.split())  # wrapped at the terminal's width
-    assert "Regraded 2026-12-11 16:05: graded 40 -> graded 100 (The k2 reference lacked its 0.5.)" in one_line
+    assert "Regraded 2026-12-11 16:05 UTC: graded 40 -> graded 100 (The k2 reference lacked its 0.5.)" in one_line
     listed = invoke("history")
     assert listed.exit_code == 0
     assert "Regraded" in listed.stdout and "lacked its 0.5" in " ".join(listed.stdout.split())

@@ -221,12 +221,19 @@ def prepare_wheelhouse() -> Path:
     house = CACHE / "wheelhouse"
     files = house / "files"
     requirements = image_requirements()
+    # The Dockerfile installs under constraints.txt less its torch line; so does the download,
+    # or the wheelhouse could hold a newer version than the image's pip is allowed to take.
+    pins = [line for line in (ROOT / "constraints.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#") and not line.startswith("torch==")]
     stamp = house / "requirements.txt"
-    if not stamp.exists() or stamp.read_text() != "\n".join(requirements):
+    wanted = "\n".join(requirements + pins)
+    if not stamp.exists() or stamp.read_text() != wanted:
         files.mkdir(parents=True, exist_ok=True)
-        run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--dest", str(files), *requirements],
-            timeout=1800)
-        stamp.write_text("\n".join(requirements))
+        house.mkdir(parents=True, exist_ok=True)
+        (house / "constraints.txt").write_text("\n".join(pins) + "\n")
+        run([sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--dest", str(files),
+             "-c", str(house / "constraints.txt"), *requirements], timeout=1800)
+        stamp.write_text(wanted)
     simple = house / "simple"
     shutil.rmtree(simple, ignore_errors=True)
     projects: dict[str, list[str]] = {}
@@ -297,6 +304,8 @@ class Compose:
         env_lines = [
             f"PPO_GRADER_SECRET_KEY={secrets.token_urlsafe(48)}",
             f"POSTGRES_PASSWORD={self.password}",
+            f"PPO_GRADER_DATABASE_URL=postgresql+psycopg://ppo:{self.password}@db:5432/ppo_grader",
+            f"PPO_GRADER_METRICS_TOKEN={secrets.token_urlsafe(24)}",
             # 20 submissions from one learner at once, and a dead worker noticed in seconds.
             "PPO_GRADER_MAX_QUEUED_PER_USER=100",
             "PPO_GRADER_RATE_LIMIT=1000/minute",
@@ -308,8 +317,6 @@ class Compose:
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(workdir),
-            "POSTGRES_PASSWORD": self.password,
-            "PPO_GRADER_METRICS_TOKEN": secrets.token_urlsafe(24),
             "PPO_GRADER_PUBLISH": f"127.0.0.1:{API_PORT}",
         }
         self.shim: ComposeV1Shim | None = None

@@ -42,3 +42,6 @@ def test_torch_is_a_range_in_the_package_and_pinned_to_cpu_2_13_in_installs() ->
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "ARG TORCH_VERSION=2.13.0\n" in dockerfile
     assert "ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu\n" in dockerfile
+    # The image's other dependencies install under the same constraints (less the torch pin).
+    assert "pip install --no-cache-dir -c /tmp/constraints.txt -r /tmp/requirements.txt" in dockerfile
+    assert "grep -v '^torch==' constraints.txt" in dockerfile

@@ -38,7 +38,7 @@ def board(client: httpx.Client, course: str) -> list[tuple[str, float]]:
 def api_board(server: Server, course: str) -> list[tuple[str, float]]:
     body = httpx.get(f"{server.url}/api/v1/leaderboard", params={"course": course, "exercise": "actor-loss"},
                      headers={"Authorization": f"Bearer {server.instructor_token}"}, timeout=30).json()
-    return [(e["name"], e["best_score"]) for e in body["entries"]]
+    return [(e["name"], e["board_score"]) for e in body["entries"]]
 
 
 def test_two_courses_boards_differ(server: Server, tmp_path: Path) -> None:

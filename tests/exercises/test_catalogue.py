@@ -22,7 +22,7 @@ IDS = [e.slug for e in EXERCISES]
 
 
 def test_catalogue_covers_the_contract():
-    assert IDS == CONTRACT, "one exercise per EXERCISES.md section, in its order"
+    assert IDS == CONTRACT, "one exercise per docs/contract.md section, in its order"
     for ex in EXERCISES:
         assert math.isclose(sum(c.weight for c in ex.checks), 100.0)
         assert len(ex.mistakes) >= 5, ex.slug

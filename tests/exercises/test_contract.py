@@ -87,3 +87,41 @@ def test_a_stub_scores_at_most_5(judge, ex, how):
     assert report.verdict == "graded", report.message
     passed = [(c.name, c.weight) for c in report.checks if c.passed]
     assert report.score <= 5, f"{how} stub scores {report.score}: {passed}"
+
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+CONTRACT_PAGE = (ROOT / "docs" / "contract.md").read_text()
+SECTION_SLUGS = dict(re.findall(r"^## §(\d+) `([a-z0-9-]+)`", CONTRACT_PAGE, re.M))
+RULE_HEADINGS = set(re.findall(r"^### (.+)$", CONTRACT_PAGE, re.M))
+
+
+def _citing_files():
+    for top in ("exercises", "sandbox", "server", "client"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            text = path.read_text()
+            if "docs/contract.md" in text:
+                yield path, text
+
+
+def test_the_contract_lives_in_the_repository_and_code_cites_it():
+    """Code cites the project's own contract page, never a file outside the repository."""
+    outside = [str(p.relative_to(ROOT)) for top in ("exercises", "sandbox", "server", "client")
+               for p in (ROOT / top).rglob("*.py") if "EXERCISES.md" in p.read_text()]
+    assert not outside, f"cite docs/contract.md instead: {outside}"
+    assert len(SECTION_SLUGS) == len(EXERCISES)
+
+
+def test_every_citation_names_a_real_section_of_the_right_exercise():
+    """`docs/contract.md §N` in an exercise package names that exercise; a quoted rule is a heading."""
+    wrong = []
+    for path, text in _citing_files():
+        for number in re.findall(r"docs/contract\.md §(\d+)", text):
+            slug = SECTION_SLUGS.get(number)
+            package = path.relative_to(ROOT).parts
+            if slug is None or (package[0] == "exercises" and len(package) > 2
+                                and package[1] != slug.replace("-", "_")):
+                wrong.append(f"{path.relative_to(ROOT)}: §{number}")
+        for rule in re.findall(r'docs/contract\.md,? \(?"([A-Z][a-z ]+)"', text):
+            if rule not in RULE_HEADINGS:
+                wrong.append(f"{path.relative_to(ROOT)}: {rule!r}")
+    assert not wrong, wrong

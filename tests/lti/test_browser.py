@@ -207,7 +207,8 @@ def test_launch_submit_and_grades_back_in_chromium(service: Service, tmp_path: P
             assert late["submission"]["submittedAt"] == at.isoformat(timespec="microseconds")
 
             # 4. An override changes the platform's score after apply; a second apply sends nothing.
-            service.cli("scores", "override", SLUG, "ada", "actor-loss", "55", "--reason", "copied the reference")
+            service.cli("scores", "override", SLUG, "ada", "actor-loss", "55", "--reason", "copied the reference",
+                        "--by", "prof")
             assert "Sent 1 score(s)" in service.cli("lti", "grades", "apply", SLUG).stderr
             assert [s["scoreGiven"] for s in _scores(service, "b-ada")] == [100, 55]
             before = service.platform.state()["scores"]

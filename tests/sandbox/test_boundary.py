@@ -305,7 +305,7 @@ def test_a_frame_begun_before_the_deadline_is_read_whole() -> None:
 
 
 def test_a_tuple_subclass_is_described_from_its_true_items() -> None:
-    """A NamedTuple is a tuple (EXERCISES.md); its items are read by tuple's own C methods, so
+    """A NamedTuple is a tuple (docs/contract.md); its items are read by tuple's own C methods, so
     overridden ``__iter__``, ``__getitem__`` and ``__len__`` cannot change what is reported."""
     import collections
 

@@ -74,3 +74,10 @@ def test_the_jail_limits_default_to_the_sandboxs_own() -> None:
     from server.grading.grader import sandbox_limits
 
     assert sandbox_limits(Settings()) == SandboxLimits()
+
+
+def test_the_start_up_log_lists_the_packs_it_grades(start_api: StartApi, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("INFO", logger="server.app"):
+        start_api()
+    lines = [r.getMessage() for r in caplog.records if r.name == "server.app"]
+    assert any(line.startswith("packs: built-in (11 exercises)") for line in lines), lines

@@ -104,3 +104,11 @@ def test_a_missing_folder_and_an_empty_pack_are_one_line_each(cli: Cli, tmp_path
 def test_a_bad_slug_is_refused_by_the_scaffold(cli: Cli, tmp_path: Path):
     assert "lower-case words" in one_error_line(cli("exercises", "new", "My Diff", "--pack", str(tmp_path)))
     assert sys.executable  # the CLI ran from this interpreter's environment
+
+
+def test_the_scaffolds_next_line_names_every_file_it_wrote(cli: Cli, tmp_path: Path):
+    done = cli("exercises", "new", "my-diff", "--pack", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    written = sorted(p.name for p in (tmp_path / "my_diff").iterdir())
+    line = " ".join(done.stderr.split())
+    assert "Next: edit" in line and all(name in line for name in written), (written, line)

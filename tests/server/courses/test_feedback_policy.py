@@ -157,17 +157,17 @@ def test_hidden_until_due_releases_at_the_due_date_by_the_injected_clock(term: T
     speed = term.client.get(f"/api/v1/leaderboard/actor-loss/speed?course={COURSE}", headers=term.tokens["ann"])
     assert speed.status_code == 403
     overall = term.client.get(f"/api/v1/leaderboard?course={COURSE}", headers=term.tokens["ann"]).json()
-    assert [e["best_score"] for e in overall["entries"]] in ([], [0, 0])
+    assert [e["board_score"] for e in overall["entries"]] in ([], [0, 0])
     # the instructor sees everything, the board included
     _assert_full(term.client.get(f"/api/v1/submissions/{bob['id']}", headers=term.instructor).json())
     staff = term.client.get(f"/api/v1/leaderboard?course={COURSE}&exercise=actor-loss", headers=term.instructor).json()
-    assert [e["best_score"] for e in staff["entries"]] == [60, 60]
+    assert [e["board_score"] for e in staff["entries"]] == [60, 60]
 
     term.clock.now = DUE  # released at the due date itself
     for record in _routes(term, "ann", ann["id"]).values():
         _assert_report(record)
     board = term.client.get(f"/api/v1/leaderboard?course={COURSE}&exercise=actor-loss", headers=term.tokens["ann"])
-    assert board.status_code == 200 and [e["best_score"] for e in board.json()["entries"]] == [60, 60]
+    assert board.status_code == 200 and [e["board_score"] for e in board.json()["entries"]] == [60, 60]
 
 
 def test_hidden_until_due_waits_for_a_learners_extension(term: Term) -> None:
@@ -212,13 +212,13 @@ def test_an_exercise_taken_out_of_its_set_keeps_hiding_until_its_last_due_date(t
         assert record["feedback_view"] == "hidden" and record["score"] is None and not record.get("checks")
         assert "released on 2026-12-13 17:00:00" in record["message"]
     overall = term.client.get(f"/api/v1/leaderboard?course={COURSE}", headers=term.tokens["bob"]).json()
-    assert all(e["best_score"] in (None, 0) for e in overall["entries"]), overall
+    assert all(e["board_score"] in (None, 0) for e in overall["entries"]), overall
     scores = term.client.get(f"/api/v1/courses/{COURSE}/scores", headers=term.tokens["ann"]).json()["scores"]
     assert all(s["counted_score"] is None for s in scores if s["exercise"] == "actor-loss"), scores
     term.clock.now = DUE + 2 * DAY
     _assert_report(term.client.get(f"/api/v1/submissions/{ann['id']}", headers=term.tokens["ann"]).json())
     overall = term.client.get(f"/api/v1/leaderboard?course={COURSE}", headers=term.tokens["bob"]).json()
-    assert [e["best_score"] for e in overall["entries"]] == [60, 60]
+    assert [e["board_score"] for e in overall["entries"]] == [60, 60]
 
 
 def test_tokens_still_apply_to_an_exercise_taken_out_of_its_set(term: Term) -> None:

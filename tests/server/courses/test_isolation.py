@@ -134,8 +134,8 @@ def test_the_class_pages_show_the_course_an_instructor_picks(term: Term) -> None
     exercise = client.get("/dashboard/exercises/actor-loss").text
     stats = client.get("/api/v1/exercises/actor-loss/stats?course=sec-a", headers=prof_a).json()
     assert f'data-value="{stats["submissions"]}"' in exercise or f">{stats['submissions']}<" in exercise
-    wide = client.get("/dashboard/gradebook-wide.csv")
-    assert wide.headers["content-disposition"].endswith('gradebook-wide-sec-a.csv"')
+    wide = client.get("/dashboard/gradebook-canvas.csv")
+    assert wide.headers["content-disposition"].endswith('gradebook-canvas-sec-a.csv"')
     assert "ann" in wide.text and "bob" not in wide.text
     # Someone else's course is a 404, whether asked for or left in a cookie.
     assert client.get("/dashboard?course=sec-b").status_code == 404

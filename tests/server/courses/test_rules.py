@@ -140,12 +140,12 @@ def test_the_score_that_counts_ranks_and_the_raw_best_stays_visible(fall: Term) 
     fall.submit_at(DUE + SECOND, "ann")  # 75 raw, 67.5 counts
     fall.submit_at(DUE - SECOND, "ben")  # 75 on time
     board = fall.client.get("/api/v1/leaderboard?course=fall-a&exercise=actor-loss", headers=fall.instructor).json()
-    assert [(e["name"], e["best_score"], e["raw_best_score"]) for e in board["entries"]] == [
+    assert [(e["name"], e["board_score"], e["raw_best_score"]) for e in board["entries"]] == [
         ("ben", 75, 75), ("ann", 67.5, 75),
     ]
     text = fall.client.get("/api/v1/gradebook.csv?course=fall-a", headers=fall.instructor).text
     ann = next(row for row in csv.DictReader(io.StringIO(text)) if row["learner"] == "ann")
-    assert (ann["best_score"], ann["raw_best_score"], ann["counted_late"]) == ("67.5", "75", "yes")
+    assert (ann["counted_score"], ann["raw_best_score"], ann["counted_late"]) == ("67.5", "75", "yes")
     assert (ann["penalty_percent"], ann["shown"]) == ("10", "67.5 (raw 75, late 1m: -10%)")
     assert ann["counted_submission_id"].isdigit()
 

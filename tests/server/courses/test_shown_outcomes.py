@@ -16,13 +16,12 @@ import httpx
 import pytest
 
 from exercises import feedback
-from exercises.report import CheckOutcome, GradeReport
-from exercises.scoring import WITHHELD
+from exercises.report import WITHHELD, CheckOutcome, GradeReport
 from sandbox.protocol import CallError
-from server.courses.feedback_cut import CUT_NOTE
-from server.courses.feedback_policy import HIDDEN_NOTE, SHOWN_OUTCOMES, View, shows_outcome
 from server.app import create_app
 from server.config import Settings
+from server.courses.feedback_cut import CUT_NOTE
+from server.courses.feedback_policy import HIDDEN_NOTE, SHOWN_OUTCOMES, View, shows_outcome
 from server.db import transaction
 from server.models import Role, Verdict
 from server.users.service import create_user
@@ -90,7 +89,7 @@ def _seen(term: Term, submission_id: int) -> list[dict[str, Any]]:
 
 
 def test_the_outcomes_shown_are_the_visits_that_reached_no_check() -> None:
-    assert SHOWN_OUTCOMES == set(Verdict) - {Verdict.GRADED, Verdict.INTERNAL_ERROR}
+    assert set(Verdict) - {Verdict.GRADED, Verdict.INTERNAL_ERROR} == SHOWN_OUTCOMES
     assert not shows_outcome(View.HIDDEN, "graded") and not shows_outcome(View.REPORT, "syntax_error")
     assert shows_outcome(View.SCORE, "crashed") and shows_outcome(View.HIDDEN, "time_limit")
 

@@ -91,7 +91,7 @@ def test_upgrade_keeps_every_score_and_board(settings: Settings, start_api: Star
         board = api.client.get(f"/api/v1/leaderboard?exercise={exercise}", headers=headers).json()
         assert board["course"] == "default"
         names = {api_user: name for name, api_user in _ids(api).items()}
-        assert [(e["name"], e["best_score"], e["attempts"]) for e in board["entries"]] == [
+        assert [(e["name"], e["board_score"], e["attempts"]) for e in board["entries"]] == [
             (names[b[0]], float(b[2] or 0), b[3]) for b in expected
         ]
     gradebook = api.client.get("/api/v1/gradebook.csv", headers=headers).text.splitlines()

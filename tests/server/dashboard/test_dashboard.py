@@ -194,6 +194,7 @@ def test_learners_see_only_their_own_pages(api: Api, klass: dict[str, int]) -> N
         f"/dashboard/submissions/{klass['ben1']}", f"/dashboard/submissions/{klass['teacher1']}", "/dashboard/submissions/999999",
         "/dashboard/learners", f"/dashboard/exercises/{EXERCISE}", f"/dashboard/exercises/{EXERCISE}/misconception?mistake=x",
         "/dashboard/gradebook.csv", "/dashboard/gradebook-wide.csv",
+        "/dashboard/gradebook-canvas.csv", "/dashboard/gradebook-moodle.csv",
     ]:
         page = api.client.get(path)
         assert page.status_code == 404, path

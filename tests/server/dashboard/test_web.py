@@ -246,7 +246,7 @@ def test_logout_clears_the_cookie(api: Api) -> None:
 def test_a_logged_out_cookie_is_refused_by_every_app_on_the_database(api: Api, start_api: StartApi) -> None:
     """A logout is a row of ``ended_sessions``, not one process's memory: a second app on the
     same database (another API process, or this one restarted) refuses the cookie too, on
-    SQLite and on PostgreSQL. ``tests/hostile/test_review5_uploads.py`` restarts the real server."""
+    SQLite and on PostgreSQL. ``tests/hostile/test_attack_uploads_notebooks_sessions.py`` restarts the real server."""
     teacher = api.user("teacher", Role.INSTRUCTOR)
     log_in(api, teacher)
     cookie = api.client.cookies[COOKIE_NAME]
@@ -453,7 +453,7 @@ def test_chromium_logs_in_and_reads_the_board(server: Server, tmp_path: Path) ->
     # What the API says, for the same board (other slow tests may share this server).
     api_board = httpx.get(f"{server.url}/api/v1/leaderboard", params={"exercise": "actor-loss", "limit": 500},
                           headers={"Authorization": f"Bearer {server.instructor_token}"}, timeout=30).json()
-    expected = [(e["learner"], e["name"], e["best_score"]) for e in api_board["entries"] if e["name"].startswith("web-")]
+    expected = [(e["learner"], e["name"], e["board_score"]) for e in api_board["entries"] if e["name"].startswith("web-")]
     assert [name for _, name, _ in expected] == ["web-grace", "web-alan", "web-edsger"]
 
     screenshot = tmp_path / "leaderboard.png"

@@ -67,10 +67,10 @@ def test_gradebook_csv_has_every_learner_and_exercise(api: Api, rows: Rows) -> N
     slugs = [e["slug"] for e in api.client.get("/api/v1/exercises", headers=teacher).json()]
     assert [(r["learner"], r["exercise"]) for r in table] == [(n, s) for n in ("ann", "ben") for s in slugs]
     ann = next(r for r in table if r["learner"] == "ann" and r["exercise"] == "actor-loss")
-    assert (ann["best_score"], ann["attempts"]) == ("100", "4")
+    assert (ann["counted_score"], ann["attempts"]) == ("100", "4")
     assert ann["solved_at"].startswith("2026-01-01T12:02:00")
     ben = next(r for r in table if r["learner"] == "ben" and r["exercise"] == "actor-loss")
-    assert (ben["best_score"], ben["attempts"], ben["solved_at"]) == ("0", "0", "")
+    assert (ben["counted_score"], ben["attempts"], ben["solved_at"]) == ("", "0", "")  # never attempted: no score, not 0
 
 
 def test_gradebook_neutralises_spreadsheet_formulas(api: Api) -> None:

@@ -25,7 +25,7 @@ def test_ties_are_broken_by_the_time_the_best_was_first_reached(api: Api, rows: 
     rows.add("ben", score=80, minute=9)  # reaching it again does not move the time
     rows.add("cat", score=90, minute=30)
     board = _board(api, teacher, exercise="actor-loss")
-    assert [(e["name"], e["best_score"], e["attempts"]) for e in board["entries"]] == [
+    assert [(e["name"], e["board_score"], e["attempts"]) for e in board["entries"]] == [
         ("cat", 90, 1), ("ben", 80, 2), ("ann", 80, 1),
     ]
     assert board["entries"][1]["best_reached_at"].startswith(at(2).strftime("%Y-%m-%dT%H:%M:%S"))
@@ -56,7 +56,7 @@ def test_a_crash_after_a_100_does_not_lower_the_best(api: Api, rows: Rows) -> No
     rows.add("ann", score=None, verdict="internal_error", minute=5)  # not an attempt
     rows.add("ann", score=None, minute=6, status="queued")  # not finished: not an attempt
     entry = _board(api, teacher, exercise="actor-loss")["entries"][0]
-    assert (entry["best_score"], entry["attempts"], entry["solved"]) == (100, 4, 1)
+    assert (entry["board_score"], entry["attempts"], entry["solved"]) == (100, 4, 1)
     assert entry["best_reached_at"].startswith("2026-01-01T12:01:00")
 
 
@@ -67,7 +67,7 @@ def test_only_failures_rank_last_with_zero(api: Api, rows: Rows) -> None:
     rows.add("ann", score=None, verdict="syntax_error", minute=1)
     rows.add("ben", score=0, minute=9)
     entries = _board(api, teacher, exercise="actor-loss")["entries"]
-    assert [(e["name"], e["best_score"], e["best_reached_at"] is None) for e in entries] == [
+    assert [(e["name"], e["board_score"], e["best_reached_at"] is None) for e in entries] == [
         ("ben", 0, False), ("ann", 0, True),
     ]
 
@@ -91,7 +91,7 @@ def test_overall_board_sums_best_per_exercise(api: Api, rows: Rows) -> None:
     rows.add("ben", score=60, minute=3, exercise="gae")
     board = _board(api, teacher)
     assert board["exercise"] is None
-    assert [(e["name"], e["best_score"], e["attempts"], e["solved"]) for e in board["entries"]] == [
+    assert [(e["name"], e["board_score"], e["attempts"], e["solved"]) for e in board["entries"]] == [
         ("ben", 160, 2, 1), ("ann", 160, 3, 1),  # ben completed his total first (minute 3)
     ]
 

@@ -5,18 +5,19 @@ kept), cancel, and an apply killed halfway."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import select, text, update
 
 from exercises.registry import get_exercise
 from exercises.versions import content_version, grader_version
 from server.config import Settings
 from server.db import transaction
-from server.models import RegradeResult, RegradeSet, Role, SupersededVerdict
+from server.models import DEFAULT_COURSE_ID, Course, RegradeResult, RegradeSet, Role, SupersededVerdict
 from tests.server.regrades.conftest import Cli
 from tests.server.conftest import Api, StartApi
 from tests.server.fakes import FakeGrader, FakeReport
@@ -93,6 +94,9 @@ def test_preview_is_invisible_to_learners_then_apply_changes_scores_once(start_a
     prof = api.user("prof", Role.INSTRUCTOR)
     learners = {name: api.user(name) for name in LEARNERS}
     ids = {name: _graded(api, headers, 2) for name, headers in learners.items()}
+    with api.state.session_factory() as session:  # every time a person reads is in the course's zone
+        session.execute(update(Course).where(Course.id == DEFAULT_COURSE_ID).values(time_zone="America/New_York"))
+        session.commit()
     before = _snapshot(api)
 
     # The fix: the clip check was wrong, and passes now.
@@ -118,6 +122,7 @@ def test_preview_is_invisible_to_learners_then_apply_changes_scores_once(start_a
     assert _page(api, learners["ann"], f"/dashboard/regrades/{set_id}").status_code == 404
     shown = _page(api, prof, f"/dashboard/regrades/{set_id}")
     assert shown.status_code == 200 and "2</strong> up" in shown.text and "actor-loss/clip" in shown.text
+    assert re.search(r"Requested</th><td><time [^>]+>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d E[SD]T</time>", shown.text)
     assert _snapshot(api) == before
 
     applied = cli("regrade", "apply", str(set_id), "--reason", "The clip check was too strict.")
@@ -133,7 +138,7 @@ def test_preview_is_invisible_to_learners_then_apply_changes_scores_once(start_a
     history = api.client.get("/api/v1/submissions", headers=learners["ann"]).json()
     assert all(item["regrades"][0]["new_score"] == 100.0 for item in history)
     board = api.client.get("/api/v1/leaderboard?exercise=actor-loss", headers=prof).json()
-    assert [(r["name"], r["best_score"]) for r in board["entries"]][:1] == [("ann", 100.0)]
+    assert [(r["name"], r["board_score"]) for r in board["entries"]][:1] == [("ann", 100.0)]
     with api.state.session_factory() as session:
         old = session.scalars(select(SupersededVerdict).order_by(SupersededVerdict.id)).all()
         assert [(o.submission_id, o.set_id, o.score) for o in old] == [(i, set_id, 75.0) for i in ids["ann"]]
@@ -142,6 +147,8 @@ def test_preview_is_invisible_to_learners_then_apply_changes_scores_once(start_a
     assert [r for r in after["submissions"] if r[0] not in ids["ann"]] == [r for r in before["submissions"] if r[0] not in ids["ann"]]
     page = _page(api, learners["ann"], f"/dashboard/submissions/{ids['ann'][0]}")
     assert "The clip check was too strict." in page.text
+    regraded = re.search(r'<section id="regrades">.*?</section>', page.text, re.S)
+    assert regraded and re.search(r"\d\d:\d\d:\d\d E[SD]T</time>", regraded.group(0))  # not UTC beside EST
 
 
 def test_cancel_changes_nothing_and_keep_higher_never_lowers(start_api: StartApi, cli: Cli) -> None:

@@ -29,6 +29,8 @@ def test_instructors_list_pairs_compare_view_and_mark(term: Term) -> None:
     assert [unescape(href) for _, href in rows[:2]] == [
         "/dashboard/similarity/l03/l28?course=rlhf-a", "/dashboard/similarity/l07/l29?course=rlhf-a"]
     assert "learners never see it" in page
+    # The run's time in the course's zone, saying which (the course is in Europe/Paris).
+    assert re.search(r"Run \d+ \(on request, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d CES?T\)", page), page
 
     pair = term.client.get("/dashboard/similarity/l07/l29?course=rlhf-a").text
     assert 'href="/dashboard/learners/l07"' in pair and 'href="/dashboard/learners/l29"' in pair

@@ -109,14 +109,14 @@ def test_cli_import_revoke_rotate(env: Settings, tmp_path) -> None:  # type: ign
     roster.write_text(ROSTER)
     runner = CliRunner()
     result = runner.invoke(app, ["users", "import", str(roster)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # two rows skipped: the command failed, the rest is in
     lines = result.stdout.strip().splitlines()
     assert lines[0] == "name,display_name,role,token"
     assert [line.split(",")[0] for line in lines[1:]] == ["alice", "bob"]
     assert "duplicate" in result.stderr and "unknown role" in result.stderr
 
     again = runner.invoke(app, ["users", "import", str(roster)])
-    assert again.exit_code == 0 and again.stdout.strip().splitlines() == ["name,display_name,role,token"]
+    assert again.exit_code == 1 and again.stdout.strip().splitlines() == ["name,display_name,role,token"]
 
     rotated = runner.invoke(app, ["users", "rotate", "alice"])
     assert rotated.exit_code == 0 and rotated.stdout.strip().startswith("ppg_")

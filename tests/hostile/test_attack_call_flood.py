@@ -1,4 +1,6 @@
-"""Review 4 (fixed: sandbox.verdicts refuses records of calls the request never made before reading
+"""A flood of forged call records in the result file.
+
+Review 4 (fixed: sandbox.verdicts refuses records of calls the request never made before reading
 any, and caps the output-tree nodes of all calls together): the jail's result file could hold any number of call records (only its 4 MiB size is
 capped), and the trusted side validates and converts every one of them, in each visit (regular
 and measured). Learner code that patches the harness's captured ``_JSON_DUMPS`` (reached through
@@ -36,7 +38,7 @@ def compute_actor_loss(*args, **kwargs):
 '''
 
 
-def test_review4_flood_of_call_records_is_refused_cheaply(jail: Jail) -> None:
+def test_a_flood_of_call_records_is_refused_cheaply(jail: Jail) -> None:
     t0 = time.monotonic()  # the baseline: an honest file, in this test, under this load
     honest = jail.judge.grade("actor-loss", get_exercise("actor-loss").reference_source, 7)  # type: ignore[attr-defined]
     honest_seconds = time.monotonic() - t0

@@ -1,4 +1,5 @@
-"""Review 6: a white-box red team of the feedback policies, the upload form and the queue,
+"""Forged harness records and chosen names quoted in reports (review 6): a white-box red team
+of the feedback policies, the upload form and the queue,
 through the running service (the real app, its in-process worker, the real jail, SQLite).
 
 Each test asserts what a safe service does; a test marked ``xfail(strict=True)`` is an attack
@@ -28,7 +29,7 @@ from sandbox.verdicts import MALFORMED
 from server.courses.feedback_cut import REPORT_ROOT_CAUSES
 from server.courses.source_facts import SourceFacts
 from tests.hostile import sources as H
-from tests.hostile.test_review4_policies import Service, service  # noqa: F401  (the module's own service)
+from tests.hostile.test_attack_feedback_policy_leaks import Service, service  # noqa: F401  (the module's own service)
 
 pytestmark = pytest.mark.slow
 

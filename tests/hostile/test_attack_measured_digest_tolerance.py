@@ -1,4 +1,6 @@
-"""Review 4 (fixed: a digest also carries 32 elements at positions the seed spreads over the
+"""A wrong output on the measured case, hidden in a loose digest tolerance.
+
+Review 4 (fixed: a digest also carries 32 elements at positions the seed spreads over the
 tensor, each compared at ten times float32's element tolerance): the measured (memory) case was verified by a two-number digest with a 1e-4 relative
 tolerance on the weighted sums, far looser than the element-wise tolerance of every other case:
 a GAE that is honest everywhere except the measured case, where it returns results off by
@@ -17,7 +19,7 @@ NOISY = REF.replace("    return advantages.to(dtype), returns.to(dtype)", """   
     return advantages.to(dtype), returns.to(dtype)""")
 
 
-def test_review4_wrong_measured_output_is_not_verified(jail: Jail) -> None:
+def test_a_wrong_measured_output_is_not_verified(jail: Jail) -> None:
     assert NOISY != REF
     report = jail.judge.grade("gae", NOISY, 7)  # type: ignore[attr-defined]
     memory = [c for c in report.checks if c.name.startswith("peak memory")]

@@ -1,5 +1,5 @@
-"""Review 5 (red team of issue 31's acceptance): the attacks on uploads, notebooks and the queue
-that worked. Each test asserts what should hold; each was ``xfail(strict=True)`` while the
+"""Attacks on uploads, notebooks, sessions and the queue that worked (review 5, red team of
+issue 31's acceptance). Each test asserts what should hold; each was ``xfail(strict=True)`` while the
 attack worked, and its marker went with the fix (branch uploads-fix): they all pass now.
 
 Most tests drive a real ``ppo-grader serve`` (its own SQLite file, a free port) over HTTP; the

@@ -1,4 +1,5 @@
-"""Attacks of issue 19 (the third white-box review), as source strings for gae and token-rewards.
+"""Attacks on the harness and its result files (issue 19, the third white-box review), as
+source strings for gae and token-rewards.
 
 Templates (the ones formatted with ``{name}`` placeholders) double their literal braces; the
 attacks after ``WRAP_THE_HARNESS`` are used as they are.

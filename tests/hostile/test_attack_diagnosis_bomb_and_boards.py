@@ -1,4 +1,5 @@
-"""Issue 19 through the running service (real app, in-process worker, real jail, SQLite):
+"""The diagnosis bomb and forged self-reported facts (issue 19) through the running service
+(real app, in-process worker, real jail, SQLite):
 the diagnosis bomb leaves the server's memory and /health alone, and forged self-reported facts
 gain no board place over the honest baseline."""
 
@@ -13,9 +14,9 @@ from typing import Any
 import pytest
 
 from exercises.registry import get_exercise
-from tests.hostile import issue19_sources as S
+from tests.hostile import harness_attack_sources as S
 from tests.hostile import sources as H
-from tests.hostile.test_issue19 import attached_gae
+from tests.hostile.test_attack_harness_and_results import attached_gae
 
 pytestmark = pytest.mark.slow
 USERS = ("ann", "mallory", "bob", "eve", "zed")
@@ -135,7 +136,7 @@ def test_forged_detachment_probes_gain_no_board_place(service: Any) -> None:
     mallory, _ = grade(service, "mallory", "gae", forged)
     assert ann["score"] < 100 and mallory["score"] == 100  # the forgery still fools the detachment check
     rows = {r["name"]: r for r in _board(service, "gae")}
-    assert rows["mallory"]["best_score"] == rows["ann"]["best_score"]
+    assert rows["mallory"]["board_score"] == rows["ann"]["board_score"]
     assert rows["mallory"]["rank"] > rows["ann"]["rank"]  # a tie, broken by who was first
     assert rows["mallory"]["raw_best_score"] == 100
     speed = _speed(service, "gae")
@@ -147,5 +148,5 @@ def test_numpy_loss_with_forged_gradients_gains_no_board_place(service: Any) -> 
     eve, _ = grade(service, "eve", "actor-loss", S.NUMPY_LOSS_WITH_FORGED_GRADIENTS)
     assert bob["score"] == 100 and eve["verdict"] == "graded"
     rows = {r["name"]: r for r in _board(service, "actor-loss")}
-    assert rows["eve"]["best_score"] <= rows["bob"]["best_score"]
+    assert rows["eve"]["board_score"] <= rows["bob"]["board_score"]
     assert rows["eve"]["rank"] > rows["bob"]["rank"]

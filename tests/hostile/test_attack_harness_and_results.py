@@ -1,4 +1,5 @@
-"""The attacks of issue 19 through the real jail and the real judge: one tensor named many
+"""Attacks on the harness and its result files, from inside the real jail, graded by the real
+judge (first found in issue 19): one tensor named many
 times, the diagnosis bomb, forged detachment probes and gradients, inotify."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import pytest
 
 from exercises.registry import get_exercise
 from exercises.report import GradeReport
-from tests.hostile import issue19_sources as S
+from tests.hostile import harness_attack_sources as S
 from tests.hostile.conftest import Jail
 
 

@@ -1,4 +1,4 @@
-"""Review 4, findings 5-11, 14 and 15: what the feedback policies leaked, through the running
+"""What the feedback policies leaked (review 4, findings 5-11, 14 and 15), through the running
 service (the real app, its in-process worker, the real jail, SQLite; pages over HTTP with a
 session cookie). Each test fails on the code before the fix; each asserts what a learner's JSON
 or HTML holds, never how long anything took."""
@@ -383,7 +383,7 @@ def test_finding15_pseudonyms_per_course_and_ties_by_pseudonym(service: Service)
         service.grade(name, "p-full", "def nothing(:\n")
     entries = client.get("/api/v1/leaderboard?course=p-full&exercise=actor-loss", headers=service.headers["prof"]).json()
     tied = [e for e in entries["entries"] if e["name"] in ties]
-    assert len({(e["best_score"], e["best_reached_at"]) for e in tied}) == 1, tied
+    assert len({(e["board_score"], e["best_reached_at"]) for e in tied}) == 1, tied
     with service.state.session_factory() as session:
         from sqlalchemy import select
 

@@ -1,4 +1,5 @@
-"""Review 5 (issue 31's acceptance): a white-box red team of the feedback policies, through the
+"""Carrying hidden inputs and unreleased exercises out through reports (review 5, issue 31's
+acceptance): a white-box red team of the feedback policies, through the
 running service (the real app, its in-process worker, the real jail, SQLite). Each test asserts
 what should hold; each was ``xfail(strict=True)`` while its attack worked, and the mark went with
 the fix (the last three on branch policies-fix2: attacks 4, 8 and 11): they all pass now.
@@ -12,7 +13,7 @@ import re
 import pytest
 
 from tests.hostile import sources as H
-from tests.hostile.test_review4_policies import Service, service  # noqa: F401  (the module's own service)
+from tests.hostile.test_attack_feedback_policy_leaks import Service, service  # noqa: F401  (the module's own service)
 
 pytestmark = pytest.mark.slow
 
@@ -112,7 +113,7 @@ def test_attack3_the_raising_line_carries_an_input_value(service: Service) -> No
 def test_attack4_an_unpublished_hidden_exercise_shows_everything(service: Service) -> None:
     from datetime import timedelta
 
-    from tests.hostile.test_review4_policies import NOW
+    from tests.hostile.test_attack_feedback_policy_leaks import NOW
 
     client, prof = service.client, service.headers["prof"]
     assert client.post("/api/v1/courses", json={"slug": "p-drop", "title": "DROP", "time_zone": "UTC"},
@@ -132,7 +133,7 @@ def test_attack4_an_unpublished_hidden_exercise_shows_everything(service: Servic
     board = client.get("/api/v1/leaderboard?course=p-drop", headers=service.headers["hal"]).json()
     assert mine["feedback_view"] != "full" and mine["score"] is None and not mine["timings"], mine
     assert "STDOUT-OF-GUS" not in json.dumps(mine)
-    assert all(e["best_score"] in (None, 0) for e in board["entries"]), board
+    assert all(e["board_score"] in (None, 0) for e in board["entries"]), board
 
 
 # --- attack 5: an excuse of a hidden exercise, on the learner's page only -------------------------

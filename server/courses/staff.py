@@ -1,0 +1,99 @@
+"""A course's staff from the command line: adding a teaching assistant or an instructor to a
+course (``ppo-grader courses staff add``), and whose name a correction made at a terminal
+carries (``ppo-grader scores ... --by``).
+
+- **Staff** of a course are its members with the course role ``instructor`` (admins teach
+  every course; on the default course, instructor accounts do). A **TA** is staff of that
+  course only: their account keeps its own role (a learner account stays one), so they gain
+  the course's dashboard pages, its corrections and extensions and nothing anywhere else, as
+  an LMS's TAs do (``server.lti.accounts``). An **instructor** added this way also gets an
+  instructor account (an account that is already instructor or admin keeps its role), which
+  the API's instructor routes (gradebooks, rosters) ask for.
+- **Who made a correction** is a staff account of the course, never the operating system's
+  user: ``--by NAME``, or else the owner of ``PPO_GRADER_TOKEN`` (the token a staff member's
+  ``ppo-submit`` is logged in with, given to this shell). Without either the command is
+  refused and names the course's staff to choose from: a learner reads the name beside their
+  score, so it must be a person the course knows.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy.orm import Session
+
+from server.courses.service import INSTRUCTOR, course_role, enroll, members
+from server.errors import InvalidCourse, UserNotFound
+from server.models import Course, Role, User
+from server.users.service import create_user, managed_user, user_for_token
+
+StaffRole = Literal["ta", "instructor"]
+#: The environment variable that says who is at this terminal (the same one ``ppo-submit`` reads).
+TOKEN_ENV = "PPO_GRADER_TOKEN"
+
+
+@dataclass(frozen=True)
+class StaffAdded:
+    """What ``add_staff`` did: the account (with its token when it was created now)."""
+
+    user: User
+    role: StaffRole
+    token: str | None
+    account_raised: bool
+
+
+def add_staff(session: Session, course: Course, name: str, role: StaffRole, pepper: bytes) -> StaffAdded:
+    """Make ``name`` staff of ``course`` (a learner of it becomes staff); create the account
+    when there is none (its token is returned, to show once). The caller commits."""
+    if course.is_default:
+        raise InvalidCourse(
+            "The default course's staff are the instructor accounts: `ppo-grader users add NAME --role instructor`."
+        )
+    token = None
+    try:
+        user = managed_user(session, None, name)
+    except UserNotFound:
+        made = create_user(session, name, Role.INSTRUCTOR if role == "instructor" else Role.LEARNER, pepper)
+        user, token = made.user, made.token
+    raised = role == "instructor" and Role(user.role) is Role.LEARNER
+    if raised:
+        user.role = Role.INSTRUCTOR.value
+    enroll(session, course, user, INSTRUCTOR)
+    return StaffAdded(user, role, token, raised)
+
+
+def correction_author(session: Session, course: Course, by: str | None, pepper: bytes) -> str:
+    """The login a correction made at a terminal is signed with: ``by``, else the owner of
+    ``PPO_GRADER_TOKEN``; either must be staff of ``course``. Refused (``InvalidCourse``,
+    naming the staff) when neither is given."""
+    if by is not None:
+        return _staff(session, course, _user(session, by), f"{by[:64]!r}").name
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if token:
+        owner = user_for_token(session, token, pepper)
+        return _staff(session, course, owner, f"the owner of {TOKEN_ENV}").name
+    staff = ", ".join(u.name for u in members(session, course, INSTRUCTOR)) or "none yet"
+    raise InvalidCourse(
+        f"Say who makes this correction (the learner reads the name): --by NAME, one of {course.slug!r}'s "
+        f"staff ({staff}), or set {TOKEN_ENV} to your own token."
+    )
+
+
+def _user(session: Session, name: str) -> User | None:
+    try:
+        return managed_user(session, None, name)
+    except UserNotFound:
+        return None
+
+
+def _staff(session: Session, course: Course, user: User | None, who: str) -> User:
+    if user is None:
+        raise UserNotFound(f"No user {who[:80]} here (for --by, name a staff account of {course.slug!r}).")
+    if course_role(session, user, course) != INSTRUCTOR:
+        raise InvalidCourse(
+            f"{user.name!r} is not staff of {course.slug!r}; add them with "
+            f"`ppo-grader courses staff add {course.slug} {user.name} --role ta`, or name someone who is."
+        )
+    return user
