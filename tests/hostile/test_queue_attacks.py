@@ -19,7 +19,7 @@ from datetime import datetime
 import pytest
 
 from tests.hostile import sources as H
-from tests.hostile.test_review4_policies import Service, service  # noqa: F401  (the module's own service)
+from tests.hostile.test_attack_feedback_policy_leaks import Service, service  # noqa: F401  (the module's own service)
 
 pytestmark = pytest.mark.slow
 

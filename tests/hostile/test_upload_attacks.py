@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.hostile import sources as H
-from tests.hostile.test_review4_policies import Service, service  # noqa: F401  (the module's own service)
+from tests.hostile.test_attack_feedback_policy_leaks import Service, service  # noqa: F401  (the module's own service)
 
 pytestmark = pytest.mark.slow
 
