@@ -2,13 +2,15 @@
 in-process worker, the real jail, SQLite).
 
 From inside a call the harness's frames name its result file (review 6, attack 4), so code that
-has read the judge's inputs can write any result and exit. The trusted side now compiles the
-source it sent before it believes a ``syntax_error``; every other status of the file is still
-the child's word. A ``runtime_error`` ("raised while being imported") is one of the outcomes
-shown under every policy (``feedback_policy.SHOWN_OUTCOMES``), with its type (one of Python's
-own, ``shown_type``) and its line (a code line of the stored source, ``cut_location``): the
-documented bound holds for an import, which runs before the inputs exist, but not for an
-import error written after a call has read them.
+has read the judge's inputs can write any result and exit. The trusted side compiles the source
+it sent before it believes a ``syntax_error``. A ``runtime_error`` ("raised while being
+imported") is one of the outcomes shown under every policy (``feedback_policy.SHOWN_OUTCOMES``),
+with its type (one of Python's own, ``shown_type``) and its line (a code line of the stored
+source, ``cut_location``): the documented bound holds for an import, which runs before the
+inputs exist, and review 7 wrote one after a call had read them. Fixed: the jail gets the calls
+and inputs only when the imported module asks, and the runner believes an import-phase outcome
+only of a job it sent none to (``sandbox.verdicts.interpret``, ``inputs_given``): the forgery is
+a malformed result, a crash.
 
 Each test asserts what a safe service does; ``xfail(strict=True)`` marks an attack that works.
 
@@ -36,7 +38,7 @@ import pytest
 
 from server.courses.feedback_cut import shown_type
 from tests.hostile import sources as H
-from tests.hostile.test_review4_policies import Service, service  # noqa: F401  (the module's own service)
+from tests.hostile.test_attack_feedback_policy_leaks import Service, service  # noqa: F401  (the module's own service)
 
 pytestmark = pytest.mark.slow
 
@@ -85,9 +87,6 @@ def _lines(view: dict) -> set[int]:
     return {c["location"]["line"] for c in causes if c.get("location")}
 
 
-@pytest.mark.xfail(strict=True, reason="review 7: a runtime_error written after a call is believed as an "
-                   "import error; its line and type (chosen from the hidden inputs) are shown under "
-                   "hidden-until-due and score, which promise no run detail")
 @pytest.mark.parametrize("course", ["p-hidden", "p-score"])
 def test_a_forged_import_error_carries_a_line_chosen_from_the_inputs(service: Service, course: str) -> None:
     done = service.grade("fay", course, FORGED_IMPORT_ERROR)
