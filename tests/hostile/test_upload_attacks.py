@@ -63,17 +63,12 @@ def _uploaded(service: Service, user: str, answer: httpx.Response) -> dict:
 # --- encodings ---------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="review 7: a .py saved as UTF-8 with a BOM (Notepad, VS Code's "
-                   "'UTF-8 with BOM') runs under python but is graded syntax_error 'invalid non-printable "
-                   "character U+FEFF'")
 def test_a_py_file_with_a_utf8_bom_is_graded_like_the_same_file_without(service: Service) -> None:
     done = _uploaded(service, "cal", upload(service, "cal", "ppo.py", (BOM + H.HONEST).encode(),
                                             course="p-full", exercise="actor-loss"))
     assert done["verdict"] == "graded" and done["score"] == 100, (done["verdict"], done["message"][:300])
 
 
-@pytest.mark.xfail(strict=True, reason="review 7: the API stores a source that starts with a BOM as sent; "
-                   "the jail calls it a syntax error on line 1")
 def test_an_api_source_with_a_bom_is_graded_like_the_same_source_without(service: Service) -> None:
     done = service.grade("cal", "p-full", BOM + H.HONEST)
     assert done["verdict"] == "graded" and done["score"] == 100, (done["verdict"], done["message"][:300])
