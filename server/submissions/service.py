@@ -41,7 +41,6 @@ from server.submissions.schemas import (
 )
 from server.users.service import lock_learner
 
-
 #: A UTF-8 byte-order mark, as a decoded text starts with it (Notepad, VS Code's "UTF-8 with BOM").
 BYTE_ORDER_MARK = "\ufeff"
 
