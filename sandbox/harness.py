@@ -37,6 +37,7 @@ import io
 import json
 import linecache
 import os
+import signal
 import sys
 import time
 import traceback
@@ -473,7 +474,7 @@ def load_job(job_dir: str) -> tuple[JobRequest, dict[str, torch.Tensor]]:
     call of its own has run (review 4, finding 5). ``load_file`` keeps no descriptor open.
 
     In the jail the folder's request holds no calls and there is no inputs file: both come
-    later, through :func:`inputs_from_pipe`."""
+    later, through :func:`inputs_from_stdin`."""
     request_path = os.path.join(job_dir, "request.json")
     with open(request_path, encoding="utf-8") as fh:
         request = JobRequest.from_json(json.load(fh))
@@ -490,29 +491,24 @@ def load_job(job_dir: str) -> tuple[JobRequest, dict[str, torch.Tensor]]:
 #: calls to make, the untimed warm-up calls, and their input tensors.
 Fetch = Callable[[], tuple[list[Call], list[Call], dict[str, torch.Tensor]]]
 
-#: The byte the learner's process writes to ask for its job's calls and inputs.
+#: The byte the job's init writes to the manager when the learner's process asks.
 ASK_INPUTS = b"I"
 
 
-def inputs_from_pipe(ask_fd: int, feed_fd: int) -> Fetch:
-    """The jail's :data:`Fetch`: write :data:`ASK_INPUTS` on ``ask_fd``, then read one frame from
-    ``feed_fd`` (``{"calls", "warmup_calls"}`` + the safetensors blob), sent by the trusted side
-    only now. The trusted side records that it sent them; whoever asks (the harness, or learner
-    code that found the descriptors), no outcome of the import phase is believed after that."""
-
-    def fetch() -> tuple[list[Call], list[Call], dict[str, torch.Tensor]]:
-        os.write(ask_fd, ASK_INPUTS)
-        os.close(ask_fd)
-        header, blob = read_frame_fd(feed_fd, ReadExactly(), max_blob=MAX_REQUEST_BLOB_BYTES)
-        os.close(feed_fd)
-        hidden = JobRequest.from_json(
-            {"source": "", "function": "", "calls": header["calls"], "warmup_calls": header.get("warmup_calls", [])}
-        )
-        inputs = load(blob) if blob else {}
-        del blob
-        return hidden.calls, hidden.warmup_calls, inputs
-
-    return fetch
+def inputs_from_stdin() -> tuple[list[Call], list[Call], dict[str, torch.Tensor]]:
+    """The jail's :data:`Fetch`: stop this process (``SIGSTOP``; the job's init, its parent,
+    sees the stop, has the trusted side send the calls and inputs, and continues it), then read
+    one frame from stdin (``{"calls", "warmup_calls"}`` + the safetensors blob). The trusted side
+    records that it sent them; whoever stopped the process (the harness, or learner code), no
+    outcome of the import phase is believed after that. Stdin holds nothing until then."""
+    os.kill(os.getpid(), signal.SIGSTOP)
+    header, blob = read_frame_fd(0, ReadExactly(), max_blob=MAX_REQUEST_BLOB_BYTES)
+    hidden = JobRequest.from_json(
+        {"source": "", "function": "", "calls": header["calls"], "warmup_calls": header.get("warmup_calls", [])}
+    )
+    inputs = load(blob) if blob else {}
+    del blob
+    return hidden.calls, hidden.warmup_calls, inputs
 
 
 def compile_source(source: str, filename: str) -> tuple[Any, dict[str, Any] | None]:

@@ -14,14 +14,15 @@ ends, every process in the namespace is gone, and when the manager exits the pri
 goes with its mount namespace: nothing a job leaves reaches the next one.
 
 The child, before it reads the learner's source: starts its own session, keeps only its job
-files, the setup pipe and the two pipes of its inputs, sets resource limits, drops every capability, installs the seccomp
+files, the setup pipe and its stdin (the pipe its inputs will come on), sets resource limits, drops every capability, installs the seccomp
 filter, and loads the job. Then it writes one byte on the *setup* pipe and closes it. Only a
 job whose setup byte never arrived can end as the grader's fault; every later exit is the
 learner's. Init reports how the child ended on a pipe of its own.
 
 The job's calls and input tensors are not in the request: they stay outside the jail until the
-child, its module imported and its function found, asks for them on a pipe; the manager then
-asks the runner (``inputs_wanted``) and passes what it sends on to the child. The manager
+child, its module imported and its function found, asks for them (it stops itself; init, its
+parent, sees the stop and tells the manager); the manager then asks the runner
+(``inputs_wanted``) and writes what it sends to the child's stdin, a pipe. The manager
 forks the job before it ever holds them, so no process of the job starts with a copy, and the
 runner knows whether it sent them (``sandbox.verdicts`` believes an outcome of the import phase
 only of a job that never had them).
@@ -101,7 +102,7 @@ def _close_all_but(*keep: int) -> None:
 
 
 def _job_init(
-    go_fd: int, setup_fd: int, status_fd: int, inputs_fds: tuple[int, int], limits: dict[str, Any], use_seccomp: bool
+    go_fd: int, setup_fd: int, status_fd: int, ask_fd: int, feed_fd: int, limits: dict[str, Any], use_seccomp: bool
 ) -> None:
     """pid 1 of the job's pid namespace (trusted; never runs learner code); never returns.
 
@@ -110,6 +111,13 @@ def _job_init(
     the status pipe. The learner's process is then an ordinary process (pid 2): the kernel's
     limit signals (SIGXCPU, SIGXFSZ) and its own signals act on it as usual, which they would
     not on a namespace's pid 1.
+
+    The learner's process asks for its calls and inputs by stopping itself (``SIGSTOP``, see
+    :func:`sandbox.harness.inputs_from_stdin`): the first time it stops, init tells the manager
+    on ``ask_fd`` (the manager then gets them from the runner and writes them to the child's
+    stdin, ``feed_fd``) and continues it. A later stop is the learner's own: it stays stopped
+    until the wall clock ends the job. So the child holds no descriptor it could write to the
+    trusted side with.
     """
     code: int = ExitCode.SANDBOX_SETUP
     try:
@@ -117,7 +125,7 @@ def _job_init(
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        _close_all_but(go_fd, setup_fd, status_fd, *inputs_fds)
+        _close_all_but(go_fd, setup_fd, status_fd, ask_fd, feed_fd)
         go = os.read(go_fd, 1)
         os.close(go_fd)
         if go != b"g":
@@ -125,14 +133,21 @@ def _job_init(
         pid = os.fork()
         if pid == 0:
             os.close(status_fd)
-            _learner(setup_fd, inputs_fds, limits, use_seccomp)
+            os.close(ask_fd)
+            _learner(setup_fd, feed_fd, limits, use_seccomp)
         os.close(setup_fd)
-        for fd in inputs_fds:  # the learner's process holds the only copies in the job
-            os.close(fd)
+        os.close(feed_fd)  # the learner's process holds the only copy in the job
         while True:
-            ended, status, usage = os.wait4(-1, 0)
-            if ended == pid:
+            ended, status, usage = os.wait4(-1, os.WUNTRACED)
+            if ended != pid:
+                continue
+            if not os.WIFSTOPPED(status):
                 break
+            if ask_fd >= 0:  # the first stop asks for the inputs; a later one is left to the clock
+                os.write(ask_fd, harness.ASK_INPUTS)
+                os.close(ask_fd)
+                ask_fd = -1
+                os.kill(pid, signal.SIGCONT)
         learner_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
         learner_signal = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         os.write(
@@ -144,18 +159,18 @@ def _job_init(
     os._exit(code)
 
 
-def _learner(setup_fd: int, inputs_fds: tuple[int, int], limits: dict[str, Any], use_seccomp: bool) -> None:
+def _learner(setup_fd: int, feed_fd: int, limits: dict[str, Any], use_seccomp: bool) -> None:
     """The learner's process (pid 2 of the job's namespace); never returns."""
     code: int = ExitCode.SANDBOX_SETUP
     try:
         os.setsid()  # a process group of its own: kill(0, ...) reaches nothing but itself
         out = os.open(os.path.join(JOB_DIR, "stdout.txt"), _CREATE, 0o600)
         err = os.open(os.path.join(JOB_DIR, "stderr.txt"), _CREATE, 0o600)
+        os.dup2(feed_fd, 0)  # stdin: the calls and inputs arrive there, once asked for
         os.dup2(out, 1)
         os.dup2(err, 2)
-        # Only stdio, the setup pipe and the inputs' pipes survive: no descriptor of the host,
-        # manager or init.
-        _close_all_but(setup_fd, *inputs_fds)
+        # Only stdio and the setup pipe survive: no descriptor of the host, manager or init.
+        _close_all_but(setup_fd)
         sys.stdout = open(1, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)
         sys.stderr = open(2, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)
         cpu = max(1, int(limits["cpu_seconds"] + 0.999))
@@ -180,7 +195,7 @@ def _learner(setup_fd: int, inputs_fds: tuple[int, int], limits: dict[str, Any],
         os.write(setup_fd, SETUP_OK)
         os.close(setup_fd)
         code = ExitCode.HARNESS_FAILED
-        code = harness.run_loaded_job(JOB_DIR, request, harness.inputs_from_pipe(*inputs_fds))
+        code = harness.run_loaded_job(JOB_DIR, request, harness.inputs_from_stdin)
     except MemoryError:
         code = ExitCode.OUT_OF_MEMORY
     except BaseException:
@@ -274,7 +289,7 @@ def _run_job(header: dict[str, Any], ctl_in: int, ctl_out: int, use_seccomp: boo
     if pid == 0:
         for fd in (go_w, setup_r, status_r, ask_r, feed_w):
             os.close(fd)
-        _job_init(go_r, setup_w, status_w, (ask_w, feed_r), limits, use_seccomp)
+        _job_init(go_r, setup_w, status_w, ask_w, feed_r, limits, use_seccomp)
     for fd in (go_r, setup_w, status_w, ask_w, feed_r):
         os.close(fd)
     write_frame_fd(ctl_out, {"event": "forked", "manager": os.getpid(), "child": pid})
@@ -331,9 +346,9 @@ def _run_job(header: dict[str, Any], ctl_in: int, ctl_out: int, use_seccomp: boo
 
 
 def _pass_inputs_on(ask_r: int, feed_w: int, ctl_in: int, ctl_out: int) -> None:
-    """Wait until the job's child asks for its calls and inputs, or every process of the job
-    holding the asking end has ended (an import that failed, a time limit, an abort); when it
-    asks, get them from the runner and write them to the child's pipe. Closes both ends."""
+    """Wait until the job's init says its child asked for its calls and inputs, or init has
+    ended (an import that failed, a time limit, an abort); when asked, get them from the
+    runner and write them to the child's stdin. Closes both ends."""
     try:
         asked = os.read(ask_r, 1)
     finally:

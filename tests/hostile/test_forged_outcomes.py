@@ -175,3 +175,27 @@ def test_a_forged_result_at_the_size_cap_costs_the_server_about_an_honest_run(se
     print(f"honest {baseline:.2f} s CPU, forged 3 MiB result {spent:.2f} s CPU ({verdict}), peak RSS +{grown >> 20} MiB")
     assert spent < 10 * baseline + 2.0, (baseline, spent)
     assert grown < 400 << 20, grown
+
+
+#: The same forgery from the import itself: the module stops its process (how the harness asks
+#: for the calls and inputs), reads them from stdin, and writes an import error chosen from them.
+FORGED_AT_IMPORT = '''
+import json as _json, os as _os, signal as _signal, sys as _sys
+_os.kill(_os.getpid(), _signal.SIGSTOP)
+_head = _os.read(0, 8)
+_kind = %r[_head[3] %% %d]
+print("FORGED=1:" + _kind)
+_error = {"type": _kind, "classes": [_kind], "message": "m", "traceback": "", "phase": "import"}
+with open("../result.json", "w") as _fh:
+    _fh.write(_json.dumps({"status": "runtime_error", "error": _error}))
+_sys.stdout.flush()
+_os._exit(11)
+''' % (_TYPES, len(_TYPES))
+
+
+def test_an_import_error_written_after_the_module_asked_for_its_inputs_is_a_crash(service: Service) -> None:
+    done = service.grade("gus", "p-hidden", FORGED_AT_IMPORT)
+    _, kind = _forged(service, done["id"])
+    assert service.as_("prof", done["id"])["verdict"] == "crashed"
+    mine = service.as_("gus", done["id"])
+    assert kind not in json.dumps(mine) or kind in ("Exception",), mine["message"]
