@@ -69,6 +69,12 @@ def test_a_py_file_with_a_utf8_bom_is_graded_like_the_same_file_without(service:
     assert done["verdict"] == "graded" and done["score"] == 100, (done["verdict"], done["message"][:300])
 
 
+def test_a_py_file_with_a_bom_is_matched_to_its_exercise_from_the_function(service: Service) -> None:
+    """The form's default reads the function's name from the file: a BOM does not hide it."""
+    done = _uploaded(service, "cal", upload(service, "cal", "ppo.py", (BOM + H.HONEST).encode(), course="p-full"))
+    assert done["verdict"] == "graded" and done["score"] == 100, (done["verdict"], done["message"][:300])
+
+
 def test_an_api_source_with_a_bom_is_graded_like_the_same_source_without(service: Service) -> None:
     done = service.grade("cal", "p-full", BOM + H.HONEST)
     assert done["verdict"] == "graded" and done["score"] == 100, (done["verdict"], done["message"][:300])
