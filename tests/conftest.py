@@ -3,8 +3,8 @@ package folders (e.g. ``tests/server/conftest.py``).
 
 The suite runs on parallel workers (pytest-xdist, ``scripts/test``: ``-n N --dist loadgroup``).
 Work is handed out one unit at a time in collection order; a unit is one test, or every test of
-an ``xdist_group``, which one worker runs in order. ``pytest_collection_modifyitems`` below makes
-the groups, so that tests that share something run on one worker:
+a group, which one worker runs in order. ``_group`` below makes the groups, so that tests that
+share something run on one worker:
 
 - ``hostile``: all of tests/hostile. One jail for the package (its ``jail`` fixture), and the
   hygiene test (tests/hostile/test_zz_hygiene.py) looks at the whole machine (``sleep 3600``
@@ -16,8 +16,13 @@ the groups, so that tests that share something run on one worker:
 Long groups go first, so that no worker is left with one at the end; the compose check goes
 last (it only waits for the background run that scripts/test started)."""
 
+import json
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,13 +53,8 @@ def _group(item: pytest.Item) -> str | None:
     return None
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     groups = {item.nodeid: _group(item) for item in items}
-    if config.pluginmanager.hasplugin("xdist"):
-        for item in items:
-            if groups[item.nodeid] is not None:
-                item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
 
     def order(item: pytest.Item) -> int:
         path = item.nodeid.split("::", 1)[0]
@@ -65,3 +65,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return 2
 
     items.sort(key=order)  # stable: collection order within each rank
+    # A worker tells the controller's scheduler the groups (the first worker: all collect alike).
+    target = getattr(config, "workerinput", {}).get(GROUPS_KEY)
+    if target and config.workerinput.get("workerid") == "gw0":  # type: ignore[attr-defined]
+        tmp = Path(target + ".part")
+        tmp.write_text(json.dumps({nodeid: group for nodeid, group in groups.items() if group}))
+        tmp.replace(target)
+
+
+# pytest-xdist's own xdist_group marks rename node ids, which pytest 9 no longer allows (the
+# groups are silently lost), so --dist loadgroup gets this scheduler: LoadScope's, with the
+# scopes above. It hands out one unit (a test, or a whole group) at a time, in collection order.
+GROUPS_KEY = "ppo_grader_groups"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Controller, per worker: where the first worker writes the groups."""
+    if not hasattr(node.config, "_ppo_grader_groups"):
+        folder = tempfile.mkdtemp(prefix="ppo-grader-xdist-")
+        node.config._ppo_grader_groups = os.path.join(folder, "groups.json")
+        node.config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    node.workerinput[GROUPS_KEY] = node.config._ppo_grader_groups
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            if not hasattr(self, "_groups"):  # read once all workers have collected
+                self._groups = json.loads(Path(config._ppo_grader_groups).read_text())  # type: ignore[attr-defined]
+            return self._groups.get(nodeid) or nodeid  # type: ignore[no-any-return]
+
+    return GroupScheduling(config, log)
