@@ -19,6 +19,13 @@ bar; it does not seal the process (frames and the garbage collector still reach 
 what remains self-reported is listed in docs/security.md and earns no board place: values are
 what earn points, and values are compared by the judge.
 
+The job comes in two parts. What the import needs (the source, its file name, the function's
+name) is in the job folder before any learner code runs; the calls to make and their input
+tensors, the hidden part, are asked for (``fetch``) only once the module has been imported and
+its function found. So a syntax error, an exception at import or a missing function is decided
+before the process holds any input, and the trusted side, which knows whether it sent them,
+believes those outcomes only of a process it never sent them to (``sandbox.verdicts``).
+
 Exit codes (read by the host, mapped to statuses by the runner):
 0 results written; 10 syntax error; 11 exception at import; 12 function missing;
 13 the harness could not read its job (before the learner's code ran: the jail's fault).
@@ -30,17 +37,19 @@ import io
 import json
 import linecache
 import os
+import signal
 import sys
 import time
 import traceback
 import types
+from collections.abc import Callable
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load, load_file, save_file
 
 from sandbox.exit_codes import ExitCode
-from sandbox.protocol import Arg, Backward, Call, JobRequest
+from sandbox.protocol import MAX_REQUEST_BLOB_BYTES, Arg, Backward, Call, JobRequest, ReadExactly, read_frame_fd
 from sandbox.text import cap
 
 # Captured before any learner code runs (see the module docstring). Builtins cannot be patched.
@@ -462,7 +471,10 @@ def load_job(job_dir: str) -> tuple[JobRequest, dict[str, torch.Tensor]]:
     """Read the request and the input tensors (before any learner code runs), then unlink both
     files: the learner's module, once imported, must not read the whole hidden test set (every
     call's arguments, every input) from the job folder and print it at import time, before any
-    call of its own has run (review 4, finding 5). ``load_file`` keeps no descriptor open."""
+    call of its own has run (review 4, finding 5). ``load_file`` keeps no descriptor open.
+
+    In the jail the folder's request holds no calls and there is no inputs file: both come
+    later, through :func:`inputs_from_stdin`."""
     request_path = os.path.join(job_dir, "request.json")
     with open(request_path, encoding="utf-8") as fh:
         request = JobRequest.from_json(json.load(fh))
@@ -473,6 +485,30 @@ def load_job(job_dir: str) -> tuple[JobRequest, dict[str, torch.Tensor]]:
         inputs = load_file(inputs_path)
         os.unlink(inputs_path)
     return request, inputs
+
+
+#: What :func:`run_loaded_job` calls once the module is imported and its function found: the
+#: calls to make, the untimed warm-up calls, and their input tensors.
+Fetch = Callable[[], tuple[list[Call], list[Call], dict[str, torch.Tensor]]]
+
+#: The byte the job's init writes to the manager when the learner's process asks.
+ASK_INPUTS = b"I"
+
+
+def inputs_from_stdin() -> tuple[list[Call], list[Call], dict[str, torch.Tensor]]:
+    """The jail's :data:`Fetch`: stop this process (``SIGSTOP``; the job's init, its parent,
+    sees the stop, has the trusted side send the calls and inputs, and continues it), then read
+    one frame from stdin (``{"calls", "warmup_calls"}`` + the safetensors blob). The trusted side
+    records that it sent them; whoever stopped the process (the harness, or learner code), no
+    outcome of the import phase is believed after that. Stdin holds nothing until then."""
+    os.kill(os.getpid(), signal.SIGSTOP)
+    header, blob = read_frame_fd(0, ReadExactly(), max_blob=MAX_REQUEST_BLOB_BYTES)
+    hidden = JobRequest.from_json(
+        {"source": "", "function": "", "calls": header["calls"], "warmup_calls": header.get("warmup_calls", [])}
+    )
+    inputs = load(blob) if blob else {}
+    del blob
+    return hidden.calls, hidden.warmup_calls, inputs
 
 
 def compile_source(source: str, filename: str) -> tuple[Any, dict[str, Any] | None]:
@@ -505,9 +541,9 @@ def compile_source(source: str, filename: str) -> tuple[Any, dict[str, Any] | No
         }
 
 
-def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]) -> int:
-    """Compile and load the learner's module, call it as the request says, write the results."""
-    request, inputs = job
+def run_loaded_job(job_dir: str, request: JobRequest, fetch: Fetch) -> int:
+    """Compile and load the learner's module, then (only then) ``fetch`` the calls and their
+    inputs, call the function as they say, and write the results."""
     result_path = os.path.join(job_dir, "result.json")
 
     def finish(status: str, code: int, **fields: Any) -> int:
@@ -544,7 +580,9 @@ def run_loaded_job(job_dir: str, job: tuple[JobRequest, dict[str, torch.Tensor]]
             defined=defined[:20],
             found_type=None if fn is None else type(fn).__name__,
         )
-    calls, tensors = run_calls(fn, request.calls, inputs, filename, request.warmup_calls)
+    # Only now, with the module imported and its function found, do the calls and inputs come.
+    calls_to_make, warmup, inputs = fetch()
+    calls, tensors = run_calls(fn, calls_to_make, inputs, filename, warmup)
     _clear_modes()
     save(tensors, os.path.join(job_dir, "outputs.safetensors"))
     return finish("ok", ExitCode.OK, calls=calls)

@@ -14,20 +14,30 @@ ends, every process in the namespace is gone, and when the manager exits the pri
 goes with its mount namespace: nothing a job leaves reaches the next one.
 
 The child, before it reads the learner's source: starts its own session, keeps only its job
-files and the setup pipe, sets resource limits, drops every capability, installs the seccomp
+files, the setup pipe and its stdin (the pipe its inputs will come on), sets resource limits, drops every capability, installs the seccomp
 filter, and loads the job. Then it writes one byte on the *setup* pipe and closes it. Only a
 job whose setup byte never arrived can end as the grader's fault; every later exit is the
 learner's. Init reports how the child ended on a pipe of its own.
+
+The job's calls and input tensors are not in the request: they stay outside the jail until the
+child, its module imported and its function found, asks for them (it stops itself; init, its
+parent, sees the stop and tells the manager); the manager then asks the runner
+(``inputs_wanted``) and writes what it sends to the child's stdin, a pipe. The manager
+forks the job before it ever holds them, so no process of the job starts with a copy, and the
+runner knows whether it sent them (``sandbox.verdicts`` believes an outcome of the import phase
+only of a job that never had them).
 
 The manager reads the child's result files only once the child is dead, without following
 links, as regular files, and bounded by the caps; then it reports and exits.
 
 Control protocol on fds 0 (in) and 1 (out), framed by :mod:`sandbox.protocol`:
   <- {"event": "ready", "pid": ...}
-  -> {"op": "run", "request": {...}, "limits": {...}} + inputs blob
+  -> {"op": "run", "request": {...}, "limits": {...}}   (a request with no calls; no blob)
   <- {"event": "forked", "manager": pid, "child": pid}   (pids as the jail sees them; "child"
                                                           is the job's init)
   -> {"op": "go"}                       (or {"op": "abort"})
+  <- {"event": "inputs_wanted"}          (at most once: the child asked for its calls and inputs)
+  -> {"op": "inputs", "calls": [...], "warmup_calls": [...]} + inputs blob
   <- {"event": "exited", "setup_ok": bool, ...} + the child's result files, concatenated
 """
 
@@ -91,7 +101,9 @@ def _close_all_but(*keep: int) -> None:
     os.closerange(low, 65536)
 
 
-def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict[str, Any], use_seccomp: bool) -> None:
+def _job_init(
+    go_fd: int, setup_fd: int, status_fd: int, ask_fd: int, feed_fd: int, limits: dict[str, Any], use_seccomp: bool
+) -> None:
     """pid 1 of the job's pid namespace (trusted; never runs learner code); never returns.
 
     It waits for "go" (by then the runner has put it in the job's cgroups, which the learner's
@@ -99,6 +111,13 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict[str, Any],
     the status pipe. The learner's process is then an ordinary process (pid 2): the kernel's
     limit signals (SIGXCPU, SIGXFSZ) and its own signals act on it as usual, which they would
     not on a namespace's pid 1.
+
+    The learner's process asks for its calls and inputs by stopping itself (``SIGSTOP``, see
+    :func:`sandbox.harness.inputs_from_stdin`): the first time it stops, init tells the manager
+    on ``ask_fd`` (the manager then gets them from the runner and writes them to the child's
+    stdin, ``feed_fd``) and continues it. A later stop is the learner's own: it stays stopped
+    until the wall clock ends the job. So the child holds no descriptor it could write to the
+    trusted side with.
     """
     code: int = ExitCode.SANDBOX_SETUP
     try:
@@ -106,7 +125,7 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict[str, Any],
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        _close_all_but(go_fd, setup_fd, status_fd)
+        _close_all_but(go_fd, setup_fd, status_fd, ask_fd, feed_fd)
         go = os.read(go_fd, 1)
         os.close(go_fd)
         if go != b"g":
@@ -114,12 +133,21 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict[str, Any],
         pid = os.fork()
         if pid == 0:
             os.close(status_fd)
-            _learner(setup_fd, limits, use_seccomp)
+            os.close(ask_fd)
+            _learner(setup_fd, feed_fd, limits, use_seccomp)
         os.close(setup_fd)
+        os.close(feed_fd)  # the learner's process holds the only copy in the job
         while True:
-            ended, status, usage = os.wait4(-1, 0)
-            if ended == pid:
+            ended, status, usage = os.wait4(-1, os.WUNTRACED)
+            if ended != pid:
+                continue
+            if not os.WIFSTOPPED(status):
                 break
+            if ask_fd >= 0:  # the first stop asks for the inputs; a later one is left to the clock
+                os.write(ask_fd, harness.ASK_INPUTS)
+                os.close(ask_fd)
+                ask_fd = -1
+                os.kill(pid, signal.SIGCONT)
         learner_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
         learner_signal = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         os.write(
@@ -131,13 +159,14 @@ def _job_init(go_fd: int, setup_fd: int, status_fd: int, limits: dict[str, Any],
     os._exit(code)
 
 
-def _learner(setup_fd: int, limits: dict[str, Any], use_seccomp: bool) -> None:
+def _learner(setup_fd: int, feed_fd: int, limits: dict[str, Any], use_seccomp: bool) -> None:
     """The learner's process (pid 2 of the job's namespace); never returns."""
     code: int = ExitCode.SANDBOX_SETUP
     try:
         os.setsid()  # a process group of its own: kill(0, ...) reaches nothing but itself
         out = os.open(os.path.join(JOB_DIR, "stdout.txt"), _CREATE, 0o600)
         err = os.open(os.path.join(JOB_DIR, "stderr.txt"), _CREATE, 0o600)
+        os.dup2(feed_fd, 0)  # stdin: the calls and inputs arrive there, once asked for
         os.dup2(out, 1)
         os.dup2(err, 2)
         # Only stdio and the setup pipe survive: no descriptor of the host, manager or init.
@@ -161,12 +190,12 @@ def _learner(setup_fd: int, limits: dict[str, Any], use_seccomp: bool) -> None:
         isolation.drop_capabilities()
         if use_seccomp:
             seccomp.install(os.getpid())
-        job = harness.load_job(JOB_DIR)
+        request, _ = harness.load_job(JOB_DIR)  # the source, its name and the function's: no call, no input
         # From here on, whatever happens is the learner's doing.
         os.write(setup_fd, SETUP_OK)
         os.close(setup_fd)
         code = ExitCode.HARNESS_FAILED
-        code = harness.run_loaded_job(JOB_DIR, job)
+        code = harness.run_loaded_job(JOB_DIR, request, harness.inputs_from_stdin)
     except MemoryError:
         code = ExitCode.OUT_OF_MEMORY
     except BaseException:
@@ -238,31 +267,36 @@ def _tmp_space() -> tuple[int, int]:
         return 0, 0
 
 
-def _run_job(header: dict[str, Any], blob: bytes, ctl_in: int, ctl_out: int, use_seccomp: bool) -> None:
+def _run_job(header: dict[str, Any], ctl_in: int, ctl_out: int, use_seccomp: bool) -> None:
     """The manager's work for one job (it runs in a process of its own, forked per job)."""
     limits = header["limits"]
+    request = header["request"]
+    if request.get("calls") or request.get("warmup_calls"):
+        # The calls come later, on request (:func:`_pass_inputs_on`): held here, they would be
+        # in the memory of the job's processes, forked from this one.
+        raise ValueError("a run request carries calls")
     rss_before = _own_rss()  # before /proc is covered
     isolation.enter_job_namespaces(int(limits["tmp_bytes"]))
     os.mkdir(JOB_DIR, 0o700)
     os.mkdir(os.path.join(JOB_DIR, "tmp"), 0o700)
-    _write_file(os.path.join(JOB_DIR, "request.json"), json.dumps(header["request"]).encode())
-    if blob:
-        _write_file(os.path.join(JOB_DIR, "inputs.safetensors"), blob)
-    del blob
+    _write_file(os.path.join(JOB_DIR, "request.json"), json.dumps(request).encode())
     go_r, go_w = os.pipe()
     setup_r, setup_w = os.pipe()
     status_r, status_w = os.pipe()
+    ask_r, ask_w = os.pipe()
+    feed_r, feed_w = os.pipe()
     pid = os.fork()
     if pid == 0:
-        for fd in (go_w, setup_r, status_r):
+        for fd in (go_w, setup_r, status_r, ask_r, feed_w):
             os.close(fd)
-        _job_init(go_r, setup_w, status_w, limits, use_seccomp)
-    for fd in (go_r, setup_w, status_w):
+        _job_init(go_r, setup_w, status_w, ask_w, feed_r, limits, use_seccomp)
+    for fd in (go_r, setup_w, status_w, ask_w, feed_r):
         os.close(fd)
     write_frame_fd(ctl_out, {"event": "forked", "manager": os.getpid(), "child": pid})
     order, _ = read_frame_fd(ctl_in, ReadExactly(), max_blob=0)
     os.write(go_w, b"g" if order.get("op") == "go" else b"x")
     os.close(go_w)
+    _pass_inputs_on(ask_r, feed_w, ctl_in, ctl_out)
     _, status, usage = os.wait4(pid, 0)
     # The job's init was pid 1 of its namespace: when wait4 returns, no process of the job is left.
     setup_ok = os.read(setup_r, 1) == SETUP_OK
@@ -311,6 +345,28 @@ def _run_job(header: dict[str, Any], blob: bytes, ctl_in: int, ctl_out: int, use
     )
 
 
+def _pass_inputs_on(ask_r: int, feed_w: int, ctl_in: int, ctl_out: int) -> None:
+    """Wait until the job's init says its child asked for its calls and inputs, or init has
+    ended (an import that failed, a time limit, an abort); when asked, get them from the
+    runner and write them to the child's stdin. Closes both ends."""
+    try:
+        asked = os.read(ask_r, 1)
+    finally:
+        os.close(ask_r)
+    try:
+        if asked == harness.ASK_INPUTS:
+            write_frame_fd(ctl_out, {"event": "inputs_wanted"})
+            given, blob = read_frame_fd(ctl_in, ReadExactly(), max_blob=MAX_REQUEST_BLOB_BYTES)
+            if given.get("op") == "inputs":
+                hidden = {"calls": given.get("calls", []), "warmup_calls": given.get("warmup_calls", [])}
+                try:
+                    write_frame_fd(feed_w, hidden, blob)
+                except OSError:  # the child ended, or closed its end, without reading them
+                    pass
+    finally:
+        os.close(feed_w)
+
+
 def _own_rss() -> int:
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * resource.getpagesize()
@@ -351,9 +407,10 @@ def main(argv: list[str]) -> None:
         if manager == 0:
             code = _MANAGER_STOP
             try:
-                header, blob = read_frame_fd(ctl_in, ReadExactly(), max_blob=MAX_REQUEST_BLOB_BYTES)
+                # no blob: a run request holds no input (they come on request, :func:`_pass_inputs_on`)
+                header, _ = read_frame_fd(ctl_in, ReadExactly(), max_blob=0)
                 if header.get("op") == "run":
-                    _run_job(header, blob, ctl_in, ctl_out, use_seccomp)
+                    _run_job(header, ctl_in, ctl_out, use_seccomp)
                     code = _MANAGER_DONE
             except EOFError:
                 pass

@@ -283,8 +283,33 @@ class JailHost:
             # Without a memory cgroup, an address-space cap is the only hard memory limit.
             child_limits["address_space_bytes"] = _host_vm_bytes(self.outer_pid) + limits.memory_bytes
         out_fd = self.proc.stdout.fileno()
+        # The calls and their inputs stay here until the child has imported the module and found
+        # its function and asks for them (``inputs_wanted``): what it did before it asked was
+        # decided without them, and only this side knows whether they were sent.
+        module = request.to_json()
+        hidden = {"op": "inputs", "calls": module.pop("calls"), "warmup_calls": module.pop("warmup_calls")}
+        module.update(calls=[], warmup_calls=[])
+        inputs_sent = asked = False
+
+        def answer(frame: dict[str, Any], frame_blob: bytes, give: bool = True) -> bool:
+            """Whether ``frame`` asks for the calls and inputs (once per job); if so, answer it:
+            with them, or (``give`` False: the job was killed) with an empty refusal."""
+            nonlocal asked, inputs_sent
+            if frame.get("event") != "inputs_wanted":
+                return False
+            if asked or frame_blob:
+                raise HostFailure("the jail host asked for a job's inputs twice, or with data")
+            asked = True
+            assert self.proc is not None and self.proc.stdin is not None
+            if give:
+                inputs_sent = True  # from here on the learner's process may hold them
+                _send(self.proc.stdin, hidden, blob)
+            else:
+                _send(self.proc.stdin, {"op": "withheld"})
+            return True
+
         try:
-            _send(self.proc.stdin, {"op": "run", "request": request.to_json(), "limits": child_limits}, blob)
+            _send(self.proc.stdin, {"op": "run", "request": module, "limits": child_limits})
             forked, _ = read_frame_fd(out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS), max_blob=0)
         except (EOFError, TimeoutError, OSError, ValueError) as exc:
             raise HostFailure(f"the jail host stopped answering ({type(exc).__name__})") from None
@@ -306,6 +331,9 @@ class JailHost:
             reader = ReadExactly(t_run + limits.wall_seconds, then=HOST_REPORT_GRACE_SECONDS)
             try:
                 exited, files_blob = read_frame_fd(out_fd, reader, max_blob=max_blob)
+                while answer(exited, files_blob):
+                    reader = ReadExactly(t_run + limits.wall_seconds, then=HOST_REPORT_GRACE_SECONDS)
+                    exited, files_blob = read_frame_fd(out_fd, reader, max_blob=max_blob)
             except TimeoutError:
                 if reader.started:
                     raise HostFailure("the jail host stalled in the middle of a report") from None
@@ -318,7 +346,12 @@ class JailHost:
                     exited, files_blob = read_frame_fd(
                         out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS), max_blob=max_blob
                     )
-                except (TimeoutError, EOFError, ValueError):
+                    # asked for just as the clock ran out: the manager waits for an answer
+                    while answer(exited, files_blob, give=False):
+                        exited, files_blob = read_frame_fd(
+                            out_fd, ReadExactly(time.monotonic() + HOST_REPORT_GRACE_SECONDS), max_blob=max_blob
+                        )
+                except (TimeoutError, EOFError, ValueError, OSError):
                     raise HostFailure("the jail host did not report a killed child") from None
             except (EOFError, ValueError, OSError) as exc:
                 raise HostFailure(f"the jail host broke during the job ({type(exc).__name__})") from None
@@ -351,6 +384,7 @@ class JailHost:
             oom,
             call_ids=[c.id for c in request.calls],
             source=(request.source, request.filename),
+            inputs_given=inputs_sent,
         )
         result.peak_memory_bytes = peak
         result.memory_source = group.source if group else "rusage"

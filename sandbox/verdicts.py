@@ -117,6 +117,7 @@ def interpret(
     oom: bool | None,
     call_ids: Sequence[str] | None = None,
     source: tuple[str, str] | None = None,
+    inputs_given: bool | None = None,
 ) -> JobResult:
     """Map how the child ended, and what it left, to a :class:`JobResult`.
 
@@ -125,7 +126,12 @@ def interpret(
     any record is read (a forged result file must not cost the trusted side more than an honest
     one). ``source`` is the request's (source, file name): a syntax error is believed only of a
     file that fails to compile here, and told from this compile, never from the child's words.
-    None (either): not checked (direct callers in tests).
+    ``inputs_given`` is whether the runner sent the job's calls and inputs (the child asks for
+    them once its module is imported and its function found): an outcome of the import phase
+    (a syntax error, an exception at import, a missing function) is believed only of a job
+    that never had them, and results of calls only of one that did; anything else was written
+    by code that ran, and is :data:`MALFORMED`. None (any of these): not checked (direct callers
+    in tests).
     """
     files = _split_files(exited, blob)
     sizes = {k: int(v) for k, v in exited.get("sizes", {}).items()}
@@ -181,7 +187,7 @@ def interpret(
         res.status = JobStatus.CRASHED
         res.message = SIGNALLED
     else:
-        _read_result(res, files, code, limits, call_ids, source)
+        _read_result(res, files, code, limits, call_ids, source, inputs_given)
         if tmp_full and res.status in (JobStatus.CRASHED, JobStatus.RUNTIME_ERROR):
             # The harness could not write its results, or the learner's own write failed.
             res.status = JobStatus.OUTPUT_LIMIT
@@ -200,6 +206,7 @@ def _read_result(
     limits: SandboxLimits,
     call_ids: Sequence[str] | None = None,
     source: tuple[str, str] | None = None,
+    inputs_given: bool | None = None,
 ) -> None:
     """Fill ``res`` from the child's result files; anything malformed is the child's doing."""
     raw = files.get("result.json")
@@ -217,6 +224,12 @@ def _read_result(
     try:
         data = json.loads(raw)
         status = data["status"]
+        if inputs_given is not None and inputs_given != (status == "ok"):
+            # The harness writes an import-phase outcome before it asks for the inputs, and "ok"
+            # only after: the trusted side's own record of whether it sent them decides. An
+            # import error written after a call had read the inputs would otherwise carry what
+            # it chose from them (its type, its line) under every feedback policy.
+            raise ValueError("an outcome that does not fit whether the inputs were sent")
         if status == "syntax_error":
             if source is not None:
                 # Code that ran can write this file itself (the harness's frames name its path),

@@ -314,10 +314,21 @@ def course_scores(
         )
     ).tuples()
     base: dict[
-        Key, tuple[float | None, int, CountingSubmission | None, datetime | None, datetime | None, float | None, datetime | None]
+        Key,
+        tuple[
+            float | None,
+            int,
+            CountingSubmission | None,
+            datetime | None,
+            datetime | None,
+            float | None,
+            datetime | None,
+        ],
     ] = {}
     for user_id, exercise, raw_best, attempts, sid, raw, late, penalty, at, reached, solved, board, board_at in rows:
-        counting = None if sid is None or raw is None else CountingSubmission(sid, float(raw), late, float(penalty or 0.0), at)
+        counting = (
+            None if sid is None or raw is None else CountingSubmission(sid, float(raw), late, float(penalty or 0.0), at)
+        )
         base[(user_id, exercise)] = (
             None if raw_best is None else float(raw_best),
             int(attempts or 0),

@@ -47,7 +47,9 @@ def scores_of(session: Session, course: Course, learners: list[User], exercise: 
     found = course_scores(session, course, user_ids=[u.id for u in learners], exercises=slugs)
     return [
         score_public(
-            found.get((u.id, slug)) or score_that_counts(u.id, slug, raw_best=None, counting=None, attempts=0), u, course
+            found.get((u.id, slug)) or score_that_counts(u.id, slug, raw_best=None, counting=None, attempts=0),
+            u,
+            course,
         )
         for u in learners
         for slug in slugs

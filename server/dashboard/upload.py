@@ -541,7 +541,7 @@ def _base_name(filename: str | None) -> str:
 
 def _text(content: bytes, name: str, back: str) -> str:
     try:
-        return content.decode("utf-8")
+        return content.decode("utf-8-sig")  # a BOM (Windows editors) is not part of the file
     except UnicodeDecodeError:
         raise UploadRefused(400, f"{name} is not UTF-8 text; save it as UTF-8 and upload it again.", back) from None
 

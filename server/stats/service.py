@@ -75,7 +75,9 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
     )
     per_learner: dict[int, int] = {}
     for score in scores:
-        if score.counted is not None and (score.counting is not None or score.override is not None):  # graded or set by hand
+        if score.counted is not None and (
+            score.counting is not None or score.override is not None
+        ):  # graded or set by hand
             bucket = 10 if score.counted >= FULL_SCORE else int(score.counted // 10)
             per_learner[bucket] = per_learner.get(bucket, 0) + 1
     distribution = [

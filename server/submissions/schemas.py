@@ -18,7 +18,7 @@ class SubmissionCreate(BaseModel):
     """``POST /submissions`` body."""
 
     exercise: str = Field(min_length=1, max_length=64, examples=["actor-loss"])
-    source: str = Field(description="The learner's Python file, UTF-8 text.")
+    source: str = Field(description="The learner's Python file, UTF-8 text (a leading byte-order mark is dropped).")
     course: str | None = Field(
         default=None,
         max_length=64,

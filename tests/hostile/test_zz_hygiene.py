@@ -1,5 +1,11 @@
-"""Runs last in the suite: after the shared judge closes, no process it started is left, and no
-file any hostile submission tried to write outside the jail exists."""
+"""After the shared judge closes, no process it started is left, and no file any hostile
+submission tried to write outside the jail exists.
+
+It runs after every other hostile test of its process, whatever the file names or the order of
+the command line: tests/conftest.py sorts it after them and puts all of tests/hostile in one
+xdist group, so on parallel workers they share one worker (one ``jail``), in that order, and
+no other worker starts hostile code (the ``sleep 3600`` and /tmp names below are hostile
+code's own, so a machine-wide look is this package's alone)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,11 @@ for d in sys.argv[1:]:
             out = os.open(os.path.join(d, "stdout.txt"), os.O_WRONLY | os.O_CREAT, 0o600)
             os.dup2(out, 1)
             os.chdir(os.path.join(d, "tmp"))
-            code = harness.run_loaded_job(d, harness.load_job(d))
+            request, inputs = harness.load_job(d)
+            def fetch(d=d, request=request, inputs=inputs):
+                open(os.path.join(d, "fetched"), "w").close()  # the test's record of when it was asked
+                return request.calls, request.warmup_calls, inputs
+            code = harness.run_loaded_job(d, request, fetch)
         except MemoryError:
             code = 21
         except BaseException:
@@ -120,6 +124,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     for name, d in folders.items():
         result = d / "result.json"
         out[name] = {"code": codes[str(d)], "folder": d, "stdout": (d / "stdout.txt").read_text(),
+                     "fetched": (d / "fetched").exists(),
                      "result": json.loads(result.read_text()) if result.exists() else None}
     return out
 
@@ -190,6 +195,16 @@ def test_calls_are_recorded_one_by_one_and_one_failing_call_stops_none_other(ran
     tensors = decode((r["folder"] / "outputs.safetensors").read_bytes(), max_bytes=1 << 20)
     assert tensors[a["grads"]["0"]].tolist() == [1.0, 1.0, 1.0]  # d(sum x)/dx
     assert tensors[c["output"]["items"][0]["name"]].item() == pytest.approx(6.0)
+
+
+def test_the_calls_and_inputs_are_asked_for_only_once_the_module_is_imported_and_its_function_found(
+    ran: dict,
+) -> None:
+    """A syntax error, an exception at import and a missing function are decided before the
+    process holds any input (the trusted side believes them only then, ``sandbox.verdicts``)."""
+    for name in ("syntax", "nul_byte", "raises_at_import", "system_exit", "missing", "not_callable"):
+        assert not ran[name]["fetched"], name
+    assert ran["calls"]["fetched"] and ran["calls"]["code"] == ExitCode.OK
 
 
 def test_a_memory_error_in_a_call_escapes_the_harness_for_the_host_to_name(ran: dict) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from sandbox import host, jailfs
 from sandbox.exit_codes import ExitCode
-from sandbox.protocol import JobRequest, ReadExactly, SandboxLimits, read_frame_fd, write_frame_fd
+from sandbox.protocol import Arg, Call, JobRequest, ReadExactly, SandboxLimits, read_frame_fd, write_frame_fd
 from sandbox.verdicts import validate_exited
 
 LIMITS = SandboxLimits(cpu_seconds=5, wall_seconds=10, memory_bytes=512 << 20, output_bytes=1 << 20,
@@ -30,6 +30,8 @@ class Host:
                                      env={"PATH": "/usr/bin:/bin"}, start_new_session=True)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.to, self.frm = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        #: Whether the last job's child asked for its calls and inputs.
+        self.asked = False
 
     def send(self, header: dict, blob: bytes = b"") -> None:
         write_frame_fd(self.to, header, blob)
@@ -38,10 +40,17 @@ class Host:
         return read_frame_fd(self.frm, ReadExactly(), max_blob=max_blob)
 
     def run(self, request: JobRequest, op: str = "go") -> tuple[dict, dict, bytes]:
-        self.send({"op": "run", "request": request.to_json(), "limits": LIMITS.__dict__})
+        """One job; its calls are sent only when the child asks (``inputs_wanted``), as the runner does."""
+        sent = request.to_json()
+        calls = {"op": "inputs", "calls": sent.pop("calls"), "warmup_calls": sent.pop("warmup_calls")}
+        self.send({"op": "run", "request": {**sent, "calls": [], "warmup_calls": []}, "limits": LIMITS.__dict__})
         forked, _ = self.read()
         self.send({"op": op})
         exited, blob = self.read(max_blob=4 << 20)
+        self.asked = exited.get("event") == "inputs_wanted"
+        if self.asked:
+            self.send(calls)
+            exited, blob = self.read(max_blob=4 << 20)
         return forked, exited, blob
 
 
@@ -94,6 +103,34 @@ def test_an_abort_ends_the_job_before_its_code_runs_and_the_host_serves_on(jail_
     assert not exited["setup_ok"] and exited["exit_code"] == ExitCode.ABORTED and blob == b""
     _, exited, _ = jail_host.run(JobRequest(source=SOURCE, function="f", calls=[]))
     assert exited["setup_ok"] and exited["exit_code"] == ExitCode.OK
+
+
+def test_a_child_asks_for_its_calls_only_once_its_module_is_imported_and_its_function_found(
+    jail_host: Host,
+) -> None:
+    """The host sends no input before the child asks, and the child asks only after the import:
+    a module that fails to import, or lacks the function, never holds the inputs."""
+    for source in ("def f(:\n", "raise KeyError('k')\n", "def g():\n    pass\n"):
+        _, exited, _ = jail_host.run(JobRequest(source=source, function="f", calls=[]))
+        assert exited["event"] == "exited" and not jail_host.asked, source
+    request = JobRequest(source="def f(x):\n    return x\n", function="f", calls=[Call(id="a", args=[Arg.of_value(2)])])
+    _, exited, blob = jail_host.run(request)
+    assert jail_host.asked and exited["exit_code"] == ExitCode.OK
+    assert json.loads(_files(exited, blob)["result.json"])["calls"][0]["output"] == {"type": "int", "value": 2}
+
+
+def test_a_run_request_that_carries_calls_ends_the_host() -> None:
+    """Calls sent with the request would be in the memory of every process forked for the job."""
+    h = Host()
+    try:
+        assert h.read()[0]["event"] == "ready"
+        request = JobRequest(source=SOURCE, function="f", calls=[Call(id="a")]).to_json()
+        h.send({"op": "run", "request": request, "limits": LIMITS.__dict__})
+        with pytest.raises(EOFError):
+            h.read()
+    finally:
+        h.proc.kill()
+        h.proc.wait()
 
 
 def test_a_learner_exit_after_setup_is_reported_as_the_learners(jail_host: Host) -> None:

@@ -39,7 +39,8 @@ def report(**fields: object) -> dict:
 
 
 def run(result: object | None = None, *, code: int | None = 0, sig: int | None = None, tensors: bytes = b"",
-        killed: bool = False, oom: bool | None = False, call_ids: list[str] | None = None, **fields: object):
+        killed: bool = False, oom: bool | None = False, call_ids: list[str] | None = None,
+        inputs_given: bool | None = None, **fields: object):
     """interpret() of a report whose result.json (and outputs) are given, validated first."""
     files: dict[str, bytes] = {}
     if result is not None:
@@ -54,7 +55,7 @@ def run(result: object | None = None, *, code: int | None = 0, sig: int | None =
     head = report(exit_code=code, signal=sig, files={n: len(d) for n, d in files.items()}, sizes=sizes, **fields)
     blob = b"".join(files.values())
     validate_exited(head, len(blob), LIMITS)
-    return interpret(head, blob, LIMITS, killed, oom, call_ids=call_ids)
+    return interpret(head, blob, LIMITS, killed, oom, call_ids=call_ids, inputs_given=inputs_given)
 
 
 def ok(*calls: dict) -> dict:
@@ -167,6 +168,29 @@ def test_missing_function_lists_twenty_plain_names_at_most() -> None:
     names = res.message.removeprefix("functions defined: ").split(", ")
     assert len(names) == 19 and "f0" in names and "f19" in names and "f20" not in names
     assert run({"status": "missing_function"}, code=ExitCode.MISSING).message == "functions defined: none"
+
+
+#: Each outcome of the import phase, as the harness writes it, with its exit code.
+IMPORT_PHASE = [
+    ({"status": "syntax_error", "message": "invalid syntax", "line": 2, "text": "def f(:"}, ExitCode.SYNTAX),
+    (_import_error(), ExitCode.IMPORT),
+    ({"status": "missing_function", "defined": ["g"], "found_type": None}, ExitCode.MISSING),
+]
+
+
+@pytest.mark.parametrize("result, code", IMPORT_PHASE)
+def test_an_import_phase_outcome_is_believed_only_of_a_job_never_sent_its_inputs(result: dict, code: int) -> None:
+    """The runner's record decides, never the child's words: written after a call had the
+    inputs (review 7), the same result is forged, whatever it claims."""
+    assert run(result, code=code, inputs_given=False).status != JobStatus.CRASHED
+    forged = run(result, code=code, inputs_given=True)
+    assert forged.status == JobStatus.CRASHED and forged.message == MALFORMED
+    assert forged.import_error is None and forged.line is None
+
+
+def test_results_of_calls_are_believed_only_of_a_job_sent_its_inputs() -> None:
+    assert run(ok(), inputs_given=True).status == JobStatus.OK
+    assert run(ok(), inputs_given=False).message == MALFORMED
 
 
 # --- type names and the closed lists ------------------------------------------------------------

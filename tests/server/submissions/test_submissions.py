@@ -32,6 +32,19 @@ def test_create_answers_202_and_is_graded(api: Api, grader: FakeGrader) -> None:
     assert grader.calls == [("actor-loss", "x = 1\n", created["id"])]
 
 
+def test_a_leading_byte_order_mark_is_dropped_before_the_source_is_stored_and_graded(
+    api: Api, grader: FakeGrader
+) -> None:
+    headers = api.user("alice")
+    created = api.submit(headers, source="\ufeffx = 1\n").json()
+    api.wait_done(headers, created["id"])
+    assert grader.calls == [("actor-loss", "x = 1\n", created["id"])]
+    with api.state.session_factory() as session:
+        row = session.get(Submission, created["id"])
+        assert row is not None and row.source == "x = 1\n"
+    assert api.submit(headers, source="\ufeff").json()["error"] == "EmptySource"  # a mark alone is no source
+
+
 def test_source_over_the_limit_is_413(api: Api) -> None:
     headers = api.user("alice")
     limit = api.state.settings.MAX_SOURCE_BYTES
