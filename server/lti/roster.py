@@ -9,6 +9,10 @@ stay, and they are left out of the grades sent back; one who taught the course (
 instructor) no longer does: their instructor enrollment ends. Members with no role in the
 course (a Mentor, say) are skipped.
 
+The LMS's answer is as old as the moment it was asked for (a big course's pages, a slow LMS):
+a member whose launch came after that (``LtiMember.seen_at``, set by each launch) is never
+dropped by it, as the answer cannot know them; the next sync decides.
+
 Every text of a member is the LMS's JSON, where a lone surrogate or a NUL is valid: it passes
 ``server.text_guard`` with a cap before anything is stored. A member whose ``user_id`` or roles
 fail it (or are not strings, or hold a control character) is skipped and counted
@@ -59,11 +63,17 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
             f"{platform.name} has not given this course a roster service the tool can call (Names and Role "
             "Provisioning, at an https URL): enable it for the tool in the LMS, then launch once from the course."
         )
+    asked = utcnow()  # the answer says nothing of a member seen (a launch) after this
     with LmsClient(session, secret, platform) as client:
         members = client.members(link.memberships_url, (SCOPE_MEMBERSHIPS,))
         done = RosterSync(requests=client.requests)
     now = utcnow()
-    before = {m.user_id: m for m in session.scalars(select(LtiMember).where(LtiMember.context_id == link.id))}
+    before = {
+        m.user_id: m
+        for m in session.scalars(
+            select(LtiMember).where(LtiMember.context_id == link.id).execution_options(populate_existing=True)
+        )
+    }
     enrolled = {
         user_id: role
         for user_id, role in session.execute(
@@ -86,7 +96,7 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
             if known is not None:
                 listed.add(known.user_id)
                 row = before.get(known.user_id)
-                if row is not None and drop_member(session, link, row):
+                if row is not None and row.seen_at < asked and drop_member(session, link, row):
                     done.dropped.append(session.scalar(select(User.name).where(User.id == known.user_id)) or sub)
             continue
         user = person(
@@ -109,7 +119,7 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
         else:
             done.unchanged += 1
     for user_id, row in before.items():
-        if user_id not in listed and drop_member(session, link, row):
+        if user_id not in listed and row.seen_at < asked and drop_member(session, link, row):
             name = session.scalar(select(User.name).where(User.id == user_id))
             done.dropped.append(name or str(user_id))
     link.roster_synced_at = now

@@ -192,12 +192,6 @@ def test_a_teaching_assistant_who_launches_during_a_roster_pull_keeps_the_course
     assert (status, role, again.status_code) == ("active", "instructor", 200)
 
 
-test_a_teaching_assistant_who_launches_during_a_roster_pull_keeps_the_course = pytest.mark.xfail(
-    strict=True,
-    reason="sync_roster reads the members after the LMS answered and drops whoever the older answer "
-    "lacks, including a member whose launch came in meanwhile",
-)(test_a_teaching_assistant_who_launches_during_a_roster_pull_keeps_the_course)
-
 
 # --- duplicate LMS columns: the CLI's apply and the background job at once ------------------------
 
