@@ -229,6 +229,8 @@ def apply_command(course: Annotated[str, typer.Argument(help="Course slug.")]) -
         done = apply(sessions, link.id, settings.secret_bytes)  # no transaction held while the LMS answers
     assert done is not None  # the link was read just above; only an admin's delete meanwhile removes it
     line = f"Sent {done.sent} score(s); {done.up_to_date} up to date; {done.held} held until due."
+    if done.waiting:
+        line += f" {done.waiting} wait for a column the LMS (or another job) is making: sent by the next apply."
     if done.error:
         common.err.print(  # the error quotes the LMS's answers: escaped, never read as Rich markup
             f"[red]error:[/red] {line} Stopped: {plain(done.error)} Nothing was lost: run apply again.",

@@ -46,7 +46,7 @@ from server.courses.service import LEARNER
 from server.courses.sets import course_exercises
 from server.db import SessionFactory, insert_unless_taken, transaction
 from server.lti.errors import LmsUnreachable
-from server.lti.lineitems import AGS_SCOPES, SCORE_MAXIMUM, forget, line_item_url, remembered
+from server.lti.lineitems import AGS_SCOPES, SCORE_MAXIMUM, ColumnWaiting, forget, line_item_url, remembered, usable
 from server.lti.services import LmsClient
 from server.models import (
     Course,
@@ -208,7 +208,7 @@ def _lms_results(session: Session, client: LmsClient, link: LtiContext) -> dict[
     """(sub, exercise) -> the LMS's result out of 100, for the columns the tool knows."""
     found: dict[tuple[str, str], float | None] = {}
     for exercise, row in remembered(session, link).items():
-        if not row.url:
+        if not usable(row.url):
             continue
         for result in client.results(row.url, AGS_SCOPES):
             user, given, top = result.get("userId"), result.get("resultScore"), result.get("resultMaximum", 1)
@@ -245,6 +245,9 @@ class Applied:
     sent: int = 0
     held: int = 0
     up_to_date: int = 0
+    #: Scores whose column is being made (a deep-linking answer's, another job's): sent by the
+    #: next job (``server.lti.lineitems.ColumnWaiting``).
+    waiting: int = 0
     error: str | None = None
     requests: int = 0
     #: "login / exercise: why" of each score the LMS refused (the others were still sent).
@@ -326,14 +329,22 @@ def apply(
     titles = {x.slug: x.title for x in list_exercises()}
     outcome = Applied(held=job.held, up_to_date=job.up_to_date)
     columns: dict[str, str] = {}
+    waits: set[str] = set()
     with LmsClient(sessions, secret, job.platform) as client:
         for line, new_submission in job.lines:
             if stopping is not None and stopping.is_set():
                 return outcome
+            if line.exercise in waits:
+                outcome.waiting += 1
+                continue
             try:
                 _send(
                     sessions, client, job.link, columns, line, titles.get(line.exercise, line.exercise), new_submission
                 )
+            except ColumnWaiting:  # its column is being made: this exercise's scores go next time
+                waits.add(line.exercise)
+                outcome.waiting += 1
+                continue
             except ScoreRefused as exc:  # this learner's score only: the others still go
                 outcome.refused.append(f"{line.login} / {line.exercise}: {exc.detail}")
                 continue
@@ -347,7 +358,7 @@ def apply(
     with transaction(sessions) as session:
         link = session.get(LtiContext, link_id)
         if link is not None:
-            _record(link, outcome.error, now)
+            _record(link, outcome.error, now, waiting=bool(outcome.waiting))
     return outcome
 
 
@@ -368,9 +379,9 @@ def _send(
         client.post_score(columns[line.exercise], AGS_SCOPES, score_message(line, now, new_submission))
     except LmsUnreachable as exc:
         if exc.status == 404:  # the column was deleted in the LMS: look it up again next time
-            columns.pop(line.exercise, None)
+            gone = columns.pop(line.exercise)
             with transaction(sessions) as session:
-                forget(session, link.id, line.exercise)
+                forget(session, link.id, line.exercise, gone)
         if exc.status is not None and 400 <= exc.status < 500 and exc.status not in _WHOLE_JOB_STATUSES:
             raise ScoreRefused(exc.detail, status=exc.status) from None
         raise
@@ -396,9 +407,16 @@ def record_failure(link: LtiContext, error: str, now: datetime) -> None:
     _record(link, error, now)
 
 
-def _record(link: LtiContext, error: str | None, now: datetime) -> None:
+def _record(link: LtiContext, error: str | None, now: datetime, waiting: bool = False) -> None:
     """The link's sync state after a job: cleared on success; on failure the error, the
-    attempt count and when to retry (doubling from :data:`FIRST_RETRY_SECONDS`)."""
+    attempt count and when to retry (doubling from :data:`FIRST_RETRY_SECONDS`). Scores left
+    waiting for a column: a success, and the job (a "Send" pressed included) runs again after
+    :data:`FIRST_RETRY_SECONDS`."""
+    if error is None and waiting:
+        link.grades_synced_at = now
+        link.sync_error, link.sync_failed_at, link.sync_attempts = None, None, 0
+        link.next_sync_at = now + timedelta(seconds=FIRST_RETRY_SECONDS)
+        return
     link.send_requested_at = None
     if error is None:
         link.grades_synced_at = now

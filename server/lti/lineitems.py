@@ -5,23 +5,54 @@ A line item the tool wants is identified by ``resourceId`` = the exercise slug a
 up by both in the LMS (so a column made by a deep-linking answer, by an earlier installation,
 or by a second linking of the same exercise is reused), and remembers its URL
 (``LtiLineItem``). A remembered row with no URL means "the LMS is creating it from a
-deep-linking answer": it is looked up, and created only if the LMS never did.
+deep-linking answer": while that answer is recent (:data:`LINKING_WAIT` since the course's last
+answered linking request) it is only looked up, never created (the LMS makes it when it acts
+on the answer: a column made meanwhile would be a second one), and the exercise's scores wait
+(:class:`ColumnWaiting`, retried by the next job); after it, looked up, then created.
+
+Creating is claimed first, in the database: the row holds :data:`CLAIMED` and the time until
+the LMS's answer is recorded. The claim is one statement (an insert that loses to an existing
+row, or an update from the value read), so of two jobs at once (the CLI's ``grades apply`` and
+the background job) one creates, the other waits for its URL or for the next job. A claim older
+than :data:`CLAIM_EXPIRY` (its job crashed mid-way) is taken over by the next.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+import time
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from server.db import SessionFactory, insert_unless_taken, transaction
 from server.lti.claims import LINE_ITEM_TAG, SCOPE_LINEITEM, SCOPE_RESULT_READ, SCOPE_SCORE
 from server.lti.errors import LmsUnreachable
 from server.lti.services import LmsClient
-from server.models import LtiContext, LtiLineItem
+from server.models import LtiContext, LtiDeepLink, LtiLineItem, utcnow
 
 #: The token scopes every AGS job asks for (line items, scores, results).
 AGS_SCOPES = (SCOPE_LINEITEM, SCOPE_SCORE, SCOPE_RESULT_READ)
 SCORE_MAXIMUM = 100
+#: How long a column a deep-linking answer asked for is waited for (the LMS makes it when the
+#: instructor saves the assignment); after it, the grades job looks it up, then creates it.
+LINKING_WAIT = timedelta(hours=1)
+#: A job's claim to create a column: the stored text's prefix, and its age at which it is
+#: stale (a crashed job; one creation is one LMS request, within the client's 15 s deadline).
+CLAIMED = "claimed:"
+CLAIM_EXPIRY = timedelta(minutes=5)
+#: How many times, a quarter second apart, a job that lost the claim reads the winner's URL.
+_CLAIM_READS = 40
+
+
+class ColumnWaiting(Exception):
+    """The exercise's column is being made (by the LMS from a deep-linking answer, or by
+    another job): its scores wait for the next job (not a failure: nothing is created)."""
+
+
+def usable(url: str | None) -> bool:
+    """Whether a remembered value is a column's URL (not empty, not a claim)."""
+    return bool(url) and not str(url).startswith(CLAIMED)
 
 
 def line_item_spec(exercise: str, title: str) -> dict[str, object]:
@@ -42,17 +73,18 @@ def lookup(client: LmsClient, link: LtiContext, exercise: str) -> str | None:
     return str(found[0]["id"]) if found else None
 
 
-def line_item_url(sessions: SessionFactory, client: LmsClient, link: LtiContext, exercise: str, title: str) -> str:
-    """The line item for ``exercise``: remembered, else found, else created. Never inside a
-    transaction while the LMS answers: what the LMS says is recorded afterwards, in a short
-    transaction of its own. A crash between the LMS's making a column and its recording here
-    loses nothing and makes no second column: the next job finds it by resource id and tag
-    before it would create one."""
-    with sessions() as session:
-        known = session.scalar(
-            select(LtiLineItem.url).where(LtiLineItem.context_id == link.id, LtiLineItem.exercise == exercise)
-        )
-    if known:
+def line_item_url(
+    sessions: SessionFactory, client: LmsClient, link: LtiContext, exercise: str, title: str, now: datetime | None = None
+) -> str:
+    """The line item for ``exercise``: remembered, else found, else (claimed, then) created.
+    :class:`ColumnWaiting` while a recent deep-linking answer asks the LMS for it, or another
+    job holds the claim. Never inside a transaction while the LMS answers: what the LMS says
+    is recorded afterwards, in a short transaction of its own. A crash between the LMS's
+    making a column and its recording here loses nothing and makes no second column: the next
+    job finds it by resource id and tag before it would create one."""
+    now = now or utcnow()
+    known, linked = _read(sessions, link.id, exercise)
+    if known is not None and usable(known):
         return known
     if not link.lineitems_url:
         raise LmsUnreachable(
@@ -61,10 +93,72 @@ def line_item_url(sessions: SessionFactory, client: LmsClient, link: LtiContext,
         )
     url = lookup(client, link, exercise)
     if url is None:
-        url = str(client.create_line_item(link.lineitems_url, AGS_SCOPES, line_item_spec(exercise, title))["id"])
+        if known == "" and linked is not None and linked > now - LINKING_WAIT:
+            raise ColumnWaiting("the LMS is making this column from a deep-linking answer")
+        mark = _claim(sessions, link.id, exercise, known, now)
+        if mark is None:
+            return _winners(sessions, link.id, exercise)
+        try:
+            url = str(client.create_line_item(link.lineitems_url, AGS_SCOPES, line_item_spec(exercise, title))["id"])
+        except BaseException:
+            with transaction(sessions) as session:  # the next job claims it again
+                session.execute(
+                    delete(LtiLineItem)
+                    .where(LtiLineItem.context_id == link.id, LtiLineItem.exercise == exercise, LtiLineItem.url == mark)
+                    .execution_options(synchronize_session=False)
+                )
+            raise
     with transaction(sessions) as session:
         remember(session, link.id, exercise, url)
     return url[:2000]
+
+
+def _read(sessions: SessionFactory, link_id: int, exercise: str) -> tuple[str | None, datetime | None]:
+    """The remembered value (None: no row) and when the course's last linking answer went."""
+    with sessions() as session:
+        known = session.scalar(
+            select(LtiLineItem.url).where(LtiLineItem.context_id == link_id, LtiLineItem.exercise == exercise)
+        )
+        linked = session.scalar(select(func.max(LtiDeepLink.used_at)).where(LtiDeepLink.context_id == link_id))
+    return known, linked
+
+
+def _claim(sessions: SessionFactory, link_id: int, exercise: str, known: str | None, now: datetime) -> str | None:
+    """Claim the creation of a column (the stored claim), or None when another job holds it."""
+    if known is not None and known.startswith(CLAIMED) and not _stale(known, now):
+        return None
+    mark = f"{CLAIMED}{now.isoformat()}"
+    with transaction(sessions) as session:
+        if known is None:
+            values = {"context_id": link_id, "exercise": exercise, "url": mark}
+            return mark if insert_unless_taken(session, LtiLineItem, values) is not None else None
+        taken = session.execute(  # from the very value read: of two jobs, one changes it
+            update(LtiLineItem)
+            .where(LtiLineItem.context_id == link_id, LtiLineItem.exercise == exercise, LtiLineItem.url == known)
+            .values(url=mark)
+            .execution_options(synchronize_session=False)
+        )
+        return mark if taken.rowcount == 1 else None  # type: ignore[attr-defined]
+
+
+def _stale(mark: str, now: datetime) -> bool:
+    try:
+        since = datetime.fromisoformat(mark.removeprefix(CLAIMED))
+    except ValueError:
+        return True
+    return since.tzinfo is None or since < now - CLAIM_EXPIRY
+
+
+def _winners(sessions: SessionFactory, link_id: int, exercise: str) -> str:
+    """The URL the job holding the claim records (read a few seconds), else :class:`ColumnWaiting`."""
+    for _ in range(_CLAIM_READS):
+        known, _linked = _read(sessions, link_id, exercise)
+        if known is not None and usable(known):
+            return known
+        if known is None or not known.startswith(CLAIMED):
+            break  # its creation failed (the claim let go): the next job tries again
+        time.sleep(0.25)
+    raise ColumnWaiting("another job is making this column")
 
 
 def remember(session: Session, link_id: int, exercise: str, url: str) -> None:
@@ -80,12 +174,13 @@ def remember(session: Session, link_id: int, exercise: str, url: str) -> None:
         )
 
 
-def forget(session: Session, link_id: int, exercise: str) -> None:
+def forget(session: Session, link_id: int, exercise: str, url: str) -> None:
     """Drop a remembered URL the LMS no longer knows (404), so the next job looks it up again
+    and creates it if need be (the row goes: an empty one would read as a column a linking
+    answer asked for). Only that URL: another job may have remembered a new one meanwhile
     (the caller commits)."""
     session.execute(
-        update(LtiLineItem)
-        .where(LtiLineItem.context_id == link_id, LtiLineItem.exercise == exercise)
-        .values(url="")
+        delete(LtiLineItem)
+        .where(LtiLineItem.context_id == link_id, LtiLineItem.exercise == exercise, LtiLineItem.url == url[:2000])
         .execution_options(synchronize_session=False)
     )
