@@ -73,16 +73,14 @@ def lookup(client: LmsClient, link: LtiContext, exercise: str) -> str | None:
     return str(found[0]["id"]) if found else None
 
 
-def line_item_url(
-    sessions: SessionFactory, client: LmsClient, link: LtiContext, exercise: str, title: str, now: datetime | None = None
-) -> str:
+def line_item_url(sessions: SessionFactory, client: LmsClient, link: LtiContext, exercise: str, title: str) -> str:
     """The line item for ``exercise``: remembered, else found, else (claimed, then) created.
     :class:`ColumnWaiting` while a recent deep-linking answer asks the LMS for it, or another
     job holds the claim. Never inside a transaction while the LMS answers: what the LMS says
     is recorded afterwards, in a short transaction of its own. A crash between the LMS's
     making a column and its recording here loses nothing and makes no second column: the next
     job finds it by resource id and tag before it would create one."""
-    now = now or utcnow()
+    now = utcnow()
     known, linked = _read(sessions, link.id, exercise)
     if known is not None and usable(known):
         return known

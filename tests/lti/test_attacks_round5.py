@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from html import unescape
 from urllib.parse import urlencode
 
@@ -33,6 +34,7 @@ from sqlalchemy import select
 
 from server.courses.corrections import override
 from server.courses.sets import publish
+from server.lti.lineitems import CLAIM_EXPIRY, CLAIMED
 from server.models import Course, Enrollment, LtiContext, LtiLineItem, LtiMember, LtiUser, utcnow
 from tests.lti.conftest import LEARNER, STAFF, TA, Lti
 from tests.lti.servers import launch, lti_continue
@@ -121,7 +123,6 @@ def test_a_grades_apply_while_a_linking_answer_is_on_its_way_makes_no_second_col
         assert row.url == column["id"]
 
 
-
 # --- a roster pull drops a member who launched while the LMS was answering -------------------------
 
 
@@ -191,7 +192,6 @@ def test_a_teaching_assistant_who_launches_during_a_roster_pull_keeps_the_course
         teaches = session.get(Enrollment, (link.course_id, user_id))
         status, role = (member.status if member else None), (teaches.role if teaches else None)
     assert (status, role, again.status_code) == ("active", "instructor", 200)
-
 
 
 # --- duplicate LMS columns: the CLI's apply and the background job at once ------------------------
@@ -271,3 +271,38 @@ def test_the_clis_apply_and_the_background_job_at_once_make_one_column(lti: Lti,
     assert lms.lookups >= 1
     assert lms.created() == 1, lms.created()
 
+
+@pytest.fixture(scope="module")
+def crashed_columns(lti: Lti) -> Iterator[SlowColumns]:
+    yield from served_and_registered(lti, SlowColumns)
+
+
+def test_a_claim_left_by_a_crashed_job_expires(lti: Lti, crashed_columns: SlowColumns) -> None:
+    """A job that claimed an exercise's column and died before the LMS answered leaves its
+    claim: one younger than the expiry makes the scores wait (nothing created), an older one
+    is taken over by the next apply, which creates the one column and sends."""
+    lms = crashed_columns
+    slug = _hostile_learners(lti, lms, "R5S", ["r5sam"])
+    with lti.state.session_factory() as session:
+        course = session.scalar(select(Course).where(Course.slug == slug))
+        assert course is not None
+        publish(session, course, "actor-loss")
+        override(session, course, "r5sam", "actor-loss", 70, "by hand", "prof")
+        link = session.scalar(select(LtiContext).where(LtiContext.course_id == course.id))
+        assert link is not None
+        row = LtiLineItem(context_id=link.id, exercise="actor-loss", url=f"{CLAIMED}{utcnow().isoformat()}")
+        session.add(row)
+        session.commit()
+    fresh = lti.cli("lti", "grades", "apply", slug)
+    assert fresh.returncode == 0 and "1 wait for a column" in fresh.stderr, fresh.stdout + fresh.stderr
+    assert lms.created() == 0
+    with lti.state.session_factory() as session:
+        [row] = session.scalars(select(LtiLineItem).where(LtiLineItem.context_id == link.id)).all()
+        row.url = f"{CLAIMED}{(utcnow() - CLAIM_EXPIRY - timedelta(seconds=1)).isoformat()}"
+        session.commit()
+    stale = lti.cli("lti", "grades", "apply", slug)
+    assert stale.returncode == 0 and "Sent 1 score(s)" in stale.stderr, stale.stdout + stale.stderr
+    assert lms.created() == 1
+    with lti.state.session_factory() as session:
+        [row] = session.scalars(select(LtiLineItem).where(LtiLineItem.context_id == link.id)).all()
+        assert row.url.startswith(lms.url) and not row.url.startswith(CLAIMED)
