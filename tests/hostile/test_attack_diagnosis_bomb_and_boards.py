@@ -107,7 +107,12 @@ def test_the_diagnosis_bomb_leaves_the_server_memory_and_time_alone(service: Any
         with PeakRss() as rss:
             body, seconds = grade(service, "zed", "gae", source)
         assert body["verdict"] in ("crashed", "graded") and body["score"] == 0, (name, body["message"])
-        assert name != "forged tree" or "more than once" in body["message"], body["message"]
+        # The forged tree is written at import, before any input was given: since the jail gets
+        # its inputs only when the module asks for them, such an "ok" is refused as malformed
+        # before its tree is read (the repeated-name rule itself: tests/sandbox/test_boundary.py).
+        assert name != "forged tree" or any(
+            why in body["message"] for why in ("more than once", "could not read the results")
+        ), body["message"]
         print(f"{name}: RSS {rss.before >> 20} MiB before, peak {rss.peak >> 20} MiB, {seconds:.2f} s "
               f"(honest {honest_seconds:.2f} s)")
         assert rss.peak - rss.before < 200 << 20, (name, rss.before >> 20, rss.peak >> 20)

@@ -31,7 +31,10 @@ def test_a_result_tree_naming_one_tensor_many_times_is_refused(jail: Jail, slug:
     t0 = time.monotonic()
     report = grade(jail, slug, source)
     assert report.verdict == "crashed", report.message
-    assert "more than once" in report.message and report.score == 0
+    # Written at import, before the jail was given any input: refused as malformed before its
+    # tree is read (the repeated-name rule on a tree that gets that far: test_boundary.py).
+    assert any(why in report.message for why in ("more than once", "could not read the results"))
+    assert report.score == 0
     assert time.monotonic() - t0 < 3 * honest_seconds + 5
 
 

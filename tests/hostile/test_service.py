@@ -91,7 +91,8 @@ def test_hostile_submissions_end_in_named_verdicts_and_the_service_keeps_answeri
         "memory": (S.MEMORY_TENSOR, "memory_limit"),
         "stdout": (S.HUGE_STDOUT, "output_limit"),
         "segfault": (S.SEGFAULT, "crashed"),
-        "forged": (S.FORGE_EMPTY_RESULT_AND_EXIT, "graded"),
+        # an "ok" written at import, before any input was given, is a forgery: refused
+        "forged": (S.FORGE_EMPTY_RESULT_AND_EXIT, "crashed"),
         "honest": (S.HONEST, "graded"),
     }
     ids: dict[str, int] = {}
