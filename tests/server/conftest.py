@@ -134,3 +134,16 @@ def rows(api: Api) -> Rows:
     from tests.server.rows import Rows
 
     return Rows(api)
+
+
+@pytest.fixture
+def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """The environment an administrator's `ppo-grader` command reads: this test's database, no
+    production flag, secret or remote token from the shell, and a database `serve` has set up
+    (admin commands refuse one it never did)."""
+    monkeypatch.setenv("PPO_GRADER_DATABASE_URL", settings.DATABASE_URL)
+    monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
+    monkeypatch.delenv("PPO_GRADER_SECRET_KEY", raising=False)
+    monkeypatch.delenv("PPO_GRADER_TOKEN", raising=False)
+    served_database(settings)
+    return settings

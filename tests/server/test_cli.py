@@ -13,15 +13,6 @@ from server.users.service import user_for_token
 from tests.server.conftest import served_database
 
 
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("PPO_GRADER_DATABASE_URL", settings.DATABASE_URL)
-    monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
-    monkeypatch.delenv("PPO_GRADER_SECRET_KEY", raising=False)
-    served_database(settings)  # admin commands refuse a database `serve` never set up
-    return settings
-
-
 def test_users_add_prints_a_token_stored_hashed(env: Settings) -> None:
     result = CliRunner().invoke(app, ["users", "add", "alice", "--role", "instructor", "--display-name", "Alice A."])
     assert result.exit_code == 0, result.output

@@ -12,17 +12,6 @@ from server.cli import app
 from server.config import Settings
 from server.db import make_engine, make_session_factory
 from server.models import Enrollment, ScoreCorrection, User
-from tests.server.conftest import served_database
-
-
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("PPO_GRADER_DATABASE_URL", settings.DATABASE_URL)
-    monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
-    monkeypatch.delenv("PPO_GRADER_SECRET_KEY", raising=False)
-    monkeypatch.delenv("PPO_GRADER_TOKEN", raising=False)
-    served_database(settings)
-    return settings
 
 
 def run(*args: str, code: int = 0) -> Result:

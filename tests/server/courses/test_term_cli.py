@@ -8,27 +8,17 @@ import io
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from server.app import create_app
 from server.cli import app
 from server.config import Settings
+from tests.server.conftest import Api
 from tests.server.courses.conftest import FakeClock
-from tests.server.conftest import Api, served_database
 from tests.server.fakes import FakeGrader
 
 SATURDAY = datetime(2026, 12, 12, 10, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("PPO_GRADER_DATABASE_URL", settings.DATABASE_URL)
-    monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
-    monkeypatch.delenv("PPO_GRADER_SECRET_KEY", raising=False)
-    served_database(settings)  # admin commands refuse a database `serve` never set up
-    return settings
 
 
 def ppo_grader(*args: str) -> str:

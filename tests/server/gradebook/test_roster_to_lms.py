@@ -8,14 +8,13 @@ import csv
 import io
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner, Result
 
 from server.app import create_app
 from server.cli import app
 from server.config import Settings
-from tests.server.conftest import Api, served_database
+from tests.server.conftest import Api
 from tests.server.fakes import FakeGrader
 
 ROSTER = (
@@ -26,16 +25,6 @@ ROSTER = (
     "zoe+rl@uni.edu,Zoe Again\n"  # line 5: a +tag
     "bad name,Bad Name\n"  # line 6: a space
 )
-
-
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("PPO_GRADER_DATABASE_URL", settings.DATABASE_URL)
-    monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
-    monkeypatch.delenv("PPO_GRADER_SECRET_KEY", raising=False)
-    monkeypatch.delenv("PPO_GRADER_TOKEN", raising=False)
-    served_database(settings)
-    return settings
 
 
 def run(*args: str, code: int = 0) -> Result:

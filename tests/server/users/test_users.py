@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
 from typer.testing import CliRunner
 
 from server.cli import app
 from server.config import Settings
 from server.models import Role
-from tests.server.conftest import Api, served_database
+from tests.server.conftest import Api
 
 ROSTER = "name,display_name,role\nalice,Alice A.,learner\nbob,Bob B.\nalice,Alice again\ncarol,Carol,teacher\n"
 
@@ -110,15 +109,6 @@ def test_roster_without_name_column_is_422(api: Api) -> None:
     teacher = api.user("teacher", Role.INSTRUCTOR)
     response = api.client.post("/api/v1/users/import", content="login,display\nx,y\n", headers=teacher)
     assert response.status_code == 422 and response.json()["error"] == "InvalidRoster"
-
-
-@pytest.fixture
-def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    monkeypatch.setenv("PPO_GRADER_DATABASE_URL", settings.DATABASE_URL)
-    monkeypatch.delenv("PPO_GRADER_ENVIRONMENT", raising=False)
-    monkeypatch.delenv("PPO_GRADER_SECRET_KEY", raising=False)
-    served_database(settings)  # admin commands refuse a database `serve` never set up
-    return settings
 
 
 def test_cli_import_revoke_rotate(env: Settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
