@@ -24,7 +24,7 @@ from server.models import Role
 from server.users.service import create_user
 from tests.server.courses.conftest import DUE, HOUR, RELEASE, FakeClock, Term
 from tests.server.courses.feedback_fixtures import EXPECTED, EXPECTED_CUT, PRINTED, RAISED, leaky_report
-from tests.server.courses.test_term_cli import env, ppo_grader  # noqa: F401  (the CLI's database fixture)
+from tests.server.courses.test_term_cli import ppo_grader
 from tests.server.conftest import Api
 from tests.server.fakes import FakeGrader
 from tests.server.live_server import live_server
