@@ -24,7 +24,7 @@ from server.errors import GraderError
 from server.terminal import err, plain
 from server.terminal import out as out  # re-exported: the sub-apps print through common.out
 
-if TYPE_CHECKING:  # types only: `ppo-grader --help` imports neither SQLAlchemy nor the tables
+if TYPE_CHECKING:  # types only: `scores --help` or `exercises new` import no SQLAlchemy nor tables through here
     from sqlalchemy.orm import Session
 
     from server.config import Settings
