@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Literal
 
 from sqlalchemy import select
@@ -67,13 +68,19 @@ class Behind:
     param: Literal["submission_id", "regrade_id"]
 
 
-#: The caller's own account and tokens: no course in it, so every token may (its listing and
-#: revoking keep to the token's course themselves: ``server.users.router``).
-OWN = "own"
-#: Beyond one course (every course, every user, the server): refused to a course-limited token.
-WIDE = "wide"
+class Whole(Enum):
+    """A route about no one course: ``OWN``, the caller's own account and tokens (every token
+    may; listing and revoking keep to a course-limited token's course: ``server.users.router``);
+    ``WIDE``, beyond one course (every course, every user, the server): refused to a
+    course-limited token."""
 
-Reach = Named | Behind | Literal["own", "wide"]
+    OWN = "own"
+    WIDE = "wide"
+
+
+OWN, WIDE = Whole.OWN, Whole.WIDE
+
+Reach = Named | Behind | Whole
 
 _PATH, _QUERY = Named("path"), Named("query")
 _DEFAULT = Named("query", "default")
@@ -116,14 +123,13 @@ ROUTES: dict[str, Reach] = {
     "server.leaderboard.router.speed_leaderboard": _DEFAULT,
     "server.stats.router.exercise_stats": _DEFAULT,
     "server.gradebook.router.gradebook": _DEFAULT,
-    "server.gradebook.router.canvas_gradebook": _DEFAULT,
-    "server.gradebook.router.wide_gradebook": _DEFAULT,
+    "server.gradebook.router.canvas_gradebook": _DEFAULT,  # canvas.csv and wide.csv
     "server.gradebook.router.moodle_gradebook": _DEFAULT,
     # similarity (the learners in its path are the course's)
-    "server.similarity.router.run_similarity": _PATH,
-    "server.similarity.router.list_pairs": _PATH,
+    "server.similarity.router.request_run": _PATH,
+    "server.similarity.router.report": _PATH,
     "server.similarity.router.pair_detail": _PATH,
-    "server.similarity.router.review_pair": _PATH,
+    "server.similarity.router.review": _PATH,
     # regrades
     "server.regrades.router.preview": Named("body", "regrade"),
     "server.regrades.router.list_regrades": WIDE,
@@ -131,9 +137,9 @@ ROUTES: dict[str, Reach] = {
     "server.regrades.router.apply": Behind("regrade_id"),
     "server.regrades.router.cancel": Behind("regrade_id"),
     # LTI platforms: the server's, admins only
-    "server.lti.router.list_platforms": WIDE,
-    "server.lti.router.add_platform": WIDE,
-    "server.lti.router.add_deployment": WIDE,
+    "server.lti.router.list_registrations": WIDE,
+    "server.lti.router.register": WIDE,
+    "server.lti.router.register_deployment": WIDE,
 }
 
 
@@ -194,17 +200,17 @@ async def read_body(request: Request, settings: Settings) -> bytes:
 def check_course(session: Session, grant: Grant, request: Request, reach: Reach, body: bytes | None) -> None:
     """Refuse a course-limited token a request about another course, or about more than one."""
     limit = grant.token.course_id
-    if limit is None or reach == OWN:
+    if limit is None or reach is OWN:
         return
     mine = session.get(Course, limit)
     slug = mine.slug if mine is not None else None
-    if reach == WIDE or mine is None:
+    if isinstance(reach, Whole) or mine is None:
         raise OutsideTokenScope(
             f"{describe(grant, slug)}; {request.method} {request.url.path} reaches beyond one course. "
             "Use a token for every course."
         )
     if isinstance(reach, Behind):
-        if _course_behind(session, reach, request) not in (limit, _UNKNOWN):
+        if _elsewhere(_course_behind(session, reach, request), limit):
             raise OutsideTokenScope(f"{describe(grant, slug)}; this {reach.param.split('_')[0]} is another course's.")
         return
     named = _named(reach, request, body)
@@ -212,7 +218,7 @@ def check_course(session: Session, grant: Grant, request: Request, reach: Reach,
         return  # a course that is not a string, a body that is not JSON: the route refuses it (422)
     for value in named or [None]:
         if value is None:
-            if _absent_course(session, grant, reach.absent) not in (limit, _UNKNOWN):
+            if _elsewhere(_absent_course(session, grant, reach.absent), limit):
                 raise OutsideTokenScope(f"{describe(grant, slug)}; name it in this request (course={slug}).")
         elif value != slug:
             raise OutsideTokenScope(f"{describe(grant, slug)}; this request names the course {value[:64]!r}.")
@@ -222,14 +228,20 @@ def check_course(session: Session, grant: Grant, request: Request, reach: Reach,
 _UNKNOWN = -1
 
 
+def _elsewhere(course_id: int | None, limit: int) -> bool:
+    """Whether a request about ``course_id`` (None: every course) is outside ``limit``."""
+    return course_id != limit and course_id != _UNKNOWN
+
+
 def _course_behind(session: Session, reach: Behind, request: Request) -> int | None:
     raw = request.path_params.get(reach.param, "")
     if not isinstance(raw, str) or not raw.isdigit() or len(raw) > 10:
         return _UNKNOWN
+    row: tuple[int | None] | None
     if reach.param == "submission_id":
-        row = session.execute(select(Submission.course_id).where(Submission.id == int(raw))).first()
+        row = session.execute(select(Submission.course_id).where(Submission.id == int(raw))).tuples().first()
     else:
-        row = session.execute(select(RegradeSet.course_id).where(RegradeSet.id == int(raw))).first()
+        row = session.execute(select(RegradeSet.course_id).where(RegradeSet.id == int(raw))).tuples().first()
     return _UNKNOWN if row is None else row[0]
 
 
