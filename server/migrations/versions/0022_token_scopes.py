@@ -23,38 +23,21 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 _COLUMNS = ("label", "course_id", "scope")
+_CHECK = "ck_api_tokens_scope"
+_FOREIGN_KEY = "fk_api_tokens_course_id_courses"
 
 
 def upgrade() -> None:
     """Add ``scope`` (existing rows ``full``), ``course_id`` and ``label`` to ``api_tokens``."""
-    # In place, never a batch copy (on SQLite a copy drops the table, and foreign keys cascade):
-    # SQLite's ADD COLUMN takes a column's CHECK and REFERENCES, so the columns carry them.
-    op.add_column(
-        "api_tokens",
-        sa.Column(
-            "scope",
-            sa.String(length=16),
-            sa.CheckConstraint("scope IN ('full', 'read')", name=op.f("ck_api_tokens_scope")),
-            nullable=False,
-            server_default="full",
-        ),
-    )
-    if op.get_bind().dialect.name == "sqlite":  # Alembic would ALTER the foreign key apart: refused
-        op.execute(
-            "ALTER TABLE api_tokens ADD COLUMN course_id INTEGER CONSTRAINT fk_api_tokens_course_id_courses "
-            "REFERENCES courses (id) ON DELETE CASCADE"
-        )
-    else:
-        op.add_column(
-            "api_tokens",
-            sa.Column(
-                "course_id",
-                sa.Integer(),
-                sa.ForeignKey("courses.id", name=op.f("fk_api_tokens_course_id_courses"), ondelete="CASCADE"),
-                nullable=True,
-            ),
-        )
-    op.add_column("api_tokens", sa.Column("label", sa.String(length=64), nullable=True))
+    # On SQLite a batch copy (its ADD COLUMN takes no named table constraint): safe for this
+    # table, since env.py turns foreign keys off for migrations, so dropping the old table
+    # cascades into no ``lti_tickets``. On PostgreSQL plain ALTERs.
+    with op.batch_alter_table("api_tokens") as batch:
+        batch.add_column(sa.Column("scope", sa.String(length=16), nullable=False, server_default="full"))
+        batch.add_column(sa.Column("course_id", sa.Integer(), nullable=True))
+        batch.add_column(sa.Column("label", sa.String(length=64), nullable=True))
+        batch.create_check_constraint(op.f(_CHECK), "scope IN ('full', 'read')")
+        batch.create_foreign_key(op.f(_FOREIGN_KEY), "courses", ["course_id"], ["id"], ondelete="CASCADE")
 
 
 def downgrade() -> None:
@@ -63,14 +46,8 @@ def downgrade() -> None:
         "UPDATE api_tokens SET revoked_at = CURRENT_TIMESTAMP "
         "WHERE revoked_at IS NULL AND (scope <> 'full' OR course_id IS NOT NULL)"
     )
-    if op.get_bind().dialect.name != "sqlite":
-        for column in _COLUMNS:
-            op.drop_column("api_tokens", column)
-        return
-    # SQLite drops no foreign-key column in place: one batch copy drops the three (safe here:
-    # env.py turns foreign keys off for migrations, so dropping the old table cascades into no
-    # ``lti_tickets``); the copy keeps ``scope``'s check as a table constraint, dropped with it.
-    with op.batch_alter_table("api_tokens") as batch:
-        batch.drop_constraint(op.f("ck_api_tokens_scope"), type_="check")
+    with op.batch_alter_table("api_tokens") as batch:  # a copy on SQLite, as in upgrade()
+        batch.drop_constraint(op.f(_FOREIGN_KEY), type_="foreignkey")
+        batch.drop_constraint(op.f(_CHECK), type_="check")
         for column in _COLUMNS:
             batch.drop_column(column)
