@@ -91,11 +91,15 @@ def authenticate(
     if not token_scope.needs_body(grant, reach):
         token_scope.check_course(session, grant, request, reach, None)
     elif not body_later:
-        raise OutsideTokenScope("This token is limited to one course, and this route cannot check the course in its body.")
+        raise OutsideTokenScope(
+            "This token is limited to one course, and this route cannot check the course in its body."
+        )
     return grant
 
 
-async def get_current_grant(request: Request, session: SessionDep, settings: SettingsDep, credentials: Credentials) -> Grant:
+async def get_current_grant(
+    request: Request, session: SessionDep, settings: SettingsDep, credentials: Credentials
+) -> Grant:
     """``authenticate``, off the event loop; then, for a course-limited token on a route whose
     course is in its body, the body read (``token_scope.read_body``) and its course checked."""
     grant = await run_in_threadpool(

@@ -7,15 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute, iter_route_contexts
+from fastapi.security import HTTPBearer
 from sqlalchemy import select
 from typer.testing import CliRunner
 
 from server.cli import app as cli
 from server.config import Settings
 from server.db import transaction
-from server.deps import get_current_grant
 from server.errors import OutsideTokenScope
 from server.lti.accounts import session_token_id
 from server.models import ApiToken, Role, TokenScope, User
@@ -43,11 +43,12 @@ def _calls(dependant: Dependant) -> set[Any]:
 
 
 def bearer_routes(api: Api) -> list[tuple[str, APIRoute]]:
-    """Every route of the app that authenticates with a bearer token: (its path, the route)."""
+    """Every route of the app that reads a bearer token (through ``CurrentUser`` or its own
+    ``authenticate``): (its path, the route)."""
     found = []
     for context in iter_route_contexts(api.client.app.routes):  # type: ignore[attr-defined]
         route = context.original_route
-        if isinstance(route, APIRoute) and get_current_grant in _calls(route.dependant):
+        if isinstance(route, APIRoute) and any(isinstance(call, HTTPBearer) for call in _calls(route.dependant)):
             found.append((str(context.path), route))
     return found
 
@@ -62,7 +63,9 @@ def filled(path: str) -> str:
 
 def refused(answer: Any, *words: str) -> bool:
     body = answer.json()
-    return answer.status_code == 403 and body["error"] == "OutsideTokenScope" and all(w in body["detail"] for w in words)
+    return (
+        answer.status_code == 403 and body["error"] == "OutsideTokenScope" and all(w in body["detail"] for w in words)
+    )
 
 
 # --- read-only: every unsafe method of every route ---------------------------------------
@@ -111,12 +114,20 @@ def two_courses(api: Api) -> dict[str, Any]:
     c2, and a full token of theirs limited to c1."""
     teacher = api.user("teach", Role.INSTRUCTOR)
     for slug in ("c1", "c2"):
-        made = api.client.post("/api/v1/courses", json={"slug": slug, "title": slug, "time_zone": "UTC"}, headers=teacher)
+        made = api.client.post(
+            "/api/v1/courses", json={"slug": slug, "title": slug, "time_zone": "UTC"}, headers=teacher
+        )
         assert made.status_code == 201, made.text
-        assert api.client.put(f"/api/v1/courses/{slug}/exercises/actor-loss", json={}, headers=teacher).status_code == 200
+        assert (
+            api.client.put(f"/api/v1/courses/{slug}/exercises/actor-loss", json={}, headers=teacher).status_code == 200
+        )
     sent = api.submit(teacher, course="c2")
     assert sent.status_code == 202, sent.text
-    return {"teacher": teacher, "c1": mint(api, teacher, course="c1", label="laptop"), "c2_submission": sent.json()["id"]}
+    return {
+        "teacher": teacher,
+        "c1": mint(api, teacher, course="c1", label="laptop"),
+        "c2_submission": sent.json()["id"],
+    }
 
 
 def test_a_course_limited_token_reads_its_course_and_nothing_of_another(api: Api, two_courses: dict[str, Any]) -> None:
@@ -179,7 +190,8 @@ def test_a_body_cannot_name_the_course_twice_to_slip_past(api: Api, two_courses:
         answer = api.client.post("/api/v1/submissions", content=raw, headers={**c1, "Content-Type": "application/json"})
         assert refused(answer, "'c1'"), answer.text
     ok = api.client.post(
-        "/api/v1/submissions", content=b'{"exercise": "actor-loss", "source": "x = 1", "course": "c1"}',
+        "/api/v1/submissions",
+        content=b'{"exercise": "actor-loss", "source": "x = 1", "course": "c1"}',
         headers={**c1, "Content-Type": "application/json"},
     )
     assert ok.status_code == 202, ok.text
@@ -245,7 +257,9 @@ def test_only_an_unlimited_token_opens_a_web_session(api: Api, two_courses: dict
             "/login", data={"token": narrowed["Authorization"][7:]}, headers=SAME_SITE, follow_redirects=False
         )
         assert answer.status_code == 403 and COOKIE_NAME not in answer.cookies and "read-only or limited" in answer.text
-    full = api.client.post("/login", data={"token": teacher["Authorization"][7:]}, headers=SAME_SITE, follow_redirects=False)
+    full = api.client.post(
+        "/login", data={"token": teacher["Authorization"][7:]}, headers=SAME_SITE, follow_redirects=False
+    )
     assert full.status_code == 303 and COOKIE_NAME in full.cookies
     api.client.cookies.clear()
     # a cookie signed for a narrowed token (it never gets one) is refused all the same
