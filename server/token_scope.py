@@ -1,7 +1,7 @@
 """What an API token may reach: its scope and its course, held for every API route in one place.
 
-``server.deps.get_current_grant`` (behind ``CurrentUser``, so every bearer route) calls
-:func:`check_method` and :func:`check_course` right after the token is found, before any
+``server.deps.authenticate`` (behind ``CurrentUser``, and the long poll's own sign-in: every
+bearer route) calls :func:`check_method` and :func:`check_course` right after the token is found, before any
 route's body is validated and before the route runs. Both answer 403 ``OutsideTokenScope``
 with the token's scope and course in the detail.
 
