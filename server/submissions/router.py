@@ -146,12 +146,13 @@ def create_submission(
     return service.shown_to(session, user, submission, now)  # a replayed key's row may be graded
 
 
-def _sign_in(session: Session, state: AppState, credentials: Credentials) -> User:
+def _sign_in(session: Session, state: AppState, credentials: Credentials, request: Request) -> User:
     # The connection goes back to the pool before the route awaits anything: a request that
     # held one while it waited for a thread (CurrentUser's way) starved the pool when a burst
     # of long polls arrived, every thread blocked on a connection that a waiting request held.
+    # ``authenticate`` checks the token's scope and course as ``CurrentUser`` does.
     try:
-        return authenticate(session, state.settings, credentials)
+        return authenticate(session, state.settings, credentials, request).user
     finally:
         session.rollback()
 
@@ -185,6 +186,7 @@ def _read_fresh(
 )
 async def read_submission(
     submission_id: Annotated[int, Path(ge=1, le=MAX_ID)],
+    request: Request,
     credentials: Credentials,
     state: StateDep,
     wait: Annotated[
@@ -207,7 +209,7 @@ async def read_submission(
     # only inside each thread call, never across an await (see _sign_in).
     try:
         with state.session_factory() as session:
-            user = await run_in_threadpool(_sign_in, session, state, credentials)
+            user = await run_in_threadpool(_sign_in, session, state, credentials, request)
             return await _wait_for(session, user, submission_id, state, deadline, long_poll=wait > 0)
     except asyncio.CancelledError:
         if not state.announcer.closed:
