@@ -215,8 +215,15 @@ def check_course(session: Session, grant: Grant, request: Request, reach: Reach,
         return
     named = _named(reach, request, body)
     if named is None:
-        return  # a course that is not a string, a body that is not JSON: the route refuses it (422)
+        return  # a body that is not a JSON object: the route refuses it (422) before it acts
+    if len(named) > 1 and reach.where == "body":
+        # The route's parser keeps one of the repeats (the last); which one is its business, so
+        # a limited token may not give the key twice at all.
+        raise OutsideTokenScope(f"{describe(grant, slug)}; name the course once in this request's body.")
     for value in named or [None]:
+        if value is not None and not isinstance(value, str):
+            # Never "let the route refuse it": a repeat beside it may be what the route reads.
+            raise OutsideTokenScope(f"{describe(grant, slug)}; name the course by its slug, {slug!r}.")
         if value is None:
             if _elsewhere(_absent_course(session, grant, reach.absent), limit):
                 raise OutsideTokenScope(f"{describe(grant, slug)}; name it in this request (course={slug}).")
@@ -245,18 +252,16 @@ def _course_behind(session: Session, reach: Behind, request: Request) -> int | N
     return _UNKNOWN if row is None else row[0]
 
 
-def _named(reach: Named, request: Request, body: bytes | None) -> list[str | None] | None:
-    """Each course the request names where the route reads it ([] for none; a query may repeat
-    it, a JSON body may give its key twice or as null); None when one is not a string."""
+def _named(reach: Named, request: Request, body: bytes | None) -> list[Any] | None:
+    """Each course the request names where the route reads it, as given ([] for none; a query
+    may repeat it, a JSON body may give its key twice, as null or as a non-string); None for a
+    body that is not a JSON object."""
     if reach.where == "path":
         value = request.path_params.get("course")
         return [] if value is None else [value]
     if reach.where == "query":
         return list(request.query_params.getlist("course"))
-    found = _body_courses(body or b"")
-    if found is None or not all(value is None or isinstance(value, str) for value in found):
-        return None
-    return found
+    return _body_courses(body or b"")
 
 
 def _body_courses(body: bytes) -> list[Any] | None:

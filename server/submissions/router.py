@@ -210,7 +210,12 @@ async def read_submission(
     try:
         with state.session_factory() as session:
             user = await run_in_threadpool(_sign_in, session, state, credentials, request)
-            return await _wait_for(session, user, submission_id, state, deadline, long_poll=wait > 0)
+            public = await _wait_for(session, user, submission_id, state, deadline, long_poll=wait > 0)
+            if wait > 0:
+                # The token may have been revoked (or narrowed away) while the poll waited: a
+                # revoked token is refused at once, so it gets no verdict either.
+                await run_in_threadpool(_sign_in, session, state, credentials, request)
+            return public
     except asyncio.CancelledError:
         if not state.announcer.closed:
             raise

@@ -1,12 +1,14 @@
 """Scopes red team (issue 36 follow-up): narrowed API tokens attacked over real HTTP, on a real
-uvicorn server. Each test here is an attack that succeeds today; it passes once fixed.
+uvicorn server. Each test here was an attack that succeeded before its fix:
 
 - The body's course check (``server.token_scope._body_courses``/``_named``) gives up when any
   value of a repeated ``"course"`` key is not a string ("the route refuses it, 422"), but the
   route's parser keeps the *last* value: ``{"course": 1, "course": "c2"}`` passes the check
   and the route acts on ``c2`` (or, with ``null`` last, on every course).
+  fixed: a limited token gives the key once, as a string (403 otherwise).
 - A long poll authenticates once, at its start: a token revoked while it waits still gets the
   verdict when it arrives, although a revoked token is "401 at once" (docs/security.md).
+  Fixed: a long poll signs in again before it answers.
 """
 
 from __future__ import annotations
@@ -110,7 +112,6 @@ def refused(answer: httpx.Response, *words: str) -> bool:
 # --- a repeated "course" key whose first value is not a string -----------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="scopes red team: a non-string first 'course' skips the body check")
 def test_a_repeated_course_key_led_by_a_number_does_not_submit_to_another_course(served: Served) -> None:
     """An instructor of c1 and c2 holding a token for c1 only: the body names c2 after a number.
     Today the check gives up on the number and the route keeps the last value: 202 in c2."""
@@ -125,7 +126,6 @@ def test_a_repeated_course_key_led_by_a_number_does_not_submit_to_another_course
     assert served.count(Submission) == 0  # nothing went into c2
 
 
-@pytest.mark.xfail(strict=True, reason="scopes red team: a non-string first 'course' opens a regrade of another course")
 def test_a_repeated_course_key_led_by_a_number_does_not_regrade_another_course(served: Served) -> None:
     """The same body trick on ``POST /regrades``: a c1 token queues a regrade of c2's verdicts."""
     teacher = served.user("teach", Role.INSTRUCTOR)
@@ -139,7 +139,6 @@ def test_a_repeated_course_key_led_by_a_number_does_not_regrade_another_course(s
     assert served.count(RegradeSet) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="scopes red team: an admin's course token regrades every course")
 def test_an_admins_course_token_cannot_regrade_every_course_with_a_repeated_key(served: Served) -> None:
     """An admin's c1 token, ``"course": 1, "course": null``: the route reads null, which for an
     admin is a regrade over every course, the very thing a course-limited token is refused."""
@@ -159,7 +158,6 @@ def test_an_admins_course_token_cannot_regrade_every_course_with_a_repeated_key(
 # --- revoking a token that is waiting in a long poll -----------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="scopes red team: a long poll's token is checked only once, at its start")
 def test_a_long_poll_of_a_token_revoked_while_it_waits_gets_no_verdict(gated: Served) -> None:
     """A learner's read-only laptop token long-polls; the learner revokes it (the laptop is lost)
     before the verdict comes. Today the poll still answers 200 with the verdict."""
