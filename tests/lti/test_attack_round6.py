@@ -265,7 +265,9 @@ class RacingGradebook(Hostile):
 
         @app.get("/jwks")
         def jwks() -> Response:
-            return JSONResponse({"keys": [{**self.key.as_dict(private=False), "kid": self.key.kid, "alg": "RS256", "use": "sig"}]})
+            return JSONResponse(
+                {"keys": [{**self.key.as_dict(private=False), "kid": self.key.kid, "alg": "RS256", "use": "sig"}]}
+            )
 
         @app.post("/token")
         def token() -> Response:
@@ -279,7 +281,12 @@ class RacingGradebook(Hostile):
             if first:
                 self.lookup_held.set()
                 assert self.release_lookup.wait(12)  # within the tool's 15 s per LMS request
-            item = {"id": f"{self.url}/ags/lineitems/{EXERCISE}", "resourceId": EXERCISE, "tag": c.LINE_ITEM_TAG, "scoreMaximum": 100}
+            item = {
+                "id": f"{self.url}/ags/lineitems/{EXERCISE}",
+                "resourceId": EXERCISE,
+                "tag": c.LINE_ITEM_TAG,
+                "scoreMaximum": 100,
+            }
             return JSONResponse([item])
 
         @app.post("/ags/lineitems/{item}/scores")
@@ -477,7 +484,9 @@ def test_two_installations_in_one_lms_course_never_send_to_one_column(lti: Lti) 
         for user in ("r6-prof", "r6-dana"):
             with lti.client() as browser:
                 extra = {"forge": forge} if forge else {}
-                page = lti_continue(browser, lti.tool, launch(browser, lti.platform, user=user, context="R6DEP", **extra))
+                page = lti_continue(
+                    browser, lti.tool, launch(browser, lti.platform, user=user, context="R6DEP", **extra)
+                )
                 assert page.status_code == 200, page.text[-400:]
                 if user == "r6-prof":
                     slugs.append(str(page.url.params["course"]))
@@ -494,5 +503,7 @@ def test_two_installations_in_one_lms_course_never_send_to_one_column(lti: Lti) 
     reasons: dict[str, set[str]] = {}
     for sent in lti.platform.state()["scores"]:
         if sent.get("userId") == "r6-sub-dana":
-            reasons.setdefault(str(sent["lineitem"]), set()).add("first" if "first install" in str(sent.get("comment")) else "second")
+            reasons.setdefault(str(sent["lineitem"]), set()).add(
+                "first" if "first install" in str(sent.get("comment")) else "second"
+            )
     assert reasons and all(len(found) == 1 for found in reasons.values()), reasons
