@@ -1,5 +1,5 @@
-"""Sixth white-box red team of LTI 1.3: attacks that worked, each a strict xfail that asserts
-what a safe tool does, driven over real HTTP against the real tool, the independent test
+"""Sixth white-box red team of LTI 1.3: attacks that worked, each a test that asserts what a
+safe tool does (a strict xfail until fixed; the fixes' own tests: ``test_round6_fixes``), driven over real HTTP against the real tool, the independent test
 platform (``tests/lti/platform``) and the hostile LMS of the first round
 (``tests/lti/test_redteam.Hostile``: a second platform registered with the tool, whose
 launches and service answers the attacker writes).
