@@ -5,6 +5,7 @@ Tree::
     GraderError (status_code, error_name, detail)
     ├── NotAuthenticated          401  missing, unknown or revoked token
     ├── NotAllowed                403  an authenticated user lacking the role for an action
+    ├── OutsideTokenScope         403  beyond the token's scope: a read-only token's write, a course-limited token elsewhere
     ├── SubmissionsClosed         403  past the exercise's hard close (the date is in detail)
     ├── AttemptLimitReached       403  the learner used every attempt the course allows
     ├── ScoresHidden              403  a board of a hidden-until-due exercise before every due date has passed
@@ -14,6 +15,7 @@ Tree::
     ├── CourseNotFound            404  also what a non-member gets for a course
     ├── SubmissionNotFound        404  also what a learner gets for someone else's submission
     ├── RegradeNotFound           404  also what a learner or another course's instructor gets
+    ├── TokenNotFound             404  no live token of the user with this prefix
     ├── UserAlreadyExists         409
     ├── CourseAlreadyExists       409
     ├── ExerciseNotVerified       409  a pack exercise without a passed verify at its content version
@@ -21,6 +23,7 @@ Tree::
     ├── RegradeNotReady           409  a regrade set still grading cannot be applied yet
     ├── RegradeClosed             409  a regrade set already applied or cancelled (never twice)
     ├── TokensNotInUse            409  a token spent on a submission whose set's feedback policy takes none
+    ├── TokenPrefixAmbiguous      409  two live tokens of one user share a listed prefix (revoke them all instead)
     ├── SourceTooLarge            413
     ├── EmptySource               422
     ├── InvalidSource             422  NUL bytes or text that is not valid UTF-8
@@ -30,7 +33,8 @@ Tree::
     ├── CourseRequired            422  the learner is in several courses and named none
     ├── NothingToRegrade          422  no stored verdict matches a regrade's selection
     ├── RateLimited               429  too many submissions in the window (Retry-After)
-    └── TooManyQueued             429  too many of the learner's submissions waiting (Retry-After)
+    ├── TooManyQueued             429  too many of the learner's submissions waiting (Retry-After)
+    └── ShuttingDown              503  the server is stopping: a long poll ends early; ask again (Retry-After)
 
 Framework errors are mapped by ``server.app`` onto the same shape: ``ValidationError`` (422),
 ``NotFound``/``MethodNotAllowed``/... for Starlette's HTTP errors, ``InternalError`` (500).
@@ -81,6 +85,14 @@ class NotAllowed(GraderError):
     status_code = 403
 
 
+class OutsideTokenScope(GraderError):
+    """The request reaches beyond the API token's scope (``server.token_scope``): a write with a
+    read-only token, or another course (or every course) with a course-limited one. The detail
+    names the token's scope and course."""
+
+    status_code = 403
+
+
 class ExerciseNotFound(GraderError):
     """No exercise has this slug."""
 
@@ -127,6 +139,18 @@ class UserNotFound(GraderError):
     """No user has this name (or the caller may not manage them)."""
 
     status_code = 404
+
+
+class TokenNotFound(GraderError):
+    """No live token of the user has this prefix."""
+
+    status_code = 404
+
+
+class TokenPrefixAmbiguous(GraderError):
+    """More than one live token of the user has this prefix (astronomically rare: revoke them all)."""
+
+    status_code = 409
 
 
 class InvalidRoster(GraderError):
@@ -239,3 +263,16 @@ class ScoresHidden(GraderError):
     """A learner asked for the board of a ``hidden-until-due`` exercise before its scores are released."""
 
     status_code = 403
+
+
+class ShuttingDown(GraderError):
+    """The server is stopping (SIGTERM) while a long poll waits: nothing is lost (the
+    submission stays queued and is graded after the restart); ask again after ``Retry-After``."""
+
+    status_code = 503
+
+    def __init__(self, retry_after: int = 1) -> None:
+        super().__init__(
+            "The grader is restarting; your submission is kept and graded after the restart. Ask again.",
+            headers={"Retry-After": str(max(1, retry_after)), "Connection": "close"},
+        )

@@ -1,4 +1,4 @@
-"""``ppo-grader users``: add, list, revoke and rotate tokens, import a roster."""
+"""``ppo-grader users``: add, list, issue (scoped), list, revoke and rotate tokens, import a roster."""
 
 from __future__ import annotations
 
@@ -60,14 +60,90 @@ def users_list() -> None:
     common.out.print(table)
 
 
-@app.command("revoke")
+@app.command("token")
 @common.edge
-def users_revoke(name: Annotated[str, typer.Argument(help="Whose tokens to revoke.")]) -> None:
-    """Revoke every token of a user (they can no longer call the API)."""
-    from server.users.service import managed_user, revoke_tokens
+def users_token(
+    name: Annotated[str, typer.Argument(help="Whose token to make.")],
+    read_only: Annotated[bool, typer.Option("--read-only", help="Scope 'read': GET, HEAD and OPTIONS only.")] = False,
+    course: Annotated[
+        str | None, typer.Option(help="Limit it to this course (one NAME is in); default: every course.")
+    ] = None,
+    label: Annotated[str | None, typer.Option(help='What it is for ("laptop"), shown in `users tokens`.')] = None,
+) -> None:
+    """Make one more token for a user and print it (shown once); their other tokens stay valid.
+
+    --read-only and --course narrow it (docs/security.md, "API tokens"): a read-only token changes
+    nothing; a course-limited one reaches that course alone. Neither opens a web session.
+    """
+    from sqlalchemy import select
+
+    from server.courses.service import course_role
+    from server.errors import CourseNotFound
+    from server.models import Course, TokenScope
+    from server.users.service import issue_token, managed_user
+
+    settings = common.settings()
+    scope = TokenScope.READ if read_only else TokenScope.FULL
+    with common.session() as session:
+        user = managed_user(session, None, name)
+        course_id = None
+        if course is not None:
+            found = session.scalar(select(Course).where(Course.slug == course))
+            if found is None or course_role(session, user, found) is None:
+                raise CourseNotFound(f"{name!r} is in no course {course[:64]!r} (`ppo-grader courses list`).")
+            course_id = found.id
+        token = issue_token(session, user, settings.secret_bytes, scope=scope, course_id=course_id, label=label)
+    reach = f"course {course!r} only" if course else "every course"
+    common.err.print(f"New {scope.value} token of {name!r} for {reach} (shown once):", highlight=False)
+    print(token)
+
+
+@app.command("tokens")
+@common.edge
+def users_tokens(name: Annotated[str, typer.Argument(help="Whose tokens to list.")]) -> None:
+    """List a user's tokens, live and revoked: prefix, scope, course, label, created, revoked."""
+    from server.times import local_time
+    from server.users.service import list_tokens, managed_user
 
     with common.session() as session:
-        revoked = revoke_tokens(session, managed_user(session, None, name))
+        table = Table("prefix", "scope", "course", "label", "created", "revoked")
+        for listing in list_tokens(session, managed_user(session, None, name)):
+            token = listing.token
+            revoked = "" if token.revoked_at is None else local_time(token.revoked_at, "UTC", seconds=False)
+            table.add_row(
+                *map(
+                    plain,
+                    (
+                        token.prefix,
+                        token.scope,
+                        listing.course or "(every course)",
+                        token.label or "",
+                        local_time(token.created_at, "UTC", seconds=False),
+                        revoked,
+                    ),
+                )
+            )
+    common.out.print(table)
+
+
+@app.command("revoke")
+@common.edge
+def users_revoke(
+    name: Annotated[str, typer.Argument(help="Whose tokens to revoke.")],
+    prefix: Annotated[
+        str | None, typer.Option(help="Only the token with this prefix (as `users tokens` lists it).")
+    ] = None,
+) -> None:
+    """Revoke every token of a user (they can no longer call the API), or with --prefix one."""
+    from server.users.service import managed_user, revoke_token, revoke_tokens
+
+    with common.session() as session:
+        user = managed_user(session, None, name)
+        if prefix is not None:
+            revoke_token(session, user, prefix)
+            common.err.print(f"Revoked the token {prefix[:16]!r} of {name!r}.", highlight=False)
+            return
+        revoked = revoke_tokens(session, user)
     common.err.print(f"Revoked {revoked} token(s) of {name!r}.", highlight=False)
 
 

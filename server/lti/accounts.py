@@ -41,7 +41,7 @@ from server.db import insert_unless_taken
 from server.lti.claims import Standing, roles_text, standing
 from server.lti.errors import LaunchRefused
 from server.lti.launch import Launch
-from server.models import ApiToken, Course, Enrollment, LtiContext, LtiMember, LtiUser, Role, User, utcnow
+from server.models import ApiToken, Course, Enrollment, LtiContext, LtiMember, LtiUser, Role, TokenScope, User, utcnow
 from server.text_guard import display_text, is_printable_text
 from server.users.service import NAME_PATTERN, claim_user, issue_token
 
@@ -280,13 +280,19 @@ def drop_member(session: Session, link: LtiContext, member: LtiMember) -> bool:
 
 
 def session_token_id(session: Session, user: User, pepper: bytes) -> int:
-    """The id of a live token of ``user`` for a web session (the newest; one made if none).
-    The web session is bound to a token row like a login with a token, so revoking the
-    user's tokens ends it; the made token's text is never shown (the learner makes their own
-    for a terminal)."""
+    """The id of a live, unlimited token of ``user`` for a web session (the newest; one made
+    if none): never a read-only or course-limited one, which opens no session
+    (``server.web.session``). The web session is bound to a token row like a login with a
+    token, so revoking the user's tokens ends it; the made token's text is never shown (the
+    learner makes their own for a terminal)."""
     token_id = session.scalar(
         select(ApiToken.id)
-        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+        .where(
+            ApiToken.user_id == user.id,
+            ApiToken.revoked_at.is_(None),
+            ApiToken.scope == TokenScope.FULL.value,
+            ApiToken.course_id.is_(None),
+        )
         .order_by(ApiToken.id.desc())
         .limit(1)
     )

@@ -29,7 +29,7 @@ from server.models.lti import (
 from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState, SupersededVerdict
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Status, Submission
-from server.models.user import ApiToken, EndedSession, Role, User
+from server.models.user import ApiToken, EndedSession, Role, TokenScope, User
 from server.models.verification import ExerciseVerification, ExerciseVersion, ServedVersion, ServiceSetting
 
 __all__ = [
@@ -75,6 +75,7 @@ __all__ = [
     "Status",
     "Submission",
     "SupersededVerdict",
+    "TokenScope",
     "User",
     "Verdict",
     "aware_utc",

@@ -30,6 +30,20 @@ class Role(StrEnum):
         return self is Role.LEARNER
 
 
+class TokenScope(StrEnum):
+    """Closed list of what an API token may do (``server.token_scope`` enforces it).
+
+    ``full``: everything its owner may do (every token before 0022); ``read``: the safe methods
+    only (GET, HEAD, OPTIONS), so it can change nothing, mint no token and open no web session."""
+
+    FULL = "full"
+    READ = "read"
+
+    def covers(self, other: TokenScope) -> bool:
+        """Whether a token of this scope may mint one of ``other`` (never a wider one)."""
+        return self is TokenScope.FULL or other is TokenScope.READ
+
+
 class User(Base):
     """Someone who submits (learner) or teaches (instructor, admin)."""
 
@@ -46,9 +60,14 @@ class User(Base):
 
 
 class ApiToken(Base):
-    """A bearer token, stored only as an HMAC so a database leak yields no usable token."""
+    """A bearer token, stored only as an HMAC so a database leak yields no usable token.
+
+    ``scope`` and ``course_id`` narrow it below its owner (``server.token_scope``): a ``read``
+    token only reads; one with a course reaches that course alone (NULL: every course its owner
+    may reach). Both are fixed when it is issued."""
 
     __tablename__ = "api_tokens"
+    __table_args__ = (CheckConstraint("scope IN ('full', 'read')", name="scope"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
@@ -57,6 +76,16 @@ class ApiToken(Base):
     prefix: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    scope: Mapped[str] = mapped_column(String(16), default=TokenScope.FULL.value, server_default=TokenScope.FULL.value)
+    # Deleting the course deletes its tokens: never a token that widens to every course.
+    course_id: Mapped[int | None] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    # What its owner calls it ("laptop"), shown in listings.
+    label: Mapped[str | None] = mapped_column(String(64))
+
+    @property
+    def unlimited(self) -> bool:
+        """Whether it may do all its owner may (full scope, every course): what a web session needs."""
+        return self.scope == TokenScope.FULL.value and self.course_id is None
 
     user: Mapped[User] = relationship(back_populates="tokens")
 

@@ -3,23 +3,30 @@
 Rules (``service.may_manage``/``may_create``): everyone may rotate or revoke their own
 tokens; instructors manage learners; admins manage everyone. A user the caller may not
 manage answers 404, like a missing one.
+
+``/me/tokens``: the caller's own tokens, through the token they call with (``CurrentGrant``):
+list them, make one no wider than it (``service.issue_narrower``), revoke one by its prefix.
+A course-limited token sees and revokes only its course's tokens (``server.token_scope``).
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, status
+from fastapi import APIRouter, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 
-from server.courses.service import roster_enroller
-from server.deps import CurrentUser, InstructorUser, SessionDep, SettingsDep
+from server.courses.service import readable_course, roster_enroller
+from server.deps import CurrentGrant, CurrentUser, InstructorUser, SessionDep, SettingsDep
 from server.errors import InvalidRoster, NotAllowed, SourceTooLarge
 from server.openapi import errors
 from server.users import service
 from server.users.schemas import (
+    NewToken,
     RosterReport,
     RosterRow,
+    TokenCreate,
+    TokenPublic,
     TokensRevoked,
     UserCreate,
     UserPublic,
@@ -35,6 +42,67 @@ ROSTER_MAX_BYTES = 1024 * 1024
 def read_me(user: CurrentUser) -> UserPublic:
     """The authenticated user."""
     return UserPublic.model_validate(user)
+
+
+def _token_public(listing: service.TokenListing, grant: service.Grant) -> TokenPublic:
+    token = listing.token
+    return TokenPublic(
+        prefix=token.prefix,
+        scope=token.scope,  # type: ignore[arg-type]
+        course=listing.course,
+        label=token.label,
+        created_at=token.created_at,
+        revoked_at=token.revoked_at,
+        current=token.id == grant.token.id,
+    )
+
+
+@router.get("/me/tokens", response_model=list[TokenPublic], responses=errors(401))
+def list_my_tokens(grant: CurrentGrant, session: SessionDep) -> list[TokenPublic]:
+    """Your tokens, live and revoked, oldest first (a course-limited token: its course's only)."""
+    listings = service.list_tokens(session, grant.user, grant.token.course_id)
+    return [_token_public(listing, grant) for listing in listings]
+
+
+@router.post(
+    "/me/tokens",
+    status_code=status.HTTP_201_CREATED,
+    response_model=NewToken,
+    responses=errors(
+        401,
+        403,
+        404,
+        notes={
+            403: "`OutsideTokenScope`: wider than the token you call with (a read-only one makes none)",
+            404: "`CourseNotFound`: not one of your courses",
+        },
+    ),
+)
+def issue_my_token(payload: TokenCreate, grant: CurrentGrant, session: SessionDep, settings: SettingsDep) -> NewToken:
+    """Make yourself a token, shown this once: read-only and/or limited to one of your courses,
+    never wider than the token you call with (left out, scope and course are that token's)."""
+    course_id = None if payload.course is None else readable_course(session, grant.user, payload.course).id
+    token, row = service.issue_narrower(
+        session, grant, settings.secret_bytes, scope=payload.scope, course_id=course_id, label=payload.label
+    )
+    session.commit()
+    return NewToken(token=token, details=_token_public(service.listing_of(session, row), grant))
+
+
+@router.delete(
+    "/me/tokens/{prefix}",
+    response_model=TokenPublic,
+    responses=errors(401, 404, 409, notes={404: "`TokenNotFound`: no live token of yours with this prefix"}),
+)
+def revoke_my_token(
+    prefix: Annotated[str, Path(min_length=4, max_length=100, description="The token's listed prefix.")],
+    grant: CurrentGrant,
+    session: SessionDep,
+) -> TokenPublic:
+    """Revoke one of your tokens by its prefix (this one too); its web sessions end with it."""
+    row = service.revoke_token(session, grant.user, prefix, grant.token.course_id)
+    session.commit()
+    return _token_public(service.listing_of(session, row), grant)
 
 
 @router.get("/users", response_model=list[UserPublic], responses=errors(401, 403))

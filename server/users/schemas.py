@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from server.models import Role
+from server.models import Role, TokenScope
 
 
 class UserPublic(BaseModel):
@@ -38,6 +40,39 @@ class TokensRevoked(BaseModel):
 
     user: str
     revoked: int
+
+
+class TokenCreate(BaseModel):
+    """``POST /me/tokens``: a token never wider than the one that asks (docs/security.md, "API tokens")."""
+
+    scope: TokenScope | None = Field(
+        default=None, description="`read` (GET, HEAD, OPTIONS only) or `full`; default: the asking token's."
+    )
+    course: str | None = Field(
+        default=None,
+        max_length=64,
+        description="Limit it to this course (one of yours); default: the asking token's reach.",
+    )
+    label: str | None = Field(default=None, max_length=64, description="What you call it, shown in listings.")
+
+
+class TokenPublic(BaseModel):
+    """One of a user's tokens in a listing: its prefix, never its text."""
+
+    prefix: str = Field(description="The token's first characters, to tell it apart (and to revoke it by).")
+    scope: TokenScope
+    course: str | None = Field(description="The one course it reaches; null: every course its owner may reach.")
+    label: str | None
+    created_at: datetime
+    revoked_at: datetime | None
+    current: bool = Field(description="Whether it is the token this request came with.")
+
+
+class NewToken(BaseModel):
+    """A token just made: the plaintext appears here once, never again."""
+
+    token: str
+    details: TokenPublic
 
 
 class RosterRow(BaseModel):

@@ -1,5 +1,5 @@
 """User and token rules: creation, lookup by token, the first-start instructor, who may
-manage whom, revoking and rotating tokens, roster import."""
+manage whom, issuing (scoped), listing, revoking and rotating tokens, roster import."""
 
 from __future__ import annotations
 
@@ -13,8 +13,16 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from server.db import insert_unless_taken
-from server.errors import GraderError, InvalidRoster, UserAlreadyExists, UserNotFound
-from server.models import ApiToken, LtiPlatform, LtiUser, Role, User, utcnow
+from server.errors import (
+    GraderError,
+    InvalidRoster,
+    OutsideTokenScope,
+    TokenNotFound,
+    TokenPrefixAmbiguous,
+    UserAlreadyExists,
+    UserNotFound,
+)
+from server.models import ApiToken, Course, LtiPlatform, LtiUser, Role, TokenScope, User, utcnow
 from server.security import display_prefix, hash_token, new_token
 from server.text_guard import display_text, is_storable_text
 
@@ -106,20 +114,133 @@ def claim_user(session: Session, name: str, role: Role, display_name: str | None
     return None if user_id is None else session.get(User, user_id)
 
 
-def issue_token(session: Session, user: User, pepper: bytes) -> str:
-    """Add a new token for ``user`` and return its plaintext (never stored)."""
+def issue_token(
+    session: Session,
+    user: User,
+    pepper: bytes,
+    *,
+    scope: TokenScope = TokenScope.FULL,
+    course_id: int | None = None,
+    label: str | None = None,
+) -> str:
+    """Add a new token for ``user`` and return its plaintext (never stored): ``scope`` and
+    ``course_id`` narrow it (``server.token_scope``; the caller checked the course is one the
+    user may reach), ``label`` names it in listings."""
+    return _add_token(session, user, pepper, TokenScope(scope), course_id, label)[0]
+
+
+def _add_token(
+    session: Session, user: User, pepper: bytes, scope: TokenScope, course_id: int | None, label: str | None
+) -> tuple[str, ApiToken]:
     token = new_token()
-    session.add(ApiToken(user=user, token_hash=hash_token(token, pepper), prefix=display_prefix(token)))
-    return token
+    row = ApiToken(
+        user=user,
+        token_hash=hash_token(token, pepper),
+        prefix=display_prefix(token),
+        scope=scope.value,
+        course_id=course_id,
+        label=display_text(label, 64) or None,
+    )
+    session.add(row)
+    return token, row
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A live token and its owner: who calls, and how far this token lets them reach."""
+
+    user: User
+    token: ApiToken
+
+
+def grant_for_token(session: Session, token: str, pepper: bytes) -> Grant | None:
+    """The live (unrevoked) token matching ``token`` and its owner, or None."""
+    row = session.execute(
+        select(User, ApiToken)
+        .join(ApiToken, ApiToken.user_id == User.id)
+        .where(ApiToken.token_hash == hash_token(token, pepper), ApiToken.revoked_at.is_(None))
+    ).first()
+    return None if row is None else Grant(user=row[0], token=row[1])
 
 
 def user_for_token(session: Session, token: str, pepper: bytes) -> User | None:
-    """The owner of a live (unrevoked) token, or None."""
-    return session.scalar(
-        select(User)
-        .join(ApiToken, ApiToken.user_id == User.id)
-        .where(ApiToken.token_hash == hash_token(token, pepper), ApiToken.revoked_at.is_(None))
+    """The owner of a live (unrevoked) token, or None (who it is, not what it may do)."""
+    grant = grant_for_token(session, token, pepper)
+    return None if grant is None else grant.user
+
+
+def issue_narrower(
+    session: Session,
+    grant: Grant,
+    pepper: bytes,
+    *,
+    scope: TokenScope | None,
+    course_id: int | None,
+    label: str | None = None,
+) -> tuple[str, ApiToken]:
+    """A new token for the grant's owner, never wider than the grant's token: its scope
+    (None: the same) at most the grant's, and limited to the grant's course if that is
+    (``course_id`` None: the same reach as the grant). ``OutsideTokenScope`` otherwise. The
+    caller checked the course is one the owner may reach, and commits."""
+    parent = TokenScope(grant.token.scope)
+    wanted = parent if scope is None else TokenScope(scope)
+    if not parent.covers(wanted):
+        raise OutsideTokenScope(f"This token's scope is {parent.value!r}: it cannot make a {wanted.value!r} token.")
+    reach = grant.token.course_id if course_id is None else course_id
+    if grant.token.course_id is not None and reach != grant.token.course_id:
+        raise OutsideTokenScope("This token is limited to one course: it can make tokens for that course only.")
+    made = _add_token(session, grant.user, pepper, wanted, reach, label)
+    session.flush()
+    return made
+
+
+@dataclass(frozen=True)
+class TokenListing:
+    """One of a user's tokens as a listing shows it (never its text or hash)."""
+
+    token: ApiToken
+    course: str | None
+
+
+def list_tokens(session: Session, user: User, course_id: int | None = None) -> list[TokenListing]:
+    """``user``'s tokens, live and revoked, oldest first; with ``course_id`` only those limited
+    to that course (what a course-limited token may see of its owner's)."""
+    query = (
+        select(ApiToken, Course.slug)
+        .outerjoin(Course, Course.id == ApiToken.course_id)
+        .where(ApiToken.user_id == user.id)
+        .order_by(ApiToken.id)
     )
+    if course_id is not None:
+        query = query.where(ApiToken.course_id == course_id)
+    return [TokenListing(token, slug) for token, slug in session.execute(query).tuples()]
+
+
+def listing_of(session: Session, token: ApiToken) -> TokenListing:
+    """One token as a listing shows it."""
+    course = None if token.course_id is None else session.get(Course, token.course_id)
+    return TokenListing(token, None if course is None else course.slug)
+
+
+def revoke_token(session: Session, user: User, prefix: str, course_id: int | None = None) -> ApiToken:
+    """Revoke the live token of ``user`` with this listed prefix (a whole token works too: its
+    prefix is taken); with ``course_id`` only one limited to that course. ``TokenNotFound``,
+    or ``TokenPrefixAmbiguous`` if two share it. The caller commits."""
+    query = select(ApiToken).where(
+        ApiToken.user_id == user.id, ApiToken.prefix == display_prefix(prefix.strip()), ApiToken.revoked_at.is_(None)
+    )
+    if course_id is not None:
+        query = query.where(ApiToken.course_id == course_id)
+    found = list(session.scalars(query.limit(2)))
+    if not found:
+        raise TokenNotFound(f"{user.name!r} has no live token {prefix[:16]!r}.")
+    if len(found) > 1:
+        raise TokenPrefixAmbiguous(
+            f"Two live tokens of {user.name!r} start with {found[0].prefix!r}; revoke all of them instead."
+        )
+    found[0].revoked_at = utcnow()
+    session.flush()
+    return found[0]
 
 
 def list_users(session: Session) -> list[User]:

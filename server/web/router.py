@@ -59,6 +59,15 @@ def login(request: Request, form: FormFields, session: SessionDep, settings: Set
     found = login_for_token(session, token, settings.secret_bytes)
     if found is None:
         return html_response(html.login_page("That token is unknown or revoked.", next_path), 401)
+    if found.narrowed:  # read-only or course-limited: the pages would reach further (web.session)
+        return html_response(
+            html.login_page(
+                "That token is read-only or limited to one course; it works with the API only. "
+                "Sign in with a full token.",
+                next_path,
+            ),
+            403,
+        )
     instructor = Role(found.user.role).reads_everything
     start = DASHBOARD if instructor else learner_url(found.user.name)
     if not instructor and not next_path.startswith((start + "?", "/dashboard/submissions/")) and next_path != start:

@@ -11,6 +11,12 @@ replayed, is refused, after a restart too and by every API process on the databa
 
 The cookie's path is ``/`` because the pages live under ``/leaderboard`` and ``/dashboard``;
 the JSON API never reads it (it takes bearer tokens only), so it grants nothing there.
+
+Only an unlimited token (scope ``full``, every course) opens a web session: the pages' forms
+change things and show every course of their user, so a read-only or course-limited token
+(``server.token_scope``) would gain there what the API refuses it. :func:`login_for_token`
+answers such a token as ``Login.narrowed`` (the login form says why), and
+:func:`user_for_cookie` accepts a cookie only while its token row is unlimited.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from datetime import UTC, datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from server.models import ApiToken, EndedSession, User
+from server.models import ApiToken, EndedSession, TokenScope, User
 from server.security import hash_token
 
 COOKIE_NAME = "ppo_grader_session"
@@ -39,10 +45,12 @@ _FORM_LABEL = b"ppo-grader/web-form/v1"
 
 @dataclass(frozen=True)
 class Login:
-    """A live token and its owner."""
+    """A live token and its owner; ``narrowed`` when the token is read-only or course-limited,
+    so it opens no web session."""
 
     user: User
     token_id: int
+    narrowed: bool = False
 
 
 def _key(secret: bytes) -> bytes:
@@ -124,16 +132,17 @@ def form_token_matches(sent: str | None, cookie: str | None, secret: bytes) -> b
 def login_for_token(session: Session, token: str, pepper: bytes) -> Login | None:
     """The live token matching ``token`` (any role), or None if unknown or revoked."""
     row = session.execute(
-        select(User, ApiToken.id)
+        select(User, ApiToken)
         .join(ApiToken, ApiToken.user_id == User.id)
         .where(ApiToken.token_hash == hash_token(token, pepper), ApiToken.revoked_at.is_(None))
     ).first()
-    return None if row is None else Login(user=row[0], token_id=row[1])
+    return None if row is None else Login(user=row[0], token_id=row[1].id, narrowed=not row[1].unlimited)
 
 
 def user_for_cookie(session: Session, value: str | None, secret: bytes) -> User | None:
-    """The user (any role) a valid cookie belongs to, while its token is unrevoked and the
-    session was not logged out (no ``ended_sessions`` row for its nonce): one query."""
+    """The user (any role) a valid cookie belongs to, while its token is unrevoked and
+    unlimited and the session was not logged out (no ``ended_sessions`` row for its nonce):
+    one query."""
     if not value:
         return None
     cookie = verify(value, secret)
@@ -147,6 +156,8 @@ def user_for_cookie(session: Session, value: str | None, secret: bytes) -> User 
             User.id == cookie.user_id,
             ApiToken.id == cookie.token_id,
             ApiToken.revoked_at.is_(None),
+            ApiToken.scope == TokenScope.FULL.value,
+            ApiToken.course_id.is_(None),
             ~ended,
         )
     )

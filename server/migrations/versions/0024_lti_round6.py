@@ -1,7 +1,7 @@
 """lti_deep_links.deployment_id: the installation a deep-linking request came from.
 
 Revision ID: 0024_lti_round6
-Revises: 0020_check_self_reported
+Revises: 0022_token_scopes
 Create Date: 2026-12-04
 
 An LMS course launched from two installations of the tool (two deployment ids of one
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0024_lti_round6"
-down_revision: str | None = "0020_check_self_reported"
+down_revision: str | None = "0022_token_scopes"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
