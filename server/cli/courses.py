@@ -32,12 +32,12 @@ def courses_create(
 ) -> None:
     """Create a course (a term, or one section of it)."""
     from server.courses.service import INSTRUCTOR, create_course, enroll
-    from server.users.service import managed_user
+    from server.courses.staff import tool_account
 
     with common.session() as session:
         course = create_course(session, slug, title, time_zone)
         for name in instructor or []:
-            enroll(session, course, managed_user(session, None, name), INSTRUCTOR)
+            enroll(session, course, tool_account(session, name), INSTRUCTOR)
     common.err.print(f"Created course {slug!r} ({time_zone}).", highlight=False)
 
 

@@ -231,6 +231,8 @@ def apply_command(course: Annotated[str, typer.Argument(help="Course slug.")]) -
     line = f"Sent {done.sent} score(s); {done.up_to_date} up to date; {done.held} held until due."
     if done.waiting:
         line += f" {done.waiting} wait for a column the LMS (or another job) is making: sent by the next apply."
+    if done.overtaken:
+        line += f" {done.overtaken} left to another apply running at once, which read them later."
     if done.error:
         common.err.print(  # the error quotes the LMS's answers: escaped, never read as Rich markup
             f"[red]error:[/red] {line} Stopped: {plain(done.error)} Nothing was lost: run apply again.",

@@ -9,6 +9,11 @@ carries (``ppo-grader scores ... --by``).
   an LMS's TAs do (``server.lti.accounts``). An **instructor** added this way also gets an
   instructor account (an account that is already instructor or admin keeps its role), which
   the API's instructor routes (gradebooks, rosters) ask for.
+- **Never an LMS's account.** An LMS names the accounts it makes after its users' usernames
+  (``server.lti.accounts``), which the LMS, or its users, choose: a login the tool's staff hand
+  out may be held by one already. Staff are added by login only to the tool's own accounts;
+  a login an LMS's account holds is refused, naming the clash (docs/lti.md: nobody is made an
+  instructor account, or staff of a course the LMS did not put them in, by an LMS).
 - **Who made a correction** is a staff account of the course, never the operating system's
   user: ``--by NAME``, or else the owner of ``PPO_GRADER_TOKEN`` (the token a staff member's
   ``ppo-submit`` is logged in with, given to this shell). Without either the command is
@@ -25,9 +30,9 @@ from typing import Literal
 from sqlalchemy.orm import Session
 
 from server.courses.service import INSTRUCTOR, course_role, enroll, members
-from server.errors import InvalidCourse, UserNotFound
+from server.errors import InvalidCourse, UserAlreadyExists, UserNotFound
 from server.models import Course, Role, User
-from server.users.service import create_user, managed_user, user_for_token
+from server.users.service import create_user, lms_clash, made_by_lms, managed_user, user_for_token
 
 StaffRole = Literal["ta", "instructor"]
 #: The environment variable that says who is at this terminal (the same one ``ppo-submit`` reads).
@@ -46,14 +51,15 @@ class StaffAdded:
 
 def add_staff(session: Session, course: Course, name: str, role: StaffRole, pepper: bytes) -> StaffAdded:
     """Make ``name`` staff of ``course`` (a learner of it becomes staff); create the account
-    when there is none (its token is returned, to show once). The caller commits."""
+    when there is none (its token is returned, to show once). ``UserAlreadyExists`` when an LMS
+    made the account of that login (:func:`tool_account`). The caller commits."""
     if course.is_default:
         raise InvalidCourse(
             "The default course's staff are the instructor accounts: `ppo-grader users add NAME --role instructor`."
         )
     token = None
     try:
-        user = managed_user(session, None, name)
+        user = tool_account(session, name)
     except UserNotFound:
         made = create_user(session, name, Role.INSTRUCTOR if role == "instructor" else Role.LEARNER, pepper)
         user, token = made.user, made.token
@@ -62,6 +68,18 @@ def add_staff(session: Session, course: Course, name: str, role: StaffRole, pepp
         user.role = Role.INSTRUCTOR.value
     enroll(session, course, user, INSTRUCTOR)
     return StaffAdded(user, role, token, raised)
+
+
+def tool_account(session: Session, name: str) -> User:
+    """The tool's own account called ``name`` (the CLI's staff commands); ``UserNotFound`` when
+    there is none, ``UserAlreadyExists`` when the login is an account an LMS made."""
+    user = managed_user(session, None, name)
+    platform = made_by_lms(session, user.id)
+    if platform is not None:
+        raise UserAlreadyExists(
+            f"Not added: {lms_clash(name, platform)} (staff are added by login only to the tool's own accounts)."
+        )
+    return user
 
 
 def correction_author(session: Session, course: Course, by: str | None, pepper: bytes) -> str:

@@ -12,7 +12,10 @@
   other LMSs' or the tool's users. Nobody is made an instructor or admin account by an LMS.
 - An LMS course (context) is linked to one of our courses. Its first launch by staff creates
   the course (slug from the context's label); a learner cannot be the first in, since no
-  instructor has opened it yet.
+  instructor has opened it yet. The link is the platform's context, whichever installation
+  (deployment id) launches: a second installation of the tool in the LMS (Canvas's account and
+  sub-account) opens the course the first one linked, so one LMS course is one course here and
+  its gradebook columns hold that course's scores only (:func:`linked_context`).
 - Every launch and roster sync records the member's LMS roles and marks them active
   (``LtiMember``); the roster sync marks those the LMS no longer lists as dropped
   (:func:`drop_member`). A dropped member no longer teaches the course: their instructor
@@ -30,7 +33,7 @@ import re
 import secrets
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import case, delete, select
 from sqlalchemy.orm import Session
 
 from server.courses.service import INSTRUCTOR, LEARNER, SLUG_PATTERN, claim_course, enroll
@@ -145,15 +148,17 @@ def _course_slugs(session: Session, launch: Launch) -> list[str]:
 
 
 def linked_context(session: Session, launch: Launch) -> LtiContext | None:
-    """The link of the launch's LMS course, if it has one."""
+    """The link of the launch's LMS course, if it has one: the one its own installation made,
+    else the first an installation of the same platform made for the same context (the LMS's
+    course id: LTI 1.3 recommends it unique per issuer, and Canvas and Moodle make it so). Two
+    links of one context exist only from versions before this rule; each keeps its own."""
     if launch.context is None:
         return None
     return session.scalar(
-        select(LtiContext).where(
-            LtiContext.platform_id == launch.platform.id,
-            LtiContext.deployment_id == launch.deployment_id,
-            LtiContext.context_id == launch.context.id,
-        )
+        select(LtiContext)
+        .where(LtiContext.platform_id == launch.platform.id, LtiContext.context_id == launch.context.id)
+        .order_by(case((LtiContext.deployment_id == launch.deployment_id, 0), else_=1), LtiContext.id)
+        .limit(1)
     )
 
 
@@ -206,16 +211,31 @@ def _new_link(session: Session, launch: Launch) -> LtiContext:
             "title": title,
         }
         link_id = insert_unless_taken(session, LtiContext, values)
-        if link_id is None:  # a concurrent launch linked this LMS course first (to another slug)
+        first = linked_context(session, launch) if link_id is None else _first_link(session, launch)
+        if link_id is None or (first is not None and first.id != link_id):
+            # a concurrent launch linked this LMS course first (to another slug; or another
+            # installation's launch, which the unique key does not see): theirs is the link
+            if link_id is not None:
+                session.execute(delete(LtiContext).where(LtiContext.id == link_id))
             session.execute(delete(Course).where(Course.id == course.id))
             session.expunge(course)
-            link = linked_context(session, launch)
-            assert link is not None
-            return link
+            assert first is not None
+            return first
         made = session.get(LtiContext, link_id)
         assert made is not None
         return made
     raise AssertionError("unreachable: the last candidate slug is random")  # pragma: no cover
+
+
+def _first_link(session: Session, launch: Launch) -> LtiContext | None:
+    """The oldest link of the launch's context on its platform, any installation's."""
+    assert launch.context is not None
+    return session.scalar(
+        select(LtiContext)
+        .where(LtiContext.platform_id == launch.platform.id, LtiContext.context_id == launch.context.id)
+        .order_by(LtiContext.id)
+        .limit(1)
+    )
 
 
 def record_member(

@@ -1,14 +1,18 @@
 """LTI 1.3 claim names and role URIs, and the one rule that reads a launch's roles (pure).
 
 Roles (LTI 1.3 §A.2): context roles say what someone is in *this* LMS course; institution and
-system roles say what they are in the LMS as a whole. Here:
+system roles say what they are in the LMS as a whole. Only the context roles decide, here:
 
 - staff of the course (they land on its dashboard and teach it): the context roles Instructor
-  (with its sub-role TeachingAssistant), ContentDeveloper and Administrator, and an LMS
-  administrator (institution or system Administrator) launching from the course;
+  (with its sub-role TeachingAssistant), ContentDeveloper and Administrator;
 - a learner: the context role Learner (any of its sub-roles);
-- anyone else (a Mentor, an institution-level Student with no role in this course, no role at
-  all) is not in the course, and the launch is refused.
+- anyone else (a Mentor, someone with only institution or system roles, an LMS administrator
+  included, no role at all) is not in the course, and the launch is refused.
+
+Institution and system roles never grant anything in a course: Canvas sends every account admin
+role (a student worker on a department's help desk) as the institution role ``Administrator``,
+and such a person who is a learner of a course is a learner there. An LMS administrator who
+should teach a course is given a role in it by the LMS.
 
 The deprecated short forms (``Instructor`` for the context role) are read as the full URIs.
 """
@@ -53,8 +57,6 @@ CUSTOM_EXERCISE = "exercise"
 LINE_ITEM_TAG = "ppo-grader"
 
 _MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
-_INSTITUTION = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#"
-_SYSTEM = "http://purl.imsglobal.org/vocab/lis/v2/system/person#"
 _TEACHING_ASSISTANT = "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"
 _LEARNER_SUBROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership/Learner#"
 
@@ -89,9 +91,8 @@ def context_role(uri: str) -> str | None:
 def standing(roles: Iterable[str]) -> Standing:
     """Staff, learner, or not in the course, from a launch's (or a roster member's) roles."""
     kept = [r for r in list(roles)[:MAX_ROLES] if isinstance(r, str) and len(r) <= MAX_ROLE_CHARS]
-    named = {context_role(r) for r in kept}
-    admins = {_INSTITUTION + "Administrator", _SYSTEM + "Administrator", _SYSTEM + "SysAdmin"}
-    if named & STAFF_CONTEXT_ROLES or admins & set(kept):
+    named = {context_role(r) for r in kept}  # institution and system roles read as None: ignored
+    if named & STAFF_CONTEXT_ROLES:
         return Standing.STAFF
     if "Learner" in named:
         return Standing.LEARNER

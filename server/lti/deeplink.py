@@ -61,6 +61,7 @@ def open_request(
         user_id=user.id,
         return_url=launch.deep_linking.return_url,
         data=launch.deep_linking.data,
+        deployment_id=launch.deployment_id,
         accept_multiple=launch.deep_linking.accept_multiple,
         created_at=now,
         expires_at=now + timedelta(seconds=REQUEST_SECONDS),
@@ -181,7 +182,7 @@ def answer(
         "aud": platform.issuer,
         "azp": platform.client_id,
         "nonce": secrets.token_urlsafe(16),
-        c.DEPLOYMENT_ID: link.deployment_id,
+        c.DEPLOYMENT_ID: request.deployment_id or link.deployment_id,  # the request's installation
         c.MESSAGE_TYPE: c.DEEP_LINKING_RESPONSE,
         c.VERSION: c.LTI_VERSION,
         c.CONTENT_ITEMS: items,

@@ -17,7 +17,11 @@ course's set. One score per learner and exercise, to the exercise's line item
 
 An excused exercise is sent without ``scoreGiven`` (AGS has no "excused"; a score without a
 value clears the LMS's cell, so the exercise does not count as a zero there), with the excuse
-as the comment. Nothing of a ``hidden-until-due`` exercise (a graded run, an override, an
+as the comment. A score sent that no longer counts at all (an override or an excuse taken back
+on an exercise never attempted) is cleared the same way: a score without ``scoreGiven``,
+``activityProgress: Initialized`` (the learner has not begun), ``gradingProgress:
+FullyGraded`` (Canvas updates, here clears, a submission's score only with FullyGraded or
+PendingManual), commented ``no score (nothing counts now)``; the preview shows the line to send. Nothing of a ``hidden-until-due`` exercise (a graded run, an override, an
 excuse, their comments) is sent before the learner's due date in this course (their extension
 included), whatever other courses do with the same exercise
 (``server.courses.feedback_policy.held_in_course``).
@@ -27,6 +31,16 @@ No transaction is open while the LMS answers (:func:`apply`). Nothing is sent tw
 accepted) per learner and exercise, and a score goes out only when the score that counts
 differs from it. So a second apply sends nothing, and a failed one is finished by the next:
 what was not accepted is still different.
+
+Two applies of a course at once (``grades apply`` at a terminal and the background job) agree
+with the LMS on what it holds: every score an apply sends carries as its ``timestamp`` the
+moment *before* it read what counts (:func:`apply`), so of two applies the one that read later
+sends the later timestamp, which the LMS keeps (AGS: a score older than the result's last is
+ignored or refused); and what was sent is recorded only over an older send (``sent_at``
+compared and set in one statement). So the send recorded is always the newest-stamped one the
+LMS accepted, whichever answer came last; a send a newer one overtook is not recorded, and its
+refusal by the LMS is no failure. A score that changed after the later read differs from what
+is recorded, and the next apply or job sends it.
 """
 
 from __future__ import annotations
@@ -74,6 +88,10 @@ class Action:
     HELD = "held until due"
 
 
+#: What a line shows (and the LMS's comment says) when a score sent no longer counts at all.
+NO_SCORE = "no score (nothing counts now)"
+
+
 @dataclass(frozen=True)
 class GradeLine:
     """One learner and exercise: what counts here, what was sent, what the LMS has."""
@@ -94,8 +112,14 @@ class GradeLine:
 
     @property
     def value(self) -> float | None:
-        """The score that would be sent (None: excused)."""
+        """The score that would be sent (None: excused, or :attr:`clears`)."""
         return None if self.score.excused else self.score.counted
+
+    @property
+    def clears(self) -> bool:
+        """Whether nothing counts now (a correction taken back on an exercise never attempted):
+        the line clears what was sent (a score without a value)."""
+        return self.score.counted is None and not self.score.excused
 
     @property
     def submitted_at(self) -> datetime | None:
@@ -118,11 +142,34 @@ class GradePlan:
         return [line for line in self.lines if line.action == Action.SEND]
 
 
+def _cleared(sent: LtiScoreSent | None) -> bool:
+    """Whether the LMS holds nothing of this learner and exercise from the tool: never sent,
+    or cleared (a score without a value, not an excuse)."""
+    return sent is None or (sent.score is None and not sent.excused)
+
+
+def _nothing(user_id: int, exercise: str) -> ExerciseScore:
+    """The score of an exercise never attempted, nothing corrected (nothing counts)."""
+    return ExerciseScore(
+        user_id=user_id,
+        exercise=exercise,
+        raw_best=None,
+        counting=None,
+        attempts=0,
+        extended_to=None,
+        override=None,
+        excuse=None,
+        counted=None,
+    )
+
+
 def _same(sent: LtiScoreSent | None, score: ExerciseScore) -> bool:
     if sent is None:
         return False
     if score.excused:
         return sent.excused
+    if score.counted is None:
+        return _cleared(sent)
     submitted = score.counting.submitted_at if score.counting is not None else None
     return (
         not sent.excused
@@ -177,10 +224,10 @@ def plan(
     for user, sub in people:
         held = held_in_course(session, course.id, user.id, now)
         for exercise in exercises:
-            score = scores.get((user.id, exercise))
-            if score is None or (score.counted is None and not score.excused):
-                continue  # never attempted, nothing corrected: nothing to send
+            score = scores.get((user.id, exercise)) or _nothing(user.id, exercise)
             row = sent.get((user.id, exercise))
+            if score.counted is None and not score.excused and _cleared(row):
+                continue  # nothing counts, and the LMS holds nothing of ours: nothing to send
             if exercise in held:
                 action = Action.HELD
             else:
@@ -193,7 +240,9 @@ def plan(
                     sub=sub,
                     exercise=exercise,
                     score=score,
-                    shown=describe(score, course.time_zone),
+                    shown=NO_SCORE
+                    if score.counted is None and not score.excused
+                    else describe(score, course.time_zone),
                     sent=row.score if row is not None else None,
                     sent_excused=bool(row is not None and row.excused),
                     was_sent=row is not None,
@@ -224,7 +273,7 @@ def score_message(line: GradeLine, now: datetime, new_submission: bool) -> dict[
     message: dict[str, Any] = {
         "userId": line.sub,
         "timestamp": now.isoformat(timespec="microseconds"),
-        "activityProgress": "Completed",
+        "activityProgress": "Initialized" if line.clears else "Completed",
         "gradingProgress": "FullyGraded",
         "comment": line.shown[:1000],
     }
@@ -252,6 +301,9 @@ class Applied:
     requests: int = 0
     #: "login / exercise: why" of each score the LMS refused (the others were still sent).
     refused: list[str] = field(default_factory=list)
+    #: Scores not sent, or sent and not recorded, because another apply that read later sent
+    #: its own (the module docstring: the newest read wins).
+    overtaken: int = 0
 
 
 class ScoreRefused(LmsUnreachable):
@@ -321,8 +373,14 @@ def apply(
     transaction of its own (a column found or made likewise: ``server.lti.lineitems``). A
     crash between the two loses nothing: what was not recorded still differs, and is sent
     again by the next job (the LMS keeps the newest). ``stopping`` set (the server stopping):
-    the apply ends after the score in hand, recording nothing more, and the next job goes on."""
-    now = now or utcnow()
+    the apply ends after the score in hand, recording nothing more, and the next job goes on.
+
+    Every score is stamped with the moment before what counts was read, and recorded only over
+    an older stamp (module docstring), so two applies at once leave recorded what the LMS
+    keeps; a score another apply that read later has sent (or sends, and the LMS refuses ours
+    as older) is counted in ``overtaken``, not refused."""
+    stamp = utcnow()  # before anything is read: every score of this apply carries it
+    now = now or stamp
     job = _read(sessions, link_id, now)
     if job is None:
         return None
@@ -338,20 +396,33 @@ def apply(
                 outcome.waiting += 1
                 continue
             try:
-                _send(
-                    sessions, client, job.link, columns, line, titles.get(line.exercise, line.exercise), new_submission
+                recorded = _send(
+                    sessions,
+                    client,
+                    job.link,
+                    columns,
+                    line,
+                    titles.get(line.exercise, line.exercise),
+                    new_submission,
+                    stamp,
                 )
             except ColumnWaiting:  # its column is being made: this exercise's scores go next time
                 waits.add(line.exercise)
                 outcome.waiting += 1
                 continue
             except ScoreRefused as exc:  # this learner's score only: the others still go
-                outcome.refused.append(f"{line.login} / {line.exercise}: {exc.detail}")
+                if _overtaken(sessions, job.link.id, line, stamp):  # refused as older than a newer apply's
+                    outcome.overtaken += 1
+                else:
+                    outcome.refused.append(f"{line.login} / {line.exercise}: {exc.detail}")
                 continue
             except LmsUnreachable as exc:  # the LMS, its token or the column: stop, retry later
                 outcome.error = exc.detail
                 break
-            outcome.sent += 1
+            if recorded:
+                outcome.sent += 1
+            else:
+                outcome.overtaken += 1
         outcome.requests = client.requests
     if outcome.refused and outcome.error is None:
         outcome.error = f"The LMS refused {len(outcome.refused)} score(s): " + "; ".join(outcome.refused[:5])
@@ -370,13 +441,17 @@ def _send(
     line: GradeLine,
     title: str,
     new_submission: bool,
-) -> None:
-    """One score: its column (``columns`` keeps those of this apply), sent, then recorded."""
+    stamp: datetime,
+) -> bool:
+    """One score: its column (``columns`` keeps those of this apply), sent with the apply's
+    ``stamp``, then recorded unless a send stamped later is recorded already; returns whether
+    it was recorded (False: overtaken, not sent or not recorded)."""
     if line.exercise not in columns:
         columns[line.exercise] = line_item_url(sessions, client, link, line.exercise, title)
-    now = utcnow()
+    if _overtaken(sessions, link.id, line, stamp):
+        return False  # an apply that read what counts after this one has sent its score
     try:
-        client.post_score(columns[line.exercise], AGS_SCOPES, score_message(line, now, new_submission))
+        client.post_score(columns[line.exercise], AGS_SCOPES, score_message(line, stamp, new_submission))
     except LmsUnreachable as exc:
         if exc.status == 404:  # the column was deleted in the LMS: look it up again next time
             gone = columns.pop(line.exercise)
@@ -385,20 +460,37 @@ def _send(
         if exc.status is not None and 400 <= exc.status < 500 and exc.status not in _WHOLE_JOB_STATUSES:
             raise ScoreRefused(exc.detail, status=exc.status) from None
         raise
-    values = {"score": line.value, "excused": line.score.excused, "submitted_at": line.submitted_at, "sent_at": now}
+    values = {"score": line.value, "excused": line.score.excused, "submitted_at": line.submitted_at, "sent_at": stamp}
     with transaction(sessions) as session:
         key = {"context_id": link.id, "user_id": line.user_id, "exercise": line.exercise}
-        if insert_unless_taken(session, LtiScoreSent, {**key, **values}) is None:
-            session.execute(
-                update(LtiScoreSent)
-                .where(
-                    LtiScoreSent.context_id == link.id,
-                    LtiScoreSent.user_id == line.user_id,
-                    LtiScoreSent.exercise == line.exercise,
-                )
-                .values(**values)
-                .execution_options(synchronize_session=False)
+        if insert_unless_taken(session, LtiScoreSent, {**key, **values}) is not None:
+            return True
+        changed = session.execute(  # compared and set in one statement: only over an older send
+            update(LtiScoreSent)
+            .where(
+                LtiScoreSent.context_id == link.id,
+                LtiScoreSent.user_id == line.user_id,
+                LtiScoreSent.exercise == line.exercise,
+                LtiScoreSent.sent_at < stamp,
             )
+            .values(**values)
+            .execution_options(synchronize_session=False)
+        )
+        return bool(changed.rowcount)  # type: ignore[attr-defined]
+
+
+def _overtaken(sessions: SessionFactory, link_id: int, line: GradeLine, stamp: datetime) -> bool:
+    """Whether a send of this learner and exercise stamped at or after ``stamp`` (an apply that
+    read what counts later) is recorded."""
+    with sessions() as session:
+        sent_at = session.scalar(
+            select(LtiScoreSent.sent_at).where(
+                LtiScoreSent.context_id == link_id,
+                LtiScoreSent.user_id == line.user_id,
+                LtiScoreSent.exercise == line.exercise,
+            )
+        )
+    return sent_at is not None and sent_at >= stamp
 
 
 def record_failure(link: LtiContext, error: str, now: datetime) -> None:

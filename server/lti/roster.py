@@ -11,7 +11,9 @@ course (a Mentor, say) are skipped.
 
 The LMS's answer is as old as the moment it was asked for (a big course's pages, a slow LMS):
 a member whose launch came after that (``LtiMember.seen_at``, set by each launch) is never
-dropped by it, as the answer cannot know them; the next sync decides.
+changed by it, neither dropped nor given the answer's roles (a TA role the LMS took away before
+the launch, say, which the answer still lists), as the answer cannot know what came since; the
+next sync decides.
 
 Every text of a member is the LMS's JSON, where a lone surrogate or a NUL is valid: it passes
 ``server.text_guard`` with a cap before anything is stored. A member whose ``user_id`` or roles
@@ -91,13 +93,16 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
         if where is Standing.NONE:
             done.skipped += 1
             continue
+        known = session.get(LtiUser, (platform.id, sub))
+        row = before.get(known.user_id) if known is not None else None
+        if known is not None:
+            listed.add(known.user_id)
+        if row is not None and row.seen_at >= asked:  # launched since the ask: the launch is newer
+            done.unchanged += 1
+            continue
         if str(member.get("status", "Active")).lower() in _LEFT:
-            known = session.get(LtiUser, (platform.id, sub))
-            if known is not None:
-                listed.add(known.user_id)
-                row = before.get(known.user_id)
-                if row is not None and row.seen_at < asked and drop_member(session, link, row):
-                    done.dropped.append(session.scalar(select(User.name).where(User.id == known.user_id)) or sub)
+            if row is not None and drop_member(session, link, row):
+                done.dropped.append(session.scalar(select(User.name).where(User.id == row.user_id)) or sub)
             continue
         user = person(
             session,

@@ -107,8 +107,10 @@ class LtiUser(Base):
 
 
 class LtiContext(Base):
-    """An LMS course (a context of one deployment) linked to one of our courses, with the
-    service endpoints its launches named and the state of its grade sync.
+    """An LMS course (a context of the platform) linked to one of our courses, with the
+    service endpoints its launches named and the state of its grade sync. ``deployment_id`` is
+    the installation whose launch made the link; another installation's launches from the same
+    LMS course use it too (``server.lti.accounts.linked_context``).
 
     ``auto_grades``: every change of a score that counts is sent by a background job
     (``server.lti.jobs``); off, an instructor previews and applies. ``sync_error`` says why the
@@ -216,6 +218,9 @@ class LtiDeepLink(Base):
     return_url: Mapped[str] = mapped_column(String(MAX_URL_CHARS))
     #: The platform's opaque ``data`` as JSON, given back in the answer.
     data: Mapped[str | None] = mapped_column(String(2000))
+    #: The deployment (installation) the request came from, named by the answer (None: the
+    #: link's; a course launched from two installations is one link: ``server.lti.accounts``).
+    deployment_id: Mapped[str | None] = mapped_column(String(255))
     accept_multiple: Mapped[bool] = mapped_column(default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())

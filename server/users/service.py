@@ -22,7 +22,7 @@ from server.errors import (
     UserAlreadyExists,
     UserNotFound,
 )
-from server.models import ApiToken, Course, Role, TokenScope, User, utcnow
+from server.models import ApiToken, Course, LtiPlatform, LtiUser, Role, TokenScope, User, utcnow
 from server.security import display_prefix, hash_token, new_token
 from server.text_guard import display_text, is_storable_text
 
@@ -285,6 +285,29 @@ def managed_user(session: Session, actor: User | None, name: str) -> User:
     return user
 
 
+def made_by_lms(session: Session, user_id: int) -> str | None:
+    """The name of the LMS that made the account (``server.lti.accounts``: a launch or a roster
+    sync of an LMS user), None for one of the tool's own. An LMS chooses its users' usernames,
+    and the account is named after it, so a login the tool's staff hand out may be an LMS's
+    account: adding staff or enrolling by login never takes one (``LtiUser`` links only the
+    accounts an LMS made)."""
+    return session.scalar(
+        select(LtiPlatform.name)
+        .join(LtiUser, LtiUser.platform_id == LtiPlatform.id)
+        .where(LtiUser.user_id == user_id)
+        .order_by(LtiPlatform.id)
+        .limit(1)
+    )
+
+
+def lms_clash(name: str, platform: str) -> str:
+    """Why the login ``name`` is not taken for staff or a roster: an LMS's account holds it."""
+    return (
+        f"the login {name!r} is an account the LMS {platform!r} made for one of its users, not one of the "
+        "tool's own: it is only ever in the courses that LMS puts it in; give this person another login"
+    )
+
+
 # --- Tokens --------------------------------------------------------------------------
 
 
@@ -340,7 +363,9 @@ def import_roster(
     the database or earlier in the file), an invalid name or role, or a role the actor may
     not create is reported on its line and skipped, never fatal. With ``enroll``
     (``server.courses``), every row's user is also put in a course, and a user who exists
-    already is enrolled rather than skipped. The caller commits.
+    already is enrolled rather than skipped, unless an LMS made that account (a login an LMS
+    user's username took: :func:`made_by_lms`), which is reported on its line and never
+    enrolled. The caller commits.
     """
     try:
         return _import_rows(session, text, pepper, actor, enroll)
@@ -389,6 +414,10 @@ def _import_rows(
             continue
         existing = session.scalar(select(User).where(User.name == name)) if enroll_in is not None else None
         if existing is not None and enroll_in is not None:
+            platform = made_by_lms(session, existing.id)
+            if platform is not None:
+                outcomes.append(RosterOutcome(index, name, display, role, error=lms_clash(name, platform)))
+                continue
             joined = enroll_in(existing, Role(existing.role))
             outcomes.append(RosterOutcome(index, name, existing.display_name, Role(existing.role), course=joined))
             continue

@@ -235,7 +235,9 @@ def create_platform(world: World) -> FastAPI:
         launch.set_launch_presentation_claim(hint.get("target", "window"))
         launch.set_nrps(f"{world.base}/nrps/{context}")
         if hint.get("message") == "deeplink":
-            launch.set_dl(f"{world.base}/deep-link-return/{context}", "Add ppo-grader", accept_types={"ltiResourceLink"}, extra_data={"ctx": context})
+            # the answer must name the deployment the request came from (a forged one: the other installation's)
+            back = f"{world.base}/deep-link-return/{context}" + ("?deployment=never-registered" if launch.forge == "bad_deployment" else "")
+            launch.set_dl(back, "Add ppo-grader", accept_types={"ltiResourceLink"}, extra_data={"ctx": context})
             launch.set_ags(f"{world.base}/ags/{context}/lineitems")
         else:
             link_id = hint.get("link", "link-1")
@@ -276,7 +278,7 @@ def create_platform(world: World) -> FastAPI:
         platform = conf()
         try:
             claims = platform.tool_validate_and_decode(form["JWT"])
-            if claims.get("aud") != world.base or claims.get(DEPLOYMENT) != world.deployment_id:
+            if claims.get("aud") != world.base or claims.get(DEPLOYMENT) != request.query_params.get("deployment", world.deployment_id):
                 raise LtiException("the answer is for another platform or deployment")
             items = platform.validate_deeplinking_resp(form)
         except Exception as exc:
