@@ -12,6 +12,7 @@ empty database by being run from the wrong folder.
 from __future__ import annotations
 
 import functools
+import getpass
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -196,3 +197,12 @@ def when(value: str | None, course: Course, option: str) -> datetime | None:
     read = read_time(moment, course)
     assert read is not None  # a time in, a time out
     return read
+
+
+def actor() -> str:
+    """Who runs this command, as the services record it: ``cli:<operating-system user>``."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER (a bare container)
+        name = "unknown"
+    return f"cli:{name}"

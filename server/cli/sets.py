@@ -62,7 +62,8 @@ def sets_publish(
             max_attempts=attempts,
             feedback_policy=feedback,
             version=version,
-        )
+            actor=common.actor(),
+        ).entry
         dates = ", ".join(
             f"{label} {shown(moment, where)}"
             for label, moment in (("opens", entry.release_at), ("due", entry.due_at), ("closes", entry.close_at))
@@ -85,7 +86,7 @@ def sets_publish(
 def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> None:
     """A course's exercise set, one line per exercise: dates (in the course's zone), policies."""
     from server.courses.service import find_course, shown
-    from server.courses.sets import entries
+    from server.courses.sets import entries, late_rule
 
     with common.session() as session:
         where = find_course(session, course)
@@ -95,11 +96,8 @@ def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> No
                 f"{label} {shown(m, where) if m else '-'}"
                 for label, m in (("opens", e.release_at), ("due", e.due_at), ("closes", e.close_at))
             )
-            late = (
-                f"{e.penalty_percent:g}% off per {e.penalty_unit} late" if e.penalty_percent else "late: flagged only"
-            )
             lines.append(
-                f"{e.exercise}: {dates}; {late}; attempts: {e.max_attempts or 'no limit'}; "
+                f"{e.exercise}: {dates}; {late_rule(e)}; attempts: {e.max_attempts or 'no limit'}; "
                 f"feedback: {e.feedback_policy}"
             )
     print("\n".join(lines) if lines else f"{course}: no exercise published yet")
@@ -116,5 +114,5 @@ def sets_remove(
     from server.courses.sets import unpublish
 
     with common.session() as session:
-        unpublish(session, find_course(session, course), exercise)
+        unpublish(session, find_course(session, course), exercise, actor=common.actor())
     common.err.print(f"Removed {exercise!r} from {course!r}.", highlight=False)

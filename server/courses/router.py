@@ -122,6 +122,7 @@ def publish_exercise(
         penalty_unit=payload.penalty_unit,
         max_attempts=payload.max_attempts,
         feedback_policy=payload.feedback_policy,
+        actor=instructor.name,
     )
     session.commit()
     item = next(i for i in sets.listing(session, where, instructor, now) if i.exercise == exercise)
@@ -138,7 +139,7 @@ def unpublish_exercise(
 ) -> Unpublished:
     """Take an exercise out of the course's set; its submissions and scores are kept."""
     where = service.taught_course(session, instructor, course)
-    sets.unpublish(session, where, exercise)
+    sets.unpublish(session, where, exercise, actor=instructor.name)
     session.commit()
     return Unpublished(course=where.slug, exercise=exercise)
 

@@ -8,6 +8,7 @@ the database and turns a refusal into an error that names the date in the course
 from __future__ import annotations
 
 import itertools
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -31,30 +32,42 @@ from server.errors import (
 )
 from server.models import DEFAULT_COURSE_ID, Course, Extension, SetEntry, Submission, User, Verdict
 
+log = logging.getLogger(__name__)
 
-def publish(
+
+@dataclass(frozen=True)
+class Repricing:
+    """What putting a set's submissions under new rules does (or would do): ``rewritten``
+    submissions get a new lateness or penalty; ``counted`` of them, graded, a new counted score."""
+
+    rewritten: int = 0
+    counted: int = 0
+
+
+@dataclass(frozen=True)
+class Published:
+    """A set entry as published, and how its submissions so far were re-priced."""
+
+    entry: SetEntry
+    repriced: Repricing
+
+
+def _checked(
     session: Session,
     course: Course,
     exercise: str,
     *,
-    release_at: datetime | None = None,
-    due_at: datetime | None = None,
-    close_at: datetime | None = None,
-    penalty_percent: float = 0.0,
-    penalty_unit: str = "day",
-    max_attempts: int | None = None,
-    feedback_policy: str = "full",
-    version: str | None = None,
-) -> SetEntry:
-    """Publish ``exercise`` in ``course`` (or replace its dates and policies). The caller commits.
-
-    A pack's exercise must have passed ``exercises verify`` at its current content version
-    (:func:`server.catalog.verification.require_verified`). ``feedback_policy``: ``full``,
-    ``score``, ``hidden-until-due`` (needs a due date) or ``tokens:N``
-    (``server.courses.feedback_policy``).
-
-    The set is pinned to a stored, verified version (issue 32): ``version`` if given, else the
-    exercise's current one; learners are graded by it until the set is published again."""
+    release_at: datetime | None,
+    due_at: datetime | None,
+    close_at: datetime | None,
+    penalty_percent: float,
+    penalty_unit: str,
+    max_attempts: int | None,
+    feedback_policy: str,
+    version: str | None,
+) -> tuple[SetEntry, FeedbackPolicy]:
+    """Every refusal :func:`publish` makes, before it changes anything; the entry (new ones
+    not yet added to the session) with its version pinned, and the parsed policy."""
     found = find_exercise(exercise)
     if version is None:
         require_verified(session, found)
@@ -74,10 +87,54 @@ def publish(
     if max_attempts is not None and max_attempts < 1:
         raise InvalidCourse("An attempt limit is at least 1 (leave it out for no limit).")
     entry = session.get(SetEntry, (course.id, exercise)) or SetEntry(course_id=course.id, exercise=exercise)
+    return entry, policy
+
+
+def publish(
+    session: Session,
+    course: Course,
+    exercise: str,
+    *,
+    release_at: datetime | None = None,
+    due_at: datetime | None = None,
+    close_at: datetime | None = None,
+    penalty_percent: float = 0.0,
+    penalty_unit: str = "day",
+    max_attempts: int | None = None,
+    feedback_policy: str = "full",
+    version: str | None = None,
+    actor: str = "unknown",
+) -> Published:
+    """Publish ``exercise`` in ``course`` (or replace its dates and policies). The caller commits.
+
+    A pack's exercise must have passed ``exercises verify`` at its current content version
+    (:func:`server.catalog.verification.require_verified`). ``feedback_policy``: ``full``,
+    ``score``, ``hidden-until-due`` (needs a due date) or ``tokens:N``
+    (``server.courses.feedback_policy``).
+
+    The set is pinned to a stored, verified version (issue 32): ``version`` if given, else the
+    exercise's current one; learners are graded by it until the set is published again.
+
+    The learners' submissions so far are re-priced under the new due date and late rule
+    (:func:`reprice_set`, which :func:`preview` runs without writing). ``actor`` (who did it:
+    a login, or the CLI's ``cli:<os user>``) goes to the log line that records the change."""
+    entry, policy = _checked(
+        session,
+        course,
+        exercise,
+        release_at=release_at,
+        due_at=due_at,
+        close_at=close_at,
+        penalty_percent=penalty_percent,
+        penalty_unit=penalty_unit,
+        max_attempts=max_attempts,
+        feedback_policy=feedback_policy,
+        version=version,
+    )
+    pin(session, entry, find_exercise(exercise), version)
     entry.release_at, entry.due_at, entry.close_at = release_at, due_at, close_at
     entry.penalty_percent, entry.penalty_unit, entry.max_attempts = float(penalty_percent), penalty_unit, max_attempts
     entry.feedback_policy = str(policy)
-    pin(session, entry, found, version)
     session.add(entry)
     # the submissions made so far are under the new policy and due date too: what they keep
     # should the entry be deleted (server.courses.feedback_policy.stated_for)
@@ -87,17 +144,85 @@ def publish(
         .values(feedback_policy=entry.feedback_policy, feedback_due_at=due_at)
     )
     session.flush()
-    return entry
+    repriced = reprice_set(session, course, exercise, entry_rules(entry), apply=True)
+    log.info(
+        "set %s/%s published by %s: release %s, due %s, close %s, %g%% per %s, attempts %s, feedback %s, "
+        "version %s; %d submissions re-priced, %d counted scores changed",
+        course.slug,
+        exercise,
+        actor,
+        release_at,
+        due_at,
+        close_at,
+        entry.penalty_percent,
+        penalty_unit,
+        max_attempts,
+        entry.feedback_policy,
+        entry.content_version,
+        repriced.rewritten,
+        repriced.counted,
+    )
+    return Published(entry, repriced)
 
 
-def unpublish(session: Session, course: Course, exercise: str) -> None:
+def preview(
+    session: Session,
+    course: Course,
+    exercise: str,
+    *,
+    release_at: datetime | None = None,
+    due_at: datetime | None = None,
+    close_at: datetime | None = None,
+    penalty_percent: float = 0.0,
+    penalty_unit: str = "day",
+    max_attempts: int | None = None,
+    feedback_policy: str = "full",
+    version: str | None = None,
+) -> Repricing:
+    """What :func:`publish` with these arguments would do to the submissions so far: the same
+    refusals, then the same re-pricing (:func:`reprice_set`) as a dry run that writes nothing."""
+    _checked(
+        session,
+        course,
+        exercise,
+        release_at=release_at,
+        due_at=due_at,
+        close_at=close_at,
+        penalty_percent=penalty_percent,
+        penalty_unit=penalty_unit,
+        max_attempts=max_attempts,
+        feedback_policy=feedback_policy,
+        version=version,
+    )
+    pin(session, SetEntry(course_id=course.id, exercise=exercise), find_exercise(exercise), version)  # never added
+    rules = Rules(release_at, due_at, close_at, float(penalty_percent), penalty_unit, max_attempts)
+    return reprice_set(session, course, exercise, rules, apply=False)
+
+
+def entry_rules(entry: SetEntry) -> Rules:
+    """A set entry's rules, before any learner's extension."""
+    return Rules(
+        entry.release_at, entry.due_at, entry.close_at, entry.penalty_percent, entry.penalty_unit, entry.max_attempts
+    )
+
+
+def late_rule(entry: SetEntry) -> str:
+    """The late rule in words: "10% off per day late" or "late: flagged only"."""
+    if entry.penalty_percent:
+        return f"{entry.penalty_percent:g}% off per {entry.penalty_unit} late"
+    return "late: flagged only"
+
+
+def unpublish(session: Session, course: Course, exercise: str, *, actor: str = "unknown") -> None:
     """Take ``exercise`` out of the course's set (its submissions and scores stay, each under
-    the feedback policy and due date it was last given: ``Submission.feedback_policy``)."""
+    the feedback policy and due date it was last given: ``Submission.feedback_policy``);
+    ``actor`` goes to the log line that records it."""
     entry = session.get(SetEntry, (course.id, exercise))
     if entry is None:
         raise ExerciseNotFound(f"{exercise!r} is not published in {course.slug!r}.")
     session.delete(entry)
     session.flush()
+    log.info("set %s/%s unpublished by %s", course.slug, exercise, actor)
 
 
 @dataclass(frozen=True)
@@ -129,6 +254,29 @@ def grant_extension(session: Session, course: Course, user_name: str, exercise: 
     return Granted(extension, reprice(session, course, user.id, exercise))
 
 
+def _priced(submission: Submission, rules: Rules) -> tuple[int | None, float] | None:
+    """The lateness and penalty ``rules`` give ``submission``, or None when they are those it has."""
+    late = rules.late_seconds(submission.created_at)
+    penalty = rules.penalty_for(late)
+    if late == submission.late_seconds and penalty == (submission.penalty_percent or 0.0):
+        return None
+    return late, penalty
+
+
+def _reprice_one(submission: Submission, late: int | None, penalty: float, *, apply: bool) -> bool:
+    """Put ``submission`` under a new lateness and penalty (``apply``: else only look); whether
+    its counted score changes."""
+    graded = submission.verdict == Verdict.GRADED.value
+    counted = submission_counted(submission.score, penalty) if graded else submission.counted_score
+    changes = counted != submission.counted_score
+    if apply:
+        submission.late_seconds, submission.penalty_percent = late, penalty
+        if graded:
+            submission.counted_score = counted
+            submission.board_score = submission_board(submission.checks, penalty)
+    return changes
+
+
 def reprice(session: Session, course: Course, user_id: int, exercise: str) -> int:
     """Recompute the lateness, penalty and counted score of one learner's submissions to one
     exercise under the rules in force now (extension included); re-count their best scores
@@ -143,19 +291,54 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
         )
     )
     for submission in rows:
-        late = rules.late_seconds(submission.created_at)
-        penalty = rules.penalty_for(late)
-        if late == submission.late_seconds and penalty == (submission.penalty_percent or 0.0):
+        priced = _priced(submission, rules)
+        if priced is None:
             continue
-        submission.late_seconds, submission.penalty_percent = late, penalty
-        if submission.verdict == Verdict.GRADED.value:
-            submission.counted_score = submission_counted(submission.score, penalty)
-            submission.board_score = submission_board(submission.checks, penalty)
+        _reprice_one(submission, *priced, apply=True)
         changed += 1
     if changed:
         session.flush()
         backfill_best_scores(session, course.id, user_id, exercise)
     return changed
+
+
+def reprice_set(session: Session, course: Course, exercise: str, rules: Rules, *, apply: bool) -> Repricing:
+    """Put every learner's submissions to ``exercise`` in ``course`` under ``rules`` (each with
+    their own extension), and re-count the best scores of those whose pricing changed;
+    ``apply=False``: the same walk, writing nothing (the dry run the dashboard shows before it
+    applies). The course's instructors' submissions are never late (:func:`accept`): left alone."""
+    extended = {
+        x.user_id: x.due_at
+        for x in session.scalars(
+            select(Extension).where(Extension.course_id == course.id, Extension.exercise == exercise)
+        )
+    }
+    roles: dict[int, bool] = {}
+    rewritten = counted = 0
+    touched: set[int] = set()
+    rows = session.scalars(
+        select(Submission)
+        .where(Submission.course_id == course.id, Submission.exercise == exercise)
+        .order_by(Submission.id)
+    ).all()
+    for submission in rows:
+        uid = submission.user_id
+        if uid not in roles:
+            owner = session.get(User, uid)
+            roles[uid] = owner is not None and course_role(session, owner, course) == INSTRUCTOR
+        if roles[uid]:
+            continue
+        priced = _priced(submission, rules.with_extension(extended.get(uid)))
+        if priced is None:
+            continue
+        rewritten += 1
+        counted += _reprice_one(submission, *priced, apply=apply)
+        touched.add(uid)
+    if apply and touched:
+        session.flush()
+        for uid in sorted(touched):
+            backfill_best_scores(session, course.id, uid, exercise)
+    return Repricing(rewritten, counted)
 
 
 def course_exercises(session: Session, course: Course) -> list[str]:
@@ -179,9 +362,7 @@ def rules_for(session: Session, course: Course, user_id: int, exercise: str) -> 
     entry = session.get(SetEntry, (course.id, exercise))
     if entry is None:
         return Rules(None, None, None) if course.id == DEFAULT_COURSE_ID else None
-    rules = Rules(
-        entry.release_at, entry.due_at, entry.close_at, entry.penalty_percent, entry.penalty_unit, entry.max_attempts
-    )
+    rules = entry_rules(entry)
     extension = session.get(Extension, (course.id, user_id, exercise))
     return rules.with_extension(extension.due_at if extension else None)
 

@@ -158,7 +158,7 @@ def answer(
     asked = 0
     for slug in picked:
         if slug not in published:
-            publish(session, course, slug)
+            publish(session, course, slug, actor="lti-deep-link")
         item: dict[str, Any] = {
             "type": "ltiResourceLink",
             "title": titles[slug],

@@ -131,6 +131,10 @@ def site_header(viewer: Viewer | None, current: str) -> str:
         links = [
             ("Class", in_course(DASHBOARD, slug)),
             ("Learners", in_course(LEARNERS, slug)),
+            (
+                "Assignments",
+                in_course("/dashboard/assignments", slug),
+            ),  # the course's set (server.dashboard.assignments)
             ("Leaderboard", in_course("/leaderboard", slug)),
             ("Similarity", in_course("/dashboard/similarity", slug)),
             ("LMS", in_course("/dashboard/lti", slug)),  # the course's LTI link, roster and grades (server.lti)

@@ -1,0 +1,120 @@
+"""The assignments page in Debian's headless Chromium (Playwright), against the app served by a
+real uvicorn (``tests.server.live_server``, the fake grader): a TA moves a due date through the
+page, reads how many counted scores change, confirms, and the learner's page shows the new date
+and the re-priced score. Screenshots go to the test's tmp folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from server.app import create_app
+from server.config import Settings
+from server.courses.service import INSTRUCTOR, enroll
+from server.db import transaction
+from server.models import Course, Role, User
+from server.users.service import create_user
+from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
+from tests.server.fakes import FakeGrader
+from tests.server.live_server import live_server
+
+COURSE = "browser-36"
+ZONE = "Europe/Paris"
+
+
+def _local(moment: datetime) -> str:
+    return f"{moment.astimezone(ZoneInfo(ZONE)):%Y-%m-%dT%H:%M:%S}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_ta_moves_a_due_date_in_chromium(settings: Settings, grader: FakeGrader, tmp_path: Path) -> None:
+    assert os.access(CHROMIUM, os.X_OK) and shutil.which("chromium"), "Debian's chromium is needed (apt-get install chromium)"
+    from playwright import sync_api
+
+    app = create_app(settings, grader.factory)
+    now = datetime.now(UTC).replace(microsecond=0)
+    old_due, new_due = now - timedelta(hours=2), now + timedelta(days=2)
+    with live_server(app) as url:
+        factory = app.state.grader.session_factory
+        with transaction(factory) as session:
+            prof = create_user(session, "prof", Role.INSTRUCTOR, settings.secret_bytes).token
+            ann = create_user(session, "ann", Role.LEARNER, settings.secret_bytes).token
+            tara = create_user(session, "tara", Role.LEARNER, settings.secret_bytes).token
+
+        def api(method: str, path: str, token: str = prof, **kwargs: object) -> httpx.Response:
+            return httpx.request(method, f"{url}/api/v1{path}", headers={"Authorization": f"Bearer {token}"},
+                                 timeout=30, **kwargs)  # type: ignore[arg-type]
+
+        assert api("POST", "/courses", json={"slug": COURSE, "title": "Browser", "time_zone": ZONE}).status_code == 201
+        with transaction(factory) as session:
+            course = session.scalar(select(Course).where(Course.slug == COURSE))
+            assert course is not None
+            for name, role in (("ann", "learner"), ("tara", INSTRUCTOR)):
+                user = session.scalar(select(User).where(User.name == name))
+                assert user is not None
+                enroll(session, course, user, role)
+        rules = {"release_at": (now - timedelta(days=1)).isoformat(), "due_at": old_due.isoformat(),
+                 "penalty_percent": 10}
+        assert api("PUT", f"/courses/{COURSE}/exercises/actor-loss", json=rules).status_code == 200
+        sent = api("POST", "/submissions", ann, json={"exercise": "actor-loss", "source": "x = 1\n", "course": COURSE})
+        assert sent.status_code == 202, sent.text
+        deadline = time.monotonic() + 60
+        while (done := api("GET", f"/submissions/{sent.json()['id']}", ann).json())["status"] != "done":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert done["counted_score"] == 67.5  # 75 less 10%: a started day late
+
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                page = browser.new_context().new_page()
+                page.set_default_timeout(30_000)
+                page.goto(f"{url}/dashboard?course={COURSE}")
+                page.fill("#token", tara)
+                page.click("button[type=submit]")
+                page.click("nav a:has-text('Assignments')")
+                page.wait_for_selector("#set-actor-loss")
+                page.fill("#f-actor-loss-due", _local(new_due))
+                page.click("#set-actor-loss form.publish button[type=submit]")
+                count = page.wait_for_selector("#reprice-count")
+                assert count.get_attribute("data-counted") == "1"
+                assert "1 submission' counted score would change" in count.inner_text()
+                page.screenshot(path=str(tmp_path / "confirm.png"), full_page=True)
+                page.click("button:has-text('Confirm and apply')")
+                page.wait_for_selector("p.notice[role=status]")
+                assert "1 counted scores changed" in page.inner_text("p.notice[role=status]")
+                page.screenshot(path=str(tmp_path / "assignments.png"), full_page=True)
+
+                learner = browser.new_context().new_page()
+                learner.goto(f"{url}/dashboard")
+                learner.fill("#token", ann)
+                learner.click("button[type=submit]")
+                due = learner.wait_for_selector("td.due time")
+                assert due.inner_text().startswith(_local(new_due).replace("T", " "))
+                learner.screenshot(path=str(tmp_path / "learner.png"), full_page=True)
+            finally:
+                browser.close()
+    assert api_after(settings, done["id"]) == 75.0
+
+
+def api_after(settings: Settings, submission_id: int) -> float | None:
+    """The submission's counted score as stored, read after the server stopped."""
+    from server.db import make_engine, make_session_factory
+    from server.models import Submission
+
+    engine = make_engine(settings.DATABASE_URL)
+    try:
+        with make_session_factory(engine)() as session:
+            row = session.get(Submission, submission_id)
+            return None if row is None else row.counted_score
+    finally:
+        engine.dispose()
