@@ -196,7 +196,7 @@ def _fill(url: str, exercises: list[str], due: datetime, seed: int) -> float:
                                 "passed": ok,
                                 "message": "",
                                 "position": position,
-                                "misconception": None if ok or rng.random() < 0.5 else f"{name}-mistake",
+                                "mistake_title": None if ok or rng.random() < 0.5 else f"{name}-mistake",
                             }
                         )
         conn.execute(insert(Submission), subs)

@@ -83,7 +83,7 @@ def populate(url: str, n_submissions: int, n_learners: int, exercises: list[str]
                 for position, (name, ok) in enumerate(zip(CHECKS, passed)):
                     checks.append({
                         "submission_id": sid, "name": name, "weight": 25.0, "passed": ok, "message": "",
-                        "misconception": None if ok or rng.random() < 0.5 else f"{name}-mistake", "position": position,
+                        "mistake_title": None if ok or rng.random() < 0.5 else f"{name}-mistake", "position": position,
                     })
             next_id += len(subs)
             conn.execute(insert(Submission), subs)

@@ -101,7 +101,7 @@ def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagn
         if diag.skipped is not None and not outcome.passed and not named:
             outcome.message += DIAGNOSIS_SKIPPED
         elif named:
-            outcome.misconception, outcome.mistake_id = named[0].title, named[0].id
+            outcome.mistake_title, outcome.mistake_id = named[0].title, named[0].id
             titles = "; ".join(m.title for m in named)
             outcome.message += (
                 f" This matches a known mistake: {titles}"
@@ -115,14 +115,14 @@ def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagn
 def diagnosis_entries(exercise: Exercise, diag: Diagnosis) -> list[dict[str, Any]]:
     """The report's ``diagnosis``: each mistake once, with the checks it explains and its fix."""
     entries = [
-        {"misconception": f.mistake.id, "title": f.mistake.title, "fix": f.mistake.fix, "checks": f.checks}
+        {"mistake_id": f.mistake.id, "title": f.mistake.title, "fix": f.mistake.fix, "checks": f.checks}
         for f in diag.findings(exercise.checks)
     ]
     if diag.unexplained:
         names = [c.name for c in exercise.checks if c.id in diag.unexplained]
         entries.append(
             {
-                "misconception": f"{exercise.slug}/unexplained",
+                "mistake_id": f"{exercise.slug}/unexplained",
                 "title": "No known mistake explains these failures",
                 "fix": "Compare what was expected with what came back in these checks' messages.",
                 "checks": names,

@@ -149,6 +149,8 @@ class CheckResult(TypedDict, total=False):
     weight: float
     passed: bool
     message: str
+    mistake_title: str | None
+    #: ``mistake_title``'s old name: all a server from before the rename (issue 33) sends.
     misconception: str | None
 
 

@@ -306,7 +306,7 @@ def _score_check(check: Any) -> Any:
     judge's own "Not counted yet: ..." (a passed check whose points wait for the core values,
     which names only the exercise's core checks), so it does not read as a failure."""
     kept = check.message if not check.passed and check.message.startswith(WITHHELD) else ""
-    return _replace(check, message=kept, misconception=None, mistake_id=None, self_reported="")
+    return _replace(check, message=kept, mistake_title=None, mistake_id=None, self_reported="")
 
 
 def _blank(value: Any) -> Any:

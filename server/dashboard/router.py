@@ -8,8 +8,9 @@ what does not exist. Each route says who may see it with a dependency (``WebUser
 
 - ``GET /dashboard``: the class (a learner is sent to their own page).
 - ``GET /dashboard/exercises/{slug}``: charts of one exercise.
-- ``GET /dashboard/exercises/{slug}/misconception?mistake=``: who hit one misconception (by
-  the mistake's id, as the exercise page's bars link it).
+- ``GET /dashboard/exercises/{slug}/mistake?mistake=``: who hit one mistake (by the mistake's
+  id, as the exercise page's bars link it); ``.../misconception``, its old address, redirects
+  there (308) for one release.
 - ``GET /dashboard/learners``: every learner; ``/dashboard/learners/{login}``: one.
 - ``GET /dashboard/submissions/{id}``: one submission, its feedback and source.
 - ``POST /dashboard/submit``: a submission from the upload form on a learner's own page (a
@@ -34,10 +35,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -145,19 +147,19 @@ def _exercise_titles(session: Session, user: User, course: Course, slug: str) ->
 
 @router.get("/dashboard", response_class=HTMLResponse)
 def class_page(request: Request, session: SessionDep, user: WebUser) -> Response:
-    """The class: every exercise and its most common misconception (a learner goes to their own page)."""
+    """The class: every exercise and its most common mistake (a learner goes to their own page)."""
     if not teaches_a_course(session, user):
         return redirect(learner_url(user.name))
     shown = shown_course(request, session, user)  # after the redirect: a learner has no course to pick
     course = shown.course
     titles = _titles(session, course)
-    lines, misconceptions = service.class_overview(session, list(titles), course.id)
+    lines, mistakes = service.class_overview(session, list(titles), course.id)
     mark = change_mark(session, None)
     body = pages.class_page(
         viewer_of(user, course),
         titles,
         lines,
-        misconceptions,
+        mistakes,
         mark=mark,
         course=(course.slug, course.title),
         courses=_courses(session, user),
@@ -182,21 +184,30 @@ def exercise_page(
     return shown.remember(html_response(body), request)
 
 
-@router.get("/dashboard/exercises/{slug}/misconception", response_class=HTMLResponse)
-def misconception_page(
+@router.get("/dashboard/exercises/{slug}/mistake", response_class=HTMLResponse)
+def mistake_page(
     slug: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse, mistake: str = ""
 ) -> Response:
-    """The learners who hit one misconception of one exercise (by the mistake's id)."""
+    """The learners who hit one mistake of one exercise (by the mistake's id)."""
     titles = _exercise_titles(session, user, shown.course, slug)
     if not mistake or len(mistake) > 2000:
-        raise PageBadRequest(user, "Name a misconception (mistake=...), as the exercise page's bars do.")
-    holders = service.misconception_holders(session, slug, mistake, shown.course.id)
+        raise PageBadRequest(user, "Name a mistake (mistake=...), as the exercise page's bars do.")
+    holders = service.mistake_holders(session, slug, mistake, shown.course.id)
     mark = change_mark(session, None)
     title = _course_title(titles[slug], shown.course)
-    body = pages.misconception_page(
+    body = pages.mistake_page(
         viewer_of(user, shown.course), slug, title, shown_mistake(mistake, mistake), holders, mark=mark
     )
     return shown.remember(html_response(body), request)
+
+
+@router.get("/dashboard/exercises/{slug}/misconception")
+def old_mistake_page(slug: str, request: Request) -> Response:
+    """The mistake page's old address (until issue 33): 308 to ``.../mistake``, the query kept
+    (bookmarks and links in old mail keep working for one release)."""
+    query = request.url.query
+    target = f"/dashboard/exercises/{quote(slug, safe='')}/mistake" + (f"?{query}" if query else "")
+    return RedirectResponse(target, status_code=308, headers=SECURITY_HEADERS)
 
 
 @router.get("/dashboard/learners", response_class=HTMLResponse)

@@ -226,7 +226,7 @@ def to_public(session: Session, submission: Submission) -> SubmissionPublic:
                 weight=c.weight,
                 passed=c.passed,
                 message=c.message,
-                misconception=c.misconception,
+                mistake_title=c.mistake_title,
                 check_id=c.check_id,
                 mistake_id=c.mistake_id,
             )

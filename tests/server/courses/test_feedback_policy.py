@@ -73,8 +73,8 @@ def _assert_score_only(record: dict[str, Any]) -> None:
     assert RAISED not in text and PRINTED not in text and EXPECTED not in text and "max instead of min" not in text
     assert "case 2" not in text and "seed 17" not in text
     if "checks" in record:  # the list's rows carry no checks at all
-        assert [(c["name"], c["passed"], c["message"], c["misconception"]) for c in record["checks"]] == [
-            (name, name == "value", "", None) for name in CHECK_NAMES]
+        assert [(c["name"], c["passed"], c["message"], c["mistake_title"], c["misconception"]) for c in record["checks"]] == [
+            (name, name == "value", "", None, None) for name in CHECK_NAMES]
         assert (record["feedback"], record["stdout"], record["stderr"]) == (None, "", "")
 
 
