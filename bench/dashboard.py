@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="record the table in docs/benchmarks.md")
     args = parser.parse_args()
 
-    from server.catalog.service import list_exercises
+    from server.catalogue.service import list_exercises
 
     exercises = [e.slug for e in list_exercises()]
     columns: dict[str, tuple[dict[str, tuple[float, float, float]], float, str]] = {}

@@ -3,7 +3,7 @@ name, read from its ``spec.py`` source (the literal arguments of its ``ExerciseS
 
 Loading the catalogue imports every exercise's reference and checks, hence torch: over a second
 of CPU. The admin commands that only order a course's set or title a gradebook's columns ask for
-this index instead (``server.catalog.service.catalogue_index``), so that they answer in well
+this index instead (``server.catalogue.service.catalogue_index``), so that they answer in well
 under a second. It is a reading of the same files the catalogue loads, never a second source:
 when any spec of any configured pack is not written with literal ``slug``, ``title``,
 ``function_name`` and ``order`` arguments, :func:`read_index` returns None and the caller loads

@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from exercises.packs import PackError
-from server.catalog.packs_config import recorded_packs
+from server.catalogue.packs_config import recorded_packs
 from server.config import Settings
 from server.courses.service import read_time
 from server.db import SessionFactory, make_engine, make_session_factory, transaction

@@ -14,14 +14,14 @@ from server.terminal import plain
 if TYPE_CHECKING:
     from exercises.verify import Verification
 
-app = typer.Typer(help="Inspect the exercise catalog.", no_args_is_help=True)
+app = typer.Typer(help="Inspect the exercise catalogue.", no_args_is_help=True)
 
 
 @app.command("list")
 @common.edge
 def exercises_list() -> None:
     """List the exercises this server grades (the packs recorded in its database)."""
-    from server.catalog.service import list_exercises
+    from server.catalogue.service import list_exercises
 
     common.served_packs_if_any()
     table = Table("order", "slug", "function", "title")
@@ -48,7 +48,7 @@ def exercises_versions(slug: Annotated[str, typer.Argument(help="The exercise's 
     by the served version: nothing else)."""
     from exercises.packs import BUILTIN
     from exercises.registry import UnknownExercise, get_exercise
-    from server.catalog.versions import versions_of
+    from server.catalogue.versions import versions_of
 
     with common.session() as session:
         try:
@@ -117,7 +117,7 @@ def exercises_verify(
     from exercises.judge import Judge
     from exercises.packs import path_pack
     from exercises.verify import SEEDS, verify_exercise
-    from server.catalog.verification import record_verification
+    from server.catalogue.verification import record_verification
     from server.grading.grader import sandbox_limits
     from server.location import is_initialised, locate
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from exercises.packs import env_packs, path_pack
-from server.catalog.packs_config import packs_line, record_packs
+from server.catalogue.packs_config import packs_line, record_packs
 from server.cli import common
 from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
@@ -91,7 +91,7 @@ def _serve_first_seen(settings: Settings, catalogue: list[Exercise]) -> None:
     when no verify passed on it yet (the gate's seeds, the service's jail limits), each said in
     one line. Verified outside any transaction: the database is not held while the jail runs."""
     from exercises.verify import SEEDS, verify_exercise
-    from server.catalog.verification import first_seen, serve_first
+    from server.catalogue.verification import first_seen, serve_first
 
     engine = make_engine(settings.DATABASE_URL)
     sessions = make_session_factory(engine)

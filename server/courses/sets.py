@@ -14,9 +14,9 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from server.catalog.service import catalogue_index, find_exercise, list_exercises
-from server.catalog.verification import require_verified
-from server.catalog.versions import pin
+from server.catalogue.service import catalogue_index, find_exercise, list_exercises
+from server.catalogue.verification import require_verified
+from server.catalogue.versions import pin
 from server.courses.best_scores import backfill_best_scores
 from server.courses.counted import submission_board, submission_counted, uses_an_attempt
 from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
@@ -49,7 +49,7 @@ def publish(
     """Publish ``exercise`` in ``course`` (or replace its dates and policies). The caller commits.
 
     A pack's exercise must have passed ``exercises verify`` at its current content version
-    (:func:`server.catalog.verification.require_verified`). ``feedback_policy``: ``full``,
+    (:func:`server.catalogue.verification.require_verified`). ``feedback_policy``: ``full``,
     ``score``, ``hidden-until-due`` (needs a due date) or ``tokens:N``
     (``server.courses.feedback_policy``).
 

@@ -45,9 +45,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from exercises.registry import all_exercises
-from server.catalog.service import exercise_detail, list_exercises
-from server.catalog.starters import NOTEBOOK, PY, NotebookUnavailable, starter_file
-from server.catalog.versions import unverified_changes, version_for_user
+from server.catalogue.service import exercise_detail, list_exercises
+from server.catalogue.starters import NOTEBOOK, PY, NotebookUnavailable, starter_file
+from server.catalogue.versions import unverified_changes, version_for_user
 from server.config import Settings
 from server.courses import corrections as correction_service
 from server.courses.feedback_policy import AccessMemo, access_for, hidden_own_exercises, spend_token, visible_report

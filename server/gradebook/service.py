@@ -41,7 +41,7 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from server.catalog.service import catalogue_index
+from server.catalogue.service import catalogue_index
 from server.courses.counted import FULL_SCORE, ExerciseScore, course_scores, describe
 from server.courses.sets import course_exercises
 from server.errors import InvalidExport

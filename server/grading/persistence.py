@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
-from server.catalog.versions import serving_ref
+from server.catalogue.versions import serving_ref
 from server.courses.best_scores import backfill_best_scores, record_verdict
 from server.courses.counted import is_attempt, submission_board, submission_counted
 from server.grading.sanitize import (
@@ -97,7 +97,7 @@ class Claimed:
     created_at: datetime
     started_at: datetime
     #: What to grade with: the slug, or slug@version of the stored version the course's set
-    #: serves, read at the claim (a publish reaches running workers: server.catalog.versions).
+    #: serves, read at the claim (a publish reaches running workers: server.catalogue.versions).
     ref: str = ""
 
 

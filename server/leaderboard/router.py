@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from server.catalog.service import find_exercise
+from server.catalogue.service import find_exercise
 from server.config import Settings
 from server.courses.feedback_policy import PolicyKind, exercise_policy, hidden_board_exercises, refuse_hidden_board
 from server.courses.service import INSTRUCTOR, course_role, readable_course

@@ -39,7 +39,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.courses.counted import ExerciseScore, course_scores, describe
 from server.courses.feedback_policy import held_in_course
 from server.courses.service import LEARNER

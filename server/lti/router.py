@@ -46,7 +46,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.config import Settings
 from server.courses.page_course import DashboardCourse
 from server.courses.service import taught_course_named

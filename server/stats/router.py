@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from server.catalog.service import find_exercise
+from server.catalogue.service import find_exercise
 from server.courses.service import taught_course
 from server.deps import InstructorUser, SessionDep
 from server.openapi import errors

@@ -12,8 +12,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from exercises.feedback import safe_filename
-from server.catalog.service import find_exercise
-from server.catalog.versions import UNVERIFIED, serving_version
+from server.catalogue.service import find_exercise
+from server.catalogue.versions import UNVERIFIED, serving_version
 from server.courses.feedback_policy import AccessMemo, access_for, visible_report
 from server.courses.service import course_for_submission, taught_course_ids, teaches_course
 from server.courses.sets import accept, released_exercises

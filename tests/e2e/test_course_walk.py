@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from exercises.registry import get_exercise
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.users.service import FIRST_INSTRUCTOR_NAME
 from tests.e2e.conftest import BIN, Server
 from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
