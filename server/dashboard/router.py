@@ -202,9 +202,10 @@ def mistake_page(
 
 
 @router.get("/dashboard/exercises/{slug}/misconception")
-def old_mistake_page(slug: str, request: Request) -> Response:
+def old_mistake_page(slug: str, request: Request, user: WebInstructor) -> Response:
     """The mistake page's old address (until issue 33): 308 to ``.../mistake``, the query kept
-    (bookmarks and links in old mail keep working for one release)."""
+    (bookmarks and links in old mail keep working for one release); who may follow it is
+    asked here as on the page itself, so the address answers no one else."""
     query = request.url.query
     target = f"/dashboard/exercises/{quote(slug, safe='')}/mistake" + (f"?{query}" if query else "")
     return RedirectResponse(target, status_code=308, headers=SECURITY_HEADERS)
