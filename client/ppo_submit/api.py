@@ -244,6 +244,8 @@ class ScoreCounted(TypedDict, total=False):
     override: dict[str, Any] | None
     excused: dict[str, Any] | None
     attempts: int
+    described: str
+    #: ``described``'s old name: all a server from before the rename (issue 33) sends.
     shown: str
 
 

@@ -307,7 +307,7 @@ def submit(
             )
         _notes_on(module)
         source, exercise = module.source, module.exercise
-        locator = locations.CellLocator(file.name, module.line_map, shown=str(file))
+        locator = locations.CellLocator(file.name, module.line_map, described=str(file))
     else:
         source = read_source(file, commands=_command_names())
     if show_source:

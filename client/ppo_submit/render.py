@@ -388,7 +388,7 @@ _VIEWS = {
 
 
 #: What a ``hidden`` view says when it shows the verdict anyway: the code never reached a check
-#: (the server shows that under every policy: server.courses.feedback_policy.SHOWN_OUTCOMES).
+#: (the server shows that under every policy: server.courses.feedback_policy.UNCHECKED_VERDICTS).
 _NOT_RUN = "your code never reached a check, so this is shown now; scores and feedback come at the due date"
 
 

@@ -105,7 +105,7 @@ def sessions() -> Iterator[SessionFactory]:
     finally:
         engine.dispose()
     # Said once the command has worked (a failure stays one red line, as every error is).
-    err.print(f"[dim]database: {where.shown} (from {where.source})[/dim]", highlight=False, soft_wrap=True)
+    err.print(f"[dim]database: {where.redacted} (from {where.source})[/dim]", highlight=False, soft_wrap=True)
 
 
 @contextmanager

@@ -148,7 +148,7 @@ def exercises_verify(
                 record_verification(session, ex, result)
     else:  # an author's laptop: the gate still answers, but `sets publish` reads the server's record
         common.err.print(
-            f"not recorded: no ppo-grader database at {where.shown} (from {where.source}); `sets publish` "
+            f"not recorded: no ppo-grader database at {where.redacted} (from {where.source}); `sets publish` "
             "needs the record in the server's database (run verify where it finds it, or pass --init)",
             highlight=False,
             soft_wrap=True,

@@ -76,7 +76,7 @@ def serve(
             engine.dispose()
     # The banner, before any log line: which database, which packs (issue 32: it used to be one
     # line after the installer's output, and a server on the wrong database went unnoticed).
-    common.err.print(f"database: {where.shown} (from {where.source})", highlight=False, soft_wrap=True)
+    common.err.print(f"database: {where.redacted} (from {where.source})", highlight=False, soft_wrap=True)
     common.err.print(packs_line(catalogue), highlight=False, soft_wrap=True)
     _serve_first_seen(settings, catalogue)
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
@@ -157,4 +157,4 @@ def migrate() -> None:
     """Apply pending database migrations, then exit (docker-compose's one-shot `migrate`)."""
     where = common.database(create=True)
     upgrade_to_head(make_engine(where.url))
-    common.err.print(f"database {where.shown} (from {where.source}) is at the latest migration", highlight=False)
+    common.err.print(f"database {where.redacted} (from {where.source}) is at the latest migration", highlight=False)

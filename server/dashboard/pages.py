@@ -410,7 +410,7 @@ def learner_page(
             counted = how = "hidden until due"
         rows.append(
             f'<tr data-exercise="{e(x.slug)}"{_CURRENT if x.slug == focus else ""}><td>{name}</td><td class="num counted">{e(counted)}</td>'
-            f'<td class="shown">{e(how)}</td><td class="num">{used.get(x.slug, x.attempts)}</td><td>{last}</td></tr>'
+            f'<td class="described">{e(how)}</td><td class="num">{used.get(x.slug, x.attempts)}</td><td>{last}</td></tr>'
         )
     table = (
         '<table id="learner-exercises"><thead><tr><th scope="col">Exercise</th>'
@@ -530,24 +530,24 @@ _VIEW_TEXT = {
 }
 
 
-def _policy_row(shown: SubmissionPublic | None, submission_id: int, csrf: str) -> str:
+def _policy_row(visible: SubmissionPublic | None, submission_id: int, csrf: str) -> str:
     """The feedback policy's row of the facts, when it hides anything from this viewer (with the
     button that spends a token, when one is left)."""
-    if shown is None or shown.feedback_view == "full":
+    if visible is None or visible.feedback_view == "full":
         return ""
-    said = _VIEW_TEXT[shown.feedback_view]
-    if shown.feedback_view == "hidden" and shows_outcome(View.HIDDEN, shown.verdict):
+    said = _VIEW_TEXT[visible.feedback_view]
+    if visible.feedback_view == "hidden" and shows_outcome(View.HIDDEN, visible.verdict):
         said = "your code never reached a check, so this is shown now; scores and feedback come at the due date"
-    text = f"{shown.feedback_policy}: {said}"
-    if shown.tokens_left is not None:
+    text = f"{visible.feedback_policy}: {said}"
+    if visible.tokens_left is not None:
         spent = (
             "a token was spent on this submission"
-            if shown.token_spent
-            else (f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today")
+            if visible.token_spent
+            else (f"{visible.tokens_left} token{'s' if visible.tokens_left != 1 else ''} left today")
         )
         text += f" · {spent}"
     button = ""
-    if shown.tokens_left and not shown.token_spent:
+    if visible.tokens_left and not visible.token_spent:
         button = (
             f' <form id="spend-token" method="post" action="/dashboard/submissions/{submission_id}/token" '
             f'style="display:inline"><input type="hidden" name="csrf" value="{e(csrf)}">'
@@ -607,12 +607,12 @@ def submission_page(
     title: str,
     submission: Submission,
     *,
-    shown: SubmissionPublic,
+    visible: SubmissionPublic,
     mark: str | None = None,
     csrf: str = "",
 ) -> str:
     """One submission: who, what, when; applied regrades; the feedback ``ppo-submit`` prints; the
-    source. Every fact of the verdict comes from ``shown``, the record as the viewer may see it
+    source. Every fact of the verdict comes from ``visible``, the record as the viewer may see it
     (the exercise set's feedback policy): the stored row gives only its owner and its source,
     which are the learner's own."""
     owner, here = submission.user, viewer.course_slug
@@ -620,29 +620,29 @@ def submission_page(
         f'<a href="{e(exercise_url(submission.exercise, here))}">{e(title)}</a>' if viewer.instructor else e(title)
     )
     finished = (
-        f'<tr><th scope="row">Finished</th><td>{time_html(shown.finished_at, viewer.zone)}</td></tr>'
-        if shown.feedback_view != "hidden"
+        f'<tr><th scope="row">Finished</th><td>{time_html(visible.finished_at, viewer.zone)}</td></tr>'
+        if visible.feedback_view != "hidden"
         else ""  # no time of the run until the verdict is released: it is a channel for the inputs
     )
     facts = (
         '<table id="submission-facts"><tbody>'
         f'<tr><th scope="row">Learner</th><td><a href="{e(learner_url(owner.name, here))}">{e(owner.display_name)}</a> ({e(owner.name)})</td></tr>'
         f'<tr><th scope="row">Exercise</th><td>{exercise}</td></tr>'
-        f'<tr><th scope="row">Submitted</th><td>{time_html(shown.created_at, viewer.zone)}</td></tr>'
+        f'<tr><th scope="row">Submitted</th><td>{time_html(visible.created_at, viewer.zone)}</td></tr>'
         f"{finished}"
-        f'<tr><th scope="row">Status</th><td>{e(shown.status)}</td></tr>'
-        f'<tr><th scope="row">Raw score</th><td>{e(format_score(shown.score))}</td></tr>'
-        f'<tr><th scope="row">Late</th><td>{e(late_mark(shown.late_seconds, shown.penalty_percent) or "no")}</td></tr>'
-        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(shown.counted_score))}</td></tr>'
-        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(shown.content_version)}</code>, '
-        f"grader version <code>{e(shown.grader_version)}</code></td></tr>"
-        f"{_policy_row(shown, submission.id, csrf)}"
+        f'<tr><th scope="row">Status</th><td>{e(visible.status)}</td></tr>'
+        f'<tr><th scope="row">Raw score</th><td>{e(format_score(visible.score))}</td></tr>'
+        f'<tr><th scope="row">Late</th><td>{e(late_mark(visible.late_seconds, visible.penalty_percent) or "no")}</td></tr>'
+        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(visible.counted_score))}</td></tr>'
+        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(visible.content_version)}</code>, '
+        f"grader version <code>{e(visible.grader_version)}</code></td></tr>"
+        f"{_policy_row(visible, submission.id, csrf)}"
         "</tbody></table>"
     )
-    notes = regrade_notes_html(shown.regrades, viewer.zone)
+    notes = regrade_notes_html(visible.regrades, viewer.zone)
     body = (
         f"<h1>Submission #{submission.id}</h1>{facts}{notes}"
-        f"{feedback_section(submission, shown)}"
+        f"{feedback_section(submission, visible)}"
         f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
     )
     return page(f"Submission {submission.id}", body, viewer, live=mark, styles=FEEDBACK_CSS)

@@ -23,7 +23,7 @@ from server.courses.counted import ExerciseScore, counts_as_attempt, course_scor
 from server.leaderboard.service import learner_ids
 from server.models import DEFAULT_COURSE_ID, CheckResult, Submission, User, Verdict, aware_utc
 from server.stats.schemas import ExerciseStats
-from server.stats.service import exercise_stats, mistake_key, shown_mistake
+from server.stats.service import current_mistake_title, exercise_stats, mistake_key
 
 S = Submission
 C = CheckResult
@@ -97,7 +97,7 @@ def class_overview(
     )
     mistakes = sorted(
         (
-            MistakeCount(ex, shown_mistake(key, stored), int(n), key)
+            MistakeCount(ex, current_mistake_title(key, stored), int(n), key)
             for ex, key, stored, n in session.execute(
                 select(S.exercise, named.c.mistake, func.max(named.c.mistake_title), func.count(distinct(S.user_id)))
                 .select_from(named)

@@ -28,7 +28,7 @@ CourseParam = Annotated[
 ]
 
 
-def shown_name(
+def board_name(
     viewer: User,
     user_id: int,
     display_name: str,
@@ -102,7 +102,7 @@ def _board_name(
 ) -> str:
     """How a board row names its learner to ``viewer``: the course's pseudonym unless the course
     shows real names (instructors always see them)."""
-    return shown_name(
+    return board_name(
         viewer, user_id, display_name, not where.board_real_names, settings.secret_bytes, instructor, course_id=where.id
     )
 

@@ -84,7 +84,8 @@ class GradeLine:
     sub: str
     exercise: str
     score: ExerciseScore
-    shown: str
+    #: The score as every page and terminal writes it (``server.courses.counted.describe``).
+    described: str
     sent: float | None
     sent_excused: bool
     was_sent: bool
@@ -193,7 +194,7 @@ def plan(
                     sub=sub,
                     exercise=exercise,
                     score=score,
-                    shown=describe(score, course.time_zone),
+                    described=describe(score, course.time_zone),
                     sent=row.score if row is not None else None,
                     sent_excused=bool(row is not None and row.excused),
                     was_sent=row is not None,
@@ -226,7 +227,7 @@ def score_message(line: GradeLine, now: datetime, new_submission: bool) -> dict[
         "timestamp": now.isoformat(timespec="microseconds"),
         "activityProgress": "Completed",
         "gradingProgress": "FullyGraded",
-        "comment": line.shown[:1000],
+        "comment": line.described[:1000],
     }
     if line.value is not None:
         message["scoreGiven"] = line.value

@@ -36,12 +36,12 @@ def mistake_key():  # type: ignore[no-untyped-def]
     return func.coalesce(C.mistake_id, C.mistake_title)
 
 
-def shown_check(key: str, stored: str) -> str:
+def current_check_name(key: str, stored: str) -> str:
     """The sentence to show for a check key: the catalogue's current one, else the stored one."""
     return check_name(key) or stored
 
 
-def shown_mistake(key: str, stored: str) -> str:
+def current_mistake_title(key: str, stored: str) -> str:
     """The title to show for a mistake key: the catalogue's current one, else the stored one."""
     return mistake_title(key) or stored
 
@@ -95,7 +95,7 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
     checks = sorted(
         (
             CheckStats(
-                name=shown_check(k, stored),
+                name=current_check_name(k, stored),
                 check_id=check_id,
                 runs=runs,
                 failures=failures,
@@ -122,7 +122,9 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
     ).tuples()
     mistakes = sorted(
         (
-            MistakeStats(mistake_title=shown_mistake(k, stored), mistake_id=mistake_id, learners=n, submissions=c)
+            MistakeStats(
+                mistake_title=current_mistake_title(k, stored), mistake_id=mistake_id, learners=n, submissions=c
+            )
             for k, mistake_id, stored, n, c in miss_rows
         ),
         key=lambda m: (-m.learners, m.mistake_title),

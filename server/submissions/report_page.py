@@ -202,8 +202,8 @@ def _stored_fragment(submission: Submission) -> str | None:
 # --- a stored row's section on a page --------------------------------------------------------
 
 
-def feedback_section(submission: Submission, shown: SubmissionPublic | None = None) -> str:
-    """The feedback block for one stored submission (checks loaded), as escaped HTML. ``shown``:
+def feedback_section(submission: Submission, visible: SubmissionPublic | None = None) -> str:
+    """The feedback block for one stored submission (checks loaded), as escaped HTML. ``visible``:
     the record as the viewer may see it (``server.courses.feedback_policy.visible_report``),
     laid out instead of the row's own verdict, checks, feedback and output."""
     if submission.status != Status.DONE.value:
@@ -213,14 +213,14 @@ def feedback_section(submission: Submission, shown: SubmissionPublic | None = No
             "the page updates by itself when the verdict arrives.</p></section>"
         )
     parts = ['<section class="feedback" id="feedback">']
-    if shown is not None:
+    if visible is not None:
         places = CellPlaces.of(submission.filename, submission.source or "")
         parts.append(
-            _fragment(shown.verdict, shown.score, shown.message, shown.checks, shown.feedback, places)
-            if shown.feedback is not None
-            else _checks_html(shown)
+            _fragment(visible.verdict, visible.score, visible.message, visible.checks, visible.feedback, places)
+            if visible.feedback is not None
+            else _checks_html(visible)
         )
-        return _with_output(parts, shown, _resources(shown))
+        return _with_output(parts, visible, _resources(visible))
     # the summary, mistakes, root causes and checks, laid out from the same data ppo-submit shows;
     # a row graded before feedback data (migration 0005) shows its checks as they were shown then
     parts.append(_stored_fragment(submission) or _checks_html(submission))

@@ -142,12 +142,12 @@ def create_submission(
     )
     if not created:
         response.status_code = status.HTTP_200_OK
-    return service.shown_to(session, user, submission, now)  # a replayed key's row may be graded
+    return service.visible_to(session, user, submission, now)  # a replayed key's row may be graded
 
 
 def _read_fresh(session: Session, user: User, submission_id: int, state: AppState) -> SubmissionPublic:
     session.rollback()  # end any earlier read's snapshot: see what workers committed since
-    public = service.shown_to(session, user, service.get_submission(session, user, submission_id), state.clock())
+    public = service.visible_to(session, user, service.get_submission(session, user, submission_id), state.clock())
     # Hand the connection back to the pool before waiting: a thousand waiting requests must
     # not hold a thousand connections (the pool would run dry long before).
     session.rollback()
@@ -233,4 +233,4 @@ def spend_token(
     submission = service.get_submission(session, user, submission_id)
     spend(session, user, submission, now)
     session.commit()
-    return service.shown_to(session, user, submission, now)
+    return service.visible_to(session, user, submission, now)

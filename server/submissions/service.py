@@ -204,14 +204,14 @@ def queue_position(session: Session, submission: Submission) -> int | None:
     )
 
 
-def shown_to(session: Session, viewer: User, submission: Submission, now: datetime) -> SubmissionPublic:
+def visible_to(session: Session, viewer: User, submission: Submission, now: datetime) -> SubmissionPublic:
     """The wire form of one submission as ``viewer`` may see it at ``now``: the exercise set's
     feedback policy applied (``server.courses.feedback_policy``)."""
     return visible_report(to_public(session, submission), access_for(session, viewer, submission, now))
 
 
 def to_public(session: Session, submission: Submission) -> SubmissionPublic:
-    """The wire form of one submission, everything in it (``shown_to`` for a viewer)."""
+    """The wire form of one submission, everything in it (``visible_to`` for a viewer)."""
     return SubmissionPublic(
         id=submission.id,
         exercise=submission.exercise,
