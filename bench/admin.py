@@ -96,7 +96,7 @@ def _children_cpu() -> float:
 
 def build(cli: Cli, url: str, learners: int, seed: int) -> dict[str, object]:
     """The course, through the commands where a course team would use them; the submissions in bulk."""
-    from server.catalog.service import list_exercises
+    from server.catalogue.service import list_exercises
 
     exercises = [e.slug for e in list_exercises()]
     cli.run("migrate")
@@ -196,7 +196,7 @@ def _fill(url: str, exercises: list[str], due: datetime, seed: int) -> float:
                                 "passed": ok,
                                 "message": "",
                                 "position": position,
-                                "misconception": None if ok or rng.random() < 0.5 else f"{name}-mistake",
+                                "mistake_title": None if ok or rng.random() < 0.5 else f"{name}-mistake",
                             }
                         )
         conn.execute(insert(Submission), subs)

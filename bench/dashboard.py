@@ -2,11 +2,11 @@
 
 Fills a fresh database with the leaderboard bench's fill (``bench/leaderboard.py``:
 learners, a realistic mix of verdicts, four check rows per graded submission, named
-misconceptions on about half the failed checks, ``best_scores`` backfilled), then logs in
+named mistakes on about half the failed checks, ``best_scores`` backfilled), then logs in
 through ``POST /login`` like a browser and times every page through the real app
 (TestClient, median of several calls). Runs on SQLite and, when it is reachable, on the
 local PostgreSQL, side by side. It also follows the two clicks an instructor makes:
-the class page's "most common misconception" link, then a learner who holds it.
+the class page's "most common mistake" link, then a learner who holds it.
 
     .venv/bin/python bench/dashboard.py --write
 """
@@ -41,14 +41,14 @@ BUDGET_MS = 200
 def pages(client: TestClient, exercise: str) -> dict[str, str]:
     """Label -> path of every page, with real ids and names read from the pages themselves."""
     home = client.get("/dashboard").text
-    top = unescape(re.search(r'id="top-misconception">.*?href="([^"]+)"', home, re.S).group(1))  # type: ignore[union-attr]
+    top = unescape(re.search(r'id="top-mistake">.*?href="([^"]+)"', home, re.S).group(1))  # type: ignore[union-attr]
     holders = client.get(top).text
     learner = re.search(r'<td class="learner"><a href="([^"]+)"', holders).group(1)  # type: ignore[union-attr]
     submission = re.search(r'href="(/dashboard/submissions/\d+)"', holders).group(1)  # type: ignore[union-attr]
     return {
         "class (/dashboard)": "/dashboard",
         f"exercise (/dashboard/exercises/{exercise})": f"/dashboard/exercises/{exercise}",
-        "misconception's learners (click 2 from the class page)": top,
+        "mistake's learners (click 2 from the class page)": top,
         "learners (/dashboard/learners)": "/dashboard/learners",
         "one learner": learner,
         "one submission": submission,
@@ -87,7 +87,7 @@ def time_pages(url: str, args: argparse.Namespace, exercises: list[str]) -> tupl
                 assert response.status_code == 200, (path, response.status_code)
             results[label] = (statistics.median(samples), min(samples), statistics.median(cpu))
         home = client.get("/dashboard").text
-        found = re.sub(r"<[^>]+>", "", re.search(r'id="top-misconception">(.*?)</div>', home, re.S).group(1))  # type: ignore[union-attr]
+        found = re.sub(r"<[^>]+>", "", re.search(r'id="top-mistake">(.*?)</div>', home, re.S).group(1))  # type: ignore[union-attr]
     return results, fill_s, unescape(found).strip()
 
 
@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="record the table in docs/benchmarks.md")
     args = parser.parse_args()
 
-    from server.catalog.service import list_exercises
+    from server.catalogue.service import list_exercises
 
     exercises = [e.slug for e in list_exercises()]
     columns: dict[str, tuple[dict[str, tuple[float, float, float]], float, str]] = {}
@@ -143,7 +143,7 @@ def main() -> None:
     body = "\n".join(
         [
             f"{args.submissions:,} submissions ({args.learners} learners, {len(exercises)} exercises, 80% graded, "
-            "4 check rows per graded submission, a named misconception on about half the failed checks), filled as "
+            "4 check rows per graded submission, a named mistake on about half the failed checks), filled as "
             "`bench/leaderboard.py` does ("
             + ", ".join(f"{n}: {columns[n][1]:.1f} s" for n in names)
             + f"). Logged in through `POST /login`; each page fetched {args.repeats} times through the app "

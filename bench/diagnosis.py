@@ -117,7 +117,7 @@ def blind_files(split: str) -> list[BlindFile]:
 
 def named_mistakes(diagnosis: Iterable[dict[str, Any]], slug: str) -> set[str]:
     """The catalogue ids a report's diagnosis names (its "unexplained" entry is no mistake)."""
-    return {d["misconception"] for d in diagnosis} - {f"{slug}/unexplained"}
+    return {d["mistake_id"] for d in diagnosis} - {f"{slug}/unexplained"}
 
 
 def score_blind_file(judge: Any, blind: BlindFile) -> Tally:
@@ -135,7 +135,7 @@ def score_blind_file(judge: Any, blind: BlindFile) -> Tally:
     tally.false = len(wrong)
     tally.false_names += [f"{blind.name}: {m}" for m in wrong]
     tally.unexplained = sum(len(d["checks"]) for d in report.diagnosis or []
-                            if d["misconception"] == f"{blind.slug}/unexplained")
+                            if d["mistake_id"] == f"{blind.slug}/unexplained")
     return tally
 
 

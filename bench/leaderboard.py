@@ -83,7 +83,7 @@ def populate(url: str, n_submissions: int, n_learners: int, exercises: list[str]
                 for position, (name, ok) in enumerate(zip(CHECKS, passed)):
                     checks.append({
                         "submission_id": sid, "name": name, "weight": 25.0, "passed": ok, "message": "",
-                        "misconception": None if ok or rng.random() < 0.5 else f"{name}-mistake", "position": position,
+                        "mistake_title": None if ok or rng.random() < 0.5 else f"{name}-mistake", "position": position,
                     })
             next_id += len(subs)
             conn.execute(insert(Submission), subs)
@@ -149,7 +149,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="record the table in docs/benchmarks.md")
     args = parser.parse_args()
 
-    from server.catalog.service import list_exercises
+    from server.catalogue.service import list_exercises
 
     exercises = [e.slug for e in list_exercises()]
     with tempfile.TemporaryDirectory() as tmp:

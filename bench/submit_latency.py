@@ -151,7 +151,7 @@ def main() -> None:
         "- `queue_seconds`: submit to a worker picking the row up; `jail_*`: the learner's visit "
         "(fork and cgroup setup, the run, collecting results); `build_cases`: inputs and the reference's "
         "expected values in the judge; `memory_cases`: waiting for the measured large case (a second child on a second warm host, started beside the regular visit); "
-        "`checks`: comparisons and misconception matching; `grade_seconds`: the whole judge call.",
+        "`checks`: comparisons and mistake matching; `grade_seconds`: the whole judge call.",
     ])
     print(table)
     if args.write:

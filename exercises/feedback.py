@@ -60,7 +60,7 @@ _CARET = re.compile(r"^\s*[~^]+\s*$")
 #: seed 123]". The short form keeps the "about" words; ``--verbose`` shows the message whole.
 _CASE_WITH_ABOUT = re.compile(r": \((?:[^()\n]|\([^()\n]*\))*\) \[case [^\]\n]*, seed -?\d+\]")
 _CASE_SEED = re.compile(r" \[case [^\]\n]*, seed -?\d+\]")
-#: The judge appends the misconception to a failed check's message (``exercises.scoring.
+#: The judge appends the named mistake to a failed check's message (``exercises.scoring.
 #: name_mistakes``): one mistake, several together, or none that fits. The summary names them
 #: once, in its list of mistakes, so a check's short text leaves the sentence out.
 _MISTAKE_SENTENCES = (
@@ -233,7 +233,7 @@ def _attribute(checks: Sequence[Any], causes: list[dict[str, Any]]) -> None:
 
 
 def _brief(message: str) -> str:
-    """A check's message without the traceback, the misconception (named apart), the case's
+    """A check's message without the traceback, the named mistake (named apart), the case's
     shapes, id and seed (``--verbose`` shows the message whole)."""
     text = message.split("\n", 1)[0]
     for sentence in _MISTAKE_SENTENCES:
@@ -247,10 +247,12 @@ def _brief(message: str) -> str:
 def mistakes_from_checks(checks: Sequence[Any]) -> list[dict[str, Any]]:
     """Mistakes named per check, grouped: the summary's list when the report has no diagnosis."""
     named: dict[str, list[str]] = {}
+    ids: dict[str, str] = {}
     for check in checks:
-        if not check.passed and check.misconception:
-            named.setdefault(check.misconception, []).append(check.name)
-    return [{"misconception": m, "title": m, "fix": None, "checks": names} for m, names in named.items()]
+        if not check.passed and check.mistake_title:
+            named.setdefault(check.mistake_title, []).append(check.name)
+            ids.setdefault(check.mistake_title, getattr(check, "mistake_id", None) or check.mistake_title)
+    return [{"mistake_id": ids[t], "title": t, "fix": None, "checks": names} for t, names in named.items()]
 
 
 def _next_step(report: Any, causes: list[dict[str, Any]], details: list[dict[str, str]]) -> str | None:
@@ -406,18 +408,20 @@ def _as_dict(item: Any) -> dict[str, Any]:
         return dataclasses.asdict(item)
     if isinstance(item, Mapping):
         return dict(item)
-    return {k: getattr(item, k, None) for k in ("misconception", "title", "fix", "checks")}
+    return {k: getattr(item, k, None) for k in ("mistake_id", "title", "fix", "checks")}
 
 
 def diagnosis_data(diagnosis: Iterable[Any] | None) -> list[dict[str, Any]]:
-    """The report's named mistakes as ``{"misconception", "title", "fix", "checks"}`` dicts."""
+    """The report's named mistakes as ``{"mistake_id", "title", "fix", "checks"}`` dicts (an
+    entry stored before the key was ``mistake_id`` says ``misconception``: read as the id)."""
     out: list[dict[str, Any]] = []
     for item in list(diagnosis or [])[:MAX_DIAGNOSIS]:
         d = _as_dict(item)
+        mistake_id = d.get("mistake_id") or d.get("misconception")
         out.append(
             {
-                "misconception": _cap(str(d.get("misconception") or ""), MAX_MESSAGE),
-                "title": _cap(str(d.get("title") or d.get("misconception") or ""), MAX_MESSAGE),
+                "mistake_id": _cap(str(mistake_id or ""), MAX_MESSAGE),
+                "title": _cap(str(d.get("title") or mistake_id or ""), MAX_MESSAGE),
                 "fix": _cap(str(d.get("fix") or ""), MAX_MESSAGE) or None,
                 "checks": [str(c)[:128] for c in list(d.get("checks") or [])[:50]],
             }

@@ -5,7 +5,7 @@ with its pack and folder (what its content version hashes: ``exercises.versions`
 Loading the catalogue imports every exercise's reference and checks, hence torch: over a second
 of CPU. The admin commands that only order a course's set, title a gradebook's columns, list
 the exercises or name their versions ask for this index instead
-(``server.catalog.service.catalogue_index``), so that they answer in well under a second. It is a reading of the same files the catalogue loads, never a second source:
+(``server.catalogue.service.catalogue_index``), so that they answer in well under a second. It is a reading of the same files the catalogue loads, never a second source:
 when any spec of any configured pack is not written with literal ``slug``, ``title``,
 ``function_name`` and ``order`` arguments, :func:`read_index` returns None and the caller loads
 the catalogue. ``tests/exercises/test_index.py`` checks that the index and the loaded catalogue

@@ -1,8 +1,8 @@
-"""Known mistakes: one :class:`Mistake` per catalogued misconception, and how to declare one.
+"""Known mistakes: one :class:`Mistake` per catalogued error a learner makes, and how to declare one.
 
 Most mistakes are switches of a fault-parametrised reference (an error model): each
 exercise's ``faulty.py`` holds its reference written once more with a keyword-only ``faults``
-argument, every switch in it one catalogued misconception, and the function with
+argument, every switch in it one catalogued mistake, and the function with
 ``faults=()`` is the reference. A single mistake is the reference with one switch on; a
 learner who made two or three mistakes behaves like the reference with two or three switches
 on, which is what diagnosis searches (after the error models of Singh et al., PLDI 2013, and
@@ -46,7 +46,7 @@ class MistakeKind(StrEnum):
 
 @dataclass(frozen=True, eq=False)
 class Mistake:
-    """One catalogued misconception of one exercise.
+    """One catalogued mistake of one exercise.
 
     ``explains``: ids of the checks this mistake can make fail (and the only checks it may be
     named on). ``site``: mistakes at the same site of the code exclude each other (a learner

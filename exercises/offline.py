@@ -17,7 +17,7 @@ import torch
 from exercises.evidence import Evidence
 from exercises.framework import Case, CaseGen, Exercise, Outcome, Run, evaluate_check
 from exercises.outcomes import run_in_process
-from exercises.scoring import counted_checks
+from exercises.scoring import earning_checks
 
 
 @dataclass
@@ -78,4 +78,4 @@ def grade_offline(
 def score(exercise: Exercise, results: dict[str, tuple[bool, str]]) -> float:
     """The score these results earn, gated like the judge's (memory checks count as passed)."""
     passed = {c.id for c in exercise.checks if c.needs_memory or results.get(c.id, (False, ""))[0]}
-    return round(sum(c.weight for c in counted_checks(exercise.checks, passed)), 2)
+    return round(sum(c.weight for c in earning_checks(exercise.checks, passed)), 2)

@@ -9,7 +9,7 @@ A pack is a folder of exercise folders (each in the layout of :mod:`exercises.fr
    value names a package (``rlhf_course.pack``): that package's folder is the pack;
 3. every folder the service is configured with: ``ppo-grader serve --pack DIR`` (or
    ``PPO_GRADER_EXERCISE_PACKS`` in serve's environment) records them in the service's database,
-   and every command reads them from there (``server.catalog.packs_config``), never from its shell;
+   and every command reads them from there (``server.catalogue.packs_config``), never from its shell;
 4. every folder of ``PPO_GRADER_EXERCISE_PACKS`` in this process's environment, if any
    (``/srv/packs/a:/srv/packs/b``).
 

@@ -62,7 +62,7 @@ class CheckOutcome:
     passed: bool
     message: str = ""
     #: The title of the mistake named on this failed check (display text).
-    misconception: str | None = None
+    mistake_title: str | None = None
     hidden: bool = False
     #: The check's stable id, ``"<slug>/<check>"``: what is stored and grouped by.
     check_id: str | None = None
@@ -88,7 +88,7 @@ class GradeReport:
     peak_memory_bytes: int | None = None
     cpu_seconds: float | None = None
     line: int | None = None
-    #: The mistakes found, each once: {"misconception": id, "title", "fix", "checks": [check names]}.
+    #: The mistakes found, each once: {"mistake_id": id, "title", "fix", "checks": [check names]}.
     diagnosis: list[dict[str, Any]] = field(default_factory=list)
     #: Root causes and summary for every renderer (exercises/feedback.py).
     feedback: dict[str, Any] | None = None
@@ -98,7 +98,7 @@ def cap_messages(outcomes: Iterable[CheckOutcome]) -> None:
     """Every check's message and mistake title within its cap."""
     for outcome in outcomes:
         outcome.message = cap(outcome.message, MESSAGE_CAP)
-        outcome.misconception = cap(outcome.misconception, TITLE_CAP) if outcome.misconception else None
+        outcome.mistake_title = cap(outcome.mistake_title, TITLE_CAP) if outcome.mistake_title else None
 
 
 def shorten_repeated_tracebacks(outcomes: Iterable[CheckOutcome], tracebacks: set[str]) -> None:

@@ -101,7 +101,7 @@ def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagn
         if diag.skipped is not None and not outcome.passed and not named:
             outcome.message += DIAGNOSIS_SKIPPED
         elif named:
-            outcome.misconception, outcome.mistake_id = named[0].title, named[0].id
+            outcome.mistake_title, outcome.mistake_id = named[0].title, named[0].id
             titles = "; ".join(m.title for m in named)
             outcome.message += (
                 f" This matches a known mistake: {titles}"
@@ -115,14 +115,14 @@ def name_mistakes(checks: list[Check], outcomes: list[CheckOutcome], diag: Diagn
 def diagnosis_entries(exercise: Exercise, diag: Diagnosis) -> list[dict[str, Any]]:
     """The report's ``diagnosis``: each mistake once, with the checks it explains and its fix."""
     entries = [
-        {"misconception": f.mistake.id, "title": f.mistake.title, "fix": f.mistake.fix, "checks": f.checks}
+        {"mistake_id": f.mistake.id, "title": f.mistake.title, "fix": f.mistake.fix, "checks": f.checks}
         for f in diag.findings(exercise.checks)
     ]
     if diag.unexplained:
         names = [c.name for c in exercise.checks if c.id in diag.unexplained]
         entries.append(
             {
-                "misconception": f"{exercise.slug}/unexplained",
+                "mistake_id": f"{exercise.slug}/unexplained",
                 "title": "No known mistake explains these failures",
                 "fix": "Compare what was expected with what came back in these checks' messages.",
                 "checks": names,
@@ -131,7 +131,7 @@ def diagnosis_entries(exercise: Exercise, diag: Diagnosis) -> list[dict[str, Any
     return entries
 
 
-def counted_checks(checks: list[Check], passed: set[str]) -> list[Check]:
+def earning_checks(checks: list[Check], passed: set[str]) -> list[Check]:
     """The passed checks whose points count: gated ones only when every core check passed."""
     core_ok = all(c.id in passed for c in checks if c.core)
     return [c for c in checks if c.id in passed and (core_ok or not c.gated)]
@@ -140,10 +140,10 @@ def counted_checks(checks: list[Check], passed: set[str]) -> list[Check]:
 def withhold_contract_points(checks: list[Check], outcomes: list[CheckOutcome]) -> None:
     """Contract details earn points only when the core value checks pass (docs/contract.md)."""
     passed = {c.id for c, o in zip(checks, outcomes) if o.passed}
-    counted = {c.id for c in counted_checks(checks, passed)}
+    earning = {c.id for c in earning_checks(checks, passed)}
     core = [o.name for c, o in zip(checks, outcomes) if c.core and not o.passed]
     for chk, outcome in zip(checks, outcomes):
-        if outcome.passed and chk.id not in counted:
+        if outcome.passed and chk.id not in earning:
             outcome.passed = False
             outcome.message = (
                 f"{WITHHELD} this contract detail earns its points only once the values "

@@ -95,7 +95,7 @@ _AT = "@"
 
 def exercise_ref(slug: str, version: str | None) -> str:
     """What a worker is told to grade with: the slug alone (the loaded exercise), or the slug and
-    the stored version a course's set serves (``server.catalog.versions``)."""
+    the stored version a course's set serves (``server.catalogue.versions``)."""
     return f"{slug}{_AT}{version}" if version else slug
 
 

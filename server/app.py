@@ -19,9 +19,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from exercises import registry
 from server import __version__
 from server.api_docs import install_docs
-from server.catalog.packs_config import packs_line
-from server.catalog.router import router as catalog_router
-from server.catalog.versions import unverified_changes, version_source
+from server.catalogue.packs_config import packs_line
+from server.catalogue.router import router as catalogue_router
+from server.catalogue.versions import unverified_changes, version_source
 from server.clock import Clock, system_clock
 from server.config import Settings
 from server.courses.router import router as courses_router
@@ -108,7 +108,7 @@ def create_app(
     for router in (
         health_router,
         users_router,
-        catalog_router,
+        catalogue_router,
         courses_router,
         scores_router,
         submissions_router,

@@ -52,7 +52,7 @@ class Located:
     recorded: bool = False
 
     @property
-    def shown(self) -> str:
+    def redacted(self) -> str:
         """The URL with any password hidden, for messages."""
         return make_url(self.url).render_as_string(hide_password=True)
 
@@ -158,13 +158,13 @@ def guarded(*, create: bool) -> Located:
         return where
     if where.recorded:
         raise LocationError(
-            f"the database recorded for this installation, {where.shown} (in {where.source}), no longer exists "
+            f"the database recorded for this installation, {where.redacted} (in {where.source}), no longer exists "
             "or was never set up: restore it, or remove that file to start a new database in "
             f"{data_dir()}"
         )
     if not create:
         raise LocationError(
-            f"no ppo-grader database at {where.shown} (from {where.source}): start `ppo-grader serve` there "
+            f"no ppo-grader database at {where.redacted} (from {where.source}): start `ppo-grader serve` there "
             "first, set PPO_GRADER_DATABASE_URL to the server's database, or pass --init to create one"
         )
     return where

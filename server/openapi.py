@@ -1,10 +1,13 @@
-"""The error shape in the OpenAPI schema: ``responses=errors(401, 404)`` on a route."""
+"""The error shape in the OpenAPI schema: ``responses=errors(401, 404)`` on a route; and a
+renamed wire field's old name, kept for one release (:class:`RenamedFields`).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 _DESCRIPTIONS = {
     400: "Bad request",
@@ -81,3 +84,48 @@ def use_error_shape_for_validation(schema: dict[str, Any]) -> dict[str, Any]:
     for unused in ("HTTPValidationError", "ValidationError"):
         components.pop(unused, None)
     return schema
+
+
+class RenamedFields(BaseModel):
+    """A wire type some of whose fields were renamed: each old name stays for one release,
+    marked deprecated in the OpenAPI schema (:func:`old_name`), and always carries the new
+    field's value (docs/api.md lists them, and the release that drops them).
+
+    ``renamed`` maps old name to new. Out: the old key is written from the new field's value at
+    serialization, so a copy that changes the new field (``model_copy(update=...)``, as the
+    feedback policy's views do) can never leave the old one saying something else. In: a body
+    or a stored record that has only the old key (an older client, a row stored before the
+    rename) fills the new field."""
+
+    renamed: ClassVar[Mapping[str, str]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names_in(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and any(old in data and new not in data for old, new in cls.renamed.items()):
+            data = dict(data)
+            for old, new in cls.renamed.items():
+                if old in data and new not in data:
+                    data[new] = data[old]
+        return data
+
+    # No return annotation on purpose: pydantic then documents the fields (an annotation would
+    # replace the schema of every renamed type with the annotation's).
+    @model_serializer(mode="wrap")
+    def _old_names_out(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        out = handler(self)
+        if isinstance(out, dict):
+            for old, new in self.renamed.items():
+                if new in out:
+                    out[old] = out[new]
+        return out
+
+
+def old_name(new: str) -> Any:
+    """The field of a renamed field's old name (in a :class:`RenamedFields` type, listed in its
+    ``renamed``): deprecated, the same value as ``new``."""
+    return Field(
+        default=None,
+        deprecated=True,
+        description=f"Deprecated: the old name of `{new}`, with the same value; removed in the next release.",
+    )

@@ -98,8 +98,8 @@ ROUTES: dict[str, Reach] = {
     "server.users.router.revoke_tokens": WIDE,  # every token of a user: wider than this one
     "server.users.router.rotate_token": WIDE,  # issues an unlimited token
     # the catalogue: what every course serves (a course's own list: /courses/{course}/exercises)
-    "server.catalog.router.list_exercises": WIDE,
-    "server.catalog.router.read_exercise": WIDE,
+    "server.catalogue.router.list_exercises": WIDE,
+    "server.catalogue.router.read_exercise": WIDE,
     # courses
     "server.courses.router.list_courses": WIDE,
     "server.courses.router.create_course": WIDE,

@@ -35,12 +35,12 @@ def module_of(
     *,
     exercise: str | None = None,
     name: str,
-    shown: str | None = None,
+    described: str | None = None,
     choose: tuple[str, str] = CHOOSE_ON_COMMAND_LINE,
 ) -> NotebookModule:
     """The module to send for a notebook's code ``cells``: the exercise's function (found by
     the functions the cells define, or ``exercise``'s) and what it reads. ``name`` is the
-    notebook's file name, ``shown`` how messages name it (its path), ``choose`` how they say
+    notebook's file name, ``described`` how messages name it (its path), ``choose`` how they say
     to name the exercise (``functions.match_functions``).
 
     Raises ``SourceError`` for no or several exercise functions, and ``closure.MissingName``
@@ -48,16 +48,16 @@ def module_of(
     """
     python = [to_python(cell) for cell in cells]
     scanned = scan(python)
-    shown = shown or name
+    described = described or name
     if exercise is None:
         error = next((f"{cell.label}, line {line}" for cell, line in scanned.unparsable), None)
-        exercise = match_functions(scanned.functions, exercises, filename=shown, syntax_error=error, choose=choose)
+        exercise = match_functions(scanned.functions, exercises, filename=described, syntax_error=error, choose=choose)
     function = next((str(e.get("function")) for e in exercises if e.get("slug") == exercise), None)
     if function is None:
         known = ", ".join(sorted(str(e.get("slug")) for e in exercises))
         raise SourceError(f"no exercise {exercise!r} on this server ({known}); see `ppo-submit exercises`")
     if function not in scanned.functions:
-        raise SourceError(f"{shown} defines no {function}() (the function of {exercise}) in any code cell")
+        raise SourceError(f"{described} defines no {function}() (the function of {exercise}) in any code cell")
     header = f"Built by ppo-submit from {name}: {function} and what it uses, cell by cell."
     built = build(function, CellResolver(scanned, name), header=header, always=scanned.futures)
     dropped = tuple(d for p in python for d in p.dropped)

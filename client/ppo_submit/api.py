@@ -155,6 +155,8 @@ class CheckResult(TypedDict, total=False):
     weight: float
     passed: bool
     message: str
+    mistake_title: str | None
+    #: ``mistake_title``'s old name: all a server from before the rename (issue 33) sends.
     misconception: str | None
 
 
@@ -248,6 +250,8 @@ class ScoreCounted(TypedDict, total=False):
     override: dict[str, Any] | None
     excused: dict[str, Any] | None
     attempts: int
+    described: str
+    #: ``described``'s old name: all a server from before the rename (issue 33) sends.
     shown: str
 
 

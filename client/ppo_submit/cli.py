@@ -307,7 +307,7 @@ def submit(
             )
         _notes_on(module)
         source, exercise = module.source, module.exercise
-        locator = locations.CellLocator(file.name, module.line_map, shown=str(file))
+        locator = locations.CellLocator(file.name, module.line_map, described=str(file))
     else:
         source = read_source(file, commands=_command_names())
     if show_source:
@@ -440,9 +440,9 @@ def history(
         return
     zones = {str(c.get("slug")): str(c.get("time_zone") or "UTC") for c in mine}
     render.print_out(render.history_table(items, zones))
-    counted = course_view.scores_lines([s for s in scores if s is not None])
-    if counted is not None:
-        render.print_out(counted)
+    lines = course_view.scores_lines([s for s in scores if s is not None])
+    if lines is not None:
+        render.print_out(lines)
 
 
 # --------------------------------------------------------------------------- results

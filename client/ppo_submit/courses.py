@@ -133,7 +133,8 @@ def exercises_tables(listings: list[CourseExercises], width: int = 80) -> Group:
 
 def scores_lines(listings: list[CourseScores]) -> Group | None:
     """Per course, the score that counts per exercise, written as every page writes it
-    (``shown``: late penalty, override and excuse with who and why); None when there is none."""
+    (``described``: late penalty, override and excuse with who and why; ``shown`` from a server
+    before the rename, issue 33); None when there is none."""
     parts: list[Text] = []
     for listing in listings:
         rows = [s for s in listing.get("scores", []) if s.get("attempts") or s.get("override") or s.get("excused")]
@@ -142,7 +143,8 @@ def scores_lines(listings: list[CourseScores]) -> Group | None:
         parts.append(Text(f"Scores that count in {listing.get('course')}", style="bold"))
         for s in rows:
             line = Text(f"  {s.get('exercise')}: ")
-            line.append(str(s.get("shown", "")), style="yellow" if s.get("late") or s.get("excused") else "")
+            described = s["described"] if "described" in s else s.get("shown", "")
+            line.append(str(described), style="yellow" if s.get("late") or s.get("excused") else "")
             parts.append(line)
     return Group(*parts) if parts else None
 
@@ -237,8 +239,8 @@ def board_lines(board: Board) -> Group:
         if entry.get("is_you"):
             line.append("  ← you", style="bold green")
         parts.append(line)
-    shown, total = len(entries), int(board.get("total") or 0)
-    if total > shown:
-        parts.append(Text(f"  ... {total - shown} more (the first {shown} are shown)", style="dim"))
+    listed, total = len(entries), int(board.get("total") or 0)
+    if total > listed:
+        parts.append(Text(f"  ... {total - listed} more (the first {listed} are shown)", style="dim"))
     parts.append(Text("The board score counts the checks the judge confirmed, after late penalties.", style="dim"))
     return Group(*parts)

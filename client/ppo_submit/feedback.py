@@ -104,7 +104,9 @@ def mistakes(diagnosis: Sequence[dict[str, Any]]) -> list[RenderableType]:
         return []
     parts: list[RenderableType] = [Text(f"Mistakes found ({len(diagnosis)}):", style="bold yellow")]
     for i, item in enumerate(diagnosis, 1):
-        lines: list[RenderableType] = [Text(str(item.get("title") or item.get("misconception") or ""), style="bold")]
+        lines: list[RenderableType] = [
+            Text(str(item.get("title") or item.get("mistake_id") or item.get("misconception") or ""), style="bold")
+        ]
         if item.get("fix"):
             lines.append(hanging(Text("fix:", style="bold"), Text(str(item["fix"]))))
         checks = [str(c) for c in item.get("checks") or []]

@@ -98,7 +98,7 @@ def mistakes(diagnosis: Sequence[Mapping[str, Any]]) -> str:
     """The named mistakes, numbered, each with its fix and the checks it explains."""
     items = []
     for item in diagnosis:
-        lines = [f"<b>{_e(item.get('title') or item.get('misconception') or '')}</b>"]
+        lines = [f"<b>{_e(item.get('title') or item.get('mistake_id') or item.get('misconception') or '')}</b>"]
         if item.get("fix"):
             lines.append(f"<div><b>fix:</b> {_e(item['fix'])}</div>")
         checks = [str(c) for c in item.get("checks") or []]

@@ -65,10 +65,10 @@ class FileLocator:
 class CellLocator:
     """A module built from notebook cells: each line goes back to its cell."""
 
-    def __init__(self, filename: str | None, line_map: LineMap, shown: str | None = None) -> None:
+    def __init__(self, filename: str | None, line_map: LineMap, described: str | None = None) -> None:
         self.filename = filename
         self.line_map = line_map
-        self.name = shown or filename
+        self.name = described or filename
         self._frame = re.compile(rf'File "{re.escape(filename or "submission.py")}", line (\d+)')
 
     def _place(self, line: int, column: int | None = None) -> str:

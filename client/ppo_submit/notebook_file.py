@@ -37,4 +37,6 @@ def notebook_module(
     path: Path, exercises: Sequence[ExerciseSummary], *, exercise: str | None = None, commands: Sequence[str] = ()
 ) -> NotebookModule:
     """The module to send for the notebook at ``path`` (``notebook_format.module.module_of``)."""
-    return module_of(read_cells(path, commands=commands), exercises, exercise=exercise, name=path.name, shown=str(path))
+    return module_of(
+        read_cells(path, commands=commands), exercises, exercise=exercise, name=path.name, described=str(path)
+    )

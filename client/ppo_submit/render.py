@@ -259,8 +259,14 @@ def withheld(check: CheckResult) -> bool:
     return not check.get("passed") and str(check.get("message") or "").startswith(WITHHELD)
 
 
+def mistake_title(check: CheckResult) -> str | None:
+    """The title of the mistake named on a check: ``mistake_title``, or from a server before
+    the rename (issue 33), its old name ``misconception``."""
+    return check["mistake_title"] if "mistake_title" in check else check.get("misconception")
+
+
 def failure_details(checks: Sequence[CheckResult], rename: Any = None) -> RenderableType | None:
-    """Each failed check in full: its message (tracebacks kept as lines) and the misconception.
+    """Each failed check in full: its message (tracebacks kept as lines) and the named mistake.
 
     ``rename`` maps text to text (the learner's local path into tracebacks).
     """
@@ -279,15 +285,15 @@ def failure_details(checks: Sequence[CheckResult], rename: Any = None) -> Render
         message = str(check.get("message") or "")
         if rename is not None:
             message = rename(message)
-        misconception = check.get("misconception")
-        if misconception:
-            # the judge appends the misconception to the message; show it once, on its own line
-            message = message.replace(f" This matches a known mistake: {misconception}", "")
+        mistake = mistake_title(check)
+        if mistake:
+            # the judge appends the mistake to the message; show it once, on its own line
+            message = message.replace(f" This matches a known mistake: {mistake}", "")
         parts.append(Padding(Text(message.rstrip(), style="red"), (0, 0, 0, 4)))
-        if misconception:
+        if mistake:
             parts.append(
                 Padding(
-                    Text.assemble(("Likely misconception: ", "bold yellow"), (str(misconception), "yellow")),
+                    Text.assemble(("Likely mistake: ", "bold yellow"), (str(mistake), "yellow")),
                     (0, 0, 0, 4),
                 )
             )
@@ -382,7 +388,7 @@ _VIEWS = {
 
 
 #: What a ``hidden`` view says when it shows the verdict anyway: the code never reached a check
-#: (the server shows that under every policy: server.courses.feedback_policy.SHOWN_OUTCOMES).
+#: (the server shows that under every policy: server.courses.feedback_policy.UNCHECKED_VERDICTS).
 _NOT_RUN = "your code never reached a check, so this is shown now; scores and feedback come at the due date"
 
 

@@ -113,7 +113,7 @@ def sessions() -> Iterator[SessionFactory]:
     The settings are checked first (production refuses the default secret), whatever the
     command reads of them."""
     from exercises import registry  # no exercise is loaded here: the catalogue is built on first use
-    from server.catalog.packs_config import recorded_packs
+    from server.catalogue.packs_config import recorded_packs
     from server.config import Settings
     from server.db import make_engine, make_session_factory
     from server.migrations import upgrade_to_head
@@ -130,7 +130,7 @@ def sessions() -> Iterator[SessionFactory]:
     finally:
         engine.dispose()
     # Said once the command has worked (a failure stays one red line, as every error is).
-    err.print(f"[dim]database: {where.shown} (from {where.source})[/dim]", highlight=False, soft_wrap=True)
+    err.print(f"[dim]database: {where.redacted} (from {where.source})[/dim]", highlight=False, soft_wrap=True)
 
 
 @contextmanager
@@ -147,7 +147,7 @@ def served_packs(url: str) -> list[str]:
     catalogue, so that every command sees the packs the service serves, whatever its shell
     holds; the folders."""
     from exercises import registry  # as in sessions()
-    from server.catalog.packs_config import recorded_packs
+    from server.catalogue.packs_config import recorded_packs
     from server.db import make_engine, make_session_factory
     from server.migrations import upgrade_to_head
 

@@ -14,7 +14,7 @@ from server.terminal import plain
 if TYPE_CHECKING:
     from exercises.verify import Verification
 
-app = typer.Typer(help="Inspect the exercise catalog.", no_args_is_help=True)
+app = typer.Typer(help="Inspect the exercise catalogue.", no_args_is_help=True)
 
 
 @app.command("list")
@@ -22,7 +22,7 @@ app = typer.Typer(help="Inspect the exercise catalog.", no_args_is_help=True)
 def exercises_list() -> None:
     """List the exercises this server grades (the packs recorded in its database), as their
     specs name them; `exercises verify` runs them."""
-    from server.catalog.service import catalogue_index
+    from server.catalogue.service import catalogue_index
 
     common.served_packs_if_any()
     table = Table("order", "slug", "function", "title")
@@ -38,8 +38,8 @@ def exercises_versions(slug: Annotated[str, typer.Argument(help="The exercise's 
     set serves which (learners are graded by the version their set pins or, where it pins none,
     by the served version: nothing else)."""
     from exercises.packs import BUILTIN
-    from server.catalog.service import catalogue_index
-    from server.catalog.versions import versions_of
+    from server.catalogue.service import catalogue_index
+    from server.catalogue.versions import versions_of
 
     with common.session() as session:
         # The folder's version is a hash of its files: the index names the folder, nothing is run.
@@ -107,7 +107,7 @@ def exercises_verify(
     from exercises.judge import Judge
     from exercises.packs import path_pack
     from exercises.verify import SEEDS, verify_exercise
-    from server.catalog.verification import record_verification
+    from server.catalogue.verification import record_verification
     from server.grading.grader import sandbox_limits
     from server.location import is_initialised, locate
 
@@ -138,7 +138,7 @@ def exercises_verify(
                 record_verification(session, ex, result)
     else:  # an author's laptop: the gate still answers, but `sets publish` reads the server's record
         common.err.print(
-            f"not recorded: no ppo-grader database at {where.shown} (from {where.source}); `sets publish` "
+            f"not recorded: no ppo-grader database at {where.redacted} (from {where.source}); `sets publish` "
             "needs the record in the server's database (run verify where it finds it, or pass --init)",
             highlight=False,
             soft_wrap=True,

@@ -22,13 +22,13 @@ def extensions_grant(
     ],
 ) -> None:
     """Give one learner a later due date on one exercise (an earlier hard close moves with it)."""
-    from server.courses.service import find_course, shown
+    from server.courses.service import course_time, find_course
     from server.courses.sets import grant_extension
 
     with common.session() as session:
         where = find_course(session, course)
         granted = grant_extension(session, where, user, exercise, common.when(due, where, "--due"))
-        when = shown(granted.extension.due_at, where)
+        when = course_time(granted.extension.due_at, where)
     common.err.print(
         f"{user!r} may hand in {exercise!r} in {course!r} until {when}; {_recomputed(granted.recomputed)}.",
         highlight=False,

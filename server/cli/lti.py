@@ -176,7 +176,7 @@ def preview_command(course: Annotated[str, typer.Argument(help="Course slug.")])
         platform = session.get(LtiPlatform, link.platform_id)
         assert platform is not None
         with LmsClient(session, settings.secret_bytes, platform) as client:
-            shown = plan(session, link, client=client)
+            planned = plan(session, link, client=client)
     table = Table(
         "learner",
         "exercise",
@@ -186,7 +186,7 @@ def preview_command(course: Annotated[str, typer.Argument(help="Course slug.")])
         "apply",
         title=plain(f"{course} → {platform.name}"),
     )
-    for line in shown.lines:
+    for line in planned.lines:
         sent = "excused" if line.sent_excused else (_score(line.sent) if line.was_sent else "-")
         table.add_row(
             *map(
@@ -194,22 +194,22 @@ def preview_command(course: Annotated[str, typer.Argument(help="Course slug.")])
                 (
                     line.login,
                     line.exercise,
-                    line.shown,
+                    line.described,
                     sent,
-                    "?" if shown.lms_error else _score(line.lms),
+                    "?" if planned.lms_error else _score(line.lms),
                     line.action,
                 ),
             )
         )
     common.out.print(table)
-    if shown.lms_error:
+    if planned.lms_error:
         common.err.print(
-            f"[yellow]what the LMS has could not be read:[/yellow] {plain(shown.lms_error)}",
+            f"[yellow]what the LMS has could not be read:[/yellow] {plain(planned.lms_error)}",
             highlight=False,
             soft_wrap=True,
         )
     common.err.print(
-        f"{len(shown.to_send)} to send, {sum(ln.action == Action.UP_TO_DATE for ln in shown.lines)} up to date.",
+        f"{len(planned.to_send)} to send, {sum(ln.action == Action.UP_TO_DATE for ln in planned.lines)} up to date.",
         highlight=False,
         soft_wrap=True,
     )

@@ -58,7 +58,7 @@ def scores_list(
                 r.learner,
                 r.exercise,
                 "excused" if r.excused else ("-" if r.counted_score is None else f"{r.counted_score:g}"),
-                r.shown,
+                r.described,
             )
             for r in rows
         ),

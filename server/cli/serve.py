@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from exercises.packs import env_packs, path_pack
-from server.catalog.packs_config import packs_line, record_packs
+from server.catalogue.packs_config import packs_line, record_packs
 from server.cli import common
 from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
@@ -84,7 +84,7 @@ def serve(
             engine.dispose()
     # The banner, before any log line: which database, which packs (issue 32: it used to be one
     # line after the installer's output, and a server on the wrong database went unnoticed).
-    common.err.print(f"database: {where.shown} (from {where.source})", highlight=False, soft_wrap=True)
+    common.err.print(f"database: {where.redacted} (from {where.source})", highlight=False, soft_wrap=True)
     common.err.print(packs_line(catalogue), highlight=False, soft_wrap=True)
     _serve_first_seen(settings, catalogue)
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
@@ -135,7 +135,7 @@ def _serve_first_seen(settings: Settings, catalogue: list[Exercise]) -> None:
     when no verify passed on it yet (the gate's seeds, the service's jail limits), each said in
     one line. Verified outside any transaction: the database is not held while the jail runs."""
     from exercises.verify import SEEDS, verify_exercise
-    from server.catalog.verification import first_seen, serve_first
+    from server.catalogue.verification import first_seen, serve_first
 
     engine = make_engine(settings.DATABASE_URL)
     sessions = make_session_factory(engine)
@@ -201,4 +201,4 @@ def migrate() -> None:
     """Apply pending database migrations, then exit (docker-compose's one-shot `migrate`)."""
     where = common.database(create=True)
     upgrade_to_head(make_engine(where.url))
-    common.err.print(f"database {where.shown} (from {where.source}) is at the latest migration", highlight=False)
+    common.err.print(f"database {where.redacted} (from {where.source}) is at the latest migration", highlight=False)

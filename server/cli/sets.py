@@ -45,7 +45,7 @@ def sets_publish(
     ] = None,
 ) -> None:
     """Publish an exercise in a course with its dates, late and feedback policies (or replace them)."""
-    from server.courses.service import find_course, shown
+    from server.courses.service import course_time, find_course
     from server.courses.sets import publish
 
     with common.session() as session:
@@ -65,7 +65,7 @@ def sets_publish(
             actor=common.actor(),
         ).entry
         dates = ", ".join(
-            f"{label} {shown(moment, where)}"
+            f"{label} {course_time(moment, where)}"
             for label, moment in (("opens", entry.release_at), ("due", entry.due_at), ("closes", entry.close_at))
             if moment is not None
         )
@@ -85,7 +85,7 @@ def sets_publish(
 @common.edge
 def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> None:
     """A course's exercise set, one line per exercise: dates (in the course's zone), policies."""
-    from server.courses.service import find_course, shown
+    from server.courses.service import course_time, find_course
     from server.courses.sets import entries, late_rule
 
     with common.session() as session:
@@ -93,7 +93,7 @@ def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> No
         lines = []
         for e in entries(session, where):
             dates = "; ".join(
-                f"{label} {shown(m, where) if m else '-'}"
+                f"{label} {course_time(m, where) if m else '-'}"
                 for label, m in (("opens", e.release_at), ("due", e.due_at), ("closes", e.close_at))
             )
             lines.append(

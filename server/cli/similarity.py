@@ -58,7 +58,7 @@ def similarity(
     )
     table = Table("rank", "learners", "score", "similar on", "exercises (similarity)", "review", title=plain(title))
     for p in pairs:
-        shown = [e for e in p.exercises if exercise is None or e.exercise == exercise]
+        listed = [e for e in p.exercises if exercise is None or e.exercise == exercise]
         table.add_row(
             *map(
                 plain,
@@ -67,7 +67,7 @@ def similarity(
                     f"{p.learner_a} / {p.learner_b}",
                     f"{p.score:.2f}",
                     str(p.similar_on),
-                    ", ".join(f"{e.exercise} {e.similarity:.2f}" for e in shown),
+                    ", ".join(f"{e.exercise} {e.similarity:.2f}" for e in listed),
                     p.review or "",
                 ),
             ),

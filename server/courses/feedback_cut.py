@@ -2,7 +2,7 @@
 inputs (its exception messages and type names, its returned numbers, its names).
 
 Root causes, headlines and next steps are composed again here from the stored data (the
-exception's type through :func:`shown_type`, the phase, the counts), never by editing the
+exception's type through :func:`quoted_type`, the phase, the counts), never by editing the
 finished sentence the judge wrote. Check messages exist only as the judge's sentences; their
 grammar is the judge's own (``Raised T: ...``, ``got T: ...``, ``expected E, got G``), the type
 names in them are short identifiers (the trusted side refuses any other,
@@ -45,7 +45,7 @@ _GOT_VALUE = re.compile(
 )
 
 
-def shown_type(name: str) -> str:
+def quoted_type(name: str) -> str:
     """An exception's type name when it is Python's own; a learner's class could be made at run
     time with the inputs in its name."""
     found = getattr(builtins, name, None)
@@ -60,7 +60,7 @@ def cut_raised(text: str) -> str:
     match = _RAISED.search(text)
     if match is None:
         return text
-    return f"{text[: match.start()]}{match[1]} {shown_type(match[2])}{match[3] or ''} {CUT_NOTE}"
+    return f"{text[: match.start()]}{match[1]} {quoted_type(match[2])}{match[3] or ''} {CUT_NOTE}"
 
 
 def _decade(x: float) -> str:
@@ -118,8 +118,10 @@ _GOT_REPR = re.compile(
 
 def _repr(match: re.Match[str]) -> str:
     kind = match[2]
-    shown = kind if kind is not None and isinstance(getattr(builtins, kind, None), type) else None
-    return f"{match[1]} {'a ' + shown if shown else 'another value'} (not shown under this exercise's feedback policy)"
+    quoted = kind if kind is not None and isinstance(getattr(builtins, kind, None), type) else None
+    return (
+        f"{match[1]} {'a ' + quoted if quoted else 'another value'} (not shown under this exercise's feedback policy)"
+    )
 
 
 def cut_reprs(text: str) -> str:
@@ -176,7 +178,7 @@ def cut_location(location: Location | None, facts: SourceFacts | None) -> Locati
     that line and the source alone: the function the source defines around it, the whole line
     for its columns (the jail's caret could be placed anywhere, review 6), the stored line's text.
     So a location carries its line number and nothing more."""
-    if location is None or facts is None or not facts.shown_line(location.line):
+    if location is None or facts is None or not facts.may_name_line(location.line):
         return None
     line = location.line
     text = facts.lines[line - 1].rstrip()
@@ -193,8 +195,9 @@ def cut_location(location: Location | None, facts: SourceFacts | None) -> Locati
 
 def cut_traceback(location: Location | None, exception: str) -> str:
     """The traceback built from data: the cause's one place (its :func:`cut_location`), then the
-    exception by its shown type. No other frame is shown: the learner's code chooses each
-    frame's line (review 6, attack 2), so every frame would add its bits to the report's."""
+    exception by its quoted type (:func:`quoted_type`). No other frame is shown: the learner's
+    code chooses each frame's line (review 6, attack 2), so every frame would add its bits to
+    the report's."""
     if location is None:
         return f"{exception}: {CUT_NOTE}"
     return "\n".join(
@@ -208,11 +211,11 @@ def cut_traceback(location: Location | None, exception: str) -> str:
 
 
 def cut_message(verdict: str | None, message: str, feedback: Feedback | None) -> str:
-    """The verdict's message: an import-time exception by its shown type only, a missing
+    """The verdict's message: an import-time exception by its quoted type only, a missing
     function without the names the module defined, any other message cut like a check's."""
     if verdict == "runtime_error":
         causes = feedback.root_causes if feedback is not None else []
-        exception = shown_type(causes[0].exception) if causes else "an exception"
+        exception = quoted_type(causes[0].exception) if causes else "an exception"
         return f"Your module raised {exception} while being imported: {CUT_NOTE}"
     if verdict == "missing_function":
         near = feedback.summary.headline if feedback is not None else ""
@@ -238,7 +241,7 @@ def _headline(cause: RootCause, exception: str) -> str:
 def _cause(cause: RootCause, facts: SourceFacts | None) -> RootCause:
     if cause.phase == "syntax":
         return cause
-    exception = shown_type(cause.exception)
+    exception = quoted_type(cause.exception)
     location = cut_location(cause.location, facts)
     return cause.model_copy(
         update={

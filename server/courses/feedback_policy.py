@@ -37,7 +37,7 @@ docs/security.md says what each can still leak.
 
 A policy hides scores and check details, never that the code did not run: a verdict that says
 no check was reached (the file did not parse or import, named no exercise function, or its run
-hit a limit or crashed first: :data:`SHOWN_OUTCOMES`) is shown under every view, its message and
+hit a limit or crashed first: :data:`UNCHECKED_VERDICTS`) is shown under every view, its message and
 feedback cut as the report view cuts them (the syntax error's line and caret stay).
 
 Instructors of the submission's course (and admins) always see everything.
@@ -59,7 +59,7 @@ from sqlalchemy.orm import Session
 from exercises.report import WITHHELD
 from server.courses.feedback_cut import cut_check_message, cut_feedback, cut_message
 from server.courses.policy import learner_due
-from server.courses.service import shown, teaches_course, zone
+from server.courses.service import course_time, teaches_course, zone
 from server.courses.source_facts import SourceFacts
 from server.errors import InvalidCourse, NoTokensLeft, ScoresHidden, SubmissionNotFound, TokensNotInUse
 from server.models import (
@@ -146,7 +146,7 @@ class Access:
     tokens_left: int | None = None
     #: The course, for dates in its zone in the notes.
     course: Course | None = None
-    #: The stored source (report view, or a verdict every view shows: :data:`SHOWN_OUTCOMES`):
+    #: The stored source (report view, or a verdict every view shows: :data:`UNCHECKED_VERDICTS`):
     #: what a cut traceback and location are built from.
     source: SourceFacts | None = None
 
@@ -209,7 +209,7 @@ _POLICY_FIELDS = ("feedback_view", "feedback_policy", "released_at", "token_spen
 #: view shows these verdicts, with the report view's cut of their message and feedback (the
 #: syntax error's line and caret, the import error's type and line), so a learner is not told
 #: "received and graded" about a file that never ran (issue 34).
-SHOWN_OUTCOMES = frozenset(
+UNCHECKED_VERDICTS = frozenset(
     {
         Verdict.SYNTAX_ERROR,
         Verdict.RUNTIME_ERROR,
@@ -227,8 +227,8 @@ _OUTCOME_FIELDS = frozenset({"verdict", "score", "counted_score"})
 
 def shows_outcome(view: View, verdict: str | None) -> bool:
     """Whether ``view`` shows the verdict's message and feedback although it hides a report's:
-    the verdict says the code never reached a check (:data:`SHOWN_OUTCOMES`)."""
-    return view in (View.HIDDEN, View.SCORE) and verdict in SHOWN_OUTCOMES
+    the verdict says the code never reached a check (:data:`UNCHECKED_VERDICTS`)."""
+    return view in (View.HIDDEN, View.SCORE) and verdict in UNCHECKED_VERDICTS
 
 
 def _minute(moment: datetime | None) -> datetime | None:
@@ -260,7 +260,9 @@ def visible_report(report: R, access: Access) -> R:
         # the grader's own failure is said: it tells the learner to send again, nothing of their code
         view = View.REPORT
     if view is View.HIDDEN:
-        when = shown(access.released_at, access.course) if access.released_at and access.course else "the due date"
+        when = (
+            course_time(access.released_at, access.course) if access.released_at and access.course else "the due date"
+        )
         # no time at all (started, finished, timings): a run time is a channel for the inputs,
         # and a time limit or a crash would show in it; no regrade note (old and new scores)
         changes.update(message=HIDDEN_NOTE.format(when=when), checks=[])
@@ -306,7 +308,7 @@ def _score_check(check: Any) -> Any:
     judge's own "Not counted yet: ..." (a passed check whose points wait for the core values,
     which names only the exercise's core checks), so it does not read as a failure."""
     kept = check.message if not check.passed and check.message.startswith(WITHHELD) else ""
-    return _replace(check, message=kept, misconception=None, mistake_id=None, self_reported="")
+    return _replace(check, message=kept, mistake_title=None, mistake_id=None, self_reported="")
 
 
 def _blank(value: Any) -> Any:
@@ -520,8 +522,8 @@ def access_for(
         left = policy.tokens_left(memo.spent[today])
     view = view_of(policy, now=now, due_at=due, token_spent=token_spent)
     released = due if policy.kind is PolicyKind.HIDDEN_UNTIL_DUE else None
-    shown = view is View.REPORT or shows_outcome(view, submission.verdict)
-    facts = SourceFacts(submission.source, submission.filename) if shown else None
+    reported = view is View.REPORT or shows_outcome(view, submission.verdict)
+    facts = SourceFacts(submission.source, submission.filename) if reported else None
     return Access(view, policy, released, token_spent, left, course, facts)
 
 
@@ -596,7 +598,7 @@ def spend_token(session: Session, user: User, submission: Submission, now: datet
         session.rollback()  # release the learner's lock before the refusal is written
         raise NoTokensLeft(
             f"You have spent all {policy.tokens} tokens of today on {submission.exercise!r} in {course.slug!r}; "
-            f"the next comes on {shown(end, course)}."
+            f"the next comes on {course_time(end, course)}."
         )
     session.add(
         FeedbackToken(

@@ -32,8 +32,8 @@ COURSE_COOKIE = "ppo_course"
 
 
 @dataclass(frozen=True)
-class ShownCourse:
-    """The course a class page shows; ``picked``: named by this request's ``?course=``."""
+class PageCourse:
+    """The course a staff page is about (its page course); ``picked``: named by this request's ``?course=``."""
 
     course: Course
     picked: bool
@@ -52,17 +52,17 @@ class ShownCourse:
         return response
 
 
-def shown_course(request: Request, session: Session, user: User) -> ShownCourse:
+def pick_page_course(request: Request, session: Session, user: User) -> PageCourse:
     """``?course=``, else the course picked before, else the default; ``PageNotFound`` for a
     course asked for by name that ``user`` does not teach."""
     asked = request.query_params.get("course")
     slug = asked or request.cookies.get(COURSE_COOKIE)
     course = taught_course_named(session, user, slug) if slug else None
     if course is not None:
-        return ShownCourse(course, picked=bool(asked))
+        return PageCourse(course, picked=bool(asked))
     if asked:
         raise PageNotFound(user, "No course by that name that you teach.")
-    return ShownCourse(most_recent_course(session, user), picked=False)
+    return PageCourse(most_recent_course(session, user), picked=False)
 
 
 def most_recent_course(session: Session, user: User) -> Course:
@@ -92,9 +92,9 @@ def learner_course(request: Request, session: Session, viewer: User, owner: User
     return max(visible, key=lambda c: (c.id != DEFAULT_COURSE_ID, c.created_at, c.id))
 
 
-def get_dashboard_course(request: Request, session: SessionDep, user: WebInstructor) -> ShownCourse:
+def get_dashboard_course(request: Request, session: SessionDep, user: WebInstructor) -> PageCourse:
     """A logged-in instructor's course for the class pages (the login form or a 404 otherwise)."""
-    return shown_course(request, session, user)
+    return pick_page_course(request, session, user)
 
 
-DashboardCourse = Annotated[ShownCourse, Depends(get_dashboard_course)]
+DashboardCourse = Annotated[PageCourse, Depends(get_dashboard_course)]

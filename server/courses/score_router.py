@@ -85,13 +85,13 @@ def _held_back(score: ScorePublic) -> ScorePublic:
             "penalty_percent": 0.0,
             "override": None,
             "excused": None,
-            "shown": HIDDEN_SHOWN,
+            "described": HIDDEN_DESCRIBED,
         }
     )
 
 
 #: What a held-back score reads as, on every view (the learner's page says the same).
-HIDDEN_SHOWN = "hidden until due"
+HIDDEN_DESCRIBED = "hidden until due"
 
 
 def _one(session: Session, course: Course, learner: str, exercise: str) -> ScorePublic:

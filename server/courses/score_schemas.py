@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
 from server.models.correction import MAX_REASON_CHARS
+from server.openapi import RenamedFields, old_name
 
 
 class CorrectionPublic(BaseModel):
@@ -19,8 +21,10 @@ class CorrectionPublic(BaseModel):
     made_at: datetime
 
 
-class ScorePublic(BaseModel):
+class ScorePublic(RenamedFields):
     """One learner's score that counts on one exercise of a course, and everything it comes from."""
+
+    renamed: ClassVar[Mapping[str, str]] = {"shown": "described"}
 
     learner: str
     display_name: str
@@ -35,9 +39,10 @@ class ScorePublic(BaseModel):
     override: CorrectionPublic | None
     excused: CorrectionPublic | None
     attempts: int
-    shown: str = Field(
+    described: str = Field(
         description="The score as every page and terminal writes it, e.g. `90 (raw 100, late 1h: -10%)`."
     )
+    shown: str | None = old_name("described")
 
 
 class CourseScores(BaseModel):

@@ -20,7 +20,7 @@ def correction_public(c: Correction | None, course: Course) -> CorrectionPublic 
 
 
 def score_public(score: ExerciseScore, user: User, course: Course) -> ScorePublic:
-    """One score on the wire: the same fields and the same ``shown`` text as every page."""
+    """One score on the wire: the same fields and the same ``described`` text as every page."""
     run = score.counting
     return ScorePublic(
         learner=user.name,
@@ -36,7 +36,7 @@ def score_public(score: ExerciseScore, user: User, course: Course) -> ScorePubli
         override=correction_public(score.override, course),
         excused=correction_public(score.excuse, course),
         attempts=score.attempts,
-        shown=describe(score, course.time_zone),
+        described=describe(score, course.time_zone),
     )
 
 

@@ -53,7 +53,7 @@ def read_time(moment: datetime | None, course: Course) -> datetime | None:
     return moment.astimezone(UTC)
 
 
-def shown(moment: datetime, course: Course) -> str:
+def course_time(moment: datetime, course: Course) -> str:
     """``moment`` as a learner reads it in messages: ``2026-12-04 17:00:00 CET (Europe/Paris)``."""
     return f"{local_time(moment, course.time_zone)} ({course.time_zone})"
 

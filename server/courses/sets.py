@@ -15,14 +15,14 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from server.catalog.service import catalogue_index, find_exercise, list_exercises
-from server.catalog.verification import require_verified
-from server.catalog.versions import pin
+from server.catalogue.service import catalogue_index, find_exercise, list_exercises
+from server.catalogue.verification import require_verified
+from server.catalogue.versions import pin
 from server.courses.best_scores import backfill_best_scores
 from server.courses.counted import submission_board, submission_counted, uses_an_attempt
 from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
 from server.courses.policy import Phase, Rules
-from server.courses.service import INSTRUCTOR, LEARNER, course_role, courses_of, shown
+from server.courses.service import INSTRUCTOR, LEARNER, course_role, course_time, courses_of
 from server.errors import (
     AttemptLimitReached,
     ExerciseNotFound,
@@ -78,7 +78,7 @@ def _checked(
     for (first, a), (second, b) in itertools.pairwise(dates):
         if b < a:
             raise InvalidCourse(
-                f"The {second} date ({shown(b, course)}) is before the {first} date ({shown(a, course)})."
+                f"The {second} date ({course_time(b, course)}) is before the {first} date ({course_time(a, course)})."
             )
     if penalty_unit not in ("day", "hour"):
         raise InvalidCourse(f"A late penalty is per 'day' or per 'hour', not {penalty_unit!r}.")
@@ -108,7 +108,7 @@ def publish(
     """Publish ``exercise`` in ``course`` (or replace its dates and policies). The caller commits.
 
     A pack's exercise must have passed ``exercises verify`` at its current content version
-    (:func:`server.catalog.verification.require_verified`). ``feedback_policy``: ``full``,
+    (:func:`server.catalogue.verification.require_verified`). ``feedback_policy``: ``full``,
     ``score``, ``hidden-until-due`` (needs a due date) or ``tokens:N``
     (``server.courses.feedback_policy``).
 
@@ -244,7 +244,7 @@ def grant_extension(session: Session, course: Course, user_name: str, exercise: 
     if entry is None or entry.due_at is None:
         raise InvalidCourse(f"{exercise!r} has no due date in {course.slug!r}; publish it with one first.")
     if due_at <= entry.due_at:
-        raise InvalidCourse(f"An extension must be later than the due date ({shown(entry.due_at, course)}).")
+        raise InvalidCourse(f"An extension must be later than the due date ({course_time(entry.due_at, course)}).")
     extension = session.get(Extension, (course.id, user.id, exercise)) or Extension(
         course_id=course.id, user_id=user.id, exercise=exercise
     )
@@ -421,7 +421,7 @@ def accept(session: Session, course: Course, user: User, exercise: str, now: dat
     if phase is Phase.CLOSED:
         assert rules.close_at is not None
         raise SubmissionsClosed(
-            f"{exercise!r} closed on {shown(rules.close_at, course)} in {course.slug!r}; submissions are no longer accepted."
+            f"{exercise!r} closed on {course_time(rules.close_at, course)} in {course.slug!r}; submissions are no longer accepted."
         )
     if rules.max_attempts is not None:
         used = attempts_used(session, course.id, user.id, exercise)
@@ -450,8 +450,8 @@ def late_notice(session: Session, course: Course, user: User, exercise: str, now
         if penalty
         else "sent now, it is flagged late (no penalty)"
     )
-    close = f"; submissions close on {shown(rules.close_at, course)}" if rules.close_at is not None else ""
-    return f"{exercise} was due on {shown(rules.due_at, course)} in {course.slug}: {cost}{close}."
+    close = f"; submissions close on {course_time(rules.close_at, course)}" if rules.close_at is not None else ""
+    return f"{exercise} was due on {course_time(rules.due_at, course)} in {course.slug}: {cost}{close}."
 
 
 @dataclass(frozen=True)

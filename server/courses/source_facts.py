@@ -56,7 +56,7 @@ class SourceFacts:
             return frozenset()
         return frozenset(node.lineno for node in ast.walk(tree) if isinstance(node, (ast.stmt, ast.expr)))
 
-    def shown_line(self, line: int) -> bool:
+    def may_name_line(self, line: int) -> bool:
         """Whether ``line`` may be named: inside the file and on its code."""
         return 1 <= line <= len(self.lines) and line in self.code_lines
 

@@ -24,7 +24,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.courses import sets
 from server.courses.page_course import DashboardCourse
 from server.courses.service import read_time, taught_course_named, zone
@@ -259,17 +259,17 @@ def assignments_page(
 
 @router.get(ASSIGNMENTS, response_class=HTMLResponse)
 def assignments(
-    request: Request, session: SessionDep, settings: SettingsDep, user: WebInstructor, shown: DashboardCourse
+    request: Request, session: SessionDep, settings: SettingsDep, user: WebInstructor, page_course: DashboardCourse
 ) -> Response:
     """The course's set, one form per catalogue exercise."""
-    course = shown.course
+    course = page_course.course
     done = request.query_params.get("done")
     notice = None
     if done:
         count = request.query_params.get("counted", "")
         notice = f"Saved {done[:64]}." + (f" {count[:6]} counted scores changed." if count.isdigit() else "")
     body = assignments_page(session, request, user, course, settings.secret_bytes, notice=notice)
-    return shown.remember(html_response(body), request)
+    return page_course.remember(html_response(body), request)
 
 
 def _confirm_page(user: User, course: Course, slug: str, fields: dict[str, str], repriced: sets.Repricing) -> str:

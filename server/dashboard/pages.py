@@ -1,4 +1,4 @@
-"""HTML of the dashboard: the class, one exercise (charts), the learners of a misconception,
+"""HTML of the dashboard: the class, one exercise (charts), the learners of a mistake,
 the learner list, one learner, one submission. Plain strings; every value through ``e()``.
 
 The shell, charts and escaping are the HTML kit's (``server.web``); a submission's feedback is
@@ -18,8 +18,8 @@ from server.dashboard.service import (
     ExerciseView,
     LearnerExercise,
     LearnerLine,
-    MisconceptionCount,
-    MisconceptionHolder,
+    MistakeCount,
+    MistakeHolder,
     SubmissionLine,
 )
 from server.dashboard.upload import LateAsk
@@ -35,7 +35,7 @@ from server.web.urls import (
     in_course,
     learner_url,
     learners_url,
-    misconception_url,
+    mistake_url,
     starter_url,
     submission_url,
 )
@@ -63,35 +63,35 @@ def class_page(
     viewer: Viewer,
     titles: dict[str, str],
     lines: list[ExerciseLine],
-    misconceptions: list[MisconceptionCount],
+    mistakes: list[MistakeCount],
     *,
     mark: str | None = None,
     course: tuple[str, str] = ("default", "Default course"),
     courses: Sequence[tuple[str, str]] = (),
 ) -> str:
     """Every exercise of one course (its published set only) with its most common
-    misconception; the class's top ones first."""
+    mistake; the class's top ones first."""
     c = course[0]
-    if misconceptions:
-        top = misconceptions[0]
+    if mistakes:
+        top = mistakes[0]
         callout = (
-            '<div class="callout" id="top-misconception"><b>Most common misconception in the class:</b> '
-            f'<a href="{e(misconception_url(top.exercise, top.mistake, c))}">{e(top.misconception)}</a> '
+            '<div class="callout" id="top-mistake"><b>Most common mistake in the class:</b> '
+            f'<a href="{e(mistake_url(top.exercise, top.mistake, c))}">{e(top.mistake_title)}</a> '
             f"in {e(titles.get(top.exercise, top.exercise))}, held by {e(_plural(top.learners, 'learner'))}. "
             "Follow the link to see who.</div>"
         )
     else:
-        callout = '<p class="muted">No graded submission has named a misconception yet.</p>'
+        callout = '<p class="muted">No graded submission has named a mistake yet.</p>'
     rows = "".join(
         "<tr>"
         f'<td><a href="{e(exercise_url(line.slug, c))}">{e(titles.get(line.slug, line.slug))}</a></td>'
         f'<td class="num">{line.attempts}</td><td class="num">{line.learners_attempted}</td>'
         f'<td class="num">{line.learners_solved}</td>'
         + (
-            f'<td><a href="{e(misconception_url(line.slug, line.top_mistake or line.top_misconception, c))}">'
-            f"{e(line.top_misconception)}</a></td>"
-            f'<td class="num">{line.top_misconception_learners}</td>'
-            if line.top_misconception
+            f'<td><a href="{e(mistake_url(line.slug, line.top_mistake or line.top_mistake_title, c))}">'
+            f"{e(line.top_mistake_title)}</a></td>"
+            f'<td class="num">{line.top_mistake_learners}</td>'
+            if line.top_mistake_title
             else '<td class="muted">none named</td><td class="num">0</td>'
         )
         + "</tr>"
@@ -100,18 +100,18 @@ def class_page(
     table = (
         '<table id="exercises"><thead><tr><th scope="col">Exercise</th><th scope="col" class="num">Attempts</th>'
         '<th scope="col" class="num">Learners attempted</th><th scope="col" class="num">Solved</th>'
-        '<th scope="col">Most common misconception</th><th scope="col" class="num">Learners</th></tr></thead>'
+        '<th scope="col">Most common mistake</th><th scope="col" class="num">Learners</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
     )
     ranked = "".join(
-        f'<tr><td><a href="{e(misconception_url(m.exercise, m.mistake, c))}">{e(m.misconception)}</a></td>'
+        f'<tr><td><a href="{e(mistake_url(m.exercise, m.mistake, c))}">{e(m.mistake_title)}</a></td>'
         f'<td>{e(titles.get(m.exercise, m.exercise))}</td><td class="num">{m.learners}</td></tr>'
-        for m in misconceptions[:10]
+        for m in mistakes[:10]
     )
     top_table = (
-        '<h2>Top misconceptions across exercises</h2><table id="misconceptions"><thead><tr><th scope="col">Misconception</th>'
+        '<h2>Top mistakes across exercises</h2><table id="mistakes"><thead><tr><th scope="col">Mistake</th>'
         f'<th scope="col">Exercise</th><th scope="col" class="num">Learners</th></tr></thead><tbody>{ranked}</tbody></table>'
-        if misconceptions
+        if mistakes
         else ""
     )
     body = (
@@ -124,7 +124,7 @@ def class_page(
         f'<a href="{e(in_course("/dashboard/gradebook-moodle.csv", c))}">for Moodle import</a>: one row per learner (CSV); '
         "excused: EX in Canvas, no grade in Moodle; never attempted: no grade, not 0</p>"
         '<p class="muted">Learners only; "solved" means the score that counts (after late penalties and '
-        "corrections) is 100; a misconception counts a learner once, however often they hit it. "
+        "corrections) is 100; a mistake counts a learner once, however often they hit it. "
         "This page reloads by itself when a verdict arrives.</p>"
     )
     return page("Class", body, viewer, current="Class", live=mark)
@@ -136,7 +136,7 @@ def class_page(
 def exercise_page(
     viewer: Viewer, slug: str, title: str, view: ExerciseView, *, mark: str | None = None, notice: str = ""
 ) -> str:
-    """Tiles, then the charts: misconceptions, checks, best scores, submissions per day.
+    """Tiles, then the charts: named mistakes, checks, best scores, submissions per day.
     ``notice``: markup shown under the title (stale verdicts, server.regrades.pages)."""
     stats = view.stats
     median = "–" if view.median_attempts_to_solve is None else format_score(view.median_attempts_to_solve)
@@ -148,18 +148,18 @@ def exercise_page(
             ("median attempts to solve", median),
         ]
     )
-    misconceptions = horizontal_bars(
-        "chart-misconceptions",
-        "Named misconceptions: learners who hit each (follow a bar to see who)",
+    mistakes = horizontal_bars(
+        "chart-mistakes",
+        "Named mistakes: learners who hit each (follow a bar to see who)",
         [
             Bar(
-                m.misconception,
+                m.mistake_title,
                 m.learners,
                 _plural(m.learners, "learner"),
-                misconception_url(slug, m.mistake_id or m.misconception, viewer.course_slug),
+                mistake_url(slug, m.mistake_id or m.mistake_title, viewer.course_slug),
                 note=_plural(m.submissions, "submission"),
             )
-            for m in stats.misconceptions
+            for m in stats.mistakes
         ],
         value_head="Learners",
     )
@@ -206,22 +206,22 @@ def exercise_page(
         "(attempts up to and including the first full score).</p>"
     )
     body = (
-        f"<h1>{e(title)}</h1>{notice}{tiles}{median_note}{misconceptions}{checks}{histogram}{per_day}{earlier}"
+        f"<h1>{e(title)}</h1>{notice}{tiles}{median_note}{mistakes}{checks}{histogram}{per_day}{earlier}"
         f"<h2>Latest submissions</h2>{submissions_table(viewer, view.recent, with_learner=True, with_exercise=False)}"
     )
     return page(title, body, viewer, live=mark)
 
 
-def misconception_page(
+def mistake_page(
     viewer: Viewer,
     slug: str,
     title: str,
-    misconception: str,
-    holders: list[MisconceptionHolder],
+    mistake_title: str,
+    holders: list[MistakeHolder],
     *,
     mark: str | None = None,
 ) -> str:
-    """Who hit one misconception, the most recent first, and whether they have solved it since."""
+    """Who hit one mistake, the most recent first, and whether they have solved it since."""
     rows = "".join(
         f'<tr><td class="learner"><a href="{e(learner_url(h.name, viewer.course_slug))}">{e(h.display_name)}</a></td>'
         f'<td>{e(h.name)}</td><td class="num">{h.submissions}</td><td>{time_html(h.first_at, viewer.zone)}</td>'
@@ -231,17 +231,17 @@ def misconception_page(
         for h in holders
     )
     if not holders:
-        rows = '<tr><td colspan="8" class="muted">No learner has hit this misconception.</td></tr>'
+        rows = '<tr><td colspan="8" class="muted">No learner has hit this mistake.</td></tr>'
     body = (
         f'<p><a href="{e(exercise_url(slug, viewer.course_slug))}">← {e(title)}</a></p>'
-        f"<h1>{e(misconception)}</h1>"
+        f"<h1>{e(mistake_title)}</h1>"
         f"<p>{e(_plural(len(holders), 'learner'))} hit this in {e(title)}; the most recent first.</p>"
         '<table id="holders"><thead><tr><th scope="col">Learner</th><th scope="col">Login</th>'
         '<th scope="col" class="num">Submissions with it</th><th scope="col">First</th><th scope="col">Latest</th>'
         '<th scope="col" class="num">Score that counts now</th><th scope="col">Solved</th><th scope="col">Latest with it</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
     )
-    return page(f"{misconception} · {title}", body, viewer, live=mark)
+    return page(f"{mistake_title} · {title}", body, viewer, live=mark)
 
 
 # --- learners ------------------------------------------------------------------------------
@@ -410,7 +410,7 @@ def learner_page(
             counted = how = "hidden until due"
         rows.append(
             f'<tr data-exercise="{e(x.slug)}"{_CURRENT if x.slug == focus else ""}><td>{name}</td><td class="num counted">{e(counted)}</td>'
-            f'<td class="shown">{e(how)}</td><td class="num">{used.get(x.slug, x.attempts)}</td><td>{last}</td></tr>'
+            f'<td class="described">{e(how)}</td><td class="num">{used.get(x.slug, x.attempts)}</td><td>{last}</td></tr>'
         )
     table = (
         '<table id="learner-exercises"><thead><tr><th scope="col">Exercise</th>'
@@ -445,7 +445,7 @@ def learner_page(
         f"{submissions_table(viewer, view.submissions, with_learner=False, with_exercise=True, titles=titles)}"
         f"{corrections}"
         f'<div class="pager">{prev}<span>Page {view.page_number} of {pages}</span>{nxt}</div>'
-        '<p class="muted">Open a submission for its checks, messages, misconceptions, timing and source. '
+        '<p class="muted">Open a submission for its checks, messages, named mistakes, timing and source. '
         "This page reloads by itself when a verdict arrives.</p>"
     )
     return page(heading, body, viewer, current="My work" if own else "Learners", live=mark, styles=UPLOAD_CSS)
@@ -530,24 +530,24 @@ _VIEW_TEXT = {
 }
 
 
-def _policy_row(shown: SubmissionPublic | None, submission_id: int, csrf: str) -> str:
+def _policy_row(visible: SubmissionPublic | None, submission_id: int, csrf: str) -> str:
     """The feedback policy's row of the facts, when it hides anything from this viewer (with the
     button that spends a token, when one is left)."""
-    if shown is None or shown.feedback_view == "full":
+    if visible is None or visible.feedback_view == "full":
         return ""
-    said = _VIEW_TEXT[shown.feedback_view]
-    if shown.feedback_view == "hidden" and shows_outcome(View.HIDDEN, shown.verdict):
+    said = _VIEW_TEXT[visible.feedback_view]
+    if visible.feedback_view == "hidden" and shows_outcome(View.HIDDEN, visible.verdict):
         said = "your code never reached a check, so this is shown now; scores and feedback come at the due date"
-    text = f"{shown.feedback_policy}: {said}"
-    if shown.tokens_left is not None:
+    text = f"{visible.feedback_policy}: {said}"
+    if visible.tokens_left is not None:
         spent = (
             "a token was spent on this submission"
-            if shown.token_spent
-            else (f"{shown.tokens_left} token{'s' if shown.tokens_left != 1 else ''} left today")
+            if visible.token_spent
+            else (f"{visible.tokens_left} token{'s' if visible.tokens_left != 1 else ''} left today")
         )
         text += f" · {spent}"
     button = ""
-    if shown.tokens_left and not shown.token_spent:
+    if visible.tokens_left and not visible.token_spent:
         button = (
             f' <form id="spend-token" method="post" action="/dashboard/submissions/{submission_id}/token" '
             f'style="display:inline"><input type="hidden" name="csrf" value="{e(csrf)}">'
@@ -607,12 +607,12 @@ def submission_page(
     title: str,
     submission: Submission,
     *,
-    shown: SubmissionPublic,
+    visible: SubmissionPublic,
     mark: str | None = None,
     csrf: str = "",
 ) -> str:
     """One submission: who, what, when; applied regrades; the feedback ``ppo-submit`` prints; the
-    source. Every fact of the verdict comes from ``shown``, the record as the viewer may see it
+    source. Every fact of the verdict comes from ``visible``, the record as the viewer may see it
     (the exercise set's feedback policy): the stored row gives only its owner and its source,
     which are the learner's own."""
     owner, here = submission.user, viewer.course_slug
@@ -620,29 +620,29 @@ def submission_page(
         f'<a href="{e(exercise_url(submission.exercise, here))}">{e(title)}</a>' if viewer.instructor else e(title)
     )
     finished = (
-        f'<tr><th scope="row">Finished</th><td>{time_html(shown.finished_at, viewer.zone)}</td></tr>'
-        if shown.feedback_view != "hidden"
+        f'<tr><th scope="row">Finished</th><td>{time_html(visible.finished_at, viewer.zone)}</td></tr>'
+        if visible.feedback_view != "hidden"
         else ""  # no time of the run until the verdict is released: it is a channel for the inputs
     )
     facts = (
         '<table id="submission-facts"><tbody>'
         f'<tr><th scope="row">Learner</th><td><a href="{e(learner_url(owner.name, here))}">{e(owner.display_name)}</a> ({e(owner.name)})</td></tr>'
         f'<tr><th scope="row">Exercise</th><td>{exercise}</td></tr>'
-        f'<tr><th scope="row">Submitted</th><td>{time_html(shown.created_at, viewer.zone)}</td></tr>'
+        f'<tr><th scope="row">Submitted</th><td>{time_html(visible.created_at, viewer.zone)}</td></tr>'
         f"{finished}"
-        f'<tr><th scope="row">Status</th><td>{e(shown.status)}</td></tr>'
-        f'<tr><th scope="row">Raw score</th><td>{e(format_score(shown.score))}</td></tr>'
-        f'<tr><th scope="row">Late</th><td>{e(late_mark(shown.late_seconds, shown.penalty_percent) or "no")}</td></tr>'
-        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(shown.counted_score))}</td></tr>'
-        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(shown.content_version)}</code>, '
-        f"grader version <code>{e(shown.grader_version)}</code></td></tr>"
-        f"{_policy_row(shown, submission.id, csrf)}"
+        f'<tr><th scope="row">Status</th><td>{e(visible.status)}</td></tr>'
+        f'<tr><th scope="row">Raw score</th><td>{e(format_score(visible.score))}</td></tr>'
+        f'<tr><th scope="row">Late</th><td>{e(late_mark(visible.late_seconds, visible.penalty_percent) or "no")}</td></tr>'
+        f'<tr><th scope="row">Counts</th><td id="submission-counted">{e(format_score(visible.counted_score))}</td></tr>'
+        f'<tr><th scope="row">Graded by</th><td id="versions">exercise version <code>{e(visible.content_version)}</code>, '
+        f"grader version <code>{e(visible.grader_version)}</code></td></tr>"
+        f"{_policy_row(visible, submission.id, csrf)}"
         "</tbody></table>"
     )
-    notes = regrade_notes_html(shown.regrades, viewer.zone)
+    notes = regrade_notes_html(visible.regrades, viewer.zone)
     body = (
         f"<h1>Submission #{submission.id}</h1>{facts}{notes}"
-        f"{feedback_section(submission, shown)}"
+        f"{feedback_section(submission, visible)}"
         f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
     )
     return page(f"Submission {submission.id}", body, viewer, live=mark, styles=FEEDBACK_CSS)

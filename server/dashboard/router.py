@@ -8,8 +8,9 @@ what does not exist. Each route says who may see it with a dependency (``WebUser
 
 - ``GET /dashboard``: the class (a learner is sent to their own page).
 - ``GET /dashboard/exercises/{slug}``: charts of one exercise.
-- ``GET /dashboard/exercises/{slug}/misconception?mistake=``: who hit one misconception (by
-  the mistake's id, as the exercise page's bars link it).
+- ``GET /dashboard/exercises/{slug}/mistake?mistake=``: who hit one mistake (by the mistake's
+  id, as the exercise page's bars link it); ``.../misconception``, its old address, redirects
+  there (308) for one release.
 - ``GET /dashboard/learners``: every learner; ``/dashboard/learners/{login}``: one.
 - ``GET /dashboard/submissions/{id}``: one submission, its feedback and source.
 - ``POST /dashboard/submit``: a submission from the upload form on a learner's own page (a
@@ -34,22 +35,23 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from exercises.registry import all_exercises
-from server.catalog.service import exercise_detail, list_exercises
-from server.catalog.starters import NOTEBOOK, PY, NotebookUnavailable, starter_file
-from server.catalog.versions import unverified_changes, version_for_user
+from server.catalogue.service import exercise_detail, list_exercises
+from server.catalogue.starters import NOTEBOOK, PY, NotebookUnavailable, starter_file
+from server.catalogue.versions import unverified_changes, version_for_user
 from server.config import Settings
 from server.courses import corrections as correction_service
 from server.courses.feedback_policy import AccessMemo, access_for, hidden_own_exercises, spend_token, visible_report
-from server.courses.page_course import DashboardCourse, ShownCourse, learner_course, shown_course
+from server.courses.page_course import DashboardCourse, PageCourse, learner_course, pick_page_course
 from server.courses.service import (
     course_for_submission,
     courses_of,
@@ -87,7 +89,7 @@ from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, Score
 from server.regrades.pages import stale_notice, unverified_notice
 from server.regrades.service import stale_lines
 from server.state import AppState
-from server.stats.service import shown_mistake
+from server.stats.service import current_mistake_title
 from server.submissions.limits import check_submission_limits
 from server.submissions.schemas import SubmissionCreate
 from server.submissions.service import create_submission, to_public
@@ -145,73 +147,93 @@ def _exercise_titles(session: Session, user: User, course: Course, slug: str) ->
 
 @router.get("/dashboard", response_class=HTMLResponse)
 def class_page(request: Request, session: SessionDep, user: WebUser) -> Response:
-    """The class: every exercise and its most common misconception (a learner goes to their own page)."""
+    """The class: every exercise and its most common mistake (a learner goes to their own page)."""
     if not teaches_a_course(session, user):
         return redirect(learner_url(user.name))
-    shown = shown_course(request, session, user)  # after the redirect: a learner has no course to pick
-    course = shown.course
+    page_course = pick_page_course(request, session, user)  # after the redirect: a learner has no course to pick
+    course = page_course.course
     titles = _titles(session, course)
-    lines, misconceptions = service.class_overview(session, list(titles), course.id)
+    lines, mistakes = service.class_overview(session, list(titles), course.id)
     mark = change_mark(session, None)
     body = pages.class_page(
         viewer_of(user, course),
         titles,
         lines,
-        misconceptions,
+        mistakes,
         mark=mark,
         course=(course.slug, course.title),
         courses=_courses(session, user),
     )
-    return shown.remember(html_response(body), request)
+    return page_course.remember(html_response(body), request)
 
 
 @router.get("/dashboard/exercises/{slug}", response_class=HTMLResponse)
 def exercise_page(
-    slug: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse
+    slug: str, request: Request, session: SessionDep, user: WebInstructor, page_course: DashboardCourse
 ) -> Response:
     """One exercise's charts."""
-    titles = _exercise_titles(session, user, shown.course, slug)
-    view = service.exercise_view(session, slug, shown.course.id)
+    titles = _exercise_titles(session, user, page_course.course, slug)
+    view = service.exercise_view(session, slug, page_course.course.id)
     mark = change_mark(session, None)
-    notice = stale_notice(stale_lines(session, {shown.course.id}, slug))
+    notice = stale_notice(stale_lines(session, {page_course.course.id}, slug))
     known = [x for x in all_exercises() if x.slug == slug]
     notice += unverified_notice(unverified_changes(session, known))  # the folder changed, unverified
     body = pages.exercise_page(
-        viewer_of(user, shown.course), slug, _course_title(titles[slug], shown.course), view, mark=mark, notice=notice
+        viewer_of(user, page_course.course),
+        slug,
+        _course_title(titles[slug], page_course.course),
+        view,
+        mark=mark,
+        notice=notice,
     )
-    return shown.remember(html_response(body), request)
+    return page_course.remember(html_response(body), request)
 
 
-@router.get("/dashboard/exercises/{slug}/misconception", response_class=HTMLResponse)
-def misconception_page(
-    slug: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse, mistake: str = ""
+@router.get("/dashboard/exercises/{slug}/mistake", response_class=HTMLResponse)
+def mistake_page(
+    slug: str,
+    request: Request,
+    session: SessionDep,
+    user: WebInstructor,
+    page_course: DashboardCourse,
+    mistake: str = "",
 ) -> Response:
-    """The learners who hit one misconception of one exercise (by the mistake's id)."""
-    titles = _exercise_titles(session, user, shown.course, slug)
+    """The learners who hit one mistake of one exercise (by the mistake's id)."""
+    titles = _exercise_titles(session, user, page_course.course, slug)
     if not mistake or len(mistake) > 2000:
-        raise PageBadRequest(user, "Name a misconception (mistake=...), as the exercise page's bars do.")
-    holders = service.misconception_holders(session, slug, mistake, shown.course.id)
+        raise PageBadRequest(user, "Name a mistake (mistake=...), as the exercise page's bars do.")
+    holders = service.mistake_holders(session, slug, mistake, page_course.course.id)
     mark = change_mark(session, None)
-    title = _course_title(titles[slug], shown.course)
-    body = pages.misconception_page(
-        viewer_of(user, shown.course), slug, title, shown_mistake(mistake, mistake), holders, mark=mark
+    title = _course_title(titles[slug], page_course.course)
+    body = pages.mistake_page(
+        viewer_of(user, page_course.course), slug, title, current_mistake_title(mistake, mistake), holders, mark=mark
     )
-    return shown.remember(html_response(body), request)
+    return page_course.remember(html_response(body), request)
+
+
+@router.get("/dashboard/exercises/{slug}/misconception")
+def old_mistake_page(slug: str, request: Request, user: WebInstructor) -> Response:
+    """The mistake page's old address (until issue 33): 308 to ``.../mistake``, the query kept
+    (bookmarks and links in old mail keep working for one release); who may follow it is
+    asked here as on the page itself, so the address answers no one else."""
+    query = request.url.query
+    target = f"/dashboard/exercises/{quote(slug, safe='')}/mistake" + (f"?{query}" if query else "")
+    return RedirectResponse(target, status_code=308, headers=SECURITY_HEADERS)
 
 
 @router.get("/dashboard/learners", response_class=HTMLResponse)
 def learners_page(
-    request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse, page: str | None = None
+    request: Request, session: SessionDep, user: WebInstructor, page_course: DashboardCourse, page: str | None = None
 ) -> Response:
     """Every learner of the course, by login."""
     number = parse_int(page, 1, 1, MAX_PAGE)
     if number is None:
         raise PageBadRequest(user, "page must be a whole number, 1 or more.")
     offset = (number - 1) * LEARNERS_PER_PAGE
-    total, lines = service.learners(session, LEARNERS_PER_PAGE, offset, shown.course.id)
+    total, lines = service.learners(session, LEARNERS_PER_PAGE, offset, page_course.course.id)
     mark = change_mark(session, None)
-    body = pages.learners_page(viewer_of(user, shown.course), total, lines, number, LEARNERS_PER_PAGE, mark=mark)
-    return shown.remember(html_response(body), request)
+    body = pages.learners_page(viewer_of(user, page_course.course), total, lines, number, LEARNERS_PER_PAGE, mark=mark)
+    return page_course.remember(html_response(body), request)
 
 
 @router.get("/dashboard/learners/{name}", response_class=HTMLResponse)
@@ -368,10 +390,10 @@ def submission_page(
     mark = change_mark(session, None if Role(user.role).reads_everything else user.id)
     title = {x.slug: x.title for x in list_exercises()}.get(submission.exercise, submission.exercise)
     course = session.get(Course, submission.course_id)
-    shown = visible_report(to_public(session, submission), access_for(session, user, submission, now))
+    visible = visible_report(to_public(session, submission), access_for(session, user, submission, now))
     csrf = form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes)
     return html_response(
-        pages.submission_page(viewer_of(user, course), title, submission, mark=mark, shown=shown, csrf=csrf)
+        pages.submission_page(viewer_of(user, course), title, submission, mark=mark, visible=visible, csrf=csrf)
     )
 
 
@@ -519,21 +541,21 @@ def _csv(body: str, filename: str) -> Response:
 
 
 @router.get("/dashboard/gradebook.csv")
-def gradebook(session: SessionDep, shown: DashboardCourse) -> Response:
-    """The long gradebook of the course shown, for a logged-in instructor."""
-    return _gradebook(session, shown, gradebook_csv, "gradebook")
+def gradebook(session: SessionDep, page_course: DashboardCourse) -> Response:
+    """The long gradebook of the page's course, for a logged-in instructor."""
+    return _gradebook(session, page_course, gradebook_csv, "gradebook")
 
 
 @router.get("/dashboard/gradebook-canvas.csv")
 def canvas_gradebook(
     session: SessionDep,
-    shown: DashboardCourse,
+    page_course: DashboardCourse,
     login_column: Annotated[LoginColumn, Query(description="Where the logins go: SIS Login ID or SIS User ID.")] = (
         "sis-login-id"
     ),
 ) -> Response:
-    """The Canvas gradebook of the course shown, for a logged-in instructor."""
-    return _gradebook(session, shown, lambda s, c: canvas_gradebook_csv(s, c, login_column), "gradebook-canvas")
+    """The Canvas gradebook of the page's course, for a logged-in instructor."""
+    return _gradebook(session, page_course, lambda s, c: canvas_gradebook_csv(s, c, login_column), "gradebook-canvas")
 
 
 # The Canvas file's first name, kept for bookmarks.
@@ -541,12 +563,12 @@ router.add_api_route("/dashboard/gradebook-wide.csv", canvas_gradebook, methods=
 
 
 @router.get("/dashboard/gradebook-moodle.csv")
-def moodle_gradebook(session: SessionDep, shown: DashboardCourse) -> Response:
-    """The Moodle gradebook of the course shown, for a logged-in instructor."""
-    return _gradebook(session, shown, moodle_gradebook_csv, "gradebook-moodle")
+def moodle_gradebook(session: SessionDep, page_course: DashboardCourse) -> Response:
+    """The Moodle gradebook of the page's course, for a logged-in instructor."""
+    return _gradebook(session, page_course, moodle_gradebook_csv, "gradebook-moodle")
 
 
-def _gradebook(session: Session, shown: ShownCourse, make: Callable[..., str], name: str) -> Response:
-    course = shown.course
+def _gradebook(session: Session, page_course: PageCourse, make: Callable[..., str], name: str) -> Response:
+    course = page_course.course
     suffix = "" if course.id == DEFAULT_COURSE_ID else f"-{course.slug}"
     return _csv(make(session, course), f"{name}{suffix}.csv")

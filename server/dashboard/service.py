@@ -3,10 +3,10 @@
 
 Same rules as the leaderboard and the statistics API (``server.leaderboard.service``,
 ``server.stats.service``): learners only; an attempt is a finished submission that is not
-an ``internal_error``; a misconception counts when a failed check of a graded submission
-names it. The exercise page's histogram, check bars and misconception bars are the
+an ``internal_error``; a mistake counts when a failed check of a graded submission
+names it. The exercise page's histogram, check bars and mistake bars are the
 statistics API's own numbers (``exercise_stats``), so the page and the API cannot disagree.
-Misconceptions are counted by the mistake's id and shown with its current title, as the
+Mistakes are counted by the mistake's id and shown with its current title, as the
 statistics do (``server.stats.service.mistake_key``).
 """
 
@@ -23,7 +23,7 @@ from server.courses.counted import ExerciseScore, counts_as_attempt, course_scor
 from server.leaderboard.service import learner_ids
 from server.models import DEFAULT_COURSE_ID, CheckResult, Submission, User, Verdict, aware_utc
 from server.stats.schemas import ExerciseStats
-from server.stats.service import exercise_stats, mistake_key, shown_mistake
+from server.stats.service import current_mistake_title, exercise_stats, mistake_key
 
 S = Submission
 C = CheckResult
@@ -54,17 +54,17 @@ class ExerciseLine:
     attempts: int  # finished, not the grader's fault (the leaderboard's attempts)
     learners_attempted: int
     learners_solved: int
-    top_misconception: str | None
-    top_misconception_learners: int
-    #: What the top misconception's link names: its mistake id (or, stored before ids, its title).
+    top_mistake_title: str | None
+    top_mistake_learners: int
+    #: What the top mistake's link names: its id (or, stored before ids, its title).
     top_mistake: str | None = None
 
 
 @dataclass(frozen=True)
-class MisconceptionCount:
+class MistakeCount:
     exercise: str
     #: The title shown (the catalogue's current one).
-    misconception: str
+    mistake_title: str
     learners: int
     #: What it is counted and linked by: the mistake's id (or, stored before ids, its title).
     mistake: str = ""
@@ -72,44 +72,44 @@ class MisconceptionCount:
 
 def class_overview(
     session: Session, slugs: list[str], course_id: int = DEFAULT_COURSE_ID
-) -> tuple[list[ExerciseLine], list[MisconceptionCount]]:
+) -> tuple[list[ExerciseLine], list[MistakeCount]]:
     """Per exercise (in ``slugs`` order): attempts, learners attempted and solved (the score
-    that counts is full: ``server.courses.counted``) and the most common misconception; and
-    every (exercise, misconception) by learners, most first."""
+    that counts is full: ``server.courses.counted``) and the most common mistake; and
+    every (exercise, mistake) by learners, most first."""
     best: dict[str, tuple[int, int, int]] = {}
     learners = _learner_set(session, course_id)
     for (uid, ex), score in course_scores(session, course_id).items():
         if uid in learners and score.attempts:
             attempted, solved, attempts = best.get(ex, (0, 0, 0))
             best[ex] = (attempted + 1, solved + score.solved, attempts + score.attempts)
-    # The failed checks that name a misconception first (a few thousand of the check rows),
+    # The failed checks that name a mistake first (a few thousand of the check rows),
     # then their submissions by primary key: about half the work of walking every
     # submission's checks, which is the plan the databases otherwise choose.
     named = (
         select(
             C.submission_id.label("submission_id"),
             mistake_key().label("mistake"),
-            C.misconception.label("misconception"),
+            C.mistake_title.label("mistake_title"),
         )
         .where(C.passed.is_(False), mistake_key().is_not(None))
         .cte("named")
         .prefix_with("MATERIALIZED")
     )
-    misconceptions = sorted(
+    mistakes = sorted(
         (
-            MisconceptionCount(ex, shown_mistake(key, stored), int(n), key)
+            MistakeCount(ex, current_mistake_title(key, stored), int(n), key)
             for ex, key, stored, n in session.execute(
-                select(S.exercise, named.c.mistake, func.max(named.c.misconception), func.count(distinct(S.user_id)))
+                select(S.exercise, named.c.mistake, func.max(named.c.mistake_title), func.count(distinct(S.user_id)))
                 .select_from(named)
                 .join(S, S.id == named.c.submission_id)
                 .where(*_learner_rows(course_id), S.verdict == Verdict.GRADED.value)
                 .group_by(S.exercise, named.c.mistake)
             ).tuples()
         ),
-        key=lambda m: (-m.learners, m.exercise, m.misconception),
+        key=lambda m: (-m.learners, m.exercise, m.mistake_title),
     )
-    top: dict[str, MisconceptionCount] = {}
-    for m in misconceptions:
+    top: dict[str, MistakeCount] = {}
+    for m in mistakes:
         top.setdefault(m.exercise, m)
     lines = [
         ExerciseLine(
@@ -117,13 +117,13 @@ def class_overview(
             attempts=best.get(slug, (0, 0, 0))[2],
             learners_attempted=best.get(slug, (0, 0, 0))[0],
             learners_solved=best.get(slug, (0, 0, 0))[1],
-            top_misconception=top[slug].misconception if slug in top else None,
-            top_misconception_learners=top[slug].learners if slug in top else 0,
+            top_mistake_title=top[slug].mistake_title if slug in top else None,
+            top_mistake_learners=top[slug].learners if slug in top else 0,
             top_mistake=top[slug].mistake if slug in top else None,
         )
         for slug in slugs
     ]
-    return lines, [m for m in misconceptions if m.exercise in set(slugs)]
+    return lines, [m for m in mistakes if m.exercise in set(slugs)]
 
 
 @dataclass(frozen=True)
@@ -256,8 +256,8 @@ def median_attempts_to_solve(
 
 
 @dataclass(frozen=True)
-class MisconceptionHolder:
-    """A learner who hit a misconception, and where they stand now."""
+class MistakeHolder:
+    """A learner who hit a mistake, and where they stand now."""
 
     user_id: int
     name: str
@@ -270,9 +270,9 @@ class MisconceptionHolder:
     solved: bool
 
 
-def misconception_holders(
+def mistake_holders(
     session: Session, slug: str, mistake: str, course_id: int = DEFAULT_COURSE_ID
-) -> list[MisconceptionHolder]:
+) -> list[MistakeHolder]:
     """Learners whose graded submissions of ``slug`` hit ``mistake`` (its id, or for results
     stored before ids its title), the most recent first (who is stuck now)."""
     hits = (
@@ -305,7 +305,7 @@ def misconception_holders(
     )
     scores = course_scores(session, course_id, user_ids=[r[0] for r in rows], exercises=[slug])
     return [
-        MisconceptionHolder(
+        MistakeHolder(
             uid,
             name,
             display,

@@ -55,7 +55,7 @@ from notebook_format.functions import NOTEBOOK_SUFFIX, defined_functions, match_
 from notebook_format.module import module_of
 from notebook_format.reader import MAX_NOTEBOOK_BYTES, read_notebook
 from notebook_format.reader import too_large as notebook_too_large
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.web.errors import PageError
 
 #: Largest upload body read: a notebook of the one notebook cap (its outputs count; its code is

@@ -41,7 +41,7 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from server.catalog.service import catalogue_index
+from server.catalogue.service import catalogue_index
 from server.courses.counted import FULL_SCORE, ExerciseScore, course_scores, describe
 from server.courses.sets import course_exercises
 from server.errors import InvalidExport
@@ -61,6 +61,9 @@ HEADER = [
     "penalty_percent",
     "extended_to",
     "correction",
+    "described",
+    # ``described``'s old name, the same text, for one release (docs/api.md); the last column,
+    # so a reader that finds columns by position reads every other one where it was
     "shown",
 ]
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -106,10 +109,11 @@ def gradebook_rows(session: Session, course: Course | None = None) -> Iterator[l
         for slug in slugs:
             score = scores.get((user_id, slug))
             if score is None:  # never attempted, never corrected: no score, and nothing else
-                yield [name, display_name, slug, "", "0", "", "", "", "", "", "", "", describe(None)]
+                yield [name, display_name, slug, "", "0", "", "", "", "", "", "", "", describe(None), describe(None)]
                 continue
             run, at = score.counting, aware_utc(score.solved_at)
             extended = aware_utc(score.extended_to)
+            described = describe(score, course.time_zone)
             yield [
                 name,
                 display_name,
@@ -123,7 +127,8 @@ def gradebook_rows(session: Session, course: Course | None = None) -> Iterator[l
                 f"{score.penalty_percent:g}" if run or score.override else "",
                 extended.isoformat() if extended else "",
                 _correction(score),
-                describe(score, course.time_zone),
+                described,
+                described,
             ]
 
 

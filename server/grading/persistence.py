@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from exercises.feedback import for_learner, rename_in_text
 from exercises.versions import UNKNOWN_VERSION
-from server.catalog.versions import serving_ref
+from server.catalogue.versions import serving_ref
 from server.courses.best_scores import backfill_best_scores, record_verdict
 from server.courses.counted import is_attempt, submission_board, submission_counted
 from server.grading.sanitize import (
@@ -54,7 +54,7 @@ class CheckLike(Protocol):
     @property
     def message(self) -> str: ...
     @property
-    def misconception(self) -> str | None: ...
+    def mistake_title(self) -> str | None: ...
 
     # Optional, read with getattr: ``check_id``, ``mistake_id`` and ``self_reported``, absent
     # from older reports (a check without them is stored as not confirmed: storable()).
@@ -97,7 +97,7 @@ class Claimed:
     created_at: datetime
     started_at: datetime
     #: What to grade with: the slug, or slug@version of the stored version the course's set
-    #: serves, read at the claim (a publish reaches running workers: server.catalog.versions).
+    #: serves, read at the claim (a publish reaches running workers: server.catalogue.versions).
     ref: str = ""
 
 
@@ -175,7 +175,7 @@ def storable(
             "weight": clean_float(check.weight) or 0.0,
             "passed": bool(check.passed),
             "message": _storable_message(check.message, filename),
-            "misconception": clean_optional_text(check.misconception, MESSAGE_BYTES),
+            "mistake_title": clean_optional_text(check.mistake_title, MESSAGE_BYTES),
             "mistake_id": clean_id(getattr(check, "mistake_id", None)),
             "self_reported": _self_reported(check),
         }
@@ -209,8 +209,18 @@ def _self_reported(check: CheckLike) -> bool:
 
 
 def check_results(rows: Sequence[Mapping[str, Any]]) -> list[CheckResult]:
-    """``CheckResult`` rows, in order, from cleaned check dicts (``Storable.checks``)."""
-    return [CheckResult(position=position, **row) for position, row in enumerate(rows)]
+    """``CheckResult`` rows, in order, from cleaned check dicts (``Storable.checks``). A dict
+    kept by a regrade before migration 0023 (written by an older worker) names the mistake's
+    title ``misconception``: read as ``mistake_title``."""
+    return [CheckResult(position=position, **_current_keys(row)) for position, row in enumerate(rows)]
+
+
+def _current_keys(row: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    if "misconception" in out:
+        out.setdefault("mistake_title", out["misconception"])
+        del out["misconception"]
+    return out
 
 
 def store_report(

@@ -34,7 +34,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 
 from exercises import registry
-from server.catalog.versions import version_source
+from server.catalogue.versions import version_source
 from server.config import Settings
 from server.db import make_engine, make_session_factory
 from server.grading.grader import build_judge, grade_submission

@@ -41,7 +41,7 @@ class ClaimedResult:
     source: str
     filename: str | None
     attempts: int
-    #: The content version the set grades with (named by its preview: server.catalog.versions).
+    #: The content version the set grades with (named by its preview: server.catalogue.versions).
     version: str = ""
 
 

@@ -4,7 +4,7 @@ The judge caps what it produces, but storage does not rely on that: a check mess
 formats a whole learner tensor was once 150 MB, and one NUL byte in the output made
 PostgreSQL refuse the row (internal_error). So, at storage, whatever the judge sent:
 
-- text (verdict message, check messages, misconceptions, stdout, stderr) is cut to a byte
+- text (verdict message, check messages, mistake titles, stdout, stderr) is cut to a byte
   cap with a visible note (the one capper, :func:`sandbox.text.cap_bytes`), NUL becomes the visible escape ``\\x00`` (PostgreSQL text cannot
   hold NUL) and lone surrogates (which neither UTF-8 nor the drivers accept) become U+FFFD;
 - check names fit their column, and so do check and mistake ids (or they are dropped: an id
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 from sandbox.text import cap_bytes
 
-#: Each check message, misconception and the verdict message: "about 4 KiB each".
+#: Each check message, mistake title and the verdict message: "about 4 KiB each".
 MESSAGE_BYTES = 4 * 1024
 #: Column width of ``check_results.name``.
 CHECK_NAME_CHARS = 128

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from sqlalchemy.orm import Session
 
 from exercises.versions import split_ref
-from server.catalog.versions import UNVERIFIED, UNVERIFIED_MESSAGE
+from server.catalogue.versions import UNVERIFIED, UNVERIFIED_MESSAGE
 from server.db import SessionFactory, transaction
 from server.grading import counters
 from server.grading.grader import GradeFunction, verdict_versions

@@ -20,7 +20,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.config import Settings
 from server.courses.feedback_policy import hidden_board_exercises
 from server.courses.page_course import learner_course, most_recent_course

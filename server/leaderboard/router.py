@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from server.catalog.service import find_exercise
+from server.catalogue.service import find_exercise
 from server.config import Settings
 from server.courses.feedback_policy import PolicyKind, exercise_policy, hidden_board_exercises, refuse_hidden_board
 from server.courses.service import INSTRUCTOR, course_role, readable_course
@@ -28,7 +28,7 @@ CourseParam = Annotated[
 ]
 
 
-def shown_name(
+def board_name(
     viewer: User,
     user_id: int,
     display_name: str,
@@ -102,7 +102,7 @@ def _board_name(
 ) -> str:
     """How a board row names its learner to ``viewer``: the course's pseudonym unless the course
     shows real names (instructors always see them)."""
-    return shown_name(
+    return board_name(
         viewer, user_id, display_name, not where.board_real_names, settings.secret_bytes, instructor, course_id=where.id
     )
 

@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.courses.service import INSTRUCTOR, course_role
 from server.courses.sets import course_exercises, publish
 from server.lti import claims as c

@@ -53,7 +53,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.courses.counted import ExerciseScore, course_scores, describe
 from server.courses.feedback_policy import held_in_course
 from server.courses.service import LEARNER
@@ -102,7 +102,7 @@ class GradeLine:
     sub: str
     exercise: str
     score: ExerciseScore
-    shown: str
+    described: str
     sent: float | None
     sent_excused: bool
     was_sent: bool
@@ -240,7 +240,7 @@ def plan(
                     sub=sub,
                     exercise=exercise,
                     score=score,
-                    shown=NO_SCORE
+                    described=NO_SCORE
                     if score.counted is None and not score.excused
                     else describe(score, course.time_zone),
                     sent=row.score if row is not None else None,
@@ -275,7 +275,7 @@ def score_message(line: GradeLine, now: datetime, new_submission: bool) -> dict[
         "timestamp": now.isoformat(timespec="microseconds"),
         "activityProgress": "Initialized" if line.clears else "Completed",
         "gradingProgress": "FullyGraded",
-        "comment": line.shown[:1000],
+        "comment": line.described[:1000],
     }
     if line.value is not None:
         message["scoreGiven"] = line.value

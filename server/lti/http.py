@@ -176,7 +176,7 @@ def url_problem(url: object) -> str | None:
     return None
 
 
-def shown_url(url: object) -> str:
+def quoted_url(url: object) -> str:
     """``url`` as a message quotes it: ASCII, capped, quoted (a lone surrogate or a control
     character from an LMS's answer is escaped, never stored or printed as such)."""
     return ascii(url[:200]) if isinstance(url, str) else type(url).__name__
@@ -187,7 +187,7 @@ def checked_url(url: object, what: str) -> str:
     For the URLs an administrator enters (a registration); what an LMS names is :func:`lms_url`'s."""
     problem = url_problem(url)
     if problem is not None:
-        raise InvalidRegistration(f"The {what} {problem}; got {shown_url(url)}.")
+        raise InvalidRegistration(f"The {what} {problem}; got {quoted_url(url)}.")
     assert isinstance(url, str)
     return url
 
@@ -200,7 +200,7 @@ def lms_url(url: object, what: str) -> str:
     problem = url_problem(url)
     if problem is not None:
         raise LmsUnreachable(
-            f"{what}: the LMS named the URL {shown_url(url)}, which {problem}; check the tool's services in the LMS."
+            f"{what}: the LMS named the URL {quoted_url(url)}, which {problem}; check the tool's services in the LMS."
         )
     assert isinstance(url, str)
     return url

@@ -62,7 +62,7 @@ from sqlalchemy.orm import Session
 from server.db import insert_unless_taken
 from server.lti import claims as c
 from server.lti.errors import LaunchRefused, PlatformNotFound
-from server.lti.http import shown_url, url_problem
+from server.lti.http import quoted_url, url_problem
 from server.lti.platforms import find_platform, has_deployment, platform_key
 from server.models import LtiDeepLink, LtiLogin, LtiPlatform, LtiTicket, utcnow
 from server.models.lti import MAX_URL_CHARS
@@ -427,7 +427,9 @@ def _service_url(value: Any, what: str, platform: LtiPlatform) -> str | None:
         return None
     problem = url_problem(text)
     if problem is not None:
-        log.warning("A launch from %s named a %s that %s (left out): %s", platform.name, what, problem, shown_url(text))
+        log.warning(
+            "A launch from %s named a %s that %s (left out): %s", platform.name, what, problem, quoted_url(text)
+        )
         return None
     return text
 

@@ -209,7 +209,7 @@ def course_lti_page(
             grade_rows += (
                 f'<tr data-learner="{e(line.login)}" data-exercise="{e(line.exercise)}" class="{e(line.action.replace(" ", "-"))}">'
                 f"<td>{e(line.display_name)} ({e(line.login)})</td><td>{e(titles.get(line.exercise, line.exercise))}</td>"
-                f'<td class="shown">{e(line.shown)}</td><td class="num sent">{e(sent)}</td>'
+                f'<td class="described">{e(line.described)}</td><td class="num sent">{e(sent)}</td>'
                 f'<td class="num lms">{e(lms)}</td><td class="action">{e(line.action)}</td></tr>'
             )
     to_send = sum(1 for line in grades.lines if line.action == Action.SEND) if grades is not None else 0

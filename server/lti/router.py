@@ -46,7 +46,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.config import Settings
 from server.courses.page_course import DashboardCourse
 from server.courses.service import taught_course_named
@@ -446,11 +446,13 @@ DashboardForm = Annotated[dict[str, list[str]] | None, Depends(_form_reader(4096
 
 @html.get("/dashboard/lti")
 def course_page(
-    request: Request, session: SessionDep, settings: SettingsDep, user: WebInstructor, shown: DashboardCourse
+    request: Request, session: SessionDep, settings: SettingsDep, user: WebInstructor, page_course: DashboardCourse
 ) -> Response:
     """The course's LMS link, its roster and what the grades sync would send (never calling
     the LMS: what it has is the compare button's, :func:`compare_button`)."""
-    return shown.remember(_course_lti_page(request, session, settings, user, shown.course, ask_lms=False), request)
+    return page_course.remember(
+        _course_lti_page(request, session, settings, user, page_course.course, ask_lms=False), request
+    )
 
 
 @html.post("/dashboard/lti/compare")

@@ -155,7 +155,7 @@ class CheckResult(Base):
     passed: Mapped[bool]
     message: Mapped[str] = mapped_column(Text, default="")
     #: The named mistake's title when it was graded (display text).
-    misconception: Mapped[str | None] = mapped_column(Text)
+    mistake_title: Mapped[str | None] = mapped_column(Text)
     #: The named mistake's stable id, ``"<slug>/<mistake>"``; what statistics group by.
     mistake_id: Mapped[str | None] = mapped_column(String(ID_CHARS))
     #: True unless the judge confirmed this check's evidence (``CheckOutcome.self_reported``,

@@ -95,7 +95,7 @@ def _replace(session: Session, submission: Submission, result: RegradeResult, se
                     "weight": c.weight,
                     "passed": c.passed,
                     "message": c.message,
-                    "misconception": c.misconception,
+                    "mistake_title": c.mistake_title,
                     "mistake_id": c.mistake_id,
                     "self_reported": c.self_reported,
                 }

@@ -149,5 +149,5 @@ def stale_notice(lines: Sequence[StaleLine]) -> str:
 
 def unverified_notice(sentences: Sequence[str]) -> str:
     """On an exercise page: the pack folder holds a version no verify passed, and learners are
-    graded by the published one (server.catalog.versions.unverified_changes)."""
+    graded by the published one (server.catalogue.versions.unverified_changes)."""
     return "".join(f'<p id="unverified-version" class="notice">{e(s)}.</p>' for s in sentences)

@@ -20,8 +20,8 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from exercises.versions import exercise_ref
-from server.catalog.service import find_exercise
-from server.catalog.versions import UNVERIFIED, regrade_version, serving_ref
+from server.catalogue.service import find_exercise
+from server.catalogue.versions import UNVERIFIED, regrade_version, serving_ref
 from server.courses.counted import counts_as_attempt
 from server.courses.service import taught_course_ids
 from server.errors import ExerciseNotVerified, NothingToRegrade, RegradeClosed, RegradeNotFound

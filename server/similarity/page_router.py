@@ -34,7 +34,7 @@ from server.web.responses import FormFields, html_response, redirect, same_origi
 
 router = APIRouter(include_in_schema=False)
 
-SHOWN_PAIRS = 50
+LISTED_PAIRS = 50
 
 
 def _posted_course(session: Session, user: User, fields: dict[str, str]) -> Course:
@@ -66,14 +66,18 @@ def _pair(session: Session, user: User, course: Course, a: str, b: str) -> tuple
 
 @router.get("/dashboard/similarity", response_class=HTMLResponse)
 def list_page(
-    request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse, exercise: str | None = None
+    request: Request,
+    session: SessionDep,
+    user: WebInstructor,
+    page_course: DashboardCourse,
+    exercise: str | None = None,
 ) -> Response:
     """The course's top pairs."""
-    course = shown.course
+    course = page_course.course
     run = service.latest_done_run(session, course)
     if exercise is not None and (run is None or exercise not in run.summary.get("exercises", [])):
         raise PageBadRequest(user, f"{exercise[:64]!r} is not one of the exercises compared.")
-    pairs = [] if run is None else [pair_public(p) for p in service.ranked_pairs(session, run, exercise, SHOWN_PAIRS)]
+    pairs = [] if run is None else [pair_public(p) for p in service.ranked_pairs(session, run, exercise, LISTED_PAIRS)]
     body = pages.list_page(
         viewer_of(user, course),
         (course.slug, course.title),
@@ -82,7 +86,7 @@ def list_page(
         pairs,
         exercise,
     )
-    return shown.remember(html_response(body), request)
+    return page_course.remember(html_response(body), request)
 
 
 @router.post("/dashboard/similarity/run")
@@ -108,10 +112,10 @@ def request_run(
 
 @router.get("/dashboard/similarity/{a}/{b}", response_class=HTMLResponse)
 def pair_page(
-    a: str, b: str, request: Request, session: SessionDep, user: WebInstructor, shown: DashboardCourse
+    a: str, b: str, request: Request, session: SessionDep, user: WebInstructor, page_course: DashboardCourse
 ) -> Response:
     """One pair side by side."""
-    course = shown.course
+    course = page_course.course
     first, second = _pair(session, user, course, a, b)
     run = service.latest_done_run(session, course)
     stored = None if run is None else service.stored_pair(session, run, first, second)
@@ -121,7 +125,7 @@ def pair_page(
     body = pages.pair_page(
         viewer_of(user, course), (course.slug, course.title), pair_public(ranked), side_by_side(session, stored)
     )
-    return shown.remember(html_response(body), request)
+    return page_course.remember(html_response(body), request)
 
 
 @router.post("/dashboard/similarity/{a}/{b}/review")

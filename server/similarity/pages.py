@@ -41,17 +41,17 @@ def _mark(mark: str | None) -> str:
     return f'<span class="mark-{e(mark)}">reviewed: {e(mark)}</span>'
 
 
-def _run_line(latest: RunPublic | None, shown: RunPublic | None, zone: str) -> str:
+def _run_line(latest: RunPublic | None, pairs_run: RunPublic | None, zone: str) -> str:
     if latest is None:
         return '<p class="notice">Not compared yet: runs start by themselves after each due date, or now with the button.</p>'
     parts = []
-    if shown is not None:
-        finished = local_time(shown.finished_at, zone) if shown.finished_at else ""
+    if pairs_run is not None:
+        finished = local_time(pairs_run.finished_at, zone) if pairs_run.finished_at else ""
         parts.append(
-            f"Run {shown.id} ({'after a due date' if shown.reason == 'due' else 'on request'}, {e(finished)}): "
-            f"{shown.learners} learners, {shown.submissions} submissions, {shown.pairs_found} similar pairs."
+            f"Run {pairs_run.id} ({'after a due date' if pairs_run.reason == 'due' else 'on request'}, {e(finished)}): "
+            f"{pairs_run.learners} learners, {pairs_run.submissions} submissions, {pairs_run.pairs_found} similar pairs."
         )
-    if shown is None or latest.id != shown.id:
+    if pairs_run is None or latest.id != pairs_run.id:
         state = {"queued": "waiting", "running": "running", "failed": "failed", "done": "done"}[latest.status]
         parts.append(f"The newest run ({latest.id}) is {state}." + (f" {e(latest.message)}" if latest.message else ""))
     return f'<p class="muted">{" ".join(parts)}</p>'
@@ -61,13 +61,13 @@ def list_page(
     viewer: Viewer,
     course: tuple[str, str],
     latest: RunPublic | None,
-    shown: RunPublic | None,
+    pairs_run: RunPublic | None,
     pairs: list[PairPublic],
     exercise: str | None,
 ) -> str:
     """The top pairs of the course (or of one exercise), with their marks and a run button."""
     slug, title = course
-    exercises = shown.exercises if shown is not None else []
+    exercises = pairs_run.exercises if pairs_run is not None else []
     filters = "".join(
         f'<a href="{e(LIST_PATH + "?" + urlencode({"course": slug, **({"exercise": x} if x else {})}))}"'
         f"{_CURRENT if x == exercise else ''}>{e(x or 'whole course')}</a>"
@@ -89,7 +89,7 @@ def list_page(
         f"<tbody>{rows}</tbody></table>"
         if pairs
         else "<p>No similar pairs.</p>"
-        if shown is not None
+        if pairs_run is not None
         else ""
     )
     body = (
@@ -98,7 +98,7 @@ def list_page(
         "normalised and the starter and the code most solutions share are left out. A pair's score sums its "
         "similarity (0 to 1) over the course's exercises. This is for review: learners never see it and no "
         "score changes.</p>"
-        f"{_run_line(latest, shown, viewer.zone)}"
+        f"{_run_line(latest, pairs_run, viewer.zone)}"
         f'<form method="post" action="{RUN_ACTION}"><input type="hidden" name="course" value="{e(slug)}">'
         '<button type="submit">Compare now</button></form>'
         f'<nav aria-label="Exercise">{filters}</nav>{table}'

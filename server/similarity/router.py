@@ -65,13 +65,13 @@ def report(
     """The ranked pairs of the newest finished run (over the course, or one exercise), with
     each pair's review mark, and the state of the newest run."""
     where = taught_course(session, instructor, course)
-    shown = service.latest_done_run(session, where)
-    pairs = [] if shown is None else service.ranked_pairs(session, shown, exercise, limit)
+    pairs_run = service.latest_done_run(session, where)
+    pairs = [] if pairs_run is None else service.ranked_pairs(session, pairs_run, exercise, limit)
     return SimilarityReport(
         course=where.slug,
         exercise=exercise,
         latest=run_public(service.latest_run(session, where)),
-        shown=run_public(shown),
+        pairs_run=run_public(pairs_run),
         pairs=[pair_public(p) for p in pairs],
     )
 

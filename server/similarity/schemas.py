@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
+
+from server.openapi import RenamedFields, old_name
 
 
 class RunPublic(BaseModel):
@@ -48,13 +51,16 @@ class PairPublic(BaseModel):
     review: Literal["fine", "concern"] | None
 
 
-class SimilarityReport(BaseModel):
+class SimilarityReport(RenamedFields):
     """``GET /courses/{course}/similarity``: the newest finished run's pairs, and the newest run."""
+
+    renamed: ClassVar[Mapping[str, str]] = {"shown": "pairs_run"}
 
     course: str
     exercise: str | None = Field(description="Ranked by this exercise alone; null: over the course.")
     latest: RunPublic | None = Field(description="The newest run, whatever its state.")
-    shown: RunPublic | None = Field(description="The run the pairs come from: the newest finished one.")
+    pairs_run: RunPublic | None = Field(description="The run the pairs come from: the newest finished one.")
+    shown: RunPublic | None = old_name("pairs_run")
     pairs: list[PairPublic]
 
 

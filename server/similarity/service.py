@@ -25,7 +25,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from exercises.registry import get_exercise
-from server.catalog.service import catalogue_index
+from server.catalogue.service import catalogue_index
 from server.courses.counted import counts_as_attempt
 from server.courses.sets import entries
 from server.db import SessionFactory, transaction

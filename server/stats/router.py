@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from server.catalog.service import find_exercise
+from server.catalogue.service import find_exercise
 from server.courses.service import taught_course
 from server.deps import InstructorUser, SessionDep
 from server.openapi import errors
@@ -26,7 +26,7 @@ def exercise_stats(
     ] = None,
 ) -> ExerciseStats:
     """One course's submissions, learners attempted and solved, score distribution,
-    per-check failure rates and per-misconception learner counts (its instructors only;
+    per-check failure rates and per-mistake learner counts (its instructors only;
     404 ``CourseNotFound`` for a course the caller does not teach)."""
     find_exercise(slug)
     where = taught_course(session, instructor, course)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from pydantic import BaseModel, Field
+
+from server.openapi import RenamedFields, old_name
 
 
 class ScoreBucket(BaseModel):
@@ -24,17 +29,22 @@ class CheckStats(BaseModel):
     failure_rate: float
 
 
-class MisconceptionStats(BaseModel):
-    """A named misconception and how many learners hit it at least once."""
+class MistakeStats(RenamedFields):
+    """A named mistake and how many learners hit it at least once."""
 
-    misconception: str = Field(description="The mistake's title as the catalogue words it now.")
+    renamed: ClassVar[Mapping[str, str]] = {"misconception": "mistake_title"}
+
+    mistake_title: str = Field(description="The mistake's title as the catalogue words it now.")
+    misconception: str | None = old_name("mistake_title")
     mistake_id: str | None = Field(description="Its stable id; null for results stored before ids.")
     learners: int
     submissions: int
 
 
-class ExerciseStats(BaseModel):
+class ExerciseStats(RenamedFields):
     """``GET /exercises/{slug}/stats``; learners only (instructors' runs are left out)."""
+
+    renamed: ClassVar[Mapping[str, str]] = {"misconceptions": "mistakes"}
 
     exercise: str
     submissions: int = Field(description="All submissions, any status.")
@@ -43,4 +53,5 @@ class ExerciseStats(BaseModel):
     learners_solved: int = Field(description="Learners whose score that counts is 100 (excused ones are not).")
     score_distribution: list[ScoreBucket]
     checks: list[CheckStats] = Field(description="By failure rate, highest first.")
-    misconceptions: list[MisconceptionStats] = Field(description="By learners, most first.")
+    mistakes: list[MistakeStats] = Field(description="By learners, most first.")
+    misconceptions: list[MistakeStats] | None = old_name("mistakes")

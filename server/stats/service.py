@@ -1,10 +1,10 @@
 """Exercise statistics, each one aggregate query (learners only).
 
 Attempts follow the leaderboard's rules (``server.leaderboard.service``): finished, not an
-internal error. Check failure rates and misconceptions are read from graded submissions,
+internal error. Check failure rates and named mistakes are read from graded submissions,
 the only ones whose checks ran.
 
-Checks and misconceptions are counted by id (``check_results.check_id``, ``mistake_id``) and
+Checks and mistakes are counted by id (``check_results.check_id``, ``mistake_id``) and
 shown with the catalogue's current wording, so rewording a check or a mistake never splits
 its history. A row stored before ids (migration 0007 could not match its text) is counted
 under its stored text instead: :func:`check_key` and :func:`mistake_key` are those keys.
@@ -19,7 +19,7 @@ from exercises.registry import check_name, mistake_title
 from server.courses.counted import FULL_SCORE, counts_as_attempt, course_scores
 from server.leaderboard.service import learner_ids
 from server.models import DEFAULT_COURSE_ID, CheckResult, Submission, Verdict
-from server.stats.schemas import CheckStats, ExerciseStats, MisconceptionStats, ScoreBucket
+from server.stats.schemas import CheckStats, ExerciseStats, MistakeStats, ScoreBucket
 
 S = Submission
 C = CheckResult
@@ -33,15 +33,15 @@ def check_key():  # type: ignore[no-untyped-def]
 
 def mistake_key():  # type: ignore[no-untyped-def]
     """SQL: what named mistakes are grouped by: the mistake's id, else its stored title."""
-    return func.coalesce(C.mistake_id, C.misconception)
+    return func.coalesce(C.mistake_id, C.mistake_title)
 
 
-def shown_check(key: str, stored: str) -> str:
+def current_check_name(key: str, stored: str) -> str:
     """The sentence to show for a check key: the catalogue's current one, else the stored one."""
     return check_name(key) or stored
 
 
-def shown_mistake(key: str, stored: str) -> str:
+def current_mistake_title(key: str, stored: str) -> str:
     """The title to show for a mistake key: the catalogue's current one, else the stored one."""
     return mistake_title(key) or stored
 
@@ -95,7 +95,7 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
     checks = sorted(
         (
             CheckStats(
-                name=shown_check(k, stored),
+                name=current_check_name(k, stored),
                 check_id=check_id,
                 runs=runs,
                 failures=failures,
@@ -112,7 +112,7 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
         select(
             named,
             func.max(C.mistake_id),
-            func.max(C.misconception),
+            func.max(C.mistake_title),
             func.count(distinct(S.user_id)),
             func.count(distinct(S.id)),
         )
@@ -120,12 +120,14 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
         .where(*mine, graded, named.is_not(None), C.passed.is_(False))
         .group_by(named)
     ).tuples()
-    misconceptions = sorted(
+    mistakes = sorted(
         (
-            MisconceptionStats(misconception=shown_mistake(k, stored), mistake_id=mistake_id, learners=n, submissions=c)
+            MistakeStats(
+                mistake_title=current_mistake_title(k, stored), mistake_id=mistake_id, learners=n, submissions=c
+            )
             for k, mistake_id, stored, n, c in miss_rows
         ),
-        key=lambda m: (-m.learners, m.misconception),
+        key=lambda m: (-m.learners, m.mistake_title),
     )
     return ExerciseStats(
         exercise=exercise,
@@ -135,7 +137,7 @@ def exercise_stats(session: Session, exercise: str, course_id: int = DEFAULT_COU
         learners_solved=sum(score.solved for score in scores),
         score_distribution=distribution,
         checks=checks,
-        misconceptions=misconceptions,
+        mistakes=mistakes,
     )
 
 

@@ -51,7 +51,7 @@ FEEDBACK_CSS = """
 .pass{color:#166534}.fail{color:#b42318}.held{color:#b45309}
 ul.checks{list-style:none;padding:0}ul.checks li{margin:.5rem 0;padding:.4rem .6rem;border-left:4px solid #e3e7ee}
 ul.checks li.failed{border-left-color:#b42318}ul.checks li.held{border-left-color:#d97706}ul.checks li.passed{border-left-color:#166534}
-.misconception{background:#fff8db;border:1px solid #f5d76e;border-radius:.3rem;padding:.3rem .5rem;margin-top:.3rem}
+.mistake{background:#fff8db;border:1px solid #f5d76e;border-radius:.3rem;padding:.3rem .5rem;margin-top:.3rem}
 """
 
 
@@ -128,7 +128,7 @@ def _mistakes(diagnosis: Sequence[Mistake]) -> str:
         checks = (
             f'<br><span class="fb-checks-line">checks: {e(" · ".join(mistake.checks))}</span>' if mistake.checks else ""
         )
-        items.append(f"<li>Likely misconception: <strong>{e(mistake.title)}</strong>{fix}{checks}</li>")
+        items.append(f"<li>Likely mistake: <strong>{e(mistake.title)}</strong>{fix}{checks}</li>")
     return f'<section class="fb-mistakes"><h3>Mistakes found ({len(diagnosis)})</h3><ol>{"".join(items)}</ol></section>'
 
 
@@ -192,7 +192,7 @@ def _stored_fragment(submission: Submission) -> str | None:
     except ValidationError:
         return None
     checks = [
-        CheckPublic(name=c.name, weight=c.weight, passed=c.passed, message=c.message, misconception=c.misconception)
+        CheckPublic(name=c.name, weight=c.weight, passed=c.passed, message=c.message, mistake_title=c.mistake_title)
         for c in submission.checks
     ]
     places = CellPlaces.of(submission.filename, submission.source or "")
@@ -202,8 +202,8 @@ def _stored_fragment(submission: Submission) -> str | None:
 # --- a stored row's section on a page --------------------------------------------------------
 
 
-def feedback_section(submission: Submission, shown: SubmissionPublic | None = None) -> str:
-    """The feedback block for one stored submission (checks loaded), as escaped HTML. ``shown``:
+def feedback_section(submission: Submission, visible: SubmissionPublic | None = None) -> str:
+    """The feedback block for one stored submission (checks loaded), as escaped HTML. ``visible``:
     the record as the viewer may see it (``server.courses.feedback_policy.visible_report``),
     laid out instead of the row's own verdict, checks, feedback and output."""
     if submission.status != Status.DONE.value:
@@ -213,14 +213,14 @@ def feedback_section(submission: Submission, shown: SubmissionPublic | None = No
             "the page updates by itself when the verdict arrives.</p></section>"
         )
     parts = ['<section class="feedback" id="feedback">']
-    if shown is not None:
+    if visible is not None:
         places = CellPlaces.of(submission.filename, submission.source or "")
         parts.append(
-            _fragment(shown.verdict, shown.score, shown.message, shown.checks, shown.feedback, places)
-            if shown.feedback is not None
-            else _checks_html(shown)
+            _fragment(visible.verdict, visible.score, visible.message, visible.checks, visible.feedback, places)
+            if visible.feedback is not None
+            else _checks_html(visible)
         )
-        return _with_output(parts, shown, _resources(shown))
+        return _with_output(parts, visible, _resources(visible))
     # the summary, mistakes, root causes and checks, laid out from the same data ppo-submit shows;
     # a row graded before feedback data (migration 0005) shows its checks as they were shown then
     parts.append(_stored_fragment(submission) or _checks_html(submission))
@@ -228,7 +228,7 @@ def feedback_section(submission: Submission, shown: SubmissionPublic | None = No
 
 
 def _checks_html(submission: Submission | SubmissionPublic) -> str:
-    """Verdict, score, message and every check with its message and misconception."""
+    """Verdict, score, message and every check with its message and named mistake."""
     verdict = submission.verdict or "–"
     parts = [f'<p><span class="verdict">Verdict: {e(verdict)}</span>']
     if submission.score is not None:
@@ -245,17 +245,17 @@ def _checks_html(submission: Submission | SubmissionPublic) -> str:
             if withheld(check):
                 mark, css, span = "– not counted yet", "held", "held"
             message = check.message or ""
-            if check.misconception:
-                # the judge appends the misconception to the message; show it once, on its own line
-                message = message.replace(f" This matches a known mistake: {check.misconception}", "")
+            if check.mistake_title:
+                # the judge appends the mistake to the message; show it once, on its own line
+                message = message.replace(f" This matches a known mistake: {check.mistake_title}", "")
             body = (
                 f'<div class="check-message"><pre>{e(message.rstrip())}</pre></div>'
                 if message.strip() and not check.passed
                 else ""
             )
             miss = (
-                f'<div class="misconception">Likely misconception: {e(check.misconception)}</div>'
-                if check.misconception and not check.passed
+                f'<div class="mistake">Likely mistake: {e(check.mistake_title)}</div>'
+                if check.mistake_title and not check.passed
                 else ""
             )
             parts.append(

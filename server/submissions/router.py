@@ -143,7 +143,7 @@ def create_submission(
     )
     if not created:
         response.status_code = status.HTTP_200_OK
-    return service.shown_to(session, user, submission, now)  # a replayed key's row may be graded
+    return service.visible_to(session, user, submission, now)  # a replayed key's row may be graded
 
 
 def _sign_in(session: Session, state: AppState, credentials: Credentials, request: Request) -> User:
@@ -167,7 +167,7 @@ def _read_fresh(
         return None
     session.rollback()  # end any earlier read's snapshot: see what workers committed since
     try:
-        return service.shown_to(session, user, service.get_submission(session, user, submission_id), state.clock())
+        return service.visible_to(session, user, service.get_submission(session, user, submission_id), state.clock())
     finally:
         # Hand the connection back to the pool before waiting: a thousand waiting requests
         # must not hold a thousand connections (the pool would run dry long before).
@@ -290,4 +290,4 @@ def spend_token(
     submission = service.get_submission(session, user, submission_id)
     spend(session, user, submission, now)
     session.commit()
-    return service.shown_to(session, user, submission, now)
+    return service.visible_to(session, user, submission, now)

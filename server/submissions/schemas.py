@@ -6,12 +6,14 @@ they cannot leak by accident.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
 from server.models import Status, Verdict
+from server.openapi import RenamedFields, old_name
 
 
 class SubmissionCreate(BaseModel):
@@ -32,14 +34,17 @@ class SubmissionCreate(BaseModel):
     )
 
 
-class CheckPublic(BaseModel):
+class CheckPublic(RenamedFields):
     """One check's outcome as the learner sees it."""
+
+    renamed: ClassVar[Mapping[str, str]] = {"misconception": "mistake_title"}
 
     name: str
     weight: float
     passed: bool
     message: str
-    misconception: str | None = Field(description="The title of the mistake named on this failed check.")
+    mistake_title: str | None = Field(description="The title of the mistake named on this failed check.")
+    misconception: str | None = old_name("mistake_title")
     check_id: str | None = Field(
         default=None, description="The check's stable id, `<exercise>/<check>`.", examples=["an-exercise/a-check"]
     )
@@ -80,10 +85,19 @@ class RootCause(BaseModel):
     headline: str = Field(examples=["Your function raised NameError on every call (11 checks)"])
 
 
-class Mistake(BaseModel):
-    """A misconception the judge named, with what to do about it."""
+class Mistake(RenamedFields):
+    """A mistake the judge named, with what to do about it."""
 
-    misconception: str
+    renamed: ClassVar[Mapping[str, str]] = {"misconception": "mistake_id"}
+
+    mistake_id: str = Field(
+        description=(
+            "The mistake's stable id, `<exercise>/<mistake>` (`<exercise>/unexplained` when no known mistake fits; "
+            "its title in a report stored before mistakes had ids)."
+        ),
+        examples=["an-exercise/a-named-mistake"],
+    )
+    misconception: str | None = old_name("mistake_id")
     title: str
     fix: str | None
     checks: list[str]

@@ -12,8 +12,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from exercises.feedback import safe_filename
-from server.catalog.service import find_exercise
-from server.catalog.versions import UNVERIFIED, serving_version
+from server.catalogue.service import find_exercise
+from server.catalogue.versions import UNVERIFIED, serving_version
 from server.courses.feedback_policy import AccessMemo, access_for, visible_report
 from server.courses.service import course_for_submission, taught_course_ids, teaches_course
 from server.courses.sets import accept, released_exercises
@@ -204,14 +204,14 @@ def queue_position(session: Session, submission: Submission) -> int | None:
     )
 
 
-def shown_to(session: Session, viewer: User, submission: Submission, now: datetime) -> SubmissionPublic:
+def visible_to(session: Session, viewer: User, submission: Submission, now: datetime) -> SubmissionPublic:
     """The wire form of one submission as ``viewer`` may see it at ``now``: the exercise set's
     feedback policy applied (``server.courses.feedback_policy``)."""
     return visible_report(to_public(session, submission), access_for(session, viewer, submission, now))
 
 
 def to_public(session: Session, submission: Submission) -> SubmissionPublic:
-    """The wire form of one submission, everything in it (``shown_to`` for a viewer)."""
+    """The wire form of one submission, everything in it (``visible_to`` for a viewer)."""
     return SubmissionPublic(
         id=submission.id,
         exercise=submission.exercise,
@@ -226,7 +226,7 @@ def to_public(session: Session, submission: Submission) -> SubmissionPublic:
                 weight=c.weight,
                 passed=c.passed,
                 message=c.message,
-                misconception=c.misconception,
+                mistake_title=c.mistake_title,
                 check_id=c.check_id,
                 mistake_id=c.mistake_id,
             )

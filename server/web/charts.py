@@ -46,7 +46,7 @@ def horizontal_bars(
     chart_id: str, caption: str, bars: Sequence[Bar], *, max_value: float | None = None, value_head: str = "Value"
 ) -> str:
     """One row per bar: the label in words above, the bar below with its value at its end.
-    Suits long labels (check names, misconceptions)."""
+    Suits long labels (check names, mistake titles)."""
     if not bars:
         return _empty(chart_id, caption)
     top = max_value if max_value is not None else max((b.value for b in bars), default=0) or 1

@@ -58,7 +58,7 @@ WebSender = Annotated[User, Depends(get_web_sender)]
 def get_web_instructor(user: WebUser, session: SessionDep) -> User:
     """The logged-in user if they teach: an instructor or admin account, or the instructor of
     a course (LMS staff); ``PageNotFound`` for a learner. Each page then shows only the
-    courses they teach (``server.courses.page_course.shown_course``)."""
+    courses they teach (``server.courses.page_course.pick_page_course``)."""
     if not teaches(session, user):
         raise PageNotFound(user)
     return user

@@ -22,9 +22,9 @@ def exercise_url(slug: str, course: str | None = None) -> str:
     return in_course(f"/dashboard/exercises/{quote(slug, safe='')}", course)
 
 
-def misconception_url(slug: str, mistake: str, course: str | None = None) -> str:
+def mistake_url(slug: str, mistake: str, course: str | None = None) -> str:
     """The learners who hit ``mistake`` (its id; for results stored before ids, its title) in ``slug``."""
-    return in_course(f"/dashboard/exercises/{quote(slug, safe='')}/misconception", course, mistake=mistake)
+    return in_course(f"/dashboard/exercises/{quote(slug, safe='')}/mistake", course, mistake=mistake)
 
 
 def learner_url(name: str, course: str | None = None, page: int | None = None) -> str:

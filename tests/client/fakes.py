@@ -19,9 +19,9 @@ EXERCISES = [
 STARTER = "def compute_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2):\n    # YOUR CODE\n    raise NotImplementedError\n"
 
 CHECKS = [
-    {"name": "value", "weight": 60.0, "passed": True, "message": "matches the reference", "misconception": None},
+    {"name": "value", "weight": 60.0, "passed": True, "message": "matches the reference", "mistake_title": None},
     {"name": "clip_range", "weight": 40.0, "passed": False, "message": "wrong for clip_range=0.1",
-     "misconception": "clip range fixed at 0.2"},
+     "mistake_title": "clip range fixed at 0.2"},
 ]
 
 

@@ -12,7 +12,7 @@ import pytest
 from ppo_submit.cli import route
 
 from .conftest import Invoke
-from .fakes import SERVER, STARTER, TOKEN, FakeGrader, graded
+from .fakes import CHECKS, SERVER, STARTER, TOKEN, FakeGrader, graded
 
 
 def assert_one_error_line(stderr: str, *needles: str) -> None:
@@ -77,6 +77,18 @@ def test_result_shows_checks_score_and_output(invoke: Invoke, grader: FakeGrader
         assert text in out, out
     sent = json.loads(grader.posted()[0].content)
     assert sent == {"exercise": "actor-loss", "source": solution.read_text(), "filename": "solution.py"}
+
+
+@pytest.mark.parametrize("field", ["mistake_title", "misconception"])
+def test_the_named_mistake_is_read_from_a_new_or_an_older_server(
+    invoke: Invoke, grader: FakeGrader, solution: Path, field: str
+) -> None:
+    """A server from before issue 33 names a check's mistake ``misconception`` only; the new
+    one sends ``mistake_title`` (and the old name, deprecated): the client reads either."""
+    checks = [{(field if k == "mistake_title" else k): v for k, v in c.items()} for c in CHECKS]
+    grader.final = {**graded(60.0), "checks": checks}
+    out = invoke(str(solution)).stdout
+    assert "Likely mistake: clip range fixed at 0.2" in out, out
 
 
 def test_json_prints_exactly_one_object(invoke: Invoke, grader: FakeGrader, solution: Path) -> None:

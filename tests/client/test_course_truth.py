@@ -20,9 +20,9 @@ LATE = {
 SCORES = {"course": "rlhf-a", "time_zone": "Europe/Paris", "scores": [
     {"learner": "ada", "exercise": "actor-loss", "counted_score": 85.0, "attempts": 1, "late": False,
      "override": {"score": 85.0, "reason": "checked by hand", "made_by": "prof", "made_at": "2026-12-12T10:00:00+01:00"},
-     "excused": None, "shown": "85 (override by prof: checked by hand)"},
+     "excused": None, "described": "85 (override by prof: checked by hand)"},
     {"learner": "ada", "exercise": "gae", "counted_score": None, "attempts": 0, "late": False, "override": None,
-     "excused": None, "shown": "-"},
+     "excused": None, "described": "-"},
 ]}
 
 
@@ -50,7 +50,17 @@ def test_history_json_keeps_iso_utc_and_carries_the_scores(invoke: Invoke, grade
     data = json.loads(result.stdout)
     assert data["submissions"][0]["created_at"] == "2026-12-11T17:00:00Z"
     assert data["submissions"][0]["counted_score"] == 90.0
-    assert data["scores"][0]["scores"][0]["shown"] == "85 (override by prof: checked by hand)"
+    assert data["scores"][0]["scores"][0]["described"] == "85 (override by prof: checked by hand)"
+
+
+def test_a_server_from_before_the_rename_names_the_score_shown(invoke: Invoke, grader: FakeGrader) -> None:
+    """A server from before issue 33 writes a score's text as ``shown`` only: the client reads it."""
+    _course(grader)
+    grader.scores["rlhf-a"] = {**SCORES, "scores": [
+        {("shown" if k == "described" else k): v for k, v in s.items()} for s in SCORES["scores"]]}
+    result = invoke("history", env={**LOGGED_IN, "COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    assert "actor-loss: 85 (override by prof: checked by hand)" in result.stdout
 
 
 def test_a_token_with_a_trailing_cr_or_space_is_cleaned_and_the_cli_says_so(invoke: Invoke, grader: FakeGrader) -> None:

@@ -16,7 +16,7 @@ printed with its duration:
    Wait until every service is healthy.
 5. Create an instructor and a learner with ``ppo-grader users add`` inside the api container.
 6. From the host, with the real ``ppo-submit``: a correct and a wrong actor-loss and a
-   correct GAE file; assert verdicts, scores and the misconception named.
+   correct GAE file; assert verdicts, scores and the mistake named.
 7. ``--scale worker=2``; 20 more submissions, every one graded.
 8. A slow submission; kill the worker container that claimed it; the other worker finishes it.
 9. ``docker-compose down -v``; no container, network or volume of the project is left, and
@@ -434,9 +434,9 @@ def grade_the_three(learner: Learner) -> None:
     say(report_line("actor-loss, wrong (max for min)", code, result))
     expect(code == 1 and result["verdict"] == "graded" and result["score"] < 100, "the wrong actor loss scores < 100")
     named = [c["message"] for c in result["checks"] if not c["passed"] and mutant.title in c["message"]]
-    expect(bool(named), f"a failed check names the misconception {mutant.title!r}")
+    expect(bool(named), f"a failed check names the mistake {mutant.title!r}")
     at = named[0].index(mutant.title)
-    say(f"  misconception named: ...{named[0][max(0, at - 60):at + len(mutant.title) + 20]!r}")
+    say(f"  mistake named: ...{named[0][max(0, at - 60):at + len(mutant.title) + 20]!r}")
 
     gae = get_exercise("gae")
     code, result = learner.submit("gae.py", gae.reference_source)

@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from exercises.registry import get_exercise
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.users.service import FIRST_INSTRUCTOR_NAME
 from tests.e2e.conftest import BIN, Server
 from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
@@ -120,7 +120,7 @@ def test_the_course_walk_every_view_gives_the_same_score_that_counts(server: Ser
     as_staff = api(server, f"/courses/{COURSE}/scores", staff, learner="walk-ann").json()["scores"]
     as_ann = api(server, f"/courses/{COURSE}/scores", ann).json()["scores"]
     assert counted_of(as_staff, "walk-ann") == counted_of(as_ann, "walk-ann") == expected
-    shown = {s["exercise"]: s["shown"] for s in as_ann}
+    shown = {s["exercise"]: s["described"] for s in as_ann}
     assert shown[LATE].startswith("100 (extended to ")
     assert shown[OVERRIDDEN].startswith(f"95 (override by {FIRST_INSTRUCTOR_NAME}:") and "graded by hand" in shown[OVERRIDDEN]
     assert shown[EXCUSED].startswith(f"excused (by {FIRST_INSTRUCTOR_NAME}:") and "medical note" in shown[EXCUSED]

@@ -69,4 +69,4 @@ def test_late_then_closed(server, tmp_path: Path) -> None:  # type: ignore[no-un
     assert (row["learner"], row["display_name"], row["exercise"], row["counted_score"], row["attempts"]) == (
         "lena", "Lena L.", "actor-loss", "90", "1")
     assert (row["raw_best_score"], row["counted_submission_id"], row["counted_late"]) == ("100", str(result["id"]), "yes")
-    assert row["shown"].startswith("90 (raw 100, late ")  # the score that counts, as every view writes it
+    assert row["described"].startswith("90 (raw 100, late ")  # the score that counts, as every view writes it

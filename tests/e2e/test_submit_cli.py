@@ -38,7 +38,7 @@ def test_correct_file_scores_100(server, learner, tmp_path: Path):
     assert {"name", "passed", "weight", "message"} <= set(result["checks"][0])
 
 
-def test_wrong_file_names_the_misconception(server, learner, tmp_path: Path):
+def test_wrong_file_names_the_mistake(server, learner, tmp_path: Path):
     ex = get_exercise("actor-loss")
     mutant = next(m for m in ex.mistakes if m.key == "max-for-min")
     path = tmp_path / "wrong.py"

@@ -60,6 +60,6 @@ def test_blind_recall_and_precision_do_not_regress(split):
 def test_code_without_clipping_is_named_no_clip_not_max_for_min(judge):
     source = (BLIND / "dev" / "actor-loss" / "sub01.py").read_text(encoding="utf-8")
     report = judge.grade("actor-loss", source, 3)
-    named = {d["misconception"] for d in report.diagnosis}
+    named = {d["mistake_id"] for d in report.diagnosis}
     assert "actor-loss/no-clip" in named, report.diagnosis
     assert "actor-loss/max-for-min" not in named, report.diagnosis

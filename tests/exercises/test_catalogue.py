@@ -26,7 +26,7 @@ def test_catalogue_covers_the_contract():
     for ex in EXERCISES:
         assert math.isclose(sum(c.weight for c in ex.checks), 100.0)
         assert len(ex.mistakes) >= 5, ex.slug
-        assert len({m.title for m in ex.mistakes}) == len(ex.mistakes), "misconceptions must differ"
+        assert len({m.title for m in ex.mistakes}) == len(ex.mistakes), "mistake titles must differ"
 
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
@@ -64,5 +64,5 @@ def test_mutant_is_killed_and_named(judge, ex, mutant):
     assert report.score < 100
     named = [c for c in failed if c.mistake_id == mutant.id]
     assert named, f"no failed check names '{mutant.id}': {[(c.name, c.mistake_id) for c in failed]}"
-    assert named[0].misconception == mutant.title and mutant.title in named[0].message
+    assert named[0].mistake_title == mutant.title and mutant.title in named[0].message
     assert [c.check_id for c in report.checks] == [ex.check_id(c) for c in ex.checks]

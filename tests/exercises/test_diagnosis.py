@@ -68,17 +68,17 @@ def test_compound_file_is_diagnosed_through_the_real_jail(judge, ex):
     report = judge.grade(ex.slug, scored.entry.source(ex), scored.entry.seed)
     assert report.verdict == "graded", report.message
     json.dumps(report.diagnosis)  # the report's JSON carries it as is
-    named = {d["misconception"] for d in report.diagnosis}
+    named = {d["mistake_id"] for d in report.diagnosis}
     injected = {f"{ex.slug}/{f}" for f in scored.entry.faults}
     assert injected <= named, (injected, report.diagnosis)
     assert named - injected <= {f"{ex.slug}/unexplained"}, report.diagnosis
     failed = {c.name for c in report.checks if not c.passed and not c.message.startswith("Not counted yet")}
     by_id = {m.key: m for m in ex.mistakes if m.is_switch}
     for entry in report.diagnosis:
-        assert set(entry) == {"misconception", "title", "fix", "checks"}
+        assert set(entry) == {"mistake_id", "title", "fix", "checks"}
         assert entry["fix"] and entry["title"] and entry["checks"]
         assert set(entry["checks"]) <= failed
-        fault = entry["misconception"].split("/", 1)[1]
+        fault = entry["mistake_id"].split("/", 1)[1]
         if fault in by_id:
             explained = {c.name for c in ex.checks if c.id in by_id[fault].explains}
             assert set(entry["checks"]) <= explained, entry
@@ -96,9 +96,9 @@ def test_an_unknown_mistake_is_said_to_be_unexplained(judge):
                                          "return -1.5 * torch.min(pg_loss1, pg_loss2).mean()")
     assert source != ex.reference_source
     report = judge.grade(ex.slug, source, 4)
-    assert [d["misconception"] for d in report.diagnosis] == ["actor-loss/unexplained"]
+    assert [d["mistake_id"] for d in report.diagnosis] == ["actor-loss/unexplained"]
     values = next(c for c in report.checks if c.name.startswith("value on random inputs"))
-    assert not values.passed and values.misconception is None
+    assert not values.passed and values.mistake_title is None
     assert "No known mistake explains this failure" in values.message
     assert "expected" in values.message and "got" in values.message  # the mismatch is shown
 
@@ -109,5 +109,5 @@ def test_contract_points_are_withheld_until_the_values_are_right(judge):
     report = judge.grade(ex.slug, mutant.source(ex.function_name), 4)
     shape = next(c for c in report.checks if c.name.startswith("ValueError on mismatched shapes"))
     assert not shape.passed and shape.message.startswith("Not counted yet")
-    assert [d["misconception"] for d in report.diagnosis] == ["actor-loss/sum-not-mean"]
+    assert [d["mistake_id"] for d in report.diagnosis] == ["actor-loss/sum-not-mean"]
     assert report.score == sum(c.weight for c in report.checks if c.passed)

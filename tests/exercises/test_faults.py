@@ -73,7 +73,7 @@ def test_every_mutant_is_caught_on_every_seed(ex):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
-def test_each_mutant_fails_only_checks_its_misconception_explains(ex):
+def test_each_mutant_fails_only_checks_its_mistake_explains(ex):
     for m in ex.mistakes:
         if m.is_memory:
             continue

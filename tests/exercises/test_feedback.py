@@ -42,14 +42,14 @@ def test_a_traceback_is_shown_once_then_referred_to(judge):
     assert report.checks.index(with_traceback[0]) < report.checks.index(referring[0])
 
 
-def test_the_most_specific_misconception_is_named(judge):
+def test_the_most_specific_mistake_is_named(judge):
     """A learner who hard-coded clip_range *and* skipped the shape check is told both, each where it applies."""
     ex = get_exercise("actor-loss")
     fixed = next(m for m in ex.mistakes if m.key == "fixed-clip")
     no_check = next(m for m in ex.mistakes if m.key == "no-shape-check")
     source = faulty_source(fixed.faulty, [fixed.key, no_check.key], ex.function_name)
     report = judge.grade("actor-loss", source, 4)
-    named = {c.name: c.misconception for c in report.checks if not c.passed}
-    assert {d["misconception"] for d in report.diagnosis} == {"actor-loss/fixed-clip", "actor-loss/no-shape-check"}
+    named = {c.name: c.mistake_title for c in report.checks if not c.passed}
+    assert {d["mistake_id"] for d in report.diagnosis} == {"actor-loss/fixed-clip", "actor-loss/no-shape-check"}
     assert named["ValueError on mismatched shapes (no broadcasting)"] == no_check.title
     assert named["value with non-default clip_range"] == fixed.title

@@ -40,7 +40,7 @@ SEED = 23
 FEEDBACK_EXERCISE = "gae"
 FEEDBACK_FOLDER = "feedback"
 #: The fields of a check result the corpus holds (fields added later are not part of it).
-CHECK_FIELDS = ("name", "weight", "passed", "message", "misconception", "hidden")
+CHECK_FIELDS = ("name", "weight", "passed", "message", "mistake_title", "hidden")
 _MIB = re.compile(r"\d+(?:\.\d+)? MiB")
 #: How the peak was read (cgroup-v1, cgroup-v2, rusage) depends on the machine, not the judge.
 _MEASURED_BY = re.compile(r"measured by [\w-]+")

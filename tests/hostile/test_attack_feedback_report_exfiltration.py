@@ -266,7 +266,7 @@ def test_bug_a_full_courses_score_is_held_back_by_another_courses_policy(service
     assert done["feedback_view"] == "full" and done["score"] == 100
     scores = service.client.get("/api/v1/courses/p-full/scores", headers=service.headers["hal"]).json()["scores"]
     mine = next(s for s in scores if s["exercise"] == "actor-loss")
-    assert mine["shown"] != "hidden until due" and mine["counted_score"] == 100, mine
+    assert mine["described"] != "hidden until due" and mine["counted_score"] == 100, mine
 
 
 # --- attack 11: the exit code of a process the learner's code ends ---------------------------------

@@ -10,7 +10,7 @@ Attempts that failed (the service held; "read" = ruled out from the code, not se
 
 - a notebook whose cell ``source`` nests lists 900-1000 deep (JSON accepts it, ``str()`` of it runs deeper): 400, no RecursionError
 - the same exercise through the default course (``full``) to see the inputs a tokens course hides: a learner enrolled in a course is not in the default course, and case seeds are per submission (read)
-- another learner's submission, the stats, gradebooks, exercise and misconception pages as a learner: 404/403, instructors only (read)
+- another learner's submission, the stats, gradebooks, exercise and mistake pages as a learner: 404/403, instructors only (read)
 - ``/dashboard/live`` as a learner: the change mark counts the learner's own rows only (read)
 - spending a learner's token from another site: the form wants the same Origin and the form token (read)
 - a returned ``str``, dict keys or an object's class name quoted in a check: ``cut_reprs`` takes them (read)

@@ -4,8 +4,8 @@ in-process worker, the real jail, SQLite).
 From inside a call the harness's frames name its result file (review 6, attack 4), so code that
 has read the judge's inputs can write any result and exit. The trusted side compiles the source
 it sent before it believes a ``syntax_error``. A ``runtime_error`` ("raised while being
-imported") is one of the outcomes shown under every policy (``feedback_policy.SHOWN_OUTCOMES``),
-with its type (one of Python's own, ``shown_type``) and its line (a code line of the stored
+imported") is one of the outcomes shown under every policy (``feedback_policy.UNCHECKED_VERDICTS``),
+with its type (one of Python's own, ``quoted_type``) and its line (a code line of the stored
 source, ``cut_location``): the documented bound holds for an import, which runs before the
 inputs exist, and review 7 wrote one after a call had read them. Fixed: the jail gets the calls
 and inputs only when the imported module asks, and the runner believes an import-phase outcome
@@ -36,7 +36,7 @@ import re
 
 import pytest
 
-from server.courses.feedback_cut import shown_type
+from server.courses.feedback_cut import quoted_type
 from tests.hostile import sources as H
 from tests.hostile.test_attack_feedback_policy_leaks import Service, service  # noqa: F401  (the module's own service)
 
@@ -47,7 +47,7 @@ _PAD = "\n".join(f"def f_{i:04d}(): pass" for i in range(3000))
 _FIRST_PAD_LINE = 40  # the padding starts below this line (the code above is shorter)
 
 #: Python's own exception types, as the report view shows them (about 6 bits).
-_TYPES = sorted(n for n in dir(builtins) if shown_type(n) == n)
+_TYPES = sorted(n for n in dir(builtins) if quoted_type(n) == n)
 
 #: A call reads the first hidden input, prints what it read (for the instructor's view), then
 #: writes a ``runtime_error`` result naming a line and a type chosen from that value, and exits

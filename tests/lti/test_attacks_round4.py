@@ -41,7 +41,7 @@ import pytest
 from fastapi import FastAPI, Request
 from sqlalchemy import select
 
-from server.catalog.service import list_exercises
+from server.catalogue.service import list_exercises
 from server.courses.corrections import override
 from server.courses.sets import publish
 from server.db import transaction

@@ -63,9 +63,9 @@ class Rows:
                 created_at=at(minute),
                 finished_at=at(minute) if status == Status.DONE else None,
             )
-            for position, (check, passed, misconception) in enumerate(checks):
+            for position, (check, passed, mistake_title) in enumerate(checks):
                 row.checks.append(
-                    CheckResult(name=check, weight=10, passed=passed, message="", misconception=misconception, position=position)
+                    CheckResult(name=check, weight=10, passed=passed, message="", mistake_title=mistake_title, position=position)
                 )
             session.add(row)
             session.flush()

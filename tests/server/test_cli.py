@@ -118,7 +118,7 @@ def test_admin_commands_find_the_served_database_say_which_and_never_create_one(
 def test_serve_records_its_packs_only_once_they_load(env: Settings, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """Issue 32: the packs given to serve are the service's from then on, for every command;
     a pack that fails to load stops serve with one line and is not recorded."""
-    from server.catalog.packs_config import recorded_packs
+    from server.catalogue.packs_config import recorded_packs
 
     monkeypatch.delenv("PPO_GRADER_EXERCISE_PACKS", raising=False)
     missing = CliRunner().invoke(app, ["serve", "--pack", str(tmp_path / "nowhere")])

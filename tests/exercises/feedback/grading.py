@@ -44,12 +44,12 @@ def grade_file(judge: Judge, name: str, exercise: str = "gae", seed: int = 7) ->
 #: A diagnosis in the shape the judge's ``GradeReport.diagnosis`` takes (issue 11), for the
 #: two-mistake file: what the summary shows once the judge names both mistakes.
 TWO_MISTAKES_DIAGNOSIS = [
-    {"misconception": "gamma missing from the TD error: delta_t = r_t + V_{t+1} - V_t instead of "
+    {"mistake_id": "gamma missing from the TD error: delta_t = r_t + V_{t+1} - V_t instead of "
                       "r_t + gamma * V_{t+1} - V_t",
      "title": "gamma is missing from the TD error",
      "fix": "delta_t = r_t + gamma * V_{t+1} - V_t",
      "checks": ["advantages and returns with non-default gamma and lam", "mask=None: every position valid"]},
-    {"misconception": "decay without gamma: A_t = delta_t + lam * A_{t+1} instead of delta_t + gamma * lam * A_{t+1}",
+    {"mistake_id": "decay without gamma: A_t = delta_t + lam * A_{t+1} instead of delta_t + gamma * lam * A_{t+1}",
      "title": "the recursion decays by lam alone",
      "fix": "A_t = delta_t + gamma * lam * A_{t+1}",
      "checks": ["V_{t+1} is 0 after the last valid token (no bootstrapping from padding)",

@@ -142,25 +142,28 @@ def test_the_stored_form_names_the_learners_file_and_takes_the_diagnosis() -> No
     err = _error()
     checks = [CheckOutcome("values", 100, False, f"Raised NameError: name 'value' is not defined\n{err.traceback}")]
     stored = for_learner(from_run(_report(checks), SOURCE, {"1": _Outcome(err)}, "f"), "/tmp/mine.py",
-                         [{"misconception": "m", "title": "T", "fix": "do this", "checks": ["values"]}])
+                         [{"mistake_id": "m", "title": "T", "fix": "do this", "checks": ["values"]}])
     assert stored is not None
     cause = stored["root_causes"][0]
     assert cause["location"]["file"] == "mine.py"
     assert 'File "mine.py", line 6' in cause["traceback"] and "submission.py" not in cause["traceback"]
-    assert stored["diagnosis"] == [{"misconception": "m", "title": "T", "fix": "do this", "checks": ["values"]}]
+    assert stored["diagnosis"] == [{"mistake_id": "m", "title": "T", "fix": "do this", "checks": ["values"]}]
     assert for_learner(None, "x.py") is None
 
 
 def test_diagnosis_objects_of_any_shape_are_read() -> None:
     @dataclass
     class Mistake:
-        misconception: str
+        mistake_id: str
         title: str
         fix: str
         checks: list[str]
 
     assert diagnosis_data([Mistake("m", "t", "f", ["a"])]) == [
-        {"misconception": "m", "title": "t", "fix": "f", "checks": ["a"]}]
+        {"mistake_id": "m", "title": "t", "fix": "f", "checks": ["a"]}]
+    # a report stored before the rename (issue 33) named the id ``misconception``
+    assert diagnosis_data([{"misconception": "m", "fix": "f", "checks": ["a"]}]) == [
+        {"mistake_id": "m", "title": "m", "fix": "f", "checks": ["a"]}]
 
 
 def test_the_real_judge_attaches_feedback_for_a_typo(graded: dict[str, dict[str, Any]]) -> None:

@@ -69,7 +69,7 @@ def test_the_dashboards_submission_block_uses_the_same_layout(graded: dict[str, 
     row = Submission(status="done", verdict=sub["verdict"], score=sub["score"], message=sub["message"],
                      feedback=sub["feedback"], stdout="", stderr="", timings={},
                      checks=[CheckResult(name=c["name"], weight=c["weight"], passed=c["passed"], message=c["message"],
-                                         misconception=c["misconception"], position=i)
+                                         mistake_title=c["mistake_title"], position=i)
                              for i, c in enumerate(sub["checks"])])
     block = dashboard_block(row)
     assert feedback_html(sub) in block

@@ -81,8 +81,8 @@ def test_a_course_pack_from_scaffold_to_a_graded_learner(cli: Cli, serve, tmp_pa
     assert done.returncode == 1, done.stdout + done.stderr
     result = json.loads(done.stdout)
     assert result["verdict"] == "graded" and result["score"] < 100
-    named = [c for c in result["checks"] if not c["passed"] and c.get("misconception") == NO_CLIP_TITLE]
-    assert named, [(c["name"], c.get("misconception")) for c in result["checks"]]
+    named = [c for c in result["checks"] if not c["passed"] and c.get("mistake_title") == NO_CLIP_TITLE]
+    assert named, [(c["name"], c.get("mistake_title")) for c in result["checks"]]
 
     shown = server.submit(learner, str(wrong))
     assert NO_CLIP_TITLE in " ".join(shown.stdout.split()), shown.stdout

@@ -41,7 +41,7 @@ def leaky_report() -> GradeReport:
             "checks": ["gradient"], "checks_line": "1 of 3 checks: gradient",
             "headline": "Your function raised ValueError on 4 of 12 calls (1 check)",
         }],
-        "diagnosis": [{"misconception": "actor-loss/max-for-min", "title": "max instead of min",
+        "diagnosis": [{"mistake_id": "actor-loss/max-for-min", "title": "max instead of min",
                        "fix": "take the min", "checks": ["clip"]}],
         "summary": {
             "verdict": "graded", "score": 60.0, "checks_passed": 1, "checks_total": 3,

@@ -50,7 +50,7 @@ def _walk(fall: Term) -> None:
     assert granted.status_code == 200 and granted.json()["recomputed"] == 1
     over = fall.client.put(f"/api/v1/courses/{COURSE}/scores/ann/gae/override",
                            json={"score": 95, "reason": "graded by hand"}, headers=fall.instructor)
-    assert over.status_code == 200 and over.json()["shown"] == "95 (override by prof: graded by hand)"
+    assert over.status_code == 200 and over.json()["described"] == "95 (override by prof: graded by hand)"
     ex = fall.client.put(f"/api/v1/courses/{COURSE}/scores/ann/whiten/excuse", json={"reason": "medical note"},
                          headers=fall.instructor)
     assert ex.status_code == 200 and ex.json()["counted_score"] is None
@@ -88,7 +88,7 @@ def test_every_view_gives_the_same_score_that_counts(fall: Term, settings: Setti
     fall.client.post("/login", data={"token": staff["Authorization"].split()[1]})
     page = fall.client.get("/dashboard/learners/ann", params={"course": COURSE}).text
     rows = re.findall(r'<tr data-exercise="([^"]+)"><td>.*?</td><td class="num counted">([^<]*)</td>'
-                      r'<td class="shown">([^<]*)</td>', page, re.S)
+                      r'<td class="described">([^<]*)</td>', page, re.S)
     assert {slug: (None if v == "excused" else float(v)) for slug, v, _ in rows} == EXPECTED
     assert {slug: unescape(text) for slug, _, text in rows}["gae"] == "95 (override by prof: graded by hand)"
     assert "medical note" in page and 'name="csrf"' in page

@@ -14,7 +14,7 @@ from alembic import command
 from sqlalchemy import event, inspect, text
 
 from server.config import Settings
-from server.courses.feedback_cut import CUT_NOTE, cut_raised, shown_type
+from server.courses.feedback_cut import CUT_NOTE, cut_raised, quoted_type
 from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
 from server.db import make_engine
 from server.errors import InvalidCourse
@@ -73,8 +73,8 @@ def _assert_score_only(record: dict[str, Any]) -> None:
     assert RAISED not in text and PRINTED not in text and EXPECTED not in text and "max instead of min" not in text
     assert "case 2" not in text and "seed 17" not in text
     if "checks" in record:  # the list's rows carry no checks at all
-        assert [(c["name"], c["passed"], c["message"], c["misconception"]) for c in record["checks"]] == [
-            (name, name == "value", "", None) for name in CHECK_NAMES]
+        assert [(c["name"], c["passed"], c["message"], c["mistake_title"], c["misconception"]) for c in record["checks"]] == [
+            (name, name == "value", "", None, None) for name in CHECK_NAMES]
         assert (record["feedback"], record["stdout"], record["stderr"]) == (None, "", "")
 
 
@@ -286,7 +286,7 @@ def test_the_policy_spellings_and_the_cut() -> None:
     assert cut_raised(judge) == f"Expected ValueError for mismatched shapes on input x: (2, 3), got TypeError {CUT_NOTE}"
     # a type made at run time could carry the inputs in its name
     assert cut_raised("Raised Leak_0_4711: x") == f"Raised an exception {CUT_NOTE}"
-    assert shown_type("ZeroDivisionError") == "ZeroDivisionError" and shown_type("print") == "an exception"
+    assert quoted_type("ZeroDivisionError") == "ZeroDivisionError" and quoted_type("print") == "an exception"
     assert cut_raised("Wrong loss: expected 1, got 2.") == "Wrong loss: expected 1, got 2."
 
 
@@ -377,9 +377,10 @@ def test_a_hidden_exercise_in_one_course_shows_its_score_in_another(term: Term) 
     assert "hidden until due" in row(COURSE)
     scores = term.client.get("/api/v1/courses/rlhf-b/scores", headers=term.tokens["ann"]).json()["scores"]
     mine = next(s for s in scores if s["exercise"] == "actor-loss")
-    assert mine["shown"] != "hidden until due" and mine["counted_score"] == 60, mine
+    assert mine["described"] != "hidden until due" and mine["counted_score"] == 60, mine
     held = term.client.get(f"/api/v1/courses/{COURSE}/scores", headers=term.tokens["ann"]).json()["scores"]
-    assert next(s for s in held if s["exercise"] == "actor-loss")["shown"] == "hidden until due"
+    held_back = next(s for s in held if s["exercise"] == "actor-loss")
+    assert held_back["described"] == held_back["shown"] == "hidden until due"  # and the old name, deprecated
 
 
 @pytest.mark.parametrize("policy", ["tokens:2", "hidden-until-due", "score"])

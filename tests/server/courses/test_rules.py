@@ -146,7 +146,8 @@ def test_the_score_that_counts_ranks_and_the_raw_best_stays_visible(fall: Term) 
     text = fall.client.get("/api/v1/gradebook.csv?course=fall-a", headers=fall.instructor).text
     ann = next(row for row in csv.DictReader(io.StringIO(text)) if row["learner"] == "ann")
     assert (ann["counted_score"], ann["raw_best_score"], ann["counted_late"]) == ("67.5", "75", "yes")
-    assert (ann["penalty_percent"], ann["shown"]) == ("10", "67.5 (raw 75, late 1m: -10%)")
+    assert (ann["penalty_percent"], ann["described"]) == ("10", "67.5 (raw 75, late 1m: -10%)")
+    assert ann["shown"] == ann["described"]  # the old column name, deprecated, last for one release
     assert ann["counted_submission_id"].isdigit()
 
 

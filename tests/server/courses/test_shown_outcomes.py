@@ -21,7 +21,7 @@ from sandbox.protocol import CallError
 from server.app import create_app
 from server.config import Settings
 from server.courses.feedback_cut import CUT_NOTE
-from server.courses.feedback_policy import HIDDEN_NOTE, SHOWN_OUTCOMES, View, shows_outcome
+from server.courses.feedback_policy import HIDDEN_NOTE, UNCHECKED_VERDICTS, View, shows_outcome
 from server.db import transaction
 from server.models import Role, Verdict
 from server.users.service import create_user
@@ -89,7 +89,7 @@ def _seen(term: Term, submission_id: int) -> list[dict[str, Any]]:
 
 
 def test_the_outcomes_shown_are_the_visits_that_reached_no_check() -> None:
-    assert set(Verdict) - {Verdict.GRADED, Verdict.INTERNAL_ERROR} == SHOWN_OUTCOMES
+    assert set(Verdict) - {Verdict.GRADED, Verdict.INTERNAL_ERROR} == UNCHECKED_VERDICTS
     assert not shows_outcome(View.HIDDEN, "graded") and not shows_outcome(View.REPORT, "syntax_error")
     assert shows_outcome(View.SCORE, "crashed") and shows_outcome(View.HIDDEN, "time_limit")
 

@@ -80,7 +80,7 @@ def test_upgrade_backfills_ids_from_todays_wording_and_counts_stay(settings: Set
     assert _ids(settings) == [(check, mistake) for *_, check, mistake in ROWS]
     stats = api.client.get("/api/v1/exercises/actor-loss/stats", headers={"Authorization": f"Bearer {token}"}).json()
     # Matched rows count under their id and today's wording; the others under their stored text.
-    assert {(m["mistake_id"], m["misconception"], m["learners"]) for m in stats["misconceptions"]} == {
+    assert {(m["mistake_id"], m["mistake_title"], m["learners"]) for m in stats["mistakes"]} == {
         ("actor-loss/max-for-min", ACTOR_TITLE, 1), (None, "max instead of min", 1), (None, GAE_TITLE, 1)}
     assert {(c["check_id"], c["name"], c["runs"]) for c in stats["checks"]} == {
         ("actor-loss/values_default", ACTOR_SENTENCE, 1), (None, "value on random inputs", 1), (None, GAE_SENTENCE, 1)}

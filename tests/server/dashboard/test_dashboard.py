@@ -1,5 +1,5 @@
 """The dashboard through the app: every number drawn matches the statistics API, the
-misconception drill-down, learners' own pages (and 404 for anyone else's), the submission
+mistake drill-down, learners' own pages (and 404 for anyone else's), the submission
 page, live reload marks, and the login gate."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_every_number_on_the_exercise_page_matches_the_statistics_api(api: Api, 
     page = api.client.get(f"/dashboard/exercises/{EXERCISE}")
     assert page.status_code == 200
     drawn = charts(page.text)
-    assert set(drawn) == {"chart-misconceptions", "chart-checks", "chart-scores", "chart-days"}
+    assert set(drawn) == {"chart-mistakes", "chart-checks", "chart-scores", "chart-days"}
 
     scores = [(label, value) for label, value, _ in drawn["chart-scores"]]
     expected = [(f"{b['low']}" if b["low"] == b["high"] else f"{b['low']}–{b['high']}", b["learners"])
@@ -109,12 +109,12 @@ def test_every_number_on_the_exercise_page_matches_the_statistics_api(api: Api, 
         (c["name"], c["failure_rate"]) for c in stats["checks"]
     ] == [("value", 0.6), ("grad", 0.2)]  # 3 of 5 graded runs failed value, 1 of 5 grad
 
-    misconceptions = drawn["chart-misconceptions"]
-    assert [(label, value) for label, value, _ in misconceptions] == [
-        (m["misconception"], m["learners"]) for m in stats["misconceptions"]
+    mistakes = drawn["chart-mistakes"]
+    assert [(label, value) for label, value, _ in mistakes] == [
+        (m["mistake_title"], m["learners"]) for m in stats["mistakes"]
     ] == [(MAX_FOR_MIN, 2), (NO_MINUS, 1)]
-    for label, _, href in misconceptions:  # each bar links to its learners
-        assert href is not None and urlsplit(href).path == f"/dashboard/exercises/{EXERCISE}/misconception"
+    for label, _, href in mistakes:  # each bar links to its learners
+        assert href is not None and urlsplit(href).path == f"/dashboard/exercises/{EXERCISE}/mistake"
         assert parse_qs(urlsplit(href).query) == {"course": ["default"], "mistake": [label]}  # no id stored: its title
 
     assert [(label, value) for label, value, _ in drawn["chart-days"]] == [("01-01", 4), ("01-02", 1), ("01-03", 1)]
@@ -135,11 +135,11 @@ def test_every_number_on_the_exercise_page_matches_the_statistics_api(api: Api, 
     assert f'href="/dashboard/submissions/{klass["teacher1"]}"' not in page.text
 
 
-def test_the_class_page_names_the_most_common_misconception_and_who_holds_it(api: Api, klass: dict[str, int]) -> None:
+def test_the_class_page_names_the_most_common_mistake_and_who_holds_it(api: Api, klass: dict[str, int]) -> None:
     teacher = api.user("boss", Role.ADMIN)
     log_in(api, teacher)
     home = api.client.get("/dashboard").text
-    callout = re.search(r'<div class="callout" id="top-misconception">(.*?)</div>', home, re.S)
+    callout = re.search(r'<div class="callout" id="top-mistake">(.*?)</div>', home, re.S)
     assert callout and MAX_FOR_MIN in callout.group(1) and "PPO clipped actor loss" in callout.group(1)
     assert "2 learners" in callout.group(1)
     href = re.search(r'href="([^"]+)"', callout.group(1)).group(1).replace("&amp;", "&")  # type: ignore[union-attr]
@@ -158,9 +158,14 @@ def test_the_class_page_names_the_most_common_misconception_and_who_holds_it(api
     ]
     assert "Ben &lt;Baker&gt;" in holders.text and "<Baker>" not in holders.text
     assert '<a href="/dashboard/learners/ben?course=default">' in holders.text
-    missing = api.client.get(f"/dashboard/exercises/{EXERCISE}/misconception", params={"mistake": "never seen"})
-    assert missing.status_code == 200 and "No learner has hit this misconception." in missing.text
-    assert api.client.get(f"/dashboard/exercises/{EXERCISE}/misconception").status_code == 400
+    missing = api.client.get(f"/dashboard/exercises/{EXERCISE}/mistake", params={"mistake": "never seen"})
+    assert missing.status_code == 200 and "No learner has hit this mistake." in missing.text
+    assert api.client.get(f"/dashboard/exercises/{EXERCISE}/mistake").status_code == 400
+    # the page's old address (before issue 33) sends a bookmark there, its query kept
+    old = api.client.get(urlsplit(href).path.replace("/mistake", "/misconception") + "?" + urlsplit(href).query,
+                         follow_redirects=False)
+    assert old.status_code == 308 and old.headers["location"] == href
+    assert table_rows(api.client.get(old.headers["location"]).text, "holders") == table_rows(holders.text, "holders")
     assert api.client.get("/dashboard/exercises/nope").status_code == 404
 
 
@@ -192,7 +197,7 @@ def test_learners_see_only_their_own_pages(api: Api, klass: dict[str, int]) -> N
     for path in [
         "/dashboard/learners/ben", "/dashboard/learners/teacher", "/dashboard/learners/nobody",
         f"/dashboard/submissions/{klass['ben1']}", f"/dashboard/submissions/{klass['teacher1']}", "/dashboard/submissions/999999",
-        "/dashboard/learners", f"/dashboard/exercises/{EXERCISE}", f"/dashboard/exercises/{EXERCISE}/misconception?mistake=x",
+        "/dashboard/learners", f"/dashboard/exercises/{EXERCISE}", f"/dashboard/exercises/{EXERCISE}/mistake?mistake=x",
         "/dashboard/gradebook.csv", "/dashboard/gradebook-wide.csv",
         "/dashboard/gradebook-canvas.csv", "/dashboard/gradebook-moodle.csv",
     ]:
@@ -227,7 +232,7 @@ def test_the_submission_page_shows_the_feedback_and_the_source(api: Api, rows: R
     assert "<h1>Submission #%d</h1>" % sid in page
     assert "Verdict: graded" in page and "Score: 40 / 100" in page and "2 of 3 checks failed." in page
     assert "Checks (1 of 2 passed)" in page
-    assert "3 of 4096 elements differ." in page and f"Likely misconception: {MAX_FOR_MIN}" in page
+    assert "3 of 4096 elements differ." in page and f"Likely mistake: {MAX_FOR_MIN}" in page
     assert page.count(MAX_FOR_MIN) == 1  # said once, on its own line
     assert "graded in 0.21 s (queued 0 s) · cpu 0.5 s · peak memory 1000 B" in page  # as ppo-submit words it
     assert "debug &lt;print&gt;" in page

@@ -1,6 +1,6 @@
 """The dashboard in Debian's headless Chromium (Playwright) against a real `ppo-grader serve`
 that grades real submissions in the jail: an instructor reads the charts, follows a
-misconception to its learners and opens a submission; a learner sees only their own pages;
+named mistake to its learners and opens a submission; a learner sees only their own pages;
 a page reloads by itself when a verdict arrives. Screenshots go to the test's tmp folder."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_chromium_reads_the_dashboard_and_learners_see_only_their_own(server: Se
 
     exercise = get_exercise("actor-loss")
     mutant = next(m for m in exercise.mistakes if m.key == "max-for-min").source(exercise.function_name)
-    seeded = [  # graded 100; two learners with the same misconception
+    seeded = [  # graded 100; two learners with the same mistake
         ("dash-grace", "Grace Hopper", exercise.reference_source),
         ("dash-alan", "Alan <Turing>", mutant),
         ("dash-ada", "Ada Lovelace", mutant),
@@ -49,9 +49,9 @@ def test_chromium_reads_the_dashboard_and_learners_see_only_their_own(server: Se
     deadline = time.monotonic() + 600
     results = {name: _wait_done(server, tokens[name], ids[name], deadline) for name in ids}
     assert results["dash-grace"]["score"] == 100, results
-    named = {c["misconception"] for c in results["dash-alan"]["checks"] if c["misconception"]}
+    named = {c["mistake_title"] for c in results["dash-alan"]["checks"] if c["mistake_title"]}
     assert len(named) == 1, results["dash-alan"]
-    [misconception] = named
+    [mistake] = named
 
     stats = _api(server, "/exercises/actor-loss/stats")  # the same data, as the API says it
     errors: list[str] = []
@@ -63,7 +63,7 @@ def test_chromium_reads_the_dashboard_and_learners_see_only_their_own(server: Se
             page.set_default_timeout(30_000)
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
 
-            # Log in as the instructor: the class page, with the top misconception called out.
+            # Log in as the instructor: the class page, with the top mistake called out.
             page.goto(f"{server.url}/dashboard")
             page.fill("#token", server.instructor_token)
             page.click("button[type=submit]")
@@ -84,15 +84,15 @@ def test_chromium_reads_the_dashboard_and_learners_see_only_their_own(server: Se
             check_bars = page.locator("svg#chart-checks g.bar")
             assert check_bars.count() == len(stats["checks"])
             assert page.locator("svg#chart-checks text.label").all_text_contents() == [_shown(c["name"]) for c in stats["checks"]]
-            labels = page.locator("svg#chart-misconceptions text.label").all_text_contents()
-            assert labels == [_shown(m["misconception"]) for m in stats["misconceptions"]] and misconception in labels
-            values = page.locator("svg#chart-misconceptions text.value").all_text_contents()
-            ours = next(m for m in stats["misconceptions"] if m["misconception"] == misconception)
-            assert values[labels.index(misconception)] == f"{ours['learners']} learner" + ("s" if ours["learners"] != 1 else "")
+            labels = page.locator("svg#chart-mistakes text.label").all_text_contents()
+            assert labels == [_shown(m["mistake_title"]) for m in stats["mistakes"]] and mistake in labels
+            values = page.locator("svg#chart-mistakes text.value").all_text_contents()
+            ours = next(m for m in stats["mistakes"] if m["mistake_title"] == mistake)
+            assert values[labels.index(mistake)] == f"{ours['learners']} learner" + ("s" if ours["learners"] != 1 else "")
             page.screenshot(path=str(tmp_path / "exercise.png"), full_page=True)
 
-            # Click 2: the misconception's bar: who holds it.
-            page.locator(f"svg#chart-misconceptions g.bar[data-label='{misconception}'] a").click()
+            # Click 2: the mistake's bar: who holds it.
+            page.locator(f"svg#chart-mistakes g.bar[data-label='{mistake}'] a").click()
             page.wait_for_selector("table#holders")
             holders = page.locator("table#holders tbody td.learner").all_inner_texts()
             assert {"Alan <Turing>", "Ada Lovelace"} <= set(holders) and "Grace Hopper" not in holders
@@ -103,7 +103,7 @@ def test_chromium_reads_the_dashboard_and_learners_see_only_their_own(server: Se
             row.locator(f"a:has-text('#{ids['dash-alan']}')").click()
             page.wait_for_selector("#feedback")
             assert page.locator("h1").inner_text() == f"Submission #{ids['dash-alan']}"
-            assert f"Likely misconception: {misconception}" in page.locator("#feedback").inner_text()
+            assert f"Likely mistake: {mistake}" in page.locator("#feedback").inner_text()
             assert "def compute_actor_loss" in page.locator("#source").inner_text()
             page.screenshot(path=str(tmp_path / "submission.png"), full_page=True)
 

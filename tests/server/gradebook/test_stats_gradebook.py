@@ -14,7 +14,7 @@ VALUE_WRONG = [("value", False, "sign flipped"), ("clip", True, None)]
 ALL_PASS = [("value", True, None), ("clip", True, None)]
 
 
-def test_stats_counts_learners_scores_checks_and_misconceptions(api: Api, rows: Rows) -> None:
+def test_stats_counts_learners_scores_checks_and_mistakes(api: Api, rows: Rows) -> None:
     teacher = api.user("teacher", Role.INSTRUCTOR)
     for name in ("ann", "ben", "cat"):
         api.user(name)
@@ -39,8 +39,10 @@ def test_stats_counts_learners_scores_checks_and_misconceptions(api: Api, rows: 
         {"name": "clip", "check_id": None, "runs": 4, "failures": 3, "failure_rate": 0.75},
         {"name": "value", "check_id": None, "runs": 4, "failures": 0, "failure_rate": 0.0},
     ]  # rows stored without ids (as before migration 0007) are counted by their text
-    assert stats["misconceptions"] == [
-        {"misconception": "max instead of min", "mistake_id": None, "learners": 2, "submissions": 3}]
+    assert stats["mistakes"] == [
+        {"mistake_title": "max instead of min", "mistake_id": None, "learners": 2, "submissions": 3,
+         "misconception": "max instead of min"}]
+    assert stats["misconceptions"] == stats["mistakes"]  # the old names, deprecated, for one release
 
 
 def test_stats_for_unknown_exercise_is_404_and_learners_get_403(api: Api) -> None:

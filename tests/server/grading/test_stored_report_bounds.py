@@ -48,7 +48,7 @@ def test_nul_surrogates_and_a_10_mb_message_are_stored_capped_and_readable(
         stderr="err\x00" + "e" * 100_000,
         checks=[
             CheckOutcome("value", 50, True, "ok \x00"),
-            CheckOutcome("gradient", 25, False, hostile, "misconception \ud83d text\x00" * 1000,
+            CheckOutcome("gradient", 25, False, hostile, "mistake \ud83d text\x00" * 1000,
                          check_id="actor-loss/gradient\x00", mistake_id="actor-loss/" + "x" * 10_000),
             CheckOutcome("clip", 25, True, "fine", check_id="actor-loss/clip"),
         ],
@@ -70,11 +70,12 @@ def test_nul_surrogates_and_a_10_mb_message_are_stored_capped_and_readable(
     kept = gradient["message"].rsplit(" [... ", 1)[0]
     assert gradient["message"] == kept + f" [... {len(hostile) - len(kept)} characters cut]"
     assert len(gradient["message"].encode()) <= MESSAGE_BYTES  # the note included
-    assert "\x00" not in gradient["misconception"] and "\\x00" in gradient["misconception"]
-    assert "\ufffd" in gradient["misconception"]
-    assert len(gradient["misconception"].encode()) <= MESSAGE_BYTES + NOTE_ALLOWANCE
-    assert clip == {"name": "clip", "weight": 25.0, "passed": True, "message": "fine", "misconception": None,
-                    "check_id": "actor-loss/clip", "mistake_id": None}
+    assert "\x00" not in gradient["mistake_title"] and "\\x00" in gradient["mistake_title"]
+    assert "\ufffd" in gradient["mistake_title"]
+    assert len(gradient["mistake_title"].encode()) <= MESSAGE_BYTES + NOTE_ALLOWANCE
+    assert gradient["misconception"] == gradient["mistake_title"]  # the old name, deprecated
+    assert clip == {"name": "clip", "weight": 25.0, "passed": True, "message": "fine", "mistake_title": None,
+                    "check_id": "actor-loss/clip", "mistake_id": None, "misconception": None}
     # An id is stored whole or not at all: cut or escaped, it would count as another check.
     assert (gradient["check_id"], gradient["mistake_id"]) == (None, None)
     assert done["stdout"].startswith("before\\x00after \ufffd end\n")

@@ -61,7 +61,7 @@ def test_planted_pairs_rank_first_in_a_course_graded_by_the_real_judge(tmp_path)
                 break
             time.sleep(0.1)
         assert report["latest"]["status"] == "done", report["latest"]["message"]
-        assert report["shown"]["learners"] == 30
+        assert report["pairs_run"]["learners"] == 30
         ranked = [(p["learner_a"], p["learner_b"], p["score"]) for p in report["pairs"]]
         assert {(a, b) for a, b, _ in ranked[:3]} == PLANTED, ranked[:6]
         assert ranked[3][2] < min(score for _, _, score in ranked[:3]), ranked[:6]

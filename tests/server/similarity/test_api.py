@@ -58,7 +58,8 @@ def test_instructors_request_a_run_and_read_ranked_pairs(term: Term) -> None:
     assert answer.status_code == 202 and answer.json()["status"] in ("queued", "running", "done")
     body = wait_run(term)
     assert body["latest"]["status"] == "done", body["latest"]["message"]
-    assert body["shown"]["learners"] == 8 and body["shown"]["exercises"] == ["kl-penalty"]
+    assert body["pairs_run"]["learners"] == 8 and body["pairs_run"]["exercises"] == ["kl-penalty"]
+    assert body["shown"] == body["pairs_run"]  # the old name, deprecated, for one release
     top = [(p["learner_a"], p["learner_b"]) for p in body["pairs"][:2]]
     assert set(top) == {("l03", "l28"), ("l07", "l29")}
     assert body["pairs"][0]["exercises"][0]["similarity"] == 1.0 and body["pairs"][0]["review"] is None

@@ -38,7 +38,7 @@ def test_the_cli_prints_the_ranked_pairs(term: Term, settings: Settings, monkeyp
     out, _ = ppo_grader("similarity", "rlhf-a", "--refresh")
     assert "concern" in out  # marks survive a new run
     # The API and the CLI read the same run.
-    assert wait_run(term)["shown"]["pairs_found"] > 0
+    assert wait_run(term)["pairs_run"]["pairs_found"] > 0
     _, err = ppo_grader("similarity", "nope", code=2)
     assert "No course called 'nope'" in err
     _, err = ppo_grader("similarity", "rlhf-a", "--exercise", "gae", code=2)

@@ -66,16 +66,16 @@ def test_rewording_a_mistake_and_a_check_does_not_split_their_counts(
     for done, title, sentence in ((before[0], old_title, old_sentence), (after, NEW_TITLE, NEW_SENTENCE)):
         check = next(c for c in done["checks"] if c["check_id"] == CHECK)
         assert check["name"] == sentence and not check["passed"]
-        assert (check["mistake_id"], check["misconception"]) == (MISTAKE, title)
+        assert (check["mistake_id"], check["mistake_title"]) == (MISTAKE, title)
     with api.state.session_factory() as session:
-        stored = {(r.name, r.misconception) for r in session.query(CheckResult).filter_by(check_id=CHECK)}
+        stored = {(r.name, r.mistake_title) for r in session.query(CheckResult).filter_by(check_id=CHECK)}
     assert stored == {(old_sentence, old_title), (NEW_SENTENCE, NEW_TITLE)}
 
     # The statistics: one entry each, under today's wording, counting all three learners.
     stats = api.client.get(f"/api/v1/exercises/{EXERCISE}/stats", headers=teacher).json()
-    named = [m for m in stats["misconceptions"] if m["mistake_id"] == MISTAKE]
-    assert named == [{"misconception": NEW_TITLE, "mistake_id": MISTAKE, "learners": 3, "submissions": 3}]
-    assert not [m for m in stats["misconceptions"] if m["misconception"] == old_title]
+    named = [m for m in stats["mistakes"] if m["mistake_id"] == MISTAKE]
+    assert named == [{"mistake_title": NEW_TITLE, "misconception": NEW_TITLE, "mistake_id": MISTAKE, "learners": 3, "submissions": 3}]
+    assert not [m for m in stats["mistakes"] if m["mistake_title"] == old_title]
     checks = [c for c in stats["checks"] if c["check_id"] == CHECK]
     assert [(c["name"], c["runs"], c["failures"]) for c in checks] == [(NEW_SENTENCE, 3, 3)]
     assert old_sentence not in {c["name"] for c in stats["checks"]}
@@ -86,11 +86,11 @@ def test_rewording_a_mistake_and_a_check_does_not_split_their_counts(
     assert f"{NEW_TITLE}</a> in " in klass and "held by 3 learners" in klass and old_title not in klass
     page = api.client.get(f"/dashboard/exercises/{EXERCISE}").text
     bars = charts(page)
-    mistakes = [(label, value) for label, value, _ in bars["chart-misconceptions"]]
+    mistakes = [(label, value) for label, value, _ in bars["chart-mistakes"]]
     assert (NEW_TITLE, 3) in mistakes and old_title not in dict(mistakes)
     check_bars = {label: value for label, value, _ in bars["chart-checks"]}
     assert check_bars[NEW_SENTENCE] == 1.0 and old_sentence not in check_bars
-    href = next(h for label, _, h in bars["chart-misconceptions"] if label == NEW_TITLE)
+    href = next(h for label, _, h in bars["chart-mistakes"] if label == NEW_TITLE)
     assert href is not None and parse_qs(urlsplit(href).query) == {"mistake": [MISTAKE], "course": ["default"]}
     holders = api.client.get(href)
     assert holders.status_code == 200 and f"<h1>{NEW_TITLE}</h1>" in holders.text

@@ -173,8 +173,9 @@ def test_submission_public_shape(api: Api) -> None:
     assert (done["feedback_view"], done["feedback_policy"], done["tokens_left"]) == ("full", "full", None)
     assert done["checks"][2] == {
         "name": "clip", "weight": 25.0, "passed": False,
-        "message": "clip boundary wrong", "misconception": "max instead of min",
+        "message": "clip boundary wrong", "mistake_title": "max instead of min",
         "check_id": "actor-loss/clip", "mistake_id": "actor-loss/max-for-min",
+        "misconception": "max instead of min",  # mistake_title's old name, deprecated, for one release
     }
     assert done["queue_position"] is None
     assert done["peak_memory_bytes"] == 12345

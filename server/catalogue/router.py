@@ -1,12 +1,12 @@
-"""``/exercises``: the catalog (authentication required)."""
+"""``/exercises``: the catalogue (authentication required)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from server.catalog import service
-from server.catalog.schemas import ExerciseDetail, ExerciseSummary
-from server.catalog.versions import version_for_user
+from server.catalogue import service
+from server.catalogue.schemas import ExerciseDetail, ExerciseSummary
+from server.catalogue.versions import version_for_user
 from server.courses.sets import released_exercises
 from server.deps import CurrentUser, Now, SessionDep
 from server.openapi import errors

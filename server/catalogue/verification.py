@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from exercises.packs import BUILTIN
 from exercises.versions import content_version, grader_version
-from server.catalog.versions import newest_verified, passed, record_served, served_version, store_version
+from server.catalogue.versions import newest_verified, passed, record_served, served_version, store_version
 from server.errors import ExerciseNotVerified
 from server.models import ExerciseVerification
 
@@ -38,7 +38,7 @@ def record_verification(session: Session, exercise: Exercise, verification: Veri
     session.add(row)
     session.flush()
     if verification.ok and exercise.pack != BUILTIN:
-        # The artifact the service grades with once it is published (server.catalog.versions);
+        # The artifact the service grades with once it is published (server.catalogue.versions);
         # the first verified version is also what grades where no set pins one.
         store_version(session, exercise)
         record_served(session, exercise.slug, row.content_version)

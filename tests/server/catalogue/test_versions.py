@@ -1,4 +1,4 @@
-"""Stored exercise versions (server/catalog/versions.py, exercises/registry.py; issue 32): a
+"""Stored exercise versions (server/catalogue/versions.py, exercises/registry.py; issue 32): a
 verified version is stored whole, a set is pinned to it, and grading loads exactly that version
 from the database, once per process, whatever the pack's folder holds now. Where no set pins a
 version (the default course, a set from before versions were stored) the served version grades:
@@ -16,8 +16,8 @@ from exercises.packs import path_pack
 from exercises.scaffold import new_exercise
 from exercises.verify import Criterion, Verification
 from exercises.versions import content_version
-from server.catalog.verification import first_seen, record_verification, serve_first
-from server.catalog.versions import (
+from server.catalogue.verification import first_seen, record_verification, serve_first
+from server.catalogue.versions import (
     UNVERIFIED,
     UNVERIFIED_MESSAGE,
     pin,

@@ -10,7 +10,7 @@
 - Where no set pins a version (the default course's open exercises, a set published before
   versions were stored), a pack exercise grades with its *served version*
   (:func:`served_version`): the stored, verified version the service first served
-  (``server.catalog.verification.serve_first``), which no folder edit moves. A pack exercise
+  (``server.catalogue.verification.serve_first``), which no folder edit moves. A pack exercise
   with no verified version at all grades with nothing (:data:`UNVERIFIED`); a built-in
   exercise grades with the code the grader ships.
 """
@@ -249,7 +249,7 @@ def version_source(sessions: sessionmaker[Session]) -> VersionSource:
 
 class InPack(Versioned, Protocol):
     """An exercise as ``exercises versions`` needs it: its slug, folder and pack (a loaded
-    exercise, or its entry in ``server.catalog.service.catalogue_index``)."""
+    exercise, or its entry in ``server.catalogue.service.catalogue_index``)."""
 
     @property
     def pack(self) -> str: ...

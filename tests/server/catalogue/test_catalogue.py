@@ -1,4 +1,4 @@
-"""The exercise catalog endpoints."""
+"""The exercise catalogue endpoints."""
 
 from __future__ import annotations
 

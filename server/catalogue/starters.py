@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from notebook_format.errors import SourceError
 from notebook_format.starter import starter_notebook
-from server.catalog.schemas import ExerciseDetail
+from server.catalogue.schemas import ExerciseDetail
 
 #: The suffixes a starter downloads as.
 PY, NOTEBOOK = ".py", ".ipynb"

@@ -7,12 +7,12 @@ from typing import Any
 
 from exercises.feedback import suggest
 from exercises.registry import UnknownExercise, all_exercises, get_exercise
-from server.catalog.schemas import CheckInfo, ExerciseDetail, ExerciseSummary
+from server.catalogue.schemas import CheckInfo, ExerciseDetail, ExerciseSummary
 from server.errors import ExerciseNotFound
 
 
 def find_exercise(slug: str, visible: set[str] | None = None, version: str | None = None) -> Any:
-    """The registry's exercise for ``slug`` (at a stored ``version``: server.catalog.versions);
+    """The registry's exercise for ``slug`` (at a stored ``version``: server.catalogue.versions);
     404 ``ExerciseNotFound`` otherwise, and also when ``visible`` (the slugs the caller may see;
     None: all) leaves it out."""
     try:

@@ -1,1 +1,0 @@
-"""The exercise catalog, read from ``exercises.registry``."""

@@ -1,0 +1,1 @@
+"""The exercise catalogue, read from ``exercises.registry``."""
