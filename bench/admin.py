@@ -260,7 +260,7 @@ def main() -> None:
         load_after = os.getloadavg()
         import_cpu = statistics.median(
             [cli.run("--help")[2] for _ in range(args.repeats)]
-        )  # the floor: starting Python and importing the CLI
+        )  # starting Python and loading every sub-app (a read command loads one, and the database's)
 
     def shown(command: tuple[str, ...]) -> str:
         return "ppo-grader " + " ".join("OUT.zip" if c.endswith("export.zip") else c for c in command)
@@ -277,7 +277,8 @@ def main() -> None:
             "roster, the set and the corrections went through the commands; the submissions were bulk-inserted "
             f"({built['fill_s']:.1f} s) with `best_scores` backfilled as the migrations do. Each command ran "
             f"{args.repeats} times after one warm-up, as a real subprocess; wall seconds (median, fastest) and the "
-            "command's own CPU seconds (median). `ppo-grader --help` (start Python, import the CLI) costs "
+            "command's own CPU seconds (median). `ppo-grader --help` (start Python, load every sub-app to list "
+            "them) costs "
             f"{import_cpu:.2f} s of CPU. Load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} "
             "after, on 2 shared cores: wall times follow the load, CPU times much less. "
             f"Roster import of {args.learners} new learners (`courses enroll`, a write): {built['enroll_s']:.1f} s.",

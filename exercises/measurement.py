@@ -129,14 +129,17 @@ class Pools:
         return [p for p in (self.learners, self._measured, self._trusted) if p is not None]
 
     def close(self) -> None:
-        if self._visits is not None:
-            self._visits.shutdown(wait=True)
-        self._reference_work.shutdown(wait=True)
+        """Stop every jail host, then the executors. Hosts first: a visit still running (a
+        server stopping with a job in hand) ends with its host at once, instead of holding the
+        executors' shutdown up to the wall-clock limit of each of its visits."""
         self.learners.close()
         if self._measured is not None:
             self._measured.close()
         if self._trusted is not None:
             self._trusted.close()
+        if self._visits is not None:
+            self._visits.shutdown(wait=True)
+        self._reference_work.shutdown(wait=True)
 
     # -- the learner's visits ------------------------------------------------------------------
 

@@ -126,8 +126,12 @@ def configured_packs(extra: Iterable[Pack] = (), served: Iterable[str] = ()) -> 
 
 
 def exercise_folders(pack: Pack) -> list[Path]:
-    """The pack's exercise folders: its sub-folders holding a ``spec.py``, sorted by name."""
-    return sorted(p for p in pack.root.iterdir() if p.is_dir() and (p / "spec.py").is_file())
+    """The pack's exercise folders: its sub-folders holding a ``spec.py``, sorted by name;
+    :class:`PackError` for a pack other than the built-in one that holds none."""
+    folders = sorted(p for p in pack.root.iterdir() if p.is_dir() and (p / "spec.py").is_file())
+    if not folders and not pack.builtin:
+        raise PackError(f"exercise pack {pack.name} holds no exercise folder (a sub-folder with a spec.py)")
+    return folders
 
 
 def load_pack(pack: Pack) -> list[Exercise]:
@@ -136,10 +140,7 @@ def load_pack(pack: Pack) -> list[Exercise]:
         importlib.import_module(pack.package)  # an installed pack: its package is importable already
     elif not pack.builtin:
         register_package(pack)
-    folders = exercise_folders(pack)
-    if not folders and not pack.builtin:
-        raise PackError(f"exercise pack {pack.name} holds no exercise folder (a sub-folder with a spec.py)")
-    return [load_exercise(pack, folder) for folder in folders]
+    return [load_exercise(pack, folder) for folder in exercise_folders(pack)]
 
 
 def load_exercise(pack: Pack, folder: Path) -> Exercise:

@@ -22,7 +22,7 @@ import functools
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # only a type here: importing this module must not import torch (server.models reads it)
     from exercises.framework import Exercise
@@ -75,6 +75,18 @@ def _exercise_files(folder: Path) -> list[tuple[str, Path]]:
     return found
 
 
+class Versioned(Protocol):
+    """What a content version is of: an exercise's slug and folder. A loaded
+    :class:`~exercises.framework.Exercise`, or the catalogue's index entry for it
+    (``exercises.index``), which names the same folder without importing it (nor torch)."""
+
+    @property
+    def slug(self) -> str: ...
+
+    @property
+    def folder(self) -> str: ...
+
+
 _content_versions: dict[tuple[str, str], str] = {}
 
 #: Joins a slug and a stored version in an exercise reference (``"scaled-diff@3f2a9c01b7d4"``).
@@ -99,7 +111,7 @@ def pin_content_version(exercise: Exercise, version: str) -> None:
     _content_versions[(exercise.slug, exercise.folder)] = version
 
 
-def content_version(exercise: Exercise) -> str:
+def content_version(exercise: Versioned) -> str:
     """The exercise's content version (see the module docstring); stable across processes.
 
     Read once per process and exercise: the version describes the code this process loaded,

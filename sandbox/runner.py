@@ -23,7 +23,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -439,21 +439,31 @@ def _host_vm_bytes(pid: int | None) -> int:
     return 4 << 30
 
 
+#: What a visit asked of a closed pool ends with (a server stopping; never the learner's fault).
+_STOPPING = "The grader is stopping. This is not your fault and does not count."
+
+
 class SandboxSession:
     """One host held for a group of visits (one submission's, say); see :meth:`SandboxPool.session`."""
 
-    def __init__(self, host: JailHost) -> None:
+    def __init__(self, host: JailHost, closed: Callable[[], bool] = lambda: False) -> None:
         self._host = host
+        self._closed = closed
 
     def run(self, request: JobRequest, inputs: dict[str, torch.Tensor]) -> JobResult:
         """Run a job on the held host and return what the jail produced, as a named status."""
         h = self._host
+        if self._closed():  # the pool was closed (shutdown): start no host again
+            return JobResult(status=JobStatus.INTERNAL_ERROR, message=_STOPPING)
         try:
             if not h.alive():
                 h.stop()
                 h.start()
             return h.run(request, inputs)
         except (HostFailure, jailfs.JailUnavailable, OSError) as exc:
+            if self._closed():  # the pool was closed under the job (shutdown), and stopped its host
+                log.info("jail host stopped under its job: the pool was closed")
+                return JobResult(status=JobStatus.INTERNAL_ERROR, message=_STOPPING)
             # The host's own words say why (a refused namespace, a missing file): the operator needs them.
             log.error("sandbox failure: %s; the jail host's last lines: %s", exc, " | ".join(h.stderr_tail) or "none")
             h.stop()
@@ -461,6 +471,11 @@ class SandboxSession:
                 status=JobStatus.INTERNAL_ERROR,
                 message=f"The grader's sandbox failed ({exc}). This is not your fault and does not count.",
             )
+        except Exception:
+            if self._closed():  # the host's streams were closed under the read (shutdown)
+                log.info("jail host stopped under its job: the pool was closed")
+                return JobResult(status=JobStatus.INTERNAL_ERROR, message=_STOPPING)
+            raise
 
 
 class SandboxPool:
@@ -475,6 +490,7 @@ class SandboxPool:
         self.config = config or JailConfig()
         self._idle: queue.Queue[JailHost] = queue.Queue()
         self._hosts = [JailHost(self.config) for _ in range(max(1, size))]
+        self._closed = False
         for h in self._hosts:
             self._idle.put(h)
         if start and self.config.reuse:
@@ -501,7 +517,7 @@ class SandboxPool:
         """Hold one host for several visits; each visit still gets a fresh child."""
         h = self._idle.get()
         try:
-            yield SandboxSession(h)
+            yield SandboxSession(h, lambda: self._closed)
         finally:
             if not self.config.reuse:
                 h.stop()
@@ -513,6 +529,7 @@ class SandboxPool:
             return box.run(request, inputs)
 
     def close(self) -> None:
-        """Stop every host."""
+        """Stop every host; a visit asked for afterwards ends as ``internal_error`` at once."""
+        self._closed = True
         for h in self._hosts:
             h.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from http import HTTPStatus
@@ -213,15 +214,34 @@ def _listen(state: AppState) -> None:
     state.listener = listener
 
 
+def begin_shutdown(app: FastAPI) -> None:
+    """The server was told to stop (``serve`` calls this on SIGTERM, before the server waits for
+    its connections to close; the lifespan's end comes only after them): every long poll
+    answers 503 ``ShuttingDown`` now, instead of holding the shutdown for up to 30 s."""
+    state: AppState | None = getattr(app.state, "grader", None)
+    if state is not None:
+        state.shutdown_deadline = time.monotonic() + state.settings.SHUTDOWN_GRACE_SECONDS
+        state.announcer.close()
+
+
 def _stop(state: AppState, close_grader: Callable[[], None]) -> None:
+    # One deadline for every thread, counted from the signal (begin_shutdown) while the
+    # connections closed: the jobs in hand get until then to finish; a submission still
+    # grading then goes back to the queue (graded at the next start).
+    deadline = state.shutdown_deadline or time.monotonic() + state.settings.SHUTDOWN_GRACE_SECONDS
+    state.announcer.close()  # a long poll still open (no SIGTERM: an embedding server) ends now
+
+    def left() -> float:
+        return max(0.0, deadline - time.monotonic())
+
     if state.listener is not None:
-        state.listener.stop()
+        state.listener.stop(left())
     # Workers first (they use the judge), then the judge, then the engine.
     if isinstance(state.similarity, SimilarityWorker):
-        state.similarity.stop()
+        state.similarity.stop(left())
     if state.lti is not None:
-        state.lti.stop()
-    state.workers.stop(timeout=state.settings.WALL_SECONDS + 5)
+        state.lti.stop(left())
+    state.workers.stop(timeout=left())
     try:
         close_grader()
     finally:

@@ -77,6 +77,11 @@ class Settings(BaseSettings):
     #: The tool's public address (``https://grader.example.edu``): what ``/lti/config.json``
     #: names. Unset, that page answers 404 and says to set it (it never copies a request's
     #: Host header, which anyone sending the request chooses).
+    #: On SIGTERM (``serve``): long polls answer 503 ``ShuttingDown`` at once; the other requests
+    #: in flight and the jobs in hand get this long, from the signal, to finish; a job still
+    #: grading then goes back to the queue (graded at the next start). The process exits a
+    #: second or two after (issue 38).
+    SHUTDOWN_GRACE_SECONDS: float = Field(default=3, ge=0, le=300)
     PUBLIC_URL: str | None = Field(default=None, pattern=r"^https?://[A-Za-z0-9.\-\[\]:]+(/[A-Za-z0-9._~/-]*)?$")
 
     @model_validator(mode="after")

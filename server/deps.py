@@ -59,12 +59,11 @@ SessionDep = Annotated[Session, Depends(get_db)]
 # auto_error=False: we answer a missing header with our own 401 shape, not Starlette's 403.
 _bearer = HTTPBearer(auto_error=False, description="An API token from `ppo-grader users add`.")
 
+#: The bearer token as sent (or None), for a route that looks its user up itself (``authenticate``).
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
-def get_current_user(
-    session: SessionDep,
-    settings: SettingsDep,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> User:
+
+def authenticate(session: Session, settings: Settings, credentials: HTTPAuthorizationCredentials | None) -> User:
     """The owner of the bearer token; 401 ``NotAuthenticated`` otherwise."""
     if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
         raise NotAuthenticated()
@@ -72,6 +71,11 @@ def get_current_user(
     if user is None:
         raise NotAuthenticated("The API token is unknown or revoked.")
     return user
+
+
+def get_current_user(session: SessionDep, settings: SettingsDep, credentials: Credentials) -> User:
+    """The owner of the bearer token; 401 ``NotAuthenticated`` otherwise."""
+    return authenticate(session, settings, credentials)
 
 
 CurrentUser = Annotated[User, Depends(get_current_user)]

@@ -30,7 +30,8 @@ Tree::
     ├── CourseRequired            422  the learner is in several courses and named none
     ├── NothingToRegrade          422  no stored verdict matches a regrade's selection
     ├── RateLimited               429  too many submissions in the window (Retry-After)
-    └── TooManyQueued             429  too many of the learner's submissions waiting (Retry-After)
+    ├── TooManyQueued             429  too many of the learner's submissions waiting (Retry-After)
+    └── ShuttingDown              503  the server is stopping: a long poll ends early; ask again (Retry-After)
 
 Framework errors are mapped by ``server.app`` onto the same shape: ``ValidationError`` (422),
 ``NotFound``/``MethodNotAllowed``/... for Starlette's HTTP errors, ``InternalError`` (500).
@@ -239,3 +240,16 @@ class ScoresHidden(GraderError):
     """A learner asked for the board of a ``hidden-until-due`` exercise before its scores are released."""
 
     status_code = 403
+
+
+class ShuttingDown(GraderError):
+    """The server is stopping (SIGTERM) while a long poll waits: nothing is lost (the
+    submission stays queued and is graded after the restart); ask again after ``Retry-After``."""
+
+    status_code = 503
+
+    def __init__(self, retry_after: int = 1) -> None:
+        super().__init__(
+            "The grader is restarting; your submission is kept and graded after the restart. Ask again.",
+            headers={"Retry-After": str(max(1, retry_after)), "Connection": "close"},
+        )

@@ -15,6 +15,7 @@ _DESCRIPTIONS = {
     413: "Body too large",
     422: "Invalid input (`ValidationError` and domain errors)",
     429: "Too many requests (`RateLimited`, `TooManyQueued`); see `Retry-After`",
+    503: "The server is stopping (`ShuttingDown`); ask again after `Retry-After`",
 }
 
 
@@ -32,7 +33,7 @@ def errors(*codes: int, notes: dict[int, str] | None = None) -> dict[int | str, 
     for code in codes:
         description = (notes or {}).get(code) or _DESCRIPTIONS.get(code, "Error")
         entry: dict[str, Any] = {"model": ErrorBody, "description": description}
-        if code == 429:
+        if code in (429, 503):
             entry["headers"] = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}
         out[code] = entry
     return out

@@ -61,3 +61,6 @@ class AppState:
     similarity: SimilarityQueue | None = None
     #: The in-process LTI grades thread (None on procrastinate, whose workers run the jobs).
     lti: Background | None = None
+    #: Set when the server is told to stop (``app.begin_shutdown``, monotonic clock): when the
+    #: jobs in hand stop being waited for.
+    shutdown_deadline: float | None = None

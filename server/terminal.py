@@ -15,7 +15,9 @@ emoji codes (``:warning:`` stays as written).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
+from rich.cells import cell_len
 from rich.console import Console
 
 from server.text_guard import CONTROL
@@ -43,4 +45,27 @@ def plain(value: object) -> str:
     ``rich.markup.escape`` does it (without its extra backslash at the very end, there for
     markup that follows: put none right after this text). Call it once per stored value
     (escaped twice, a ``[`` would show its backslash)."""
-    return _TAG.sub(_tag, CONTROL.sub(_control, str(value)))
+    return _TAG.sub(_tag, escaped(value))
+
+
+def escaped(value: object) -> str:
+    """``value`` as text printed without Rich's markup (:func:`columns`): its control characters
+    written as escapes, nothing else changed (``[x]`` stays ``[x]``)."""
+    return CONTROL.sub(_control, str(value))
+
+
+def columns(headings: Sequence[str], rows: Iterable[Sequence[object]], title: str | None = None) -> str:
+    """A long table as plain text: a title line, the headings, a rule, one line per row, each
+    column as wide as its widest value and two spaces apart; every value :func:`escaped`, none
+    wrapped or cut. For listings of thousands of rows (``scores list``), which Rich's tables
+    measure and wrap cell by cell (a second and more for 2,000 rows); print the text with
+    ``markup=False``."""
+    cells = [[escaped(v) for v in row] for row in rows]
+    # Terminal cells, not characters: a name in a wide script takes two per character.
+    widths = [max([cell_len(h), *(cell_len(row[i]) for row in cells)]) for i, h in enumerate(headings)]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v + " " * (w - cell_len(v)) for v, w in zip(values, widths, strict=True)).rstrip()
+
+    lines = [line(headings), "  ".join("-" * w for w in widths), *(line(row) for row in cells)]
+    return "\n".join(([escaped(title)] if title is not None else []) + lines)

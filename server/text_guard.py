@@ -23,9 +23,10 @@ wrote it (``server.terminal``).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+if TYPE_CHECKING:  # types only: the CLI and the services import this module, and need no HTTP
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 #: What no text shown to a person may hold: the C0 and C1 controls and DEL (ESC, BEL, CR ...),
@@ -45,6 +46,8 @@ class RefuseNulInUrl:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and _has_nul(scope):
+            from starlette.responses import JSONResponse
+
             response = JSONResponse({"error": "InvalidText", "detail": _MESSAGE}, status_code=422)
             await response(scope, receive, send)
             return

@@ -50,6 +50,12 @@ POLL_FIRST = 0.2
 POLL_GROWTH = 1.5
 #: ...up to this.
 POLL_MAX = 1.0
+#: While waiting for a verdict, a server that cannot be reached or answers 502, 503 or 504 (a
+#: restart: 503 ``ShuttingDown`` ends the long polls of one that stops) is asked again for up
+#: to this long, never past the wait's ``timeout``: the submission is kept and graded after it.
+SERVER_AWAY_SECONDS = 180.0
+#: Pause between those attempts (each request also makes its own ``MAX_RETRIES``).
+SERVER_AWAY_POLL = 1.0
 
 Sleep = Callable[[float], None]
 Clock = Callable[[], float]
@@ -468,12 +474,14 @@ class Client:
         Each request is a long poll of up to ``LONG_POLL_SECONDS``: the server answers as soon
         as the verdict is stored. A server that answers at once instead (one without long
         polling) is polled at an interval growing from ``POLL_FIRST`` to ``POLL_MAX``.
-        ``on_update(submission, elapsed_seconds)`` is called after every poll. Raises
-        ``WaitTimedOut`` after ``timeout`` seconds.
+        A server away (restarting: unreachable, or 502/503/504) is waited for, up to
+        ``SERVER_AWAY_SECONDS`` at a stretch. ``on_update(submission, elapsed_seconds)`` is
+        called after every poll. Raises ``WaitTimedOut`` after ``timeout`` seconds.
         """
         start = self._clock()
         delay = POLL_FIRST
         current = submission
+        away_since: float | None = None
         while current.get("status") != "done":
             elapsed = self._clock() - start
             if on_update is not None:
@@ -485,7 +493,17 @@ class Client:
                 )
             hold = LONG_POLL_SECONDS if timeout is None else max(0.0, min(LONG_POLL_SECONDS, timeout - elapsed))
             asked = self._clock()
-            current = self.submission(submission["id"], wait=hold)
+            try:
+                current = self.submission(submission["id"], wait=hold)
+            except (ConnectionFailed, ServerError) as exc:
+                if not _server_away(exc):
+                    raise
+                away_since = asked if away_since is None else away_since
+                if self._clock() - away_since >= SERVER_AWAY_SECONDS:
+                    raise
+                self._sleep(SERVER_AWAY_POLL)  # restarting: the submission is graded after it
+                continue
+            away_since = None
             if current.get("status") != "done" and self._clock() - asked < hold / 2:
                 self._sleep(delay)  # the server did not hold the request: poll politely
                 delay = min(POLL_MAX, delay * POLL_GROWTH)
@@ -546,6 +564,11 @@ class Client:
                         status, "InvalidResponse", "", f"the server at {self.server} did not answer with JSON"
                     ) from exc
             raise _error_from(response, self.server)
+
+
+def _server_away(exc: ClientError) -> bool:
+    """True for what a restarting server looks like: unreachable, or 502/503/504."""
+    return isinstance(exc, ConnectionFailed) or (isinstance(exc, ServerError) and exc.status in (502, 503, 504))
 
 
 def _backoff(attempt: int) -> float:

@@ -219,6 +219,21 @@ def cases(gen: CaseGen) -> list[Case]:
             about="torch.bfloat16 inputs, mask=None",
         )
     )
+    # rewards requires grad (values does not): the outputs stay detached whichever input requires
+    # grad (docs/contract.md §3). Built last, like the case above (issue 37).
+    r, v, m = _inputs(gen, 3, 7)
+    out.append(
+        gen.case(
+            r,
+            v,
+            m,
+            kwargs=_hyper(0.9, 0.95),
+            tags=("detach",),
+            grad=("0",),
+            probes=(ADV, RET),
+            about="rewards requires grad (values does not)",
+        )
+    )
     return out
 
 
@@ -280,7 +295,15 @@ def no_mask(ctx: CheckContext) -> None:
 
 
 @check(
-    "both outputs detached even when values requires grad", 8, gated=True, reads=("probes",), self_reported="detachment"
+    "both outputs detached even when values requires grad",
+    8,
+    gated=True,
+    reads=("probes",),
+    self_reported="detachment",
+    announce=(
+        "both outputs detached even when values requires grad",
+        "and when rewards requires grad",
+    ),
 )
 def detached(ctx: CheckContext) -> None:
     expect_detached(ctx, ctx.cases("detach"), [ADV, RET], ["advantages", "returns"])

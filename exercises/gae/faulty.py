@@ -20,9 +20,10 @@ def faulty_gae(rewards, values, mask=None, gamma=1.0, lam=0.95, *, faults=frozen
     dtype = rewards.dtype
     work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
     attached = "advantages-attached" in faults
-    grad = attached or "returns-attached" in faults
+    grad = attached or "returns-attached" in faults or "rewards-attached" in faults
     with contextlib.nullcontext() if grad else torch.no_grad():
-        r_raw = rewards.detach().to(work)
+        # "rewards-attached": values detached, rewards not (their graph reaches both outputs)
+        r_raw = rewards.to(work) if "rewards-attached" in faults else rewards.detach().to(work)
         v_graph = values.to(work)
         v_raw = v_graph if attached else v_graph.detach()
         if mask is None:

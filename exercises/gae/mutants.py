@@ -130,6 +130,18 @@ FAULTS = [
     ),
 ]
 
+# Built last (issue 37), so the catalogue's earlier mistakes keep their order.
+FAULTS += [
+    fault(
+        "rewards-attached",
+        "the outputs still carry gradient into rewards: values are detached, but rewards are used as "
+        "they come, so when rewards requires grad both advantages and returns do",
+        fix="Compute GAE under torch.no_grad() (or detach rewards as well as values): the outputs never require grad.",
+        explains=("detached",),
+        site="rewards-grad",
+    ),
+]
+
 MUTANTS = fault_mutants(faulty_gae, FAULTS)
 
 

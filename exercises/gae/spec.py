@@ -15,7 +15,7 @@ Generalized Advantage Estimation over `[B, T]` per-token rewards and critic valu
 `delta_t = r_t + gamma * V_{t+1} - V_t`, where `V_{t+1}` is 0 after the last valid token;
 `A_t = delta_t + gamma * lam * A_{t+1}`; `returns = advantages + values`.
 Positions where mask is 0 get advantage 0 and return 0. No whitening here.
-Both outputs are detached: they never require grad, even when `values` does.
+Both outputs are detached: they never require grad, even when `values` (or `rewards`) does.
 
 `mask` is a `[B, T]` tensor of 0/1 (float or bool), right-padded (each row is ones, then
 zeros); `mask=None` means every position is valid. Inputs at padded positions may hold any

@@ -11,7 +11,7 @@ def compute_gae(rewards, values, mask=None, gamma=1.0, lam=0.95):
     """GAE advantages and returns (lambda-returns) for a batch of responses.
 
     Args:
-        rewards: [B, T] per-token rewards r_t.
+        rewards: [B, T] per-token rewards r_t (it may require grad: the outputs must not).
         values: [B, T] critic values V_t (it may require grad: the outputs must not).
         mask: [B, T] of 0/1 (float or bool) marking valid response tokens, right-padded
             (each row is ones, then zeros); None means every position is valid. Inputs at
@@ -44,7 +44,8 @@ def compute_gae(rewards, values, mask=None, gamma=1.0, lam=0.95):
         - advantage 0 and return 0 at padded positions [8*]
         - length-1 rows and a row with no valid token [10]
         - mask=None: every position valid [6]
-        - both outputs detached even when values requires grad; neither output requires grad [8*]
+        - both outputs detached even when values requires grad, and when rewards requires grad; neither
+          output requires grad, whichever input does [8*]
         - ValueError on mismatched shapes (no broadcasting) [6*]
         - outputs in the inputs' dtype (float32, float64, bfloat16) and device; bfloat16 inputs with
           mask=None come back in bfloat16 too [6*]
@@ -78,8 +79,10 @@ if __name__ == "__main__":
     assert torch.allclose(ret, torch.tensor([[0.625, 0.75, 1.0]])), ret
     # The last token is padding (garbage 9 and 7): V_2 counts as 0 and position 2 gets 0.
     # delta_1 = 2 + 0 - 0.25 = 1.75; delta_0 = 1 + 0.25 - 0.5 = 0.75; A_0 = 0.75 + 1.75.
+    # values and rewards require grad: neither output does.
     values = torch.tensor([[0.5, 0.25, 7.0]], requires_grad=True)
-    adv, ret = compute_gae(torch.tensor([[1.0, 2.0, 9.0]]), values, torch.tensor([[1.0, 1.0, 0.0]]), gamma=1.0, lam=1.0)
+    rewards = torch.tensor([[1.0, 2.0, 9.0]], requires_grad=True)
+    adv, ret = compute_gae(rewards, values, torch.tensor([[1.0, 1.0, 0.0]]), gamma=1.0, lam=1.0)
     assert torch.allclose(adv, torch.tensor([[2.5, 1.75, 0.0]])), adv
     assert torch.allclose(ret, torch.tensor([[3.0, 2.0, 0.0]])), ret
     assert not adv.requires_grad and not ret.requires_grad

@@ -152,6 +152,16 @@ def cases(gen: CaseGen) -> list[Case]:
             gen.randn(8), 0, tags=("bad-argument",), about="group_size=0 (a ValueError, never a ZeroDivisionError)"
         )
     )
+    # 2-D scores, already grouped: [4, 4] with group_size=4. Both shape[0] and numel() are
+    # multiples of group_size, so only a dimension check refuses it. Built last (issue 37).
+    out.append(
+        gen.case(
+            _scores(gen, 4, 4).reshape(4, 4),
+            4,
+            tags=("bad-argument", "not-1d"),
+            about="scores of shape [4, 4] (2-D, already grouped), group_size=4",
+        )
+    )
     return out
 
 
@@ -223,17 +233,28 @@ def flat(ctx: CheckContext) -> None:
     announce=(
         "ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps",
         "group_size=0 included: a ValueError, never a ZeroDivisionError",
+        "and for scores that are not 1-D (a [4, 4] tensor included)",
     ),
 )
 def not_multiple(ctx: CheckContext) -> None:
+    arguments = [c for c in ctx.cases("not-multiple") + ctx.cases("bad-argument") if "not-1d" not in c.tags]
     expect_value_error(
         ctx,
-        ctx.cases("not-multiple") + ctx.cases("bad-argument"),
+        arguments,
         returned=(
             "Expected ValueError {where}: N must be a multiple of group_size, group_size at least 2 and eps "
             "not negative, but the call returned normally."
         ),
         raised="Expected ValueError {where}, got {error}. Check N % group_size yourself.",
+    )
+    expect_value_error(
+        ctx,
+        ctx.cases("not-1d"),
+        returned=(
+            "Expected ValueError {where}: scores must be a flat [N] tensor (check scores.dim() == 1), but the "
+            "call returned normally: reshaping 2-D scores into groups hides a caller's mistake."
+        ),
+        raised="Expected ValueError {where}, got {error}. Check scores.dim() == 1 yourself.",
     )
 
 

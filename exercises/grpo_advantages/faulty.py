@@ -17,7 +17,7 @@ def faulty_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True, *, f
         raise ValueError(f"group_size must be an integer of at least 2, got {group_size!r}")
     if eps < 0:
         raise ValueError(f"eps must not be negative, got {eps!r}")
-    if scores.dim() != 1:
+    if scores.dim() != 1 and "no-dim-check" not in faults:  # the fault: [G, group_size] scores accepted
         raise ValueError(f"scores must be [N], got shape {tuple(scores.shape)}")
     n = scores.shape[0]
     if "no-value-error" not in faults and n % group_size != 0:

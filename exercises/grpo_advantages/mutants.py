@@ -89,4 +89,16 @@ FAULTS = [
     ),
 ]
 
+# Built last (issue 37), so the catalogue's earlier mistakes keep their order.
+FAULTS += [
+    fault(
+        "no-dim-check",
+        "scores that are not 1-D accepted: [N // group_size, group_size] scores (already grouped) are "
+        "reshaped and graded instead of raising ValueError",
+        fix="Raise ValueError unless scores.dim() == 1: scores is a flat [N] tensor.",
+        explains=("not_multiple",),
+        site="dim-check",
+    ),
+]
+
 MUTANTS = fault_mutants(faulty_grpo_advantages, FAULTS)

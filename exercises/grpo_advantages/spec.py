@@ -14,7 +14,8 @@ SPEC = ExerciseSpec(
 Group-relative outcome advantages: `scores` is `[N]` with N a multiple of `group_size`,
 consecutive groups of `group_size` answers to one prompt. Each score minus its group's
 mean, divided by (its group's unbiased std + eps) when `scale_by_std`. Returns `[N]`.
-N not a multiple of `group_size`, `group_size < 2`, or a negative `eps` raise `ValueError`.
+N not a multiple of `group_size`, `group_size < 2` (0 included: a `ValueError`, never a
+`ZeroDivisionError`), scores that are not 1-D, or a negative `eps` raise `ValueError`.
 
 A group whose scores are all equal gets exactly 0 (detect a zero spread; the float32 mean of
 a constant group can be one rounding step off, and dividing that by eps gives garbage), never

@@ -31,7 +31,8 @@ def compute_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True):
 
     Raises:
         ValueError when N is not a multiple of group_size, when group_size < 2 (0 included:
-        check it before N % group_size), or when eps is negative.
+        check it before N % group_size), when scores is not 1-D (an already grouped
+        [N // G, G] tensor included), or when eps is negative.
     Must not modify scores in place.
 
     Graded (points in brackets; * counts only once the values on ordinary inputs are right):
@@ -44,7 +45,8 @@ def compute_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True):
         - groups are consecutive runs of group_size scores [8]
         - result is a flat [N] tensor in the order of scores [6]
         - ValueError when N is not a multiple of group_size, for group_size < 2, or a negative eps;
-          group_size=0 included: a ValueError, never a ZeroDivisionError [10*]
+          group_size=0 included: a ValueError, never a ZeroDivisionError; and for scores that are not 1-D
+          (a [4, 4] tensor included) [10*]
         - result in the scores' dtype (float32, float64, bfloat16; float32 for integer scores) and device
           [10*]
         - scores not modified in place [6*]
@@ -55,7 +57,7 @@ def compute_grpo_advantages(scores, group_size, eps=1e-6, scale_by_std=True):
     cancellation factor: plus group_size * u * |mean| / (std + eps) * (1 + |advantage|) absolute, with
     u = 2.2e-16 for float64 scores, 1.2e-7 otherwise.
     """
-    # YOUR CODE: check that N is a multiple of group_size
+    # YOUR CODE: check group_size, eps and that scores is 1-D; then that N is a multiple of group_size
 
     # YOUR CODE: view the scores as [N // G, G] consecutive groups
 
@@ -77,11 +79,12 @@ if __name__ == "__main__":
     adv = compute_grpo_advantages(torch.tensor([1.0, 1.0, 1.0, 0.0, 1.0, 0.0]), group_size=3)
     assert torch.equal(adv[:3], torch.zeros(3)), adv
     assert adv.shape == (6,)
-    # 5 scores do not split into groups of 2.
-    try:
-        compute_grpo_advantages(torch.zeros(5), group_size=2)
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("expected ValueError")
+    # 5 scores do not split into groups of 2; [2, 2] scores are not 1-D.
+    for bad in (torch.zeros(5), torch.zeros(2, 2)):
+        try:
+            compute_grpo_advantages(bad, group_size=2)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f"expected ValueError for scores of shape {list(bad.shape)}")
     print("self-tests passed")

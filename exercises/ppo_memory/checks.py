@@ -146,6 +146,8 @@ def cases(gen: CaseGen) -> list[Case]:
         zero_stage=3,
     )
     c((7 * B, 7 * B, 3 * B, -7e9), ("invalid",), "reference_params=-7e9 (a negative integral float)")
+    # A bool is an int in Python (True == 1), yet not a count (docs/contract.md §11). Built last (issue 37).
+    c((7 * B, 7 * B, True, 7 * B), ("invalid",), "reward_params=True (a bool, not a count)")
     return out
 
 
@@ -248,6 +250,7 @@ def random_ledgers(ctx: CheckContext) -> None:
     announce=(
         "ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3",
         "a negative integral float such as -7e9 included",
+        "and a bool count such as True",
     ),
 )
 def invalid_counts(ctx: CheckContext) -> None:

@@ -10,8 +10,8 @@ import numbers
 
 def _count(name, value, faults=frozenset()):
     """A non-negative integer parameter count (an integral float such as 7e9 is accepted)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    if (isinstance(value, bool) and "bool-accepted" not in faults) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")  # the fault: True counts as 1
     if not isinstance(value, numbers.Integral) and not float(value).is_integer():
         raise ValueError(f"{name} must be an integer number of parameters, got {value!r}")
     if "negative-float-accepted" in faults and isinstance(value, float):

@@ -89,4 +89,15 @@ FAULTS += [
     ),
 ]
 
+# Built last (issue 37), so the catalogue's earlier mistakes keep their order.
+FAULTS += [
+    fault(
+        "bool-accepted",
+        "a bool accepted as a parameter count: True is an int in Python (True == 1), so it passes the "
+        "integer and sign tests and is counted as one parameter instead of raising ValueError",
+        fix="Refuse bools before the integer test: isinstance(value, bool) raises ValueError.",
+        explains=("invalid_counts",),
+    ),
+]
+
 MUTANTS = fault_mutants(faulty_ppo_memory, FAULTS)

@@ -20,8 +20,8 @@ in bytes, is divided by `num_gpus`, rounded up). Frozen models are never sharded
 
 Returns `{"actor": ..., "critic": ..., "reward": ..., "reference": ..., "total_per_gpu": ...}`,
 Python `int`s, bytes per GPU. Parameter counts are integers or integral floats (`7e9` for
-"7B" is accepted); negative or fractional counts (`7.5`), `num_gpus < 1`, and a `zero_stage`
-outside 0-3 raise `ValueError`. Rounding is per quantity per model: `ceil(bytes / num_gpus)`
+"7B" is accepted); negative counts (`-7e9` too), fractional counts (`7.5`), bools, `num_gpus < 1`,
+and a `zero_stage` outside 0-3 raise `ValueError`. Rounding is per quantity per model: `ceil(bytes / num_gpus)`
 for each sharded quantity, in exact integer arithmetic.
 
 Worked example (the chapter's case: a 7B Actor, 7B Reference, 7B Critic, 3B Reward Model,

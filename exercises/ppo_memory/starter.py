@@ -37,8 +37,8 @@ def estimate_ppo_memory(
         Python ints, bytes held by one GPU; total_per_gpu is the sum of the four.
 
     Raises:
-        ValueError when a parameter count is negative or fractional (7.5, -1, -7e9; an integral
-        float such as 7e9 is accepted), when num_gpus < 1, or when zero_stage is not 0-3.
+        ValueError when a parameter count is negative, fractional or a bool (7.5, -1, -7e9, True;
+        an integral float such as 7e9 is accepted), when num_gpus < 1, or when zero_stage is not 0-3.
 
     Graded (points in brackets; * counts only once the values on ordinary inputs are right):
         - the chapter's example: 7B actor/critic/reference, 3B reward model, one GPU [14]
@@ -50,7 +50,7 @@ def estimate_ppo_memory(
         - non-default weight_bytes, grad_bytes and optimizer_bytes [10]
         - random ledgers (counts, num_gpus, zero_stage, byte sizes) [10]
         - ValueError on negative or fractional parameter counts, num_gpus < 1, or zero_stage outside 0-3,
-          a negative integral float such as -7e9 included [10*]
+          a negative integral float such as -7e9 included, and a bool count such as True [10*]
         - every entry is a Python int (whole bytes, not floats) [8*]
     """
     # YOUR CODE: validate the four parameter counts
@@ -91,7 +91,7 @@ if __name__ == "__main__":
     # Rounding up: 1 param with 2-byte weights over 4 GPUs at stage 3 is ceil(2 / 4) = 1 byte per GPU.
     got = estimate_ppo_memory(1, 0, 0, 0, num_gpus=4, zero_stage=3)
     assert got["actor"] == 1 + 1 + 3, got
-    for bad in (-1, 7.5):
+    for bad in (-1, 7.5, True):
         try:
             estimate_ppo_memory(bad, 1, 1, 1)
         except ValueError:

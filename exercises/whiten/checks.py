@@ -184,6 +184,14 @@ def cases(gen: CaseGen) -> list[Case]:
             about="inputs checked after the call",
         )
     )
+    # Seven valid float32 0.1s: their float32 mean is a rounding step off 0.1, and that step times
+    # rsqrt(0 + eps) is -7.45e-05, not 0, unless the zero spread is detected (docs/contract.md §7).
+    # Built last (issue 37), so the cases before it keep their ids and draws.
+    m = gen.right_padded_mask(2, 5, lengths=[4, 3])
+    v = torch.where(m != 0, torch.full((2, 5), 0.1), 20.0 + gen.randn(2, 5, scale=5.0))
+    out.append(
+        gen.case(v, m, tags=("constant", "zero-spread"), about="seven valid values, all 0.1 (float32), shift_mean=True")
+    )
     for case in out:
         mask = _mask_of(case)
         if mask is not None and mask.shape == case.args[0].shape:
@@ -217,6 +225,7 @@ def any_shape(ctx: CheckContext) -> None:
     announce=(
         "near-constant and constant values: finite and exact",
         "the tolerance grows by their cancellation factor",
+        "exactly 0 for seven valid 0.1s (float32): detect a zero spread",
     ),
 )
 def near_constant(ctx: CheckContext) -> None:
@@ -228,6 +237,16 @@ def near_constant(ctx: CheckContext) -> None:
                 f"Non-finite whitened values {where(case)}: the variance is (almost) 0 there, and eps belongs "
                 "inside the square root, rsqrt(var + eps), so the result stays finite."
             )
+        if "zero-spread" in case.tags and got.shape == case.args[0].shape:
+            valid = got[mask != 0]
+            if bool((valid != 0).any()):
+                worst = float(valid.abs().to(torch.float64).max())
+                raise CheckFailed(
+                    f"Expected exactly 0 at every valid position {where(case)}: every valid value is the same, "
+                    f"but got values up to {worst:.3g} in magnitude. The float32 mean of equal values can be a "
+                    "rounding step off them, and that step times rsqrt(var + eps) is not 0: detect a zero spread "
+                    "(max == min over the valid values) and return 0 there."
+                )
         expect_valid_values(ctx, [case])
 
 

@@ -32,6 +32,9 @@ def faulty_whiten(values, mask=None, shift_mean=True, eps=1e-8, *, faults=frozen
     zero = torch.zeros_like(v)
     mean = torch.where(valid, v, zero).sum() / n
     centered = v - mean
+    picked = v[valid]
+    if "constant-not-detected" not in faults and picked.numel() and bool(picked.amax() == picked.amin()):
+        centered = zero  # zero spread: exactly 0 (the float mean of equal values can be a step off)
     dof = n if "biased-variance" in faults else n - 1
     if "one-pass-variance" in faults:
         mean_sq = torch.where(valid, v * v, zero).sum() / n

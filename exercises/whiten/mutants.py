@@ -101,4 +101,17 @@ FAULTS = [
     ),
 ]
 
+# Built last (issue 37), so the catalogue's earlier mistakes keep their order.
+FAULTS += [
+    fault(
+        "constant-not-detected",
+        "a zero spread not detected: when every valid value is equal, their float mean can be a rounding "
+        "step off them (seven float32 0.1s), and that step times rsqrt(0 + eps) comes back instead of 0",
+        fix="When every valid value is equal (max == min over the valid positions), return 0 there "
+        "(the mean when shift_mean is False).",
+        explains=("near_constant",),
+        site="constant",
+    ),
+]
+
 MUTANTS = fault_mutants(faulty_whiten, FAULTS)

@@ -19,6 +19,11 @@ def masked_whiten(values, mask=None, shift_mean=True, eps=1e-8):
     zero = torch.zeros_like(v)
     mean = torch.where(valid, v, zero).sum() / count
     centered = v - mean
+    # Every valid value equal (zero spread): exactly 0, although the float mean of equal values
+    # can be a rounding step off them (seven float32 0.1s), and that step times rsqrt(eps) is not 0.
+    picked = v[valid]
+    if bool(picked.amax() == picked.amin()):
+        centered = zero
     var = torch.where(valid, centered * centered, zero).sum() / (count - 1)
     whitened = centered * torch.rsqrt(var + eps)
     if not shift_mean:

@@ -21,6 +21,9 @@ raise `ValueError` (the unbiased variance is undefined).
 argument, no broadcasting); `mask=None` means every position is valid. Inputs at padded
 positions may hold any finite value: they must not leak into the statistics. The result has
 the shape of `values`, in its dtype and on its device; inputs are not modified in place.
-Near-constant values must give finite, exact results.
+Near-constant values must give finite, exact results: compute the variance from centered
+values. A constant input gives exactly 0 at valid positions (with `shift_mean`), never a NaN,
+whatever the constant (the float32 mean of seven 0.1s is not exactly 0.1, so detect a zero
+spread as grpo does).
 """,
 )

@@ -23,7 +23,9 @@ def masked_whiten(values, mask=None, shift_mean=True, eps=1e-8):
         (Bessel's correction: divide by n_valid - 1);
         result = (values - mean) * rsqrt(var + eps), plus mean when shift_mean is False.
         Values at padded positions are not graded. Near-constant values must stay finite
-        and exact (compute the variance from centered values).
+        and exact (compute the variance from centered values). When every valid value is
+        equal, the result is exactly 0 at valid positions (with shift_mean): detect the zero
+        spread (max == min), since the float mean of equal values can be a rounding step off.
 
     Returns:
         A tensor shaped like values, in its dtype and on its device.
@@ -39,7 +41,8 @@ def masked_whiten(values, mask=None, shift_mean=True, eps=1e-8):
         - unbiased variance (Bessel's correction) with few valid values [10]
         - any shape (1-D and 3-D, with and without a mask) [8]
         - near-constant and constant values: finite and exact; compute the variance from centered values; a
-          constant input gives exactly 0 with shift_mean, never NaN [12]
+          constant input gives exactly 0 with shift_mean, never NaN: exactly 0 for seven valid 0.1s
+          (float32): detect a zero spread, as their float32 mean is not exactly 0.1 [12]
         - non-default eps, inside the square root [6]
         - ValueError for fewer than two valid values [10*]
         - ValueError on a mask of another shape (no broadcasting) [8*]
@@ -78,6 +81,8 @@ if __name__ == "__main__":
     assert torch.allclose(out, torch.tensor([-1.5, -0.5, 0.5, 1.5]) / (5 / 3) ** 0.5), out
     # Constant values: variance 0, the eps keeps the result finite (and 0).
     assert torch.equal(masked_whiten(torch.full((4,), 3.0)), torch.zeros(4))
+    # Seven 0.1s: their float32 mean is a rounding step off 0.1; the zero spread still gives exactly 0.
+    assert torch.equal(masked_whiten(torch.full((7,), 0.1)), torch.zeros(7))
     # One valid value: the unbiased variance is undefined.
     try:
         masked_whiten(values, torch.tensor([[1.0, 0.0, 0.0]]))

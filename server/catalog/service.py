@@ -36,26 +36,34 @@ def not_found_message(slug: str, visible: set[str] | None = None) -> str:
 
 @dataclass(frozen=True)
 class Indexed:
-    """An exercise as a list or a column heading names it."""
+    """An exercise as a list, a column heading or its versions name it (what its spec says,
+    and where it is: the pack and the folder its content version hashes)."""
 
     slug: str
     title: str
     order: int
+    function: str
+    pack: str
+    folder: str
 
 
 def catalogue_index() -> list[Indexed]:
-    """Every exercise's slug, title and order, in course order, without loading the catalogue
-    when this process has not (``exercises.index``: its specs read, not run, so an admin command
-    that orders a set or titles a gradebook does not import torch); the loaded catalogue's when
-    it is loaded, or when the specs cannot be read so."""
+    """Every exercise's slug, title, order, function, pack and folder, in course order, without
+    loading the catalogue when this process has not (``exercises.index``: its specs read, not
+    run, so an admin command that orders a set, titles a gradebook or lists the exercises does
+    not import torch); the loaded catalogue's when it is loaded, or when the specs cannot be
+    read so."""
     from exercises.index import read_index
     from exercises.registry import loaded_exercises, served_folders
 
     loaded = loaded_exercises()
     read = read_index(served_folders()) if loaded is None else None
     if read is not None:
-        return [Indexed(e.slug, e.title, e.order) for e in read]
-    return [Indexed(s.slug, s.title, s.order) for s in list_exercises()]
+        return [Indexed(e.slug, e.title, e.order, e.function_name, e.pack, e.folder) for e in read]
+    return sorted(
+        (Indexed(e.slug, e.title, e.order, e.function_name, e.pack, e.folder) for e in all_exercises()),
+        key=lambda e: (e.order, e.slug),
+    )
 
 
 def list_exercises() -> list[ExerciseSummary]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from exercises import registry
 from exercises.packs import BUILTIN
 from exercises.registry import StoredVersion, VersionSource
-from exercises.versions import content_version, exercise_ref, grader_version
+from exercises.versions import Versioned, content_version, exercise_ref, grader_version
 from server.errors import ExerciseNotVerified
 from server.models import (
     DEFAULT_COURSE_ID,
@@ -247,6 +247,14 @@ def version_source(sessions: sessionmaker[Session]) -> VersionSource:
     return find
 
 
+class InPack(Versioned, Protocol):
+    """An exercise as ``exercises versions`` needs it: its slug, folder and pack (a loaded
+    exercise, or its entry in ``server.catalog.service.catalogue_index``)."""
+
+    @property
+    def pack(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class VersionLine:
     """One version of an exercise, for ``exercises versions``."""
@@ -262,7 +270,7 @@ class VersionLine:
     served: bool = False
 
 
-def versions_of(session: Session, exercise: Exercise | None, slug: str) -> list[VersionLine]:
+def versions_of(session: Session, exercise: InPack | None, slug: str) -> list[VersionLine]:
     """Every version of ``slug`` known here: stored ones, verified ones, the folder's, newest
     first, each with the courses it grades (a course whose set pins none: the served version;
     the default course without an entry opens the exercise too)."""

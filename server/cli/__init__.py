@@ -14,32 +14,169 @@
 
 ``common`` holds what they share: errors caught once, at the edge, and printed as one red line
 with exit code 2; the consoles; and the one database guard every command passes. A command
-calls services, never a router (``tests/server/test_import_graph.py``); it imports them inside
-its function, so that ``ppo-grader --help`` does not load the catalogue (and torch).
+calls services, never a router (``tests/server/test_import_graph.py``).
+
+Each invocation loads only the sub-app its command line names: :class:`_Root` imports a
+sub-app's module, and builds its commands, when it is asked for it (``ppo-grader scores list``
+loads ``scores``, ``ppo-grader --help`` all of them, for their one-line help). Importing a
+sub-app's module loads nothing heavy either: each command imports the services, the tables
+and SQLAlchemy inside its function, and the catalogue (torch) only where it grades
+(``tests/server/test_admin_work.py`` counts what each command imports).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable, Iterator, MutableMapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
-from server.cli import (
-    common,
-    courses,
-    exercises,
-    extensions,
-    lti,
-    regrade,
-    scores,
-    serve,
-    sets,
-    similarity,
-    submissions,
-    users,
-)
+from server.cli import common
 
-app = typer.Typer(help="ppo-grader: the autograder service.", no_args_is_help=True, add_completion=False)
+if TYPE_CHECKING:  # click's classes, as the installed typer vendors them
+    from typer._click import Command, Context
+
+
+def _users() -> ModuleType:
+    from server.cli import users
+
+    return users
+
+
+def _exercises() -> ModuleType:
+    from server.cli import exercises
+
+    return exercises
+
+
+def _courses() -> ModuleType:
+    from server.cli import courses
+
+    return courses
+
+
+def _sets() -> ModuleType:
+    from server.cli import sets
+
+    return sets
+
+
+def _extensions() -> ModuleType:
+    from server.cli import extensions
+
+    return extensions
+
+
+def _scores() -> ModuleType:
+    from server.cli import scores
+
+    return scores
+
+
+def _submissions() -> ModuleType:
+    from server.cli import submissions
+
+    return submissions
+
+
+def _serve() -> ModuleType:
+    from server.cli import serve
+
+    return serve
+
+
+def _similarity() -> ModuleType:
+    from server.cli import similarity
+
+    return similarity
+
+
+def _regrade() -> ModuleType:
+    from server.cli import regrade
+
+    return regrade
+
+
+def _lti() -> ModuleType:
+    from server.cli import lti
+
+    return lti
+
+
+#: Every command of the root, in the order ``--help`` lists them (typer's: the commands, then the
+#: sub-apps): what it is (a sub-app's ``app``, or a command function), its module imported when
+#: asked. One import statement per module, inside a function, so that the import-order test
+#: sees each.
+COMMANDS: dict[str, Callable[[], Any]] = {
+    "serve": lambda: _serve().serve,
+    "worker": lambda: _serve().worker,
+    "migrate": lambda: _serve().migrate,
+    "similarity": lambda: _similarity().similarity,
+    "users": lambda: _users().app,
+    "exercises": lambda: _exercises().app,
+    "courses": lambda: _courses().app,
+    "sets": lambda: _sets().app,
+    "extensions": lambda: _extensions().app,
+    "scores": lambda: _scores().app,
+    "submissions": lambda: _submissions().app,
+    "regrade": lambda: _regrade().app,
+    "lti": lambda: _lti().app,
+}
+
+
+def _build(name: str) -> Command:
+    """The click command ``name`` is, its module imported now."""
+    found = COMMANDS[name]()
+    if isinstance(found, typer.Typer):
+        group = typer.main.get_group(found)
+        group.name = name
+        return group
+    one = typer.Typer(add_completion=False)
+    one.command(name)(found)
+    return typer.main.get_command(one)
+
+
+class _Loaded(MutableMapping[str, "Command"]):
+    """The root's commands by name: every name known at once (for ``--help`` and the
+    did-you-mean of a typo), each command built on first use."""
+
+    def __init__(self, built: MutableMapping[str, Command]) -> None:
+        self._built = dict(built)
+
+    def __getitem__(self, name: str) -> Command:
+        if name not in self._built:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            self._built[name] = _build(name)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*COMMANDS, *self._built]))
+
+    def __len__(self) -> int:
+        return len(set(COMMANDS) | set(self._built))
+
+
+class _Root(TyperGroup):
+    """The root group, its sub-apps loaded on demand (:class:`_Loaded`)."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _Loaded(self.commands)
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return list(self.commands)  # the names, without building each command
+
+
+app = typer.Typer(help="ppo-grader: the autograder service.", no_args_is_help=True, add_completion=False, cls=_Root)
 
 
 @app.callback()
@@ -52,18 +189,3 @@ def _root(
     (PPO_GRADER_DATABASE_URL for one process, else the one `serve --database` recorded in the
     data folder, else data/ppo-grader.db of this checkout) and says which."""
     common.INIT["init"] = init
-
-
-app.add_typer(users.app, name="users")
-app.add_typer(exercises.app, name="exercises")
-app.add_typer(courses.app, name="courses")
-app.add_typer(sets.app, name="sets")
-app.add_typer(extensions.app, name="extensions")
-app.add_typer(scores.app, name="scores")
-app.add_typer(submissions.app, name="submissions")
-app.command()(serve.serve)
-app.command()(serve.worker)
-app.command()(serve.migrate)
-app.command()(similarity.similarity)
-app.add_typer(regrade.app, name="regrade")
-app.add_typer(lti.app, name="lti")

@@ -12,27 +12,25 @@ empty database by being run from the wrong folder.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import NoReturn, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar, overload
 
 import typer
-from pydantic import ValidationError
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
 
-from exercises.packs import PackError
-from server.catalog.packs_config import recorded_packs
-from server.config import Settings
-from server.courses.service import read_time
-from server.db import SessionFactory, make_engine, make_session_factory, transaction
 from server.errors import GraderError
-from server.location import Located, guarded, is_initialised, locate
-from server.migrations import upgrade_to_head
-from server.models import Course
 from server.terminal import err, plain
 from server.terminal import out as out  # re-exported: the sub-apps print through common.out
+
+if TYPE_CHECKING:  # types only: `scores --help` or `exercises new` import no SQLAlchemy nor tables through here
+    from sqlalchemy.orm import Session
+
+    from server.config import Settings
+    from server.db import SessionFactory
+    from server.location import Located
+    from server.models import Course
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -50,17 +48,34 @@ def edge(command: Callable[P, R]) -> Callable[P, R]:
             return command(*args, **kwargs)
         except GraderError as exc:
             fail(exc.detail)
-        except ValidationError as exc:
-            # Settings refused (e.g. the default secret in production): show pydantic's messages.
-            fail("invalid settings: " + "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()))
-        except SQLAlchemyError as exc:
-            fail(f"database error: {exc.__class__.__name__}: {str(exc).splitlines()[0]}")
         except OSError as exc:
             fail(str(exc))
-        except PackError as exc:
-            fail(str(exc))
+        except Exception as exc:
+            message = _expected(exc)
+            if message is None:
+                raise
+            fail(message)
 
     return wrapper
+
+
+def _expected(exc: Exception) -> str | None:
+    """The line an expected failure of a library is shown as (None: a bug, shown as one).
+
+    Each library is asked only when this process has imported it: an exception of a class
+    whose module was never loaded cannot have been raised, and a command that needs neither
+    the settings nor the database (``exercises new``, ``--help``) does not import them here."""
+    validation = getattr(sys.modules.get("pydantic"), "ValidationError", None)
+    database = getattr(sys.modules.get("sqlalchemy.exc"), "SQLAlchemyError", None)
+    pack = getattr(sys.modules.get("exercises.packs"), "PackError", None)
+    if validation is not None and isinstance(exc, validation):
+        # Settings refused (e.g. the default secret in production): show pydantic's messages.
+        return "invalid settings: " + "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+    if database is not None and isinstance(exc, database):
+        return f"database error: {exc.__class__.__name__}: {str(exc).splitlines()[0]}"
+    if pack is not None and isinstance(exc, pack):
+        return str(exc)
+    return None
 
 
 def fail(message: str) -> NoReturn:
@@ -72,6 +87,9 @@ def fail(message: str) -> NoReturn:
 
 def settings() -> Settings:
     """The settings, with the database found as ``serve`` finds it (``server.location``)."""
+    from server.config import Settings
+    from server.location import locate
+
     return Settings().model_copy(update={"DATABASE_URL": locate().url})
 
 
@@ -79,6 +97,8 @@ def database(*, create: bool = False) -> Located:
     """The located database through the one guard every command passes (``server.location.guarded``):
     a recorded database that is gone is refused; one never set up is refused unless ``create``
     (serve, migrate, worker) or ``--init``."""
+    from server.location import guarded
+
     return guarded(create=create or INIT["init"])
 
 
@@ -91,7 +111,11 @@ def sessions() -> Iterator[SessionFactory]:
     closed afterwards, so that a command run in-process (tests) leaves no connection behind.
     The settings are checked first (production refuses the default secret), whatever the
     command reads of them."""
-    from exercises import registry  # deferred: it loads torch, which `ppo-grader --help` needs not
+    from exercises import registry  # no exercise is loaded here: the catalogue is built on first use
+    from server.catalog.packs_config import recorded_packs
+    from server.config import Settings
+    from server.db import make_engine, make_session_factory
+    from server.migrations import upgrade_to_head
 
     Settings()
     where = database()
@@ -111,6 +135,8 @@ def sessions() -> Iterator[SessionFactory]:
 @contextmanager
 def session() -> Iterator[Session]:
     """One transaction through :func:`sessions`: committed when the command's block ends."""
+    from server.db import transaction
+
     with sessions() as factory, transaction(factory) as one:
         yield one
 
@@ -119,7 +145,10 @@ def served_packs(url: str) -> list[str]:
     """Hand the pack folders recorded in the database at ``url`` (already guarded) to the
     catalogue, so that every command sees the packs the service serves, whatever its shell
     holds; the folders."""
-    from exercises import registry  # deferred, as in sessions()
+    from exercises import registry  # as in sessions()
+    from server.catalog.packs_config import recorded_packs
+    from server.db import make_engine, make_session_factory
+    from server.migrations import upgrade_to_head
 
     engine = make_engine(url)
     try:
@@ -136,6 +165,8 @@ def served_packs_if_any() -> None:
     """:func:`served_packs` of the located database when there is one (an author's laptop
     without a server lists and verifies what its own process sees); a recorded one that is gone
     is refused, as everywhere."""
+    from server.location import guarded, is_initialised, locate
+
     where = locate()
     if where.recorded or is_initialised(where.url):
         served_packs(guarded(create=False).url)
@@ -152,6 +183,8 @@ def when(value: str | None, course: Course, option: str) -> datetime | None: ...
 def when(value: str | None, course: Course, option: str) -> datetime | None:
     """An ISO date-time from the command line, in UTC; without an offset it is read in the
     course's time zone ("2026-12-07 09:00" is 9 am where the course is taught). None stays None."""
+    from server.courses.service import read_time
+
     if value is None:
         return None
     try:

@@ -20,23 +20,14 @@ app = typer.Typer(help="Inspect the exercise catalog.", no_args_is_help=True)
 @app.command("list")
 @common.edge
 def exercises_list() -> None:
-    """List the exercises this server grades (the packs recorded in its database)."""
-    from server.catalog.service import list_exercises
+    """List the exercises this server grades (the packs recorded in its database), as their
+    specs name them; `exercises verify` runs them."""
+    from server.catalog.service import catalogue_index
 
     common.served_packs_if_any()
     table = Table("order", "slug", "function", "title")
-    for exercise in list_exercises():
-        table.add_row(
-            *map(
-                plain,
-                (
-                    str(exercise.order),
-                    exercise.slug,
-                    exercise.function,
-                    exercise.title,
-                ),
-            )
-        )
+    for exercise in catalogue_index():  # the specs read, not run: no torch (unless a spec must be run)
+        table.add_row(*map(plain, (str(exercise.order), exercise.slug, exercise.function, exercise.title)))
     common.out.print(table)
 
 
@@ -47,14 +38,13 @@ def exercises_versions(slug: Annotated[str, typer.Argument(help="The exercise's 
     set serves which (learners are graded by the version their set pins or, where it pins none,
     by the served version: nothing else)."""
     from exercises.packs import BUILTIN
-    from exercises.registry import UnknownExercise, get_exercise
+    from server.catalog.service import catalogue_index
     from server.catalog.versions import versions_of
 
     with common.session() as session:
-        try:
-            exercise = get_exercise(slug)
-        except UnknownExercise:
-            exercise = None  # known only from its stored versions (its pack is not visible here)
+        # The folder's version is a hash of its files: the index names the folder, nothing is run.
+        # None: known only from its stored versions (its pack is not visible here).
+        exercise = next((e for e in catalogue_index() if e.slug == slug), None)
         lines = versions_of(session, exercise, slug)
     if not lines:
         common.fail(f"no exercise {slug!r} here and no stored version of it; `ppo-grader exercises list`")

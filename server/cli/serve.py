@@ -4,8 +4,12 @@ catalogue wait until they run: those load torch, which ``ppo-grader --help`` has
 
 from __future__ import annotations
 
+import gc
 import logging
+import math
 import os
+import signal
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,6 +25,8 @@ from server.logging_setup import configure_logging
 from server.migrations import upgrade_to_head
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from exercises.framework import Exercise
 
 
@@ -45,9 +51,11 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Start the API and the in-process grading workers (migrations are applied first)."""
-    import uvicorn
+    """Start the API and the in-process grading workers (migrations are applied first).
 
+    SIGTERM stops it a second or two after ``SHUTDOWN_GRACE_SECONDS``, exit code 0: waiting
+    long polls answer 503 at once, a job still grading then goes back to the queue.
+    """
     from exercises import registry
     from server.app import create_app
 
@@ -81,8 +89,44 @@ def serve(
     _serve_first_seen(settings, catalogue)
     # JSON lines on stderr (PPO_GRADER_LOG_FORMAT=text for the human format), uvicorn's too.
     configure_logging()
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info", log_config=None)
+    _run_until_stopped(create_app(settings), settings, host, port)
     logging.getLogger(__name__).info("server stopped")
+    # The interpreter's last collection walks every object torch and the catalogue made:
+    # seconds on a busy machine, for memory the exit frees anyway (issue 38).
+    gc.freeze()
+
+
+def _run_until_stopped(app: FastAPI, settings: Settings, host: str, port: int) -> None:
+    """uvicorn, with a shutdown that ends the long polls first and is bounded (issue 38).
+
+    uvicorn's own shutdown waits for every connection to close before the app hears of it (the
+    lifespan's end comes last), so a thousand long polls of up to 30 s held SIGTERM that long.
+    Here the server tells the app first (``begin_shutdown``: every long poll answers 503 now),
+    and gives the other requests in flight ``SHUTDOWN_GRACE_SECONDS``; the jobs in hand get
+    until the same deadline (the lifespan's end).
+    """
+    import uvicorn
+
+    from server.app import begin_shutdown
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            begin_shutdown(app)
+            await super().shutdown(sockets)
+
+    grace = settings.SHUTDOWN_GRACE_SECONDS
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="info", log_config=None, timeout_graceful_shutdown=math.ceil(grace)
+    )
+    server = Server(config)
+    # uvicorn raises the signal it stopped on again once it has restored the handlers it found:
+    # with SIGTERM's default one, a clean stop would end as "killed by SIGTERM" (exit 143).
+    # Found here instead: its own handler, so a SIGTERM before it installs one still stops it.
+    previous = signal.signal(signal.SIGTERM, server.handle_exit)
+    try:
+        server.run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _serve_first_seen(settings: Settings, catalogue: list[Exercise]) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import Connection, and_, case, or_, text
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from server.courses.counted import FULL_SCORE, counts_as_attempt, is_attempt
+from server.db import dialect_insert
 from server.models import BestScore, Verdict
 
 #: The attempt rule (``counts_as_attempt``) as SQL text, for the backfill's plain SQL.
@@ -114,9 +114,7 @@ def record_verdict(
         "board_submission_id": submission_id if graded else None,
         "solved_at": created_at if solved else None,
     }
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = insert(BestScore).values(**values)
+    stmt = dialect_insert(session.get_bind().dialect.name)(BestScore).values(**values)
     new, old = stmt.excluded, BestScore.__table__.c
     set_: dict[str, object] = {"attempts": old.attempts + 1}
     if graded:

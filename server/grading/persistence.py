@@ -366,3 +366,20 @@ def requeue_unfinished(session: Session) -> list[tuple[int, int]]:
         select(Submission.id, Submission.user_id).where(Submission.status == Status.QUEUED).order_by(Submission.id)
     )
     return [(int(row_id), int(user_id)) for row_id, user_id in rows.tuples()]
+
+
+def return_to_queue(session: Session, submission_ids: list[int]) -> list[int]:
+    """A clean shutdown gave up on these rows while they were grading: back to ``queued``,
+    the interrupted attempt not counted (it was no fault of the job's, and must not bring it
+    nearer ``MAX_ATTEMPTS``). Rows no longer ``running`` (stored meanwhile) are left alone.
+    Returns the ids returned."""
+    if not submission_ids:
+        return []
+    returned = session.scalars(
+        update(Submission)
+        .where(Submission.id.in_(submission_ids), Submission.status == Status.RUNNING)
+        .values(status=Status.QUEUED, started_at=None, attempts=Submission.attempts - 1)
+        .returning(Submission.id)
+        .execution_options(synchronize_session=False)
+    )
+    return sorted(int(i) for i in returned)

@@ -175,6 +175,8 @@ def process_regrade(
             with transaction(sessions) as session:
                 store_internal_error(session, claimed)
         else:
+            if stopping():
+                return None  # finished after the shutdown gave up on it: graded again at the next start
             with transaction(sessions) as session:
                 if not store_result(
                     session, claimed, report, output_cap=output_cap, versions=versions, fenced=redelivered

@@ -23,10 +23,11 @@ from server.grading.persistence import (
     Claimed,
     claim,
     requeue_unfinished,
+    return_to_queue,
     store_internal_error,
     store_report,
 )
-from server.grading.queue import InProcessQueue
+from server.grading.queue import InProcessQueue, Job
 from server.grading.regrade_jobs import process_regrade, queued_results, requeue_unfinished_results
 from server.logging_setup import submission_context
 from server.models import Verdict
@@ -60,6 +61,11 @@ class WorkerPool:
         self._output_cap = output_cap
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
+        #: Set when ``stop`` stopped waiting for the jobs in hand: what they grade now is not stored.
+        self._given_up = threading.Event()
+        #: The job each busy thread holds (by thread id), for ``stop`` to hand back.
+        self._in_hand: dict[int, Job] = {}
+        self._in_hand_lock = threading.Lock()
         #: How often to look for regrade results another process queued (0: never).
         self._regrade_poll = regrade_poll_seconds
         self._poller: threading.Thread | None = None
@@ -92,13 +98,24 @@ class WorkerPool:
     def stop(self, timeout: float = 30.0) -> None:
         """Ask every thread to finish its current job and exit; wait up to ``timeout``.
 
-        Rows still ``running`` or ``queued`` afterwards are picked up at the next start.
+        Then give up on the jobs still in hand: whatever they grade from now on is not stored
+        (the judge is closed under them next), and their submissions go back to ``queued``
+        with the attempt not counted, so a restart grades them as if they had never started.
+        Rows ``queued`` (and regrade results left ``running``) are picked up at the next start.
         """
         self._stopping.set()
         self._queue.wake_all(len(self._threads))
         deadline = time.monotonic() + timeout
         for thread in [*self._threads, *([self._poller] if self._poller else [])]:
             thread.join(max(0.0, deadline - time.monotonic()))
+        self._given_up.set()
+        with self._in_hand_lock:
+            busy = sorted(job.id for job in self._in_hand.values() if job.kind == "submission")
+        if not busy:
+            return
+        with transaction(self._sessions) as session:
+            returned = return_to_queue(session, busy)
+        log.info("shutdown: %d submission(s) still grading went back to the queue: %s", len(returned), returned)
 
     def recover_regrades(self) -> list[int]:
         """Re-queue the regrade results a crash left ``running``; hand over every queued one."""
@@ -130,16 +147,20 @@ class WorkerPool:
             job = self._queue.get()
             if job is None or self._stopping.is_set():
                 return
+            with self._in_hand_lock:
+                self._in_hand[threading.get_ident()] = job
             try:
                 if job.kind == "regrade":
                     process_regrade(
-                        self._sessions, self._grade, job.id, output_cap=self._output_cap, stopping=self._stopping.is_set
+                        self._sessions, self._grade, job.id, output_cap=self._output_cap, stopping=self._given_up.is_set
                     )
                 else:
                     self.process(job.id)
             except Exception:  # never let one bad job kill the thread
                 log.exception("worker failed on %s %s; it stays for the next start", job.kind, job.id)
             finally:
+                with self._in_hand_lock:
+                    self._in_hand.pop(threading.get_ident(), None)
                 self._queue.finished(job)
 
     def process(self, submission_id: int) -> None:
@@ -150,7 +171,7 @@ class WorkerPool:
             submission_id,
             output_cap=self._output_cap,
             claim_row=claim,
-            stopping=self._stopping.is_set,
+            stopping=self._given_up.is_set,
         )
         if self._on_verdict is not None:
             self._on_verdict(submission_id)
@@ -186,8 +207,10 @@ def process_submission(
     """Claim, grade and store one submission: the one job body of every queue backend.
 
     Returns the stored verdict, or None when nothing was stored (someone else has the row,
-    or shutdown interrupted the grading). With ``fenced``, results are stored only while
-    the row's ``attempts`` still equals our claim's (a redelivered job took over otherwise).
+    or shutdown interrupted the grading: ``stopping()`` turned True, after which the judge
+    may be closed under the job and no outcome of it is believed). With ``fenced``, results
+    are stored only while the row's ``attempts`` still equals our claim's (a redelivered job
+    took over otherwise).
     """
     with submission_context(submission_id):
         with transaction(sessions) as session:
@@ -232,6 +255,11 @@ def process_submission(
                 store_internal_error(session, submission_id, attempt=attempt)
             counters.observe_verdict(claimed, Verdict.INTERNAL_ERROR.value)
             return Verdict.INTERNAL_ERROR.value
+        if stopping():
+            # Finished after the shutdown gave up on it: its jail may have been killed under
+            # it (an internal_error that is no one's), and the row is back in the queue.
+            log.info("graded after the shutdown gave up on it; not stored, graded again at the next start")
+            return None
 
         extra = {
             "queue_seconds": (claimed.started_at - claimed.created_at).total_seconds(),

@@ -108,6 +108,11 @@ class DatabaseCollector(Collector):
                 "Live grading workers (threads in-process; worker processes with a fresh heartbeat).",
                 value=state.workers.alive,
             )
+            yield GaugeMetricFamily(
+                "ppo_grader_long_polls_waiting",
+                "Long polls (GET /submissions/{id}?wait=S) waiting for a verdict in this API process.",
+                value=state.announcer.waiting(),
+            )
             yield from latency_histograms(session)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from typing import Annotated
@@ -14,8 +15,8 @@ from starlette.concurrency import run_in_threadpool
 
 from server.courses.feedback_policy import spend_token as spend
 from server.courses.service import readable_course
-from server.deps import CurrentUser, Now, SessionDep, SettingsDep, StateDep, SubmissionLimits
-from server.errors import InvalidSource, SourceTooLarge
+from server.deps import Credentials, CurrentUser, Now, SessionDep, SettingsDep, StateDep, SubmissionLimits, authenticate
+from server.errors import InvalidSource, ShuttingDown, SourceTooLarge
 from server.models import Status, User
 from server.openapi import errors
 from server.state import AppState
@@ -145,20 +146,46 @@ def create_submission(
     return service.shown_to(session, user, submission, now)  # a replayed key's row may be graded
 
 
-def _read_fresh(session: Session, user: User, submission_id: int, state: AppState) -> SubmissionPublic:
+def _sign_in(session: Session, state: AppState, credentials: Credentials) -> User:
+    # The connection goes back to the pool before the route awaits anything: a request that
+    # held one while it waited for a thread (CurrentUser's way) starved the pool when a burst
+    # of long polls arrived, every thread blocked on a connection that a waiting request held.
+    try:
+        return authenticate(session, state.settings, credentials)
+    finally:
+        session.rollback()
+
+
+def _read_fresh(
+    session: Session, user: User, submission_id: int, state: AppState, *, long_poll: bool
+) -> SubmissionPublic | None:
+    """The row as the caller may see it; None, without reading, for a long poll once the server
+    is stopping (the caller answers 503: under load a thousand reads wait for a thread, and
+    each would hold the shutdown up)."""
+    if long_poll and state.announcer.closed:
+        return None
     session.rollback()  # end any earlier read's snapshot: see what workers committed since
-    public = service.shown_to(session, user, service.get_submission(session, user, submission_id), state.clock())
-    # Hand the connection back to the pool before waiting: a thousand waiting requests must
-    # not hold a thousand connections (the pool would run dry long before).
-    session.rollback()
-    return public
+    try:
+        return service.shown_to(session, user, service.get_submission(session, user, submission_id), state.clock())
+    finally:
+        # Hand the connection back to the pool before waiting: a thousand waiting requests
+        # must not hold a thousand connections (the pool would run dry long before).
+        session.rollback()
 
 
-@router.get("/{submission_id}", response_model=SubmissionPublic, responses=errors(401, 404))
+@router.get(
+    "/{submission_id}",
+    response_model=SubmissionPublic,
+    responses=errors(
+        401,
+        404,
+        503,
+        notes={503: "`ShuttingDown`: the server stopped during a long poll; the submission is kept: ask again"},
+    ),
+)
 async def read_submission(
     submission_id: Annotated[int, Path(ge=1, le=MAX_ID)],
-    user: CurrentUser,
-    session: SessionDep,
+    credentials: Credentials,
     state: StateDep,
     wait: Annotated[
         float,
@@ -173,18 +200,41 @@ async def read_submission(
     ] = 0,
 ) -> SubmissionPublic:
     """One submission; 404 ``SubmissionNotFound`` if it is not the caller's (learners). A
-    learner sees what the exercise set's feedback policy allows (``feedback_view``)."""
+    learner sees what the exercise set's feedback policy allows (``feedback_view``). A long
+    poll still waiting when the server stops answers 503 ``ShuttingDown`` at once."""
     deadline = time.monotonic() + wait
+    # The session is this route's own (no SessionDep, no CurrentUser): it holds a connection
+    # only inside each thread call, never across an await (see _sign_in).
+    try:
+        with state.session_factory() as session:
+            user = await run_in_threadpool(_sign_in, session, state, credentials)
+            return await _wait_for(session, user, submission_id, state, deadline, long_poll=wait > 0)
+    except asyncio.CancelledError:
+        if not state.announcer.closed:
+            raise
+        # The server's grace ran out (uvicorn cancels what is left) while this request waited
+        # for a thread on a machine too busy to answer every long poll in time: it still ends
+        # with the retryable answer, not a 500 and a traceback in the log.
+        raise ShuttingDown() from None
+
+
+async def _wait_for(
+    session: Session, user: User, submission_id: int, state: AppState, deadline: float, *, long_poll: bool
+) -> SubmissionPublic:
     # Subscribed before the first read, so that a verdict stored right after it still wakes
     # us; woken by an announcement (in-process worker, or PostgreSQL's NOTIFY), and without a
     # listener re-read every POLL_SECONDS (server.submissions.waiting).
     with state.announcer.subscribe(submission_id) as announced:
         while True:
-            public = await run_in_threadpool(_read_fresh, session, user, submission_id, state)
+            public = await run_in_threadpool(_read_fresh, session, user, submission_id, state, long_poll=long_poll)
+            if public is None:
+                raise ShuttingDown()
             left = deadline - time.monotonic()
             if public.status == Status.DONE or left <= 0:
                 return public
             await announced.wait(left)
+            if state.announcer.closed:
+                raise ShuttingDown()  # SIGTERM: answer now, without another read
 
 
 @router.get("", response_model=list[SubmissionSummary], responses=errors(401, 403, 404))

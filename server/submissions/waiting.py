@@ -17,6 +17,11 @@ its connection) waiters re-read their row every :data:`POLL_SECONDS`: one primar
 on the server instead of a client round trip per poll. When a listener connects or loses its
 connection it wakes every waiter, so none sleeps through a verdict whose ``NOTIFY`` was lost.
 
+When the server stops (SIGTERM), :meth:`VerdictAnnouncer.close` wakes every waiter at once, and
+any that subscribes later does not sleep at all: each long poll ends with 503 ``ShuttingDown``
+(the client asks again after the restart) instead of holding the shutdown up to
+:data:`MAX_WAIT_SECONDS` (issue 38).
+
 The HTML pages wait their own way: they poll :func:`change_mark` and reload when it moves.
 """
 
@@ -59,7 +64,10 @@ class Subscription:
     async def wait(self, timeout: float) -> bool:
         """Sleep until announced, or ``timeout`` seconds (at most :data:`POLL_SECONDS` when the
         announcer is not pushed); True when an announcement came. Clears it, so the same
-        subscription can wait again after a re-read."""
+        subscription can wait again after a re-read. Returns at once once the announcer is
+        closed (the caller checks ``closed``)."""
+        if self._announcer.closed:
+            return True
         if not self._announcer.pushed:
             timeout = min(timeout, POLL_SECONDS)
         try:
@@ -79,6 +87,17 @@ class VerdictAnnouncer:
         self._lock = threading.Lock()
         self._waiting: dict[int, set[_Entry]] = defaultdict(set)
         self._pushed = False
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """True once the server is stopping: waiters must answer now, not wait."""
+        return self._closed
+
+    def close(self) -> None:
+        """The server is stopping: wake every waiter now; later waits return at once."""
+        self._closed = True
+        self._wake(lambda: [entry for entries in self._waiting.values() for entry in entries])
 
     @property
     def pushed(self) -> bool:

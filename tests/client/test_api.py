@@ -206,3 +206,67 @@ def test_tls_is_verified_against_the_system_bundle_only_for_https() -> None:
     assert isinstance(plain, ssl.SSLContext)
     assert plain.verify_mode == ssl.CERT_REQUIRED and plain.check_hostname
     assert plain.cert_store_stats()["x509_ca"] == 0
+
+
+def test_wait_rides_out_a_server_restart_and_returns_the_verdict() -> None:
+    """Issue 38: a server that stops answers the long poll 503 ``ShuttingDown``, then refuses
+    connections until it is back; the wait goes on through both and ends with the verdict."""
+    now = [0.0]
+    answers = iter(["503"] + ["refused"] * 9 + ["done"])
+    polls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(202, json={"id": 7, "status": "queued", "exercise": "actor-loss"})
+        answer = next(answers)
+        polls.append(answer)
+        if answer == "503":
+            return httpx.Response(
+                503, json={"error": "ShuttingDown", "detail": "restarting"}, headers={"Retry-After": "1"}
+            )
+        if answer == "refused":
+            raise httpx.ConnectError("connection refused", request=request)
+        return httpx.Response(200, json={"id": 7, "status": "done", "verdict": "graded", "score": 100.0})
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    client = Client(SERVER, TOKEN, transport=httpx.MockTransport(handler), sleep=sleep, clock=lambda: now[0])
+    with client:
+        final = client.wait(client.submit("actor-loss", "x"), timeout=600)
+    assert (final["status"], final["score"]) == ("done", 100.0)
+    assert polls == ["503"] + ["refused"] * 9 + ["done"]  # every answer read, none skipped
+
+
+def test_wait_gives_up_on_a_server_away_for_longer_than_its_bound() -> None:
+    from ppo_submit.api import SERVER_AWAY_SECONDS
+
+    now = [0.0]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(202, json={"id": 7, "status": "queued", "exercise": "actor-loss"})
+        raise httpx.ConnectError("connection refused", request=request)
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    client = Client(SERVER, TOKEN, transport=httpx.MockTransport(handler), sleep=sleep, clock=lambda: now[0])
+    with client, pytest.raises(ConnectionFailed, match="connection refused"):
+        client.wait(client.submit("actor-loss", "x"))
+    assert SERVER_AWAY_SECONDS <= now[0] <= SERVER_AWAY_SECONDS + 10
+
+
+def test_wait_does_not_wait_out_a_server_that_fails_with_500() -> None:
+    """A 500 is a failure, not a restart: reported after the request's own retries."""
+    polls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            return httpx.Response(202, json={"id": 7, "status": "queued", "exercise": "actor-loss"})
+        polls.append(request)
+        return httpx.Response(500, json={"error": "InternalError", "detail": "boom"})
+
+    with make_client(httpx.MockTransport(handler)) as client, pytest.raises(ServerError, match="boom"):
+        client.wait(client.submit("actor-loss", "x"))
+    assert len(polls) == 4  # the first try and MAX_RETRIES

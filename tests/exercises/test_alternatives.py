@@ -183,3 +183,43 @@ def test_every_correct_alternative_scores_100_on_every_secret_seed(judge: Judge,
 def test_every_labelled_wrong_file_scores_below_100_on_every_seed(judge: Judge, path: Path) -> None:
     reports = grade(judge, path.parent.name, path.read_text(encoding="utf-8"), SEEDS[:5])
     assert all(r.score is None or r.score < 100 for r in reports), [r.score for r in reports]
+
+
+#: The four contract rules of issue 37 that no case tested, each broken in a learner's form (a
+#: correct alternative with the one rule dropped): the exercise, the correct file, the broken
+#: source, the one check that must now fail and the mistake it names.
+CONTRACT_RULES = {
+    "gae outputs detached when rewards requires grad": (
+        "gae", "gae/trl_loop.py",
+        _edited("gae/trl_loop.py", "    with torch.no_grad():\n", "    if True:  # values.detach() only\n"),
+        "gae/detached", "gae/rewards-attached"),
+    "grpo 2-D scores": (
+        "grpo-advantages", "grpo-advantages/var_mean.py",
+        _edited("grpo-advantages/var_mean.py", "    if not torch.is_tensor(scores) or scores.ndim != 1:\n",
+                "    if not torch.is_tensor(scores):\n"),
+        "grpo-advantages/not_multiple", "grpo-advantages/no-dim-check"),
+    "ppo-memory True as a count": (
+        "ppo-memory", "ppo-memory/straightforward.py",
+        _edited("ppo-memory/straightforward.py",
+                '    if isinstance(value, bool):\n        raise ValueError(f"{name} must be a parameter count, not a bool")\n',
+                ""),
+        "ppo-memory/invalid_counts", "ppo-memory/bool-accepted"),
+    "whiten zero spread": (
+        "whiten", "whiten/torch_var.py",
+        _edited("whiten/torch_var.py", "    if bool(picked.max() == picked.min()):", "    if False:"),
+        "whiten/near_constant", "whiten/constant-not-detected"),
+}
+
+
+@pytest.mark.parametrize("name", CONTRACT_RULES)
+def test_the_four_contract_rules_of_issue_37_are_checked_and_named(judge: Judge, name: str) -> None:
+    slug, correct, source, check_id, mistake_id = CONTRACT_RULES[name]
+    seeds = [7, 8]
+    for report in grade(judge, slug, (ALTERNATIVES / correct).read_text(encoding="utf-8"), seeds):
+        assert report.score == 100, failures(report)
+    for report in grade(judge, slug, source, seeds):
+        failed = {c.check_id: c for c in report.checks if not c.passed}
+        assert set(failed) == {check_id}, failures(report)
+        assert failed[check_id].mistake_id == mistake_id, failures(report)
+        weight = next(c.weight for c in report.checks if c.check_id == check_id)
+        assert report.score == 100 - weight, failures(report)

@@ -25,6 +25,10 @@ MESSAGES = [
      "Expected ValueError {where}: N must be a multiple of group_size, group_size at least 2 and eps not negative, "
      "but the call returned normally.",
      "Expected ValueError {where}, got TypeError: nope. Check N % group_size yourself."),
+    ("grpo-advantages", "not_multiple", "not-1d",
+     "Expected ValueError {where}: scores must be a flat [N] tensor (check scores.dim() == 1), but the call "
+     "returned normally: reshaping 2-D scores into groups hides a caller's mistake.",
+     "Expected ValueError {where}, got TypeError: nope. Check scores.dim() == 1 yourself."),
     ("kl-penalty", "bad_kind", "bad-kind",
      "Expected ValueError for an unknown kind {where}, but the call returned normally. Only 'k1', 'k2' and 'k3' are "
      "accepted (exactly, case-sensitive); do not fall back silently to one of them.",

@@ -159,3 +159,26 @@ def test_process_helpers_read_the_real_process_table() -> None:
             os.sched_yield()
     finally:
         os.waitpid(child, 0)
+
+
+def test_closing_the_pool_ends_a_job_in_the_jail_and_starts_no_host_again() -> None:
+    """Issue 38: a server stopping closes its pools under the jobs in hand. The job ends at once
+    as internal_error "stopping" (not as a sandbox failure, not at its wall limit), and a
+    visit asked for afterwards starts no host."""
+    limits = SandboxLimits(cpu_seconds=60, wall_seconds=120, memory_bytes=256 << 20, output_bytes=1 << 20,
+                           tmp_bytes=16 << 20, captured_output_bytes=1024)
+    pool = runner.SandboxPool(1, runner.JailConfig(limits=limits))
+    host = pool._hosts[0]
+    results: list[runner.JobResult] = []
+    with pool.session() as box:
+        thread = threading.Thread(target=lambda: results.append(box.run(job("import time\ntime.sleep(100)"), {"x": X})))
+        thread.start()
+        threading.Event().wait(1.0)  # likely in the learner's sleep by now; any moment ends alike
+        pool.close()
+        thread.join(60)  # the job would take 100 s: a wall bound far from it
+        assert not thread.is_alive()
+        (ended,) = results
+        assert (ended.status, ended.message) == (JobStatus.INTERNAL_ERROR, runner._STOPPING)
+        again = box.run(DOUBLE, {"x": X})
+    assert (again.status, again.message) == (JobStatus.INTERNAL_ERROR, runner._STOPPING)
+    assert host.proc is None  # nothing started after the close

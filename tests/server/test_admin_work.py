@@ -1,13 +1,18 @@
 """What an admin command costs, counted, not timed (bench/admin.py has the seconds):
 
 - the commands that read the database never import torch (importing it was most of each
-  command's 1.3 to 8.6 s: the catalogue was loaded to answer `users list`);
+  command's 1.3 to 8.6 s: the catalogue was loaded to answer `users list`), nor do
+  `exercises list` and `exercises versions` (they read the specs) or any `--help`;
+- a command line loads its own sub-app only (`scores list` imports no other command module),
+  and the long listings print no Rich table (measuring 2,000 rows cell by cell was most of
+  `scores list`);
 - the gradebooks, the score list and the boards run the same number of SQL statements for 20
   learners as for 5 (no query per learner or per exercise).
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -29,6 +34,7 @@ from server.courses.best_scores import backfill_best_scores
 from server.gradebook.service import canvas_gradebook_rows, gradebook_rows, moodle_gradebook_rows
 from server.leaderboard.service import board
 from server.models import Role, Submission
+from server.terminal import columns
 from server.users.service import create_user
 from tests.server.conftest import served_database
 
@@ -36,6 +42,12 @@ EXERCISES = ["actor-loss", "gae", "whiten"]
 PROBE = (
     "import atexit, sys; atexit.register(lambda: print('torch imported' if 'torch' in sys.modules else "
     "'no torch', file=sys.stderr)); from server.cli import app; sys.argv[0] = 'ppo-grader'; app()"
+)
+#: A command line, then what it imported of the CLI's modules and of Rich's table, as the last line.
+LOADED = (
+    "import atexit, sys; atexit.register(lambda: print(sorted(m for m in sys.modules if m.startswith('server.cli.') "
+    "or m in ('rich.table', 'torch', 'sqlalchemy.dialects.postgresql', 'starlette')), file=sys.stderr)); "
+    "from server.cli import app; sys.argv[0] = 'ppo-grader'; app()"
 )
 
 
@@ -134,11 +146,49 @@ def test_the_admin_commands_that_read_the_database_never_import_torch(settings: 
         ["courses", "gradebook", "work", "--format", "canvas"], ["courses", "gradebook", "work", "--format", "moodle"],
         ["scores", "list", "work"], ["scores", "list", "work", "--learner", "l01@uni.edu"], ["regrade", "list"],
         ["similarity", "work"], ["submissions", "export", "work", "--out", str(tmp_path / "out.zip")],
+        ["exercises", "list"], ["exercises", "versions", "gae"], ["--help"], ["regrade", "--help"],
     ):
         done = subprocess.run([sys.executable, "-c", PROBE, *command], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, (command, done.stderr)
         assert done.stderr.strip().endswith("no torch"), (command, done.stderr[-500:])
+
+
+def test_a_command_line_loads_its_own_sub_app_and_prints_no_rich_table_of_scores(settings: Settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    fill(settings, 3)
+    env = {**os.environ, "PPO_GRADER_DATABASE_URL": settings.DATABASE_URL, "COLUMNS": "200"}
+    env.pop("PPO_GRADER_TOKEN", None)
+
+    def loaded(*command: str) -> tuple[str, list[str]]:
+        done = subprocess.run([sys.executable, "-c", LOADED, *command], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (command, done.stderr)
+        return done.stdout, ast.literal_eval(done.stderr.strip().splitlines()[-1])
+
+    # The one sub-app and what it shares; no torch, no HTTP, no PostgreSQL dialect on SQLite.
+    dialect = [] if settings.DATABASE_URL.startswith("sqlite") else ["sqlalchemy.dialects.postgresql"]
+    listed, modules = loaded("scores", "list", "work")
+    assert modules == ["server.cli.common", "server.cli.scores", *dialect]
+    lines = listed.splitlines()
+    assert lines[0] == "work (times in Europe/Paris)" and lines[1].split() == ["learner", "exercise", "counts", "how",
+                                                                                "it", "counts"]
+    assert len(lines) == 3 + 3 * len(EXERCISES) and all(line.split()[2] == "75" for line in lines[3:])
+    assert loaded("users", "list")[1] == ["rich.table", "server.cli.common", "server.cli.users", *dialect]
+    assert loaded("serve", "--help")[1] == ["rich.table", "server.cli.common", "server.cli.serve"]  # typer's help
+    # --help lists every command with its line of help: every module, and still no torch.
+    every = loaded("--help")[1]
+    assert "torch" not in every and {"server.cli.lti", "server.cli.users", "server.cli.serve"} <= set(every)
+
+
+def test_columns_align_by_terminal_cells_and_show_stored_text_as_itself() -> None:
+    text = columns(("who", "note"), [("李雷", "[bold]x[/bold]"), ("eve\x1b]0;pwn\x07", "ok")], title="t\x1b")
+    assert text.splitlines() == [
+        "t\\x1b",
+        "who                note",
+        "-----------------  --------------",
+        "李雷               [bold]x[/bold]",  # two cells a character: 4 cells and 13 spaces make 17
+        "eve\\x1b]0;pwn\\x07  ok",
+    ]
 
 
 @pytest.mark.slow

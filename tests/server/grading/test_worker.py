@@ -31,7 +31,9 @@ def test_worker_stores_verdict_checks_and_measurements(api: Api) -> None:
             select(CheckResult).where(CheckResult.submission_id == row.id).order_by(CheckResult.position)
         ).all()
         assert [(c.name, c.passed, c.position) for c in checks] == [
-            ("value", True, 0), ("gradient", True, 1), ("clip", False, 2),
+            ("value", True, 0),
+            ("gradient", True, 1),
+            ("clip", False, 2),
         ]
 
 
@@ -91,8 +93,12 @@ def _seed_unfinished(settings: Settings) -> dict[str, int]:
         user = create_user(session, "alice", Role.LEARNER, settings.secret_bytes).user
         for status, attempts in ((Status.RUNNING, 1), (Status.QUEUED, 0), (Status.DONE, 1)):
             row = Submission(
-                user_id=user.id, exercise="actor-loss", source=f"# {status}\n",
-                source_sha256="0" * 64, status=status.value, attempts=attempts,
+                user_id=user.id,
+                exercise="actor-loss",
+                source=f"# {status}\n",
+                source_sha256="0" * 64,
+                status=status.value,
+                attempts=attempts,
             )
             session.add(row)
             session.flush()
@@ -116,7 +122,9 @@ def test_restart_regrades_rows_left_running_or_queued(start_api: StartApi, setti
         assert session.get(Submission, ids["done"]).verdict is None  # type: ignore[union-attr]
 
 
-def test_shutdown_mid_grading_leaves_the_row_for_the_next_start(start_api: StartApi, settings: Settings) -> None:
+def test_shutdown_mid_grading_puts_the_row_back_in_the_queue_uncounted(start_api: StartApi, settings: Settings) -> None:
+    """Issue 38: the stop gives up on the job in hand (the judge is closed under it next); its
+    row goes back to ``queued`` with the attempt not counted, and the next start grades it."""
     engine = make_engine(settings.DATABASE_URL)
     upgrade_to_head(engine)
     factory = make_session_factory(engine)
@@ -134,12 +142,44 @@ def test_shutdown_mid_grading_leaves_the_row_for_the_next_start(start_api: Start
     pool.start()
     assert grader.started.wait(10)
     pool.stop(timeout=0)  # as the lifespan does, before closing the judge
-    grader.close()
-    pool.stop(timeout=10)
+    with factory() as session:
+        stored = session.get(Submission, submission_id)
+        assert stored is not None and (stored.status, stored.attempts, stored.verdict) == ("queued", 0, None)
+    grader.close()  # the call raises in the worker now: nothing is stored for it
+    for thread in pool._threads:
+        thread.join(10)
     assert pool.alive == 0
     with factory() as session:
         stored = session.get(Submission, submission_id)
-        assert stored is not None and stored.status == "running" and stored.verdict is None
+        assert stored is not None and (stored.status, stored.attempts, stored.verdict) == ("queued", 0, None)
+    assert WorkerPool(factory, InProcessQueue(), grader, workers=1, output_cap=1000).recover() == [submission_id]
+    engine.dispose()
+
+
+def test_a_job_graded_after_the_stop_gave_up_on_it_is_not_stored(start_api: StartApi, settings: Settings) -> None:
+    """A job that ends (here with a report, as a killed jail's internal_error would) after the
+    stop stopped waiting for it stores nothing: its row is back in the queue."""
+    engine = make_engine(settings.DATABASE_URL)
+    upgrade_to_head(engine)
+    factory = make_session_factory(engine)
+    with transaction(factory) as session:
+        user = create_user(session, "alice", Role.LEARNER, b"p").user
+        row = Submission(user_id=user.id, exercise="actor-loss", source="x", source_sha256="0" * 64)
+        session.add(row)
+        session.flush()
+        submission_id = row.id
+    grader = FakeGrader(gated=True)
+    pool = WorkerPool(factory, InProcessQueue(), grader, workers=1, output_cap=1000)
+    pool.recover()
+    pool.start()
+    assert grader.started.wait(10)
+    pool.stop(timeout=0)
+    grader.close()  # the gate opens: the grade returns a report
+    for thread in pool._threads:
+        thread.join(10)
+    with factory() as session:
+        stored = session.get(Submission, submission_id)
+        assert stored is not None and (stored.status, stored.verdict, len(stored.checks)) == ("queued", None, 0)
     engine.dispose()
 
 
