@@ -2,11 +2,13 @@
 or run on real jail hosts. The service-level attacks of the same review (the import error shown
 before the due date, the long-poll flood) are in tests/server/test_attack_review8.py.
 
-Each test asserts what a safe jail does; a test marked ``xfail(strict=True)`` is an attack that
-still works today (it fails while the attack succeeds). Every assertion reads what came back,
-never how long anything took.
+Each test asserts what a safe jail does (it failed, as a strict xfail, while the attack worked).
+Every assertion reads what came back, never how long anything took.
 
-What worked (the xfail tests; the sources are in tests/sandbox/review8_sources.py):
+What worked until the fixes (the sources are in tests/sandbox/review8_sources.py); the seccomp
+filter (sandbox/seccomp.py) now refuses ``flock``, fcntl's locks, leases and ``F_NOTIFY``,
+``fadvise64``, ``readahead``, ``cachestat``, ``madvise(MADV_COLD/MADV_PAGEOUT)`` and
+``RWF_NOWAIT``, and a submission's measured case runs after its regular calls, not beside them:
 
 - a covert channel between the two jails a submission runs in at once (its regular calls and its
   measured case): ``flock`` on torch's read-only files, shared by inode across namespaces. The
@@ -106,9 +108,6 @@ def _memory_check(report: Any) -> Any:
 # --- 1. the measured case computed in the other jail ------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="review 8: the measured jail hands its case to the concurrent regular jail "
-                   "over flock()s of shared read-only files, and forges the digests it sends back: a solution "
-                   "over the memory budget passes the memory check with the peak of a run that did nothing")
 def test_a_measured_case_is_measured_where_it_is_computed(judge: Any) -> None:
     honest = judge.grade("actor-loss", FLOAT64_HONEST, 8)
     assert honest.verdict == "graded" and not _memory_check(honest).passed, "the baseline is over the budget"
@@ -119,7 +118,12 @@ def test_a_measured_case_is_measured_where_it_is_computed(judge: Any) -> None:
         f"float64 copies passed the memory check (score {report.score}, peak {report.peak_memory_bytes} bytes "
         f"against {honest_peak(honest)} for the same solution measured honestly)"
     )
-    assert report.peak_memory_bytes is None, "a figure reached the boards from a run that did not compute"
+    # The channel closed, the attack falls back to honest work: the figure on the boards, if
+    # any, is a peak of that run (no lower than the honest solution's), never one of a run that
+    # did not compute.
+    assert report.peak_memory_bytes is None or (
+        honest.peak_memory_bytes is not None and report.peak_memory_bytes >= 0.9 * honest.peak_memory_bytes
+    ), f"a figure reached the boards from a run that did not compute: {report.peak_memory_bytes} bytes"
 
 
 def honest_peak(report: Any) -> str:
@@ -158,9 +162,6 @@ def f(x):
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="review 8: fcntl(F_NOTIFY) (dnotify) is allowed: a job watching a shared "
-                   "read-only folder is signalled whenever a concurrent job reads a file there (the side "
-                   "channel the inotify and fanotify bans close)")
 def test_a_job_cannot_watch_what_a_concurrent_job_reads(pool: SandboxPool) -> None:
     watcher, reader = _at_once(pool, WATCHER, READER)
     assert watcher.status.value == "ok" and reader.status.value == "ok", (watcher.message, reader.message)
@@ -206,9 +207,6 @@ print("GOT %x" % got)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="review 8: the page cache of the shared read-only files carries chosen bits "
-                   "from one job to the next (posix_fadvise DONTNEED, then reads; preadv2 RWF_NOWAIT reads "
-                   "them back without timing)")
 def test_a_job_leaves_nothing_a_later_job_can_read(pool: SandboxPool) -> None:
     first = _run(pool, SET_BITS)
     assert first.status.value == "ok" and "SET" in first.stdout, first.message
