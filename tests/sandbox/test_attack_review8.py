@@ -8,7 +8,8 @@ Every assertion reads what came back, never how long anything took.
 What worked until the fixes (the sources are in tests/sandbox/review8_sources.py); the seccomp
 filter (sandbox/seccomp.py) now refuses ``flock``, fcntl's locks, leases and ``F_NOTIFY``,
 ``fadvise64``, ``readahead``, ``cachestat``, ``madvise(MADV_COLD/MADV_PAGEOUT)`` and
-``RWF_NOWAIT``, and a submission's measured case runs after its regular calls, not beside them:
+``RWF_NOWAIT`` (the two jails of a submission still run at once: what is left between them is
+timing, docs/security.md):
 
 - a covert channel between the two jails a submission runs in at once (its regular calls and its
   measured case): ``flock`` on torch's read-only files, shared by inode across namespaces. The
