@@ -8,7 +8,8 @@ signals to any process but the child itself. Locks and watches on files (``flock
 record locks, open-file-description locks, leases and dnotify ``F_NOTIFY``) are denied: the
 files of ``/jail`` are the same inodes in every jail, so one lock is one bit another jail reads
 at once (review 8). So is the page cache's state of those files: ``fadvise64`` (``DONTNEED``
-evicts a shared file's pages), ``readahead``, ``cachestat`` (440+, so ENOSYS), and
+evicts a shared file's pages), ``readahead``, ``mincore`` (a mapped shared file's resident
+pages), ``cachestat`` (440+, so ENOSYS), and
 ``preadv2``/``pwritev2`` with ``RWF_NOWAIT`` (which tells a cached page from one that is not,
 without timing) answer EPERM; ``madvise`` may not page out or cool pages (``MADV_COLD``,
 ``MADV_PAGEOUT``). What is left between concurrent jobs is timing (docs/security.md). Calls that act on another
@@ -135,6 +136,7 @@ _ARCHES = {
             "flock": 73,
             "fadvise64": 221,
             "readahead": 187,
+            "mincore": 27,
         },
         {
             "clone": 56,
@@ -216,6 +218,7 @@ _ARCHES = {
             "flock": 32,
             "fadvise64": 223,
             "readahead": 213,
+            "mincore": 232,
         },
         {
             "clone": 220,

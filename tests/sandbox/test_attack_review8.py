@@ -7,7 +7,7 @@ Every assertion reads what came back, never how long anything took.
 
 What worked until the fixes (the sources are in tests/sandbox/review8_sources.py); the seccomp
 filter (sandbox/seccomp.py) now refuses ``flock``, fcntl's locks, leases and ``F_NOTIFY``,
-``fadvise64``, ``readahead``, ``cachestat``, ``madvise(MADV_COLD/MADV_PAGEOUT)`` and
+``fadvise64``, ``readahead``, ``mincore``, ``cachestat``, ``madvise(MADV_COLD/MADV_PAGEOUT)`` and
 ``RWF_NOWAIT`` (the two jails of a submission still run at once: what is left between them is
 timing, docs/security.md):
 

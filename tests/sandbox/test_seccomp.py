@@ -94,6 +94,7 @@ PROBES = {
     "preadv2_plain": lambda: os.preadv(probe_fd, [bytearray(1)], 0, os.RWF_HIPRI),
     "madvise_pageout": lambda: mapped().madvise(21),
     "madvise_dontneed": lambda: mapped().madvise(4),
+    "mincore": sys_call(27, 0, 4096, 0),
 }
 
 def attempt(fn):
@@ -120,6 +121,7 @@ EXPECTED = {
     "flock": "EPERM", "fcntl_setlk": "EPERM", "fcntl_ofd_getlk": "EPERM", "fcntl_notify": "EPERM",
     "fcntl_setlease": "EPERM", "fadvise": "EPERM", "readahead": "EPERM", "cachestat": "ENOSYS",
     "preadv2_nowait": "EPERM", "preadv2_plain": "ok", "madvise_pageout": "EPERM", "madvise_dontneed": "ok",
+    "mincore": "EPERM",
 }
 
 needs_table = pytest.mark.skipif(platform.machine() != "x86_64", reason="the probes use x86_64 syscall numbers")
