@@ -4,7 +4,15 @@ Denied (EPERM): sockets, ptrace and cross-process memory access, namespaces and 
 new programs and processes (clone is allowed only for threads), io_uring, bpf, keyrings,
 userfaultfd, memfd, inotify and fanotify (watching the shared read-only files would show when
 concurrent jobs open them: a timing side channel; nothing the grader runs uses them), and
-signals to any process but the child itself. Calls that act on another
+signals to any process but the child itself. Locks and watches on files (``flock``; ``fcntl``'s
+record locks, open-file-description locks, leases and dnotify ``F_NOTIFY``) are denied: the
+files of ``/jail`` are the same inodes in every jail, so one lock is one bit another jail reads
+at once (review 8). So is the page cache's state of those files: ``fadvise64`` (``DONTNEED``
+evicts a shared file's pages), ``readahead``, ``mincore`` (a mapped shared file's resident
+pages), ``cachestat`` (440+, so ENOSYS), and
+``preadv2``/``pwritev2`` with ``RWF_NOWAIT`` (which tells a cached page from one that is not,
+without timing) answer EPERM; ``madvise`` may not page out or cool pages (``MADV_COLD``,
+``MADV_PAGEOUT``). What is left between concurrent jobs is timing (docs/security.md). Calls that act on another
 process by pid (``prlimit64``, ``setpriority``, the ``sched_set*`` family, ``ioprio_set``,
 ``migrate_pages``, ``move_pages``, ``get_robust_list``) are allowed only on the child itself
 (pid 0 or its own), and ``fcntl`` may not name a process to signal (``F_SETOWN``,
@@ -14,7 +22,7 @@ whose flags a classic BPF filter can inspect. A wrong architecture, or the x32 A
 process.
 
 The child is already pid 1 of a pid namespace of its own, so no other pid resolves; the filter
-is defence in depth. It is hand-written classic BPF (about 220 instructions) rather than
+is defence in depth. It is hand-written classic BPF (about 280 instructions) rather than
 libseccomp: the project's interpreter is not Debian's, so Debian's python3-seccomp bindings do
 not load in it, and the PyPI wrapper (pyseccomp) is an unmaintained ctypes shim that still needs
 libseccomp installed. Every rule is exercised by the hostile test suite.
@@ -54,15 +62,23 @@ def _arg_lo(i: int) -> int:
     return _ARG0_LO + 8 * i
 
 
-#: fcntl commands that name a process to signal: F_SETOWN, F_SETSIG, F_SETOWN_EX.
-_FCNTL_OWNER_COMMANDS = (8, 10, 15)
+#: fcntl commands refused: those that name a process to signal (F_SETOWN 8, F_SETSIG 10,
+#: F_SETOWN_EX 15); record locks (F_GETLK 5, F_SETLK 6, F_SETLKW 7, and the 32-bit LK64 numbers
+#: 12-14); open-file-description locks (F_OFD_GETLK 36, F_OFD_SETLK 37, F_OFD_SETLKW 38);
+#: leases (F_SETLEASE 1024, F_GETLEASE 1025) and dnotify (F_NOTIFY 1026). A lock on a shared
+#: read-only file is visible to every jail at once: a covert channel, one bit per file.
+_FCNTL_DENIED_COMMANDS = (5, 6, 7, 8, 10, 12, 13, 14, 15, 36, 37, 38, 1024, 1025, 1026)
+#: preadv2/pwritev2 flag that fails instead of waiting for I/O: a probe of the page cache.
+_RWF_NOWAIT = 0x08
+#: madvise advice that evicts or ages pages (MADV_COLD 20, MADV_PAGEOUT 21).
+_MADV_DENIED = (20, 21)
 #: Syscalls from 440 on share one number on every architecture. A deny list cannot know the
 #: calls added after it was written (listmount and statmount reveal the host's mount table), so
 #: from 440 on only these are allowed, and every other number answers ENOSYS (so that libc falls
-#: back to an older call): epoll_pwait2, futex_waitv, cachestat, fchmodat2, futex_wake,
-#: futex_wait, futex_requeue, mseal.
+#: back to an older call): epoll_pwait2, futex_waitv, fchmodat2, futex_wake, futex_wait,
+#: futex_requeue, mseal. Not cachestat (451): it reads the page cache's state of a shared file.
 _NEW_SYSCALLS_FROM = 440
-_NEW_SYSCALLS_ALLOWED = (441, 449, 451, 452, 454, 455, 456, 462)
+_NEW_SYSCALLS_ALLOWED = (441, 449, 452, 454, 455, 456, 462)
 
 _ARCHES = {
     "x86_64": (
@@ -117,6 +133,10 @@ _ARCHES = {
             "inotify_init1": 294,
             "inotify_add_watch": 254,
             "fanotify_init": 300,
+            "flock": 73,
+            "fadvise64": 221,
+            "readahead": 187,
+            "mincore": 27,
         },
         {
             "clone": 56,
@@ -126,6 +146,9 @@ _ARCHES = {
             "rt_sigqueueinfo": 129,
             "rt_tgsigqueueinfo": 297,
             "fcntl": 72,
+            "preadv2": 327,
+            "pwritev2": 328,
+            "madvise": 28,
         },
         {
             "prlimit64": (302, 0),
@@ -192,6 +215,10 @@ _ARCHES = {
             "inotify_init1": 26,
             "inotify_add_watch": 27,
             "fanotify_init": 262,
+            "flock": 32,
+            "fadvise64": 223,
+            "readahead": 213,
+            "mincore": 232,
         },
         {
             "clone": 220,
@@ -201,6 +228,9 @@ _ARCHES = {
             "rt_sigqueueinfo": 138,
             "rt_tgsigqueueinfo": 240,
             "fcntl": 25,
+            "preadv2": 286,
+            "pwritev2": 287,
+            "madvise": 233,
         },
         {
             "prlimit64": (261, 0),
@@ -236,6 +266,16 @@ def _only_values(nr: int, arg: int, allowed: list[int], eperm: bytes) -> list[by
         # jump over the remaining compares and the EPERM to the ALLOW
         block.append(_insn(_JEQ_K, len(allowed) - i, 0, value))
     block += [eperm, _ret(_RET_ALLOW)]
+    return [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), nr)] + block
+
+
+def _refuse_values(nr: int, arg: int, refused: tuple[int, ...], eperm: bytes) -> list[bytes]:
+    """Instructions: for syscall ``nr``, EPERM when args[arg] is one of ``refused``, else allow."""
+    block = [_insn(_LD_W_ABS, 0, 0, _arg_lo(arg))]
+    for i, value in enumerate(refused):
+        # jump over the remaining compares and the ALLOW to the EPERM
+        block.append(_insn(_JEQ_K, len(refused) - i, 0, value))
+    block += [_ret(_RET_ALLOW), eperm]
     return [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), nr)] + block
 
 
@@ -286,12 +326,13 @@ def build_filter(own_pid: int, machine: str | None = None) -> bytes:
             prog += [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, 1, nr), eperm]
         else:
             prog += _only_values(nr, arg, [0, own_pid], eperm)
-    # fcntl: never name a process to signal.
-    block = [_insn(_LD_W_ABS, 0, 0, _arg_lo(1))]
-    for i, cmd in enumerate(_FCNTL_OWNER_COMMANDS):
-        block.append(_insn(_JEQ_K, len(_FCNTL_OWNER_COMMANDS) - i, 0, cmd))
-    block += [_ret(_RET_ALLOW), eperm]
-    prog += [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), special["fcntl"])] + block
+    # fcntl: never name a process to signal, lock or watch a file; madvise: never evict pages.
+    for name, refused in (("fcntl", _FCNTL_DENIED_COMMANDS), ("madvise", _MADV_DENIED)):
+        prog += _refuse_values(special[name], 1 if name == "fcntl" else 2, refused, eperm)
+    # preadv2/pwritev2 (fd, iov, iovcnt, pos_l, pos_h, flags): never RWF_NOWAIT.
+    for name in ("preadv2", "pwritev2"):
+        block = [_insn(_LD_W_ABS, 0, 0, _arg_lo(5)), _insn(_JSET_K, 0, 1, _RWF_NOWAIT), eperm, _ret(_RET_ALLOW)]
+        prog += [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), special[name])] + block
     prog.append(_ret(_RET_ALLOW))
     return b"".join(prog)
 

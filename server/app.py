@@ -171,7 +171,7 @@ def _start(settings: Settings, make_grader: GraderFactory) -> tuple[AppState, Ca
         raise
     # With two workers or more, regrades leave one free for live submissions.
     queue = InProcessQueue(regrade_slots=settings.WORKERS - 1)
-    announcer = VerdictAnnouncer()
+    announcer = VerdictAnnouncer(local=True)  # this process's workers announce their verdicts
     workers = WorkerPool(
         session_factory,
         queue,

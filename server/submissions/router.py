@@ -146,13 +146,16 @@ def create_submission(
     return service.visible_to(session, user, submission, now)  # a replayed key's row may be graded
 
 
-def _sign_in(session: Session, state: AppState, credentials: Credentials, request: Request) -> User:
+def _sign_in(session: Session, state: AppState, credentials: Credentials, request: Request) -> tuple[User, int]:
+    """The caller, and their id (read here: after the rollback the row's attributes are expired,
+    and reading one on the event loop would take a connection there)."""
     # The connection goes back to the pool before the route awaits anything: a request that
     # held one while it waited for a thread (CurrentUser's way) starved the pool when a burst
     # of long polls arrived, every thread blocked on a connection that a waiting request held.
     # ``authenticate`` checks the token's scope and course as ``CurrentUser`` does.
     try:
-        return authenticate(session, state.settings, credentials, request).user
+        user = authenticate(session, state.settings, credentials, request).user
+        return user, user.id
     finally:
         session.rollback()
 
@@ -196,7 +199,8 @@ async def read_submission(
             le=MAX_WAIT_SECONDS,
             description=(
                 "Long poll: wait up to this many seconds for the verdict and answer as soon as it is stored "
-                "(0, the default, answers at once)."
+                "(0, the default, answers at once). A user keeps at most `MAX_LONG_POLLS_PER_USER` (4) long "
+                "polls waiting at once; one beyond them answers at once with the submission as it is."
             ),
         ),
     ] = 0,
@@ -209,8 +213,8 @@ async def read_submission(
     # only inside each thread call, never across an await (see _sign_in).
     try:
         with state.session_factory() as session:
-            user = await run_in_threadpool(_sign_in, session, state, credentials, request)
-            public = await _wait_for(session, user, submission_id, state, deadline, long_poll=wait > 0)
+            user, user_id = await run_in_threadpool(_sign_in, session, state, credentials, request)
+            public = await _wait_for(session, user, user_id, submission_id, state, deadline, long_poll=wait > 0)
             if wait > 0:
                 # The token may have been revoked (or narrowed away) while the poll waited: a
                 # revoked token is refused at once, so it gets no verdict either.
@@ -226,18 +230,21 @@ async def read_submission(
 
 
 async def _wait_for(
-    session: Session, user: User, submission_id: int, state: AppState, deadline: float, *, long_poll: bool
+    session: Session, user: User, user_id: int, submission_id: int, state: AppState, deadline: float, *, long_poll: bool
 ) -> SubmissionPublic:
     # Subscribed before the first read, so that a verdict stored right after it still wakes
     # us; woken by an announcement (in-process worker, or PostgreSQL's NOTIFY), and without a
     # listener re-read every POLL_SECONDS (server.submissions.waiting).
-    with state.announcer.subscribe(submission_id) as announced:
+    # One user waits in at most MAX_LONG_POLLS_PER_USER requests at once: beyond them a poll
+    # answers at once with the row as it is (the client then polls with backoff).
+    most = state.settings.MAX_LONG_POLLS_PER_USER
+    with state.announcer.slot(user_id, most) as may_wait, state.announcer.subscribe(submission_id) as announced:
         while True:
             public = await run_in_threadpool(_read_fresh, session, user, submission_id, state, long_poll=long_poll)
             if public is None:
                 raise ShuttingDown()
             left = deadline - time.monotonic()
-            if public.status == Status.DONE or left <= 0:
+            if public.status == Status.DONE or left <= 0 or not may_wait:
                 return public
             await announced.wait(left)
             if state.announcer.closed:

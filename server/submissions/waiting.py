@@ -12,10 +12,20 @@ a verdict stored between the read and the wait still wakes it. Announcements com
 
 While a listener is connected the announcer is *pushed*: waiters sleep until they are woken
 or their time is up, and the database sees one read per wake-up instead of one every
-:data:`POLL_SECONDS`. Without one (SQLite, ``LISTEN_NOTIFY=false``, or a listener that lost
-its connection) waiters re-read their row every :data:`POLL_SECONDS`: one primary-key lookup
-on the server instead of a client round trip per poll. When a listener connects or loses its
-connection it wakes every waiter, so none sleeps through a verdict whose ``NOTIFY`` was lost.
+:data:`POLL_SECONDS`. With in-process workers (the embedded default, SQLite included) the
+announcer is *local*: this process's own verdicts wake their waiters, and a waiter re-reads its
+row only every :data:`RECHECK_SECONDS`, for a verdict another process stored. With neither
+(``ppo-grader worker`` processes and no listener) waiters re-read their row every
+:data:`POLL_SECONDS`: one primary-key lookup on the server instead of a client round trip per
+poll. When a listener connects or loses its connection it wakes every waiter, so none sleeps
+through a verdict whose ``NOTIFY`` was lost. A waiting request holds no database connection and
+no thread: only its re-reads do, each for one lookup.
+
+One user keeps at most ``MAX_LONG_POLLS_PER_USER`` (a setting, 4) long polls waiting at once
+(:meth:`VerdictAnnouncer.slot`); a poll beyond them answers at once with the row as it is (the
+client then polls politely, with backoff). Without the cap, one learner's 200 idle polls on an
+unfinished submission re-read their rows every 50 ms and held the thread pool and the database
+pool: another learner's verdict was not answered (review 8).
 
 When the server stops (SIGTERM), :meth:`VerdictAnnouncer.close` wakes every waiter at once, and
 any that subscribes later does not sleep at all: each long poll ends with 503 ``ShuttingDown``
@@ -44,8 +54,12 @@ log = logging.getLogger(__name__)
 
 #: How often a waiting request re-reads its row when no announcement can be relied on.
 POLL_SECONDS = 0.05
+#: How often a waiting request re-reads its row when this process's verdicts are announced but
+#: another process (an admin command, a second server on the same database) might store one.
+RECHECK_SECONDS = 1.0
 #: The longest wait a request may ask for.
 MAX_WAIT_SECONDS = 30.0
+
 #: How long a listener waits before connecting again after losing its connection.
 RECONNECT_SECONDS = 1.0
 #: How often a listener's thread looks up from ``notifies()`` to see whether it must stop.
@@ -62,14 +76,14 @@ class Subscription:
         self._event = entry[1]
 
     async def wait(self, timeout: float) -> bool:
-        """Sleep until announced, or ``timeout`` seconds (at most :data:`POLL_SECONDS` when the
-        announcer is not pushed); True when an announcement came. Clears it, so the same
-        subscription can wait again after a re-read. Returns at once once the announcer is
-        closed (the caller checks ``closed``)."""
+        """Sleep until announced, or ``timeout`` seconds (at most :data:`RECHECK_SECONDS` when
+        the announcer is only local, :data:`POLL_SECONDS` when it is neither local nor pushed);
+        True when an announcement came. Clears it, so the same subscription can wait again after
+        a re-read. Returns at once once the announcer is closed (the caller checks ``closed``)."""
         if self._announcer.closed:
             return True
         if not self._announcer.pushed:
-            timeout = min(timeout, POLL_SECONDS)
+            timeout = min(timeout, RECHECK_SECONDS if self._announcer.local else POLL_SECONDS)
         try:
             await asyncio.wait_for(self._event.wait(), timeout)
             return True
@@ -83,11 +97,32 @@ class VerdictAnnouncer:
     """Wakes requests waiting for a submission's verdict. Thread-safe: workers and the listener
     announce from their own threads, requests wait on the app's event loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, local: bool = False) -> None:
         self._lock = threading.Lock()
         self._waiting: dict[int, set[_Entry]] = defaultdict(set)
+        self._slots: dict[int, int] = defaultdict(int)
         self._pushed = False
         self._closed = False
+        #: True when this process's workers announce every verdict they store.
+        self.local = local
+
+    @contextmanager
+    def slot(self, user_id: int, most: int) -> Iterator[bool]:
+        """One of ``user_id``'s ``most`` waiting places, for as long as the block runs: True
+        when one was free (the request may wait), False when all are taken (the request
+        answers at once)."""
+        with self._lock:
+            taken = self._slots[user_id] < most
+            if taken:
+                self._slots[user_id] += 1
+        try:
+            yield taken
+        finally:
+            if taken:
+                with self._lock:
+                    self._slots[user_id] -= 1
+                    if not self._slots[user_id]:
+                        del self._slots[user_id]
 
     @property
     def closed(self) -> bool:

@@ -168,6 +168,8 @@ def test_sigterm_with_1000_long_polls_answers_all_exits_0_within_10s_and_loses_n
         **{k: v for k, v in os.environ.items() if not k.startswith("PPO_GRADER_")},
         "PPO_GRADER_DATABASE_URL": f"sqlite:///{db}",
         "PPO_GRADER_WORKERS": "1",  # one job in the jail, the others queued behind it
+        # every poll waits, and the ppo-submit runs of the same learner too (the default cap is 4)
+        "PPO_GRADER_MAX_LONG_POLLS_PER_USER": str(POLLS + 10),
         "PPO_GRADER_WALL_SECONDS": str(HOLD_SECONDS + 30),
         "PPO_GRADER_SECRET_KEY": "e2e-secret-" + "s" * 32,
         "XDG_CONFIG_HOME": str(tmp_path / "config"),

@@ -52,6 +52,10 @@ def file_io():
         assert len(fh.read()) == 10000
 
 probe_fd = os.open(os.devnull, os.O_RDONLY)
+
+def mapped():
+    import mmap
+    return mmap.mmap(-1, 4096)
 me, parent = os.getpid(), os.getppid()
 PROBES = {
     "socket": lambda: socket.socket().close(),
@@ -77,6 +81,20 @@ PROBES = {
     "fcntl_getfl": lambda: fcntl.fcntl(probe_fd, fcntl.F_GETFL),
     "fcntl_setown": lambda: fcntl.fcntl(probe_fd, fcntl.F_SETOWN, me),
     "file_io": file_io,
+    # review 8: locks and watches on shared files, and the page cache's state, are channels
+    "flock": lambda: fcntl.flock(probe_fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
+    "fcntl_setlk": lambda: fcntl.lockf(probe_fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
+    "fcntl_ofd_getlk": lambda: fcntl.fcntl(probe_fd, 36, bytes(32)),
+    "fcntl_notify": lambda: fcntl.fcntl(os.open("/", os.O_RDONLY), fcntl.F_NOTIFY, fcntl.DN_ACCESS),
+    "fcntl_setlease": lambda: fcntl.fcntl(probe_fd, 1024, 0),
+    "fadvise": lambda: os.posix_fadvise(probe_fd, 0, 0, os.POSIX_FADV_DONTNEED),
+    "readahead": sys_call(187, probe_fd, 0, 4096),
+    "cachestat": sys_call(451, probe_fd, 0, 0, 0),
+    "preadv2_nowait": lambda: os.preadv(probe_fd, [bytearray(1)], 0, os.RWF_NOWAIT),
+    "preadv2_plain": lambda: os.preadv(probe_fd, [bytearray(1)], 0, os.RWF_HIPRI),
+    "madvise_pageout": lambda: mapped().madvise(21),
+    "madvise_dontneed": lambda: mapped().madvise(4),
+    "mincore": sys_call(27, 0, 4096, 0),
 }
 
 def attempt(fn):
@@ -100,6 +118,10 @@ EXPECTED = {
     "memfd_create": "EPERM", "unshare": "EPERM", "ptrace": "EPERM", "mount": "EPERM", "inotify_init1": "EPERM",
     "clone3": "ENOSYS", "futex_waitv": "EINVAL", "set_mempolicy_home_node": "ENOSYS", "syscall_999": "ENOSYS",
     "prlimit_self": "ok", "prlimit_parent": "EPERM", "fcntl_getfl": "ok", "fcntl_setown": "EPERM", "file_io": "ok",
+    "flock": "EPERM", "fcntl_setlk": "EPERM", "fcntl_ofd_getlk": "EPERM", "fcntl_notify": "EPERM",
+    "fcntl_setlease": "EPERM", "fadvise": "EPERM", "readahead": "EPERM", "cachestat": "ENOSYS",
+    "preadv2_nowait": "EPERM", "preadv2_plain": "ok", "madvise_pageout": "EPERM", "madvise_dontneed": "ok",
+    "mincore": "EPERM",
 }
 
 needs_table = pytest.mark.skipif(platform.machine() != "x86_64", reason="the probes use x86_64 syscall numbers")

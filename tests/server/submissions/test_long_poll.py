@@ -60,3 +60,37 @@ def test_a_long_poll_never_reveals_someone_elses_submission(api: Api, grader: Fa
     sid = api.submit(ada).json()["id"]
     assert api.client.get(f"/api/v1/submissions/{sid}?wait=1", headers=bob).status_code == 404
     grader.gate.set()
+
+
+def test_one_user_keeps_at_most_the_cap_of_long_polls_waiting(api: Api, grader: FakeGrader) -> None:
+    """Review 8: one learner's idle long polls held the API. Beyond MAX_LONG_POLLS_PER_USER
+    waiting at once, a poll answers at once with the row as it is; another user still waits."""
+    most = api.state.settings.MAX_LONG_POLLS_PER_USER
+    ada, bob = api.user("ada"), api.user("bob")
+    sid = api.submit(ada).json()["id"]
+    bobs = api.submit(bob).json()["id"]
+    assert grader.started.wait(10)
+    answers: list[dict] = []
+    polls = [
+        threading.Thread(
+            target=lambda who=who, s=s: answers.append(
+                api.client.get(f"/api/v1/submissions/{s}?wait=20", headers=who).json()
+            )
+        )
+        for who, s in [(ada, sid)] * most + [(bob, bobs)]
+    ]
+    for poll in polls:
+        poll.start()
+    for _ in range(400):
+        if api.state.announcer.waiting() == most + 1:
+            break
+        time.sleep(0.05)
+    assert api.state.announcer.waiting() == most + 1  # ada's cap, and bob's own poll, all wait
+    beyond = api.client.get(f"/api/v1/submissions/{sid}?wait=20", headers=ada).json()
+    assert beyond["status"] in ("queued", "running")  # answered at once: the gate is still shut
+    assert api.state.announcer.waiting() == most + 1 and not answers
+    grader.gate.set()
+    for poll in polls:
+        poll.join(30)
+    assert len(answers) == most + 1 and all(a["status"] == "done" for a in answers)
+    assert api.state.announcer.waiting() == 0

@@ -16,7 +16,7 @@ from sqlalchemy import event, text
 from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
 from server.grading.persistence import claim_job, store_internal_error
-from server.submissions.waiting import CHANNEL, POLL_SECONDS, VerdictAnnouncer, VerdictListener
+from server.submissions.waiting import CHANNEL, POLL_SECONDS, RECHECK_SECONDS, VerdictAnnouncer, VerdictListener
 from tests.server.conftest import Api, StartApi
 
 #: How long the "other process" takes to store the verdict while the request waits.
@@ -191,6 +191,16 @@ def test_a_pushed_wait_sleeps_until_woken_and_an_unpushed_one_polls() -> None:
     assert asyncio.run(wait_once(2)) < 0.5  # not pushed: back after POLL_SECONDS to re-read
     announcer.set_pushed(True)
     assert asyncio.run(wait_once(0.6)) >= 0.55  # pushed: no re-read before the time is up
+    local = VerdictAnnouncer(local=True)  # in-process workers announce: a slow re-check only
+
+    async def wait_local(timeout: float) -> float:
+        with local.subscribe(1) as sub:
+            t0 = time.monotonic()
+            await sub.wait(timeout)
+            return time.monotonic() - t0
+
+    assert asyncio.run(wait_local(0.6)) >= 0.55  # not every POLL_SECONDS
+    assert asyncio.run(wait_local(5)) < RECHECK_SECONDS + 1.0  # but within RECHECK_SECONDS
 
 
 def test_a_listener_state_change_wakes_every_waiter() -> None:

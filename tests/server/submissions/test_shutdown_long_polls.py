@@ -44,7 +44,7 @@ async def _poll_all(base_url: str, headers: dict[str, str], ids: list[int], app:
 
 def test_begin_shutdown_answers_every_long_poll_503_and_returns_the_job_in_hand(settings: Settings) -> None:
     grader = FakeGrader(gated=True)  # the first submission stays in the worker's hands
-    app = create_app(settings.model_copy(update={"SHUTDOWN_GRACE_SECONDS": 0.5}), grader.factory)
+    app = create_app(settings.model_copy(update={"SHUTDOWN_GRACE_SECONDS": 0.5, "MAX_LONG_POLLS_PER_USER": POLLS}), grader.factory)
     try:
         with live_server(app) as base_url:
             state: AppState = app.state.grader
