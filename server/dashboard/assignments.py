@@ -27,15 +27,15 @@ from sqlalchemy.orm import Session
 from server.catalogue.service import list_exercises
 from server.courses import sets
 from server.courses.page_course import DashboardCourse
-from server.courses.service import read_time, taught_course_named, zone
+from server.courses.service import read_time, zone
+from server.dashboard.staff_forms import staff_form_course
 from server.deps import SessionDep, SettingsDep
 from server.errors import GraderError
 from server.models import DEFAULT_COURSE_ID, Course, SetEntry, User
 from server.web.deps import WebInstructor
-from server.web.errors import PageError, PageNotFound
 from server.web.html import e, page, time_html
-from server.web.responses import FormFields, html_response, redirect, same_origin, viewer_of
-from server.web.session import COOKIE_NAME, form_token, form_token_matches
+from server.web.responses import FormFields, html_response, redirect, viewer_of
+from server.web.session import COOKIE_NAME, form_token
 from server.web.urls import in_course
 
 router = APIRouter(include_in_schema=False)
@@ -308,19 +308,7 @@ def change_set(
 ) -> Response:
     """Publish, edit (after a confirmation when it re-prices) or unpublish one exercise."""
     fields = form or {}
-    if not same_origin(request) or not form_token_matches(
-        fields.get("csrf"), request.cookies.get(COOKIE_NAME), settings.secret_bytes
-    ):
-        raise PageError(
-            403,
-            "Form refused",
-            "The form was not sent from this site's page (or it is out of date): "
-            "reload the assignments page and try again.",
-            user,
-        )
-    course = taught_course_named(session, user, fields.get("course") or "")
-    if course is None:
-        raise PageNotFound(user, "No course by that name that you teach.")
+    course = staff_form_course(request, fields, session, settings.secret_bytes, user, "assignments")
     slug, action = (fields.get("exercise") or "")[:64], fields.get("action")
 
     def refused(status: int, text: str) -> Response:

@@ -21,15 +21,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from server.courses import corrections, sets
-from server.courses.service import read_time, taught_course_named
+from server.courses.service import read_time
+from server.dashboard.staff_forms import staff_form_course
 from server.deps import SessionDep, SettingsDep
 from server.errors import GraderError
 from server.models import CorrectionKind, Course, ScoreCorrection, User
 from server.web.deps import WebInstructor
-from server.web.errors import PageBadRequest, PageError, PageNotFound
+from server.web.errors import PageBadRequest, PageError
 from server.web.html import Viewer, e, format_score, time_html
-from server.web.responses import FormFields, redirect, same_origin
-from server.web.session import COOKIE_NAME, form_token_matches
+from server.web.responses import FormFields, redirect
 from server.web.urls import learner_url
 
 router = APIRouter(include_in_schema=False)
@@ -94,19 +94,7 @@ def correct(
 ) -> Response:
     """Apply one correction from the learner page's form, then go back to that page."""
     fields = form or {}
-    if not same_origin(request) or not form_token_matches(
-        fields.get("csrf"), request.cookies.get(COOKIE_NAME), settings.secret_bytes
-    ):
-        raise PageError(
-            403,
-            "Form refused",
-            "The form was not sent from this site's page (or it is out of date): "
-            "reload the learner's page and try again.",
-            user,
-        )
-    course = taught_course_named(session, user, fields.get("course") or "")
-    if course is None:
-        raise PageNotFound(user, "No course by that name that you teach.")
+    course = staff_form_course(request, fields, session, settings.secret_bytes, user, "learner's")
     learner, exercise, action = fields.get("learner", "")[:64], fields.get("exercise", "")[:64], fields.get("action")
     back = learner_url(learner, course.slug)
     if action not in ACTIONS:
