@@ -25,3 +25,12 @@ def _zone(name: str) -> tzinfo:
         return ZoneInfo(name) if len(name) <= 64 else UTC
     except (ZoneInfoNotFoundError, ValueError, OSError):
         return UTC
+
+
+def input_value(moment: datetime | None, zone: str) -> str:
+    """``moment`` as an HTML ``datetime-local`` input holds it: local to ``zone``, to the second,
+    without the zone (the form says which); "" for no moment."""
+    if moment is None:
+        return ""
+    at = (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).astimezone(_zone(zone))
+    return f"{at:%Y-%m-%dT%H:%M:%S}"

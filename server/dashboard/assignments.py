@@ -27,11 +27,12 @@ from sqlalchemy.orm import Session
 from server.catalogue.service import list_exercises
 from server.courses import sets
 from server.courses.page_course import DashboardCourse
-from server.courses.service import read_time, zone
+from server.courses.service import read_time
 from server.dashboard.staff_forms import staff_form_course
 from server.deps import SessionDep, SettingsDep
 from server.errors import GraderError
 from server.models import DEFAULT_COURSE_ID, Course, SetEntry, User
+from server.times import input_value
 from server.web.deps import WebInstructor
 from server.web.html import e, page, time_html
 from server.web.responses import FormFields, html_response, redirect, viewer_of
@@ -71,9 +72,7 @@ class FormInvalid(Exception):
 
 def _local_value(moment: datetime | None, course: Course) -> str:
     """A ``datetime-local`` input's value: ``moment`` in the course's zone, to the second."""
-    if moment is None:
-        return ""
-    return moment.astimezone(zone(course.time_zone)).strftime("%Y-%m-%dT%H:%M:%S")
+    return input_value(moment, course.time_zone)
 
 
 def _when(text: str | None, course: Course, label: str) -> datetime | None:

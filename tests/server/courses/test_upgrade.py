@@ -13,8 +13,8 @@ from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
 from server.migrations import alembic_config
 from server.models import Role
-from server.users.service import create_user
 from tests.server.conftest import StartApi
+from tests.server.old_schema import old_schema_user
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 LEARNERS = ["ann", "ben", "cat", "dan"]
@@ -27,8 +27,8 @@ def _fill_before_courses(settings: Settings) -> str:
     command.upgrade(alembic_config(engine), "0003")
     rng = random.Random(15)
     with transaction(make_session_factory(engine)) as session:
-        token = create_user(session, "teacher", Role.INSTRUCTOR, settings.secret_bytes).token
-        ids = {name: create_user(session, name, Role.LEARNER, settings.secret_bytes).user.id for name in LEARNERS}
+        token = old_schema_user(session, "teacher", Role.INSTRUCTOR, settings.secret_bytes)[1]
+        ids = {name: old_schema_user(session, name, Role.LEARNER, settings.secret_bytes)[0] for name in LEARNERS}
         session.flush()
         for n in range(160):
             verdict = rng.choice(["graded"] * 6 + ["crashed", "syntax_error", "internal_error"])

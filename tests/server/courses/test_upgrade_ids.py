@@ -14,8 +14,8 @@ from server.config import Settings
 from server.db import make_engine, make_session_factory, transaction
 from server.migrations import alembic_config
 from server.models import Role
-from server.users.service import create_user
 from tests.server.conftest import StartApi
+from tests.server.old_schema import old_schema_user
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 
@@ -44,8 +44,8 @@ def _fill_at_0006(settings: Settings) -> str:
     engine = make_engine(settings.DATABASE_URL)
     command.upgrade(alembic_config(engine), "0006")
     with transaction(make_session_factory(engine)) as session:
-        token = create_user(session, "teacher", Role.INSTRUCTOR, settings.secret_bytes).token
-        learner = create_user(session, "ann", Role.LEARNER, settings.secret_bytes).user
+        token = old_schema_user(session, "teacher", Role.INSTRUCTOR, settings.secret_bytes)[1]
+        learner_id = old_schema_user(session, "ann", Role.LEARNER, settings.secret_bytes)[0]
         session.flush()
         for n, (exercise, sentence, title, _, _) in enumerate(ROWS):
             sid = session.execute(
@@ -55,7 +55,7 @@ def _fill_at_0006(settings: Settings) -> str:
                     " VALUES (:u, 1, :e, 'x = 1', :sha, 'done', 'graded', 50, 50, '', '', '', '{}', 1, :c, :c)"
                     " RETURNING id"
                 ),
-                {"u": learner.id, "e": exercise, "sha": f"{n:064d}", "c": T0},
+                {"u": learner_id, "e": exercise, "sha": f"{n:064d}", "c": T0},
             ).scalar_one()
             session.execute(
                 text("INSERT INTO check_results (submission_id, name, weight, passed, message, misconception, position)"
