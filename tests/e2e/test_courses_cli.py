@@ -57,7 +57,8 @@ def test_late_then_closed(server, tmp_path: Path) -> None:  # type: ignore[no-un
 
     close = now - timedelta(minutes=1)
     ppo_grader(server, "sets", "publish", "e2e-term", "actor-loss", "--release", (now - timedelta(days=2)).isoformat(),
-               "--due", (now - timedelta(hours=1)).isoformat(), "--close", close.isoformat())
+               "--due", (now - timedelta(hours=1)).isoformat(), "--close", close.isoformat(),
+               "--penalty", "10", "--per", "day")  # the same late rule: publishing again re-prices
     refused = server.submit(token, str(solution), "--yes")
     assert refused.returncode == 2
     local = close.astimezone(ZoneInfo("Europe/Paris"))
