@@ -17,7 +17,7 @@ What a set is and what publishing does is ``server.courses.sets``'s alone (the C
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 
 from fastapi import APIRouter, Request
@@ -54,7 +54,8 @@ _CSS = (
 
 @dataclass(frozen=True)
 class SetForm:
-    """One exercise's form, read and checked: what :func:`server.courses.sets.publish` takes."""
+    """One exercise's form, read and checked: the keyword arguments :func:`server.courses.sets.publish`
+    and :func:`~server.courses.sets.preview` take, field for field."""
 
     release_at: datetime | None
     due_at: datetime | None
@@ -329,35 +330,10 @@ def change_set(
             return refused(400, str(exc))
         entry = session.get(SetEntry, (course.id, slug))
         if fields.get("confirm") != "1" and reprices(entry, wanted):
-            repriced = sets.preview(
-                session,
-                course,
-                slug,
-                release_at=wanted.release_at,
-                due_at=wanted.due_at,
-                close_at=wanted.close_at,
-                penalty_percent=wanted.penalty_percent,
-                penalty_unit=wanted.penalty_unit,
-                max_attempts=wanted.max_attempts,
-                feedback_policy=wanted.feedback_policy,
-                version=wanted.version,
-            )
+            repriced = sets.preview(session, course, slug, **asdict(wanted))
             if entry is not None or repriced.rewritten:  # a new set over no submission: nothing to confirm
                 return html_response(_confirm_page(user, course, slug, fields, repriced))
-        done = sets.publish(
-            session,
-            course,
-            slug,
-            release_at=wanted.release_at,
-            due_at=wanted.due_at,
-            close_at=wanted.close_at,
-            penalty_percent=wanted.penalty_percent,
-            penalty_unit=wanted.penalty_unit,
-            max_attempts=wanted.max_attempts,
-            feedback_policy=wanted.feedback_policy,
-            version=wanted.version,
-            actor=user.name,
-        )
+        done = sets.publish(session, course, slug, **asdict(wanted), actor=user.name)
     except GraderError as exc:  # the same refusals as the CLI and the API, in their words
         session.rollback()
         return refused(exc.status_code, exc.detail)
