@@ -138,7 +138,7 @@ def _read(sessions: SessionFactory, link_id: int, exercise: str) -> tuple[_Known
     return (_Known(row[0], row[1]) if row is not None else None), linked
 
 
-def claimed(known: _Known | None, now: datetime) -> bool:
+def _live_claim(known: _Known | None, now: datetime) -> bool:
     """Whether another job holds a live claim on the column (one younger than :data:`CLAIM_EXPIRY`)."""
     return known is not None and known.claimed_at is not None and known.claimed_at > now - CLAIM_EXPIRY
 
@@ -148,7 +148,7 @@ def _claim(sessions: SessionFactory, link_id: int, exercise: str, known: _Known 
     it. One statement, compared and set on the row: an insert that loses to an existing row, or
     an update only while the row has no URL and no live claim (none, or a stale one), so of two
     jobs at once exactly one claims it, on SQLite and PostgreSQL alike."""
-    if claimed(known, now):
+    if _live_claim(known, now):
         return False
     with transaction(sessions) as session:
         if known is None:

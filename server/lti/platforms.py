@@ -40,7 +40,7 @@ from server.lti.errors import (
     PlatformNotFound,
 )
 from server.lti.http import call, checked_url
-from server.models import LtiDeployment, LtiPlatform, utcnow
+from server.models import LtiContext, LtiDeployment, LtiPlatform, utcnow
 from server.text_guard import is_storable_text
 
 MISS_COOLDOWN = timedelta(seconds=60)
@@ -210,6 +210,16 @@ def failure_text(platform: LtiPlatform) -> str | None:
     if platform.failed_service is None:
         return None
     return f"its {SERVICE_NAMES.get(platform.failed_service, platform.failed_service)} failed: {platform.failure or ''}"
+
+
+def failing_platform(session: Session, course_id: int) -> LtiPlatform | None:
+    """The platform of the course's LMS link when it has a failure kept (None: not linked, or
+    nothing failed): the course's dashboard names it."""
+    return session.scalar(
+        select(LtiPlatform)
+        .join(LtiContext, LtiContext.platform_id == LtiPlatform.id)
+        .where(LtiContext.course_id == course_id, LtiPlatform.failed_service.is_not(None))
+    )
 
 
 def refresh_jwks(session: Session, platform: LtiPlatform, now: datetime | None = None) -> dict[str, Any]:

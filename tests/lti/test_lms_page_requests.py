@@ -10,7 +10,6 @@ import re
 from collections.abc import Iterator
 from datetime import timedelta
 from html import unescape
-from pathlib import Path
 
 import httpx
 import pytest
@@ -94,6 +93,8 @@ def test_a_wrong_token_url_is_shown_until_the_next_success(wrong: Lti, monkeypat
         assert failure, page.text[-1500:]
         assert "Test LMS: its token URL failed: an access token from Test LMS" in unescape(failure.group(1))
         assert "answered HTTP 404" in failure.group(1) and "<time datetime=" in failure.group(1)
+        dashboard = prof.get(f"{wrong.tool}/dashboard", params={"course": SLUG})  # the course's dashboard too
+        assert 'id="lms-failure"' in dashboard.text and "its token URL failed" in dashboard.text, dashboard.text[-800:]
         listed = _platforms_cli(wrong, monkeypatch)
         assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: its token URL failed: an access token from Test LMS", listed)
 
@@ -104,6 +105,7 @@ def test_a_wrong_token_url_is_shown_until_the_next_success(wrong: Lti, monkeypat
         assert finished_request(wrong, SLUG, "roster")[0] == "done"
         page = _page(wrong, prof, SLUG)
         assert 'id="lti-platform-failure"' not in page.text and 'data-state="done"' in page.text
+        assert 'id="lms-failure"' not in prof.get(f"{wrong.tool}/dashboard", params={"course": SLUG}).text
         assert "token URL failed" not in _platforms_cli(wrong, monkeypatch)
 
 
