@@ -1,5 +1,7 @@
 """The roster from the LMS (Names and Role Provisioning Services 2.0): ``ppo-grader lti
-sync-roster COURSE`` and the course LTI page's button.
+sync-roster COURSE`` and the course LTI page's button (run by the background job:
+``server.lti.tasks``). No transaction is open while the LMS answers: the members are read
+first, then applied in one transaction.
 
 Every member the LMS lists as Active gets their account and enrollment (as a launch would make
 them: ``server.lti.accounts``) with the role the LMS gives them now. A member the LMS lists as
