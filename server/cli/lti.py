@@ -3,7 +3,8 @@ apply grades.
 
 The commands work on the database, like the rest of ``ppo-grader``, and call the LMS
 directly (``sync-roster``, ``grades preview`` and ``grades apply``); the tool's key is the one
-the server signs with, read with the same SECRET_KEY.
+the server signs with, read with the same SECRET_KEY. ``platforms`` shows each platform's last
+failed call to its token or key set URL (``server.lti.platforms.service_failed``).
 """
 
 from __future__ import annotations
@@ -97,14 +98,17 @@ def add_deployment_command(
 @app.command("platforms")
 @common.edge
 def platforms_command() -> None:
-    """List the registered LMSes and their deployments."""
-    from server.lti.platforms import deployments, list_platforms
+    """List the registered LMSes, their deployments, and the last failure of their token or key set URL."""
+    from server.lti.platforms import deployments, failure_text, list_platforms
+    from server.times import local_time
 
-    table = Table("id", "name", "issuer", "client id", "deployments")
+    table = Table("id", "name", "issuer", "client id", "deployments", "last failure")
     with common.session() as session:
         for p in list_platforms(session):
-            cells = (str(p.id), p.name, p.issuer, p.client_id, ", ".join(deployments(session, p)))
-            table.add_row(*map(plain, cells))  # text as entered, never Rich markup
+            failed = failure_text(p)
+            shown = f"{local_time(p.failed_at, 'UTC')}: {failed}" if failed and p.failed_at else (failed or "none")
+            cells = (str(p.id), p.name, p.issuer, p.client_id, ", ".join(deployments(session, p)), shown)
+            table.add_row(*map(plain, cells))  # text as entered (or as the LMS answered), never Rich markup
     common.out.print(table)
 
 
@@ -146,9 +150,10 @@ def sync_roster_command(course: Annotated[str, typer.Argument(help="Course slug.
 
     settings = Settings()
     _published_key(settings)
-    with common.session() as session:
-        _, link = _link(session, course)
-        done = sync_roster(session, link, settings.secret_bytes)
+    with common.sessions() as sessions:
+        with sessions() as session:
+            _, link = _link(session, course)
+        done = sync_roster(sessions, link.id, settings.secret_bytes)  # no transaction held while the LMS answers
     names = {
         what: plain(", ".join(people) or "none") for what, people in vars(done).items() if isinstance(people, list)
     }

@@ -23,7 +23,8 @@ from server.dashboard.service import (
     SubmissionLine,
 )
 from server.dashboard.upload import LateAsk
-from server.models import Submission
+from server.lti.platforms import failure_text
+from server.models import LtiPlatform, Submission
 from server.regrades.pages import regrade_notes_html
 from server.submissions.report_page import FEEDBACK_CSS, feedback_section
 from server.submissions.schemas import SubmissionPublic
@@ -68,9 +69,11 @@ def class_page(
     mark: str | None = None,
     course: tuple[str, str] = ("default", "Default course"),
     courses: Sequence[tuple[str, str]] = (),
+    lms_failure: LtiPlatform | None = None,
 ) -> str:
     """Every exercise of one course (its published set only) with its most common
-    mistake; the class's top ones first."""
+    mistake; the class's top ones first. ``lms_failure``: the course's LMS platform, whose
+    token or key set URL failed last (``server.lti.platforms.service_failed``)."""
     c = course[0]
     if mistakes:
         top = mistakes[0]
@@ -116,7 +119,7 @@ def class_page(
     )
     body = (
         "<h1>The class at a glance</h1>"
-        f"{course_picker(course, courses)}{callout}{table}{top_table}"
+        f"{course_picker(course, courses)}{_lms_failure(lms_failure, viewer, c)}{callout}{table}{top_table}"
         f'<h2>Downloads</h2><p><a href="{e(in_course("/dashboard/gradebook.csv", c))}">Gradebook, one row per learner and exercise (CSV)</a> · '
         f'<a href="{e(in_course("/dashboard/gradebook-canvas.csv", c))}">for Canvas import</a> '
         f'(<a href="{e(in_course("/dashboard/gradebook-canvas.csv", c, login_column="sis-user-id"))}">logins are '
@@ -128,6 +131,17 @@ def class_page(
         "This page reloads by itself when a verdict arrives.</p>"
     )
     return page("Class", body, viewer, current="Class", live=mark)
+
+
+def _lms_failure(platform: LtiPlatform | None, viewer: Viewer, course_slug: str) -> str:
+    failed = failure_text(platform) if platform is not None else None
+    if platform is None or failed is None:
+        return ""
+    return (
+        f'<p class="notice" id="lms-failure" role="alert">The LMS {e(platform.name)}: {e(failed)} '
+        f"({time_html(platform.failed_at, viewer.zone)}). Rosters and grades that need it wait; see the course's "
+        f'<a href="{e(in_course("/dashboard/lti", course_slug))}">LMS page</a>.</p>'
+    )
 
 
 # --- one exercise --------------------------------------------------------------------------

@@ -85,6 +85,7 @@ from server.gradebook.service import (
     gradebook_csv,
     moodle_gradebook_csv,
 )
+from server.lti.platforms import failing_platform
 from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, ScoreCorrection, Submission, User
 from server.regrades.pages import stale_notice, unverified_notice
 from server.regrades.service import stale_lines
@@ -163,6 +164,7 @@ def class_page(request: Request, session: SessionDep, user: WebUser) -> Response
         mark=mark,
         course=(course.slug, course.title),
         courses=_courses(session, user),
+        lms_failure=failing_platform(session, course.id),
     )
     return page_course.remember(html_response(body), request)
 

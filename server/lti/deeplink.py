@@ -171,10 +171,10 @@ def answer(
             if row is None:
                 row = LtiLineItem(context_id=link.id, exercise=slug)
                 session.add(row)
-            row.url = url[:2000]
+            row.url, row.claimed_at = url[:2000], None
         elif url is None and row is None:  # the LMS has none: the answer asks for it, remembered as asked
             item["lineItem"] = line_item_spec(slug, titles[slug])
-            session.add(LtiLineItem(context_id=link.id, exercise=slug, url=""))
+            session.add(LtiLineItem(context_id=link.id, exercise=slug, url=None))
             asked += 1
         items.append(item)
     claims: dict[str, Any] = {
@@ -199,7 +199,7 @@ def answer(
 EXISTS = True
 
 
-def _column(client: LmsClient, link: LtiContext, known: dict[str, str], slug: str) -> str | bool | None:
+def _column(client: LmsClient, link: LtiContext, known: dict[str, str | None], slug: str) -> str | bool | None:
     """Whether the LMS has (or is making) the exercise's column, asked of the LMS alone (no
     database): remembered with a URL, else looked up by resource id and tag. When the LMS
     cannot be asked, a remembered row decides; with none, the item asks for a column. A column

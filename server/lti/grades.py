@@ -134,8 +134,11 @@ class GradePlan:
     course: Course
     lines: list[GradeLine] = field(default_factory=list)
     lms_error: str | None = None
-    #: Whether the LMS was asked what it has (``plan(client=...)``); else ``lms`` is unknown.
+    #: Whether the LMS was asked what it has (``plan(client=...)``, or a reading given);
+    #: else ``lms`` is unknown.
     lms_read: bool = False
+    #: When what the LMS has was read (a comparison's reading: ``server.lti.tasks``).
+    lms_read_at: datetime | None = None
 
     @property
     def to_send(self) -> list[GradeLine]:
@@ -198,11 +201,27 @@ def _learners(session: Session, link: LtiContext) -> list[tuple[User, str]]:
     return list(rows)
 
 
+@dataclass(frozen=True)
+class LmsReading:
+    """What the LMS's gradebook held when read: (sub, exercise) -> its result out of 100
+    (None: a result without a score), or why it could not be read."""
+
+    results: dict[tuple[str, str], float | None]
+    error: str | None = None
+    read_at: datetime | None = None
+
+
 def plan(
-    session: Session, link: LtiContext, *, client: LmsClient | None = None, now: datetime | None = None
+    session: Session,
+    link: LtiContext,
+    *,
+    client: LmsClient | None = None,
+    now: datetime | None = None,
+    reading: LmsReading | None = None,
 ) -> GradePlan:
     """What apply would send, line by line; with ``client``, also what the LMS has now (one
-    results request per exercise with a column; a failure leaves ``lms`` unknown and says why)."""
+    results request per exercise with a column; a failure leaves ``lms`` unknown and says why);
+    with ``reading``, what it had when last read (no call)."""
     now = now or utcnow()
     course = session.get(Course, link.course_id)
     assert course is not None
@@ -214,13 +233,12 @@ def plan(
         for row in session.scalars(select(LtiScoreSent).where(LtiScoreSent.context_id == link.id))
     }
     result = GradePlan(link, course)
-    lms: dict[tuple[str, str], float | None] = {}
     if client is not None:
-        result.lms_read = True
-        try:
-            lms = _lms_results(session, client, link)
-        except LmsUnreachable as exc:
-            result.lms_error = exc.detail
+        reading = read_lms(client, lms_columns(session, link))
+    lms: dict[tuple[str, str], float | None] = {}
+    if reading is not None:
+        result.lms_read, result.lms_error, result.lms_read_at = True, reading.error, reading.read_at
+        lms = reading.results
     for user, sub in people:
         held = held_in_course(session, course.id, user.id, now)
         for exercise in exercises:
@@ -253,13 +271,26 @@ def plan(
     return result
 
 
-def _lms_results(session: Session, client: LmsClient, link: LtiContext) -> dict[tuple[str, str], float | None]:
-    """(sub, exercise) -> the LMS's result out of 100, for the columns the tool knows."""
+def lms_columns(session: Session, link: LtiContext) -> dict[str, str]:
+    """exercise -> the URL of its column, for the columns the tool knows."""
+    return {exercise: row.url for exercise, row in remembered(session, link).items() if row.url and usable(row.url)}
+
+
+def read_lms(client: LmsClient, columns: dict[str, str]) -> LmsReading:
+    """What the LMS has in ``columns`` now (one results request per column; no database: a
+    job calls it with no transaction open). A failure is the reading's ``error``."""
+    read_at = utcnow()
+    try:
+        return LmsReading(_lms_results(client, columns), read_at=read_at)
+    except LmsUnreachable as exc:
+        return LmsReading({}, exc.detail, read_at)
+
+
+def _lms_results(client: LmsClient, columns: dict[str, str]) -> dict[tuple[str, str], float | None]:
+    """(sub, exercise) -> the LMS's result out of 100, for ``columns``."""
     found: dict[tuple[str, str], float | None] = {}
-    for exercise, row in remembered(session, link).items():
-        if not usable(row.url):
-            continue
-        for result in client.results(row.url, AGS_SCOPES):
+    for exercise, url in columns.items():
+        for result in client.results(url, AGS_SCOPES):
             user, given, top = result.get("userId"), result.get("resultScore"), result.get("resultMaximum", 1)
             if isinstance(user, str) and isinstance(given, int | float) and isinstance(top, int | float) and top > 0:
                 found[(user, exercise)] = round(float(given) * SCORE_MAXIMUM / float(top), 6)

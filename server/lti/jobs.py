@@ -17,11 +17,17 @@ never run on a learner's request: a verdict, an override or an extension only ch
   workers defers one ``ppo_grader.lti_grades`` job per due course (a queueing lock per course,
   so a slow job is never doubled), below grading in priority.
 Both call :func:`sync_course`; the database, not the queue, says what is due.
+
+The LMS page's "Sync the roster" and "Compare with the LMS gradebook" requests
+(``server.lti.tasks``) run the same ways: the in-process thread's sweep claims each queued
+request and runs it in a thread of its own, within the same bounds; on procrastinate the
+button defers one ``ppo_grader.lti_task`` job (``server.lti.tasks.defer_request``, a queueing lock per
+request), and the periodic sweep defers any queued request left without one. Either way the
+request is claimed on its status row first (``server.lti.tasks.claim``), so it runs once.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -29,10 +35,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import or_, select, text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import or_, select
 
 from server.db import SessionFactory, transaction
+from server.lti import tasks
 from server.lti.grades import Applied, apply, plan, record_failure
 from server.models import LtiContext, utcnow
 
@@ -45,7 +51,7 @@ log = logging.getLogger(__name__)
 TASK_NAME = "ppo_grader.lti_grades"
 SWEEP_TASK_NAME = "ppo_grader.lti_due"
 #: Below grading (0) and regrades (-5), beside similarity runs.
-PRIORITY = -10
+PRIORITY = tasks.PRIORITY
 
 
 def due_courses(session: Session, now: datetime) -> list[int]:
@@ -129,6 +135,8 @@ class LtiGradeSync:
         self._lock = threading.Lock()
         #: Link id -> (platform id, its thread) of each job in flight.
         self._running: dict[int, tuple[int, threading.Thread]] = {}
+        #: Task id -> (platform id, its thread) of each LMS page request in flight.
+        self._tasks: dict[int, tuple[int, threading.Thread]] = {}
         #: Link id -> when its last job started (a sweep count): a platform's courses take turns.
         self._turn: dict[int, int] = {}
         self._sweeps = 0
@@ -147,7 +155,7 @@ class LtiGradeSync:
         if self._thread is not None:
             self._thread.join(timeout)
         with self._lock:
-            threads = [thread for _, thread in self._running.values()]
+            threads = [thread for _, thread in (*self._running.values(), *self._tasks.values())]
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
 
@@ -157,14 +165,15 @@ class LtiGradeSync:
         later sweep, the longest waiting first). Returns how many started; they run on."""
         with self._sessions() as session:
             due = due_links(session, self._clock())
+            asked = tasks.queued(session)
         self._sweeps += 1
         due.sort(key=lambda pair: self._turn.get(pair[0], 0))
-        started = 0
+        started = self._start_requests(asked)
         for link_id, platform_id in due:
             if self._stopping.is_set():
                 break
             with self._lock:
-                busy = [platform for platform, _ in self._running.values()]
+                busy = self._busy()
                 if (
                     link_id in self._running
                     or len(busy) >= self._max_jobs
@@ -177,6 +186,44 @@ class LtiGradeSync:
             thread.start()
             started += 1
         return started
+
+    def _busy(self) -> list[int]:
+        """The platform of each job and request in flight (the caller holds the lock)."""
+        return [platform for platform, _ in (*self._running.values(), *self._tasks.values())]
+
+    def _start_requests(self, asked: list[tuple[int, int]]) -> int:
+        """Claim and start the queued LMS page requests that fit (the bounds of :meth:`sweep`)."""
+        started = 0
+        for task_id, platform_id in asked:
+            if self._stopping.is_set():
+                break
+            with self._lock:
+                busy = self._busy()
+                if (
+                    task_id in self._tasks
+                    or len(busy) >= self._max_jobs
+                    or busy.count(platform_id) >= self._per_platform
+                ):
+                    continue
+                if not tasks.claim(self._sessions, task_id, self._clock()):
+                    continue  # another runner (a second server process) took it
+                thread = threading.Thread(
+                    target=self._request, args=(task_id,), name=f"lti-task-{task_id}", daemon=True
+                )
+                self._tasks[task_id] = (platform_id, thread)
+            thread.start()
+            started += 1
+        return started
+
+    def _request(self, task_id: int) -> None:
+        try:
+            tasks.run(self._sessions, task_id, self._secret)
+        except Exception:  # one request's failure must not stop the others or the thread
+            log.exception("LTI request %s failed", task_id)
+        finally:
+            with self._lock:
+                self._tasks.pop(task_id, None)
+                self.jobs_run += 1
 
     def _job(self, link_id: int) -> None:
         try:
@@ -203,36 +250,24 @@ def register_tasks(app: procrastinate.App, sessions: SessionFactory, secret: byt
     def lti_grades(link_id: int) -> None:
         sync_course(sessions, link_id, secret)
 
+    @app.task(name=tasks.TASK_NAME, pass_context=False, queue="cpu", priority=PRIORITY)
+    def lti_task(task_id: int) -> None:
+        if tasks.claim(sessions, task_id):
+            tasks.run(sessions, task_id, secret)
+
     @app.periodic(cron="* * * * *", periodic_id="lti-grades-due")
     @app.task(name=SWEEP_TASK_NAME, pass_context=False, queue="cpu", priority=PRIORITY)
     def lti_due(timestamp: int) -> None:
         with sessions() as session:
             due = due_courses(session, utcnow())
+            asked = tasks.queued(session)
         for link_id in due:
             defer_job(sessions, link_id)
-
-
-_DEFER_SQL = text(
-    "SELECT procrastinate_defer_jobs_v1(ARRAY[ROW("
-    "'cpu'::varchar, CAST(:task AS varchar), CAST(:priority AS integer), NULL::text, CAST(:lock AS text), "
-    "CAST(:args AS jsonb), NULL::timestamptz)::procrastinate_job_to_defer_v1])"
-)
+        for task_id, _platform in asked:
+            tasks.defer_request(sessions, task_id)
 
 
 def defer_job(sessions: SessionFactory, link_id: int) -> bool:
     """Queue one course's grades job on procrastinate; False when one is queued already (the
     course's queueing lock), so a slow LMS never piles up jobs."""
-    try:
-        with transaction(sessions) as session:
-            session.execute(
-                _DEFER_SQL,
-                {
-                    "task": TASK_NAME,
-                    "priority": PRIORITY,
-                    "lock": f"lti-grades-{int(link_id)}",
-                    "args": json.dumps({"link_id": int(link_id)}),
-                },
-            )
-    except IntegrityError:
-        return False
-    return True
+    return tasks.defer(sessions, TASK_NAME, f"lti-grades-{int(link_id)}", {"link_id": int(link_id)})

@@ -4,25 +4,28 @@ A line item the tool wants is identified by ``resourceId`` = the exercise slug a
 ``ppo-grader`` (``server.lti.claims.LINE_ITEM_TAG``). Before creating one, the tool looks it
 up by both in the LMS (so a column made by a deep-linking answer, by an earlier installation,
 or by a second linking of the same exercise is reused), and remembers its URL
-(``LtiLineItem``). A remembered row with no URL means "the LMS is creating it from a
-deep-linking answer": while that answer is recent (:data:`LINKING_WAIT` since the course's last
+(``LtiLineItem``). A remembered row with no URL and no claim means "the LMS is creating it
+from a deep-linking answer": while that answer is recent (:data:`LINKING_WAIT` since the course's last
 answered linking request) it is only looked up, never created (the LMS makes it when it acts
 on the answer: a column made meanwhile would be a second one), and the exercise's scores wait
 (:class:`ColumnWaiting`, retried by the next job); after it, looked up, then created.
 
-Creating is claimed first, in the database: the row holds :data:`CLAIMED` and the time until
-the LMS's answer is recorded. The claim is one statement (an insert that loses to an existing
-row, or an update from the value read), so of two jobs at once (the CLI's ``grades apply`` and
-the background job) one creates, the other waits for its URL or for the next job. A claim older
-than :data:`CLAIM_EXPIRY` (its job crashed mid-way) is taken over by the next.
+Creating is claimed first, in the database: the row's ``claimed_at`` holds the claim's time
+(its ``url`` None) until the LMS's answer is recorded (the URL set, the claim cleared). The
+claim is one compare-and-set statement (an insert that loses to an existing row, or an update
+only while the row has no URL and no live claim), so of two jobs at once (the CLI's ``grades
+apply`` and the background job, on SQLite or PostgreSQL) one creates, the other waits for its
+URL or for the next job. A claim older than :data:`CLAIM_EXPIRY` (its job crashed mid-way) is
+taken over by the next; a failed creation lets go of its claim (the row goes).
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from server.db import SessionFactory, insert_unless_taken, transaction
@@ -37,9 +40,8 @@ SCORE_MAXIMUM = 100
 #: How long a column a deep-linking answer asked for is waited for (the LMS makes it when the
 #: instructor saves the assignment); after it, the grades job looks it up, then creates it.
 LINKING_WAIT = timedelta(hours=1)
-#: A job's claim to create a column: the stored text's prefix, and its age at which it is
-#: stale (a crashed job; one creation is one LMS request, within the client's 15 s deadline).
-CLAIMED = "claimed:"
+#: The age at which a job's claim to create a column is stale (a crashed job; one creation is
+#: one LMS request, within the client's 15 s deadline), and another job may take it over.
 CLAIM_EXPIRY = timedelta(minutes=5)
 #: How many times, a quarter second apart, a job that lost the claim reads the winner's URL.
 _CLAIM_READS = 40
@@ -51,8 +53,8 @@ class ColumnWaiting(Exception):
 
 
 def usable(url: str | None) -> bool:
-    """Whether a remembered value is a column's URL (not empty, not a claim)."""
-    return bool(url) and not str(url).startswith(CLAIMED)
+    """Whether a remembered value is a column's URL (not None, not empty)."""
+    return bool(url)
 
 
 def line_item_spec(exercise: str, title: str) -> dict[str, object]:
@@ -82,8 +84,8 @@ def line_item_url(sessions: SessionFactory, client: LmsClient, link: LtiContext,
     job finds it by resource id and tag before it would create one."""
     now = utcnow()
     known, linked = _read(sessions, link.id, exercise)
-    if known is not None and usable(known):
-        return known
+    if known is not None and usable(known.url):
+        return known.url  # type: ignore[return-value]
     if not link.lineitems_url:
         raise LmsUnreachable(
             "The LMS has not given this course a line items service (Assignment and Grade Services): "
@@ -91,18 +93,23 @@ def line_item_url(sessions: SessionFactory, client: LmsClient, link: LtiContext,
         )
     url = lookup(client, link, exercise)
     if url is None:
-        if known == "" and linked is not None and linked > now - LINKING_WAIT:
+        asked = known is not None and known.claimed_at is None  # by a deep-linking answer
+        if asked and linked is not None and linked > now - LINKING_WAIT:
             raise ColumnWaiting("the LMS is making this column from a deep-linking answer")
-        mark = _claim(sessions, link.id, exercise, known, now)
-        if mark is None:
+        if not _claim(sessions, link.id, exercise, known, now):
             return _winners(sessions, link.id, exercise)
         try:
             url = str(client.create_line_item(link.lineitems_url, AGS_SCOPES, line_item_spec(exercise, title))["id"])
         except BaseException:
-            with transaction(sessions) as session:  # the next job claims it again
+            with transaction(sessions) as session:  # let go of the claim: the next job claims it again
                 session.execute(
                     delete(LtiLineItem)
-                    .where(LtiLineItem.context_id == link.id, LtiLineItem.exercise == exercise, LtiLineItem.url == mark)
+                    .where(
+                        LtiLineItem.context_id == link.id,
+                        LtiLineItem.exercise == exercise,
+                        LtiLineItem.url.is_(None),
+                        LtiLineItem.claimed_at == now,
+                    )
                     .execution_options(synchronize_session=False)
                 )
             raise
@@ -111,49 +118,63 @@ def line_item_url(sessions: SessionFactory, client: LmsClient, link: LtiContext,
     return url[:2000]
 
 
-def _read(sessions: SessionFactory, link_id: int, exercise: str) -> tuple[str | None, datetime | None]:
-    """The remembered value (None: no row) and when the course's last linking answer went."""
+@dataclass(frozen=True)
+class _Known:
+    """A remembered row's state: its URL (None: no column known) and its claim's time."""
+
+    url: str | None
+    claimed_at: datetime | None
+
+
+def _read(sessions: SessionFactory, link_id: int, exercise: str) -> tuple[_Known | None, datetime | None]:
+    """The remembered row (None: there is none) and when the course's last linking answer went."""
     with sessions() as session:
-        known = session.scalar(
-            select(LtiLineItem.url).where(LtiLineItem.context_id == link_id, LtiLineItem.exercise == exercise)
-        )
+        row = session.execute(
+            select(LtiLineItem.url, LtiLineItem.claimed_at).where(
+                LtiLineItem.context_id == link_id, LtiLineItem.exercise == exercise
+            )
+        ).first()
         linked = session.scalar(select(func.max(LtiDeepLink.used_at)).where(LtiDeepLink.context_id == link_id))
-    return known, linked
+    return (_Known(row[0], row[1]) if row is not None else None), linked
 
 
-def _claim(sessions: SessionFactory, link_id: int, exercise: str, known: str | None, now: datetime) -> str | None:
-    """Claim the creation of a column (the stored claim), or None when another job holds it."""
-    if known is not None and known.startswith(CLAIMED) and not _stale(known, now):
-        return None
-    mark = f"{CLAIMED}{now.isoformat()}"
+def _live_claim(known: _Known | None, now: datetime) -> bool:
+    """Whether another job holds a live claim on the column (one younger than :data:`CLAIM_EXPIRY`)."""
+    return known is not None and known.claimed_at is not None and known.claimed_at > now - CLAIM_EXPIRY
+
+
+def _claim(sessions: SessionFactory, link_id: int, exercise: str, known: _Known | None, now: datetime) -> bool:
+    """Claim the creation of a column (``claimed_at`` = ``now``); False when another job holds
+    it. One statement, compared and set on the row: an insert that loses to an existing row, or
+    an update only while the row has no URL and no live claim (none, or a stale one), so of two
+    jobs at once exactly one claims it, on SQLite and PostgreSQL alike."""
+    if _live_claim(known, now):
+        return False
     with transaction(sessions) as session:
         if known is None:
-            values = {"context_id": link_id, "exercise": exercise, "url": mark}
-            return mark if insert_unless_taken(session, LtiLineItem, values) is not None else None
-        taken = session.execute(  # from the very value read: of two jobs, one changes it
+            values = {"context_id": link_id, "exercise": exercise, "url": None, "claimed_at": now}
+            return insert_unless_taken(session, LtiLineItem, values) is not None
+        taken = session.execute(
             update(LtiLineItem)
-            .where(LtiLineItem.context_id == link_id, LtiLineItem.exercise == exercise, LtiLineItem.url == known)
-            .values(url=mark)
+            .where(
+                LtiLineItem.context_id == link_id,
+                LtiLineItem.exercise == exercise,
+                or_(LtiLineItem.url.is_(None), LtiLineItem.url == ""),
+                or_(LtiLineItem.claimed_at.is_(None), LtiLineItem.claimed_at <= now - CLAIM_EXPIRY),
+            )
+            .values(claimed_at=now)
             .execution_options(synchronize_session=False)
         )
-        return mark if taken.rowcount == 1 else None  # type: ignore[attr-defined]
-
-
-def _stale(mark: str, now: datetime) -> bool:
-    try:
-        since = datetime.fromisoformat(mark.removeprefix(CLAIMED))
-    except ValueError:
-        return True
-    return since.tzinfo is None or since < now - CLAIM_EXPIRY
+        return taken.rowcount == 1  # type: ignore[attr-defined]
 
 
 def _winners(sessions: SessionFactory, link_id: int, exercise: str) -> str:
     """The URL the job holding the claim records (read a few seconds), else :class:`ColumnWaiting`."""
     for _ in range(_CLAIM_READS):
         known, _linked = _read(sessions, link_id, exercise)
-        if known is not None and usable(known):
-            return known
-        if known is None or not known.startswith(CLAIMED):
+        if known is not None and usable(known.url):
+            return known.url  # type: ignore[return-value]
+        if known is None or known.claimed_at is None:
             break  # its creation failed (the claim let go): the next job tries again
         time.sleep(0.25)
     raise ColumnWaiting("another job is making this column")
@@ -162,12 +183,12 @@ def _winners(sessions: SessionFactory, link_id: int, exercise: str) -> str:
 def remember(session: Session, link_id: int, exercise: str, url: str) -> None:
     """Record the URL of an exercise's column (a row made, or its URL set: a deep-linking
     answer may have made the row meanwhile; the caller commits)."""
-    values = {"context_id": link_id, "exercise": exercise, "url": url[:2000]}
+    values = {"context_id": link_id, "exercise": exercise, "url": url[:2000], "claimed_at": None}
     if insert_unless_taken(session, LtiLineItem, values) is None:
         session.execute(
             update(LtiLineItem)
             .where(LtiLineItem.context_id == link_id, LtiLineItem.exercise == exercise)
-            .values(url=url[:2000])
+            .values(url=url[:2000], claimed_at=None)
             .execution_options(synchronize_session=False)
         )
 

@@ -16,9 +16,11 @@ from urllib.parse import urlsplit
 
 from fastapi.responses import HTMLResponse
 
+from server.lti import tasks
 from server.lti.deeplink import Offer
 from server.lti.grades import Action, GradePlan
-from server.models import LtiContext, LtiMember, User
+from server.lti.platforms import failure_text
+from server.models import LtiContext, LtiMember, LtiPlatform, LtiTask, User
 from server.web.html import Viewer, e, format_score, page, time_html
 
 SCRIPT = "/lti/static/launch.js"
@@ -134,18 +136,49 @@ def answer_page(return_url: str, token: str, count: int) -> str:
     )
 
 
+def _request_row(kind: str, row: LtiTask | None, zone: str) -> str:
+    """One row of the page's requests table: how the last press of ``kind`` went."""
+    name = tasks.KINDS[kind].capitalize()
+    if row is None:
+        shown = '<span class="muted">never asked</span>'
+    elif row.state == tasks.QUEUED:
+        shown = f"queued {time_html(row.requested_at, zone)}: the background job starts it within a poll"
+    elif row.state == tasks.RUNNING:
+        shown = f"running since {time_html(row.started_at, zone)}"
+    else:
+        verb = "done" if row.state == tasks.DONE else "failed"
+        shown = f"{verb} {time_html(row.finished_at, zone)}: {e(row.outcome or '')}"
+    state = row.state if row is not None else "never"
+    return f'<tr id="lti-task-{kind}" data-state="{e(state)}"><th scope="row">{e(name)}</th><td>{shown}</td></tr>'
+
+
+def _platform_failure(platform: LtiPlatform, zone: str) -> str:
+    failed = failure_text(platform)
+    if failed is None:
+        return ""
+    return (
+        f'<p class="notice" id="lti-platform-failure" role="alert">{e(platform.name)}: {e(failed)} '
+        f"({time_html(platform.failed_at, zone)}). Until it works, rosters, grades and launches that need it fail: "
+        "an administrator checks the platform's registration (<code>ppo-grader lti platforms</code>) against the "
+        "LMS's values (docs/lti.md). It is cleared at the next call that works.</p>"
+    )
+
+
 def course_lti_page(
     viewer: Viewer,
     link: LtiContext | None,
-    platform_name: str,
+    platform: LtiPlatform | None,
     members: Sequence[tuple[User, LtiMember]],
     grades: GradePlan | None,
     csrf: str,
     titles: dict[str, str],
     course_slug: str,
+    requests: dict[str, LtiTask] | None = None,
 ) -> str:
-    """A course's LTI page: its link, roster and grades (what the LMS has, what would be sent)."""
-    if link is None:
+    """A course's LTI page: its link, its platform's last service failure, the page's requests
+    to the background job and how they went, roster and grades (what the LMS had when last
+    compared, what would be sent)."""
+    if link is None or platform is None:
         body = (
             '<h1>LMS</h1><p id="lti-none">This course is not linked to an LMS course. It is linked the first time '
             "an instructor opens ppo-grader from the LMS course (docs/lti.md).</p>"
@@ -163,12 +196,18 @@ def course_lti_page(
     auto = "on" if link.auto_grades else "off"
     facts = (
         '<table id="lti-link"><tbody>'
-        f'<tr><th scope="row">LMS</th><td>{e(platform_name)} · course {e(link.title)} (<code>{e(link.context_id)}</code>)</td></tr>'
+        f'<tr><th scope="row">LMS</th><td>{e(platform.name)} · course {e(link.title)} (<code>{e(link.context_id)}</code>)</td></tr>'
         f'<tr><th scope="row">Roster synced</th><td>{time_html(link.roster_synced_at, zone)}</td></tr>'
         f'<tr><th scope="row">Grades sent</th><td id="lti-grades-synced">{time_html(link.grades_synced_at, zone)}</td></tr>'
         f'<tr><th scope="row">Automatic grades</th><td id="lti-auto">{auto}</td></tr>'
         f'<tr><th scope="row">Send requested</th><td id="lti-requested">{time_html(link.send_requested_at, zone)}</td></tr>'
         "</tbody></table>"
+    )
+    asked = requests or {}
+    progress = (
+        '<h2>Requests to the LMS</h2><table id="lti-tasks"><tbody>'
+        + "".join(_request_row(kind, asked.get(kind), zone) for kind in (tasks.ROSTER, tasks.COMPARE))
+        + "</tbody></table>"
     )
     buttons = (
         f'<form class="inline" method="post" action="/dashboard/lti/roster">{hidden}'
@@ -198,11 +237,13 @@ def course_lti_page(
             lms_note = (
                 f'<p class="notice" id="lti-lms-unread">What the LMS has could not be read: {e(grades.lms_error)}</p>'
             )
-        elif not grades.lms_read:  # a view never calls the LMS: the button asks it, once per press
+        elif not grades.lms_read:  # a view never calls the LMS: the button's job asks it, once per press
             lms_note = (
                 '<p class="muted" id="lti-lms-unasked">The LMS was not asked what it has: '
-                "<i>Compare with the LMS gradebook</i> reads it now.</p>"
+                "<i>Compare with the LMS gradebook</i> has the background job read it.</p>"
             )
+        elif grades.lms_read_at is not None:
+            lms_note = f'<p class="muted" id="lti-lms-read">What the LMS has, as read {time_html(grades.lms_read_at, zone)}.</p>'
         for line in grades.lines:
             sent = "excused" if line.sent_excused else (format_score(line.sent) if line.was_sent else "–")
             lms = "?" if grades.lms_error or not grades.lms_read else format_score(line.lms)
@@ -219,5 +260,6 @@ def course_lti_page(
         '<th scope="col" class="num">The LMS has</th><th scope="col">Next send</th></tr></thead>'
         f"<tbody>{grade_rows}</tbody></table>"
     )
-    body = f"<h1>LMS</h1>{error}{facts}<p>{buttons}</p>{table}{roster}"
+    failure = _platform_failure(platform, zone)
+    body = f"<h1>LMS</h1>{failure}{error}{facts}<p>{buttons}</p>{progress}{table}{roster}"
     return page("LMS", body, viewer, current="LMS")

@@ -11,6 +11,13 @@ The platform's key set is cached in its row. :func:`platform_key` returns the ke
 answering garbage): ``jwks_miss_at``. So an outsider's launches with made-up key ids cost at
 most one fetch a minute per platform, whether the key set answers or not; a real key rotation
 is found at the first launch (or the first after a cooldown an outsider started).
+
+A registration's URLs can be wrong (a typo, an LMS moved): each failed call to the platform's
+own token or key set URL is kept on its row (:func:`service_failed`: which one, when, a
+message capped at :data:`FAILURE_CHARS`), shown by ``ppo-grader lti platforms`` and on the
+course's LMS page, and cleared by that service's next success (:func:`service_worked`). The
+authorization (OIDC auth) URL is the browser's to open, never the tool's: a wrong one shows in
+the instructor's browser, at the LMS, not here.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from typing import Any
 
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet, RSAKey
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from server.lti.errors import (
@@ -33,10 +40,15 @@ from server.lti.errors import (
     PlatformNotFound,
 )
 from server.lti.http import call, checked_url
-from server.models import LtiDeployment, LtiPlatform, utcnow
+from server.models import LtiContext, LtiDeployment, LtiPlatform, utcnow
 from server.text_guard import is_storable_text
 
 MISS_COOLDOWN = timedelta(seconds=60)
+#: The platform's services whose failures are kept (``LtiPlatform.failed_service``), as people read them.
+TOKEN, JWKS = "token", "jwks"
+SERVICE_NAMES = {TOKEN: "token URL", JWKS: "key set (JWKS) URL"}
+#: Longest failure message kept on a platform.
+FAILURE_CHARS = 300
 #: Most keys read from a platform's set.
 MAX_KEYS = 20
 
@@ -167,15 +179,65 @@ def _by_kid(jwks: dict[str, Any], kid: str) -> dict[str, Any] | None:
     return next((k for k in keys[:MAX_KEYS] if isinstance(k, dict) and k.get("kid") == kid), None)
 
 
+def service_failed(session: Session, platform_id: int, service: str, detail: str, now: datetime) -> None:
+    """Keep a failed call to the platform's ``service`` (:data:`TOKEN`, :data:`JWKS`) on its
+    row, the message capped (the caller commits)."""
+    session.execute(
+        update(LtiPlatform)
+        .where(LtiPlatform.id == platform_id)
+        .values(failed_service=service, failed_at=now, failure=detail[:FAILURE_CHARS])
+        .execution_options(synchronize_session="fetch")
+    )
+
+
+def service_worked(session: Session, platform_id: int, service: str) -> bool:
+    """Clear the platform's kept failure if it was ``service``'s (a write only then: a read
+    otherwise); whether it was cleared (the caller commits)."""
+    kept = session.scalar(select(LtiPlatform.failed_service).where(LtiPlatform.id == platform_id))
+    if kept != service:
+        return False
+    session.execute(
+        update(LtiPlatform)
+        .where(LtiPlatform.id == platform_id, LtiPlatform.failed_service == service)
+        .values(failed_service=None, failed_at=None, failure=None)
+        .execution_options(synchronize_session="fetch")
+    )
+    return True
+
+
+def failure_text(platform: LtiPlatform) -> str | None:
+    """What failed last, as people read it (without the time), or None."""
+    if platform.failed_service is None:
+        return None
+    return f"its {SERVICE_NAMES.get(platform.failed_service, platform.failed_service)} failed: {platform.failure or ''}"
+
+
+def failing_platform(session: Session, course_id: int) -> LtiPlatform | None:
+    """The platform of the course's LMS link when it has a failure kept (None: not linked, or
+    nothing failed): the course's dashboard names it."""
+    return session.scalar(
+        select(LtiPlatform)
+        .join(LtiContext, LtiContext.platform_id == LtiPlatform.id)
+        .where(LtiContext.course_id == course_id, LtiPlatform.failed_service.is_not(None))
+    )
+
+
 def refresh_jwks(session: Session, platform: LtiPlatform, now: datetime | None = None) -> dict[str, Any]:
-    """Fetch the platform's key set now and cache it (``LmsUnreachable`` when it cannot be read)."""
-    answer = call("GET", platform.jwks_url, f"the key set of {platform.name}")
-    body = answer.body
-    if not isinstance(body, dict) or not isinstance(body.get("keys"), list):
-        raise LmsUnreachable(f'the key set of {platform.name}: the answer has no "keys" list.')
+    """Fetch the platform's key set now and cache it (``LmsUnreachable`` when it cannot be read,
+    kept on the platform: :func:`service_failed`)."""
+    now = now or utcnow()
+    try:
+        answer = call("GET", platform.jwks_url, f"the key set of {platform.name}")
+        body = answer.body
+        if not isinstance(body, dict) or not isinstance(body.get("keys"), list):
+            raise LmsUnreachable(f'the key set of {platform.name}: the answer has no "keys" list.')
+    except LmsUnreachable as exc:
+        service_failed(session, platform.id, JWKS, exc.detail, now)
+        raise
+    service_worked(session, platform.id, JWKS)
     body = {"keys": [k for k in body["keys"][:MAX_KEYS] if isinstance(k, dict)]}
     platform.jwks = json.dumps(body)
-    platform.jwks_fetched_at = now or utcnow()
+    platform.jwks_fetched_at = now
     session.flush()
     return body
 

@@ -1,5 +1,7 @@
 """The roster from the LMS (Names and Role Provisioning Services 2.0): ``ppo-grader lti
-sync-roster COURSE`` and the course LTI page's button.
+sync-roster COURSE`` and the course LTI page's button (run by the background job:
+``server.lti.tasks``). No transaction is open while the LMS answers: the members are read
+first, then applied in one transaction.
 
 Every member the LMS lists as Active gets their account and enrollment (as a launch would make
 them: ``server.lti.accounts``) with the role the LMS gives them now. A member the LMS lists as
@@ -25,11 +27,13 @@ account keeps the name it has), and one holding control characters is kept witho
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from server.db import SessionFactory, transaction
 from server.lti.accounts import drop_member, person, record_member
 from server.lti.claims import MAX_ROLES, SCOPE_MEMBERSHIPS, Standing, roles_text, standing
 from server.lti.errors import LmsUnreachable
@@ -55,20 +59,42 @@ class RosterSync:
     requests: int = 0
 
 
-def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync:
-    """Pull the course's members from the LMS and apply them (the caller commits).
-    ``LmsUnreachable`` when the LMS cannot be read (nothing is changed then)."""
-    platform = session.get(LtiPlatform, link.platform_id)
-    assert platform is not None
-    if not link.memberships_url:
+def sync_roster(sessions: SessionFactory, link_id: int, secret: bytes) -> RosterSync:
+    """Pull the course's members from the LMS and apply them, in a transaction of its own once
+    the LMS has answered (none is open while it answers). ``LmsUnreachable`` when the LMS
+    cannot be read, or the link is gone (nothing is changed then)."""
+    with sessions() as session:  # reads only
+        found = session.get(LtiContext, link_id)
+        platform = session.get(LtiPlatform, found.platform_id) if found is not None else None
+        if found is None or platform is None:
+            raise LmsUnreachable("The course is no longer linked to an LMS course.")
+        memberships_url = found.memberships_url
+        session.expunge(platform)
+    if not memberships_url:
         raise LmsUnreachable(
             f"{platform.name} has not given this course a roster service the tool can call (Names and Role "
             "Provisioning, at an https URL): enable it for the tool in the LMS, then launch once from the course."
         )
     asked = utcnow()  # the answer says nothing of a member seen (a launch) after this
-    with LmsClient(session, secret, platform) as client:
-        members = client.members(link.memberships_url, (SCOPE_MEMBERSHIPS,))
+    with LmsClient(sessions, secret, platform) as client:
+        members = client.members(memberships_url, (SCOPE_MEMBERSHIPS,))
         done = RosterSync(requests=client.requests)
+    with transaction(sessions) as session:
+        link = session.get(LtiContext, link_id)
+        if link is None:
+            raise LmsUnreachable("The course is no longer linked to an LMS course.")
+        _apply(session, link, platform.id, members, asked, done)
+    return done
+
+
+def _apply(
+    session: Session,
+    link: LtiContext,
+    platform_id: int,
+    members: list[dict[str, Any]],
+    asked: datetime,
+    done: RosterSync,
+) -> None:
     now = utcnow()
     before = {
         m.user_id: m
@@ -93,7 +119,7 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
         if where is Standing.NONE:
             done.skipped += 1
             continue
-        known = session.get(LtiUser, (platform.id, sub))
+        known = session.get(LtiUser, (platform_id, sub))
         row = before.get(known.user_id) if known is not None else None
         if known is not None:
             listed.add(known.user_id)
@@ -106,7 +132,7 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
             continue
         user = person(
             session,
-            platform.id,
+            platform_id,
             sub,
             name=_text(member.get("name"))
             or " ".join(filter(None, (_text(member.get("given_name")), _text(member.get("family_name"))))),
@@ -129,7 +155,6 @@ def sync_roster(session: Session, link: LtiContext, secret: bytes) -> RosterSync
             done.dropped.append(name or str(user_id))
     link.roster_synced_at = now
     session.flush()
-    return done
 
 
 def _identity(member: dict[str, Any]) -> tuple[str, list[str]] | None:

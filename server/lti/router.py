@@ -26,8 +26,9 @@ From the LMS (no session; each step proves itself):
 
 For instructors (the web session): ``GET /dashboard/lti`` (the course's link, roster and
 grades preview, from the database alone: a view never calls the LMS), ``POST
-/dashboard/lti/compare`` (the same page with what the LMS has now: one read of its gradebook
-per press), ``POST /dashboard/lti/roster|grades|auto``. For admins (a bearer token):
+/dashboard/lti/compare`` and ``POST /dashboard/lti/roster`` (each queues a request for the
+background job, ``server.lti.tasks``: the page shows its progress and outcome; a second press
+while one is queued or running is refused), ``POST /dashboard/lti/grades|auto``. For admins (a bearer token):
 ``GET|POST /api/v1/lti/platforms``, ``POST /api/v1/lti/platforms/{id}/deployments``.
 """
 
@@ -51,12 +52,12 @@ from server.config import Settings
 from server.courses.page_course import DashboardCourse
 from server.courses.service import taught_course_named
 from server.courses.sets import course_exercises
-from server.deps import AdminUser, Now, SessionDep, SettingsDep
+from server.deps import AdminUser, Now, SessionDep, SettingsDep, StateDep
 from server.lti import claims as c
-from server.lti import deeplink, keys, pages
+from server.lti import deeplink, keys, pages, tasks
 from server.lti.accounts import course_link, person, record_member, session_token_id
 from server.lti.configuration import canvas_configuration
-from server.lti.errors import LaunchRefused, LmsUnreachable, PlatformNotFound
+from server.lti.errors import LaunchRefused, PlatformNotFound
 from server.lti.grades import plan
 from server.lti.launch import (
     LOGIN_SECONDS,
@@ -67,11 +68,21 @@ from server.lti.launch import (
     validate_launch,
 )
 from server.lti.platforms import Registration, add_deployment, add_platform, deployments, list_platforms
-from server.lti.roster import sync_roster
 from server.lti.schemas import DeploymentCreate, PlatformCreate, PlatformPublic
-from server.lti.services import LmsClient
-from server.models import ApiToken, Course, LtiContext, LtiLineItem, LtiMember, LtiPlatform, LtiTicket, User, utcnow
+from server.models import (
+    ApiToken,
+    Course,
+    LtiContext,
+    LtiLineItem,
+    LtiMember,
+    LtiPlatform,
+    LtiTask,
+    LtiTicket,
+    User,
+    utcnow,
+)
 from server.openapi import errors
+from server.state import AppState
 from server.web.deps import WebInstructor
 from server.web.errors import PageBadRequest, PageError, PageNotFound
 from server.web.responses import html_response, redirect, same_origin, viewer_of
@@ -448,32 +459,33 @@ DashboardForm = Annotated[dict[str, list[str]] | None, Depends(_form_reader(4096
 def course_page(
     request: Request, session: SessionDep, settings: SettingsDep, user: WebInstructor, page_course: DashboardCourse
 ) -> Response:
-    """The course's LMS link, its roster and what the grades sync would send (never calling
-    the LMS: what it has is the compare button's, :func:`compare_button`)."""
-    return page_course.remember(
-        _course_lti_page(request, session, settings, user, page_course.course, ask_lms=False), request
-    )
+    """The course's LMS link, its roster, what the grades sync would send, the LMS page's
+    requests and how they went, and its platform's last service failure (never calling the
+    LMS: what it has is the compare button's job's, :func:`compare_button`)."""
+    return page_course.remember(_course_lti_page(request, session, settings, user, page_course.course), request)
 
 
 @html.post("/dashboard/lti/compare")
 def compare_button(
-    request: Request, form: DashboardForm, session: SessionDep, settings: SettingsDep, user: WebInstructor
+    request: Request,
+    form: DashboardForm,
+    session: SessionDep,
+    settings: SettingsDep,
+    state: StateDep,
+    user: WebInstructor,
+    now: Now,
 ) -> Response:
-    """The course's LMS page with what the LMS has now beside each score (one read of its
-    gradebook, bounded as every LMS call: pages, size, deadline)."""
-    link, _slug = _taught_link(request, form, session, settings, user)
-    course = session.get(Course, link.course_id)
-    assert course is not None
-    return _course_lti_page(request, session, settings, user, course, ask_lms=True)
+    """Ask the background job to read what the LMS's gradebook has (``server.lti.tasks``): the
+    page shows it beside each score once read. Never the LMS inside this request."""
+    return _queue(request, form, session, settings, state, user, now, tasks.COMPARE)
 
 
-def _course_lti_page(
-    request: Request, session: Session, settings: Any, user: User, course: Course, *, ask_lms: bool
-) -> Response:
+def _course_lti_page(request: Request, session: Session, settings: Any, user: User, course: Course) -> Response:
     link = session.scalar(select(LtiContext).where(LtiContext.course_id == course.id))
     platform = session.get(LtiPlatform, link.platform_id) if link is not None else None
     members: list[tuple[User, LtiMember]] = []
     preview = None
+    requests: dict[str, LtiTask] = {}
     if link is not None and platform is not None:
         members = list(
             session.execute(
@@ -483,16 +495,12 @@ def _course_lti_page(
                 .order_by(User.name)
             ).tuples()
         )
-        if ask_lms:
-            with LmsClient(session, settings.secret_bytes, platform) as client:
-                preview = plan(session, link, client=client)
-            session.commit()  # a key made for the preview's token
-        else:
-            preview = plan(session, link)
+        requests = tasks.status(session, link)
+        preview = plan(session, link, reading=tasks.reading_of(requests.get(tasks.COMPARE)))
     csrf = form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes)
     titles = {x.slug: x.title for x in list_exercises()}
     body = pages.course_lti_page(
-        viewer_of(user, course), link, platform.name if platform else "", members, preview, csrf, titles, course.slug
+        viewer_of(user, course), link, platform, members, preview, csrf, titles, course.slug, requests
     )
     return html_response(body)
 
@@ -515,23 +523,43 @@ def _taught_link(
 
 @html.post("/dashboard/lti/roster")
 def roster_button(
-    request: Request, form: DashboardForm, session: SessionDep, settings: SettingsDep, user: WebInstructor
+    request: Request,
+    form: DashboardForm,
+    session: SessionDep,
+    settings: SettingsDep,
+    state: StateDep,
+    user: WebInstructor,
+    now: Now,
 ) -> Response:
-    """Pull the roster from the LMS now."""
+    """Ask the background job to pull the roster from the LMS (``server.lti.tasks``); the page
+    shows its progress and outcome."""
+    return _queue(request, form, session, settings, state, user, now, tasks.ROSTER)
+
+
+def _queue(
+    request: Request,
+    form: dict[str, list[str]] | None,
+    session: Session,
+    settings: Settings,
+    state: AppState,
+    user: User,
+    now: Any,
+    kind: str,
+) -> Response:
+    """Queue a request of the LMS page (refused while the same one is queued or running), then
+    back to the page, which shows it. On procrastinate, its job is deferred at once."""
     link, slug = _taught_link(request, form, session, settings, user)
+    back = ("Back", in_course("/dashboard/lti", slug))
     try:
-        sync_roster(session, link, settings.secret_bytes)
-    except LmsUnreachable as exc:
+        asked = tasks.request(session, link, kind, now)
+    except tasks.TaskBusy as exc:
         session.rollback()
         session.refresh(user)  # loaded again now: the error page renders after the session closes
-        raise PageError(
-            502,
-            "The LMS could not be reached",
-            exc.detail + " Nothing was changed.",
-            user,
-            link=("Back", in_course("/dashboard/lti", slug)),
-        ) from None
+        raise PageError(409, "Already asked", exc.detail, user, link=back) from None
+    task_id = asked.id
     session.commit()
+    if settings.QUEUE == "procrastinate":
+        tasks.defer_request(state.session_factory, task_id)  # (the periodic sweep defers it otherwise)
     return redirect(in_course("/dashboard/lti", slug))
 
 

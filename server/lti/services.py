@@ -27,7 +27,8 @@ from server.db import SessionFactory, transaction
 from server.lti import keys
 from server.lti.errors import LmsUnreachable
 from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, lms_client, lms_url, next_page
-from server.models import LtiPlatform
+from server.lti.platforms import TOKEN, service_failed, service_worked
+from server.models import LtiPlatform, utcnow
 
 MAX_PAGES = 100
 MAX_ITEMS = 20_000
@@ -99,31 +100,52 @@ class LmsClient:
         else:  # a first key is made and committed here, before the LMS sees it
             with transaction(self._session) as session:
                 assertion = keys.sign(session, self._secret, claims)
-        answer = self._call(
-            "POST",
-            platform.auth_token_url,
-            f"an access token from {platform.name}",
-            form={
-                "grant_type": "client_credentials",
-                "client_assertion_type": ASSERTION_TYPE,
-                "client_assertion": assertion,
-                "scope": " ".join(scopes),
-            },
-        )
-        token = answer.body.get("access_token") if isinstance(answer.body, dict) else None
-        if (
-            not isinstance(token, str)
-            or not token
-            or len(token) > 8192
-            or not token.isascii()
-            or not token.isprintable()
-        ):
-            raise LmsUnreachable(
-                f"an access token from {platform.name}: the answer holds no usable access_token "
-                "(at most 8192 printable ASCII characters)."
+        try:
+            answer = self._call(
+                "POST",
+                platform.auth_token_url,
+                f"an access token from {platform.name}",
+                form={
+                    "grant_type": "client_credentials",
+                    "client_assertion_type": ASSERTION_TYPE,
+                    "client_assertion": assertion,
+                    "scope": " ".join(scopes),
+                },
             )
+            token = answer.body.get("access_token") if isinstance(answer.body, dict) else None
+            if (
+                not isinstance(token, str)
+                or not token
+                or len(token) > 8192
+                or not token.isascii()
+                or not token.isprintable()
+            ):
+                raise LmsUnreachable(
+                    f"an access token from {platform.name}: the answer holds no usable access_token "
+                    "(at most 8192 printable ASCII characters)."
+                )
+        except LmsUnreachable as exc:
+            self._token_health(exc.detail)
+            raise
+        self._token_health(None)
         self._tokens[scopes] = token
         return token
+
+    def _token_health(self, failure: str | None) -> None:
+        """Keep a failed token request on the platform, or clear the one kept
+        (``server.lti.platforms.service_failed``): in the client's session (its caller
+        commits), or, for a job, in a short transaction of its own."""
+        if isinstance(self._session, Session):
+            self._note(self._session, failure)
+        else:
+            with transaction(self._session) as session:
+                self._note(session, failure)
+
+    def _note(self, session: Session, failure: str | None) -> None:
+        if failure is None:
+            service_worked(session, self.platform.id, TOKEN)
+        else:
+            service_failed(session, self.platform.id, TOKEN, failure, utcnow())
 
     def _headers(self, scopes: tuple[str, ...], accept: str, content_type: str | None = None) -> dict[str, str]:
         headers = {"Authorization": f"Bearer {self.token(scopes)}", "Accept": accept}

@@ -66,6 +66,13 @@ class LtiPlatform(Base):
     jwks_fetched_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     jwks_miss_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    #: The last failed call to one of the platform's own services (``token``: its OAuth2 token
+    #: URL, ``jwks``: its key set URL), when, and why (capped); cleared by that service's next
+    #: success (``server.lti.platforms.service_failed``). Shown by ``ppo-grader lti platforms``
+    #: and on the course's LMS page.
+    failed_service: Mapped[str | None] = mapped_column(String(16))
+    failed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    failure: Mapped[str | None] = mapped_column(String(MAX_ERROR_CHARS))
 
 
 class LtiDeployment(Base):
@@ -159,7 +166,11 @@ class LtiMember(Base):
 
 class LtiLineItem(Base):
     """The LMS's gradebook column for one exercise of a linked course (its AGS line item URL),
-    found by resource id and tag, or created once."""
+    found by resource id and tag, or created once (``server.lti.lineitems``).
+
+    ``url`` None: no column known yet. With ``claimed_at`` None, a deep-linking answer asked
+    the LMS to make it; with ``claimed_at`` set, a job is creating it at the LMS since then
+    (its claim, taken and given up by compare-and-set on this row)."""
 
     __tablename__ = "lti_line_items"
     __table_args__ = (UniqueConstraint("context_id", "exercise"),)
@@ -167,8 +178,34 @@ class LtiLineItem(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     context_id: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id", ondelete="CASCADE"))
     exercise: Mapped[str] = mapped_column(String(64))
-    #: Empty while the LMS is creating it from a deep-linking answer (found by resource id later).
-    url: Mapped[str] = mapped_column(String(MAX_URL_CHARS), default="")
+    url: Mapped[str | None] = mapped_column(String(MAX_URL_CHARS))
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class LtiTask(Base):
+    """An instructor's request that the background job ask the LMS (the course's LMS page:
+    ``roster``, sync the roster; ``compare``, read what its gradebook has), and how it went.
+    One row per course link and kind, reused: ``queued`` -> ``running`` -> ``done`` or
+    ``failed`` (``server.lti.tasks``); the page reads it. ``outcome`` says what the job did or
+    why it failed (capped); ``lms_results`` is a comparison's reading of the LMS's gradebook
+    (JSON, capped)."""
+
+    __tablename__ = "lti_tasks"
+    __table_args__ = (
+        UniqueConstraint("context_id", "kind"),
+        CheckConstraint("kind IN ('roster', 'compare')", name="kind"),
+        CheckConstraint("state IN ('queued', 'running', 'done', 'failed')", name="state"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    context_id: Mapped[int] = mapped_column(ForeignKey("lti_contexts.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str] = mapped_column(String(16))
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    outcome: Mapped[str | None] = mapped_column(String(MAX_ERROR_CHARS))
+    lms_results: Mapped[str | None] = mapped_column(Text)
 
 
 class LtiScoreSent(Base):

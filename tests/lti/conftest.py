@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html import unescape
@@ -102,3 +103,26 @@ def lti(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lti]:
                 reg = platform.registration()
                 add_platform(session, Registration(**{**reg, "deployment_ids": tuple(reg["deployment_ids"])}))
             yield Lti(url, platform, app, cert, grader, settings)
+
+
+def finished_request(lti: Lti, course: str, kind: str, timeout: float = 60) -> tuple[str, str]:
+    """Wait for the background job to finish the course's last ``kind`` request of its LMS page
+    (``server.lti.tasks``: ``roster`` or ``compare``); its (state, outcome). A deadline, not a
+    measure: the test asserts what the job did, never how long it took."""
+    from sqlalchemy import select
+
+    from server.models import Course, LtiContext, LtiTask
+
+    deadline = time.monotonic() + timeout
+    while True:
+        with lti.state.session_factory() as session:
+            row = session.scalar(
+                select(LtiTask)
+                .join(LtiContext, LtiContext.id == LtiTask.context_id)
+                .join(Course, Course.id == LtiContext.course_id)
+                .where(Course.slug == course, LtiTask.kind == kind)
+            )
+            if row is not None and row.state in ("done", "failed"):
+                return row.state, row.outcome or ""
+        assert time.monotonic() < deadline, f"the {kind} request of {course} did not finish"
+        time.sleep(0.05)

@@ -34,7 +34,7 @@ from sqlalchemy import select
 
 from server.courses.corrections import override
 from server.courses.sets import publish
-from server.lti.lineitems import CLAIM_EXPIRY, CLAIMED
+from server.lti.lineitems import CLAIM_EXPIRY
 from server.models import Course, Enrollment, LtiContext, LtiLineItem, LtiMember, LtiUser, utcnow
 from tests.lti.conftest import LEARNER, STAFF, TA, Lti
 from tests.lti.servers import launch, lti_continue
@@ -106,7 +106,7 @@ def test_a_grades_apply_while_a_linking_answer_is_on_its_way_makes_no_second_col
         signed = unescape(re.search(r'name="JWT" value="([^"]+)"', answer.text).group(1))  # type: ignore[union-attr]
         with lti.state.session_factory() as session:
             [row] = session.scalars(select(LtiLineItem).where(LtiLineItem.exercise == EXERCISE)).all()
-            assert row.url == ""  # the answer asks the LMS for the column
+            assert (row.url, row.claimed_at) == (None, None)  # the answer asks the LMS for the column
         # The answer is on its way (not yet acted on by the LMS); the administrator applies grades.
         applied = lti.cli("lti", "grades", "apply", SLUG)
         assert applied.returncode == 0, applied.stdout + applied.stderr
@@ -290,7 +290,7 @@ def test_a_claim_left_by_a_crashed_job_expires(lti: Lti, crashed_columns: SlowCo
         override(session, course, "r5sam", "actor-loss", 70, "by hand", "prof")
         link = session.scalar(select(LtiContext).where(LtiContext.course_id == course.id))
         assert link is not None
-        row = LtiLineItem(context_id=link.id, exercise="actor-loss", url=f"{CLAIMED}{utcnow().isoformat()}")
+        row = LtiLineItem(context_id=link.id, exercise="actor-loss", url=None, claimed_at=utcnow())
         session.add(row)
         session.commit()
     fresh = lti.cli("lti", "grades", "apply", slug)
@@ -298,11 +298,11 @@ def test_a_claim_left_by_a_crashed_job_expires(lti: Lti, crashed_columns: SlowCo
     assert lms.created() == 0
     with lti.state.session_factory() as session:
         [row] = session.scalars(select(LtiLineItem).where(LtiLineItem.context_id == link.id)).all()
-        row.url = f"{CLAIMED}{(utcnow() - CLAIM_EXPIRY - timedelta(seconds=1)).isoformat()}"
+        row.claimed_at = utcnow() - CLAIM_EXPIRY - timedelta(seconds=1)
         session.commit()
     stale = lti.cli("lti", "grades", "apply", slug)
     assert stale.returncode == 0 and "Sent 1 score(s)" in stale.stderr, stale.stdout + stale.stderr
     assert lms.created() == 1
     with lti.state.session_factory() as session:
         [row] = session.scalars(select(LtiLineItem).where(LtiLineItem.context_id == link.id)).all()
-        assert row.url.startswith(lms.url) and not row.url.startswith(CLAIMED)
+        assert row.url is not None and row.url.startswith(lms.url) and row.claimed_at is None

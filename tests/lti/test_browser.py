@@ -219,7 +219,14 @@ def test_launch_submit_and_grades_back_in_chromium(service: Service, tmp_path: P
             # calls the LMS), what the LMS has.
             prof.goto(f"{service.url}/dashboard/lti?course={SLUG}")
             prof.wait_for_selector("#lti-lms-unasked")
-            prof.click("#lti-compare")
+            prof.click("#lti-compare")  # queued for the background job: the page shows it, reloaded until done
+            prof.wait_for_selector("#lti-task-compare")
+            for _ in range(300):
+                if prof.locator('#lti-task-compare[data-state="done"]').count():
+                    break
+                prof.wait_for_timeout(200)
+                prof.reload()
+            assert prof.locator('#lti-task-compare[data-state="done"]').count() == 1
             prof.wait_for_selector("#lti-grades")
             assert prof.locator("#lti-lms-unasked").count() == 0
             assert prof.locator("#lti-grades tbody tr").count() == 2

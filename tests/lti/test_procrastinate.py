@@ -5,8 +5,10 @@ submission sends its counted score to the independent platform."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 
 import httpx
@@ -17,6 +19,7 @@ from server.app import create_app
 from server.courses.sets import publish
 from server.db import transaction
 from server.grading.procrastinate_backend import ProcrastinateQueue
+from server.lti import tasks
 from server.lti.jobs import PRIORITY, TASK_NAME, defer_job
 from server.lti.platforms import Registration, add_platform
 from server.models import Course, LtiContext, User
@@ -86,3 +89,32 @@ def test_the_grades_job_runs_on_a_procrastinate_worker(cluster: Cluster, linked:
     assert [s["scoreGiven"] for s in sent] == [100]
     [item] = platform.state()["line_items"]
     assert (item["resourceId"], item["tag"]) == ("actor-loss", "ppo-grader")
+
+
+def test_the_lms_pages_roster_button_runs_on_a_procrastinate_worker(cluster: Cluster, linked: tuple[str, Platform, Path]) -> None:  # noqa: F811
+    """The press defers one ``ppo_grader.lti_task`` job (no LMS call in the request); a second
+    press while it waits is refused; a worker runs it, and the page's status row says done."""
+    url, platform, cert = linked
+    platform.post("/test/roster/Q1", {"members": [{"user_id": "p-prof", "roles": [STAFF]}]})  # ada left the course
+    with httpx.Client(verify=str(cert), follow_redirects=True, timeout=60) as prof:
+        lti_continue(prof, url, launch(prof, platform, user="prof", context="Q1"))
+        page = prof.get(f"{url}/dashboard/lti", params={"course": "q-1"})
+        csrf = unescape(re.search(r'name="csrf" value="([^"]+)"', page.text).group(1))  # type: ignore[union-attr]
+        form = {"csrf": csrf, "course": "q-1"}
+        pressed = prof.post(f"{url}/dashboard/lti/roster", data=form, headers={"Origin": url})
+        assert pressed.status_code == 200 and 'id="lti-task-roster" data-state="queued"' in pressed.text
+        again = prof.post(f"{url}/dashboard/lti/roster", data=form, headers={"Origin": url})
+        assert again.status_code == 409 and "already queued or running" in again.text
+        with cluster.sessions() as session:
+            jobs = session.execute(text("SELECT task_name, args FROM procrastinate_jobs ORDER BY id")).all()
+        assert [j[0] for j in jobs if j[0] == tasks.TASK_NAME] == [tasks.TASK_NAME]
+        cluster.start_worker()
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            shown = prof.get(f"{url}/dashboard/lti", params={"course": "q-1"}).text
+            if 'id="lti-task-roster" data-state="done"' in shown:
+                break
+            time.sleep(0.5)
+        else:
+            cluster.wait(lambda: False, timeout=0, what="the roster request done")
+    assert "dropped 1," in shown and re.search(r'<tr class="dropped"><td>Ada Lovelace</td><td>ada</td>', shown)

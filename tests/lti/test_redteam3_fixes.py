@@ -25,7 +25,7 @@ from server.lti.http import AddressKind, call, lms_client
 from server.models import Course, Enrollment, LtiContext, LtiLineItem, LtiUser, User
 from server.terminal import out, plain
 from server.text_guard import display_text, printable_text
-from tests.lti.conftest import LEARNER, STAFF, TA, Lti
+from tests.lti.conftest import LEARNER, STAFF, TA, Lti, finished_request
 from tests.lti.test_redteam import (  # noqa: F401  (module fixtures, used by name)
     Hostile,
     _deep_linking,
@@ -274,10 +274,14 @@ def test_the_lms_page_calls_the_lms_only_on_its_compare_button(lti: Lti, evil: H
             assert page.status_code == 200 and 'id="lti-lms-unasked"' in page.text
         assert len(evil.hits) == before  # five views: no request to the LMS
         csrf = unescape(re.search(r'name="csrf" value="([^"]+)"', page.text).group(1))  # type: ignore[union-attr]
-        compared = _compare(prof, lti, slug, csrf)
+        pressed = _compare(prof, lti, slug, csrf)  # queued for the background job: back to the page
+        assert pressed.status_code == 200 and 'id="lti-task-compare" data-state="queued"' in pressed.text, pressed.text[-300:]
+        assert finished_request(lti, slug, "compare")[0] == "done"
+        compared = prof.get(f"{lti.tool}/dashboard/lti", params={"course": slug})
         asked = len(evil.hits) - before
         assert compared.status_code == 200 and 'id="lti-lms-unasked"' not in compared.text, compared.text[-300:]
-        assert asked == 2, evil.hits[before:]  # a token, then the one column's results
+        assert 'id="lti-lms-read"' in compared.text
+        assert asked == 2, evil.hits[before:]  # one job: a token, then the one column's results
         with lti.client() as outsider:  # the button is the course's instructors' (a form token, a session)
             refused = _compare(outsider, lti, slug, csrf)
         assert 'id="lti-grades"' not in refused.text and len(evil.hits) - before == asked

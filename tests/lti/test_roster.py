@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from server.models import Course, Enrollment, LtiContext, LtiMember, Submission, User
-from tests.lti.conftest import LEARNER, STAFF, TA, Lti
+from tests.lti.conftest import LEARNER, STAFF, TA, Lti, finished_request
 from tests.lti.servers import launch, lti_continue
 
 PEOPLE = {
@@ -99,11 +99,15 @@ def test_a_member_listed_inactive_is_dropped_and_the_page_shows_it(lti: Lti) -> 
         lti_continue(browser, lti.tool, launch(browser, lti.platform, user="prof", context="R1"))
         page = browser.get(f"{lti.tool}/dashboard/lti", params={"course": SLUG})
         csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
-        synced = browser.post(
+        pressed = browser.post(  # queued for the background job: back to the page at once
             f"{lti.tool}/dashboard/lti/roster", data={"csrf": csrf, "course": SLUG}, headers={"Origin": lti.tool}
         )
         forged = browser.post(f"{lti.tool}/dashboard/lti/roster", data={"csrf": "nope", "course": SLUG})
-    assert synced.status_code == 200 and forged.status_code == 403
+        state, said = finished_request(lti, SLUG, "roster")
+        synced = browser.get(f"{lti.tool}/dashboard/lti", params={"course": SLUG})
+    assert pressed.status_code == 200 and forged.status_code == 403
+    assert state == "done" and "dropped 1," in said, said  # cat (bob was dropped by the sync before)
+    assert '<tr id="lti-task-roster" data-state="done">' in synced.text and "dropped 1," in synced.text
     assert re.search(r'<tr class="dropped"><td>Cat Hopper</td><td>cat</td>', synced.text)
     assert re.search(r'<tr class="dropped"><td>Bob Kahn</td><td>bob</td>', synced.text)
     assert _members(lti)["cat"][0] == "dropped"
