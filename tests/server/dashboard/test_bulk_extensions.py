@@ -304,3 +304,18 @@ def test_the_cli_import_and_the_page_forms_write_the_audit_log(site: Site, env: 
                                   ("tara", tara, "score.override", "ann/actor-loss")]
     with site.factory() as session:
         assert session.scalar(select(ScoreCorrection.made_by).order_by(ScoreCorrection.id.desc())) == "tara"
+
+    # a set edited on the assignments page, a TA added and a set published at the terminal
+    edit = {"csrf": csrf, "course": COURSE, "exercise": "gae", "action": "publish", "release": "", "due": "",
+            "close": "", "penalty": "0", "per": "day", "attempts": "3", "feedback": "full", "version": ""}
+    assert client.post("/dashboard/assignments", data=edit).status_code == 303
+    added = runner.invoke(cli, ["courses", "staff", "add", COURSE, "tim", "--role", "ta"])
+    assert added.exit_code == 0, added.output
+    published = runner.invoke(cli, ["sets", "publish", COURSE, "whiten"])
+    assert published.exit_code == 0, published.output
+    [(_, _, edited, _), (by, by_id, staff, tim), (cli_by, _, publish, whiten)] = site.events()[-3:]
+    assert (edited, staff, tim, publish, whiten) == ("set.edit", "staff.add", "tim", "set.publish", "whiten")
+    assert by.startswith("cli:") and by_id is None and cli_by == by  # the host's user, no account
+    with site.factory() as session:
+        [detail] = session.scalars(select(AuditEvent.detail).where(AuditEvent.action == "set.edit")).all()
+    assert "attempts 3" in detail and "0 counted scores changed" in detail
