@@ -13,7 +13,9 @@ CSV, for its staff (instructors and TAs); a learner gets the same 404 as for any
   with the new dry run to confirm), all or nothing; then 303 to the overview.
 
 Both posts are ``multipart/form-data`` (a file may come with them), read here under caps before
-any of it is parsed (:data:`MAX_BODY_BYTES`, one file, a few fields), and each carries the
+any of it is parsed (:data:`MAX_BODY_BYTES`, one file, a few fields), after the sender is known
+to teach and holding no database connection while the body arrives (``WebInstructorSender``,
+as the upload form's ``WebSender``), and each carries the
 session's form token beside the ``Origin`` check (``server.dashboard.staff_forms``). What a row
 does is the domain services' alone (``server.courses.bulk``, as ``ppo-grader extensions import``).
 """
@@ -35,7 +37,7 @@ from server.dashboard.staff_forms import staff_form_course
 from server.deps import SessionDep, SettingsDep
 from server.errors import InvalidBulkFile
 from server.models import Course, User
-from server.web.deps import WebInstructor
+from server.web.deps import WebInstructor, WebInstructorSender
 from server.web.errors import PageError
 from server.web.html import e, format_score, page, time_html
 from server.web.responses import html_response, redirect, viewer_of
@@ -258,7 +260,7 @@ def _refused_page(user: User, course: Course, token: str, status: int, message: 
 
 @router.post(PREVIEW)
 def preview(
-    request: Request, session: SessionDep, settings: SettingsDep, user: WebInstructor, form: BulkFormDep
+    request: Request, user: WebInstructorSender, form: BulkFormDep, session: SessionDep, settings: SettingsDep
 ) -> Response:
     """The dry run of a CSV: every row's change, or why it is refused; nothing is kept."""
     _unread(form, user)
@@ -275,7 +277,7 @@ def preview(
 
 @router.post(APPLY)
 def apply(
-    request: Request, session: SessionDep, settings: SettingsDep, user: WebInstructor, form: BulkFormDep
+    request: Request, user: WebInstructorSender, form: BulkFormDep, session: SessionDep, settings: SettingsDep
 ) -> Response:
     """Apply the confirmed rows, only when they are the ones the dry run showed; then the overview."""
     _unread(form, user)
