@@ -162,8 +162,8 @@ def read_csv(data: bytes, kind: str | None = None) -> list[BulkRow]:
             rows.append(
                 BulkRow(
                     reader.line_num,
-                    got["learner"][:64],
-                    got["exercise"][:64],
+                    got["learner"],  # never cut: a cut login could name another account
+                    got["exercise"],
                     (got.get("action") or default).lower()[:32],
                     got.get("due", ""),
                     got.get("score", "")[:32],

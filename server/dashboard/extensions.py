@@ -223,7 +223,7 @@ def _plan_page(user: User, course: Course, plan: bulk.BulkPlan, fields: dict[str
         f'<input type="hidden" name="csrf" value="{e(fields.get("csrf", ""))}">'
         f'<input type="hidden" name="course" value="{e(course.slug)}">'
         f'<input type="hidden" name="kind" value="{e(fields.get("kind", ""))}">'
-        f'<input type="hidden" name="csv" value="{e(text)}">'
+        f'<input type="hidden" name="csv" value="{_kept(text)}">'
         f'<input type="hidden" name="digest" value="{e(plan.digest)}">'
         '<button type="submit">Apply these rows</button></form>'
     )
@@ -236,6 +236,12 @@ def _plan_page(user: User, course: Course, plan: bulk.BulkPlan, fields: dict[str
         f'{confirm}<p><a href="{e(in_course(OVERVIEW, course.slug))}">Back to the extensions</a></p>'
     )
     return page("Dry run", body, viewer_of(user, course), current="Extensions", styles=_CSS)
+
+
+def _kept(text: str) -> str:
+    """``text`` as an attribute value that comes back exactly: escaped, and its line ends as
+    character references (a parser turns a literal CR LF into LF, which would change a quoted cell)."""
+    return e(text).replace("\r", "&#13;").replace("\n", "&#10;")
 
 
 def _rows(form: BulkForm) -> tuple[list[bulk.BulkRow], str]:
@@ -263,6 +269,7 @@ def preview(
     request: Request, user: WebInstructorSender, form: BulkFormDep, session: SessionDep, settings: SettingsDep
 ) -> Response:
     """The dry run of a CSV: every row's change, or why it is refused; nothing is kept."""
+    user = session.get(User, user.id) or user  # in this session: the header's staff links
     _unread(form, user)
     course = staff_form_course(request, form.fields, session, settings.secret_bytes, user, "extensions")
     token = form.fields.get("csrf", "")
@@ -280,6 +287,7 @@ def apply(
     request: Request, user: WebInstructorSender, form: BulkFormDep, session: SessionDep, settings: SettingsDep
 ) -> Response:
     """Apply the confirmed rows, only when they are the ones the dry run showed; then the overview."""
+    user = session.get(User, user.id) or user  # in this session: the header's staff links
     _unread(form, user)
     course = staff_form_course(request, form.fields, session, settings.secret_bytes, user, "extensions")
     token = form.fields.get("csrf", "")

@@ -152,6 +152,7 @@ def test_the_dry_run_counts_are_what_the_apply_changes(site: Site) -> None:
     assert shown.status_code == 200, shown.text
     counts, rows, digest = _plan(shown.text)
     assert counts == {"rows": 3, "refused": 0, "changed": 3} and digest is not None
+    assert f'href="{PAGE}?course={COURSE}" aria-current="page">Extensions</a>' in shown.text  # the staff's header
     assert rows[0][0] == 2 and rows[0][1].startswith("due 2026-12-11 17:00") and "→ 2026-12-14 09:00" in rows[0][1]
     assert [r[2] for r in rows] == ["67.5 → 75", "75 → 90", "— → excused"]
     assert site.counted() == before and site.events()[-1][2] == "set.publish"  # a dry run changes nothing
@@ -319,3 +320,46 @@ def test_the_cli_import_and_the_page_forms_write_the_audit_log(site: Site, env: 
     with site.factory() as session:
         [detail] = session.scalars(select(AuditEvent.detail).where(AuditEvent.action == "set.edit")).all()
     assert "attempts 3" in detail and "0 counted scores changed" in detail
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_ta_bulk_extends_from_an_uploaded_file_in_chromium(site: Site, tmp_path: Any) -> None:
+    """Debian's headless Chromium: the file input, the dry run, the confirmation's hidden CSV
+    (CR LF line ends and a quoted comma come back exactly, or the digest would refuse it)."""
+    import os
+    import shutil
+
+    from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
+
+    assert os.access(CHROMIUM, os.X_OK) and shutil.which("chromium"), "Debian's chromium is needed (apt-get install chromium)"
+    from playwright import sync_api
+
+    rows = tmp_path / "extend.csv"
+    rows.write_bytes(b'learner,exercise,due,reason\r\nann,actor-loss,2026-12-14 09:00,"ill, a week"\r\n'
+                     b"bob,actor-loss,2026-12-15 09:00,travel\r\n")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_context().new_page()
+            page.set_default_timeout(30_000)
+            page.goto(f"{site.url}/dashboard?course={COURSE}")
+            page.fill("#token", site.tokens["tara"])
+            page.click("button[type=submit]")
+            page.click("nav a:has-text('Extensions')")
+            page.wait_for_selector("#bulk-form")
+            page.set_input_files("#b-file", str(rows))
+            page.click("#bulk-form button[type=submit]")
+            summary = page.wait_for_selector("#plan-summary")
+            assert (summary.get_attribute("data-refused"), summary.get_attribute("data-changed")) == ("0", "1")
+            page.screenshot(path=str(tmp_path / "dry-run.png"), full_page=True)
+            page.click("#apply-form button[type=submit]")
+            done = page.wait_for_selector("#bulk-done")
+            assert "Applied 2 rows; 1 counted scores changed." in done.inner_text()
+            assert "ill, a week" in page.inner_text("#ledger")
+            page.screenshot(path=str(tmp_path / "extensions.png"), full_page=True)
+            if os.environ.get("KEEP_SHOTS"):
+                shutil.copy(tmp_path / "dry-run.png", os.environ["KEEP_SHOTS"])
+        finally:
+            browser.close()
+    assert site.counted()[("ann", "actor-loss")] == 75  # on time now; bob was already
