@@ -38,7 +38,10 @@ def record(
 ) -> AuditEvent:
     """Add one event to the session's transaction (the caller commits, with the change)."""
     login = _capped(actor or "unknown", 128)
-    actor_id = session.scalar(select(User.id).where(User.name == login[:64])) if login else None
+    found = session.info.setdefault("audit_actor_ids", {})  # an account's id, looked up once a session (a bulk import)
+    actor_id = found.get(login) or session.scalar(select(User.id).where(User.name == login[:64]))
+    if actor_id is not None:
+        found[login] = actor_id
     event = AuditEvent(
         course_id=course.id if isinstance(course, Course) else course,
         actor_id=actor_id,

@@ -256,15 +256,20 @@ def _act(session: Session, course: Course, user: User, row: BulkRow, actor: str)
     raise _Refused(f"Unknown action {row.action!r}: one of {', '.join(KINDS)}.")
 
 
-def _one(session: Session, course: Course, row: BulkRow, actor: str, exercises: set[str]) -> RowResult:
-    """One row in its own savepoint: kept when it worked, undone (and named) when refused."""
+def _one(
+    session: Session, course: Course, row: BulkRow, actor: str, exercises: set[str], known: dict[tuple[int, str], str]
+) -> RowResult:
+    """One row in its own savepoint: kept when it worked, undone (and named) when refused.
+    ``known``: each (learner, exercise)'s counted score as the rows so far left it (a row
+    changes its own pair's score only), so a pair is read once before and once after each row."""
     try:
         user = _learner(session, course, row.learner)
         if row.exercise not in exercises:
             raise _Refused(f"{row.exercise!r} is not an exercise of {course.slug!r}.")
     except _Refused as exc:
         return RowResult(row, "", "", "", str(exc))
-    before = _counted(session, course, user, row.exercise)
+    key = (user.id, row.exercise)
+    before = known[key] if key in known else _counted(session, course, user, row.exercise)
     savepoint = session.begin_nested()
     try:
         change = _act(session, course, user, row, actor)
@@ -273,7 +278,8 @@ def _one(session: Session, course: Course, row: BulkRow, actor: str, exercises: 
         savepoint.rollback()
         return RowResult(row, "", before, before, str(exc) if isinstance(exc, _Refused) else exc.detail)
     savepoint.commit()
-    return RowResult(row, change, before, _counted(session, course, user, row.exercise))
+    known[key] = _counted(session, course, user, row.exercise)
+    return RowResult(row, change, before, known[key])
 
 
 def run(
@@ -294,7 +300,8 @@ def run(
     outer = session.begin_nested()
     try:
         exercises = set(course_exercises(session, course))
-        plan.results = [_one(session, course, row, actor, exercises) for row in rows]
+        known: dict[tuple[int, str], str] = {}
+        plan.results = [_one(session, course, row, actor, exercises, known) for row in rows]
         keep = apply and not plan.refused and (expected_digest is None or expected_digest == plan.digest)
         if keep:
             kinds = sorted({r.row.action for r in plan.results})
