@@ -94,8 +94,15 @@ class BulkPlan:
 
     @property
     def changed(self) -> int:
-        """Rows whose counted score changes."""
-        return sum(1 for r in self.results if r.refused is None and r.before != r.after)
+        """Counted scores that change: the (learner, exercise) pairs whose score after their last
+        row differs from the one before their first (two rows on one pair change one score)."""
+        first: dict[tuple[str, str], str] = {}
+        last: dict[tuple[str, str], str] = {}
+        for r in self.results:
+            if r.refused is None:
+                first.setdefault((r.row.learner, r.row.exercise), r.before)
+                last[(r.row.learner, r.row.exercise)] = r.after
+        return sum(1 for key, after in last.items() if first[key] != after)
 
     @property
     def digest(self) -> str:

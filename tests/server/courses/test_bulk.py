@@ -54,6 +54,7 @@ def test_a_row_costs_a_bounded_number_of_statements(settings: Settings) -> None:
             plan = bulk.run(session, where, rows, "prof", apply=True)
             session.commit()
         assert plan.applied and not plan.refused
+        assert plan.changed == 20  # 200 rows on 20 pairs: each pair's score changes once, whatever its rows
         assert statements[0] <= PER_ROW * len(rows), statements[0] / len(rows)
         with factory() as session:
             assert len(session.scalars(select(ScoreCorrection)).all()) == 200  # each row's, the replaced ones revoked
