@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import event, select
 
 from server.config import Settings
-from server.courses import bulk
+from server.courses import audit, bulk
 from server.courses.service import create_course, enroll
 from server.courses.sets import publish
 from server.db import make_engine, make_session_factory, transaction
@@ -59,5 +59,11 @@ def test_a_row_costs_a_bounded_number_of_statements(settings: Settings) -> None:
         with factory() as session:
             assert len(session.scalars(select(ScoreCorrection)).all()) == 200  # each row's, the replaced ones revoked
             assert len(session.scalars(select(AuditEvent)).all()) == 1 + 200 + 1  # publish, the rows, the import
+            where = session.scalar(select(Course).where(Course.slug == "load"))
+            assert where is not None
+            second = audit.latest(session, where, 2)  # the course page's second page, newest first
+            assert (second.total, second.pages, len(second.events)) == (202, 9, audit.PER_PAGE)
+            ids = [e.id for e in second.events]
+            assert ids == sorted(ids, reverse=True) and audit.latest(session, where, 99).page == 9
     finally:
         engine.dispose()

@@ -265,6 +265,8 @@ def test_learners_and_other_sites_are_refused(site: Site) -> None:
     assert ann.get("/dashboard", params={"course": COURSE}).status_code == 303  # to their own page, no log
     tara, csrf = site.browser("tara")
     assert _post(tara, PREVIEW, "forged", GOOD).status_code == 403
+    assert tara.get("/dashboard", params={"course": COURSE, "audit_page": "x"}).status_code == 400
+    assert 'id="audit-log"' in tara.get("/dashboard", params={"course": COURSE, "audit_page": "7"}).text  # the last
     other_site = tara.post(PREVIEW, data={"csrf": csrf, "course": COURSE, "csv": GOOD},
                            files={"file": ("x.csv", b"", "text/csv")}, headers={"Origin": "https://evil.example"})
     assert other_site.status_code == 403
