@@ -28,6 +28,7 @@ from server.courses.router import router as courses_router
 from server.courses.score_router import router as scores_router
 from server.dashboard.assignments import router as assignments_router
 from server.dashboard.corrections import router as corrections_router
+from server.dashboard.extensions import router as extensions_router
 from server.dashboard.router import router as dashboard_router
 from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
@@ -126,6 +127,7 @@ def create_app(
     app.include_router(dashboard_router)  # /dashboard/...: the class and each learner's work
     app.include_router(corrections_router)  # POST /dashboard/corrections: overrides, excuses, extensions
     app.include_router(assignments_router)  # /dashboard/assignments: a course's set, its instructors' forms
+    app.include_router(extensions_router)  # /dashboard/extensions: extensions and corrections, bulk from a CSV
     app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
     app.include_router(regrades_page_router)  # /dashboard/regrades/{id}: a regrade's diff, instructors only
     app.include_router(terminal_router)  # /dashboard/terminal: "Use from a terminal", a user's own token

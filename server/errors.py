@@ -29,6 +29,7 @@ Tree::
     ├── InvalidSource             422  NUL bytes or text that is not valid UTF-8
     ├── InvalidRoster             422  a roster CSV without a ``name`` column, or not UTF-8
     ├── InvalidExport             422  a gradebook asked for in a format that does not exist
+    ├── InvalidBulkFile           422  a bulk-action CSV too long, not UTF-8, or without its columns (413: too large)
     ├── InvalidCourse             422  a bad course slug or time zone, dates out of order, ...
     ├── CourseRequired            422  the learner is in several courses and named none
     ├── NothingToRegrade          422  no stored verdict matches a regrade's selection
@@ -155,6 +156,12 @@ class TokenPrefixAmbiguous(GraderError):
 
 class InvalidRoster(GraderError):
     """A roster CSV that cannot be read."""
+
+    status_code = 422
+
+
+class InvalidBulkFile(GraderError):
+    """A bulk-action CSV (extensions and corrections) that cannot be read as a whole."""
 
     status_code = 422
 

@@ -117,7 +117,14 @@ def courses_staff_add(
         raise typer.BadParameter("use ta or instructor", param_hint="--role")
     settings = common.settings()
     with common.session() as session:
-        added = add_staff(session, find_course(session, course), name, role, settings.secret_bytes)  # type: ignore[arg-type]
+        added = add_staff(
+            session,
+            find_course(session, course),
+            name,
+            role,  # type: ignore[arg-type]
+            settings.secret_bytes,
+            actor=common.actor(),
+        )
         token, raised = added.token, added.account_raised
     common.err.print(
         f"{plain(repr(name))} is now {'a TA' if role == 'ta' else 'an instructor'} of {plain(repr(course))}"

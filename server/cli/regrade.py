@@ -153,7 +153,7 @@ def apply(
     if not reason.strip():
         raise typer.BadParameter("say why (learners whose score changes read it)", param_hint="--reason")
     with common.session() as session:
-        diff = apply_set(session, readable_set(session, set_id, None), keep=keep, reason=reason)
+        diff = apply_set(session, readable_set(session, set_id, None), keep=keep, reason=reason, actor=common.actor())
         applied = sum(1 for c in diff.changed if c.kept(keep) is c.new)
     common.err.print(
         f"Applied regrade {set_id}: {applied} verdict(s) replaced (old ones kept as superseded), "
@@ -170,7 +170,7 @@ def cancel(set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set
     from server.regrades.service import readable_set
 
     with common.session() as session:
-        cancel_set(session, readable_set(session, set_id, None))
+        cancel_set(session, readable_set(session, set_id, None), actor=common.actor())
     common.err.print(f"Cancelled regrade {set_id}; nothing changed.", highlight=False)
 
 

@@ -1,6 +1,7 @@
 """Hand corrections of the score that counts: overrides, excuses, and taking either back.
 
-Each is one row of ``score_corrections`` (who, when, why); taking one back marks it revoked
+Each is one row of ``score_corrections`` (who, when, why), and one event of the audit log
+(``server.courses.audit``); taking one back marks it revoked
 and never deletes it, and a new override revokes the one it replaces. What they do to the
 score is decided in one place only, ``server.courses.counted``. Callers commit.
 """
@@ -9,14 +10,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from server.courses import audit
 from server.courses.service import LEARNER, course_role
 from server.courses.sets import rules_for
 from server.errors import InvalidCourse, UserNotFound
-from server.models import CorrectionKind, Course, ScoreCorrection, User, utcnow
+from server.models import AuditAction, CorrectionKind, Course, Extension, ScoreCorrection, User, utcnow
 from server.models.correction import MAX_REASON_CHARS
 
 
@@ -55,6 +58,9 @@ def override(
     user = course_learner(session, course, learner)
     reason = _check(session, course, user, exercise, reason)
     _revoke(session, course, user, exercise, CorrectionKind.OVERRIDE, made_by)
+    audit.record(
+        session, course, made_by, AuditAction.SCORE_OVERRIDE, f"{user.name}/{exercise}", f"{score:g}: {reason}"
+    )
     return _add(session, course, user, exercise, CorrectionKind.OVERRIDE, float(score), reason, made_by)
 
 
@@ -63,6 +69,7 @@ def excuse(session: Session, course: Course, learner: str, exercise: str, reason
     user = course_learner(session, course, learner)
     reason = _check(session, course, user, exercise, reason)
     _revoke(session, course, user, exercise, CorrectionKind.EXCUSE, made_by)
+    audit.record(session, course, made_by, AuditAction.SCORE_EXCUSE, f"{user.name}/{exercise}", reason)
     return _add(session, course, user, exercise, CorrectionKind.EXCUSE, None, reason, made_by)
 
 
@@ -71,7 +78,11 @@ def take_back(
 ) -> Undone:
     """Revoke the learner's override (or excuse) on one exercise; the graded score counts again."""
     user = course_learner(session, course, learner)
-    return Undone(_revoke(session, course, user, exercise, kind, made_by))
+    revoked = _revoke(session, course, user, exercise, kind, made_by)
+    action = AuditAction.SCORE_UNDO_OVERRIDE if kind is CorrectionKind.OVERRIDE else AuditAction.SCORE_UNDO_EXCUSE
+    if revoked:
+        audit.record(session, course, made_by, action, f"{user.name}/{exercise}", f"{revoked} taken back")
+    return Undone(revoked)
 
 
 def history(session: Session, course: Course, user_id: int | None = None) -> list[ScoreCorrection]:
@@ -122,3 +133,59 @@ def _add(
     session.add(row)
     session.flush()
     return row
+
+
+@dataclass(frozen=True)
+class LedgerLine:
+    """One extension, override or excuse of a course, as the staff's overview lists it."""
+
+    kind: str
+    learner: str
+    exercise: str
+    #: The new due date of an extension; the hand score of an override.
+    due_at: datetime | None
+    score: float | None
+    reason: str
+    made_by: str
+    made_at: datetime
+    revoked_by: str | None = None
+    revoked_at: datetime | None = None
+
+
+def ledger(session: Session, course: Course) -> list[LedgerLine]:
+    """Every extension in force and every correction (taken-back ones included) of ``course``,
+    newest first: who, when and why (an extension granted before migration 0027 says neither)."""
+    names: dict[int, str] = {}
+    ids = set(session.scalars(select(Extension.user_id).where(Extension.course_id == course.id)))
+    ids |= set(session.scalars(select(ScoreCorrection.user_id).where(ScoreCorrection.course_id == course.id)))
+    if ids:
+        names = dict(session.execute(select(User.id, User.name).where(User.id.in_(ids))).tuples().all())
+    lines = [
+        LedgerLine(
+            "extension",
+            names.get(x.user_id, "?"),
+            x.exercise,
+            x.due_at,
+            None,
+            x.reason or "",
+            x.granted_by or "not recorded",
+            x.granted_at,
+        )
+        for x in session.scalars(select(Extension).where(Extension.course_id == course.id))
+    ]
+    lines += [
+        LedgerLine(
+            c.kind,
+            names.get(c.user_id, "?"),
+            c.exercise,
+            None,
+            c.score,
+            c.reason,
+            c.made_by,
+            c.made_at,
+            c.revoked_by,
+            c.revoked_at,
+        )
+        for c in history(session, course)
+    ]
+    return sorted(lines, key=lambda line: line.made_at, reverse=True)

@@ -172,7 +172,7 @@ def grant_extension(
     where = service.taught_course(session, instructor, course)
     due_at = service.read_time(payload.due_at, where)
     assert due_at is not None
-    granted = sets.grant_extension(session, where, user, exercise, due_at)
+    granted = sets.grant_extension(session, where, user, exercise, due_at, actor=instructor.name)
     session.commit()
     return ExtensionPublic(
         course=where.slug,

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from server.catalogue.service import catalogue_index, find_exercise, list_exercises
 from server.catalogue.verification import require_verified
 from server.catalogue.versions import pin
+from server.courses import audit
 from server.courses.best_scores import backfill_best_scores
 from server.courses.counted import submission_board, submission_counted, uses_an_attempt
 from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
@@ -30,7 +31,8 @@ from server.errors import (
     SubmissionsClosed,
     UserNotFound,
 )
-from server.models import DEFAULT_COURSE_ID, Course, Extension, SetEntry, Submission, User, Verdict
+from server.models import DEFAULT_COURSE_ID, AuditAction, Course, Extension, SetEntry, Submission, User, Verdict, utcnow
+from server.models.correction import MAX_REASON_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +119,9 @@ def publish(
 
     The learners' submissions so far are re-priced under the new due date and late rule
     (:func:`reprice_set`, which :func:`preview` runs without writing). ``actor`` (who did it:
-    a login, or the CLI's ``cli:<os user>``) goes to the log line that records the change."""
+    a login, or the CLI's ``cli:<os user>``) goes to the log line and the audit log's event
+    (``server.courses.audit``) that record the change."""
+    existed = session.get(SetEntry, (course.id, exercise)) is not None
     entry, policy = _checked(
         session,
         course,
@@ -161,6 +165,20 @@ def publish(
         entry.content_version,
         repriced.rewritten,
         repriced.counted,
+    )
+    dates = ", ".join(
+        f"{name} {course_time(moment, course)}"
+        for name, moment in (("release", release_at), ("due", due_at), ("close", close_at))
+        if moment is not None
+    )
+    audit.record(
+        session,
+        course,
+        actor,
+        AuditAction.SET_EDIT if existed else AuditAction.SET_PUBLISH,
+        exercise,
+        f"{dates or 'no dates'}; {late_rule(entry)}; attempts {max_attempts or 'no limit'}; feedback "
+        f"{entry.feedback_policy}; {repriced.rewritten} submissions re-priced, {repriced.counted} counted scores changed",
     )
     return Published(entry, repriced)
 
@@ -223,6 +241,7 @@ def unpublish(session: Session, course: Course, exercise: str, *, actor: str = "
     session.delete(entry)
     session.flush()
     log.info("set %s/%s unpublished by %s", course.slug, exercise, actor)
+    audit.record(session, course, actor, AuditAction.SET_UNPUBLISH, exercise)
 
 
 @dataclass(frozen=True)
@@ -233,13 +252,37 @@ class Granted:
     recomputed: int
 
 
-def grant_extension(session: Session, course: Course, user_name: str, exercise: str, due_at: datetime) -> Granted:
-    """Give one learner of ``course`` a later due date on one of its exercises, and recompute
-    the late mark and penalty of the submissions they already made to it under the new
-    rules (a submission the extension now covers is on time), then their best scores."""
-    user = session.scalar(select(User).where(User.name == user_name))
+def extension_reason(reason: str) -> str:
+    """An extension's reason on one line, or ``InvalidCourse`` when it is too long (it may be empty)."""
+    reason = " ".join(reason.split())
+    if len(reason) > MAX_REASON_CHARS:
+        raise InvalidCourse(f"A reason is at most {MAX_REASON_CHARS} characters.")
+    return reason
+
+
+def _course_learner(session: Session, course: Course, user_name: str) -> User:
+    user = session.scalar(select(User).where(User.name == user_name[:64]))
     if user is None or course_role(session, user, course) != LEARNER:
         raise UserNotFound(f"No learner {user_name!r} in {course.slug!r}.")
+    return user
+
+
+def grant_extension(
+    session: Session,
+    course: Course,
+    user_name: str,
+    exercise: str,
+    due_at: datetime,
+    *,
+    actor: str = "unknown",
+    reason: str = "",
+) -> Granted:
+    """Give one learner of ``course`` a later due date on one of its exercises, and recompute
+    the late mark and penalty of the submissions they already made to it under the new
+    rules (a submission the extension now covers is on time), then their best scores.
+    Who granted it (``actor``) and why are kept on the extension and in the audit log."""
+    user = _course_learner(session, course, user_name)
+    reason = extension_reason(reason)
     entry = session.get(SetEntry, (course.id, exercise))
     if entry is None or entry.due_at is None:
         raise InvalidCourse(f"{exercise!r} has no due date in {course.slug!r}; publish it with one first.")
@@ -248,10 +291,42 @@ def grant_extension(session: Session, course: Course, user_name: str, exercise: 
     extension = session.get(Extension, (course.id, user.id, exercise)) or Extension(
         course_id=course.id, user_id=user.id, exercise=exercise
     )
-    extension.due_at = due_at
+    extension.due_at, extension.granted_at = due_at, utcnow()
+    extension.granted_by, extension.reason = actor[:128], reason or None
     session.add(extension)
     session.flush()
-    return Granted(extension, reprice(session, course, user.id, exercise))
+    recomputed = reprice(session, course, user.id, exercise)
+    audit.record(
+        session,
+        course,
+        actor,
+        AuditAction.EXTENSION_GRANT,
+        f"{user.name}/{exercise}",
+        f"due {course_time(due_at, course)}; {recomputed} submissions re-priced" + (f": {reason}" if reason else ""),
+    )
+    return Granted(extension, recomputed)
+
+
+def remove_extension(session: Session, course: Course, user_name: str, exercise: str, *, actor: str) -> int:
+    """Take a learner's extension on one exercise back: the set's dates hold for them again and
+    their submissions are re-priced under them. Returns how many changed; ``InvalidCourse``
+    when they have no extension there."""
+    user = _course_learner(session, course, user_name)
+    extension = session.get(Extension, (course.id, user.id, exercise))
+    if extension is None:
+        raise InvalidCourse(f"{user.name!r} has no extension on {exercise!r} in {course.slug!r}.")
+    session.delete(extension)
+    session.flush()
+    recomputed = reprice(session, course, user.id, exercise)
+    audit.record(
+        session,
+        course,
+        actor,
+        AuditAction.EXTENSION_REMOVE,
+        f"{user.name}/{exercise}",
+        f"{recomputed} submissions re-priced",
+    )
+    return recomputed
 
 
 def _priced(submission: Submission, rules: Rules) -> tuple[int | None, float] | None:

@@ -29,9 +29,10 @@ from typing import Literal
 
 from sqlalchemy.orm import Session
 
+from server.courses import audit
 from server.courses.service import INSTRUCTOR, course_role, enroll, members
 from server.errors import InvalidCourse, UserAlreadyExists, UserNotFound
-from server.models import Course, Role, User
+from server.models import AuditAction, Course, Role, User
 from server.users.service import create_user, lms_clash, made_by_lms, managed_user, user_for_token
 
 StaffRole = Literal["ta", "instructor"]
@@ -49,10 +50,13 @@ class StaffAdded:
     account_raised: bool
 
 
-def add_staff(session: Session, course: Course, name: str, role: StaffRole, pepper: bytes) -> StaffAdded:
+def add_staff(
+    session: Session, course: Course, name: str, role: StaffRole, pepper: bytes, *, actor: str = "unknown"
+) -> StaffAdded:
     """Make ``name`` staff of ``course`` (a learner of it becomes staff); create the account
     when there is none (its token is returned, to show once). ``UserAlreadyExists`` when an LMS
-    made the account of that login (:func:`tool_account`). The caller commits."""
+    made the account of that login (:func:`tool_account`). ``actor`` (who did it) goes to the
+    audit log. The caller commits."""
     if course.is_default:
         raise InvalidCourse(
             "The default course's staff are the instructor accounts: `ppo-grader users add NAME --role instructor`."
@@ -67,6 +71,9 @@ def add_staff(session: Session, course: Course, name: str, role: StaffRole, pepp
     if raised:
         user.role = Role.INSTRUCTOR.value
     enroll(session, course, user, INSTRUCTOR)
+    audit.record(
+        session, course, actor, AuditAction.STAFF_ADD, user.name, role + (" (account created)" if token else "")
+    )
     return StaffAdded(user, role, token, raised)
 
 

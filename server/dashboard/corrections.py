@@ -3,7 +3,8 @@
 - The record (learner and instructors alike): every override and excuse of the course, who
   made it, when and why, and when it was taken back.
 - The forms (the course's instructors only): set an override, excuse an exercise, take
-  either back, grant an extension. Each posts to ``POST /dashboard/corrections`` with the
+  either back, grant an extension or take it back (each an event of the audit log, written by
+  the services: ``server.courses.audit``). Each posts to ``POST /dashboard/corrections`` with the
   session's form token (``server.web.session.form_token``) beside the ``Origin`` check, so a
   page of another site cannot make one; then 303 back to the learner's page in the course.
 
@@ -35,7 +36,7 @@ from server.web.urls import learner_url
 router = APIRouter(include_in_schema=False)
 
 ACTION = "/dashboard/corrections"
-ACTIONS = ("override", "excuse", "undo-override", "undo-excuse", "extend")
+ACTIONS = ("override", "excuse", "undo-override", "undo-excuse", "extend", "undo-extend")
 
 
 def corrections_section(
@@ -68,6 +69,7 @@ def corrections_section(
             ("undo-override", "Take the override back"),
             ("undo-excuse", "Take the excuse back"),
             ("extend", "Grant an extension"),
+            ("undo-extend", "Take the extension back"),
         )
     )
     form = (
@@ -108,7 +110,10 @@ def correct(
         elif action == "excuse":
             corrections.excuse(session, course, learner, exercise, reason, user.name)
         elif action == "extend":
-            sets.grant_extension(session, course, learner, exercise, _due(user, course, fields.get("due")))
+            due = _due(user, course, fields.get("due"))
+            sets.grant_extension(session, course, learner, exercise, due, actor=user.name, reason=reason)
+        elif action == "undo-extend":
+            sets.remove_extension(session, course, learner, exercise, actor=user.name)
         else:
             kind = CorrectionKind.OVERRIDE if action == "undo-override" else CorrectionKind.EXCUSE
             corrections.take_back(session, course, learner, exercise, kind, user.name)

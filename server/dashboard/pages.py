@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from server.courses.audit import AuditPage
 from server.courses.counted import describe, late_by
 from server.courses.feedback_policy import View, shows_outcome
 from server.courses.schemas import ExerciseWindow
@@ -70,9 +71,11 @@ def class_page(
     course: tuple[str, str] = ("default", "Default course"),
     courses: Sequence[tuple[str, str]] = (),
     lms_failure: LtiPlatform | None = None,
+    audit: AuditPage | None = None,
 ) -> str:
     """Every exercise of one course (its published set only) with its most common
-    mistake; the class's top ones first. ``lms_failure``: the course's LMS platform, whose
+    mistake; the class's top ones first; then ``audit``, the course's latest staff actions
+    (the page is its staff's only). ``lms_failure``: the course's LMS platform, whose
     token or key set URL failed last (``server.lti.platforms.service_failed``)."""
     c = course[0]
     if mistakes:
@@ -129,6 +132,7 @@ def class_page(
         '<p class="muted">Learners only; "solved" means the score that counts (after late penalties and '
         "corrections) is 100; a mistake counts a learner once, however often they hit it. "
         "This page reloads by itself when a verdict arrives.</p>"
+        + (audit_section(audit, c, viewer.zone) if audit is not None else "")
     )
     return page("Class", body, viewer, current="Class", live=mark)
 
@@ -141,6 +145,32 @@ def _lms_failure(platform: LtiPlatform | None, viewer: Viewer, course_slug: str)
         f'<p class="notice" id="lms-failure" role="alert">The LMS {e(platform.name)}: {e(failed)} '
         f"({time_html(platform.failed_at, viewer.zone)}). Rosters and grades that need it wait; see the course's "
         f'<a href="{e(in_course("/dashboard/lti", course_slug))}">LMS page</a>.</p>'
+    )
+
+
+def audit_section(audit: AuditPage, course: str, zone: str) -> str:
+    """The course's audit log, newest first, one page of it with links to the others."""
+    rows = "".join(
+        f'<tr data-action="{e(ev.action)}"><td>{time_html(ev.at, zone)}</td><td>{e(ev.actor)}</td>'
+        f"<td>{e(ev.action)}</td><td>{e(ev.target)}</td><td>{e(ev.detail)}</td></tr>"
+        for ev in audit.events
+    )
+    pager = " · ".join(
+        f'<a href="{e(in_course(DASHBOARD, course, audit_page=n))}#audit">{label}</a>'
+        for n, label in ((audit.page - 1, "newer"), (audit.page + 1, "older"))
+        if 1 <= n <= audit.pages
+    )
+    table = (
+        '<table id="audit-log"><thead><tr><th scope="col">When</th><th scope="col">Who</th>'
+        '<th scope="col">Action</th><th scope="col">On</th><th scope="col">Detail</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+        if audit.events
+        else '<p class="muted">No staff action recorded in this course yet.</p>'
+    )
+    return (
+        f'<section id="audit"><h2>Audit log</h2><p class="muted" id="audit-count" data-total="{audit.total}">'
+        f"{audit.total} staff actions recorded (extensions, corrections, sets, regrades, staff, bulk imports); "
+        f"page {audit.page} of {audit.pages}.</p>{table}<p>{pager}</p></section>"
     )
 
 

@@ -6,7 +6,8 @@ learner page and their own submissions, and gets the same 404 for anything else 
 what does not exist. Each route says who may see it with a dependency (``WebUser``,
 ``WebInstructor`` from ``server.web.deps``; ``DashboardCourse``, an instructor's course).
 
-- ``GET /dashboard``: the class (a learner is sent to their own page).
+- ``GET /dashboard``: the class, and the course's audit log (``?audit_page=``, newest first;
+  ``server.courses.audit``); a learner is sent to their own page.
 - ``GET /dashboard/exercises/{slug}``: charts of one exercise.
 - ``GET /dashboard/exercises/{slug}/mistake?mistake=``: who hit one mistake (by the mistake's
   id, as the exercise page's bars link it); ``.../misconception``, its old address, redirects
@@ -49,6 +50,7 @@ from server.catalogue.service import exercise_detail, list_exercises
 from server.catalogue.starters import NOTEBOOK, PY, NotebookUnavailable, starter_file
 from server.catalogue.versions import unverified_changes, version_for_user
 from server.config import Settings
+from server.courses import audit
 from server.courses import corrections as correction_service
 from server.courses.feedback_policy import AccessMemo, access_for, hidden_own_exercises, spend_token, visible_report
 from server.courses.page_course import DashboardCourse, PageCourse, learner_course, pick_page_course
@@ -156,6 +158,9 @@ def class_page(request: Request, session: SessionDep, user: WebUser) -> Response
     titles = _titles(session, course)
     lines, mistakes = service.class_overview(session, list(titles), course.id)
     mark = change_mark(session, None)
+    audit_page = parse_int(request.query_params.get("audit_page"), 1, 1, MAX_PAGE)
+    if audit_page is None:
+        raise PageBadRequest(user, f"audit_page is a page number from 1 to {MAX_PAGE}.")
     body = pages.class_page(
         viewer_of(user, course),
         titles,
@@ -165,6 +170,7 @@ def class_page(request: Request, session: SessionDep, user: WebUser) -> Response
         course=(course.slug, course.title),
         courses=_courses(session, user),
         lms_failure=failing_platform(session, course.id),
+        audit=audit.latest(session, course, audit_page),
     )
     return page_course.remember(html_response(body), request)
 

@@ -1,6 +1,7 @@
 """All tables; importing this module registers them on ``Base.metadata``."""
 
 from exercises.report import Verdict
+from server.models.audit import AuditAction, AuditEvent
 from server.models.base import Base, aware_utc, utcnow
 from server.models.best_score import BestScore
 from server.models.correction import CorrectionKind, ScoreCorrection
@@ -37,6 +38,8 @@ __all__ = [
     "DEFAULT_COURSE_ID",
     "DEFAULT_COURSE_SLUG",
     "ApiToken",
+    "AuditAction",
+    "AuditEvent",
     "Base",
     "BestScore",
     "CheckResult",

@@ -95,6 +95,10 @@ class Extension(Base):
     exercise: Mapped[str] = mapped_column(String(64), primary_key=True)
     due_at: Mapped[datetime] = mapped_column(UTCDateTime())
     granted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    #: Who granted it (a staff login, or ``cli:<os user>``) and why; None for extensions
+    #: granted before migration 0027 recorded them.
+    granted_by: Mapped[str | None] = mapped_column(String(128))
+    reason: Mapped[str | None] = mapped_column(String(500))
 
 
 class FeedbackToken(Base):

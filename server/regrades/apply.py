@@ -19,20 +19,35 @@ import signal
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from server.courses import audit
 from server.courses.best_scores import backfill_best_scores
 from server.courses.counted import submission_board, submission_counted
 from server.errors import RegradeClosed, RegradeNotReady
 from server.grading.persistence import check_results
 from server.grading.regrade_jobs import settle
-from server.models import Keep, RegradeResult, RegradeSet, RegradeState, Submission, SupersededVerdict, Verdict, utcnow
+from server.models import (
+    AuditAction,
+    Keep,
+    RegradeResult,
+    RegradeSet,
+    RegradeState,
+    Submission,
+    SupersededVerdict,
+    Verdict,
+    utcnow,
+)
 from server.regrades.diff import Diff, compute_diff
 
 #: Longest reason stored (shown to learners next to their score).
 REASON_CHARS = 500
 
 
-def apply_set(session: Session, regrade: RegradeSet, *, keep: Keep = Keep.NEW, reason: str) -> Diff:
-    """Apply ``regrade`` (the caller commits); returns the diff that was applied.
+def apply_set(
+    session: Session, regrade: RegradeSet, *, keep: Keep = Keep.NEW, reason: str, actor: str = "unknown"
+) -> Diff:
+    """Apply ``regrade`` (the caller commits); returns the diff that was applied. ``actor`` (who
+    applied it) goes to the audit log, one event per course whose verdicts it replaced (the
+    set's own course, or none, when it replaced nothing).
 
     Refused with ``RegradeClosed`` when it was applied or cancelled already (never twice) and
     with ``RegradeNotReady`` while results are still being graded.
@@ -73,6 +88,18 @@ def apply_set(session: Session, regrade: RegradeSet, *, keep: Keep = Keep.NEW, r
     session.flush()
     for course_id, user_id, exercise in sorted(touched):
         backfill_best_scores(session, course_id, user_id, exercise)
+    per_course: dict[int | None, int] = {}
+    for touched_course, _, _ in touched:
+        per_course[touched_course] = per_course.get(touched_course, 0) + 1
+    for where, learners in sorted(per_course.items() or [(regrade.course_id, 0)], key=lambda x: x[0] or 0):
+        audit.record(
+            session,
+            where,
+            actor,
+            AuditAction.REGRADE_APPLY,
+            f"regrade {regrade.id} ({regrade.exercise})",
+            f"keep {keep.value}; {learners} learners' verdicts replaced: {reason.strip()}",
+        )
     return diff
 
 

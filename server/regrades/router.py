@@ -72,7 +72,7 @@ def show(
 def apply(regrade_id: RegradeId, payload: RegradeApply, instructor: InstructorUser, session: SessionDep) -> RegradeDiff:
     """Make a ready set live in one transaction (refused twice, and while grading)."""
     regrade = service.readable_set(session, regrade_id, instructor)
-    diff = apply_set(session, regrade, keep=payload.keep, reason=payload.reason)
+    diff = apply_set(session, regrade, keep=payload.keep, reason=payload.reason, actor=instructor.name)
     session.commit()
     return diff_public(session, regrade, payload.keep, diff)
 
@@ -81,6 +81,6 @@ def apply(regrade_id: RegradeId, payload: RegradeApply, instructor: InstructorUs
 def cancel(regrade_id: RegradeId, instructor: InstructorUser, session: SessionDep) -> RegradePublic:
     """Drop a set that was not applied; nothing learners see changes."""
     regrade = service.readable_set(session, regrade_id, instructor)
-    service.cancel(session, regrade)
+    service.cancel(session, regrade, actor=instructor.name)
     session.commit()
     return regrade_public(session, regrade)

@@ -22,12 +22,14 @@ from sqlalchemy.orm import Session
 from exercises.versions import exercise_ref
 from server.catalogue.service import find_exercise
 from server.catalogue.versions import UNVERIFIED, regrade_version, serving_ref
+from server.courses import audit
 from server.courses.counted import counts_as_attempt
 from server.courses.service import taught_course_ids
 from server.errors import ExerciseNotVerified, NothingToRegrade, RegradeClosed, RegradeNotFound
 from server.grading.grader import verdict_versions
 from server.grading.regrade_jobs import settle
 from server.models import (
+    AuditAction,
     BestScore,
     Course,
     RegradeResult,
@@ -240,9 +242,10 @@ def progress(session: Session, set_id: int) -> tuple[int, int]:
     return int(rows.get("done", 0)), int(sum(rows.values()))
 
 
-def cancel(session: Session, regrade: RegradeSet) -> None:
+def cancel(session: Session, regrade: RegradeSet, *, actor: str = "unknown") -> None:
     """Drop a set that was not applied: its results go, nothing learners see changed. A
-    worker grading one of them finds its row gone and stores nothing."""
+    worker grading one of them finds its row gone and stores nothing. ``actor`` (who
+    cancelled it) goes to the audit log."""
     # A compare-and-set on the state: an apply racing this cancel cannot both win.
     done = session.execute(
         update(RegradeSet)
@@ -255,3 +258,6 @@ def cancel(session: Session, regrade: RegradeSet) -> None:
         raise RegradeClosed(f"Regrade {regrade.id} was {regrade.state} already; nothing changed.")
     session.execute(delete(RegradeResult).where(RegradeResult.set_id == regrade.id))
     session.refresh(regrade)
+    audit.record(
+        session, regrade.course_id, actor, AuditAction.REGRADE_CANCEL, f"regrade {regrade.id} ({regrade.exercise})"
+    )

@@ -8,6 +8,8 @@ A page asks for who may see it, and never checks a result's type::
   coming back to this page afterwards (``server.web.errors``).
 - ``WebSender``: the same, looked up in a database session closed before the route runs (the
   upload form, whose body may arrive slowly).
+- ``WebInstructorSender``: ``WebSender`` for a teacher (a learner gets ``PageNotFound``): the bulk
+  CSV forms of ``server.dashboard.extensions``.
 - ``WebInstructor``: the same, if they teach (instructor and admin accounts, course staff from an LMS); a learner gets
   ``PageNotFound``, the same 404 as for another learner's page (nothing says the page exists).
 
@@ -53,6 +55,21 @@ def get_web_sender(request: Request, state: StateDep) -> User:
 
 #: The live session's user for a route that must not hold a database session (``get_web_sender``).
 WebSender = Annotated[User, Depends(get_web_sender)]
+
+
+def get_web_instructor_sender(request: Request, state: StateDep) -> User:
+    """``get_web_sender`` for a page only its teachers may post to (the bulk CSV forms):
+    ``PageNotFound`` for a learner, decided in the same closed session, before the body is read."""
+    with state.session_factory() as session:
+        user = get_web_user(request, session, state)
+        if not teaches(session, user):
+            raise PageNotFound(user)
+        session.expunge(user)
+    return user
+
+
+#: ``WebInstructor`` for a route that waits on a large body holding no database session.
+WebInstructorSender = Annotated[User, Depends(get_web_instructor_sender)]
 
 
 def get_web_instructor(user: WebUser, session: SessionDep) -> User:

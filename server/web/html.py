@@ -135,6 +135,7 @@ def site_header(viewer: Viewer | None, current: str) -> str:
                 "Assignments",
                 in_course("/dashboard/assignments", slug),
             ),  # the course's set (server.dashboard.assignments)
+            ("Extensions", in_course("/dashboard/extensions", slug)),  # and corrections (server.dashboard.extensions)
             ("Leaderboard", in_course("/leaderboard", slug)),
             ("Similarity", in_course("/dashboard/similarity", slug)),
             ("LMS", in_course("/dashboard/lti", slug)),  # the course's LTI link, roster and grades (server.lti)

@@ -17,7 +17,7 @@ from exercises.registry import get_exercise
 from exercises.versions import content_version, grader_version
 from server.config import Settings
 from server.db import transaction
-from server.models import DEFAULT_COURSE_ID, Course, RegradeResult, RegradeSet, Role, SupersededVerdict
+from server.models import DEFAULT_COURSE_ID, AuditEvent, Course, RegradeResult, RegradeSet, Role, SupersededVerdict
 from tests.server.regrades.conftest import Cli
 from tests.server.conftest import Api, StartApi
 from tests.server.fakes import FakeGrader, FakeReport
@@ -179,6 +179,12 @@ def test_cancel_changes_nothing_and_keep_higher_never_lowers(start_api: StartApi
     assert higher.json()["learners"] == []
     assert _snapshot(api)["submissions"] == before["submissions"]  # 40 < 75: nobody loses points
     assert api.client.get(f"/api/v1/submissions/{ids[0]}", headers=learner).json()["regrades"] == []
+    with api.state.session_factory() as session:  # both in the audit log, with who did them
+        logged = session.execute(select(AuditEvent.action, AuditEvent.actor, AuditEvent.target).order_by(AuditEvent.id)).all()
+    assert [(a, who.startswith("cli:") or who, t) for a, who, t in logged] == [
+        ("regrade.cancel", True, f"regrade {set_id} (actor-loss)"),
+        ("regrade.apply", "prof", f"regrade {second} (actor-loss)"),
+    ]
 
 
 def test_a_late_penalty_stays_as_accepted(start_api: StartApi, settings: Settings) -> None:
