@@ -1,0 +1,493 @@
+"""Seventh white-box red team of LTI 1.3: every attempt of this round, each a test over real HTTP
+against the real tool (``tests/lti/conftest``), the independent test platform
+(``tests/lti/platform``) and the hostile LMS of the first round (``tests/lti/test_redteam.Hostile``:
+a second platform registered with the tool, whose launches and service answers the attacker
+writes). An attack that worked is a strict xfail asserting what a safe tool does; an attack the
+tool held is a plain test asserting that it holds. The races run on SQLite and PostgreSQL
+(``tests/lti/test_races``'s forced interleaving).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html import unescape
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from server.lti import claims as c
+from server.lti.accounts import course_link, person, record_member
+from server.lti.http import MAX_RESPONSE_BYTES
+from server.lti.launch import Context, Launch, state_cookie_name
+from server.models import Course, Enrollment, LtiContext, LtiDeepLink, LtiMember, LtiPlatform, LtiUser, User
+from tests.lti.conftest import LEARNER, STAFF, Lti
+from tests.lti.servers import launch
+from tests.lti.test_races import DEPLOYMENT, Accepted, _accept, _count, _race, engine  # noqa: F401  (fixture)
+from tests.lti.test_redteam import (  # noqa: F401  (module fixtures, used by name)
+    HOSTILE_CLIENT,
+    Hostile,
+    _hostile_course,
+    _member,
+    course_l1,
+    evil,
+    hostile,
+    hostile_launch,
+    people,
+    roster_button,
+    served_and_registered,
+    signed_in,
+)
+from tests.pg import pg_database, pg_url  # noqa: F401  (fixtures)
+from tests.server.conftest import (  # noqa: F401  (fixtures)
+    db_backend,
+    pytest_generate_tests,
+    served_database,
+    settings,
+)
+
+_B64 = string.ascii_uppercase + string.ascii_lowercase + string.digits + "-_"
+PARTS = re.compile(r'href="(/lti/continue/[^"]+)"')
+
+
+def _twin(compact: str) -> str:
+    """The same JWS with its signature's last character re-encoded: the unused low bits of a
+    base64url character changed, so a lenient decoder reads the very same signature bytes."""
+    head, body, signature = compact.split(".")
+    return ".".join([head, body, signature[:-1] + _B64[_B64.index(signature[-1]) ^ 1]])
+
+
+def _course_role(lti: Lti, platform_url: str, sub: str, slug: str) -> str | None:
+    with lti.state.session_factory() as session:
+        platform_id = session.scalar(select(LtiPlatform.id).where(LtiPlatform.issuer == platform_url))
+        user_id = session.scalar(select(LtiUser.user_id).where(LtiUser.platform_id == platform_id, LtiUser.sub == sub))
+        course_id = session.scalar(select(Course.id).where(Course.slug == slug))
+        row = session.get(Enrollment, (course_id, user_id)) if user_id is not None and course_id else None
+        return row.role if row is not None else None
+
+
+# --- replays: a re-encoded state or token --------------------------------------------------------
+
+
+def test_a_launch_replayed_with_a_re_encoded_state_or_token_is_refused(lti: Lti, course_l1: str) -> None:
+    """Mallory keeps her own accepted launch form (id_token, state) and posts it again with the
+    state's signature re-encoded (another string, so another digest and another state cookie
+    name; a lenient base64 decoder reads the same signature), her cookie set to match; then the
+    id_token re-encoded with the spent state. Held: joserfc refuses non-canonical base64, and
+    the nonce is unique whatever the state's text."""
+    with lti.client() as browser:
+        first = launch(browser, lti.platform, user="mal", context="L1")
+        assert first.response.status_code == 200, first.response.text[-400:]
+    state, token = first.form["state"], first.form["id_token"]
+    twin_state, twin_token = _twin(state), _twin(token)
+    assert twin_state != state and twin_token != token
+    with httpx.Client(verify=str(lti.cert), follow_redirects=False, timeout=60) as attacker:
+        again = attacker.post(
+            first.action,
+            data={"id_token": token, "state": twin_state},
+            headers={"Cookie": f"{state_cookie_name(twin_state)}={twin_state}"},
+        )
+        token_again = attacker.post(
+            first.action,
+            data={"id_token": twin_token, "state": state},
+            headers={"Cookie": f"{state_cookie_name(state)}={state}"},
+        )
+    for answer in (again, token_again):
+        assert answer.status_code in (400, 401, 403), answer.status_code
+        assert not PARTS.search(answer.text)
+
+
+# --- a login naming one LMS with another's client id ---------------------------------------------
+
+
+def test_a_login_mixing_one_lmss_issuer_with_anothers_client_id_is_refused(lti: Lti, hostile: Hostile) -> None:
+    """The hostile LMS starts a login naming the real LMS's issuer with its own client id (and
+    the reverse), hoping to get a state bound to one registration and keys from the other."""
+    with httpx.Client(verify=str(lti.cert), follow_redirects=False, timeout=60) as browser:
+        for issuer, client in ((lti.platform.url, HOSTILE_CLIENT), (hostile.issuer, "ppo-grader-client-1")):
+            answer = browser.get(
+                f"{lti.tool}/lti/login",
+                params={"iss": issuer, "client_id": client, "login_hint": "x", "target_link_uri": f"{lti.tool}/lti/launch"},
+            )
+            assert answer.status_code == 400 and "Unknown LMS" in answer.text, (issuer, answer.status_code)
+            assert not any(k.startswith("ppo_lti_state_") for k in answer.cookies), answer.cookies
+
+
+def test_a_login_hint_cannot_add_or_replace_the_redirect_uri(lti: Lti) -> None:
+    """``login_hint`` and ``lti_message_hint`` carrying ``&redirect_uri=...`` and
+    ``&state=...``: passed on encoded, so the LMS sees one redirect_uri (the tool's) and the
+    tool's own state; the state cookie is ``SameSite=None; Secure; HttpOnly`` on
+    ``/lti/launch`` only."""
+    evil = "x&redirect_uri=https://evil.example/lti/launch&state=forged&response_mode=query"
+    with httpx.Client(verify=str(lti.cert), follow_redirects=False, timeout=60) as browser:
+        answer = browser.get(
+            f"{lti.tool}/lti/login",
+            params={
+                "iss": lti.platform.url,
+                "login_hint": evil,
+                "lti_message_hint": evil,
+                "target_link_uri": f"{lti.tool}/lti/launch",
+            },
+        )
+    assert answer.status_code == 302, answer.text[-300:]
+    query = parse_qs(urlsplit(answer.headers["location"]).query)
+    assert query["redirect_uri"] == [f"{lti.tool}/lti/launch"]
+    assert query["response_mode"] == ["form_post"] and len(query["state"]) == 1 and query["state"] != ["forged"]
+    assert query["login_hint"] == [evil] and query["lti_message_hint"] == [evil]
+    cookie = answer.headers["set-cookie"].lower()
+    assert all(part in cookie for part in ("samesite=none", "secure", "httponly", "path=/lti/launch")), cookie
+
+
+# --- one LMS acting as another ----------------------------------------------------------------------
+
+
+def test_a_hostile_lms_course_with_the_real_courses_id_and_label_is_a_course_of_its_own(
+    lti: Lti, hostile: Hostile, course_l1: str
+) -> None:
+    """The hostile LMS launches its instructor from a context whose id, title and label are the
+    real LMS's course L1's, hoping to land in (or relink) the real course ``rlhf-201``."""
+    twin = {c.CONTEXT: {"id": "L1", "title": "RLHF in practice", "label": "RLHF-201"}}
+    with lti.client() as browser:
+        answer = hostile_launch(browser, lti, hostile, sub="r7-twin-prof", context="L1", **twin)
+        assert answer.status_code == 200, answer.text[-400:]
+        page = signed_in(browser, lti, answer)
+        slug = str(page.url.params["course"])
+        real = browser.get(f"{lti.tool}/dashboard", params={"course": course_l1}, follow_redirects=False)
+    assert slug != course_l1 and slug.startswith("rlhf-201-")
+    assert _course_role(lti, hostile.issuer, "r7-twin-prof", course_l1) is None
+    assert real.status_code != 200, real.status_code
+    with lti.state.session_factory() as session:
+        link = session.scalar(select(LtiContext).join(Course, Course.id == LtiContext.course_id).where(Course.slug == course_l1))
+        assert link is not None and str(link.memberships_url).startswith(lti.platform.url)
+
+
+def test_a_hostile_roster_url_at_the_real_lms_reads_none_of_its_members(lti: Lti, evil: Hostile, course_l1: str) -> None:
+    """The hostile LMS names the real LMS's roster of L1 as its course's roster: the tool calls
+    it with the hostile LMS's own access token (never the real LMS's), which the real LMS
+    refuses: nothing of L1's members reaches the hostile course."""
+    nrps = {c.NRPS: {"context_memberships_url": f"{lti.platform.url}/nrps/L1", "service_versions": ["2.0"]}}
+    with lti.client() as browser:
+        answer = hostile_launch(browser, lti, evil, sub="h-prof-R7-NR", context="R7-NR", **nrps)
+        assert answer.status_code == 200, answer.text[-400:]
+        slug = str(signed_in(browser, lti, answer).url.params["course"])
+        pressed = roster_button(browser, lti, slug)
+    assert pressed.status_code == 502, pressed.status_code
+    with lti.state.session_factory() as session:
+        platform_id = session.scalar(select(LtiPlatform.id).where(LtiPlatform.issuer == evil.issuer))
+        copied = session.scalars(
+            select(LtiUser.sub).where(LtiUser.platform_id == platform_id, LtiUser.sub.in_(["sub-prof", "sub-ada", "sub-mal"]))
+        ).all()
+    assert copied == []
+
+
+# --- the roster: hostile pages ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["https://169.254.169.254/latest/meta-data/", "https://[::ffff:169.254.169.254]/", "http://169.254.169.254/", "https://0.0.0.0/"],
+)
+def test_a_roster_next_link_to_the_metadata_address_is_not_followed(lti: Lti, evil: Hostile, target: str) -> None:
+    """The roster's first page is fine and its ``Link: rel="next"`` names the cloud metadata
+    service (or 0.0.0.0): the whole sync is an LMS error, nothing of the first page applied."""
+    context = "R7-NX" + str(abs(hash(target)) % 1000)
+    with lti.client() as browser:
+        slug = _hostile_course(browser, lti, evil, context)
+        prof = _member(f"h-prof-{context}", "Prof", [STAFF])
+        evil.roster = lambda _n: (
+            json.dumps({"members": [prof, _member(f"r7-nx-{context}", "First page")]}).encode(),
+            f'<{target}>; rel="next"',
+        )
+        pressed = roster_button(browser, lti, slug)
+    assert pressed.status_code == 502, pressed.status_code
+    assert _course_role(lti, evil.issuer, f"r7-nx-{context}", slug) is None
+
+
+def test_a_roster_page_over_the_size_cap_changes_nothing(lti: Lti, evil: Hostile) -> None:
+    """One roster page past the 4 MiB cap (members, then padding in a member's field): an LMS
+    error, nobody added."""
+    with lti.client() as browser:
+        slug = _hostile_course(browser, lti, evil, "R7-BIG")
+        prof = _member("h-prof-R7-BIG", "Prof", [STAFF])
+        big = json.dumps(
+            {"members": [prof, {**_member("r7-big", "Big"), "pad": "x" * (MAX_RESPONSE_BYTES + 1024)}]}
+        ).encode()
+        evil.roster = lambda _n: (big, "")
+        pressed = roster_button(browser, lti, slug)
+    assert pressed.status_code == 502 and "MiB" in pressed.text, pressed.status_code
+    assert _course_role(lti, evil.issuer, "r7-big", slug) is None
+
+
+# --- the key set: redirects, a key for encryption, a bloated set -----------------------------------
+
+
+@dataclass
+class KeySetLms(Hostile):
+    """A hostile LMS whose key set answers as ``mode`` says: ``redirect`` (302 to the real set),
+    ``enc`` (its key marked for encryption), ``bloat`` (its key and 19 others of ~190 KB)."""
+
+    mode: str = "plain"
+
+    def _key(self) -> dict[str, Any]:
+        return {**self.key.as_dict(private=False), "kid": self.key.kid, "alg": "RS256", "use": "sig"}
+
+    def app(self) -> FastAPI:
+        base = super().app()
+        outer = FastAPI()
+
+        @outer.middleware("http")
+        async def record(request: Request, call_next: Any) -> Any:
+            self.hits.append((request.method, request.url.path + "?" + request.url.query, dict(request.headers)))
+            return await call_next(request)
+
+        @outer.get("/jwks")
+        def jwks() -> Response:
+            if self.mode == "redirect":
+                return RedirectResponse(f"{self.url}/jwks-real", status_code=302)
+            if self.mode == "enc":
+                return JSONResponse({"keys": [{**self._key(), "use": "enc"}]})
+            if self.mode == "bloat":
+                junk = [{"kty": "RSA", "kid": f"junk-{i}", "n": "A" * 190_000, "e": "AQAB"} for i in range(19)]
+                return JSONResponse({"keys": [self._key(), *junk]})
+            return JSONResponse({"keys": [self._key()]})
+
+        @outer.get("/jwks-real")
+        def jwks_real() -> Response:
+            return JSONResponse({"keys": [self._key()]})
+
+        outer.router.routes.extend(r for r in base.router.routes if getattr(r, "path", "") != "/jwks")
+        return outer
+
+
+def _key_set_lms(lti: Lti, mode: str) -> Iterator[KeySetLms]:
+    for lms in served_and_registered(lti, KeySetLms):
+        lms.mode = mode
+        yield lms
+
+
+@pytest.fixture
+def redirecting(lti: Lti) -> Iterator[KeySetLms]:
+    yield from _key_set_lms(lti, "redirect")
+
+
+@pytest.fixture
+def encrypting(lti: Lti) -> Iterator[KeySetLms]:
+    yield from _key_set_lms(lti, "enc")
+
+
+@pytest.fixture
+def bloated(lti: Lti) -> Iterator[KeySetLms]:
+    yield from _key_set_lms(lti, "bloat")
+
+
+def test_a_key_set_that_redirects_is_not_followed(lti: Lti, redirecting: KeySetLms) -> None:
+    """The LMS's key set URL answers 302 to another URL (where a valid set is): the tool takes
+    keys only from the registered URL; the launch is refused, the other URL never fetched."""
+    with lti.client() as browser:
+        answer = hostile_launch(browser, lti, redirecting, sub="r7-redirect", context="R7-RD")
+    assert answer.status_code == 502 and "keys could not be read" in answer.text, answer.status_code
+    assert not any(path.startswith("/jwks-real") for _m, path, _h in redirecting.hits)
+
+
+def test_a_key_published_for_encryption_verifies_no_launch(lti: Lti, encrypting: KeySetLms) -> None:
+    """The LMS's only key is marked ``"use": "enc"``: no launch signed with it is accepted."""
+    with lti.client() as browser:
+        answer = hostile_launch(browser, lti, encrypting, sub="r7-enc", context="R7-ENC")
+    assert answer.status_code in (400, 401), answer.status_code
+    assert not PARTS.search(answer.text)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="round 7: a registered LMS's key set is cached whole in its row (up to 4 MiB at every refresh, "
+    "and parsed again at each of its launches): extra members and 19 junk keys are stored uncapped",
+)
+def test_the_key_set_kept_for_an_lms_is_capped(lti: Lti, bloated: KeySetLms) -> None:
+    """A registered LMS (or anyone who can make it refresh: an unknown ``kid`` once a minute)
+    publishes its real key and 19 others with a 190 KB modulus each (3.6 MB). The tool keeps
+    what it fetched, whole, in ``lti_platforms.jwks``, and reads it back at every launch of that
+    LMS. Secure: only what a launch can use is kept (RSA public members of at most a few
+    keys), a small bounded text whatever the LMS answers."""
+    with lti.client() as browser:
+        answer = hostile_launch(browser, lti, bloated, sub="r7-bloat", context="R7-BL")
+    assert answer.status_code == 200, answer.text[-400:]  # the real key still verifies
+    with lti.state.session_factory() as session:
+        kept = session.scalar(select(LtiPlatform.jwks).where(LtiPlatform.issuer == bloated.issuer)) or ""
+    assert len(kept) <= 64 * 1024, len(kept)
+
+
+# --- open redirects, account linking, role escalation -------------------------------------------------
+
+
+def test_a_launch_whose_target_link_uri_names_another_site_signs_in_on_the_tool(lti: Lti, hostile: Hostile) -> None:
+    """The id_token's ``target_link_uri`` claim (never checked against the login's) names
+    another site: the sign-in link and its redirect stay on the tool."""
+    with lti.client() as staff:
+        _hostile_course(staff, lti, hostile, "R7-TL")
+    claims = {c.TARGET_LINK_URI: "https://evil.example/steal?next=//evil.example"}
+    with httpx.Client(verify=str(lti.cert), follow_redirects=False, timeout=60) as browser:
+        answer = hostile_launch(browser, lti, hostile, sub="r7-tl", roles=[LEARNER], context="R7-TL", **claims)
+        assert answer.status_code == 200, answer.text[-400:]
+        found = PARTS.search(answer.text)
+        assert found and "evil" not in answer.text
+        done = browser.get(lti.tool + unescape(found.group(1)))
+    assert done.status_code == 303 and done.headers["location"].startswith("/"), done.headers.get("location")
+    assert not done.headers["location"].startswith("//") and "evil" not in done.headers["location"]
+
+
+def test_a_hostile_user_with_a_real_users_email_and_login_gets_an_account_of_their_own(
+    lti: Lti, hostile: Hostile, course_l1: str
+) -> None:
+    """The hostile LMS launches someone with the real instructor's email, name and LMS login
+    (and ``email_verified``): a new account; the real one's account, email and course keep."""
+    extra = {"email": "grace@example.edu", "email_verified": True, "preferred_username": "ghopper", "name": "Grace Hopper"}
+    with lti.client() as browser:
+        answer = hostile_launch(browser, lti, hostile, sub="r7-grace", context="R7-EM", **extra)
+        assert answer.status_code == 200, answer.text[-400:]
+        signed_in(browser, lti, answer)
+    with lti.state.session_factory() as session:
+        real = session.scalar(select(LtiUser).join(LtiPlatform).where(LtiPlatform.issuer == lti.platform.url, LtiUser.sub == "sub-prof"))
+        fake = session.scalar(select(LtiUser).join(LtiPlatform).where(LtiPlatform.issuer == hostile.issuer, LtiUser.sub == "r7-grace"))
+        assert real is not None and fake is not None and real.user_id != fake.user_id
+        assert real.email == "grace@example.edu"
+        names = {session.get(User, real.user_id).name, session.get(User, fake.user_id).name}  # type: ignore[union-attr]
+    assert len(names) == 2
+    assert _course_role(lti, hostile.issuer, "r7-grace", course_l1) is None
+    assert _course_role(lti, lti.platform.url, "sub-prof", course_l1) == "instructor"
+
+
+def test_learner_sub_roles_and_legacy_names_that_read_as_staff_leave_a_learner(lti: Lti, hostile: Hostile) -> None:
+    """A learner whose roles add a Learner sub-role named ``Instructor``, the Instructor URI
+    with a trailing space or another case, and LTI 1.1's ``urn:lti:role:ims/lis/Instructor``:
+    a learner of the course (no dashboard), and no picker from a deep-linking launch."""
+    with lti.client() as staff:
+        slug = _hostile_course(staff, lti, hostile, "R7-RO")
+    roles = [
+        LEARNER,
+        "http://purl.imsglobal.org/vocab/lis/v2/membership/Learner#Instructor",
+        STAFF + " ",
+        STAFF.upper(),
+        "urn:lti:role:ims/lis/Instructor",
+        "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor",
+    ]
+    with lti.client() as browser:
+        answer = hostile_launch(browser, lti, hostile, sub="r7-ro", roles=roles, context="R7-RO")
+        assert answer.status_code == 200, answer.text[-400:]
+        signed_in(browser, lti, answer)
+        board = browser.get(f"{lti.tool}/dashboard", params={"course": slug}, follow_redirects=False)
+        picker = hostile_launch(
+            browser,
+            lti,
+            hostile,
+            sub="r7-ro",
+            roles=roles,
+            context="R7-RO",
+            **{
+                c.MESSAGE_TYPE: c.DEEP_LINKING_REQUEST,
+                c.DEEP_LINKING_SETTINGS: {"deep_link_return_url": f"{hostile.url}/dl", "accept_types": ["ltiResourceLink"]},
+            },
+        )
+    assert _course_role(lti, hostile.issuer, "r7-ro", slug) == "learner"
+    assert board.status_code in (303, 404) and "/dashboard/learners/" in board.headers.get("location", "/dashboard/learners/")
+    assert picker.status_code == 403 and "Instructors only" in picker.text, picker.status_code
+
+
+# --- deep linking: CSRF on the picker ---------------------------------------------------------------
+
+
+def test_a_picker_form_posted_from_another_site_is_refused_and_left_unspent(lti: Lti, course_l1: str) -> None:
+    """The instructor has the picker open (its cookie in their browser, SameSite=None so it
+    rides on cross-site posts); a page of another site posts the picker's form (the LMS's
+    origin, or ``null`` from a sandboxed frame) with exercises of its choosing: refused,
+    nothing published, the picker left for its instructor."""
+    with lti.client() as browser:
+        picker = launch(browser, lti.platform, user="prof", context="L1", message="deeplink").response
+        assert picker.status_code == 200, picker.text[-400:]
+        action = unescape(re.search(r'<form id="lti-picker" method="post" action="([^"]+)"', picker.text).group(1))  # type: ignore[union-attr]
+        answers = [
+            browser.post(
+                lti.tool + action,
+                content="exercise=actor-loss&whole-set=1",
+                headers={"Origin": origin, "Content-Type": "application/x-www-form-urlencoded"},
+            )
+            for origin in (lti.platform.url, "null", "https://localhost.evil.example")
+        ]
+    assert [a.status_code for a in answers] == [403, 403, 403]
+    token = action.rsplit("/", 1)[1]
+    with lti.state.session_factory() as session:
+        row = session.scalar(select(LtiDeepLink).where(LtiDeepLink.token == token))
+        assert row is not None and row.used_at is None
+
+
+# --- PostgreSQL (and SQLite) races of first launches ---------------------------------------------------
+
+
+def _accept_labelled(session: Session, sub: str, context: str, label: str) -> Accepted:
+    platform = session.scalar(select(LtiPlatform))
+    assert platform is not None
+    checked = Launch(
+        platform=platform,
+        message_type=c.RESOURCE_LINK_REQUEST,
+        deployment_id=DEPLOYMENT,
+        sub=sub,
+        name=f"Prof {sub}",
+        email=None,
+        username=None,
+        roles=(STAFF,),
+        context=Context(id=context, title=f"Course {context}", label=label),
+        resource_link_id="rl-1",
+    )
+    link = course_link(session, checked, True)
+    user = person(session, platform.id, sub, name=checked.name)
+    record_member(session, link, user, checked.roles)
+    return Accepted(link.id, user.id, user.name)
+
+
+def test_one_persons_first_launches_into_two_courses_at_once_make_one_account(engine: Engine) -> None:  # noqa: F811
+    """Ada's first launches from two LMS courses at once (two tabs): one account, a member of
+    both, never a second account for the same ``sub``."""
+    with Session(engine) as session:
+        _accept(session, "prof", "R7A", name="Grace Hopper")
+        _accept(session, "prof", "R7B", name="Grace Hopper")
+        session.commit()
+    a, b = _race(
+        engine,
+        lambda s: _accept(s, "ada", "R7A", roles=(LEARNER,)),
+        lambda s: _accept(s, "ada", "R7B", roles=(LEARNER,)),
+    )
+    assert a.user_id == b.user_id and a.link_id != b.link_id
+    with Session(engine) as session:
+        assert session.scalars(select(LtiUser.user_id).where(LtiUser.sub == "ada")).all() == [a.user_id]
+        assert len(session.scalars(select(User.id).where(User.name.like("ada%"))).all()) == 1
+        assert len(session.scalars(select(LtiMember.context_id).where(LtiMember.user_id == a.user_id)).all()) == 2
+
+
+def test_two_lms_courses_of_one_label_first_opened_at_once_get_a_course_each(engine: Engine) -> None:  # noqa: F811
+    """Two LMS courses with the same label opened for the first time at once by their own
+    instructors: two courses (the second slug numbered), each link to its own, never one LMS
+    course landing in the other's."""
+    a, b = _race(
+        engine,
+        lambda s: _accept_labelled(s, "p1", "R7X1", "shared-label"),
+        lambda s: _accept_labelled(s, "p2", "R7X2", "shared-label"),
+    )
+    assert a.link_id != b.link_id and a.user_id != b.user_id
+    with Session(engine) as session:
+        links = {row.context_id: row.course_id for row in session.scalars(select(LtiContext))}
+        slugs = {session.get(Course, course_id).slug for course_id in links.values()}  # type: ignore[union-attr]
+        teachers = {
+            context: session.scalars(select(Enrollment.user_id).where(Enrollment.course_id == course)).all()
+            for context, course in links.items()
+        }
+    assert len(set(links.values())) == 2 and slugs == {"shared-label", "shared-label-2"}
+    assert teachers == {"R7X1": [a.user_id], "R7X2": [b.user_id]}
+    assert _count(engine, LtiContext) == 2
