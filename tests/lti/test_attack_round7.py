@@ -9,33 +9,45 @@ tool held is a plain test asserting that it holds. The races run on SQLite and P
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import json
 import re
+import socket
 import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html import unescape
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from server.db import transaction
 from server.lti import claims as c
 from server.lti.accounts import course_link, person, record_member
 from server.lti.http import MAX_RESPONSE_BYTES
 from server.lti.launch import Context, Launch, state_cookie_name
+from server.lti.platforms import add_platform
 from server.models import Course, Enrollment, LtiContext, LtiDeepLink, LtiMember, LtiPlatform, LtiUser, User
 from tests.lti.conftest import LEARNER, STAFF, Lti
-from tests.lti.servers import launch
+from tests.lti.servers import free_port, launch
 from tests.lti.test_races import DEPLOYMENT, Accepted, _accept, _count, _race, engine  # noqa: F401  (fixture)
 from tests.lti.test_redteam import (  # noqa: F401  (module fixtures, used by name)
     HOSTILE_CLIENT,
     Hostile,
+    _outside_address,
+    _Served,
     _hostile_course,
     _member,
     course_l1,
@@ -491,3 +503,126 @@ def test_two_lms_courses_of_one_label_first_opened_at_once_get_a_course_each(eng
     assert len(set(links.values())) == 2 and slugs == {"shared-label", "shared-label-2"}
     assert teachers == {"R7X1": [a.user_id], "R7X2": [b.user_id]}
     assert _count(engine, LtiContext) == 2
+
+
+# --- SSRF: a two-faced host name unlocks this machine ---------------------------------------------------
+
+TWO_FACED = "lms.two-faced.test"
+
+
+def _named_certificate(folder: Path, name: str, ips: list[str]) -> tuple[Path, Path]:
+    """A self-signed CA certificate for ``name`` (and ``ips``): the hostile LMS's, trusted by the
+    tool as a public CA's would be."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    sans: list[x509.GeneralName] = [x509.DNSName(name)] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=7))
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "two-faced-cert.pem", folder / "two-faced-key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_file, key_file
+
+
+@dataclass
+class TwoFaced:
+    """The hostile LMS, the internal service, and the addresses the LMS's DNS lists for its name."""
+
+    evil: Hostile
+    internal_port: int
+    internal_hits: list[str]
+    faces: list[str]
+
+
+@pytest.fixture
+def two_faced(lti: Lti, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TwoFaced]:
+    """A hostile LMS registered by name (``https://lms.two-faced.test:<port>``, as an
+    administrator registers a remote LMS), served on this machine's outside address; its DNS
+    (the LMS's own zone: here a resolver answering for that one name) lists that address and
+    127.0.0.1. An internal https service listens on loopback."""
+    outside = _outside_address()
+    assert outside is not None, "this machine has no address but loopback"
+    cert, key = _named_certificate(tmp_path, TWO_FACED, [outside, "127.0.0.1"])
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    real_getaddrinfo = socket.getaddrinfo
+    faces = [outside, "127.0.0.1"]
+
+    def resolver(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == TWO_FACED:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (face, port or 0)) for face in faces]
+        return real_getaddrinfo(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    port, internal_port = free_port(), free_port()
+    evil = Hostile(f"https://{TWO_FACED}:{port}")
+    hits: list[str] = []
+    internal = FastAPI()
+
+    @internal.api_route("/{rest:path}", methods=["GET", "POST"])
+    def secret(rest: str, request: Request) -> Response:
+        hits.append(f"{request.method} /{rest} {request.headers.get('authorization', '')}")
+        return JSONResponse({"members": []})
+
+    with _Served(evil.app(), outside, port, cert, key), _Served(internal, "127.0.0.1", internal_port, cert, key):
+        with transaction(lti.state.session_factory) as session:
+            add_platform(session, evil.registration())
+        yield TwoFaced(evil, internal_port, hits, faces)
+
+
+def _two_faced_roster(lti: Lti, two_faced: TwoFaced, context: str) -> None:
+    url = f"https://127.0.0.1:{two_faced.internal_port}/internal/admin"
+    with lti.client() as browser:
+        answer = hostile_launch(
+            browser,
+            lti,
+            two_faced.evil,
+            sub="r7-two-faced",
+            context=context,
+            **{c.NRPS: {"context_memberships_url": url, "service_versions": ["2.0"]}},
+        )
+        assert answer.status_code == 200, answer.text[-400:]
+        page = signed_in(browser, lti, answer)
+        roster_button(browser, lti, str(page.url.params["course"]))
+    assert any(path.startswith("/token") for _m, path, _h in two_faced.evil.hits)  # the LMS was reached
+
+
+def test_a_remote_lms_registered_by_name_cannot_reach_this_machine(lti: Lti, two_faced: TwoFaced) -> None:
+    """Not an attack: the control of the xfail below. The same LMS, its name resolving to its
+    outside address alone: its roster on 127.0.0.1 is refused, the internal service never called."""
+    two_faced.faces[:] = two_faced.faces[:1]
+    _two_faced_roster(lti, two_faced, "R7-1F")
+    assert two_faced.internal_hits == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="round 7: a remote LMS whose host name also resolves to 127.0.0.1 gets the tool to call services "
+    "on the tool's own machine (service_address_kinds grants loopback when any address of the token host is loopback)",
+)
+def test_a_remote_lms_whose_name_also_resolves_to_loopback_cannot_reach_this_machine(
+    lti: Lti, two_faced: TwoFaced
+) -> None:
+    """The hostile LMS is remote: registered by a host name, reached at its outside address.
+    Its DNS lists one more address for that name, 127.0.0.1. ``service_address_kinds`` takes
+    the kinds of *every* address of the token host and allows each, so loopback is allowed for
+    all of this LMS's service URLs; the token call itself still reaches the LMS (the outside
+    address comes first, and a refused connection falls through to the next). The launch then
+    names a roster on 127.0.0.1: the roster button sends the tool (with the LMS's bearer token)
+    to a service on the tool's own machine, plain http included (allowed on loopback). Secure:
+    loopback is this LMS's only if every address of its registered host is loopback (it is on
+    this machine), so the internal service is never called."""
+    _two_faced_roster(lti, two_faced, "R7-2F")
+    assert two_faced.internal_hits == []
