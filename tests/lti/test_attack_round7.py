@@ -14,12 +14,14 @@ import base64
 import datetime
 import ipaddress
 import json
+import math
 import re
+import secrets
 import socket
 import string
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import unescape
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
+from joserfc.jwk import RSAKey
 from sqlalchemy import Engine, event, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -834,3 +837,57 @@ def test_two_deep_linking_answers_for_one_new_exercise_at_once_ask_for_one_colum
     assert (a.items, b.items) == (1, 1)
     assert a.line_items_asked + b.line_items_asked == 1
     assert _count(engine, LtiLineItem) == 1
+
+
+# --- the key set: a key anyone can factor ---------------------------------------------------------------
+
+
+def _weak_key(bits: int = 512) -> RSAKey:
+    """An RSA key of ``bits`` bits (``cryptography`` makes none under 1024; built from two
+    primes here, as an old or misconfigured LMS may have one)."""
+
+    def prime(size: int) -> int:
+        while True:
+            n = secrets.randbits(size) | (3 << (size - 2)) | 1
+            if all(pow(a, n - 1, n) == 1 for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)):
+                return n
+
+    e = 65537
+    while True:
+        p, q = prime(bits // 2), prime(bits // 2)
+        phi = (p - 1) * (q - 1)
+        if p != q and math.gcd(e, phi) == 1:
+            break
+    d = pow(e, -1, phi)
+    numbers = rsa.RSAPrivateNumbers(p, q, d, d % (p - 1), d % (q - 1), pow(q, -1, p), rsa.RSAPublicNumbers(e, p * q))
+    return RSAKey.import_key(numbers.private_key(), {"kid": f"weak-{bits}"})
+
+
+@dataclass
+class WeakKeyLms(Hostile):
+    """A hostile (or old, misconfigured) LMS that signs with a 512-bit RSA key."""
+
+    key: RSAKey = field(default_factory=_weak_key)
+
+
+@pytest.fixture
+def weak(lti: Lti) -> Iterator[WeakKeyLms]:
+    yield from served_and_registered(lti, WeakKeyLms)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="round 7: a launch signed with a 512-bit RSA key (factorable in hours) is accepted: "
+    "no minimum key size is required of an LMS's keys",
+)
+def test_a_launch_signed_with_a_512_bit_key_is_refused(lti: Lti, weak: WeakKeyLms) -> None:
+    """An LMS publishes a 512-bit RSA key (an old install, a misconfigured key pair). Anyone who
+    factors its public modulus (hours on rented machines) signs launches as any of its users,
+    instructors included. ``platform_key`` takes any RSA key of the set (joserfc only warns).
+    Secure: keys under 2048 bits verify nothing (the launch is refused with a page that says
+    the LMS's key is too weak)."""
+    assert weak.key.as_dict(private=False)["n"] and len(base64.urlsafe_b64decode(weak.key.as_dict()["n"] + "==")) == 64
+    with lti.client() as browser:
+        answer = hostile_launch(browser, lti, weak, sub="r7-weak", context="R7-WK")
+    assert answer.status_code in (400, 401), answer.status_code
+    assert not PARTS.search(answer.text)
