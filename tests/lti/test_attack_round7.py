@@ -12,9 +12,10 @@ Attacks that worked (strict xfails):
   ``services.service_address_kinds`` allows every kind among the token host's addresses, so
   loopback is granted and the roster button sends the tool (with a bearer token) to a service
   on the tool's own machine (plain http allowed there). Medium: blind SSRF to loopback.
-- two deep-linking answers for one new exercise at once on PostgreSQL: the second breaks the
-  set entry's primary key (``IntegrityError``, a 500 with a traceback; the column row's unique
-  key is next in line). Low-medium (two staff, or two tabs, at the same moment).
+- two deep-linking answers for one exercise at once on PostgreSQL: the second breaks the set
+  entry's primary key (an exercise new to the course) or the column row's unique key (one
+  already published): ``IntegrityError``, a 500 with a traceback. Low-medium (two staff, or two
+  tabs, at the same moment).
 - a launch signed with a 512-bit RSA key is accepted (no minimum key size). Low-medium: only
   where an LMS publishes such a key, then anyone who factors it signs in as any of its users.
 - one roster sync reads and holds every page an LMS names, each up to the 4 MiB cap of one
@@ -73,6 +74,7 @@ from sqlalchemy import Engine, event, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from server.courses.sets import publish
 from server.db import make_session_factory, transaction
 from server.lti import claims as c
 from server.lti import deeplink
@@ -813,10 +815,12 @@ def _race_at(engine: Engine, first: Any, second: Any, kinds: tuple[str, ...]) ->
     return a, racer["result"]
 
 
+@pytest.mark.parametrize("published", [False, True], ids=["new-exercise", "published-exercise"])
 def test_two_deep_linking_answers_for_one_new_exercise_at_once_ask_for_one_column(
     engine: Engine,  # noqa: F811
     db_backend: str,  # noqa: F811
     request: pytest.FixtureRequest,
+    published: bool,
 ) -> None:
     """Two pickers of one course (two of its staff, or two tabs) answered at once for the same
     exercise, new to the course: ``deeplink.answer`` reads what is remembered (nothing), then
@@ -826,7 +830,9 @@ def test_two_deep_linking_answers_for_one_new_exercise_at_once_ask_for_one_colum
     or the column row's): an ``IntegrityError``, a 500 with a traceback over HTTP, the second
     instructor's choice lost. Secure: the second answer ends with a page (its items, the
     column asked for once in all) or a named refusal, never an ``IntegrityError``. On SQLite
-    writers are serialized and the race cannot happen (the first write waits)."""
+    writers are serialized and the race cannot happen (the first write waits). ``published``:
+    the exercise is in the course's set already (no column yet), so the second's first insert
+    is the column row's, whose unique key it breaks in the same way."""
     if db_backend == "postgres":
         request.applymarker(
             pytest.mark.xfail(
@@ -839,6 +845,10 @@ def test_two_deep_linking_answers_for_one_new_exercise_at_once_ask_for_one_colum
     secret = b"r7-secret-" + b"s" * 32
     with Session(engine) as session:
         made = _accept(session, "prof", "R7DL")
+        if published:
+            link = session.get(LtiContext, made.link_id)
+            assert link is not None
+            publish(session, session.get(Course, link.course_id), EXERCISE, actor="test")  # type: ignore[arg-type]
         now = utcnow()
         ids = []
         for n in range(2):
