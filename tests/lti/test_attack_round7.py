@@ -819,7 +819,6 @@ def _race_at(engine: Engine, first: Any, second: Any, kinds: tuple[str, ...]) ->
 def test_two_deep_linking_answers_for_one_new_exercise_at_once_ask_for_one_column(
     engine: Engine,  # noqa: F811
     db_backend: str,  # noqa: F811
-    request: pytest.FixtureRequest,
     published: bool,
 ) -> None:
     """Two pickers of one course (two of its staff, or two tabs) answered at once for the same
@@ -833,15 +832,6 @@ def test_two_deep_linking_answers_for_one_new_exercise_at_once_ask_for_one_colum
     writers are serialized and the race cannot happen (the first write waits). ``published``:
     the exercise is in the course's set already (no column yet), so the second's first insert
     is the column row's, whose unique key it breaks in the same way."""
-    if db_backend == "postgres":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                raises=IntegrityError,
-                reason="round 7: two deep-linking answers for one new exercise at once on PostgreSQL: "
-                "the second breaks a unique key (IntegrityError, a 500)",
-            )
-        )
     secret = b"r7-secret-" + b"s" * 32
     with Session(engine) as session:
         made = _accept(session, "prof", "R7DL")
