@@ -46,15 +46,26 @@ def service_url(lineitem: str, suffix: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + suffix))
 
 
-def service_address_kinds(platform: LtiPlatform) -> frozenset[AddressKind]:
+#: From the strictest: the kind a platform's token host is taken to be is the first of these
+#: among its addresses (:func:`service_address_kinds`).
+_STRICTEST_FIRST = (AddressKind.REFUSED, AddressKind.PUBLIC, AddressKind.PRIVATE, AddressKind.LOOPBACK)
+
+
+def service_address_kinds(kinds: set[AddressKind]) -> frozenset[AddressKind]:
     """Where a platform's service URLs may lead: public addresses, and the kind of network the
-    administrator registered the platform on (its token URL's addresses): a platform on this
+    administrator registered the platform on (``kinds``: its token URL's host's): a platform on this
     machine (development, the tests) may name loopback services, one on a private network
-    private ones; a public platform neither. Unspecified, link-local, multicast and reserved
-    addresses never, also written as an IPv6 address that embeds one (IPv4-mapped, NAT64, 6to4,
-    Teredo: ``server.lti.http.address_kind`` sorts those as the IPv4 address they stand for)."""
-    kinds = host_kinds(urlsplit(platform.auth_token_url).hostname or "")
-    return frozenset({AddressKind.PUBLIC} | (kinds & {AddressKind.PRIVATE, AddressKind.LOOPBACK}))
+    private ones; a public platform neither. The host's kind is decided from *every* address
+    it resolves to, by the strictest: a name whose DNS lists a public address and 127.0.0.1 is
+    a public platform (its services on loopback refused), one that lists a private address
+    and a loopback one a private platform; one that does not resolve, or lists an address
+    never called, public. Unspecified, link-local, multicast and reserved addresses never,
+    also written as an IPv6 address that embeds one (IPv4-mapped, NAT64, 6to4, Teredo:
+    ``server.lti.http.address_kind`` sorts those as the IPv4 address they stand for)."""
+    kind = next((k for k in _STRICTEST_FIRST if k in kinds), AddressKind.PUBLIC)
+    if kind is AddressKind.REFUSED:
+        kind = AddressKind.PUBLIC
+    return frozenset({AddressKind.PUBLIC, kind})
 
 
 class ColumnUnusable(LmsUnreachable):
@@ -71,7 +82,12 @@ class LmsClient:
         self._secret = secret
         self.platform = platform
         self._tokens: dict[tuple[str, ...], str] = {}
-        self._allowed = service_address_kinds(platform)
+        kinds = host_kinds(urlsplit(platform.auth_token_url).hostname or "")
+        self._allowed = service_address_kinds(kinds)
+        #: The token URL (an administrator's entry, like the key set's) may lead where its host
+        #: led when this client was made: every kind among its addresses then (never one it
+        #: rebinds to later, nor one never called: ``server.lti.http.pinned``).
+        self._token_allowed = frozenset(kinds | {AddressKind.PUBLIC})
         self._http = lms_client(TIMEOUT)
         #: Requests sent (tokens included): what a job did, counted.
         self.requests = 0
@@ -82,11 +98,13 @@ class LmsClient:
     def __exit__(self, *_exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self._http.close()
 
-    def _call(self, method: str, url: str, what: str, **kwargs: Any) -> Answer:
+    def _call(self, method: str, url: str, what: str, *, registered: bool = False, **kwargs: Any) -> Answer:
         # A service URL comes from a launch's claims or an LMS's answer (paging links, line
         # item ids): every address it resolves to is checked, and the request goes there.
+        # ``registered``: the token URL itself.
         self.requests += 1
-        return call(method, url, what, client=self._http, allowed=self._allowed, **kwargs)
+        allowed = self._token_allowed if registered else self._allowed
+        return call(method, url, what, client=self._http, allowed=allowed, **kwargs)
 
     def token(self, scopes: tuple[str, ...]) -> str:
         """An access token for ``scopes`` (bought once per client)."""
@@ -103,6 +121,7 @@ class LmsClient:
             "POST",
             platform.auth_token_url,
             f"an access token from {platform.name}",
+            registered=True,
             form={
                 "grant_type": "client_credentials",
                 "client_assertion_type": ASSERTION_TYPE,

@@ -663,11 +663,6 @@ def test_a_remote_lms_registered_by_name_cannot_reach_this_machine(lti: Lti, two
     assert two_faced.internal_hits == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 7: a remote LMS whose host name also resolves to 127.0.0.1 gets the tool to call services "
-    "on the tool's own machine (service_address_kinds grants loopback when any address of the token host is loopback)",
-)
 def test_a_remote_lms_whose_name_also_resolves_to_loopback_cannot_reach_this_machine(
     lti: Lti, two_faced: TwoFaced
 ) -> None:
