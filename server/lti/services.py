@@ -17,6 +17,7 @@ before it is followed or handed back to be stored: one the tool cannot call is
 
 from __future__ import annotations
 
+import time
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -26,11 +27,27 @@ from sqlalchemy.orm import Session
 from server.db import SessionFactory, transaction
 from server.lti import keys
 from server.lti.errors import LmsUnreachable
-from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, lms_client, lms_url, next_page
+from server.lti.http import (
+    MAX_RESPONSE_BYTES,
+    TIMEOUT,
+    AddressKind,
+    Answer,
+    call,
+    host_kinds,
+    lms_client,
+    lms_url,
+    next_page,
+)
 from server.models import LtiPlatform
 
 MAX_PAGES = 100
 MAX_ITEMS = 20_000
+#: Most bytes one paged read (a roster, a column's results) takes in all, its pages together
+#: (a course of 20,000 members is a few MiB): a page is asked for only while a whole answer
+#: (``server.lti.http.MAX_RESPONSE_BYTES``) still fits in what is left.
+MAX_PAGED_BYTES = 32 * 1024 * 1024
+#: Most seconds one paged read takes in all (each exchange within its own deadline too).
+MAX_PAGED_SECONDS = 60.0
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 LINE_ITEMS = "application/vnd.ims.lis.v2.lineitemcontainer+json"
@@ -159,17 +176,41 @@ class LmsClient:
         key: str | None,
         params: dict[str, str] | None = None,
     ) -> list[dict[str, Any]]:
-        """Every item of a paged container (``key`` its list; None: the body is the list)."""
+        """Every item of a paged container (``key`` its list; None: the body is the list), read
+        within :data:`MAX_PAGED_BYTES` and :data:`MAX_PAGED_SECONDS` in all (past either, the
+        whole read is ``LmsUnreachable``: nothing is taken from an incomplete list)."""
         items: list[dict[str, Any]] = []
         page: str | None = url
         seen: set[str] = set()
+        read = 0
+        end = time.monotonic() + MAX_PAGED_SECONDS
         for _ in range(MAX_PAGES):
             if page is None:
                 break
             if page in seen:  # a next link back to a page already read: the roster would never end
                 raise LmsUnreachable(f"{what}: the LMS's pages link back to a page already read (a loop).")
             seen.add(page)
-            answer = self._call("GET", page, what, headers=self._headers(scopes, accept), params=params)
+            if read + MAX_RESPONSE_BYTES > MAX_PAGED_BYTES:
+                raise LmsUnreachable(
+                    f"{what}: the LMS's pages hold more than the {MAX_PAGED_BYTES // 2**20} MiB one read takes in all "
+                    f"({read / 2**20:.0f} MiB read, and another page might not fit); nothing was taken from an "
+                    "incomplete list."
+                )
+            left = end - time.monotonic()
+            try:
+                if left <= 0:
+                    raise LmsUnreachable(what)
+                answer = self._call(
+                    "GET", page, what, headers=self._headers(scopes, accept), params=params, seconds=left
+                )
+            except LmsUnreachable:
+                if time.monotonic() < end:
+                    raise
+                raise LmsUnreachable(
+                    f"{what}: the LMS's pages were not read in full within {MAX_PAGED_SECONDS:g} s in all; "
+                    "nothing was taken from an incomplete list."
+                ) from None
+            read += answer.size
             params = None  # the next link carries its own query
             found = answer.body.get(key) if key is not None and isinstance(answer.body, dict) else answer.body
             if not isinstance(found, list):
