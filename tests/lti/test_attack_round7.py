@@ -79,9 +79,10 @@ from server.db import make_session_factory, transaction
 from server.lti import claims as c
 from server.lti import deeplink, services
 from server.lti.accounts import course_link, person, record_member
+from server.lti.errors import LmsUnreachable
 from server.lti.http import MAX_RESPONSE_BYTES
 from server.lti.launch import Context, Launch, state_cookie_name
-from server.lti.platforms import add_platform
+from server.lti.platforms import add_platform, kept_key_set
 from server.models import (
     Course,
     Enrollment,
@@ -373,11 +374,6 @@ def test_a_key_published_for_encryption_verifies_no_launch(lti: Lti, encrypting:
     assert not PARTS.search(answer.text)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 7: a registered LMS's key set is cached whole in its row (up to 4 MiB at every refresh, "
-    "and parsed again at each of its launches): extra members and 19 junk keys are stored uncapped",
-)
 def test_the_key_set_kept_for_an_lms_is_capped(lti: Lti, bloated: KeySetLms) -> None:
     """A registered LMS (or anyone who can make it refresh: an unknown ``kid`` once a minute)
     publishes its real key and 19 others with a 190 KB modulus each (3.6 MB). The tool keeps
@@ -390,6 +386,7 @@ def test_the_key_set_kept_for_an_lms_is_capped(lti: Lti, bloated: KeySetLms) -> 
     with lti.state.session_factory() as session:
         kept = session.scalar(select(LtiPlatform.jwks).where(LtiPlatform.issuer == bloated.issuer)) or ""
     assert len(kept) <= 64 * 1024, len(kept)
+    assert [k["kid"] for k in json.loads(kept)["keys"]] == [bloated.key.kid]
 
 
 # --- open redirects, account linking, role escalation -------------------------------------------------
@@ -904,11 +901,6 @@ def weak(lti: Lti) -> Iterator[WeakKeyLms]:
     yield from served_and_registered(lti, WeakKeyLms)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 7: a launch signed with a 512-bit RSA key (factorable in hours) is accepted: "
-    "no minimum key size is required of an LMS's keys",
-)
 def test_a_launch_signed_with_a_512_bit_key_is_refused(lti: Lti, weak: WeakKeyLms) -> None:
     """An LMS publishes a 512-bit RSA key (an old install, a misconfigured key pair). Anyone who
     factors its public modulus (hours on rented machines) signs launches as any of its users,
@@ -920,6 +912,23 @@ def test_a_launch_signed_with_a_512_bit_key_is_refused(lti: Lti, weak: WeakKeyLm
         answer = hostile_launch(browser, lti, weak, sub="r7-weak", context="R7-WK")
     assert answer.status_code in (400, 401), answer.status_code
     assert not PARTS.search(answer.text)
+    assert "Signing key refused" in answer.text and "2048 bits" in answer.text, answer.text[-400:]
+
+
+def test_a_key_set_keeps_only_keys_that_can_verify_a_launch() -> None:
+    """Not an attack: what is kept of a key set (``platforms.kept_key_set``). A strong RSA key
+    keeps its public members only; a 512-bit key, an EC key (any curve: launches are RS256) and
+    a key for encryption are refused by kid (a launch they sign is refused by name); a set of
+    more than 20 keys is refused whole, nothing kept."""
+    strong = {**RSAKey.generate_key(2048).as_dict(private=False), "kid": "strong", "x5c": ["x" * 5000]}
+    weak = {**_weak_key().as_dict(private=False), "kid": "weak"}
+    ec = {"kty": "EC", "crv": "secp256k1", "kid": "ec", "x": "AA", "y": "AA"}
+    enc = {**strong, "kid": "enc", "use": "enc"}
+    kept = kept_key_set({"keys": [strong, weak, ec, enc, "junk"]}, "the key set")
+    assert [k["kid"] for k in kept["keys"]] == ["strong"] and "x5c" not in kept["keys"][0]
+    assert set(kept["refused"]) == {"weak", "ec", "enc"} and "512 bits" in kept["refused"]["weak"]
+    with pytest.raises(LmsUnreachable, match="more than 20 keys"):
+        kept_key_set({"keys": [strong] * 21}, "the key set")
 
 
 # --- the roster: many big pages ------------------------------------------------------------------------
