@@ -11,6 +11,12 @@ The platform's key set is cached in its row. :func:`platform_key` returns the ke
 answering garbage): ``jwks_miss_at``. So an outsider's launches with made-up key ids cost at
 most one fetch a minute per platform, whether the key set answers or not; a real key rotation
 is found at the first launch (or the first after a cooldown an outsider started).
+
+What is cached is what can verify a launch (:func:`kept_key_set`): RSA public keys of
+:data:`MIN_RSA_BITS` to :data:`MAX_RSA_BITS` bits for signatures, their public members only;
+every other key of the set is kept as its ``kid`` and why it is refused, so a launch it signed
+is refused by name ("Signing key refused"). A set of more than :data:`MAX_KEYS` keys, or whose
+kept text is over :data:`MAX_JWKS_CHARS`, is ``LmsUnreachable`` and nothing is stored.
 """
 
 from __future__ import annotations

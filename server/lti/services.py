@@ -7,8 +7,9 @@ token URL. A client given a session factory (a background job) signs each assert
 short transaction of its own, so a job holds no transaction while the LMS answers; given a
 session, it signs in that one. One :class:`LmsClient` serves one job (a roster sync, a preview, an apply): it keeps
 its tokens and its HTTP connection for that job only, never between jobs (no global state).
-Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`; a longer
-list, or a next link back to a page already read, is ``LmsUnreachable`` (never a cut list
+Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`,
+:data:`MAX_PAGED_BYTES` and :data:`MAX_PAGED_SECONDS` in all; a longer list, or a next link
+back to a page already read, is ``LmsUnreachable`` (never a cut list
 taken as whole: a roster cut short would mark everyone after the cut as dropped). Every URL an
 answer names (a next page, a line item's ``id``) is checked (``server.lti.http.lms_url``)
 before it is followed or handed back to be stored: one the tool cannot call is

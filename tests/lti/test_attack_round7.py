@@ -6,7 +6,7 @@ writes). An attack that worked is a strict xfail asserting what a safe tool does
 tool held is a plain test asserting that it holds. The races run on SQLite and PostgreSQL
 (``tests/lti/test_races``'s forced interleaving).
 
-Attacks that worked (strict xfails):
+Attacks that worked (strict xfails at first; fixed since, each now a plain test of the fix):
 
 - a remote LMS registered by host name whose DNS also lists 127.0.0.1 for that name:
   ``services.service_address_kinds`` allows every kind among the token host's addresses, so
@@ -653,7 +653,7 @@ def _two_faced_roster(lti: Lti, two_faced: TwoFaced, context: str) -> None:
 
 
 def test_a_remote_lms_registered_by_name_cannot_reach_this_machine(lti: Lti, two_faced: TwoFaced) -> None:
-    """Not an attack: the control of the xfail below. The same LMS, its name resolving to its
+    """Not an attack: the control of the (fixed) attack below. The same LMS, its name resolving to its
     outside address alone: its roster on 127.0.0.1 is refused, the internal service never called."""
     two_faced.faces[:] = two_faced.faces[:1]
     _two_faced_roster(lti, two_faced, "R7-1F")
