@@ -17,17 +17,20 @@ instructor chooses exercises; the tool answers with one content item per exercis
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from server.catalogue.service import list_exercises
 from server.courses.service import INSTRUCTOR, course_role
 from server.courses.sets import course_exercises, publish
+from server.db import insert_unless_taken
 from server.lti import claims as c
 from server.lti import keys
 from server.lti.errors import LaunchRefused, LmsUnreachable
@@ -35,6 +38,8 @@ from server.lti.launch import Launch
 from server.lti.lineitems import line_item_spec, lookup, remembered
 from server.lti.services import ColumnUnusable, LmsClient
 from server.models import Course, LtiContext, LtiDeepLink, LtiLineItem, LtiPlatform, User, utcnow
+
+log = logging.getLogger(__name__)
 
 REQUEST_SECONDS = 1800
 MAX_CHOSEN = 100
@@ -158,7 +163,7 @@ def answer(
     asked = 0
     for slug in picked:
         if slug not in published:
-            publish(session, course, slug, actor="lti-deep-link")
+            _publish_once(session, course, slug)
         item: dict[str, Any] = {
             "type": "ltiResourceLink",
             "title": titles[slug],
@@ -168,13 +173,18 @@ def answer(
         row = rows.get(slug)
         url = found[slug]
         if isinstance(url, str) and (row is None or not row.url):
-            if row is None:
-                row = LtiLineItem(context_id=link.id, exercise=slug)
-                session.add(row)
-            row.url, row.claimed_at = url[:2000], None
-        elif url is None and row is None:  # the LMS has none: the answer asks for it, remembered as asked
+            if row is not None:
+                row.url, row.claimed_at = url[:2000], None
+            elif not _line_item_added(session, link, slug, url[:2000]):  # another answer's row: fill it in
+                session.execute(
+                    update(LtiLineItem)
+                    .where(LtiLineItem.context_id == link.id, LtiLineItem.exercise == slug, LtiLineItem.url.is_(None))
+                    .values(url=url[:2000], claimed_at=None)
+                )
+        elif url is None and row is None and _line_item_added(session, link, slug, None):
+            # the LMS has none: the answer asks for it, remembered as asked (a row another answer
+            # added at the same moment means that one asked: none is asked for twice)
             item["lineItem"] = line_item_spec(slug, titles[slug])
-            session.add(LtiLineItem(context_id=link.id, exercise=slug, url=None))
             asked += 1
         items.append(item)
     claims: dict[str, Any] = {
@@ -192,6 +202,24 @@ def answer(
         claims[c.DEEP_LINKING_DATA] = json.loads(request.data)  # given back as the platform sent it
     session.flush()
     return Answer(request.return_url, keys.sign(session, secret, claims), len(items), asked)
+
+
+def _publish_once(session: Session, course: Course, slug: str) -> None:
+    """Publish ``slug`` in ``course`` unless another answer (or a staff member) published it at
+    the same moment: in a savepoint, so the other's set entry (its primary key) stands and this
+    answer goes on (on SQLite writers queue, so only PostgreSQL meets this)."""
+    try:
+        with session.begin_nested():
+            publish(session, course, slug, actor="lti-deep-link")
+    except IntegrityError:
+        log.info("deep linking: %s/%s was published by another answer at the same moment", course.slug, slug)
+
+
+def _line_item_added(session: Session, link: LtiContext, slug: str, url: str | None) -> bool:
+    """Add the exercise's column row (``url``, or None for one asked for) unless one exists
+    (``server.db.insert_unless_taken``: another answer's row, added at the same moment, is
+    kept); whether this call added it."""
+    return insert_unless_taken(session, LtiLineItem, {"context_id": link.id, "exercise": slug, "url": url}) is not None
 
 
 #: What :func:`_column` found out: the column's URL, :data:`EXISTS` (the LMS has one the tool

@@ -297,11 +297,13 @@ def lms_client(timeout: httpx.Timeout = TIMEOUT) -> httpx.Client:
 
 @dataclass(frozen=True)
 class Answer:
-    """An LMS's answer: status, the JSON body (None when empty) and the ``Link`` header."""
+    """An LMS's answer: status, the JSON body (None when empty), the ``Link`` header and the
+    body's size in bytes (what a paged read counts against its total: ``server.lti.services``)."""
 
     status: int
     body: Any
     link: str
+    size: int = 0
 
 
 _LOCAL = frozenset({AddressKind.PUBLIC, AddressKind.PRIVATE, AddressKind.LOOPBACK})
@@ -350,6 +352,7 @@ def call(
     accept_status: tuple[int, ...] = (),
     client: httpx.Client | None = None,
     allowed: frozenset[AddressKind] = _LOCAL,
+    seconds: float | None = None,
 ) -> Answer:
     """One request to an LMS; ``what`` names it in errors ("the roster of ...").
 
@@ -357,7 +360,8 @@ def call(
     ``LmsUnreachable``. ``allowed``: the kinds of address the URL's host may resolve to (the
     registered URLs an administrator entered: any but the always refused). A URL that is not
     https (loopback aside) is ``LmsUnreachable`` too: the registered ones were checked when
-    entered, so one that fails here came from the LMS."""
+    entered, so one that fails here came from the LMS. ``seconds``: a shorter deadline for this
+    exchange than the client's (what is left of a paged read's budget)."""
     lms_url(url, what)
     place = pinned(url, what, allowed)
     host = place.server_name
@@ -367,7 +371,8 @@ def call(
     own = client is None
     session = client or lms_client()
     extensions = {"sni_hostname": host} if urlsplit(url).scheme == "https" else {}
-    seconds = session.timeout.read or TIMEOUT.read or 15.0
+    longest = session.timeout.read or TIMEOUT.read or 15.0
+    seconds = longest if seconds is None else max(0.0, min(seconds, longest))
     deadline = _deadline.set(time.monotonic() + seconds)
     try:
         for n, target in enumerate(place.targets):
@@ -405,9 +410,9 @@ def call(
     if not (200 <= status < 300) and status not in accept_status:
         raise LmsUnreachable(f"{what}: {host} answered HTTP {status}.", status=status)
     if not body.strip():
-        return Answer(status, None, link)
+        return Answer(status, None, link, len(body))
     try:
-        return Answer(status, json.loads(bytes(body)), link)
+        return Answer(status, json.loads(bytes(body)), link, len(body))
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise LmsUnreachable(f"{what}: {host} answered something that is not JSON (or nested too deep).") from None
 

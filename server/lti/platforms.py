@@ -18,10 +18,18 @@ message capped at :data:`FAILURE_CHARS`), shown by ``ppo-grader lti platforms`` 
 course's LMS page, and cleared by that service's next success (:func:`service_worked`). The
 authorization (OIDC auth) URL is the browser's to open, never the tool's: a wrong one shows in
 the instructor's browser, at the LMS, not here.
+
+What is cached is what can verify a launch (:func:`kept_key_set`): RSA public keys of
+:data:`MIN_RSA_BITS` to :data:`MAX_RSA_BITS` bits for signatures, their public members only;
+every other key of the set is kept as its ``kid`` and why it is refused, so a launch it signed
+is refused by name ("Signing key refused"). A set of more than :data:`MAX_KEYS` keys, or whose
+kept text is over :data:`MAX_JWKS_CHARS`, is ``LmsUnreachable`` and nothing is stored.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -49,8 +57,15 @@ TOKEN, JWKS = "token", "jwks"
 SERVICE_NAMES = {TOKEN: "token URL", JWKS: "key set (JWKS) URL"}
 #: Longest failure message kept on a platform.
 FAILURE_CHARS = 300
-#: Most keys read from a platform's set.
+#: Most keys a platform's set may hold (more: the set is refused, nothing kept).
 MAX_KEYS = 20
+#: Most characters of the key set kept in a platform's row (what a launch reads back).
+MAX_JWKS_CHARS = 64 * 1024
+#: RSA moduli a launch may be verified with: under 2048 bits a key is factorable (a 512-bit
+#: one in hours); over 8192 bits nobody's key, only a cost (to store and to verify with).
+MIN_RSA_BITS, MAX_RSA_BITS = 2048, 8192
+#: The members of an RSA public key kept (and each value's longest text).
+_KEPT = {"kty": 8, "kid": 200, "alg": 16, "use": 16, "n": MAX_RSA_BITS // 6 + 4, "e": 12}
 
 
 @dataclass(frozen=True)
@@ -165,6 +180,8 @@ def platform_by_name(session: Session, name: str) -> LtiPlatform:
 
 
 def _cached(platform: LtiPlatform) -> dict[str, Any]:
+    if platform.jwks is not None and len(platform.jwks) > MAX_JWKS_CHARS:
+        return {}  # kept whole by an earlier version: read as empty, so the next launch refreshes it
     try:
         value = json.loads(platform.jwks or "{}")
     except ValueError:
@@ -222,20 +239,87 @@ def failing_platform(session: Session, course_id: int) -> LtiPlatform | None:
     )
 
 
-def refresh_jwks(session: Session, platform: LtiPlatform, now: datetime | None = None) -> dict[str, Any]:
-    """Fetch the platform's key set now and cache it (``LmsUnreachable`` when it cannot be read,
-    kept on the platform: :func:`service_failed`)."""
-    now = now or utcnow()
+def _refused(jwks: dict[str, Any], kid: str) -> str | None:
+    """Why the set's key ``kid`` verifies no launch (kept as ``refused``: kid -> a phrase), if it is so."""
+    refused = jwks.get("refused")
+    reason = refused.get(kid) if isinstance(refused, dict) else None
+    return reason if isinstance(reason, str) else None
+
+
+def _modulus_bits(n: str) -> int | None:
+    """The bit length of a JWK's base64url modulus (None: not base64url)."""
     try:
-        answer = call("GET", platform.jwks_url, f"the key set of {platform.name}")
-        body = answer.body
-        if not isinstance(body, dict) or not isinstance(body.get("keys"), list):
-            raise LmsUnreachable(f'the key set of {platform.name}: the answer has no "keys" list.')
+        return int.from_bytes(base64.urlsafe_b64decode(n + "=" * (-len(n) % 4))).bit_length()
+    except (ValueError, binascii.Error):
+        return None
+
+
+def _weakness(key: dict[str, Any]) -> str | None:
+    """Why ``key`` (a JWK of the platform's set) can verify no launch, or None: an RSA public
+    key of :data:`MIN_RSA_BITS` to :data:`MAX_RSA_BITS` bits, each member a short text."""
+    if key.get("kty") != "RSA":  # EC keys (whatever the curve) and others: launches are RS256
+        return f"a key of type {str(key.get('kty'))[:8]!r}, not RSA (LTI 1.3 launches are signed with RS256)"
+    if key.get("use", "sig") != "sig":
+        return f"a key published for {str(key.get('use'))[:16]!r}, not for signatures"
+    if key.get("alg", "RS256") != "RS256":
+        return f"a key for {str(key.get('alg'))[:16]!r}, not RS256"
+    for name, longest in _KEPT.items():
+        value = key.get(name)
+        if name in ("alg", "use") and value is None:
+            continue
+        if not isinstance(value, str) or not value or len(value) > longest or not value.isascii():
+            if name == "n" and isinstance(value, str) and len(value) > longest:
+                return f"an RSA key of more than {MAX_RSA_BITS} bits"
+            return f"a key whose {name!r} is not a short ASCII text"
+    bits = _modulus_bits(key["n"])
+    if bits is None:
+        return "a key whose modulus is not base64url"
+    if bits < MIN_RSA_BITS:
+        return f"an RSA key of {bits} bits (at least {MIN_RSA_BITS} are required: a shorter one can be factored)"
+    if bits > MAX_RSA_BITS:
+        return f"an RSA key of more than {MAX_RSA_BITS} bits"
+    return None
+
+
+def kept_key_set(body: Any, what: str) -> dict[str, Any]:
+    """What is kept of a platform's key set answer: its usable keys (RSA public members only,
+    :func:`_weakness`), and for every other key with a usable ``kid`` why it is refused, so a
+    launch it signed is refused by name. ``LmsUnreachable`` for an answer with no ``keys``
+    list, more than :data:`MAX_KEYS` keys, or a kept text over :data:`MAX_JWKS_CHARS`."""
+    if not isinstance(body, dict) or not isinstance(body.get("keys"), list):
+        raise LmsUnreachable(f'{what}: the answer has no "keys" list.')
+    if len(body["keys"]) > MAX_KEYS:
+        raise LmsUnreachable(f"{what}: the set holds more than {MAX_KEYS} keys; none was kept.")
+    keys: list[dict[str, Any]] = []
+    refused: dict[str, str] = {}
+    for key in body["keys"]:
+        if not isinstance(key, dict):
+            continue
+        weakness = _weakness(key)
+        if weakness is None:
+            keys.append({name: key[name] for name in _KEPT if name in key})
+            continue
+        kid = key.get("kid")
+        if isinstance(kid, str) and 0 < len(kid) <= _KEPT["kid"] and kid.isascii():
+            refused[kid] = weakness
+    kept = {"keys": keys, "refused": refused}
+    if len(json.dumps(kept)) > MAX_JWKS_CHARS:
+        raise LmsUnreachable(f"{what}: the keys kept would be more than {MAX_JWKS_CHARS // 1024} KiB; none was kept.")
+    return kept
+
+
+def refresh_jwks(session: Session, platform: LtiPlatform, now: datetime | None = None) -> dict[str, Any]:
+    """Fetch the platform's key set now and cache what :func:`kept_key_set` keeps of it
+    (``LmsUnreachable`` when it cannot be read or is over a cap: the cache is left as it was,
+    and the failure is kept on the platform: :func:`service_failed`)."""
+    now = now or utcnow()
+    what = f"the key set of {platform.name}"
+    try:
+        body = kept_key_set(call("GET", platform.jwks_url, what).body, what)
     except LmsUnreachable as exc:
         service_failed(session, platform.id, JWKS, exc.detail, now)
         raise
     service_worked(session, platform.id, JWKS)
-    body = {"keys": [k for k in body["keys"][:MAX_KEYS] if isinstance(k, dict)]}
     platform.jwks = json.dumps(body)
     platform.jwks_fetched_at = now
     session.flush()
@@ -259,6 +343,9 @@ def platform_key(session: Session, platform: LtiPlatform, kid: str, now: datetim
             if found is None:
                 platform.jwks_miss_at = now
                 session.flush()
+    cached = _cached(platform)
+    if found is None and (reason := _refused(cached, kid)) is not None:
+        raise _too_weak(platform, kid, reason)
     if found is None:
         raise LaunchRefused(
             "Unknown signing key",
@@ -274,4 +361,16 @@ def platform_key(session: Session, platform: LtiPlatform, kid: str, now: datetim
         ) from None
     if not isinstance(key, RSAKey):
         raise LaunchRefused("Unusable signing key", "LTI 1.3 launches are signed with RSA keys (RS256).", 401)
+    reason = _weakness(found)  # also for a set cached by an earlier version, whole
+    if reason is not None:
+        raise _too_weak(platform, kid, reason)
     return key
+
+
+def _too_weak(platform: LtiPlatform, kid: str, reason: str) -> LaunchRefused:
+    return LaunchRefused(
+        "Signing key refused",
+        f"{platform.name} signed the launch with {reason} ({kid[:80]!r}), which verifies no launch here. "
+        "The LMS's administrator must publish (and sign with) an RSA key of at least 2048 bits.",
+        401,
+    )

@@ -7,8 +7,9 @@ token URL. A client given a session factory (a background job) signs each assert
 short transaction of its own, so a job holds no transaction while the LMS answers; given a
 session, it signs in that one. One :class:`LmsClient` serves one job (a roster sync, a preview, an apply): it keeps
 its tokens and its HTTP connection for that job only, never between jobs (no global state).
-Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`; a longer
-list, or a next link back to a page already read, is ``LmsUnreachable`` (never a cut list
+Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`,
+:data:`MAX_PAGED_BYTES` and :data:`MAX_PAGED_SECONDS` in all; a longer list, or a next link
+back to a page already read, is ``LmsUnreachable`` (never a cut list
 taken as whole: a roster cut short would mark everyone after the cut as dropped). Every URL an
 answer names (a next page, a line item's ``id``) is checked (``server.lti.http.lms_url``)
 before it is followed or handed back to be stored: one the tool cannot call is
@@ -17,6 +18,7 @@ before it is followed or handed back to be stored: one the tool cannot call is
 
 from __future__ import annotations
 
+import time
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -26,12 +28,28 @@ from sqlalchemy.orm import Session
 from server.db import SessionFactory, transaction
 from server.lti import keys
 from server.lti.errors import LmsUnreachable
-from server.lti.http import TIMEOUT, AddressKind, Answer, call, host_kinds, lms_client, lms_url, next_page
+from server.lti.http import (
+    MAX_RESPONSE_BYTES,
+    TIMEOUT,
+    AddressKind,
+    Answer,
+    call,
+    host_kinds,
+    lms_client,
+    lms_url,
+    next_page,
+)
 from server.lti.platforms import TOKEN, service_failed, service_worked
 from server.models import LtiPlatform, utcnow
 
 MAX_PAGES = 100
 MAX_ITEMS = 20_000
+#: Most bytes one paged read (a roster, a column's results) takes in all, its pages together
+#: (a course of 20,000 members is a few MiB): a page is asked for only while a whole answer
+#: (``server.lti.http.MAX_RESPONSE_BYTES``) still fits in what is left.
+MAX_PAGED_BYTES = 32 * 1024 * 1024
+#: Most seconds one paged read takes in all (each exchange within its own deadline too).
+MAX_PAGED_SECONDS = 60.0
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 MEMBERSHIPS = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 LINE_ITEMS = "application/vnd.ims.lis.v2.lineitemcontainer+json"
@@ -47,15 +65,26 @@ def service_url(lineitem: str, suffix: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + suffix))
 
 
-def service_address_kinds(platform: LtiPlatform) -> frozenset[AddressKind]:
+#: From the strictest: the kind a platform's token host is taken to be is the first of these
+#: among its addresses (:func:`service_address_kinds`).
+_STRICTEST_FIRST = (AddressKind.REFUSED, AddressKind.PUBLIC, AddressKind.PRIVATE, AddressKind.LOOPBACK)
+
+
+def service_address_kinds(kinds: set[AddressKind]) -> frozenset[AddressKind]:
     """Where a platform's service URLs may lead: public addresses, and the kind of network the
-    administrator registered the platform on (its token URL's addresses): a platform on this
+    administrator registered the platform on (``kinds``: its token URL's host's): a platform on this
     machine (development, the tests) may name loopback services, one on a private network
-    private ones; a public platform neither. Unspecified, link-local, multicast and reserved
-    addresses never, also written as an IPv6 address that embeds one (IPv4-mapped, NAT64, 6to4,
-    Teredo: ``server.lti.http.address_kind`` sorts those as the IPv4 address they stand for)."""
-    kinds = host_kinds(urlsplit(platform.auth_token_url).hostname or "")
-    return frozenset({AddressKind.PUBLIC} | (kinds & {AddressKind.PRIVATE, AddressKind.LOOPBACK}))
+    private ones; a public platform neither. The host's kind is decided from *every* address
+    it resolves to, by the strictest: a name whose DNS lists a public address and 127.0.0.1 is
+    a public platform (its services on loopback refused), one that lists a private address
+    and a loopback one a private platform; one that does not resolve, or lists an address
+    never called, public. Unspecified, link-local, multicast and reserved addresses never,
+    also written as an IPv6 address that embeds one (IPv4-mapped, NAT64, 6to4, Teredo:
+    ``server.lti.http.address_kind`` sorts those as the IPv4 address they stand for)."""
+    kind = next((k for k in _STRICTEST_FIRST if k in kinds), AddressKind.PUBLIC)
+    if kind is AddressKind.REFUSED:
+        kind = AddressKind.PUBLIC
+    return frozenset({AddressKind.PUBLIC, kind})
 
 
 class ColumnUnusable(LmsUnreachable):
@@ -72,7 +101,12 @@ class LmsClient:
         self._secret = secret
         self.platform = platform
         self._tokens: dict[tuple[str, ...], str] = {}
-        self._allowed = service_address_kinds(platform)
+        kinds = host_kinds(urlsplit(platform.auth_token_url).hostname or "")
+        self._allowed = service_address_kinds(kinds)
+        #: The token URL (an administrator's entry, like the key set's) may lead where its host
+        #: led when this client was made: every kind among its addresses then (never one it
+        #: rebinds to later, nor one never called: ``server.lti.http.pinned``).
+        self._token_allowed = frozenset(kinds | {AddressKind.PUBLIC})
         self._http = lms_client(TIMEOUT)
         #: Requests sent (tokens included): what a job did, counted.
         self.requests = 0
@@ -83,11 +117,13 @@ class LmsClient:
     def __exit__(self, *_exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self._http.close()
 
-    def _call(self, method: str, url: str, what: str, **kwargs: Any) -> Answer:
+    def _call(self, method: str, url: str, what: str, *, registered: bool = False, **kwargs: Any) -> Answer:
         # A service URL comes from a launch's claims or an LMS's answer (paging links, line
         # item ids): every address it resolves to is checked, and the request goes there.
+        # ``registered``: the token URL itself.
         self.requests += 1
-        return call(method, url, what, client=self._http, allowed=self._allowed, **kwargs)
+        allowed = self._token_allowed if registered else self._allowed
+        return call(method, url, what, client=self._http, allowed=allowed, **kwargs)
 
     def token(self, scopes: tuple[str, ...]) -> str:
         """An access token for ``scopes`` (bought once per client)."""
@@ -105,6 +141,7 @@ class LmsClient:
                 "POST",
                 platform.auth_token_url,
                 f"an access token from {platform.name}",
+                registered=True,
                 form={
                     "grant_type": "client_credentials",
                     "client_assertion_type": ASSERTION_TYPE,
@@ -162,17 +199,41 @@ class LmsClient:
         key: str | None,
         params: dict[str, str] | None = None,
     ) -> list[dict[str, Any]]:
-        """Every item of a paged container (``key`` its list; None: the body is the list)."""
+        """Every item of a paged container (``key`` its list; None: the body is the list), read
+        within :data:`MAX_PAGED_BYTES` and :data:`MAX_PAGED_SECONDS` in all (past either, the
+        whole read is ``LmsUnreachable``: nothing is taken from an incomplete list)."""
         items: list[dict[str, Any]] = []
         page: str | None = url
         seen: set[str] = set()
+        read = 0
+        end = time.monotonic() + MAX_PAGED_SECONDS
         for _ in range(MAX_PAGES):
             if page is None:
                 break
             if page in seen:  # a next link back to a page already read: the roster would never end
                 raise LmsUnreachable(f"{what}: the LMS's pages link back to a page already read (a loop).")
             seen.add(page)
-            answer = self._call("GET", page, what, headers=self._headers(scopes, accept), params=params)
+            if read + MAX_RESPONSE_BYTES > MAX_PAGED_BYTES:
+                raise LmsUnreachable(
+                    f"{what}: the LMS's pages hold more than the {MAX_PAGED_BYTES // 2**20} MiB one read takes in all "
+                    f"({read / 2**20:.0f} MiB read, and another page might not fit); nothing was taken from an "
+                    "incomplete list."
+                )
+            left = end - time.monotonic()
+            try:
+                if left <= 0:
+                    raise LmsUnreachable(what)
+                answer = self._call(
+                    "GET", page, what, headers=self._headers(scopes, accept), params=params, seconds=left
+                )
+            except LmsUnreachable:
+                if time.monotonic() < end:
+                    raise
+                raise LmsUnreachable(
+                    f"{what}: the LMS's pages were not read in full within {MAX_PAGED_SECONDS:g} s in all; "
+                    "nothing was taken from an incomplete list."
+                ) from None
+            read += answer.size
             params = None  # the next link carries its own query
             found = answer.body.get(key) if key is not None and isinstance(answer.body, dict) else answer.body
             if not isinstance(found, list):
