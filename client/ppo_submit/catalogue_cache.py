@@ -80,8 +80,11 @@ def save(key: str, version: str, exercises: list[ExerciseSummary], path: Path | 
     """Keep ``exercises`` at ``version`` for ``key`` (atomically, mode 0600); a file that cannot
     be written is left as it is (the next command asks the server again)."""
     path = path or cache_path()
-    entries = _read(path).get("entries", {})
-    entries.pop(key, None)
+    entries = {
+        name: entry
+        for name, entry in _read(path).get("entries", {}).items()
+        if name != key and isinstance(entry, dict) and isinstance(entry.get("version"), str)
+    }
     entries[key] = {"version": version, "exercises": exercises}
     kept = dict(list(entries.items())[-MAX_ENTRIES:])
     body = json.dumps({"format": FORMAT, "entries": kept}, separators=(",", ":"))

@@ -16,7 +16,7 @@ from server.catalogue.service import catalogue_version, find_exercise, visible_e
 from server.catalogue.versions import UNVERIFIED, serving_version
 from server.courses.feedback_policy import AccessMemo, access_for, visible_report
 from server.courses.policy import Phase
-from server.courses.service import course_for_submission, taught_course_ids, teaches_course
+from server.courses.service import course_for_submission, courses_of, taught_course_ids, teaches_course
 from server.courses.sets import accept, released_exercises
 from server.courses.windows import exercise_window
 from server.errors import (
@@ -131,7 +131,7 @@ def create_submission(
     now = now or utcnow()
     try:
         course = course_for_submission(session, user, payload.course)
-        if ask_if_late:
+        if ask_if_late and (payload.course is not None or _only_course(session, user)):
             _refuse_unconfirmed_late(session, course, user, payload.exercise, now)
         acceptance = accept(session, course, user, payload.exercise, now)
         if serving_version(session, course.id, payload.exercise) == UNVERIFIED:
@@ -175,6 +175,14 @@ def create_submission(
     # (a no-op for queues that deferred above).
     queue.enqueue(submission.id, submission.user_id)  # the learner: queues keep their share fair
     return submission, True
+
+
+def _only_course(session: Session, user: User) -> bool:
+    """Whether a submission naming no course goes to the user's only one: always for a learner
+    (else ``CourseRequired``); for staff, who are in the default course too, only when it is
+    their one course. ``ppo-submit`` asked before a late submission only then, or when the
+    course was named: the question stays where it was."""
+    return not Role(user.role).reads_everything or len(courses_of(session, user)) == 1
 
 
 def _refuse_unconfirmed_late(session: Session, course: Course, user: User, exercise: str, now: datetime) -> None:
