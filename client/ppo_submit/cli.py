@@ -310,14 +310,13 @@ def submit(
     """
     runtime = _runtime(ctx)
     locator = None
-    book: catalogue_cache.Catalogue | None = None
+    named = exercise is not None  # else matched in the catalogue (and its version sent)
     if str(file) == "-":
         source = _read_stdin()
         file = Path(STDIN_NAME)
     elif is_notebook(file):
         with runtime.client() as client:
-            book = _catalogue(client)
-            module = book.match(
+            module = _catalogue(client).match(
                 lambda exercises: notebook_file.notebook_module(
                     file, exercises, exercise=exercise, commands=_command_names()
                 )
@@ -330,17 +329,16 @@ def submit(
     if show_source:
         sys.stdout.write(source)
         return
+
+    def find(exercises: list[Any]) -> str:
+        return match_exercise(source, exercises, filename=str(file))
+
     with runtime.client() as client:
-        if exercise is None:
-            book = _catalogue(client)
-            slug = book.match(lambda exercises: match_exercise(source, exercises, filename=str(file)))
-        else:
-            slug = exercise
+        book = None if named else _catalogue(client)  # a notebook's: kept by its match above
+        slug = exercise if exercise is not None else (book or _catalogue(client)).match(find)
         sending = _Sending(client, source, file.name, config.default_course(course), yes=yes, json_output=json_output)
         sending.wait_for = 0.0 if no_wait else min(LONG_POLL_SECONDS, timeout)
-        created = sending.send(
-            slug, book, match=lambda exercises: match_exercise(source, exercises, filename=str(file))
-        )
+        created = sending.send(slug, book, match=find)
         if no_wait:
             typer.echo(_to_json(created) if json_output else str(created.get("id")))
             return

@@ -107,3 +107,18 @@ def test_timeout_counts_from_the_submit(invoke: Invoke, grader: FakeGrader, solu
     result = invoke(str(solution), "--exercise", "actor-loss", "--timeout", "1")
     assert result.exit_code == 2 and "gave up after 1 s" in result.stderr
     assert grader.posted()[0].url.params["wait"] == "1"
+
+
+def test_a_notebook_is_matched_in_the_kept_catalogue_too(invoke: Invoke, grader: FakeGrader, tmp_path: Path) -> None:
+    from .test_notebook_cli import FUNCTION, write
+
+    notebook = write(tmp_path / "actor.ipynb", "import torch", FUNCTION + "    return -(advantages).mean()\n")
+    grader.polls_before_done = 0
+    assert invoke(str(notebook)).exit_code == 0
+    assert _paths(grader) == ["GET /exercises", "POST /submissions"]
+    grader.requests.clear()
+    grader.catalogue_version = '"v2"'  # changed on the server: matched again, sent again
+    result = invoke(str(notebook))
+    assert result.exit_code == 0, result.output
+    assert _paths(grader) == ["POST /submissions", "GET /exercises", "POST /submissions"]
+    assert json.loads(grader.posted()[1].content)["exercise"] == "actor-loss"
