@@ -172,12 +172,17 @@ async def create_submission(
     if not created:
         response.status_code = status.HTTP_200_OK
     if wait > 0 and public.status != Status.DONE:
+        stored = public
         try:
-            public = await _wait_for(session, user, user_id, public.id, state, deadline, long_poll=True)
+            public = await _wait_for(session, user, user_id, stored.id, state, deadline, long_poll=True)
+            # The token may have been revoked while the request waited (as a GET long poll checks).
+            await run_in_threadpool(_sign_in, session, state, credentials, request)
         except ShuttingDown:
-            return public  # stored already: the client asks the wait endpoint after the restart
-        # The token may have been revoked while the request waited (as a GET long poll checks).
-        await run_in_threadpool(_sign_in, session, state, credentials, request)
+            return stored  # stored already: the client asks the wait endpoint after the restart
+        except asyncio.CancelledError:
+            if not state.announcer.closed:
+                raise
+            return stored  # the server's grace ran out while this waited (see read_submission)
     return public
 
 
