@@ -20,6 +20,8 @@ Tree::
     ├── CourseAlreadyExists       409
     ├── ExerciseNotVerified       409  a pack exercise without a passed verify at its content version
     ├── IdempotencyKeyConflict    409  same key reused with a different exercise or source
+    ├── LateNotConfirmed          409  past the due date, sent with ``late=ask``: nothing stored; the window is in the body
+    ├── CatalogueChanged          409  the exercise was matched from a catalogue version that is not the caller's now
     ├── RegradeNotReady           409  a regrade set still grading cannot be applied yet
     ├── RegradeClosed             409  a regrade set already applied or cancelled (never twice)
     ├── TokensNotInUse            409  a token spent on a submission whose set's feedback policy takes none
@@ -42,6 +44,8 @@ Framework errors are mapped by ``server.app`` onto the same shape: ``ValidationE
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class GraderError(Exception):
@@ -66,7 +70,7 @@ class GraderError(Exception):
         self.error_name = error_name or type(self).__name__
         self.headers = headers
 
-    def to_wire(self) -> dict[str, str]:
+    def to_wire(self) -> dict[str, Any]:
         """The JSON body sent to clients."""
         return {"error": self.error_name, "detail": self.detail}
 
@@ -214,6 +218,31 @@ class CourseAlreadyExists(GraderError):
 
 class ExerciseNotVerified(GraderError):
     """A pack's exercise has not passed ``exercises verify`` at its current content version."""
+
+    status_code = 409
+
+
+class LateNotConfirmed(GraderError):
+    """A submission past its due date, sent with ``late=ask`` (``ppo-submit``: ask before sending
+    it late): nothing is stored. The body carries the course and the exercise's window as
+    ``GET /courses/{course}/exercises`` lists it, so the client can say what lateness costs and
+    ask; sent again with ``late=send``, it is accepted and flagged late."""
+
+    status_code = 409
+
+    def __init__(self, detail: str, course: str, window: dict[str, Any]) -> None:
+        super().__init__(detail)
+        self.course = course
+        self.window = window
+
+    def to_wire(self) -> dict[str, Any]:
+        return {**super().to_wire(), "course": self.course, "window": self.window}
+
+
+class CatalogueChanged(GraderError):
+    """The client matched its file to an exercise in a catalogue (``catalogue=`` the version it
+    read, the ``ETag`` of ``GET /exercises``) that is not the caller's catalogue now: nothing is
+    stored; read the catalogue again and send again."""
 
     status_code = 409
 

@@ -11,6 +11,8 @@ at its edge, prints ``message`` as one red line on stderr and exits with ``exit_
     ├── Interrupted           Ctrl-C while waiting (exit 130; the submission goes on)
     └── ApiError              the server answered with an error (status, error, detail)
         ├── AuthError         401 or 403: the token is missing, unknown or lacks the role
+        ├── LateNotConfirmed  409 ``late=ask`` past the due date: nothing stored (course, window)
+        ├── CatalogueChanged  409 the exercise was matched in a catalogue the server has changed since
         ├── RateLimited       429, after honouring ``Retry-After`` once
         └── ServerError       5xx after retries, or a response that is not the API's
 
@@ -108,6 +110,22 @@ class ApiError(ClientError):
 
 class AuthError(ApiError):
     """401 (no valid token) or 403 (the user lacks the role)."""
+
+
+class LateNotConfirmed(ApiError):
+    """409: a submission sent with ``late=ask`` is past its due date; nothing was stored. The
+    answer carries the course and the exercise's window (as ``GET /courses/{course}/exercises``
+    lists it), for the warning; sent again with ``late=send`` it is accepted, flagged late."""
+
+    def __init__(self, status: int, error: str, detail: str, course: str, window: ExerciseWindow) -> None:
+        super().__init__(status, error, detail)
+        self.course = course
+        self.window = window
+
+
+class CatalogueChanged(ApiError):
+    """409: the exercise was matched in a catalogue version that is not the caller's now;
+    nothing was stored (read the catalogue again, match again, send again)."""
 
 
 class RateLimited(ApiError):
@@ -339,6 +357,8 @@ class Client:
         retries: int = MAX_RETRIES,
     ) -> None:
         self.server = normalise_server(server)
+        #: The token requests carry (None: none), which also names the kept catalogue's entry.
+        self.token = token
         headers = {"User-Agent": f"ppo-submit/{__version__}", "Accept": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
@@ -368,6 +388,10 @@ class Client:
         """Close the underlying connection pool."""
         self._http.close()
 
+    def now(self) -> float:
+        """The client's clock (injectable), that ``wait`` measures its ``timeout`` on."""
+        return self._clock()
+
     # -- endpoints -------------------------------------------------------------------
 
     def health(self) -> dict[str, Any]:
@@ -394,9 +418,18 @@ class Client:
         idempotency_key: str | None = None,
         filename: str | None = None,
         course: str | None = None,
+        wait: float = 0.0,
+        late: str | None = None,
+        catalogue: str | None = None,
     ) -> Submission:
         """``POST /submissions`` (to ``course``, or the server's choice when None);
         ``filename`` (a base name) names the file in tracebacks.
+
+        ``wait``: a long poll inside the request, answered with the verdict when it is stored
+        within that many seconds (else with the submission as it is). ``late="ask"``: a
+        submission past its due date raises ``LateNotConfirmed`` (nothing stored) instead of
+        being sent late; ``"send"`` sends it. ``catalogue``: the catalogue version the exercise
+        was matched in; ``CatalogueChanged`` (nothing stored) when the server's is another.
 
         One idempotency key (a fresh uuid4 unless given) is sent with every retry, so a
         retried request never creates a second submission.
@@ -407,8 +440,24 @@ class Client:
             body["filename"] = filename
         if course is not None:
             body["course"] = course
-        answer = self._request("POST", "/submissions", json=body, headers={"Idempotency-Key": key})
+        params = {
+            name: value
+            for name, value in (("wait", f"{wait:g}" if wait > 0 else None), ("late", late), ("catalogue", catalogue))
+            if value is not None
+        }
+        answer = self._request(
+            "POST", "/submissions", json=body, params=params or None, headers={"Idempotency-Key": key}
+        )
         return self._submission(answer)
+
+    def catalogue(self, etag: str | None = None) -> tuple[list[ExerciseSummary] | None, str | None]:
+        """``GET /exercises`` with ``If-None-Match: etag``: (the exercises, their ``ETag``), or
+        (None, ``etag``) when the server answers 304 (the caller's copy is current)."""
+        response = self._send("GET", "/exercises", headers={"If-None-Match": etag} if etag else None)
+        found = response.headers.get("ETag")
+        if response.status_code == 304:
+            return None, found or etag
+        return cast(list[ExerciseSummary], self._json(response)), found
 
     def courses(self) -> list[Course] | None:
         """``GET /courses``: the caller's courses; None from a server without courses (404)."""
@@ -472,8 +521,13 @@ class Client:
         *,
         timeout: float | None = None,
         on_update: Callable[[Submission, float], None] | None = None,
+        start: float | None = None,
     ) -> Submission:
         """Wait for ``submission`` to be ``done`` and return the final state.
+
+        ``start`` (a ``clock`` reading; default: now) is when the wait began, for ``timeout``
+        and the elapsed time shown: a submit that already waited inside its POST passes when
+        it was sent.
 
         Each request is a long poll of up to ``LONG_POLL_SECONDS``: the server answers as soon
         as the verdict is stored. A server that answers at once instead (one without long
@@ -482,7 +536,7 @@ class Client:
         ``SERVER_AWAY_SECONDS`` at a stretch. ``on_update(submission, elapsed_seconds)`` is
         called after every poll. Raises ``WaitTimedOut`` after ``timeout`` seconds.
         """
-        start = self._clock()
+        start = self._clock() if start is None else start
         delay = POLL_FIRST
         current = submission
         away_since: float | None = None
@@ -530,9 +584,29 @@ class Client:
         params: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
     ) -> Any:
+        """Send one request (see ``_send``); the decoded JSON body of its 2xx answer."""
+        return self._json(self._send(method, path, json=json, params=params, headers=headers))
+
+    def _json(self, response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ServerError(
+                response.status_code, "InvalidResponse", "", f"the server at {self.server} did not answer with JSON"
+            ) from exc
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> httpx.Response:
         """Send one request, retrying connection errors and 5xx, honouring 429 once.
 
-        Returns the decoded JSON body of a 2xx answer; raises a ``ClientError`` otherwise.
+        Returns a 2xx (or 304) answer; raises a ``ClientError`` otherwise.
         """
         attempt = 0
         honoured_retry_after = False
@@ -560,13 +634,8 @@ class Client:
                     self._sleep(wait)
                     honoured_retry_after = True
                     continue
-            if response.is_success:
-                try:
-                    return response.json()
-                except ValueError as exc:
-                    raise ServerError(
-                        status, "InvalidResponse", "", f"the server at {self.server} did not answer with JSON"
-                    ) from exc
+            if response.is_success or status == 304:
+                return response
             raise _error_from(response, self.server)
 
 
@@ -619,6 +688,12 @@ def _error_from(response: httpx.Response, server: str) -> ApiError:
         )
     if status == 403:
         return AuthError(status, error, detail, f"not allowed: {detail or error}")
+    if status == 409 and error == "LateNotConfirmed" and isinstance(body, dict):
+        window = body.get("window")
+        if isinstance(window, dict):
+            return LateNotConfirmed(status, error, detail, str(body.get("course") or ""), cast(ExerciseWindow, window))
+    if status == 409 and error == "CatalogueChanged":
+        return CatalogueChanged(status, error, detail)
     if status == 429:
         wait = _retry_after(response)
         hint = f"; try again in {wait:g} s" if wait is not None else "; try again in a little while"

@@ -25,7 +25,18 @@ from typer.core import TyperGroup
 from notebook_format.errors import SourceError
 
 from . import __version__
-from .api import Client, ClientError, Interrupted, Submission, UsageError, normalise_server
+from .api import (
+    LONG_POLL_SECONDS,
+    CatalogueChanged,
+    Client,
+    ClientError,
+    ExerciseWindow,
+    Interrupted,
+    LateNotConfirmed,
+    Submission,
+    UsageError,
+    normalise_server,
+)
 from .lazy import lazy_import
 from .source import is_notebook, match_exercise, read_source
 from .terminal import plain_output
@@ -33,9 +44,10 @@ from .terminal import plain_output
 if TYPE_CHECKING:
     import httpx
 
-    from . import config, locations, notebook_file, render
+    from . import catalogue_cache, config, locations, notebook_file, render
     from . import courses as course_view
 else:  # Rich and platformdirs load when a command first prints or reads the stored login
+    catalogue_cache = lazy_import("ppo_submit.catalogue_cache")
     render = lazy_import("ppo_submit.render")
     config = lazy_import("ppo_submit.config")
     course_view = lazy_import("ppo_submit.courses")
@@ -296,14 +308,18 @@ def submit(
     uses; IPython magics and shell escapes are left out (and listed). After the due date it
     says so (and what the late policy costs) and asks before sending.
     """
+    runtime = _runtime(ctx)
     locator = None
+    named = exercise is not None  # else matched in the catalogue (and its version sent)
     if str(file) == "-":
         source = _read_stdin()
         file = Path(STDIN_NAME)
     elif is_notebook(file):
-        with _runtime(ctx).client() as client:
-            module = notebook_file.notebook_module(
-                file, client.exercises(), exercise=exercise, commands=_command_names()
+        with runtime.client() as client:
+            module = _catalogue(client).match(
+                lambda exercises: notebook_file.notebook_module(
+                    file, exercises, exercise=exercise, commands=_command_names()
+                )
             )
         _notes_on(module)
         source, exercise = module.source, module.exercise
@@ -313,23 +329,87 @@ def submit(
     if show_source:
         sys.stdout.write(source)
         return
-    with _runtime(ctx).client() as client:
-        slug = exercise or match_exercise(source, client.exercises(), filename=str(file))
-        course = config.default_course(course)
-        _confirm_if_late(client, course, slug, yes)
-        created = client.submit(slug, source, filename=file.name, course=course)
+
+    def find(exercises: list[Any]) -> str:
+        return match_exercise(source, exercises, filename=str(file))
+
+    with runtime.client() as client:
+        book = None if named else _catalogue(client)  # a notebook's: kept by its match above
+        slug = exercise if exercise is not None else (book or _catalogue(client)).match(find)
+        sending = _Sending(client, source, file.name, config.default_course(course), yes=yes, json_output=json_output)
+        sending.wait_for = 0.0 if no_wait else min(LONG_POLL_SECONDS, timeout)
+        created = sending.send(slug, book, match=find)
         if no_wait:
             typer.echo(_to_json(created) if json_output else str(created.get("id")))
             return
-        try:
-            with render.live_status(enabled=not json_output) as status:
-                final = client.wait(created, timeout=timeout, on_update=status.update)
-        except KeyboardInterrupt:
-            sub_id = created.get("id")
-            raise Interrupted(
-                f"stopped waiting; submission {sub_id} is still graded: see `ppo-submit show {sub_id}`"
-            ) from None
+        final = created
+        if created.get("status") != "done":
+            try:
+                with render.live_status(enabled=not json_output) as status:
+                    final = client.wait(created, timeout=timeout, on_update=status.update, start=sending.started)
+            except KeyboardInterrupt:
+                sub_id = created.get("id")
+                raise Interrupted(
+                    f"stopped waiting; submission {sub_id} is still graded: see `ppo-submit show {sub_id}`"
+                ) from None
     _report(final, json_output, verbose=verbose, local_path=str(file), locator=locator)
+
+
+def _catalogue(client: Client) -> "catalogue_cache.Catalogue":
+    """The catalogue this command matches in: the one kept for this server and token, or the server's."""
+    return catalogue_cache.Catalogue(client, catalogue_cache.entry_key(client.server, client.token or ""))
+
+
+class _Sending:
+    """One submit's ``POST /submissions``: the verdict waited for inside it (``wait``), the late
+    question answered from its 409 ``LateNotConfirmed`` (the warning, then "Send it late?"), a
+    stale kept catalogue from its 409 ``CatalogueChanged`` (matched again, sent again)."""
+
+    def __init__(
+        self, client: Client, source: str, filename: str, course: str | None, *, yes: bool, json_output: bool
+    ) -> None:
+        self.client, self.source, self.filename, self.course = client, source, filename, course
+        self.yes, self.json_output = yes, json_output
+        #: Seconds the POST holds for the verdict (0: answer at once).
+        self.wait_for = 0.0
+        #: When the first POST was sent (the client's clock): where ``--timeout`` counts from.
+        self.started = client.now()
+
+    def send(
+        self,
+        slug: str,
+        book: "catalogue_cache.Catalogue | None",
+        *,
+        match: Callable[[list[Any]], str],
+    ) -> Submission:
+        """The stored submission, as the POST answered it (its verdict, when it came in time)."""
+        late = "ask"
+        for _ in range(3):  # at most one late question and one stale catalogue
+            try:
+                return self._post(slug, late, book.version if book is not None else None)
+            except LateNotConfirmed as refused:
+                _confirm_late(refused.course, refused.window, self.yes)
+                late = "send"
+            except CatalogueChanged:
+                if book is None:
+                    raise
+                slug = match(book.refresh())
+        raise UsageError("the server refused the submission again; try again")  # pragma: no cover - a server bug
+
+    def _post(self, slug: str, late: str, catalogue: str | None) -> Submission:
+        try:
+            with render.live_status(enabled=not self.json_output and self.wait_for > 0):
+                return self.client.submit(
+                    slug,
+                    self.source,
+                    filename=self.filename,
+                    course=self.course,
+                    wait=self.wait_for,
+                    late=late,
+                    catalogue=catalogue,
+                )
+        except KeyboardInterrupt:
+            raise Interrupted("stopped; the submission may be stored and graded: see `ppo-submit history`") from None
 
 
 #: The file name a submission read from stdin (``ppo-submit -``) is shown and stored under.
@@ -462,13 +542,12 @@ def exit_code(sub: Submission) -> int:
     return 1
 
 
-def _confirm_if_late(client: Client, course: str | None, exercise: str, yes: bool) -> None:
-    """Warn (stderr) before a submission past its due date; ask unless ``--yes``."""
-    found = course_view.window_for(client, course, exercise)
-    warning = course_view.late_warning(*found) if found else None
-    if warning is None:
-        return
-    render.stderr_console().print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
+def _confirm_late(course: str, window: ExerciseWindow, yes: bool) -> None:
+    """Warn (stderr) before a submission past its due date is sent; ask unless ``--yes``. The
+    server said it is late (409 ``LateNotConfirmed``, with the exercise's window)."""
+    warning = course_view.late_warning(course, window)
+    if warning is not None:
+        render.stderr_console().print(f"[yellow]warning:[/yellow] {warning}", highlight=False, soft_wrap=True)
     if yes:
         return
     try:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Response
 
 from server.catalogue import service
 from server.catalogue.schemas import ExerciseDetail, ExerciseSummary
@@ -14,12 +16,31 @@ from server.openapi import errors
 router = APIRouter(prefix="/exercises", tags=["exercises"])
 
 
-@router.get("", response_model=list[ExerciseSummary], responses=errors(401))
-def list_exercises(user: CurrentUser, session: SessionDep, now: Now) -> list[ExerciseSummary]:
+@router.get(
+    "",
+    response_model=list[ExerciseSummary],
+    responses={
+        **errors(401),
+        304: {"description": "`If-None-Match` names the caller's catalogue as it is now: no body"},
+    },
+)
+def list_exercises(
+    user: CurrentUser,
+    session: SessionDep,
+    now: Now,
+    response: Response,
+    if_none_match: Annotated[str | None, Header(alias="If-None-Match", max_length=256)] = None,
+) -> list[ExerciseSummary] | Response:
     """The exercises, in catalogue order. A learner enrolled in courses sees those released
-    in one of them (``GET /courses/{course}/exercises`` has the dates)."""
-    visible = released_exercises(session, user, now)
-    return [e for e in service.list_exercises() if visible is None or e.slug in visible]
+    in one of them (``GET /courses/{course}/exercises`` has the dates). The ``ETag`` is this
+    caller's catalogue version (``POST /submissions?catalogue=`` checks a match against it); a
+    request whose ``If-None-Match`` names it is answered 304 without a body."""
+    found = service.visible_exercises(released_exercises(session, user, now))
+    etag = f'"{service.catalogue_version(found)}"'
+    if if_none_match is not None and etag in (tag.strip() for tag in if_none_match.split(",")):
+        return Response(status_code=304, headers={"ETag": etag})
+    response.headers["ETag"] = etag
+    return found
 
 
 @router.get("/{slug}", response_model=ExerciseDetail, responses=errors(401, 404))

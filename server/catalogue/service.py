@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +71,20 @@ def catalogue_index() -> list[Indexed]:
 def list_exercises() -> list[ExerciseSummary]:
     """Every exercise, in course order."""
     return sorted((_summary(e) for e in all_exercises()), key=lambda s: (s.order, s.slug))
+
+
+def visible_exercises(visible: set[str] | None = None) -> list[ExerciseSummary]:
+    """``GET /exercises``: every exercise ``visible`` holds (None: all), in course order."""
+    return [e for e in list_exercises() if visible is None or e.slug in visible]
+
+
+def catalogue_version(summaries: list[ExerciseSummary]) -> str:
+    """A short digest of a caller's catalogue as ``GET /exercises`` sends it (its ``ETag``):
+    it changes whenever what a client matches a file against changes (an exercise released,
+    added, renamed or given another function), so ``ppo-submit`` can keep the catalogue
+    between commands and learn from ``POST /submissions?catalogue=`` when it is stale."""
+    body = json.dumps([s.model_dump(mode="json") for s in summaries], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(body.encode()).hexdigest()[:20]
 
 
 def exercise_detail(slug: str, visible: set[str] | None = None, version: str | None = None) -> ExerciseDetail:

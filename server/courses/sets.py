@@ -15,6 +15,7 @@ from datetime import datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from server.catalogue.schemas import ExerciseSummary
 from server.catalogue.service import catalogue_index, find_exercise, list_exercises
 from server.catalogue.verification import require_verified
 from server.catalogue.versions import pin
@@ -550,28 +551,43 @@ def listing(session: Session, course: Course, user: User, now: datetime) -> list
     if course.id == DEFAULT_COURSE_ID:
         slugs += [slug for slug in catalogue if slug not in slugs]
     teaching = course_role(session, user, course) == INSTRUCTOR
-    out: list[ListedExercise] = []
-    for slug in slugs:
-        rules = rules_for(session, course, user.id, slug)
-        summary = catalogue.get(slug)
-        if rules is None or summary is None:
-            continue  # an exercise removed from the catalogue since it was published
-        phase = rules.phase(now)
-        if phase is Phase.NOT_RELEASED and not teaching:
-            continue
-        entry = session.get(SetEntry, (course.id, slug))
-        out.append(
-            ListedExercise(
-                slug,
-                summary.title,
-                summary.function,
-                phase,
-                rules,
-                attempts_used(session, course.id, user.id, slug),
-                entry.feedback_policy if entry is not None else "full",
-            )
-        )
-    return out
+    found = (_listed(session, course, user, slug, catalogue.get(slug), teaching, now) for slug in slugs)
+    return [item for item in found if item is not None]
+
+
+def listed(session: Session, course: Course, user: User, exercise: str, now: datetime) -> ListedExercise | None:
+    """One exercise as :func:`listing` lists it for ``user`` (None where the listing leaves it
+    out), without reading the rest of the set."""
+    summary = next((e for e in list_exercises() if e.slug == exercise), None)
+    teaching = course_role(session, user, course) == INSTRUCTOR
+    return _listed(session, course, user, exercise, summary, teaching, now)
+
+
+def _listed(
+    session: Session,
+    course: Course,
+    user: User,
+    slug: str,
+    summary: ExerciseSummary | None,
+    teaching: bool,
+    now: datetime,
+) -> ListedExercise | None:
+    rules = rules_for(session, course, user.id, slug)
+    if rules is None or summary is None:
+        return None  # not in the set, or removed from the catalogue since it was published
+    phase = rules.phase(now)
+    if phase is Phase.NOT_RELEASED and not teaching:
+        return None
+    entry = session.get(SetEntry, (course.id, slug))
+    return ListedExercise(
+        slug,
+        summary.title,
+        summary.function,
+        phase,
+        rules,
+        attempts_used(session, course.id, user.id, slug),
+        entry.feedback_policy if entry is not None else "full",
+    )
 
 
 def released_exercises(session: Session, user: User, now: datetime) -> set[str] | None:

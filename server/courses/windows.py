@@ -78,3 +78,15 @@ def exercise_windows(session: Session, course: Course, user: User, now: datetime
         window(item, course, now, tokens_left(session, course, user, item, now), item.exercise in excused)
         for item in sets.listing(session, course, user, now)
     ]
+
+
+def exercise_window(
+    session: Session, course: Course, user: User, exercise: str, now: datetime
+) -> ExerciseWindow | None:
+    """One exercise's window as :func:`exercise_windows` lists it for ``user`` (None where that
+    list leaves it out): what ``POST /submissions?late=ask`` reads to tell a late submission."""
+    item = sets.listed(session, course, user, exercise, now)
+    if item is None:
+        return None
+    excused = exercise in excused_exercises(session, course, user)
+    return window(item, course, now, tokens_left(session, course, user, item, now), excused)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response, status
 from fastapi.exceptions import RequestValidationError
@@ -86,6 +87,14 @@ _CREATE_BODY_DOC = {
 }
 
 
+#: ``POST /submissions?wait=``: as ``GET /submissions/{id}?wait=`` words it.
+_WAIT_DOC = (
+    "Long poll: wait up to this many seconds for the verdict and answer as soon as it is stored "
+    "(0, the default, answers at once). A user keeps at most `MAX_LONG_POLLS_PER_USER` (4) long "
+    "polls waiting at once; one beyond them answers at once with the submission as it is."
+)
+
+
 @router.post(
     "",
     status_code=status.HTTP_202_ACCEPTED,
@@ -104,32 +113,92 @@ _CREATE_BODY_DOC = {
             notes={
                 403: "The course refuses it now: `SubmissionsClosed` (with the date) or `AttemptLimitReached`",
                 404: "`ExerciseNotFound` (unknown, or not in the course) or `CourseNotFound`",
-                409: "`IdempotencyKeyConflict`, or `ExerciseNotVerified` (a pack exercise no verify has passed on)",
+                409: "`IdempotencyKeyConflict`, `ExerciseNotVerified` (a pack exercise no verify has passed on), "
+                "`LateNotConfirmed` (`late=ask` past the due date: nothing stored; the body has `course` and the "
+                "exercise's `window`) or `CatalogueChanged` (`catalogue=` is not the caller's catalogue now)",
                 422: "`ValidationError`, `EmptySource`, `InvalidSource`, or `CourseRequired` (in several courses, none named)",
             },
         ),
     },
     dependencies=[SubmissionLimits],  # 429 before the body is read (learners only)
 )
-def create_submission(
+async def create_submission(
     user: CurrentUser,  # first: an anonymous caller gets 401 before its body is read
     payload: SubmissionBody,
     session: SessionDep,
     state: StateDep,
     response: Response,
     now: Now,
+    request: Request,
+    credentials: Credentials,
     idempotency_key: IdempotencyKey = None,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS, description=_WAIT_DOC)] = 0,
+    late: Annotated[
+        Literal["ask", "send"],
+        Query(
+            description="`send` (the default) accepts a submission past its due date and flags it late; `ask` "
+            "answers 409 `LateNotConfirmed` with the exercise's window instead, storing nothing."
+        ),
+    ] = "send",
+    catalogue: Annotated[
+        str | None,
+        Query(
+            max_length=64,
+            description="The catalogue version (`GET /exercises`' `ETag`) the exercise was matched in; 409 "
+            "`CatalogueChanged`, storing nothing, when the caller's catalogue is another now.",
+        ),
+    ] = None,
 ) -> SubmissionPublic:
     """Queue a submission for grading: 202 when created, 200 when replaying a key.
 
     In a course, learners are refused after the exercise's hard close (403
     ``SubmissionsClosed``) and past its attempt limit (403 ``AttemptLimitReached``), each with
     the date in the course's time zone; after the due date the submission is accepted and
-    flagged late (``late``, ``penalty_percent``). A learner in several courses names one
-    (``course``; 422 ``CourseRequired`` otherwise); an exercise outside the course, or not
-    released to the learner yet, is 404 ``ExerciseNotFound`` (the same answer: nothing says an
-    unreleased exercise exists).
+    flagged late (``late``, ``penalty_percent``), or with ``late=ask`` refused with 409
+    ``LateNotConfirmed`` and the window, so that a client can ask first. A learner in several
+    courses names one (``course``; 422 ``CourseRequired`` otherwise); an exercise outside the
+    course, or not released to the learner yet, is 404 ``ExerciseNotFound`` (the same answer:
+    nothing says an unreleased exercise exists).
+
+    With ``wait``, the answer is the verdict when it is stored within that many seconds (a
+    long poll, as ``GET /submissions/{id}?wait=``): one request from the file to the verdict.
+    A wait that ends first (time up, no free long-poll place, the server stopping) answers
+    with the submission as it is; it is graded all the same (``GET /submissions/{id}``).
     """
+    deadline = time.monotonic() + wait
+    public, created, user_id = await run_in_threadpool(
+        _create, session, state, user, payload, now, idempotency_key, late == "ask", catalogue
+    )
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    if wait > 0 and public.status != Status.DONE:
+        stored = public
+        try:
+            public = await _wait_for(session, user, user_id, stored.id, state, deadline, long_poll=True)
+            # The token may have been revoked while the request waited (as a GET long poll checks).
+            await run_in_threadpool(_sign_in, session, state, credentials, request)
+        except ShuttingDown:
+            return stored  # stored already: the client asks the wait endpoint after the restart
+        except asyncio.CancelledError:
+            if not state.announcer.closed:
+                raise
+            return stored  # the server's grace ran out while this waited (see read_submission)
+    return public
+
+
+def _create(
+    session: Session,
+    state: AppState,
+    user: User,
+    payload: SubmissionCreate,
+    now: datetime,
+    idempotency_key: str | None,
+    ask_if_late: bool,
+    catalogue: str | None,
+) -> tuple[SubmissionPublic, bool, int]:
+    """Store the submission (``service.create_submission``); the row as the caller sees it,
+    whether it was created, and the caller's id, read here (after the commit the user's
+    attributes are expired, and reading one on the event loop would take a connection there)."""
     submission, created = service.create_submission(
         session,
         state.queue,
@@ -140,10 +209,14 @@ def create_submission(
         now=now,
         max_queued=state.settings.MAX_QUEUED_PER_USER,
         retry_after=math.ceil(state.settings.WALL_SECONDS),
+        ask_if_late=ask_if_late,
+        catalogue=catalogue,
     )
-    if not created:
-        response.status_code = status.HTTP_200_OK
-    return service.visible_to(session, user, submission, now)  # a replayed key's row may be graded
+    try:
+        # a replayed key's row may be graded
+        return service.visible_to(session, user, submission, now), created, user.id
+    finally:
+        session.rollback()  # no connection held while the request waits
 
 
 def _sign_in(session: Session, state: AppState, credentials: Credentials, request: Request) -> tuple[User, int]:

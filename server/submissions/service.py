@@ -12,17 +12,21 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from exercises.feedback import safe_filename
-from server.catalogue.service import find_exercise
+from server.catalogue.service import catalogue_version, find_exercise, visible_exercises
 from server.catalogue.versions import UNVERIFIED, serving_version
 from server.courses.feedback_policy import AccessMemo, access_for, visible_report
-from server.courses.service import course_for_submission, taught_course_ids, teaches_course
+from server.courses.policy import Phase
+from server.courses.service import course_for_submission, courses_of, taught_course_ids, teaches_course
 from server.courses.sets import accept, released_exercises
+from server.courses.windows import exercise_window
 from server.errors import (
+    CatalogueChanged,
     EmptySource,
     ExerciseNotVerified,
     GraderError,
     IdempotencyKeyConflict,
     InvalidSource,
+    LateNotConfirmed,
     NotAllowed,
     SourceTooLarge,
     SubmissionNotFound,
@@ -73,6 +77,8 @@ def create_submission(
     max_queued: int | None,
     retry_after: int = 0,
     now: datetime | None = None,
+    ask_if_late: bool = False,
+    catalogue: str | None = None,
 ) -> tuple[Submission, bool]:
     """Store a ``queued`` row (and, for procrastinate, its job) in one transaction, commit,
     then hand its id to an in-process queue. Returns (row, created).
@@ -86,14 +92,24 @@ def create_submission(
     (``server.courses.sets.accept``): refused before the release, after the close or past
     the attempt limit (counted under the learner's lock, so a burst cannot overrun it), or
     accepted with its lateness and penalty fixed.
+
+    ``catalogue`` (the version the client matched its file in, ``GET /exercises``' ``ETag``)
+    that is not the caller's catalogue now is ``CatalogueChanged``; with ``ask_if_late``, a
+    submission whose window (as ``GET /courses/{course}/exercises`` lists it) is ``late`` is
+    ``LateNotConfirmed``, carrying that window. Neither stores anything.
     """
     # Every route's source enters here: a file saved with a byte-order mark runs under python
     # (it reads the file's bytes) but its text does not compile, so it is stored, digested and
     # graded without the mark (review 7).
     source = payload.source.removeprefix(BYTE_ORDER_MARK)
     data = validate_source(source, max_source_bytes)
+    visible = released_exercises(session, user, now or utcnow())
+    if catalogue is not None and catalogue.strip('"') != catalogue_version(visible_exercises(visible)):
+        raise CatalogueChanged(
+            "The exercise was matched in a catalogue that has changed since; read `GET /api/v1/exercises` again."
+        )
     # a learner's "did you mean" names only what is released to them (review 4, finding 14)
-    find_exercise(payload.exercise, released_exercises(session, user, now or utcnow()))
+    find_exercise(payload.exercise, visible)
     digest = hashlib.sha256(data).hexdigest()
 
     if not Role(user.role).submissions_limited:
@@ -115,6 +131,8 @@ def create_submission(
     now = now or utcnow()
     try:
         course = course_for_submission(session, user, payload.course)
+        if ask_if_late and (payload.course is not None or _only_course(session, user)):
+            _refuse_unconfirmed_late(session, course, user, payload.exercise, now)
         acceptance = accept(session, course, user, payload.exercise, now)
         if serving_version(session, course.id, payload.exercise) == UNVERIFIED:
             raise ExerciseNotVerified(
@@ -157,6 +175,27 @@ def create_submission(
     # (a no-op for queues that deferred above).
     queue.enqueue(submission.id, submission.user_id)  # the learner: queues keep their share fair
     return submission, True
+
+
+def _only_course(session: Session, user: User) -> bool:
+    """Whether a submission naming no course goes to the user's only one: always for a learner
+    (else ``CourseRequired``); for staff, who are in the default course too, only when it is
+    their one course. ``ppo-submit`` asked before a late submission only then, or when the
+    course was named: the question stays where it was."""
+    return not Role(user.role).reads_everything or len(courses_of(session, user)) == 1
+
+
+def _refuse_unconfirmed_late(session: Session, course: Course, user: User, exercise: str, now: datetime) -> None:
+    """``LateNotConfirmed`` when the exercise's window in ``course`` is ``late`` for ``user``:
+    the same window, and so the same question, as ``ppo-submit`` asked from the course listing."""
+    found = exercise_window(session, course, user, exercise, now)
+    if found is not None and found.status is Phase.LATE:
+        raise LateNotConfirmed(
+            f"{exercise!r} is past its due date in {course.slug!r}; nothing was stored. "
+            "Send it again with `late=send` to submit it late.",
+            course.slug,
+            found.model_dump(mode="json"),
+        )
 
 
 def _by_idempotency_key(session: Session, user_id: int, key: str) -> Submission | None:

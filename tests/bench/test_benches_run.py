@@ -64,6 +64,7 @@ BENCHES = [
     Bench("similarity.py", ("--learners", "18", "--processes", "1"), "| database | processes |", "| SQLite | 1 | 18 x "),
     Bench("similarity_engines.py", ("--learners", "18", "--engines", "ours"), "| corpus | engine |",
           "| synthetic: 18 learners x "),
+    Bench("submit_requests.py", ("--n", "1"), "| case | client | requests per submit", "| on time, warm cache | this tree | "),
     Bench("submit_latency.py", ("--n", "1", "--cli-runs", "1"), "| part | median ms | p95 ms |",
           "| ppo-submit FILE (start-up included) | "),
 ]

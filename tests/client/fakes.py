@@ -35,7 +35,10 @@ class FakeGrader:
     """Implements the endpoints the client uses, with the server's wire shapes.
 
     A submission answers ``queued`` then ``running`` for ``polls_before_done`` reads, then
-    ``done`` with the fields in ``final``.
+    ``done`` with the fields in ``final``; a ``POST /submissions?wait=`` counts as one read.
+    ``GET /exercises`` has an ``ETag`` (``catalogue_version``) and answers 304 to it;
+    ``late=ask`` past the due date (the course's window says ``late``) is 409
+    ``LateNotConfirmed``, ``catalogue=`` another version 409 ``CatalogueChanged``, as the server.
     """
 
     final: dict[str, Any] = field(default_factory=lambda: graded(100.0))
@@ -51,6 +54,9 @@ class FakeGrader:
     windows: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: ``GET /courses/{slug}/scores`` answers, by slug.
     scores: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ``GET /exercises``' answer and its ``ETag``.
+    exercises: list[dict[str, Any]] = field(default_factory=lambda: list(EXERCISES))
+    catalogue_version: str = '"v1"'
 
     def posted(self) -> list[httpx.Request]:
         """The ``POST /submissions`` requests, in order."""
@@ -64,7 +70,10 @@ class FakeGrader:
         if request.method == "GET" and path == "/me":
             return httpx.Response(200, json={"id": 7, "name": "ada", "display_name": "Ada L.", "role": "learner"})
         if request.method == "GET" and path == "/exercises":
-            return httpx.Response(200, json=EXERCISES)
+            etag = {"ETag": self.catalogue_version}
+            if request.headers.get("If-None-Match") == self.catalogue_version:
+                return httpx.Response(304, headers=etag)
+            return httpx.Response(200, json=self.exercises, headers=etag)
         if request.method == "GET" and path.startswith("/exercises/"):
             slug = path.rsplit("/", 1)[1]
             if slug != "actor-loss":
@@ -92,6 +101,13 @@ class FakeGrader:
         if key in self.created_by_key:
             return httpx.Response(200, json=self.submissions[self.created_by_key[key]])
         body = json.loads(request.content)
+        asked = request.url.params.get("catalogue")
+        if asked is not None and asked != self.catalogue_version:
+            return _error(409, "CatalogueChanged", "The catalogue has changed.")
+        late = self._late_window(body.get("course"), body["exercise"])
+        if request.url.params.get("late") == "ask" and late is not None:
+            return httpx.Response(409, json={"error": "LateNotConfirmed", "detail": "past its due date",
+                                             "course": late[0], "window": late[1]})
         sub_id = next(self._ids)
         self.created_by_key[key] = sub_id
         self.submissions[sub_id] = {
@@ -101,7 +117,18 @@ class FakeGrader:
             "started_at": None, "finished_at": None, "queue_position": 2, "source": body["source"],
             **({"course": body["course"]} if "course" in body else {}),
         }
+        if float(request.url.params.get("wait", "0")) > 0:
+            answer = self._read(sub_id)
+            return httpx.Response(202, json=answer.json())
         return httpx.Response(202, json=self.submissions[sub_id])
+
+    def _late_window(self, course: str | None, exercise: str) -> tuple[str, dict[str, Any]] | None:
+        """(course, window) when the submission would be late there, as the server tells it."""
+        if course is None and self.courses is not None and len(self.courses) == 1:
+            course = self.courses[0]["slug"]
+        listing = self.windows.get(course or "")
+        found = [w for w in (listing or {}).get("exercises", []) if w.get("exercise") == exercise]
+        return (course, found[0]) if found and found[0].get("status") == "late" and course else None
 
     def _read(self, sub_id: int) -> httpx.Response:
         if sub_id not in self.submissions:

@@ -68,7 +68,7 @@ def test_a_late_submission_warns_and_asks_first(invoke: Invoke, two_courses: Fak
     assert "10% of its score per day" in refused.stderr and "pass --yes" in refused.stderr
     no_answer = invoke(str(solution), "--course", "fall-b")  # stdin closed, as in a script
     assert no_answer.exit_code == 2 and "pass --yes" in no_answer.stderr
-    assert two_courses.posted() == []  # nothing sent
+    assert two_courses.submissions == {}  # nothing stored (the server said it is late: 409)
     two_courses.final = {**graded(80.0), "late": True, "late_seconds": 3_600, "penalty_percent": 10.0, "counted_score": 72.0}
     sent = invoke(str(solution), "--course", "fall-b", input="y\n")
     assert sent.exit_code == 1, sent.output
@@ -79,7 +79,7 @@ def test_a_late_submission_warns_and_asks_first(invoke: Invoke, two_courses: Fak
 def test_yes_sends_a_late_submission_without_asking(invoke: Invoke, two_courses: FakeGrader, solution: Path) -> None:
     result = invoke(str(solution), "--course", "fall-b", "--yes")
     assert result.exit_code == 0, result.output
-    assert "warning:" in result.stderr and len(two_courses.posted()) == 1
+    assert "warning:" in result.stderr and len(two_courses.submissions) == 1
 
 
 def test_on_time_sends_without_a_question(invoke: Invoke, two_courses: FakeGrader, solution: Path) -> None:

@@ -30,6 +30,8 @@ class Server:
     env: dict[str, str]
     instructor_token: str
     proc: subprocess.Popen[str]
+    #: The server's log (JSON lines on stderr, uvicorn's access log among them: one line a request).
+    log_path: Path | None = None
 
     def add_user(self, name: str, role: str = "learner") -> str:
         out = subprocess.run([str(BIN / "ppo-grader"), "users", "add", name, "--role", role], env=self.env,
@@ -76,7 +78,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         except httpx.HTTPError:
             time.sleep(0.2)
     assert token, "no instructor token printed"
-    yield Server(url=url, env=env, instructor_token=token, proc=proc)
+    yield Server(url=url, env=env, instructor_token=token, proc=proc, log_path=tmp / "server.log")
     proc.terminate()
     try:
         proc.wait(timeout=30)

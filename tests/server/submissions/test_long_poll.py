@@ -94,3 +94,83 @@ def test_one_user_keeps_at_most_the_cap_of_long_polls_waiting(api: Api, grader: 
         poll.join(30)
     assert len(answers) == most + 1 and all(a["status"] == "done" for a in answers)
     assert api.state.announcer.waiting() == 0
+
+
+# -- the same long poll inside POST /submissions?wait= (issue 38: one request per submit) --------
+
+
+def _post(api: Api, who: dict[str, str], query: str = "?wait=20", source: str = "x = 1\n") -> dict:
+    answer = api.client.post(f"/api/v1/submissions{query}", json={"exercise": "actor-loss", "source": source},
+                             headers=who)
+    assert answer.status_code == 202, answer.text
+    return answer.json()
+
+
+def test_a_post_with_wait_answers_when_the_verdict_is_stored(api: Api, grader: FakeGrader) -> None:
+    learner = api.user("ada")
+    threading.Timer(0.4, grader.gate.set).start()
+    t0 = time.monotonic()
+    body = _post(api, learner, "?wait=10")
+    assert body["status"] == "done" and body["score"] == 75
+    assert 0.35 <= time.monotonic() - t0 < 5.0  # waited for the verdict, not for the 10 s
+    assert api.state.announcer.waiting() == 0
+
+
+def test_a_post_whose_wait_runs_out_answers_with_the_stored_row(api: Api, grader: FakeGrader) -> None:
+    learner = api.user("ada")
+    body = _post(api, learner, "?wait=0.3")
+    assert body["status"] in ("queued", "running")  # not lost: graded, and read, later
+    grader.gate.set()
+    assert api.wait_done(learner, body["id"])["status"] == "done"
+
+
+def test_a_post_beyond_the_long_poll_cap_answers_at_once(api: Api, grader: FakeGrader) -> None:
+    """The POST's wait takes one of the user's MAX_LONG_POLLS_PER_USER places: with all taken
+    it stores the submission and answers at once (the client then waits on GET)."""
+    most = api.state.settings.MAX_LONG_POLLS_PER_USER
+    ada = api.user("ada")
+    first = _post(api, ada, "")
+    assert grader.started.wait(10)
+    answers: list[dict] = []
+    polls = [
+        threading.Thread(
+            target=lambda: answers.append(
+                api.client.get(f"/api/v1/submissions/{first['id']}?wait=20", headers=ada).json()
+            )
+        )
+        for _ in range(most)
+    ]
+    for poll in polls:
+        poll.start()
+    for _ in range(400):
+        if api.state.announcer.waiting() == most:
+            break
+        time.sleep(0.05)
+    assert api.state.announcer.waiting() == most
+    beyond = _post(api, ada, "?wait=20", source="x = 2\n")
+    assert beyond["status"] == "queued" and beyond["id"] != first["id"]  # stored, answered at once
+    grader.gate.set()
+    for poll in polls:
+        poll.join(30)
+    assert len(answers) == most
+    assert api.wait_done(ada, beyond["id"])["status"] == "done"
+
+
+def test_a_post_waiting_when_the_server_stops_answers_with_the_stored_row(api: Api, grader: FakeGrader) -> None:
+    from server.app import begin_shutdown
+
+    ada = api.user("ada")
+    answers: list = []
+    post = threading.Thread(target=lambda: answers.append(api.client.post(
+        "/api/v1/submissions?wait=20", json={"exercise": "actor-loss", "source": "x = 1\n"}, headers=ada)))
+    post.start()
+    for _ in range(400):
+        if api.state.announcer.waiting() == 1:
+            break
+        time.sleep(0.05)
+    assert api.state.announcer.waiting() == 1
+    begin_shutdown(api.client.app)  # type: ignore[arg-type]
+    post.join(20)
+    assert answers and answers[0].status_code == 202  # stored: not a 503 the client would resend
+    assert answers[0].json()["status"] in ("queued", "running")
+    grader.gate.set()
