@@ -49,6 +49,44 @@ class SetEntryIn(BaseModel):
         "(released at the due date; needs one) or tokens:N (N full reports a day, the others score).",
         examples=["tokens:3"],
     )
+    version: str | None = Field(
+        default=None,
+        max_length=16,
+        description="Serve this stored, verified content version; null: the exercise's current one, which must "
+        "have passed verify.",
+    )
+
+
+class SetEntryPublic(BaseModel):
+    """One exercise of a course's set as its staff published it (``GET /courses/{course}/sets``)."""
+
+    exercise: str
+    release_at: datetime | None
+    due_at: datetime | None
+    close_at: datetime | None
+    penalty_percent: float
+    penalty_unit: str
+    max_attempts: int | None
+    feedback_policy: str
+    content_version: str | None = Field(description="The pinned version learners are graded by; null: built in.")
+
+
+class CourseSet(BaseModel):
+    """``GET /courses/{course}/sets``: the course's set in catalogue order, times in its zone."""
+
+    course: str
+    time_zone: str
+    entries: list[SetEntryPublic]
+
+
+class RepricingPublic(BaseModel):
+    """``POST /courses/{course}/exercises/{exercise}/preview``: what publishing with these rules
+    would do to the submissions so far; nothing is written."""
+
+    course: str
+    exercise: str
+    rewritten: int = Field(description="Submissions that would get a new lateness or penalty.")
+    counted: int = Field(description="Of them, those whose score that counts would change.")
 
 
 class ExerciseWindow(BaseModel):
@@ -99,8 +137,11 @@ class ExtensionPublic(BaseModel):
     exercise: str
     due_at: datetime
     recomputed: int = Field(
-        default=0, description="How many of the learner's earlier submissions had their late penalty recomputed."
+        default=0,
+        description="How many of the learner's earlier submissions had their late penalty recomputed (a preview: "
+        "would have).",
     )
+    time_zone: str = Field(default="UTC", description="The course's time zone.")
 
 
 class Unpublished(BaseModel):
