@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -73,15 +74,42 @@ def refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
     assert all(word in lines[0] for word in words), (words, lines[0])
 
 
-def test_the_course_commands_from_a_laptop(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    laptop = tmp_path / "laptop"
+@dataclass
+class Term:
+    """Two courses of one instructor, a TA of the first, a late submission, and the tokens."""
+
+    both: Both
+    prof: str
+    ta: str
+    reader: str
+    limited: str
+    learner: str
+    release: str
+    due: str
+    later: str
+
+    def state(self) -> tuple[str, ...]:
+        return tuple(self.both.ok(*command) for command in READS)
+
+
+#: The reads compared byte for byte (the state a refused or dry write must leave as it was).
+READS = [("scores", "list", "rc-a"), ("scores", "list", "rc-a", "--learner", "rc-lena"), ("sets", "list", "rc-a"),
+         ("courses", "gradebook", "rc-a"), ("courses", "gradebook", "rc-a", "--format", "canvas"),
+         ("courses", "gradebook", "rc-a", "--format", "canvas", "--login-column", "sis-user-id"),
+         ("courses", "gradebook", "rc-a", "--format", "moodle")]
+
+
+@pytest.fixture(scope="module")
+def term(server, tmp_path_factory: pytest.TempPathFactory) -> Term:  # type: ignore[no-untyped-def]
+    tmp = tmp_path_factory.mktemp("remote")
+    laptop = tmp / "laptop"
     laptop.mkdir()  # another working directory: no data/ folder, no PPO_GRADER_DATABASE_URL
     both = Both(server, laptop)
     now = datetime.now(UTC).replace(microsecond=0)
     prof = both.ok("users", "add", "rc-prof", "--role", "instructor").strip().splitlines()[-1]
     for slug in ("rc-a", "rc-b"):
         both.ok("courses", "create", slug, "--time-zone", "Europe/Paris", "--instructor", "rc-prof")
-    roster = tmp_path / "roster.csv"
+    roster = tmp / "roster.csv"
     roster.write_text("name,display_name\nrc-lena,Lena L.\nrc-max,Max M.\n")
     rows = both.ok("courses", "enroll", "rc-a", str(roster)).splitlines()[1:]
     tokens = {row.split(",")[0]: row.split(",")[-1] for row in rows}
@@ -92,61 +120,63 @@ def test_the_course_commands_from_a_laptop(server, tmp_path: Path) -> None:  # t
     release = (now - timedelta(days=3)).isoformat()
     for slug in ("rc-a", "rc-b"):
         both.ok("sets", "publish", slug, "actor-loss", "--release", release, "--due", due, "--penalty", "10")
-    solution = tmp_path / "solution.py"
+    solution = tmp / "solution.py"
     solution.write_text(get_exercise("actor-loss").reference_source)
     sent = server.submit(tokens["rc-lena"], str(solution), "--json", "--yes")  # late by 2h: 90 counts
     assert sent.returncode == 0, sent.stderr
+    later = (now + timedelta(days=1)).isoformat()
+    return Term(both, prof, ta, reader, limited, tokens["rc-lena"], release, due, later)
 
-    # Reads, as a TA of the course: the same bytes.
-    reads = [("scores", "list", "rc-a"), ("scores", "list", "rc-a", "--learner", "rc-lena"), ("sets", "list", "rc-a"),
-             ("courses", "gradebook", "rc-a"), ("courses", "gradebook", "rc-a", "--format", "canvas"),
-             ("courses", "gradebook", "rc-a", "--format", "canvas", "--login-column", "sis-user-id"),
-             ("courses", "gradebook", "rc-a", "--format", "moodle")]
-    for command in reads:
+
+def test_a_tas_reads_from_a_laptop_are_the_hosts_byte_for_byte(term: Term) -> None:
+    both, ta = term.both, term.ta
+    for command in READS:
         done = both.same(ta, *command)
         assert done.returncode == 0 and done.stdout, (command, done.stderr)
     assert "90 (raw 100, late" in both.ok("scores", "list", "rc-a")
-    assert both.same(prof, "regrade", "list").returncode == 0  # regrades: an instructor account's token
+    assert both.same(term.prof, "regrade", "list").returncode == 0  # regrades: an instructor account's token
     # A refusal is a refusal on both sides, with the same exit code.
     assert both.same(ta, "courses", "gradebook", "rc-a", "--format", "xlsx").returncode == 2
     assert both.same(ta, "sets", "publish", "rc-a", "actor-loss", "--due", "not a date").returncode == 2
     assert both.remote(ta, "scores", "list", "no-such-course").returncode == 2
     assert both.host("scores", "list", "no-such-course").returncode == 2
 
-    def state() -> tuple[str, ...]:
-        return tuple(both.ok(*command) for command in reads)
 
-    before = state()
-    # Dry runs: the count the assignments page shows, nothing written.
-    later = (now + timedelta(days=1)).isoformat()
-    dry = both.same(ta, "sets", "publish", "rc-a", "actor-loss", "--release", release, "--due", due,
+def test_a_dry_run_counts_what_would_be_repriced_and_changes_nothing(term: Term) -> None:
+    both, ta = term.both, term.ta
+    before = term.state()
+    dry = both.same(ta, "sets", "publish", "rc-a", "actor-loss", "--release", term.release, "--due", term.due,
                     "--penalty", "20", "--dry-run")
     assert dry.returncode == 0 and "would change the score that counts of 1 submission (1 would" in words(dry)
-    dry = both.same(ta, "extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later, "--dry-run")
+    dry = both.same(ta, "extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", term.later, "--dry-run")
     assert dry.returncode == 0 and "would recompute the late penalty of 1 earlier submission" in words(dry)
-    assert state() == before
+    assert term.state() == before
 
-    # A read-only token may read, and is refused every write, dry runs included: 403, nothing changes.
-    assert both.same(reader, "sets", "list", "rc-a").returncode == 0
+
+def test_a_read_only_token_is_refused_every_write_and_a_course_limited_one_other_courses(term: Term) -> None:
+    both, later = term.both, term.later
+    before = term.state()
+    assert both.same(term.reader, "sets", "list", "rc-a").returncode == 0
     for write in (("sets", "publish", "rc-a", "actor-loss", "--due", later),
                   ("sets", "publish", "rc-a", "actor-loss", "--due", later, "--dry-run"),
                   ("extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later),
                   ("extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later, "--dry-run")):
-        refused(both.remote(reader, *write), "403", "read-only")
-    assert state() == before
-    # A course-limited token reaches its course alone.
-    assert both.same(limited, "sets", "list", "rc-a").returncode == 0
+        refused(both.remote(term.reader, *write), "403", "read-only")
+    assert both.same(term.limited, "sets", "list", "rc-a").returncode == 0
     for other in (("sets", "list", "rc-b"), ("scores", "list", "rc-b"), ("courses", "gradebook", "rc-b"),
                   ("sets", "publish", "rc-b", "actor-loss", "--due", later),
                   ("extensions", "grant", "rc-b", "rc-lena", "actor-loss", "--due", later)):
-        refused(both.remote(limited, *other), "403", "rc-a")
+        refused(both.remote(term.limited, *other), "403", "rc-a")
     # A learner's token is no staff token.
-    refused(both.remote(tokens["rc-lena"], "sets", "list", "rc-a"), "403")
-    refused(both.remote(tokens["rc-lena"], "courses", "gradebook", "rc-a"), "403")
-    assert state() == before
+    refused(both.remote(term.learner, "sets", "list", "rc-a"), "403")
+    refused(both.remote(term.learner, "courses", "gradebook", "rc-a"), "403")
+    assert term.state() == before
 
-    # Writes from the laptop, as the TA: the host says the same of the same change.
-    publish = ("sets", "publish", "rc-a", "actor-loss", "--release", release, "--due", due, "--penalty", "20")
+
+def test_a_tas_writes_from_a_laptop_say_what_the_host_says(term: Term) -> None:
+    both, ta, later = term.both, term.ta, term.later
+    publish = ("sets", "publish", "rc-a", "actor-loss", "--release", term.release, "--due", term.due,
+               "--penalty", "20")
     there = both.remote(ta, *publish)
     assert there.returncode == 0, there.stderr
     here = both.host(*publish)
@@ -159,7 +189,7 @@ def test_the_course_commands_from_a_laptop(server, tmp_path: Path) -> None:  # t
     granted = both.remote(ta, "extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later)
     assert granted.returncode == 0 and "recomputed the late penalty of 1 earlier submission" in words(granted)
     assert "100 (extended to" in both.ok("scores", "list", "rc-a", "--learner", "rc-lena")
-    for command in reads:
+    for command in READS:
         both.same(ta, *command)
 
 
