@@ -1,8 +1,7 @@
 """``/gradebook.csv`` (a row per learner and exercise: the score that counts, raw best,
 attempts, ...), ``/gradebook/canvas.csv`` and ``/gradebook/moodle.csv`` (a row per learner, a
 column per exercise, as Canvas's and Moodle's imports read them); the course's staff only
-(instructors and TAs). The rule
-every file follows: ``server.gradebook.service``."""
+(instructors and TAs). The rule every file follows: ``server.gradebook.service``."""
 
 from __future__ import annotations
 

@@ -204,3 +204,14 @@ def test_server_is_refused_for_the_commands_that_need_the_host(server, tmp_path:
     refused(run(env, "--server", server.url, "sets", "list", "rc-a", cwd=tmp_path), "PPO_GRADER_TOKEN")
     refused(run({**env, "PPO_GRADER_TOKEN": "t"}, "--server", "ftp://x", "sets", "list", "rc-a", cwd=tmp_path),
             "http")
+
+
+def test_the_environment_names_the_server_for_the_commands_that_run_there(term: Term) -> None:
+    both = term.both
+    env = {**both.laptop_env, "PPO_GRADER_URL": both.server.url, "PPO_GRADER_TOKEN": term.ta}
+    there = run(env, "sets", "list", "rc-a", cwd=both.laptop)
+    assert there.returncode == 0 and there.stdout == both.ok("sets", "list", "rc-a"), there.stderr
+    # The others stay on this installation's database (none here: refused, never made).
+    alone = run(env, "users", "list", cwd=both.laptop)
+    assert alone.returncode == 2 and "does not run against a server" not in alone.stderr, alone.stderr
+    assert not (both.laptop / "data").exists()
