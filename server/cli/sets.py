@@ -128,7 +128,7 @@ def _say_published(course: str, exercise: str, entry: SetEntryPublic, zone: str)
         for label, moment in (("opens", entry.release_at), ("due", entry.due_at), ("closes", entry.close_at))
         if moment is not None
     )
-    pinned = entry.content_version
+    pinned = entry.version
     common.err.print(
         f"Published {exercise!r} in {course!r}"
         + (f": {dates}" if dates else " (open, no dates)")

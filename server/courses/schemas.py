@@ -57,18 +57,12 @@ class SetEntryIn(BaseModel):
     )
 
 
-class SetEntryPublic(BaseModel):
-    """One exercise of a course's set as its staff published it (``GET /courses/{course}/sets``)."""
+class SetEntryPublic(SetEntryIn):
+    """One exercise of a course's set as its staff published it (``GET /courses/{course}/sets``):
+    the body a ``PUT`` of it would send, its times in the course's zone, ``version`` the pinned
+    one learners are graded by (null: a built-in exercise, graded by the code the grader ships)."""
 
     exercise: str
-    release_at: datetime | None
-    due_at: datetime | None
-    close_at: datetime | None
-    penalty_percent: float
-    penalty_unit: str
-    max_attempts: int | None
-    feedback_policy: str
-    content_version: str | None = Field(description="The pinned version learners are graded by; null: built in.")
 
 
 class CourseSet(BaseModel):

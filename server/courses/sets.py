@@ -384,10 +384,10 @@ def entry_public(entry: SetEntry, course: Course) -> SetEntryPublic:
         due_at=local(entry.due_at, course),
         close_at=local(entry.close_at, course),
         penalty_percent=entry.penalty_percent,
-        penalty_unit=entry.penalty_unit,
+        penalty_unit=entry.penalty_unit,  # type: ignore[arg-type]  # the column holds day or hour (its check)
         max_attempts=entry.max_attempts,
         feedback_policy=entry.feedback_policy,
-        content_version=entry.content_version,
+        version=entry.content_version,
     )
 
 
