@@ -20,6 +20,12 @@ def local_time(moment: datetime, zone: str, *, seconds: bool = True) -> str:
     return f"{at:%Y-%m-%d %H:%M:%S} {at.tzname()}" if seconds else f"{at:%Y-%m-%d %H:%M} {at.tzname()}"
 
 
+def zoned_time(moment: datetime, zone: str) -> str:
+    """:func:`local_time`, then the zone's name: ``2026-12-11 17:00:00 CET (Europe/Paris)``, as
+    messages and terminal lines name a course's time."""
+    return f"{local_time(moment, zone)} ({zone})"
+
+
 def _zone(name: str) -> tzinfo:
     try:
         return ZoneInfo(name) if len(name) <= 64 else UTC

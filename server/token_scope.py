@@ -105,6 +105,8 @@ ROUTES: dict[str, Reach] = {
     "server.courses.router.create_course": WIDE,
     "server.courses.router.course_exercises": _PATH,
     "server.courses.router.publish_exercise": _PATH,
+    "server.courses.router.preview_publish": _PATH,
+    "server.courses.router.course_set": _PATH,
     "server.courses.router.unpublish_exercise": _PATH,
     "server.courses.router.grant_extension": _PATH,
     "server.courses.router.import_course_roster": WIDE,  # creates logins; a row may name any course

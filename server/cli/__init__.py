@@ -12,6 +12,9 @@
 - ``regrade``: ``regrade status | preview | show | apply | cancel | list``
 - ``lti``: ``lti add-platform | add-deployment | platforms | rotate-key | config | sync-roster | grades ...``
 
+``remote`` runs the course commands it lists against a server's API (``--server URL``), each
+with the one output its command prints on the host.
+
 ``common`` holds what they share: errors caught once, at the edge, and printed as one red line
 with exit code 2; the consoles; and the one database guard every command passes. A command
 calls services, never a router (``tests/server/test_import_graph.py``).
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from server.cli import common
+from server.cli import common, remote
 
 if TYPE_CHECKING:  # click's classes, as the installed typer vendors them
     from typer._click import Command, Context
@@ -175,17 +178,42 @@ class _Root(TyperGroup):
     def list_commands(self, ctx: Context) -> list[str]:
         return list(self.commands)  # the names, without building each command
 
+    def resolve_command(self, ctx: Context, args: list[str]) -> tuple[str | None, Command | None, list[str]]:
+        """The command, as click finds it; the command line it names (``scores list``) is kept
+        for the root's callback, which runs next and decides where it runs (``remote.choose``)."""
+        name, command, rest = super().resolve_command(ctx, args)
+        words = [name] if name else []
+        if rest and not rest[0].startswith("-") and isinstance(command, TyperGroup):
+            words.append(rest[0])
+        ctx.meta[_COMMAND_LINE] = None if "--help" in rest else " ".join(words)  # help runs anywhere
+        return name, command, rest
+
+
+#: Where :meth:`_Root.resolve_command` leaves the command line's name for the root's callback.
+_COMMAND_LINE = "ppo-grader.command"
+
 
 app = typer.Typer(help="ppo-grader: the autograder service.", no_args_is_help=True, add_completion=False, cls=_Root)
 
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     init: Annotated[
         bool, typer.Option("--init", help="Let an admin command create a new database where none is.")
     ] = False,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            help="Run a course command against this server's API (env PPO_GRADER_URL), signed in with "
+            "PPO_GRADER_TOKEN: " + ", ".join(remote.REMOTE_COMMANDS) + ".",
+        ),
+    ] = None,
 ) -> None:
     """ppo-grader: the autograder service. Every command uses this installation's database
     (PPO_GRADER_DATABASE_URL for one process, else the one `serve --database` recorded in the
-    data folder, else data/ppo-grader.db of this checkout) and says which."""
+    data folder, else data/ppo-grader.db of this checkout) and says which; the course commands
+    of --server run against a server's API instead (docs/instructors.md, "From your laptop")."""
     common.INIT["init"] = init
+    remote.choose(server, ctx.meta.get(_COMMAND_LINE))

@@ -188,15 +188,20 @@ def when(value: str | None, course: Course, option: str) -> datetime | None:
 
     if value is None:
         return None
+    read = read_time(iso_time(value, option), course)
+    assert read is not None  # a time in, a time out
+    return read
+
+
+def iso_time(value: str, option: str) -> datetime:
+    """An ISO date-time from the command line as written (naive without an offset: the server
+    reads it in the course's zone); refused, naming ``option``, when it is none."""
     try:
-        moment = datetime.fromisoformat(value)
+        return datetime.fromisoformat(value)
     except ValueError:
         raise typer.BadParameter(
             f"not an ISO date-time: {value!r} (e.g. 2026-12-07T09:00)", param_hint=option
         ) from None
-    read = read_time(moment, course)
-    assert read is not None  # a time in, a time out
-    return read
 
 
 def actor() -> str:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from server.cli import common
+from server.cli import common, remote
 from server.cli.users import roster_import
 from server.terminal import plain
 
@@ -92,12 +92,25 @@ def courses_gradebook(
 ) -> None:
     """Print a course's gradebook as CSV: the long file (the score that counts, the raw best, which
     submission counted, whether it was late) or the file Canvas's or Moodle's import reads
-    (docs/instructors.md, "Gradebooks and exports")."""
+    (docs/instructors.md, "Gradebooks and exports"); runs against a server with --server."""
+    from server.gradebook.service import check_export
+
+    check_export(format, login_column)
+    server = remote.target()
+    if server is not None:
+        # the API's file of each format (server/gradebook/router.py): the same service writes it
+        canvas = login_column if format == "canvas" else None
+        sys.stdout.write(server.text(_GRADEBOOKS[format], course=course, login_column=canvas))
+        return
     from server.courses.service import find_course
     from server.gradebook.service import export_csv
 
     with common.session() as session:
         sys.stdout.write(export_csv(session, find_course(session, course), format, login_column))
+
+
+#: The API's path of each gradebook ``--format``.
+_GRADEBOOKS = {"long": "/gradebook.csv", "canvas": "/gradebook/canvas.csv", "moodle": "/gradebook/moodle.csv"}
 
 
 @staff_app.command("add")

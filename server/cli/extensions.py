@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from server.cli import common
+from server.cli import common, remote
+from server.times import zoned_time
 
 if TYPE_CHECKING:
     from server.courses.bulk import BulkPlan
@@ -30,20 +31,45 @@ def extensions_grant(
         str, typer.Option(help="The learner's new due date (ISO; course's zone unless an offset is given).")
     ],
     reason: Annotated[str, typer.Option(help="Why (kept with the extension and in the audit log).")] = "",
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Only say how many earlier submissions it would re-price; nothing is written."),
+    ] = False,
 ) -> None:
-    """Give one learner a later due date on one exercise (an earlier hard close moves with it)."""
-    from server.courses.service import course_time, find_course
-    from server.courses.sets import grant_extension
+    """Give one learner a later due date on one exercise (an earlier hard close moves with it);
+    runs against a server with --server."""
+    server = remote.target()
+    if server is not None:
+        from server.courses.schemas import ExtensionPublic
 
-    with common.session() as session:
-        where = find_course(session, course)
-        granted = grant_extension(
-            session, where, user, exercise, common.when(due, where, "--due"), actor=common.actor(), reason=reason
+        granted = ExtensionPublic.model_validate(
+            server.send(
+                "PUT",
+                f"/courses/{remote.part(course)}/extensions/{remote.part(user)}/{remote.part(exercise)}",
+                {"due_at": common.iso_time(due, "--due").isoformat(), "reason": reason},
+                dry_run="true" if dry_run else None,
+            )
         )
-        when = course_time(granted.extension.due_at, where)
+        moment, zone, count = granted.due_at, granted.time_zone, granted.recomputed
+    else:
+        from server.courses.service import find_course
+        from server.courses.sets import grant_extension, preview_extension
+
+        with common.session() as session:
+            where = find_course(session, course)
+            moment, zone = common.when(due, where, "--due"), where.time_zone
+            if dry_run:
+                count = preview_extension(session, where, user, exercise, moment)
+            else:
+                count = grant_extension(
+                    session, where, user, exercise, moment, actor=common.actor(), reason=reason
+                ).recomputed
     common.err.print(
-        f"{user!r} may hand in {exercise!r} in {course!r} until {when}; {_recomputed(granted.recomputed)}.",
+        (f"Dry run: {user!r} would hand in" if dry_run else f"{user!r} may hand in")
+        + f" {exercise!r} in {course!r} until {zoned_time(moment, zone)}; {_recomputed(count, dry_run)}"
+        + ("; nothing changed." if dry_run else "."),
         highlight=False,
+        soft_wrap=True,
     )
 
 
@@ -125,8 +151,9 @@ def _print(plan: BulkPlan, dry_run: bool) -> None:
     common.err.print(summary, markup=False, highlight=False)
 
 
-def _recomputed(count: int) -> str:
-    """What an extension did to the submissions already made, in one phrase."""
+def _recomputed(count: int, dry_run: bool) -> str:
+    """What an extension did (or, a dry run, would do) to the submissions already made, in one phrase."""
     if not count:
-        return "no earlier submission changed"
-    return f"recomputed the late penalty of {count} earlier submission{'s' if count != 1 else ''}"
+        return f"no earlier submission {'would change' if dry_run else 'changed'}"
+    plural = "s" if count != 1 else ""
+    return f"{'would recompute' if dry_run else 'recomputed'} the late penalty of {count} earlier submission{plural}"

@@ -16,9 +16,10 @@ import typer
 from rich.table import Table
 from sqlalchemy.orm import Session
 
-from server.cli import common
+from server.cli import common, remote
 from server.config import Settings
 from server.models import Keep, RegradeSet, RegradeState
+from server.regrades.schemas import RegradePublic
 from server.terminal import plain
 
 app = typer.Typer(help="Regrade stored submissions after a fix: preview, diff, apply or cancel.", no_args_is_help=True)
@@ -32,10 +33,13 @@ def _outcome(verdict: str | None, score: float | None) -> str:
     return f"{verdict} {_score(score)}" if score is not None else str(verdict or "-")
 
 
-def describe(regrade: RegradeSet, done: int, total: int) -> str:
-    """One line: the set, its selection and where it stands."""
+def describe(regrade: RegradePublic) -> str:
+    """One line: the set, its selection and where it stands (``regrade list``, ``regrade show``)."""
     scope = regrade.exercise + ("" if regrade.all_versions else " (stale verdicts)")
-    line = f"Regrade {regrade.id} · {scope} · version {regrade.content_version} · {regrade.state} · {done} of {total} graded"
+    line = (
+        f"Regrade {regrade.id} · {scope} · version {regrade.content_version} · {regrade.state} · "
+        f"{regrade.graded} of {regrade.total} graded"
+    )
     if regrade.state == RegradeState.APPLIED:
         line += f" · applied (keep {regrade.keep}): {regrade.reason or ''}"
     return line
@@ -177,11 +181,18 @@ def cancel(set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set
 @app.command("list")
 @common.edge
 def list_() -> None:
-    """The newest regrade sets and where each stands."""
-    from server.regrades.service import list_sets, progress
+    """The newest regrade sets and where each stands; runs against a server with --server (the
+    sets of the courses its token's owner teaches)."""
+    server = remote.target()
+    if server is not None:
+        sets = [RegradePublic.model_validate(one) for one in server.get("/regrades")]
+    else:
+        from server.regrades.service import list_sets
+        from server.regrades.views import regrade_public
 
-    with common.session() as session:
-        lines = [describe(r, *progress(session, r.id)) for r in list_sets(session, None)]
+        with common.session() as session:
+            sets = [regrade_public(session, r) for r in list_sets(session, None)]
+    lines = [describe(r) for r in sets]
     common.out.print(plain("\n".join(lines)) if lines else "no regrade yet", highlight=False, soft_wrap=True)
 
 
@@ -201,10 +212,10 @@ def _wait_ready(set_id: int, poll: float = 1.0) -> None:
 def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Table | str]:
     """The diff as tables (the CLI's ``show``)."""
     from server.regrades.diff import compute_diff
-    from server.regrades.service import progress
+    from server.regrades.views import regrade_public
 
     diff = compute_diff(session, regrade, keep)
-    yield describe(regrade, *progress(session, regrade.id))
+    yield describe(regrade_public(session, regrade))
     counts = diff.counts()
     yield (
         f"Scores: {counts['up']} up, {counts['down']} down, {counts['same']} same; "

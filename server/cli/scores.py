@@ -6,12 +6,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from server.cli import common
+from server.cli import common, remote
 from server.terminal import columns, plain
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+    from server.courses.score_schemas import CourseScores
     from server.models import Course
 
 app = typer.Typer(
@@ -40,15 +41,15 @@ def scores_list(
     course: Annotated[str, typer.Argument(help="Course slug.")],
     learner: Annotated[str | None, typer.Option(help="Only this learner.")] = None,
 ) -> None:
-    """Every learner's score that counts per exercise, as the pages, boards and gradebooks show it."""
-    from server.courses.corrections import course_learner
-    from server.courses.score_views import scores_of
-    from server.courses.service import find_course, members
+    """Every learner's score that counts per exercise, as the pages, boards and gradebooks show it
+    (runs against a server with --server)."""
+    from server.courses.score_schemas import CourseScores
 
-    with common.session() as session:
-        where = find_course(session, course)
-        people = members(session, where) if learner is None else [course_learner(session, where, learner)]
-        rows = scores_of(session, where, people)
+    server = remote.target()
+    if server is not None:
+        book = CourseScores.model_validate(server.get(f"/courses/{remote.part(course)}/scores", learner=learner))
+    else:
+        book = _local_scores(course, learner)
     # Plain columns, not a Rich table: a course of 200 learners is 2,000 rows and more, which
     # Rich measured and wrapped cell by cell (over a second, most of the command's time).
     table = columns(
@@ -60,11 +61,24 @@ def scores_list(
                 "excused" if r.excused else ("-" if r.counted_score is None else f"{r.counted_score:g}"),
                 r.described,
             )
-            for r in rows
+            for r in book.scores
         ),
-        title=f"{course} (times in {where.time_zone})",
+        title=f"{course} (times in {book.time_zone})",
     )
     common.out.print(table, markup=False, highlight=False, soft_wrap=True)
+
+
+def _local_scores(course: str, learner: str | None) -> CourseScores:
+    """What ``GET /courses/{course}/scores`` answers an instructor, from this installation's database."""
+    from server.courses.corrections import course_learner
+    from server.courses.score_schemas import CourseScores
+    from server.courses.score_views import scores_of
+    from server.courses.service import find_course, members
+
+    with common.session() as session:
+        where = find_course(session, course)
+        people = members(session, where) if learner is None else [course_learner(session, where, learner)]
+        return CourseScores(course=where.slug, time_zone=where.time_zone, scores=scores_of(session, where, people))
 
 
 def _one_score(session: Session, course: Course, learner: str, exercise: str) -> str:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from server.cli import common
+from server.cli import common, remote
+from server.courses.policy import late_rule
+from server.times import zoned_time
+
+if TYPE_CHECKING:
+    from server.courses.schemas import CourseSet, SetEntryPublic
 
 app = typer.Typer(
     help="Exercise sets: publish an exercise in a course with its dates and late policy.", no_args_is_help=True
@@ -43,39 +48,102 @@ def sets_publish(
             "pack folder's current one, which must have passed verify.",
         ),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Only say how many submissions so far the new rules would re-price (as the assignments page "
+            "asks); nothing is written.",
+        ),
+    ] = False,
 ) -> None:
-    """Publish an exercise in a course with its dates, late and feedback policies (or replace them)."""
-    from server.courses.service import course_time, find_course
-    from server.courses.sets import publish
+    """Publish an exercise in a course with its dates, late and feedback policies (or replace them);
+    runs against a server with --server."""
+    rules = {
+        "penalty_percent": penalty,
+        "penalty_unit": per,
+        "max_attempts": attempts,
+        "feedback_policy": feedback,
+        "version": version,
+    }
+    dates = {"release_at": (release, "--release"), "due_at": (due, "--due"), "close_at": (close, "--close")}
+    server = remote.target()
+    if server is None:
+        _publish_here(course, exercise, dates, rules, dry_run)
+        return
+    body = {
+        **{
+            key: None if value is None else common.iso_time(value, option).isoformat()
+            for key, (value, option) in dates.items()
+        },
+        **rules,
+    }
+    from server.courses.schemas import RepricingPublic
+
+    path = f"/courses/{remote.part(course)}/exercises/{remote.part(exercise)}"
+    if dry_run:
+        priced = RepricingPublic.model_validate(server.send("POST", path + "/preview", body))
+        _say_dry_run(course, exercise, priced.rewritten, priced.counted)
+        return
+    server.send("PUT", path, body)
+    book = _remote_set(server, course)
+    _say_published(course, exercise, next(e for e in book.entries if e.exercise == exercise), book.time_zone)
+
+
+def _remote_set(server: remote.Server, course: str) -> CourseSet:
+    """The course's set as the server's ``GET /courses/{course}/sets`` answers it."""
+    from server.courses.schemas import CourseSet
+
+    return CourseSet.model_validate(server.get(f"/courses/{remote.part(course)}/sets"))
+
+
+def _publish_here(
+    course: str, exercise: str, dates: dict[str, tuple[str | None, str]], rules: dict[str, Any], dry_run: bool
+) -> None:
+    """``sets publish`` on this installation's database."""
+    from server.courses.service import find_course
+    from server.courses.sets import entry_public, preview, publish
 
     with common.session() as session:
         where = find_course(session, course)
-        entry = publish(
-            session,
-            where,
-            exercise,
-            release_at=common.when(release, where, "--release"),
-            due_at=common.when(due, where, "--due"),
-            close_at=common.when(close, where, "--close"),
-            penalty_percent=penalty,
-            penalty_unit=per,
-            max_attempts=attempts,
-            feedback_policy=feedback,
-            version=version,
-            actor=common.actor(),
-        ).entry
-        dates = ", ".join(
-            f"{label} {course_time(moment, where)}"
-            for label, moment in (("opens", entry.release_at), ("due", entry.due_at), ("closes", entry.close_at))
-            if moment is not None
-        )
-        policy = entry.feedback_policy
-        pinned = entry.content_version
+        moments: dict[str, Any] = {key: common.when(value, where, option) for key, (value, option) in dates.items()}
+        if dry_run:
+            priced = preview(session, where, exercise, **moments, **rules)
+            rewritten, counted = priced.rewritten, priced.counted
+        else:
+            entry = entry_public(
+                publish(session, where, exercise, **moments, **rules, actor=common.actor()).entry, where
+            )
+            zone = where.time_zone
+    if dry_run:
+        _say_dry_run(course, exercise, rewritten, counted)
+    else:
+        _say_published(course, exercise, entry, zone)
+
+
+def _say_published(course: str, exercise: str, entry: SetEntryPublic, zone: str) -> None:
+    """What ``sets publish`` says it did (on the host or on a server alike)."""
+    dates = ", ".join(
+        f"{label} {zoned_time(moment, zone)}"
+        for label, moment in (("opens", entry.release_at), ("due", entry.due_at), ("closes", entry.close_at))
+        if moment is not None
+    )
+    pinned = entry.version
     common.err.print(
         f"Published {exercise!r} in {course!r}"
         + (f": {dates}" if dates else " (open, no dates)")
-        + f"; feedback: {policy}"
+        + f"; feedback: {entry.feedback_policy}"
         + (f"; graded with version {pinned} from now on (running workers too)." if pinned else "."),
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _say_dry_run(course: str, exercise: str, rewritten: int, counted: int) -> None:
+    """What ``sets publish --dry-run`` found: the count the assignments page asks to confirm."""
+    common.err.print(
+        f"Dry run: publishing {exercise!r} in {course!r} with these rules would change the score that counts of {counted} "
+        f"submission{'s' if counted != 1 else ''} ({rewritten} would get a new lateness or penalty); nothing changed.",
         highlight=False,
         soft_wrap=True,
     )
@@ -84,22 +152,27 @@ def sets_publish(
 @app.command("list")
 @common.edge
 def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> None:
-    """A course's exercise set, one line per exercise: dates (in the course's zone), policies."""
-    from server.courses.service import course_time, find_course
-    from server.courses.sets import entries, late_rule
+    """A course's exercise set, one line per exercise: dates (in the course's zone), policies;
+    runs against a server with --server."""
+    server = remote.target()
+    if server is not None:
+        book = _remote_set(server, course)
+    else:
+        from server.courses.service import find_course
+        from server.courses.sets import course_set
 
-    with common.session() as session:
-        where = find_course(session, course)
-        lines = []
-        for e in entries(session, where):
-            dates = "; ".join(
-                f"{label} {course_time(m, where) if m else '-'}"
-                for label, m in (("opens", e.release_at), ("due", e.due_at), ("closes", e.close_at))
-            )
-            lines.append(
-                f"{e.exercise}: {dates}; {late_rule(e)}; attempts: {e.max_attempts or 'no limit'}; "
-                f"feedback: {e.feedback_policy}"
-            )
+        with common.session() as session:
+            book = course_set(session, find_course(session, course))
+    lines = []
+    for e in book.entries:
+        dates = "; ".join(
+            f"{label} {zoned_time(m, book.time_zone) if m else '-'}"
+            for label, m in (("opens", e.release_at), ("due", e.due_at), ("closes", e.close_at))
+        )
+        lines.append(
+            f"{e.exercise}: {dates}; {late_rule(e.penalty_percent, e.penalty_unit)}; "
+            f"attempts: {e.max_attempts or 'no limit'}; feedback: {e.feedback_policy}"
+        )
     print("\n".join(lines) if lines else f"{course}: no exercise published yet")
 
 

@@ -21,6 +21,13 @@ from enum import StrEnum
 UNIT_SECONDS = {"day": 86_400, "hour": 3_600}
 
 
+def late_rule(penalty_percent: float, penalty_unit: str) -> str:
+    """A late rule in words: "10% off per day late" or "late: flagged only"."""
+    if penalty_percent:
+        return f"{penalty_percent:g}% off per {penalty_unit} late"
+    return "late: flagged only"
+
+
 def learner_due(due_at: datetime | None, extended_to: datetime | None) -> datetime | None:
     """A learner's due date: the set's ``due_at``, or their extension's when it is later (an
     earlier "extension" changes nothing). The one place the two are compared."""

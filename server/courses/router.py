@@ -6,9 +6,9 @@ course's instructors; admins: everything). A course the caller is not in answers
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request, status
+from fastapi import APIRouter, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 
 from server.courses import service, sets, windows
@@ -16,9 +16,11 @@ from server.courses.schemas import (
     CourseCreate,
     CourseExercises,
     CoursePublic,
+    CourseSet,
     ExerciseWindow,
     ExtensionIn,
     ExtensionPublic,
+    RepricingPublic,
     SetEntryIn,
     Unpublished,
 )
@@ -34,6 +36,7 @@ router = APIRouter(prefix="/courses", tags=["courses"])
 
 CourseSlug = Annotated[str, Path(max_length=64, description="Course slug.")]
 ExerciseSlug = Annotated[str, Path(max_length=64, description="Exercise slug.")]
+LearnerName = Annotated[str, Path(max_length=64, description="The learner's login name.")]
 
 
 def _public(course: Course, role: str) -> CoursePublic:
@@ -103,30 +106,61 @@ def publish_exercise(
     course: CourseSlug,
     exercise: ExerciseSlug,
     payload: SetEntryIn,
-    instructor: InstructorUser,
+    staff: CurrentUser,
     session: SessionDep,
     now: Now,
 ) -> ExerciseWindow:
     """Publish a catalogue exercise in the course with its release, due and close dates,
-    late penalty and attempt limit (or replace them). 404 ``ExerciseNotFound`` for an
-    unknown exercise; 422 ``InvalidCourse`` for dates out of order."""
-    where = service.taught_course(session, instructor, course)
-    sets.publish(
-        session,
-        where,
-        exercise,
-        release_at=service.read_time(payload.release_at, where),
-        due_at=service.read_time(payload.due_at, where),
-        close_at=service.read_time(payload.close_at, where),
-        penalty_percent=payload.penalty_percent,
-        penalty_unit=payload.penalty_unit,
-        max_attempts=payload.max_attempts,
-        feedback_policy=payload.feedback_policy,
-        actor=instructor.name,
-    )
+    late penalty, attempt limit, feedback policy and served version (or replace them); the
+    course's staff (instructors and TAs). 404 ``ExerciseNotFound`` for an unknown exercise;
+    422 ``InvalidCourse`` for dates out of order."""
+    where = service.taught_course(session, staff, course)
+    sets.publish(session, where, exercise, **_set_rules(payload, where), actor=staff.name)
     session.commit()
-    item = next(i for i in sets.listing(session, where, instructor, now) if i.exercise == exercise)
+    item = next(i for i in sets.listing(session, where, staff, now) if i.exercise == exercise)
     return windows.window(item, where, now)
+
+
+def _set_rules(payload: SetEntryIn, where: Course) -> dict[str, Any]:
+    """The keyword arguments of ``sets.publish`` and ``sets.preview`` a request gives, its times in UTC."""
+    return {
+        "release_at": service.read_time(payload.release_at, where),
+        "due_at": service.read_time(payload.due_at, where),
+        "close_at": service.read_time(payload.close_at, where),
+        "penalty_percent": payload.penalty_percent,
+        "penalty_unit": payload.penalty_unit,
+        "max_attempts": payload.max_attempts,
+        "feedback_policy": payload.feedback_policy,
+        "version": payload.version,
+    }
+
+
+@router.post(
+    "/{course}/exercises/{exercise}/preview",
+    response_model=RepricingPublic,
+    responses=errors(401, 403, 404, 409, 422, notes={404: "`CourseNotFound` or `ExerciseNotFound`"}),
+)
+def preview_publish(
+    course: CourseSlug, exercise: ExerciseSlug, payload: SetEntryIn, staff: CurrentUser, session: SessionDep
+) -> RepricingPublic:
+    """The dry run of ``PUT`` on the same path: the same refusals, then how many submissions so
+    far the new rules would re-price (``counted``: whose score that counts would change), as the
+    assignments page asks before it applies. Nothing is written (a POST still: a read-only token
+    may not)."""
+    where = service.taught_course(session, staff, course)
+    priced = sets.preview(session, where, exercise, **_set_rules(payload, where))
+    return RepricingPublic(course=where.slug, exercise=exercise, rewritten=priced.rewritten, counted=priced.counted)
+
+
+@router.get(
+    "/{course}/sets",
+    response_model=CourseSet,
+    responses=errors(401, 403, 404, notes={403: "`NotAllowed`: not staff of this course"}),
+)
+def course_set(course: CourseSlug, staff: CurrentUser, session: SessionDep) -> CourseSet:
+    """The course's set as its staff published it (dates, late rule, attempts, feedback policy,
+    pinned version), for the course's instructors and TAs."""
+    return sets.course_set(session, service.taught_course(session, staff, course))
 
 
 @router.delete(
@@ -160,26 +194,37 @@ def unpublish_exercise(
 )
 def grant_extension(
     course: CourseSlug,
-    user: Annotated[str, Path(max_length=64, description="The learner's login name.")],
+    user: LearnerName,
     exercise: ExerciseSlug,
     payload: ExtensionIn,
-    instructor: InstructorUser,
+    staff: CurrentUser,
     session: SessionDep,
+    dry_run: Annotated[
+        bool, Query(description="Only say how many submissions it would re-price; nothing is written.")
+    ] = False,
 ) -> ExtensionPublic:
     """Give one learner a later due date on one exercise (it moves an earlier hard close
-    to that date for them too). 404 ``UserNotFound`` if they are not a learner of the course;
-    422 ``InvalidCourse`` if the exercise has no due date or the new one is not later."""
-    where = service.taught_course(session, instructor, course)
+    to that date for them too); the course's staff (instructors and TAs). 404 ``UserNotFound``
+    if they are not a learner of the course; 422 ``InvalidCourse`` if the exercise has no due
+    date or the new one is not later. ``dry_run``: the same refusals and the count, nothing
+    written (a PUT still: a read-only token may not)."""
+    where = service.taught_course(session, staff, course)
     due_at = service.read_time(payload.due_at, where)
     assert due_at is not None
-    granted = sets.grant_extension(session, where, user, exercise, due_at, actor=instructor.name)
-    session.commit()
+    if dry_run:
+        count = sets.preview_extension(session, where, user, exercise, due_at)
+    else:
+        count = sets.grant_extension(
+            session, where, user, exercise, due_at, actor=staff.name, reason=payload.reason
+        ).recomputed
+        session.commit()
     return ExtensionPublic(
         course=where.slug,
         user=user,
         exercise=exercise,
-        due_at=service.local(granted.extension.due_at, where),  # type: ignore[arg-type]
-        recomputed=granted.recomputed,
+        due_at=service.local(due_at, where),  # type: ignore[arg-type]
+        recomputed=count,
+        time_zone=where.time_zone,
     )
 
 

@@ -49,6 +49,38 @@ class SetEntryIn(BaseModel):
         "(released at the due date; needs one) or tokens:N (N full reports a day, the others score).",
         examples=["tokens:3"],
     )
+    version: str | None = Field(
+        default=None,
+        max_length=16,
+        description="Serve this stored, verified content version; null: the exercise's current one, which must "
+        "have passed verify.",
+    )
+
+
+class SetEntryPublic(SetEntryIn):
+    """One exercise of a course's set as its staff published it (``GET /courses/{course}/sets``):
+    the body a ``PUT`` of it would send, its times in the course's zone, ``version`` the pinned
+    one learners are graded by (null: a built-in exercise, graded by the code the grader ships)."""
+
+    exercise: str
+
+
+class CourseSet(BaseModel):
+    """``GET /courses/{course}/sets``: the course's set in catalogue order, times in its zone."""
+
+    course: str
+    time_zone: str
+    entries: list[SetEntryPublic]
+
+
+class RepricingPublic(BaseModel):
+    """``POST /courses/{course}/exercises/{exercise}/preview``: what publishing with these rules
+    would do to the submissions so far; nothing is written."""
+
+    course: str
+    exercise: str
+    rewritten: int = Field(description="Submissions that would get a new lateness or penalty.")
+    counted: int = Field(description="Of them, those whose score that counts would change.")
 
 
 class ExerciseWindow(BaseModel):
@@ -89,6 +121,7 @@ class ExtensionIn(BaseModel):
     """``PUT /courses/{course}/extensions/{user}/{exercise}``."""
 
     due_at: datetime = Field(description="The learner's new due date (later than the course's).")
+    reason: str = Field(default="", max_length=300, description="Why (kept with the extension and in the audit log).")
 
 
 class ExtensionPublic(BaseModel):
@@ -99,8 +132,11 @@ class ExtensionPublic(BaseModel):
     exercise: str
     due_at: datetime
     recomputed: int = Field(
-        default=0, description="How many of the learner's earlier submissions had their late penalty recomputed."
+        default=0,
+        description="How many of the learner's earlier submissions had their late penalty recomputed (a preview: "
+        "would have).",
     )
+    time_zone: str = Field(default="UTC", description="The course's time zone.")
 
 
 class Unpublished(BaseModel):

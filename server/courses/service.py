@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from server.db import insert_unless_taken
 from server.errors import CourseAlreadyExists, CourseNotFound, CourseRequired, InvalidCourse, NotAllowed
 from server.models import DEFAULT_COURSE_ID, Course, Enrollment, LtiUser, Role, User
-from server.times import local_time
+from server.times import zoned_time
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 LEARNER, INSTRUCTOR = "learner", "instructor"
@@ -55,7 +55,7 @@ def read_time(moment: datetime | None, course: Course) -> datetime | None:
 
 def course_time(moment: datetime, course: Course) -> str:
     """``moment`` as a learner reads it in messages: ``2026-12-04 17:00:00 CET (Europe/Paris)``."""
-    return f"{local_time(moment, course.time_zone)} ({course.time_zone})"
+    return zoned_time(moment, course.time_zone)
 
 
 def create_course(

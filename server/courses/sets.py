@@ -19,12 +19,13 @@ from server.catalogue.schemas import ExerciseSummary
 from server.catalogue.service import catalogue_index, find_exercise, list_exercises
 from server.catalogue.verification import require_verified
 from server.catalogue.versions import pin
-from server.courses import audit
+from server.courses import audit, policy
 from server.courses.best_scores import backfill_best_scores
 from server.courses.counted import submission_board, submission_counted, uses_an_attempt
 from server.courses.feedback_policy import FeedbackPolicy, PolicyKind
 from server.courses.policy import Phase, Rules
-from server.courses.service import INSTRUCTOR, LEARNER, course_role, course_time, courses_of
+from server.courses.schemas import CourseSet, SetEntryPublic
+from server.courses.service import INSTRUCTOR, LEARNER, course_role, course_time, courses_of, local
 from server.errors import (
     AttemptLimitReached,
     ExerciseNotFound,
@@ -226,10 +227,8 @@ def entry_rules(entry: SetEntry) -> Rules:
 
 
 def late_rule(entry: SetEntry) -> str:
-    """The late rule in words: "10% off per day late" or "late: flagged only"."""
-    if entry.penalty_percent:
-        return f"{entry.penalty_percent:g}% off per {entry.penalty_unit} late"
-    return "late: flagged only"
+    """The entry's late rule in words (``server.courses.policy.late_rule``)."""
+    return policy.late_rule(entry.penalty_percent, entry.penalty_unit)
 
 
 def unpublish(session: Session, course: Course, exercise: str, *, actor: str = "unknown") -> None:
@@ -268,6 +267,20 @@ def _course_learner(session: Session, course: Course, user_name: str) -> User:
     return user
 
 
+def _extension_entry(
+    session: Session, course: Course, user_name: str, exercise: str, due_at: datetime
+) -> tuple[User, SetEntry]:
+    """The learner and the set entry an extension to ``due_at`` is for; every refusal
+    :func:`grant_extension` and :func:`preview_extension` make."""
+    user = _course_learner(session, course, user_name)
+    entry = session.get(SetEntry, (course.id, exercise))
+    if entry is None or entry.due_at is None:
+        raise InvalidCourse(f"{exercise!r} has no due date in {course.slug!r}; publish it with one first.")
+    if due_at <= entry.due_at:
+        raise InvalidCourse(f"An extension must be later than the due date ({course_time(entry.due_at, course)}).")
+    return user, entry
+
+
 def grant_extension(
     session: Session,
     course: Course,
@@ -282,13 +295,8 @@ def grant_extension(
     the late mark and penalty of the submissions they already made to it under the new
     rules (a submission the extension now covers is on time), then their best scores.
     Who granted it (``actor``) and why are kept on the extension and in the audit log."""
-    user = _course_learner(session, course, user_name)
+    user, _entry = _extension_entry(session, course, user_name, exercise, due_at)
     reason = extension_reason(reason)
-    entry = session.get(SetEntry, (course.id, exercise))
-    if entry is None or entry.due_at is None:
-        raise InvalidCourse(f"{exercise!r} has no due date in {course.slug!r}; publish it with one first.")
-    if due_at <= entry.due_at:
-        raise InvalidCourse(f"An extension must be later than the due date ({course_time(entry.due_at, course)}).")
     extension = session.get(Extension, (course.id, user.id, exercise)) or Extension(
         course_id=course.id, user_id=user.id, exercise=exercise
     )
@@ -330,6 +338,27 @@ def remove_extension(session: Session, course: Course, user_name: str, exercise:
     return recomputed
 
 
+def preview_extension(session: Session, course: Course, user_name: str, exercise: str, due_at: datetime) -> int:
+    """What :func:`grant_extension` with these arguments would do: the same refusals, then how
+    many of the learner's submissions it would re-price (the dry run); writes nothing."""
+    user, entry = _extension_entry(session, course, user_name, exercise, due_at)
+    rules = entry_rules(entry).with_extension(due_at)
+    return sum(
+        _priced(submission, rules) is not None for submission in _submissions_of(session, course, user.id, exercise)
+    )
+
+
+def _submissions_of(session: Session, course: Course, user_id: int, exercise: str) -> list[Submission]:
+    """One learner's submissions to one exercise of ``course``."""
+    return list(
+        session.scalars(
+            select(Submission).where(
+                Submission.course_id == course.id, Submission.user_id == user_id, Submission.exercise == exercise
+            )
+        )
+    )
+
+
 def _priced(submission: Submission, rules: Rules) -> tuple[int | None, float] | None:
     """The lateness and penalty ``rules`` give ``submission``, or None when they are those it has."""
     late = rules.late_seconds(submission.created_at)
@@ -361,12 +390,7 @@ def reprice(session: Session, course: Course, user_id: int, exercise: str) -> in
     if rules is None:
         return 0
     changed = 0
-    rows = session.scalars(
-        select(Submission).where(
-            Submission.course_id == course.id, Submission.user_id == user_id, Submission.exercise == exercise
-        )
-    )
-    for submission in rows:
+    for submission in _submissions_of(session, course, user_id, exercise):
         priced = _priced(submission, rules)
         if priced is None:
             continue
@@ -415,6 +439,31 @@ def reprice_set(session: Session, course: Course, exercise: str, rules: Rules, *
         for uid in sorted(touched):
             backfill_best_scores(session, course.id, uid, exercise)
     return Repricing(rewritten, counted)
+
+
+def course_set(session: Session, course: Course) -> CourseSet:
+    """The course's set as its staff read it (``GET /courses/{course}/sets``, ``ppo-grader sets
+    list``): every entry in catalogue order, its times in the course's zone."""
+    return CourseSet(
+        course=course.slug,
+        time_zone=course.time_zone,
+        entries=[entry_public(e, course) for e in entries(session, course)],
+    )
+
+
+def entry_public(entry: SetEntry, course: Course) -> SetEntryPublic:
+    """One set entry in wire form, its times in the course's zone."""
+    return SetEntryPublic(
+        exercise=entry.exercise,
+        release_at=local(entry.release_at, course),
+        due_at=local(entry.due_at, course),
+        close_at=local(entry.close_at, course),
+        penalty_percent=entry.penalty_percent,
+        penalty_unit=entry.penalty_unit,  # type: ignore[arg-type]  # the column holds day or hour (its check)
+        max_attempts=entry.max_attempts,
+        feedback_policy=entry.feedback_policy,
+        version=entry.content_version,
+    )
 
 
 def course_exercises(session: Session, course: Course) -> list[str]:

@@ -1,7 +1,7 @@
 """``/gradebook.csv`` (a row per learner and exercise: the score that counts, raw best,
 attempts, ...), ``/gradebook/canvas.csv`` and ``/gradebook/moodle.csv`` (a row per learner, a
-column per exercise, as Canvas's and Moodle's imports read them); instructors only. The rule
-every file follows: ``server.gradebook.service``."""
+column per exercise, as Canvas's and Moodle's imports read them); the course's staff only
+(instructors and TAs). The rule every file follows: ``server.gradebook.service``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from server.courses.service import taught_course
-from server.deps import InstructorUser, SessionDep
+from server.deps import CurrentUser, SessionDep
 from server.gradebook.service import LoginColumn, canvas_gradebook_csv, gradebook_csv, moodle_gradebook_csv
 from server.models import Course
 from server.openapi import errors
@@ -29,12 +29,12 @@ CourseQuery = Annotated[str | None, Query(max_length=64, description="Course slu
         **errors(401, 403, 404),
     },
 )
-def gradebook(instructor: InstructorUser, session: SessionDep, course: CourseQuery = None) -> Response:
+def gradebook(staff: CurrentUser, session: SessionDep, course: CourseQuery = None) -> Response:
     """Every learner of the course x every exercise of its set: the score that counts
     (``counted_score``; empty where excused or never attempted), raw best, attempts, when first
-    solved (UTC), which submission counted and whether it was late (the course's instructors
+    solved (UTC), which submission counted and whether it was late (the course's staff
     only; 404 ``CourseNotFound`` otherwise)."""
-    where = taught_course(session, instructor, course)
+    where = taught_course(session, staff, course)
     return _file(gradebook_csv(session, where), _name("gradebook", where))
 
 
@@ -47,7 +47,7 @@ def gradebook(instructor: InstructorUser, session: SessionDep, course: CourseQue
     },
 )
 def canvas_gradebook(
-    instructor: InstructorUser,
+    staff: CurrentUser,
     session: SessionDep,
     course: CourseQuery = None,
     login_column: Annotated[
@@ -61,8 +61,8 @@ def canvas_gradebook(
     """One row per learner of the course, one column per exercise of its set, in the layout of
     Canvas's gradebook export (which its import reads): the score that counts out of 100, `EX`
     where excused, empty where never attempted; a `Points Possible` row of 100s (the course's
-    instructors only; 404 ``CourseNotFound`` otherwise). docs/instructors.md, "Gradebooks and exports"."""
-    where = taught_course(session, instructor, course)
+    staff only; 404 ``CourseNotFound`` otherwise). docs/instructors.md, "Gradebooks and exports"."""
+    where = taught_course(session, staff, course)
     return _file(canvas_gradebook_csv(session, where, login_column), _name("gradebook-canvas", where))
 
 
@@ -78,12 +78,12 @@ router.add_api_route("/gradebook/wide.csv", canvas_gradebook, methods=["GET"], i
         **errors(401, 403, 404),
     },
 )
-def moodle_gradebook(instructor: InstructorUser, session: SessionDep, course: CourseQuery = None) -> Response:
+def moodle_gradebook(staff: CurrentUser, session: SessionDep, course: CourseQuery = None) -> Response:
     """One row per learner of the course (``Username``: the login; ``Full name``), one column per
     exercise of its set, for Moodle's "Import grades from CSV file": the score that counts out of
-    100, ``-`` (Moodle's "no grade") where excused or never attempted (the course's instructors
+    100, ``-`` (Moodle's "no grade") where excused or never attempted (the course's staff
     only; 404 ``CourseNotFound`` otherwise)."""
-    where = taught_course(session, instructor, course)
+    where = taught_course(session, staff, course)
     return _file(moodle_gradebook_csv(session, where), _name("gradebook-moodle", where))
 
 

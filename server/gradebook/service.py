@@ -200,12 +200,18 @@ def moodle_gradebook_csv(session: Session, course: Course | None = None) -> str:
 FORMATS = ("long", "canvas", "moodle")
 
 
-def export_csv(session: Session, course: Course, format: str, login_column: str = "sis-login-id") -> str:
-    """One of the course's files by name (``FORMATS``); a name that is none: ``InvalidExport``."""
+def check_export(format: str, login_column: str) -> None:
+    """Refuse a file name or a login column there is none of (``InvalidExport``), as
+    ``ppo-grader courses gradebook`` names them, on the host and against a server alike."""
     if format not in FORMATS:
         raise InvalidExport(f"--format is one of {', '.join(FORMATS)}, not {format[:40]!r}.")
     if login_column not in LOGIN_COLUMNS:
         raise InvalidExport(f"--login-column is one of {', '.join(LOGIN_COLUMNS)}, not {login_column[:40]!r}.")
+
+
+def export_csv(session: Session, course: Course, format: str, login_column: str = "sis-login-id") -> str:
+    """One of the course's files by name (``FORMATS``); a name that is none: ``InvalidExport``."""
+    check_export(format, login_column)
     if format == "canvas":
         return canvas_gradebook_csv(session, course, login_column)  # type: ignore[arg-type]
     return moodle_gradebook_csv(session, course) if format == "moodle" else gradebook_csv(session, course)

@@ -168,13 +168,14 @@ def test_a_command_line_loads_its_own_sub_app_and_prints_no_rich_table_of_scores
     # The one sub-app and what it shares; no torch, no HTTP, no PostgreSQL dialect on SQLite.
     dialect = [] if settings.DATABASE_URL.startswith("sqlite") else ["sqlalchemy.dialects.postgresql"]
     listed, modules = loaded("scores", "list", "work")
-    assert modules == ["server.cli.common", "server.cli.scores", *dialect]
+    assert modules == ["server.cli.common", "server.cli.remote", "server.cli.scores", *dialect]
     lines = listed.splitlines()
     assert lines[0] == "work (times in Europe/Paris)" and lines[1].split() == ["learner", "exercise", "counts", "how",
                                                                                 "it", "counts"]
     assert len(lines) == 3 + 3 * len(EXERCISES) and all(line.split()[2] == "75" for line in lines[3:])
-    assert loaded("users", "list")[1] == ["rich.table", "server.cli.common", "server.cli.users", *dialect]
-    assert loaded("serve", "--help")[1] == ["rich.table", "server.cli.common", "server.cli.serve"]  # typer's help
+    assert loaded("users", "list")[1] == ["rich.table", "server.cli.common", "server.cli.remote", "server.cli.users",
+                                          *dialect]
+    assert loaded("serve", "--help")[1] == ["rich.table", "server.cli.common", "server.cli.remote", "server.cli.serve"]  # typer's help
     # --help lists every command with its line of help: every module, and still no torch.
     every = loaded("--help")[1]
     assert "torch" not in every and {"server.cli.lti", "server.cli.users", "server.cli.serve"} <= set(every)

@@ -1,0 +1,217 @@
+"""The course commands from a laptop: `ppo-grader --server URL` against the real server (a real
+`ppo-grader serve` on a port), run from another working directory with no database, prints what
+the same command prints on the host, byte for byte, with the same exit code; a read-only token is
+refused every write (403, nothing changes), a course-limited one every other course, and a dry
+run changes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from exercises.registry import get_exercise
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+#: This checkout's code in every subprocess (the server's too: its env inherits this one).
+CODE = os.pathsep.join([str(ROOT), str(ROOT / "client")])
+
+
+def run(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "server.cli", *args], env={**env, "PYTHONPATH": CODE}, cwd=cwd,
+                          capture_output=True, text=True, timeout=180)
+
+
+class Both:
+    """The same command on the host (its database) and on a laptop (``--server``, a token)."""
+
+    def __init__(self, server, laptop: Path) -> None:  # type: ignore[no-untyped-def]
+        self.server = server
+        self.laptop = laptop
+        self.laptop_env = {k: v for k, v in os.environ.items() if not k.startswith("PPO_GRADER_")}
+
+    def host(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return run(self.server.env, *args)
+
+    def ok(self, *args: str) -> str:
+        done = self.host(*args)
+        assert done.returncode == 0, (args, done.stderr)
+        return done.stdout
+
+    def remote(self, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**self.laptop_env, "PPO_GRADER_TOKEN": token}
+        return run(env, "--server", self.server.url, *args, cwd=self.laptop)
+
+    def same(self, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run on both; stdout byte for byte, stderr but the host's `database:` line, exit codes."""
+        here, there = self.host(*args), self.remote(token, *args)
+        assert there.stdout == here.stdout, (args, here.stdout, there.stdout, there.stderr)
+        assert said(there) == said(here), (args, here.stderr, there.stderr)
+        assert there.returncode == here.returncode, (args, here.returncode, there.returncode, there.stderr)
+        return here
+
+
+def words(done: subprocess.CompletedProcess[str]) -> str:
+    return " ".join(done.stderr.split())
+
+
+def said(done: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in done.stderr.splitlines() if not line.startswith("database: ")]
+
+
+def refused(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    """One red line naming the refusal, exit code 2, no traceback."""
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), done.stderr
+    assert all(word in lines[0] for word in words), (words, lines[0])
+
+
+@dataclass
+class Term:
+    """Two courses of one instructor, a TA of the first, a late submission, and the tokens."""
+
+    both: Both
+    prof: str
+    ta: str
+    reader: str
+    limited: str
+    learner: str
+    release: str
+    due: str
+    later: str
+
+    def state(self) -> tuple[str, ...]:
+        return tuple(self.both.ok(*command) for command in READS)
+
+
+#: The reads compared byte for byte (the state a refused or dry write must leave as it was).
+READS = [("scores", "list", "rc-a"), ("scores", "list", "rc-a", "--learner", "rc-lena"), ("sets", "list", "rc-a"),
+         ("courses", "gradebook", "rc-a"), ("courses", "gradebook", "rc-a", "--format", "canvas"),
+         ("courses", "gradebook", "rc-a", "--format", "canvas", "--login-column", "sis-user-id"),
+         ("courses", "gradebook", "rc-a", "--format", "moodle")]
+
+
+@pytest.fixture(scope="module")
+def term(server, tmp_path_factory: pytest.TempPathFactory) -> Term:  # type: ignore[no-untyped-def]
+    tmp = tmp_path_factory.mktemp("remote")
+    laptop = tmp / "laptop"
+    laptop.mkdir()  # another working directory: no data/ folder, no PPO_GRADER_DATABASE_URL
+    both = Both(server, laptop)
+    now = datetime.now(UTC).replace(microsecond=0)
+    prof = both.ok("users", "add", "rc-prof", "--role", "instructor").strip().splitlines()[-1]
+    for slug in ("rc-a", "rc-b"):
+        both.ok("courses", "create", slug, "--time-zone", "Europe/Paris", "--instructor", "rc-prof")
+    roster = tmp / "roster.csv"
+    roster.write_text("name,display_name\nrc-lena,Lena L.\nrc-max,Max M.\n")
+    rows = both.ok("courses", "enroll", "rc-a", str(roster)).splitlines()[1:]
+    tokens = {row.split(",")[0]: row.split(",")[-1] for row in rows}
+    ta = both.ok("courses", "staff", "add", "rc-a", "rc-tina", "--role", "ta").strip().splitlines()[-1]
+    reader = both.ok("users", "token", "rc-tina", "--read-only").strip()
+    limited = both.ok("users", "token", "rc-prof", "--course", "rc-a").strip()
+    due = (now - timedelta(hours=2)).isoformat()
+    release = (now - timedelta(days=3)).isoformat()
+    for slug in ("rc-a", "rc-b"):
+        both.ok("sets", "publish", slug, "actor-loss", "--release", release, "--due", due, "--penalty", "10")
+    solution = tmp / "solution.py"
+    solution.write_text(get_exercise("actor-loss").reference_source)
+    sent = server.submit(tokens["rc-lena"], str(solution), "--json", "--yes")  # late by 2h: 90 counts
+    assert sent.returncode == 0, sent.stderr
+    later = (now + timedelta(days=1)).isoformat()
+    return Term(both, prof, ta, reader, limited, tokens["rc-lena"], release, due, later)
+
+
+def test_a_tas_reads_from_a_laptop_are_the_hosts_byte_for_byte(term: Term) -> None:
+    both, ta = term.both, term.ta
+    for command in READS:
+        done = both.same(ta, *command)
+        assert done.returncode == 0 and done.stdout, (command, done.stderr)
+    assert "90 (raw 100, late" in both.ok("scores", "list", "rc-a")
+    assert both.same(term.prof, "regrade", "list").returncode == 0  # regrades: an instructor account's token
+    # A refusal is a refusal on both sides, with the same exit code.
+    assert both.same(ta, "courses", "gradebook", "rc-a", "--format", "xlsx").returncode == 2
+    assert both.same(ta, "sets", "publish", "rc-a", "actor-loss", "--due", "not a date").returncode == 2
+    assert both.remote(ta, "scores", "list", "no-such-course").returncode == 2
+    assert both.host("scores", "list", "no-such-course").returncode == 2
+
+
+def test_a_dry_run_counts_what_would_be_repriced_and_changes_nothing(term: Term) -> None:
+    both, ta = term.both, term.ta
+    before = term.state()
+    dry = both.same(ta, "sets", "publish", "rc-a", "actor-loss", "--release", term.release, "--due", term.due,
+                    "--penalty", "20", "--dry-run")
+    assert dry.returncode == 0 and "would change the score that counts of 1 submission (1 would" in words(dry)
+    dry = both.same(ta, "extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", term.later, "--dry-run")
+    assert dry.returncode == 0 and "would recompute the late penalty of 1 earlier submission" in words(dry)
+    assert term.state() == before
+
+
+def test_a_read_only_token_is_refused_every_write_and_a_course_limited_one_other_courses(term: Term) -> None:
+    both, later = term.both, term.later
+    before = term.state()
+    assert both.same(term.reader, "sets", "list", "rc-a").returncode == 0
+    for write in (("sets", "publish", "rc-a", "actor-loss", "--due", later),
+                  ("sets", "publish", "rc-a", "actor-loss", "--due", later, "--dry-run"),
+                  ("extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later),
+                  ("extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later, "--dry-run")):
+        refused(both.remote(term.reader, *write), "403", "read-only")
+    assert both.same(term.limited, "sets", "list", "rc-a").returncode == 0
+    for other in (("sets", "list", "rc-b"), ("scores", "list", "rc-b"), ("courses", "gradebook", "rc-b"),
+                  ("sets", "publish", "rc-b", "actor-loss", "--due", later),
+                  ("extensions", "grant", "rc-b", "rc-lena", "actor-loss", "--due", later)):
+        refused(both.remote(term.limited, *other), "403", "rc-a")
+    # A learner's token is no staff token.
+    refused(both.remote(term.learner, "sets", "list", "rc-a"), "403")
+    refused(both.remote(term.learner, "courses", "gradebook", "rc-a"), "403")
+    assert term.state() == before
+
+
+def test_a_tas_writes_from_a_laptop_say_what_the_host_says(term: Term) -> None:
+    both, ta, later = term.both, term.ta, term.later
+    publish = ("sets", "publish", "rc-a", "actor-loss", "--release", term.release, "--due", term.due,
+               "--penalty", "20")
+    there = both.remote(ta, *publish)
+    assert there.returncode == 0, there.stderr
+    here = both.host(*publish)
+    assert said(there) == said(here) and said(here)[0].startswith("Published 'actor-loss' in 'rc-a': opens ")
+    assert "20% off per day late" in both.ok("sets", "list", "rc-a")
+    assert "80 (raw 100, late" in both.ok("scores", "list", "rc-a", "--learner", "rc-lena")
+    grant = ("extensions", "grant", "rc-a", "rc-max", "actor-loss", "--due", later)
+    there, here = both.remote(ta, *grant), both.host(*grant)
+    assert there.returncode == here.returncode == 0 and said(there) == said(here), (there.stderr, here.stderr)
+    granted = both.remote(ta, "extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later)
+    assert granted.returncode == 0 and "recomputed the late penalty of 1 earlier submission" in words(granted)
+    assert "100 (extended to" in both.ok("scores", "list", "rc-a", "--learner", "rc-lena")
+    for command in READS:
+        both.same(ta, *command)
+
+
+def test_server_is_refused_for_the_commands_that_need_the_host(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    both = Both(server, tmp_path)
+    for command in (("users", "list"), ("scores", "override", "rc-a", "x", "y", "50", "--reason", "r"),
+                    ("courses", "staff", "add", "rc-a", "z"), ("similarity", "rc-a")):
+        done = both.remote("any-token", *command)
+        refused(done, "does not run against a server", "scores list", "sets publish")
+    assert both.remote("t", "scores", "list", "--help").returncode == 0  # help runs anywhere
+    env = {**both.laptop_env}  # --server and no token
+    refused(run(env, "--server", server.url, "sets", "list", "rc-a", cwd=tmp_path), "PPO_GRADER_TOKEN")
+    refused(run({**env, "PPO_GRADER_TOKEN": "t"}, "--server", "ftp://x", "sets", "list", "rc-a", cwd=tmp_path),
+            "http")
+
+
+def test_the_environment_names_the_server_for_the_commands_that_run_there(term: Term) -> None:
+    both = term.both
+    env = {**both.laptop_env, "PPO_GRADER_URL": both.server.url, "PPO_GRADER_TOKEN": term.ta}
+    there = run(env, "sets", "list", "rc-a", cwd=both.laptop)
+    assert there.returncode == 0 and there.stdout == both.ok("sets", "list", "rc-a"), there.stderr
+    # The others stay on this installation's database (none here: refused, never made).
+    alone = run(env, "users", "list", cwd=both.laptop)
+    assert alone.returncode == 2 and "does not run against a server" not in alone.stderr, alone.stderr
+    assert not (both.laptop / "data").exists()
