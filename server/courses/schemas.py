@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from server.courses.policy import Phase
+from server.models.correction import MAX_REASON_CHARS
 
 
 class CourseCreate(BaseModel):
@@ -121,7 +122,9 @@ class ExtensionIn(BaseModel):
     """``PUT /courses/{course}/extensions/{user}/{exercise}``."""
 
     due_at: datetime = Field(description="The learner's new due date (later than the course's).")
-    reason: str = Field(default="", max_length=300, description="Why (kept with the extension and in the audit log).")
+    reason: str = Field(
+        default="", max_length=MAX_REASON_CHARS, description="Why (kept with the extension and in the audit log)."
+    )
 
 
 class ExtensionPublic(BaseModel):
