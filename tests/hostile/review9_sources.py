@@ -329,3 +329,21 @@ print("PROCS", _procs)
 def f(x):
     return x
 '''
+
+
+def import_error_from_the_other_jail(slot: int) -> str:
+    """Review 8's import-phase verdict chosen from the other jail's inputs, on futex words: the
+    first jail to import holds word 72 (its role; each waits a random moment first, so the two
+    seldom look at once), the second raises at import one of 16 types
+    from one of 16 lines, spelling a byte of what the first was given."""
+    from tests.sandbox.review8_sources import IMPORT_ERROR_FROM_THE_OTHER_JAIL, channel
+
+    flock, role = channel(200), (
+        "try:\n    _fcntl.flock(_ROLE, _fcntl.LOCK_EX | _fcntl.LOCK_NB)\n    _FIRST = True\n"
+        "except BlockingIOError:\n    _FIRST = False\n"
+    )
+    assert flock in IMPORT_ERROR_FROM_THE_OTHER_JAIL and role in IMPORT_ERROR_FROM_THE_OTHER_JAIL
+    return IMPORT_ERROR_FROM_THE_OTHER_JAIL.replace(flock, futex_channel(slot)).replace(
+        role, "import random as _rnd\n_time.sleep(_rnd.random() * 0.3)  # two jails seldom look at once\n"
+        "_FIRST = not _held(72)\nif _FIRST:\n    _set(72, 1)\n"
+    )
