@@ -23,7 +23,7 @@ What holds (passing tests): keyrings, memfd, userfaultfd, io_uring, perf_event_o
 cachestat, memfd_secret, pidfd, kcmp, inotify/fanotify, new mounts, syslog, ptrace and fork
 refused; abstract unix sockets refused (no socket at all); sethostname refused (the jail's UTS
 namespace outlives a job); ``/dev``, ``/dev/shm``, ``/`` and ``/jail`` not writable; no ``/proc``
-or ``/sys``; fds 0-2 only; a fixed environment; System V and POSIX IPC objects die with the
+or ``/sys``; no exercise, reference or repository in the jail; fds 0-2 only; a fixed environment; System V and POSIX IPC objects die with the
 job's IPC namespace (neither a later nor a concurrent job finds them); thread, memory, disk and
 fd bombs end their own job only; long polls on another learner's submission answer 404 and leave
 no waiting slot or subscription behind.
@@ -281,6 +281,18 @@ def test_ipc_objects_die_with_their_job(pool: SandboxPool) -> None:
     left, found = _at_once(pool, holding, finder)
     assert left.status.value == "ok" and found.status.value == "ok", (left.message, found.message)
     assert "FOUND []" in found.stdout, found.stdout
+
+
+def test_no_exercise_reference_is_in_the_jail(pool: SandboxPool) -> None:
+    import exercises
+
+    places = [str(Path(exercises.__file__).parent), str(REPO), "/jail/lib/exercises", "/jail/site/exercises",
+              "/jail/site/server", "/work"]
+    source = (f"import os\nseen = [p for p in {places!r} if os.path.exists(p)]\n"
+              "try:\n    import exercises\n    seen.append('import exercises')\nexcept ImportError:\n    pass\n"
+              "print('SEEN', seen)\ndef f(x):\n    return x\n")
+    result = _run(pool, source)
+    assert result.status.value == "ok" and "SEEN []" in result.stdout, (result.stdout, result.message)
 
 
 # --- 5. bombs end their own job only -------------------------------------------------------------
