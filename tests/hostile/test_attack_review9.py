@@ -109,10 +109,15 @@ def _got(result: JobResult) -> int:
 
 @pytest.mark.xfail(strict=True, reason="review 9: futex waiters on a shared file's words carry 32 bits between concurrent jails")
 def test_a_job_cannot_read_futex_waiters_of_a_concurrent_job(pool: SandboxPool) -> None:
-    pattern = random.getrandbits(32) | 1 << 31 | 1
-    sender, reader = _at_once(pool, futex_bits_sender(200, pattern), futex_bits_reader(200))
-    assert sender.status.value == "ok" and "HOLDING" in sender.stdout, (sender.message, sender.stderr)
-    assert _got(reader) != pattern, f"the reader read all 32 bits ({pattern:x}) the other jail held"
+    read = []
+    for _ in range(3):  # the two jails must overlap: under load a try can miss (the attacker tries again)
+        pattern = random.getrandbits(32) | 1 << 31 | 1
+        sender, reader = _at_once(pool, futex_bits_sender(200, pattern), futex_bits_reader(200))
+        assert sender.status.value == "ok" and "HOLDING" in sender.stdout, (sender.message, sender.stderr)
+        if _got(reader) == pattern:
+            read.append(pattern)
+            break
+    assert not read, f"the reader read all 32 bits ({read[0]:x}) the other jail held"
 
 
 @pytest.fixture(scope="module")
@@ -134,11 +139,16 @@ def _memory_check(report: Any) -> Any:
 def test_a_measured_case_cannot_be_offloaded_over_futexes(judge: Any) -> None:
     honest = judge.grade("actor-loss", FLOAT64_HONEST, 9)
     assert honest.verdict == "graded" and not _memory_check(honest).passed, "the baseline is over the budget"
-    report = judge.grade("actor-loss", offloaded_measured_case(300), 9)
-    assert report.verdict == "graded", report.message
-    assert not _memory_check(report).passed, (
-        f"float64 copies passed the memory check (score {report.score}, peak {report.peak_memory_bytes} bytes, "
-        f"the same solution measured honestly: {honest.peak_memory_bytes} bytes)"
+    passed = []
+    for sid in (9, 10, 11):  # under load the channel can time out (it then works honestly): resubmit
+        report = judge.grade("actor-loss", offloaded_measured_case(300), sid)
+        assert report.verdict == "graded", report.message
+        if _memory_check(report).passed:
+            passed.append((sid, report.score, report.peak_memory_bytes))
+            break
+    assert not passed, (
+        f"float64 copies passed the memory check (submission, score, peak bytes: {passed}; the same solution "
+        f"measured honestly: {honest.peak_memory_bytes} bytes)"
     )
 
 
