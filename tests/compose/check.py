@@ -65,6 +65,8 @@ STANDINS = {"python:3.11-slim-bookworm": "python.Dockerfile", "postgres:15": "po
 DEBIAN_MIRROR = os.environ.get("COMPOSE_CHECK_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 SCALED_SUBMISSIONS = 20
 SLOW_SECONDS = 8
+#: Slow submissions tried before the check gives up finding one still running at the kill.
+KILL_TRIES = 3
 
 _START = time.monotonic()
 
@@ -479,31 +481,51 @@ def grade_many(compose: Compose, learner: Learner, count: int) -> None:
     expect(all(share.values()), f"both workers took jobs, got {share}")
 
 
+def claimer(workers: list[str], sid: int, claimed_by: Callable[[str, int, int], bool]) -> str:
+    """The worker container that claimed submission ``sid`` first (waits up to a minute)."""
+    holder: list[str] = []
+
+    def someone_claimed() -> bool:
+        holder[:] = [w for w in workers if claimed_by(w, sid, 1)]
+        return bool(holder)
+
+    wait_for(f"a worker to claim submission {sid}", someone_claimed, timeout=60, every=0.5)
+    return holder[0]
+
+
 def kill_mid_job(compose: Compose, learner: Learner) -> None:
     from exercises.registry import get_exercise
 
     actor = get_exercise("actor-loss")
-    slow = f"import time\ntime.sleep({SLOW_SECONDS})\n{actor.reference_source}"
-    code, result = learner.submit("slow.py", slow, "--no-wait")
-    expect(code == 0, f"slow submission accepted: {result}")
-    sid = result["id"]
     workers = compose.containers("worker")
     expect(len(workers) == 2, f"two worker containers, got {workers}")
 
-    def claimed_by(container: str, attempt: int) -> bool:
+    def claimed_by(container: str, sid: int, attempt: int) -> bool:
         return any(e.get("msg") == "claimed" and e.get("submission_id") == sid and e.get("attempt") == attempt
                    for e in compose.logs(container))
 
-    holder: list[str] = []
+    def graded_by(container: str, sid: int) -> bool:
+        return any(e.get("msg") == "graded" and e.get("submission_id") == sid for e in compose.logs(container))
 
-    def someone_claimed() -> bool:
-        holder[:] = [w for w in workers if claimed_by(w, 1)]
-        return bool(holder)
-
-    wait_for(f"a worker to claim submission {sid}", someone_claimed, timeout=60, every=0.5)
-    victim = holder[0]
+    for tries in range(1, KILL_TRIES + 1):
+        code, result = learner.submit(f"slow_{tries}.py", f"import time\ntime.sleep({SLOW_SECONDS})\n"
+                                      f"{actor.reference_source}", "--no-wait")
+        expect(code == 0, f"slow submission accepted: {result}")
+        sid = result["id"]
+        victim = claimer(workers, sid, claimed_by)
+        # Frozen first, so that what is seen next stays true until the kill: on a loaded machine
+        # reading the logs can take longer than the slow job itself, which must not be killed
+        # after it finished (nothing would be left for the other worker to take over).
+        run(["docker", "pause", victim])
+        if learner.show(sid).get("status") != "done" and not graded_by(victim, sid):
+            run(["docker", "unpause", victim])
+            run(["docker", "kill", victim])
+            break
+        run(["docker", "unpause", victim])
+        say(f"submission {sid} was graded before the kill (slow machine); again with another")
+    else:
+        raise CheckFailed(f"no slow submission was still running when its worker was frozen ({KILL_TRIES} tries)")
     survivor = next(w for w in workers if w != victim)
-    run(["docker", "kill", victim])
     say(f"submission {sid} claimed by container {victim[:12]}; killed it mid-job (SIGKILL)")
 
     def finished() -> bool:
@@ -511,8 +533,8 @@ def kill_mid_job(compose: Compose, learner: Learner) -> None:
 
     wait_for(f"submission {sid} to be graded elsewhere", finished, timeout=120, every=2)
     shown = learner.show(sid)
-    retried = claimed_by(survivor, 2)
-    graded = any(e.get("msg") == "graded" and e.get("submission_id") == sid for e in compose.logs(survivor))
+    retried = claimed_by(survivor, sid, 2)
+    graded = graded_by(survivor, sid)
     say(f"submission {sid}: verdict={shown['verdict']} score={shown['score']}; "
         f"claimed again (attempt 2) by {survivor[:12]}: {retried}; graded there: {graded}")
     expect(shown["verdict"] == "graded" and shown["score"] == 100, "the killed job is graded 100 elsewhere")
