@@ -107,7 +107,6 @@ def _got(result: JobResult) -> int:
 # --- 1. futexes on a shared read-only file: a channel between jails that run at once -----------
 
 
-@pytest.mark.xfail(strict=True, reason="review 9: futex waiters on a shared file's words carry 32 bits between concurrent jails")
 def test_a_job_cannot_read_futex_waiters_of_a_concurrent_job(pool: SandboxPool) -> None:
     read = []
     for _ in range(3):  # the two jails must overlap: under load a try can miss (the attacker tries again)
@@ -135,7 +134,6 @@ def _memory_check(report: Any) -> Any:
     return next(c for c in report.checks if c.name.startswith("peak memory"))
 
 
-@pytest.mark.xfail(strict=True, reason="review 9: the measured case offloaded to the regular jail over futexes passes the memory check")
 def test_a_measured_case_cannot_be_offloaded_over_futexes(judge: Any) -> None:
     honest = judge.grade("actor-loss", FLOAT64_HONEST, 9)
     assert honest.verdict == "graded" and not _memory_check(honest).passed, "the baseline is over the budget"
@@ -168,8 +166,6 @@ def _warmup_byte(sid: int) -> int:
     return int(abs(warmup.args[0].reshape(-1)[0].item()) * 1000) % 256
 
 
-@pytest.mark.xfail(strict=True, reason="review 9: over futexes, the jail never given inputs raises at import a type and "
-                   "line that spell a byte of the other jail's inputs (shown before the due date)")
 def test_an_import_error_carries_nothing_of_the_other_jails_inputs(judge: Any) -> None:
     source = import_error_from_the_other_jail(400)
     leaked = []
@@ -221,21 +217,20 @@ def _uncached_pages(n: int) -> list[tuple[str, int]]:
     raise AssertionError(f"only {len(chosen)} uncached header pages left on this machine")
 
 
-@pytest.mark.xfail(strict=True, reason="review 9: ru_majflt tells a later job which pages an earlier job touched: 64 bits, no clock")
 def test_a_job_leaves_no_page_cache_bits_a_later_job_reads_with_getrusage(pool: SandboxPool) -> None:
     pages = _uncached_pages(64)
     bits = random.getrandbits(64) | 1 << 63 | 1
     first = _run(pool, SET_PAGES.replace("PAGES", repr(pages)).replace("BITS", str(bits)))
     assert first.status.value == "ok" and "SET" in first.stdout, (first.message, first.stderr)
     later = _run(pool, READ_PAGES.replace("PAGES", repr(pages)))
-    assert _got(later) != bits, f"the later job read the earlier job's 64 bits ({bits:x})"
+    assert later.status.value == "ok", (later.status, later.message, later.stderr)
+    if "REFUSED EPERM" not in later.stdout:  # the filter refuses getrusage(RUSAGE_SELF)
+        assert _got(later) != bits, f"the later job read the earlier job's 64 bits ({bits:x})"
 
 
 # --- 3. sysinfo: a machine-wide counter a concurrent job moves ----------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="review 9: sysinfo's process count shows a concurrent job's 48 threads "
-                   "(named out of scope in docs/security.md; measured here)")
 def test_a_job_cannot_count_a_concurrent_jobs_threads(pool: SandboxPool) -> None:
     holder, sampler = _at_once(pool, THREADS_HELD, PROCS_SAMPLED)
     assert holder.status.value == "ok" and sampler.status.value == "ok", (holder.message, sampler.message)
@@ -261,6 +256,9 @@ REFUSED = {
     "setpriority_init": "EPERM", "kill_init": "EPERM", "inotify_init1": "EPERM", "fanotify_init": "EPERM",
     "open_tree": "EPERM", "fsopen": "EPERM", "unshare_ipc": "EPERM", "syslog_read_all": "EPERM",
     "ptrace_attach_init": "EPERM", "fork": "EPERM", "abstract_socket": "EPERM",
+    "futex_shared_wake": "EINVAL", "futex_shared_wait": "EINVAL", "futex_waitv": "ENOSYS", "futex_wake2": "ENOSYS",
+    "futex_wait2": "ENOSYS", "futex_requeue2": "ENOSYS", "getrusage_self": "EPERM", "getrusage_thread": "EPERM",
+    "sysinfo": "EPERM",
 }
 
 
@@ -277,6 +275,7 @@ def test_nothing_shared_is_writable_and_nothing_is_inherited(probe: dict[str, An
     assert set(probe["env"]) <= {"HOME", "TMPDIR", "PATH", "LANG", "OMP_NUM_THREADS", "MALLOC_MMAP_THRESHOLD_"}
     assert probe["hostname"] == "jail"
     assert probe["children_rusage"] == 0.0
+    assert probe["getrusage_children"] == "ok" and probe["futex_private_wake"] == "ok"
 
 
 def test_ipc_objects_die_with_their_job(pool: SandboxPool) -> None:
