@@ -359,8 +359,12 @@ def build_filter(own_pid: int, machine: str | None = None) -> bytes:
     # futex wrappers tolerate (EPERM and ENOSYS are fatal there): a wait returns at once and its
     # caller checks its word again (pthread_join and process-shared objects then spin), a wake
     # is ignored.
-    block = [_insn(_LD_W_ABS, 0, 0, _arg_lo(1)), _insn(_JSET_K, 0, 1, _FUTEX_PRIVATE_FLAG), _ret(_RET_ALLOW),
-             _ret(_RET_ERRNO | errno.EINVAL)]
+    block = [
+        _insn(_LD_W_ABS, 0, 0, _arg_lo(1)),
+        _insn(_JSET_K, 0, 1, _FUTEX_PRIVATE_FLAG),
+        _ret(_RET_ALLOW),
+        _ret(_RET_ERRNO | errno.EINVAL),
+    ]
     prog += [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), special["futex"])] + block
     # getrusage: only of the (absent) children.
     prog += _only_values(special["getrusage"], 0, [_RUSAGE_CHILDREN], eperm)

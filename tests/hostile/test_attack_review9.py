@@ -1,23 +1,23 @@
 """Review 9: a white-box red team of the jail and of the long polls, from inside learner code
 graded by the real judge or run on real jail hosts, and through the real API over HTTP.
 
-Each test asserts what a safe service does; a strict xfail is an attack that works today.
-Every assertion reads what came back (a job's output, a report, a JSON answer, a counter of
-the server's), never how long anything took. Sources are in tests/hostile/review9_sources.py.
+Each test asserts what a safe service does. Every assertion reads what came back (a job's
+output, a report, a JSON answer, a counter of the server's), never how long anything took.
+Sources are in tests/hostile/review9_sources.py.
 
-What works (strict xfails):
+What worked, and is closed now (these were strict xfails; sandbox/seccomp.py refuses each):
 
 - a futex on a ``MAP_SHARED`` mapping of one of ``/jail``'s read-only files is keyed by its
   inode, the same in every jail: a waiting thread is one bit, and another jail running at once
   reads it with ``FUTEX_REQUEUE`` onto the same word (how many waiters moved; nobody wakes). The
-  same class of channel as review 8's ``flock``, and not refused: review 8's offload attack,
-  rebuilt on it, passes a float64 solution's memory check (score 100, a peak of a run that did
-  not compute);
-- the page cache carries bits to a *later* job without any clock: a job touches chosen pages of
+  same class of channel as review 8's ``flock``: review 8's offload attack, rebuilt on it, passed a
+  float64 solution's memory check (score 100, a peak of a run that did not compute). Closed:
+  ``futex`` only with ``FUTEX_PRIVATE_FLAG`` (shared ones answer EINVAL), the futex2 calls ENOSYS;
+- the page cache carried bits to a *later* job without any clock: a job touches chosen pages of
   files nobody reads; a later job touches each once and reads ``ru_majflt`` (a major fault means
-  it was not cached). docs/security.md names this one "not measured yet": it carries 64 of 64;
-- ``sysinfo``'s machine-wide thread count moves by a concurrent job's 48 threads (named out of
-  scope in docs/security.md with the other shared-load counters; measured here, noise about 10).
+  it was not cached): 64 of 64. Closed: ``getrusage`` answers only for ``RUSAGE_CHILDREN``;
+- ``sysinfo``'s machine-wide thread count moved by a concurrent job's 48 threads (noise about
+  10). Closed: ``sysinfo`` answers EPERM.
 
 What holds (passing tests): keyrings, memfd, userfaultfd, io_uring, perf_event_open, bpf,
 cachestat, memfd_secret, pidfd, kcmp, inotify/fanotify, new mounts, syslog, ptrace and fork
