@@ -12,7 +12,13 @@ evicts a shared file's pages), ``readahead``, ``mincore`` (a mapped shared file'
 pages), ``cachestat`` (440+, so ENOSYS), and
 ``preadv2``/``pwritev2`` with ``RWF_NOWAIT`` (which tells a cached page from one that is not,
 without timing) answer EPERM; ``madvise`` may not page out or cool pages (``MADV_COLD``,
-``MADV_PAGEOUT``). What is left between concurrent jobs is timing (docs/security.md). Calls that act on another
+``MADV_PAGEOUT``), and ``getrusage`` answers only for ``RUSAGE_CHILDREN`` (of the child itself it
+would show major faults: whether a page of a shared file was cached, review 9). ``futex`` is
+allowed only with ``FUTEX_PRIVATE_FLAG``: a shared futex on a mapping of a ``/jail`` file is keyed
+by the inode, the same in every jail, so a waiter was a bit another jail counted with
+``FUTEX_REQUEUE`` (review 9); shared ones answer EINVAL, and the futex2 calls (449, 454-456)
+ENOSYS. ``sysinfo`` (the machine's thread count and free memory) answers EPERM. What is left
+between concurrent jobs is timing (docs/security.md). Calls that act on another
 process by pid (``prlimit64``, ``setpriority``, the ``sched_set*`` family, ``ioprio_set``,
 ``migrate_pages``, ``move_pages``, ``get_robust_list``) are allowed only on the child itself
 (pid 0 or its own), and ``fcntl`` may not name a process to signal (``F_SETOWN``,
@@ -22,7 +28,7 @@ whose flags a classic BPF filter can inspect. A wrong architecture, or the x32 A
 process.
 
 The child is already pid 1 of a pid namespace of its own, so no other pid resolves; the filter
-is defence in depth. It is hand-written classic BPF (about 280 instructions) rather than
+is defence in depth. It is hand-written classic BPF (about 290 instructions) rather than
 libseccomp: the project's interpreter is not Debian's, so Debian's python3-seccomp bindings do
 not load in it, and the PyPI wrapper (pyseccomp) is an unmaintained ctypes shim that still needs
 libseccomp installed. Every rule is exercised by the hostile test suite.
@@ -75,10 +81,20 @@ _MADV_DENIED = (20, 21)
 #: Syscalls from 440 on share one number on every architecture. A deny list cannot know the
 #: calls added after it was written (listmount and statmount reveal the host's mount table), so
 #: from 440 on only these are allowed, and every other number answers ENOSYS (so that libc falls
-#: back to an older call): epoll_pwait2, futex_waitv, fchmodat2, futex_wake, futex_wait,
-#: futex_requeue, mseal. Not cachestat (451): it reads the page cache's state of a shared file.
+#: back to an older call): epoll_pwait2, fchmodat2, mseal. Not cachestat (451): it reads the page
+#: cache's state of a shared file. Not the futex2 calls (futex_waitv 449, futex_wake 454,
+#: futex_wait 455, futex_requeue 456): futex_waitv and futex_requeue carry their flags in memory
+#: the filter cannot read, and glibc uses none of them.
 _NEW_SYSCALLS_FROM = 440
-_NEW_SYSCALLS_ALLOWED = (441, 449, 452, 454, 455, 456, 462)
+_NEW_SYSCALLS_ALLOWED = (441, 452, 462)
+#: futex op flag: the futex is keyed by (address space, address), so it names nothing outside the
+#: job. Without it a futex on a file mapping is keyed by the file's inode and offset, and the
+#: files of /jail are the same inodes in every jail (review 9).
+_FUTEX_PRIVATE_FLAG = 128
+#: getrusage's only allowed target: RUSAGE_CHILDREN (-1; the child has none). RUSAGE_SELF and
+#: RUSAGE_THREAD would show major faults and block reads: whether a page of a shared file was
+#: cached (review 9).
+_RUSAGE_CHILDREN = -1
 
 _ARCHES = {
     "x86_64": (
@@ -137,6 +153,7 @@ _ARCHES = {
             "fadvise64": 221,
             "readahead": 187,
             "mincore": 27,
+            "sysinfo": 99,
         },
         {
             "clone": 56,
@@ -149,6 +166,8 @@ _ARCHES = {
             "preadv2": 327,
             "pwritev2": 328,
             "madvise": 28,
+            "futex": 202,
+            "getrusage": 98,
         },
         {
             "prlimit64": (302, 0),
@@ -219,6 +238,7 @@ _ARCHES = {
             "fadvise64": 223,
             "readahead": 213,
             "mincore": 232,
+            "sysinfo": 179,
         },
         {
             "clone": 220,
@@ -231,6 +251,8 @@ _ARCHES = {
             "preadv2": 286,
             "pwritev2": 287,
             "madvise": 233,
+            "futex": 98,
+            "getrusage": 165,
         },
         {
             "prlimit64": (261, 0),
@@ -333,6 +355,19 @@ def build_filter(own_pid: int, machine: str | None = None) -> bytes:
     for name in ("preadv2", "pwritev2"):
         block = [_insn(_LD_W_ABS, 0, 0, _arg_lo(5)), _insn(_JSET_K, 0, 1, _RWF_NOWAIT), eperm, _ret(_RET_ALLOW)]
         prog += [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), special[name])] + block
+    # futex(uaddr, op, ...): only private futexes. A shared one answers EINVAL, the error glibc's
+    # futex wrappers tolerate (EPERM and ENOSYS are fatal there): a wait returns at once and its
+    # caller checks its word again (pthread_join and process-shared objects then spin), a wake
+    # is ignored.
+    block = [
+        _insn(_LD_W_ABS, 0, 0, _arg_lo(1)),
+        _insn(_JSET_K, 0, 1, _FUTEX_PRIVATE_FLAG),
+        _ret(_RET_ALLOW),
+        _ret(_RET_ERRNO | errno.EINVAL),
+    ]
+    prog += [_insn(_LD_W_ABS, 0, 0, _NR), _insn(_JEQ_K, 0, len(block), special["futex"])] + block
+    # getrusage: only of the (absent) children.
+    prog += _only_values(special["getrusage"], 0, [_RUSAGE_CHILDREN], eperm)
     prog.append(_ret(_RET_ALLOW))
     return b"".join(prog)
 

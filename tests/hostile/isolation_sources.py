@@ -388,7 +388,10 @@ st = os.statvfs("/tmp")
 T = st.f_blocks * st.f_frsize
 blob_total = R + O                                      # stdout.txt / stderr.txt stay empty
 F = st.f_bavail * st.f_frsize - R - O - 8192            # only its number of digits matters
-M = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 * 2   # grows while we build the files
+try:
+    M = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 * 2   # grows while we build the files
+except OSError:  # getrusage of itself is refused (review 9): only the digit count matters, guess it
+    M = 400 << 20
 files = {{"result.json": R, "outputs.safetensors": O, "stdout.txt": 0, "stderr.txt": 0}}
 real = json.dumps({{"event": "exited", "setup_ok": True, "tmp_free_bytes": F, "tmp_total_bytes": T,
                    "exit_code": 0, "signal": None, "cpu_seconds": 10 ** (CPU_LEN - 1), "maxrss_bytes": M,

@@ -53,6 +53,27 @@ def file_io():
 
 probe_fd = os.open(os.devnull, os.O_RDONLY)
 
+def pthread_join_live():
+    # pthread_join waits on the thread's tid with a *shared* futex (the kernel's wake at a
+    # thread's exit is a shared one): refused with EINVAL, glibc checks the tid again and spins
+    import time
+    body = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(lambda _: time.sleep(0.2))
+    tid = ctypes.c_ulong()
+    assert libc.pthread_create(ctypes.byref(tid), None, body, None) == 0
+    assert libc.pthread_join(tid, None) == 0
+
+def pshared_semaphore():
+    # a process-shared semaphore (shared futexes): still correct, its wait spins
+    import time
+    sem = ctypes.create_string_buffer(64)
+    assert libc.sem_init(sem, 1, 0) == 0
+    t = threading.Thread(target=lambda: (time.sleep(0.2), libc.sem_post(sem)))
+    t.start()
+    assert libc.sem_wait(sem) == 0
+    t.join()
+
+futex_word = ctypes.c_uint32(0)
+
 def mapped():
     import mmap
     return mmap.mmap(-1, 4096)
@@ -73,7 +94,22 @@ PROBES = {
     "mount": c_call("mount", b"none", b"/tmp", b"tmpfs", 0, None),
     "inotify_init1": c_call("inotify_init1", 0),
     "clone3": sys_call(435, 0, 0),
-    "futex_waitv": sys_call(449, 0, 0, 0, 0, 0),  # allowed by name: EINVAL for a null list, not ENOSYS
+    # review 9: a shared futex on a /jail file is keyed by its inode, the same in every jail
+    "futex_waitv": sys_call(449, 0, 0, 0, 0, 0),
+    "futex_wake2": sys_call(454, ctypes.byref(futex_word), 1, 1, 130),
+    "futex_wait2": sys_call(455, ctypes.byref(futex_word), 1, 1, 130, 0, 1),
+    "futex_requeue2": sys_call(456, 0, 0, 1, 1),
+    "futex_shared_wake": sys_call(202, ctypes.byref(futex_word), 1, 1, 0, 0, 0),
+    "futex_shared_requeue": sys_call(202, ctypes.byref(futex_word), 3, 0, 1, ctypes.byref(futex_word), 0),
+    "futex_private_wake": sys_call(202, ctypes.byref(futex_word), 129, 1, 0, 0, 0),
+    "futex_private_wait_changed": sys_call(202, ctypes.byref(futex_word), 128, 1, 0, 0, 0),
+    "pthread_join_live": pthread_join_live,
+    "pshared_semaphore": pshared_semaphore,
+    "getrusage_self": lambda: resource.getrusage(resource.RUSAGE_SELF),
+    "getrusage_thread": lambda: resource.getrusage(resource.RUSAGE_THREAD),
+    "getrusage_children": lambda: resource.getrusage(resource.RUSAGE_CHILDREN),
+    "sysinfo": c_call("sysinfo", ctypes.create_string_buffer(256)),
+    "cpu_count": lambda: os.cpu_count() or 0,
     "set_mempolicy_home_node": sys_call(450, 0, 0, 0, 0),
     "syscall_999": sys_call(999),
     "prlimit_self": lambda: resource.prlimit(0, resource.RLIMIT_NOFILE),
@@ -116,7 +152,11 @@ EXPECTED = {
     "socket": "EPERM", "socketpair": "EPERM", "fork": "EPERM", "execve": "EPERM", "thread": "ok",
     "kill_self": "ok", "kill_own_group": "ok", "kill_parent": "EPERM", "kill_everyone": "EPERM",
     "memfd_create": "EPERM", "unshare": "EPERM", "ptrace": "EPERM", "mount": "EPERM", "inotify_init1": "EPERM",
-    "clone3": "ENOSYS", "futex_waitv": "EINVAL", "set_mempolicy_home_node": "ENOSYS", "syscall_999": "ENOSYS",
+    "clone3": "ENOSYS", "futex_waitv": "ENOSYS", "futex_wake2": "ENOSYS", "futex_wait2": "ENOSYS",
+    "futex_requeue2": "ENOSYS", "futex_shared_wake": "EINVAL", "futex_shared_requeue": "EINVAL",
+    "futex_private_wake": "ok", "futex_private_wait_changed": "EAGAIN", "pthread_join_live": "ok",
+    "pshared_semaphore": "ok", "getrusage_self": "EPERM", "getrusage_thread": "EPERM", "getrusage_children": "ok",
+    "sysinfo": "EPERM", "cpu_count": "ok", "set_mempolicy_home_node": "ENOSYS", "syscall_999": "ENOSYS",
     "prlimit_self": "ok", "prlimit_parent": "EPERM", "fcntl_getfl": "ok", "fcntl_setown": "EPERM", "file_io": "ok",
     "flock": "EPERM", "fcntl_setlk": "EPERM", "fcntl_ofd_getlk": "EPERM", "fcntl_notify": "EPERM",
     "fcntl_setlease": "EPERM", "fadvise": "EPERM", "readahead": "EPERM", "cachestat": "ENOSYS",
