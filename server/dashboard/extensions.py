@@ -27,9 +27,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
+from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException
 
+from server.config import Settings
 from server.courses import bulk
 from server.courses.corrections import LedgerLine, ledger
 from server.courses.page_course import DashboardCourse
@@ -264,19 +266,31 @@ def _refused_page(user: User, course: Course, token: str, status: int, message: 
     return html_response(body, status_code=status)
 
 
+def _read_form(
+    request: Request, user: User, form: BulkForm, session: Session, settings: Settings
+) -> tuple[User, Course, list[bulk.BulkRow], str] | Response:
+    """What the dry run and the apply both read first: the sender (in this session: the
+    header's staff links), the course their form names (checked: ``staff_form_course``) and
+    the CSV's rows and text, or the page that refuses an unreadable CSV."""
+    user = session.get(User, user.id) or user
+    _unread(form, user)
+    course = staff_form_course(request, form.fields, session, settings.secret_bytes, user, "extensions")
+    try:
+        rows, text = _rows(form)
+    except InvalidBulkFile as exc:
+        return _refused_page(user, course, form.fields.get("csrf", ""), exc.status_code, exc.detail, session)
+    return user, course, rows, text
+
+
 @router.post(PREVIEW)
 def preview(
     request: Request, user: WebInstructorSender, form: BulkFormDep, session: SessionDep, settings: SettingsDep
 ) -> Response:
     """The dry run of a CSV: every row's change, or why it is refused; nothing is kept."""
-    user = session.get(User, user.id) or user  # in this session: the header's staff links
-    _unread(form, user)
-    course = staff_form_course(request, form.fields, session, settings.secret_bytes, user, "extensions")
-    token = form.fields.get("csrf", "")
-    try:
-        rows, text = _rows(form)
-    except InvalidBulkFile as exc:
-        return _refused_page(user, course, token, exc.status_code, exc.detail, session)
+    read = _read_form(request, user, form, session, settings)
+    if isinstance(read, Response):
+        return read
+    user, course, rows, text = read
     plan = bulk.run(session, course, rows, user.name)
     session.rollback()
     return html_response(_plan_page(user, course, plan, form.fields, text, ""), 200 if not plan.refused else 422)
@@ -287,14 +301,10 @@ def apply(
     request: Request, user: WebInstructorSender, form: BulkFormDep, session: SessionDep, settings: SettingsDep
 ) -> Response:
     """Apply the confirmed rows, only when they are the ones the dry run showed; then the overview."""
-    user = session.get(User, user.id) or user  # in this session: the header's staff links
-    _unread(form, user)
-    course = staff_form_course(request, form.fields, session, settings.secret_bytes, user, "extensions")
-    token = form.fields.get("csrf", "")
-    try:
-        rows, text = _rows(form)
-    except InvalidBulkFile as exc:
-        return _refused_page(user, course, token, exc.status_code, exc.detail, session)
+    read = _read_form(request, user, form, session, settings)
+    if isinstance(read, Response):
+        return read
+    user, course, rows, text = read
     digest = form.fields.get("digest", "")
     plan = bulk.run(session, course, rows, user.name, apply=True, expected_digest=digest)
     if not plan.applied:
