@@ -12,12 +12,17 @@ runner falls back to ``rusage`` minus the host's resident set, and says so in th
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 _ROOT = Path("/sys/fs/cgroup")
+#: How long :meth:`JobCgroup.close` keeps trying to remove a cgroup whose last processes are exiting.
+CLOSE_SECONDS = 2.0
 
 
 def _own_path(controller: str | None) -> str:
@@ -178,11 +183,33 @@ class JobCgroup:
         return f"cgroup-v{self.version}"
 
     def close(self) -> None:
-        """Remove the cgroups (the child is dead by now)."""
+        """Remove the cgroups. Normally every process of the job is gone by now; after a broken
+        job (the host failed mid-job) some may still be there or exiting, and the removal is
+        then busy: those are killed and the removal retried for up to :data:`CLOSE_SECONDS`,
+        so that no job leaves a cgroup behind."""
+        deadline = time.monotonic() + CLOSE_SECONDS
         for path in (self.memory, self.pids, self.cpuacct):
-            if path is None:
-                continue
-            try:
-                path.rmdir()
-            except OSError:
-                pass
+            while path is not None:
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                        break
+                    _kill_members(path)
+                    time.sleep(0.01)
+
+
+def _kill_members(path: Path) -> None:
+    """SIGKILL every process listed in the cgroup ``path`` (only a job's own processes are there)."""
+    try:
+        pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass

@@ -5,8 +5,10 @@ closing leaves nothing behind."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,6 +110,28 @@ def test_close_removes_every_folder_it_made() -> None:
     group.close()
     assert not any(p.exists() for p in folders)
     group.close()  # twice is harmless
+
+
+@needs_cgroups
+def test_close_removes_a_cgroup_a_process_is_still_in_and_kills_it() -> None:
+    """After a broken job a process may still be in the job's cgroups when they are closed: the
+    removal is busy then, so close kills what is there and removes them anyway (none leaks)."""
+    group = cgroups.JobCgroup(16 * MiB, 4)
+    folders = [p for p in (group.memory, group.pids, group.cpuacct) if p is not None]
+    straggler = subprocess.Popen(["sleep", "600"])
+    reaper = threading.Thread(target=straggler.wait)
+    reaper.start()
+    try:
+        group.add(straggler.pid)
+        assert group.processes() == [straggler.pid]
+        group.close()
+        reaper.join(timeout=10)
+        assert straggler.returncode == -signal.SIGKILL
+        assert not any(p.exists() for p in folders)
+    finally:
+        if straggler.poll() is None:
+            straggler.kill()
+        reaper.join(timeout=10)
 
 
 def test_the_switch_turns_cgroups_off_and_a_job_cgroup_is_then_refused() -> None:
