@@ -108,11 +108,18 @@ def _post(api: Api, who: dict[str, str], query: str = "?wait=20", source: str = 
 
 def test_a_post_with_wait_answers_when_the_verdict_is_stored(api: Api, grader: FakeGrader) -> None:
     learner = api.user("ada")
-    threading.Timer(0.4, grader.gate.set).start()
-    t0 = time.monotonic()
-    body = _post(api, learner, "?wait=10")
-    assert body["status"] == "done" and body["score"] == 75
-    assert 0.35 <= time.monotonic() - t0 < 5.0  # waited for the verdict, not for the 10 s
+    answers: list[dict] = []
+    post = threading.Thread(target=lambda: answers.append(_post(api, learner, "?wait=10")))
+    post.start()
+    deadline = time.monotonic() + 30  # a deadline for the thread to start waiting, not a measure
+    while api.state.announcer.waiting() == 0 and post.is_alive():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert api.state.announcer.waiting() == 1 and not answers  # held inside the POST: the gate is shut
+    grader.gate.set()
+    post.join(30)
+    [body] = answers
+    assert body["status"] == "done" and body["score"] == 75  # the verdict, on the same request
     assert api.state.announcer.waiting() == 0
 
 
