@@ -93,7 +93,7 @@ def courses_gradebook(
     """Print a course's gradebook as CSV: the long file (the score that counts, the raw best, which
     submission counted, whether it was late) or the file Canvas's or Moodle's import reads
     (docs/instructors.md, "Gradebooks and exports"); runs against a server with --server."""
-    from server.gradebook.service import check_export
+    from server.gradebook.formats import check_export
 
     check_export(format, login_column)
     server = remote.target()

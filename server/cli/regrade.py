@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
-from sqlalchemy.orm import Session
 
 from server.cli import common, remote
-from server.config import Settings
-from server.models import Keep, RegradeSet, RegradeState
 from server.regrades.schemas import RegradePublic
 from server.terminal import plain
+from server.vocabulary import Keep, RegradeState
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from server.models import RegradeSet
 
 app = typer.Typer(help="Regrade stored submissions after a fix: preview, diff, apply or cancel.", no_args_is_help=True)
 
@@ -105,7 +108,7 @@ def preview(
     from server.regrades.service import create_preview
     from server.users.service import managed_user
 
-    settings = Settings()
+    settings = common.settings()
     # procrastinate: the jobs are written in the set's transaction; in-process: the service's
     # workers find the queued results within REGRADE_POLL_SECONDS
     defer = ProcrastinateQueue(settings).defer_regrade if settings.QUEUE == "procrastinate" else None

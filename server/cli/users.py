@@ -10,8 +10,8 @@ import typer
 from rich.table import Table
 
 from server.cli import common
-from server.models import Role
 from server.terminal import plain
+from server.vocabulary import Role
 
 app = typer.Typer(help="Manage users and their tokens.", no_args_is_help=True)
 

@@ -20,7 +20,7 @@ from server.courses.service import LEARNER, course_role
 from server.courses.sets import rules_for
 from server.errors import InvalidCourse, UserNotFound
 from server.models import AuditAction, CorrectionKind, Course, Extension, ScoreCorrection, User, utcnow
-from server.models.correction import MAX_REASON_CHARS
+from server.vocabulary import MAX_REASON_CHARS
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from server.courses.policy import Phase
-from server.models.correction import MAX_REASON_CHARS
+from server.vocabulary import MAX_REASON_CHARS
 
 
 class CourseCreate(BaseModel):

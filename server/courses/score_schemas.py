@@ -8,8 +8,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from server.models.correction import MAX_REASON_CHARS
 from server.openapi import RenamedFields, old_name
+from server.vocabulary import MAX_REASON_CHARS
 
 
 class CorrectionPublic(BaseModel):

@@ -34,7 +34,7 @@ from server.errors import (
     UserNotFound,
 )
 from server.models import DEFAULT_COURSE_ID, AuditAction, Course, Extension, SetEntry, Submission, User, Verdict, utcnow
-from server.models.correction import MAX_REASON_CHARS
+from server.vocabulary import MAX_REASON_CHARS
 
 log = logging.getLogger(__name__)
 

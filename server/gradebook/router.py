@@ -12,7 +12,8 @@ from fastapi.responses import Response
 
 from server.courses.service import taught_course
 from server.deps import CurrentUser, SessionDep
-from server.gradebook.service import LoginColumn, canvas_gradebook_csv, gradebook_csv, moodle_gradebook_csv
+from server.gradebook.formats import LoginColumn
+from server.gradebook.service import canvas_gradebook_csv, gradebook_csv, moodle_gradebook_csv
 from server.models import Course
 from server.openapi import errors
 

@@ -36,7 +36,6 @@ import csv
 import io
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -44,7 +43,7 @@ from sqlalchemy.orm import Session
 from server.catalogue.service import catalogue_index
 from server.courses.counted import FULL_SCORE, ExerciseScore, course_scores, describe
 from server.courses.sets import course_exercises
-from server.errors import InvalidExport
+from server.gradebook.formats import LOGIN_COLUMNS, LoginColumn, check_export
 from server.leaderboard.service import learner_ids
 from server.models import DEFAULT_COURSE_ID, Course, User, aware_utc
 
@@ -69,9 +68,6 @@ HEADER = [
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 #: Canvas's export writes its points row so, indented; its importer finds it by the words.
 CANVAS_POINTS_ROW = "    Points Possible"
-#: Where the Canvas file puts our login: the Canvas column whose values the logins are.
-LoginColumn = Literal["sis-login-id", "sis-user-id"]
-LOGIN_COLUMNS: dict[str, str] = {"sis-login-id": "SIS Login ID", "sis-user-id": "SIS User ID"}
 MOODLE_IDENTITY = ["Username", "Full name"]
 
 
@@ -194,19 +190,6 @@ def canvas_gradebook_csv(
 def moodle_gradebook_csv(session: Session, course: Course | None = None) -> str:
     """A course's Moodle gradebook as RFC 4180 CSV text (CRLF line ends; None: the default course)."""
     return _csv(moodle_gradebook_rows(session, course), "\r\n")
-
-
-#: The files ``export_csv`` writes, by the name the CLI takes.
-FORMATS = ("long", "canvas", "moodle")
-
-
-def check_export(format: str, login_column: str) -> None:
-    """Refuse a file name or a login column there is none of (``InvalidExport``), as
-    ``ppo-grader courses gradebook`` names them, on the host and against a server alike."""
-    if format not in FORMATS:
-        raise InvalidExport(f"--format is one of {', '.join(FORMATS)}, not {format[:40]!r}.")
-    if login_column not in LOGIN_COLUMNS:
-        raise InvalidExport(f"--login-column is one of {', '.join(LOGIN_COLUMNS)}, not {login_column[:40]!r}.")
 
 
 def export_csv(session: Session, course: Course, format: str, login_column: str = "sis-login-id") -> str:

@@ -28,11 +28,12 @@ from server.models.lti import (
     LtiToolKey,
     LtiUser,
 )
-from server.models.regrade import Keep, RegradeResult, RegradeSet, RegradeState, SupersededVerdict
+from server.models.regrade import RegradeResult, RegradeSet, SupersededVerdict
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
-from server.models.submission import CheckResult, Status, Submission
-from server.models.user import ApiToken, EndedSession, Role, TokenScope, User
+from server.models.submission import CheckResult, Submission
+from server.models.user import ApiToken, EndedSession, User
 from server.models.verification import ExerciseVerification, ExerciseVersion, ServedVersion, ServiceSetting
+from server.vocabulary import Keep, RegradeState, Role, Status, TokenScope
 
 __all__ = [
     "DEFAULT_COURSE_ID",

@@ -16,9 +16,7 @@ from sqlalchemy import CheckConstraint, Float, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from server.models.base import Base, UTCDateTime, utcnow
-
-#: Longest reason kept (learner-facing text, so capped).
-MAX_REASON_CHARS = 500
+from server.vocabulary import MAX_REASON_CHARS
 
 
 class CorrectionKind(StrEnum):

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -30,23 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from server.models.base import Base, UTCDateTime, utcnow
-
-
-class RegradeState(StrEnum):
-    """Closed list of a regrade set's states: ``grading`` until every result is in, then
-    ``ready`` (a preview), then ``applied`` or ``cancelled`` for good."""
-
-    GRADING = "grading"
-    READY = "ready"
-    APPLIED = "applied"
-    CANCELLED = "cancelled"
-
-
-class Keep(StrEnum):
-    """Which verdict an apply keeps per submission."""
-
-    NEW = "new"
-    HIGHER = "higher"
+from server.vocabulary import RegradeState
 
 
 class RegradeSet(Base):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
@@ -23,17 +22,10 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from exercises.versions import UNKNOWN_VERSION
 from server.models.base import Base, UTCDateTime, utcnow
 from server.models.course import DEFAULT_COURSE_ID
+from server.vocabulary import Status
 
 if TYPE_CHECKING:  # resolved by name through the mapper registry at run time
     from server.models.user import User
-
-
-class Status(StrEnum):
-    """Closed list of submission states."""
-
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
 
 
 class Submission(Base):

@@ -3,45 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
 from sqlalchemy import CheckConstraint, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from server.models.base import Base, UTCDateTime, utcnow
-
-
-class Role(StrEnum):
-    """Closed list of roles."""
-
-    LEARNER = "learner"
-    INSTRUCTOR = "instructor"
-    ADMIN = "admin"
-
-    @property
-    def reads_everything(self) -> bool:
-        """Instructors and admins may read every learner's submissions."""
-        return self is not Role.LEARNER
-
-    @property
-    def submissions_limited(self) -> bool:
-        """Only learners' submissions are limited (the rate limit, the cap on waiting ones):
-        instructors and admins try exercises out and load fixtures."""
-        return self is Role.LEARNER
-
-
-class TokenScope(StrEnum):
-    """Closed list of what an API token may do (``server.token_scope`` enforces it).
-
-    ``full``: everything its owner may do (every token before 0022); ``read``: the safe methods
-    only (GET, HEAD, OPTIONS), so it can change nothing, mint no token and open no web session."""
-
-    FULL = "full"
-    READ = "read"
-
-    def covers(self, other: TokenScope) -> bool:
-        """Whether a token of this scope may mint one of ``other`` (never a wider one)."""
-        return self is TokenScope.FULL or other is TokenScope.READ
+from server.vocabulary import TokenScope
 
 
 class User(Base):

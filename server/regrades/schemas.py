@@ -7,7 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from server.models import Keep, RegradeState
+from server.vocabulary import Keep, RegradeState
 
 
 class RegradeCreate(BaseModel):

@@ -12,8 +12,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from server.models import Status, Verdict
+from exercises.report import Verdict
 from server.openapi import RenamedFields, old_name
+from server.vocabulary import Status
 
 
 class SubmissionCreate(BaseModel):

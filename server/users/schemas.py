@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from server.models import Role, TokenScope
+from server.vocabulary import Role, TokenScope
 
 
 class UserPublic(BaseModel):
