@@ -47,7 +47,7 @@ from server.lti import claims as c
 from server.lti.platforms import Registration, add_platform
 from server.models import Course, LtiContext, LtiLogin, LtiMember, LtiPlatform, LtiUser, Submission, User, utcnow
 from server.users.service import issue_token
-from tests.lti.conftest import LEARNER, SECRET, STAFF, TA, Lti, finished_request
+from tests.lti.conftest import LEARNER, SECRET, STAFF, TA, Lti, finished_request, lms_page_button
 from tests.lti.servers import free_port, launch, lti_continue, make_certificate
 
 HOSTILE_CLIENT = "tool-at-hostile-lms"
@@ -257,15 +257,7 @@ def roster_button(browser: httpx.Client, lti: Lti, course: str) -> httpx.Respons
     """The course LTI page's "pull the roster" button, pressed by its signed-in instructor; once
     pressed (a 303 back to the page), the background job's sync is waited for
     (:func:`roster_outcome` says how it went)."""
-    page = browser.get(f"{lti.tool}/dashboard/lti", params={"course": course})
-    assert page.status_code == 200, page.text[-400:]
-    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
-    pressed = browser.post(
-        f"{lti.tool}/dashboard/lti/roster",
-        data={"csrf": unescape(csrf), "course": course},
-        headers={"Origin": lti.tool},
-        follow_redirects=False,
-    )
+    pressed = lms_page_button(browser, lti, course, "roster")
     if pressed.status_code == 303:
         finished_request(lti, course, "roster")
     return pressed
