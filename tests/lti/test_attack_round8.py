@@ -170,3 +170,31 @@ def test_a_gradebook_result_too_large_for_a_float_is_a_named_lms_error(lti: Lti,
         assert lms_page_button(browser, lti, slug, "compare").status_code == 303
     state, outcome = finished_request(lti, slug, "compare")
     assert state == "failed" and "inside ppo-grader" not in outcome, outcome
+
+
+# --- resource exhaustion before authentication: the tool's own key set ------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="lti round 8: every GET /lti/jwks decrypts and re-validates each private key")
+def test_the_tools_public_key_set_costs_no_private_key_parse_per_request(lti: Lti, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``/lti/jwks`` is public (any outsider, any rate: its Cache-Control binds no one). Each
+    GET decrypts and imports every published private key, and the signing key once more,
+    each import a full RSA key check (about 0.1 s of CPU on a loaded 2-core machine): a few
+    requests a second keep a core busy. Secure: the public set costs no private-key parse
+    per request (at most one per key in all, say, when a process first publishes it)."""
+    parsed: list[str] = []
+    real = RSAKey.import_key.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[RSAKey], value: Any, *args: Any, **kwargs: Any) -> RSAKey:
+        if isinstance(value, dict) and "d" in value:
+            parsed.append(str(value.get("kid")))
+        return real(cls, value, *args, **kwargs)  # type: ignore[no-any-return]
+
+    with lti.client() as outsider:
+        first = outsider.get(f"{lti.tool}/lti/jwks")  # a first key made, if none was yet
+        assert first.status_code == 200
+        published = len(first.json()["keys"])
+        monkeypatch.setattr(RSAKey, "import_key", classmethod(counting))
+        for _ in range(10):
+            assert outsider.get(f"{lti.tool}/lti/jwks").status_code == 200
+    assert len(parsed) <= published, f"{len(parsed)} private-key parses for 10 requests of {published} key(s)"
