@@ -30,12 +30,10 @@ import tracemalloc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
-from joserfc import jwt
 from joserfc.jwk import RSAKey
 from sqlalchemy import select
 
@@ -46,6 +44,7 @@ from tests.lti.conftest import LEARNER, Lti, finished_request, lms_page_button
 from tests.lti.test_redteam import (  # noqa: F401  (module fixtures, used by name)
     Hostile,
     _hostile_course,
+    forged_launch,
     hostile_launch,
     people,
     served_and_registered,
@@ -86,17 +85,9 @@ def _jwks_fetches(lms: Hostile) -> int:
 
 
 def _forge_launch(lti: Lti, lms: Hostile, kid: str, outcomes: list[int]) -> None:
-    """An outsider's launch: a free login, then a token signed by nobody's key with ``kid``."""
+    """An outsider's launch naming ``kid`` (``test_redteam.forged_launch``); its status kept."""
     with lti.client() as outsider:
-        login = outsider.get(
-            f"{lti.tool}/lti/login",
-            params={"iss": lms.issuer, "login_hint": "x", "target_link_uri": f"{lti.tool}/lti/launch"},
-            follow_redirects=False,
-        )
-        query = parse_qs(urlsplit(login.headers["location"]).query)
-        other = RSAKey.generate_key(2048)
-        token = jwt.encode({"alg": "RS256", "kid": kid}, lms.claims(query["nonce"][0]), other)
-        outcomes.append(outsider.post(f"{lti.tool}/lti/launch", data={"id_token": token, "state": query["state"][0]}).status_code)
+        outcomes.append(forged_launch(outsider, lti, lms, kid, RSAKey.generate_key(2048)).status_code)
 
 
 # --- resource exhaustion before authentication: the key set ----------------------------------------
