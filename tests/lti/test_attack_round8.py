@@ -17,8 +17,22 @@ Attacks that worked (strict xfails):
 - a gradebook result whose ``resultScore`` is an integer too large for a float: the compare job
   dies on ``OverflowError`` ("failed inside ppo-grader", a traceback in the log) instead of a
   named LMS error. Low.
+- ``GET /lti/jwks`` (public, unauthenticated) decrypts and imports every published private
+  key, and the signing key once more, on every request: each import is a full RSA key check
+  (~0.1 s of CPU on a loaded 2-core machine), so a few requests a second keep a core busy.
+  Medium: pre-authentication CPU exhaustion.
 
-The attempts the tool held are in the round's report (not repeated here).
+Attempts the tool held (checked by hand this round, most covered by earlier rounds' tests): an
+id_token with an embedded ``jwk`` header, ``alg: none``, HS256 keyed with the LMS's public key;
+a hostile LMS's state with a token naming the real LMS's issuer; an accepted launch replayed with
+its state cookie put back; a token carrying another login's nonce; an unregistered deployment id;
+the real instructor's ``sub`` and context id from the hostile LMS (a course and account of its
+own, the real dashboard 404); the LMS page's buttons posted with a foreign ``Origin``, without
+the CSRF token, or with another session's; future ``iat`` and NaN/Infinity times (joserfc's
+NumericDate checks); line items an LMS lists despite the filter (filtered here too); IPv6 zone
+and numeric IPv4 hosts (pinned to the resolved address); markup in a refused launch's ``kid``
+(escaped). A hostile registered LMS can still sign any browser into one of its own accounts,
+replacing the session it held (login CSRF): LTI's trust in the LMS, not counted as a hole.
 """
 
 from __future__ import annotations
@@ -105,7 +119,7 @@ def test_an_outsiders_burst_of_made_up_key_ids_at_once_fetches_the_key_set_once(
         thread.start()
     for thread in threads:
         thread.join(120)
-    assert len(outcomes) == 8 and all(code in (401, 502) for code in outcomes), outcomes
+    assert len(outcomes) == 8 and all(code in (401, 429, 502, 503) for code in outcomes), outcomes
     assert _jwks_fetches(rigged) <= 1, _jwks_fetches(rigged)
 
 
@@ -142,8 +156,9 @@ def test_a_doubly_gzipped_key_set_is_not_inflated_in_memory(lti: Lti, rigged: Ri
 @pytest.mark.xfail(strict=True, reason="lti round 8: a huge integer resultScore kills the compare job (OverflowError)")
 def test_a_gradebook_result_too_large_for_a_float_is_a_named_lms_error(lti: Lti, rigged: Rigged) -> None:
     """The LMS's results list a ``resultScore`` of 10**400 (valid JSON: an integer). Secure:
-    the comparison fails as the LMS's fault, said so on the page; today it is a crash of the
-    job ("failed inside ppo-grader", a traceback in the server log)."""
+    the comparison fails as the LMS's fault, said so on the page (or reads that result as
+    unusable); today it is a crash of the job ("failed inside ppo-grader", a traceback in the
+    server log)."""
     with lti.client() as browser:
         slug = _hostile_course(browser, lti, rigged, "R8-BIG")  # its instructor, signed in
         with lti.client() as learner:
@@ -160,7 +175,7 @@ def test_a_gradebook_result_too_large_for_a_float_is_a_named_lms_error(lti: Lti,
             session.add(LtiLineItem(context_id=link.id, exercise=EXERCISE, url=column))
         assert lms_page_button(browser, lti, slug, "compare").status_code == 303
     state, outcome = finished_request(lti, slug, "compare")
-    assert state == "failed" and "inside ppo-grader" not in outcome, outcome
+    assert state in ("done", "failed") and "inside ppo-grader" not in outcome, outcome
 
 
 # --- resource exhaustion before authentication: the tool's own key set ------------------------------
