@@ -1,9 +1,9 @@
-"""Eighth white-box red team of LTI 1.3: the attempts of this round that worked, each a strict
-xfail asserting what a safe tool does, over real HTTP against the real tool
+"""Eighth white-box red team of LTI 1.3: the attempts of this round that worked, each a test
+asserting what a safe tool does (strict xfails until fixed), over real HTTP against the real tool
 (``tests/lti/conftest``) and a hostile LMS (``tests/lti/test_redteam.Hostile``, registered with
 the tool as an administrator would, every answer the attacker's).
 
-Attacks that worked (strict xfails):
+Attacks that worked (fixed since; the tests pass):
 
 - an outsider's burst of launches at once, each with a made-up ``kid``: every one fetches the
   LMS's key set (the one-a-minute cooldown is written only once a fetch is over), so N
@@ -107,7 +107,6 @@ def _forge_launch(lti: Lti, lms: Hostile, kid: str, outcomes: list[int]) -> None
 # --- resource exhaustion before authentication: the key set ----------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="lti round 8: concurrent made-up-kid launches each fetch the LMS's key set")
 def test_an_outsiders_burst_of_made_up_key_ids_at_once_fetches_the_key_set_once(lti: Lti, rigged: Rigged) -> None:
     """Eight launches at once, each naming a key the LMS never published, while its key set
     takes a second to answer (an LMS under load; a hostile one waits 15 s). Secure: one fetch
@@ -128,7 +127,6 @@ def _double_gzip(size: int) -> bytes:
     return gzip.compress(gzip.compress(b" " * size, compresslevel=9), compresslevel=9)
 
 
-@pytest.mark.xfail(strict=True, reason="lti round 8: a gzip-of-gzip LMS answer is decoded whole before the size cap")
 def test_a_doubly_gzipped_key_set_is_not_inflated_in_memory(lti: Lti, rigged: Rigged) -> None:
     """The key set answers a few KiB that inflate to 64 MiB (``Content-Encoding: gzip, gzip``).
     Secure: the launch is refused (the LMS's keys could not be read) and what the tool holds
@@ -153,7 +151,6 @@ def test_a_doubly_gzipped_key_set_is_not_inflated_in_memory(lti: Lti, rigged: Ri
 # --- the compare job: a gradebook result no float holds --------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="lti round 8: a huge integer resultScore kills the compare job (OverflowError)")
 def test_a_gradebook_result_too_large_for_a_float_is_a_named_lms_error(lti: Lti, rigged: Rigged) -> None:
     """The LMS's results list a ``resultScore`` of 10**400 (valid JSON: an integer). Secure:
     the comparison fails as the LMS's fault, said so on the page (or reads that result as
@@ -181,7 +178,6 @@ def test_a_gradebook_result_too_large_for_a_float_is_a_named_lms_error(lti: Lti,
 # --- resource exhaustion before authentication: the tool's own key set ------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="lti round 8: every GET /lti/jwks decrypts and re-validates each private key")
 def test_the_tools_public_key_set_costs_no_private_key_parse_per_request(lti: Lti, monkeypatch: pytest.MonkeyPatch) -> None:
     """``/lti/jwks`` is public (any outsider, any rate: its Cache-Control binds no one). Each
     GET decrypts and imports every published private key, and the signing key once more,
