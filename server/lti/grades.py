@@ -45,6 +45,7 @@ is recorded, and the next apply or job sends it.
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -286,16 +287,45 @@ def read_lms(client: LmsClient, columns: dict[str, str]) -> LmsReading:
         return LmsReading({}, exc.detail, read_at)
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def finite_number(value: object) -> float | None:
+    """``value`` as a float when it is a JSON number a float holds finitely; None otherwise (a
+    text, ``true``, an integer too large for a float such as ``10**400``, NaN, Infinity: JSON
+    as Python reads it carries all of them)."""
+    if not _is_number(value):
+        return None
+    assert isinstance(value, int | float)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _lms_results(client: LmsClient, columns: dict[str, str]) -> dict[tuple[str, str], float | None]:
-    """(sub, exercise) -> the LMS's result out of 100, for ``columns``."""
+    """(sub, exercise) -> the LMS's result out of 100, for ``columns`` (None: no score there).
+    A score or maximum that is a number no float holds (``10**400``, NaN, Infinity), or whose
+    ratio is not finite, is the LMS's answer being broken: ``LmsUnreachable``, named."""
     found: dict[tuple[str, str], float | None] = {}
     for exercise, url in columns.items():
         for result in client.results(url, AGS_SCOPES):
             user, given, top = result.get("userId"), result.get("resultScore"), result.get("resultMaximum", 1)
-            if isinstance(user, str) and isinstance(given, int | float) and isinstance(top, int | float) and top > 0:
-                found[(user, exercise)] = round(float(given) * SCORE_MAXIMUM / float(top), 6)
-            elif isinstance(user, str):
-                found[(user, exercise)] = None
+            if not isinstance(user, str):
+                continue
+            if not (_is_number(given) and _is_number(top)):
+                found[(user, exercise)] = None  # no score there (or not a number): nothing to compare
+                continue
+            score, maximum = finite_number(given), finite_number(top)
+            value = None if score is None or maximum is None or maximum <= 0 else score * SCORE_MAXIMUM / maximum
+            if score is None or maximum is None or (value is not None and not math.isfinite(value)):
+                raise LmsUnreachable(
+                    f"The LMS's results of {exercise[:100]} hold a score (or maximum) that is not a finite number; "
+                    "its gradebook could not be read."
+                )
+            found[(user, exercise)] = None if value is None else round(value, 6)
     return found
 
 

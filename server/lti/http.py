@@ -26,7 +26,10 @@
   liked. Every read and write of the connection waits at most what is left of the deadline
   (:class:`_DeadlineBackend`), headers included.
 - Every answer is read up to :data:`MAX_RESPONSE_BYTES` and must be JSON where JSON is
-  expected; a connection timeout, an answer not in whole by the deadline, a status outside
+  expected. The tool asks for no compression (``Accept-Encoding: identity``) and reads the raw
+  bytes; an answer compressed anyway (gzip or deflate, at most :data:`MAX_CODINGS` layers, any
+  other coding refused) is decompressed piece by piece, the cap on what it decompresses to, so
+  a few KiB of gzip-of-gzip never become hundreds of MiB in memory (:class:`_Inflater`); a connection timeout, an answer not in whole by the deadline, a status outside
   2xx, a body too large, nested too deep or not JSON becomes one ``LmsUnreachable`` whose
   message names the host and what went wrong (never the body).
 - Redirects are not followed (a service URL answers itself, or the call fails), and no proxy
@@ -40,6 +43,7 @@ import json
 import socket
 import ssl
 import time
+import zlib
 from collections.abc import Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -292,7 +296,13 @@ def lms_client(timeout: httpx.Timeout = TIMEOUT) -> httpx.Client:
     ``timeout.read`` seconds, whole (:data:`TIMEOUT`), and no proxy from the environment (the
     request goes to the checked address itself, through this transport's deadline; the TLS
     context still reads ``SSL_CERT_FILE``)."""
-    return httpx.Client(timeout=timeout, follow_redirects=False, transport=_DeadlineTransport(), trust_env=False)
+    return httpx.Client(
+        timeout=timeout,
+        follow_redirects=False,
+        transport=_DeadlineTransport(),
+        trust_env=False,
+        headers={"Accept-Encoding": "identity"},  # httpx would ask for gzip (and br, zstd where installed)
+    )
 
 
 @dataclass(frozen=True)
@@ -417,16 +427,77 @@ def call(
         raise LmsUnreachable(f"{what}: {host} answered something that is not JSON (or nested too deep).") from None
 
 
+#: The content codings an LMS answer may come in (``Accept-Encoding: identity`` asks for none;
+#: an LMS that compresses anyway is read, layer by layer), and the most layers undone.
+_CODINGS = frozenset({"gzip", "x-gzip", "deflate"})
+MAX_CODINGS = 2
+#: zlib's window bits for "a gzip or a zlib stream, whichever its header says" (``deflate`` in
+#: HTTP is the zlib format).
+_GZIP_OR_ZLIB = 32 + zlib.MAX_WBITS
+
+
+class _Inflater:
+    """An answer's body decompressed as it arrives: each layer of its ``Content-Encoding``
+    undone by a zlib stream told the most it may put out (``max_length``), so no layer ever
+    makes more than :data:`MAX_RESPONSE_BYTES` (+1, to tell "over") however small what was sent;
+    httpx's own decoders inflate each chunk whole, a few KiB of gzip-of-gzip into hundreds of
+    MiB before a cap could look."""
+
+    def __init__(self, encoding: str, what: str, host: str) -> None:
+        self._what, self._host = what, host
+        codings = [name.strip().lower() for name in encoding.split(",")[: MAX_CODINGS + 1]]
+        codings = [name for name in codings if name and name != "identity"]
+        if len(codings) > MAX_CODINGS or any(name not in _CODINGS for name in codings):
+            raise LmsUnreachable(
+                f"{what}: {host} answered in a content encoding the tool does not read ({quoted_url(encoding[:60])})."
+            )
+        self._layers = [zlib.decompressobj(_GZIP_OR_ZLIB) for _ in codings]
+        self._made = [0] * len(codings)
+
+    def feed(self, data: bytes) -> bytes:
+        """What ``data`` (the next raw bytes) decompresses to; ``LmsUnreachable`` once a layer
+        would make more than :data:`MAX_RESPONSE_BYTES`."""
+        for n, layer in enumerate(self._layers):
+            if not data:
+                break
+            try:
+                data = layer.decompress(data, MAX_RESPONSE_BYTES - self._made[n] + 1)
+            except zlib.error:
+                raise self._broken() from None
+            self._made[n] += len(data)
+            if self._made[n] > MAX_RESPONSE_BYTES:
+                raise LmsUnreachable(
+                    f"{self._what}: {self._host} answered more than {MAX_RESPONSE_BYTES // 2**20} MiB (decompressed)."
+                )
+        return data
+
+    def finish(self, sent: int) -> None:
+        """``LmsUnreachable`` unless every layer's stream ended, nothing after its end (an
+        empty body, ``sent`` 0, is empty whatever its headers say)."""
+        for layer in self._layers if sent else ():
+            if not layer.eof or layer.unused_data:
+                raise self._broken()
+
+    def _broken(self) -> LmsUnreachable:
+        return LmsUnreachable(f"{self._what}: {self._host} answered a compressed body that could not be decompressed.")
+
+
 def _exchange(
     session: httpx.Client, method: str, target: str, what: str, host: str, **request: Any
 ) -> tuple[int, str, bytearray]:
-    """One request to a checked address: (status, ``Link`` header, body read up to the cap)."""
+    """One request to a checked address: (status, ``Link`` header, body read up to the cap).
+    The raw bytes are read (``iter_raw``: httpx decodes nothing) and decompressed here, the cap
+    on what they decompress to (:class:`_Inflater`) as well as on what was sent."""
+    request["headers"] = {**request.get("headers", {}), "Accept-Encoding": "identity"}
     with session.stream(method, target, **request) as response:
-        body = bytearray()
-        for chunk in response.iter_bytes():
-            body += chunk
-            if len(body) > MAX_RESPONSE_BYTES:
+        inflater = _Inflater(response.headers.get("content-encoding", ""), what, host)
+        body, sent = bytearray(), 0
+        for chunk in response.iter_raw():
+            sent += len(chunk)
+            body += inflater.feed(chunk)
+            if sent > MAX_RESPONSE_BYTES or len(body) > MAX_RESPONSE_BYTES:
                 raise LmsUnreachable(f"{what}: {host} answered more than {MAX_RESPONSE_BYTES // 2**20} MiB.")
+        inflater.finish(sent)
         return response.status_code, response.headers.get("link", ""), body
 
 

@@ -7,7 +7,10 @@ NRPS and AGS, and a deep-linking response. Platforms verify them with ``/lti/jwk
   JWK thumbprint); :func:`rotate` makes a new one and retires the old.
 - :func:`published_keys` is the public half of the signing key and of keys retired less than
   :data:`RETIRED_KEYS_PUBLISHED_FOR` ago, so a platform holding a cached set still verifies
-  what was signed just before a rotation.
+  what was signed just before a rotation. It opens no private key per request (``/lti/jwks``
+  is anonymous, and a private key's import is a full RSA check): each row's public JWK is
+  derived once per process from the sealed key's public members and cached by the row's id
+  and its sealed blob's digest.
 - The private JWK is stored as a compact JWE (``dir``, A256GCM) under a key derived from
   SECRET_KEY with HKDF, so a copy of the database alone cannot sign as the tool. Changing
   SECRET_KEY makes the stored keys unreadable: :func:`signing_key` then says to rotate.
@@ -17,8 +20,10 @@ Every key and signature operation is joserfc's; nothing here parses or signs by 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
+import threading
 import time
 from datetime import datetime, timedelta
 from typing import Any
@@ -52,14 +57,52 @@ def _seal(key: RSAKey, secret: bytes) -> str:
     return jwe.encrypt_compact({"alg": "dir", "enc": "A256GCM"}, plain, _wrapping_key(secret))
 
 
-def _open(row: LtiToolKey, secret: bytes) -> RSAKey:
+def _unsealed(row: LtiToolKey, secret: bytes) -> dict[str, Any]:
+    """The row's private JWK as stored (decrypted, not imported); ``ToolKeyUnreadable`` when
+    SECRET_KEY does not open it."""
     try:
         plain = jwe.decrypt_compact(row.private_key, _wrapping_key(secret)).plaintext
+        members = json.loads(plain) if plain is not None else None
     except (JoseError, ValueError):
         raise ToolKeyUnreadable() from None
-    if plain is None:
+    if not isinstance(members, dict):
         raise ToolKeyUnreadable()
-    return RSAKey.import_key(json.loads(plain))
+    return members
+
+
+def _open(row: LtiToolKey, secret: bytes) -> RSAKey:
+    return RSAKey.import_key(_unsealed(row, secret))
+
+
+#: Public JWKs already derived in this process, by (key row id, SHA-256 of its sealed blob):
+#: the row and what it seals, so a blob replaced (another database, a restore) is derived
+#: anew. ``/lti/jwks`` is anonymous; importing a private key is a full RSA key check (~0.1 s
+#: of CPU), so it opens none per request. A few entries per key ever made by this process.
+_PUBLIC: dict[tuple[int, str], dict[str, Any]] = {}
+_PUBLIC_KEPT = 64
+_PUBLIC_LOCK = threading.Lock()
+
+
+def _public_jwk(row: LtiToolKey, secret: bytes) -> dict[str, Any]:
+    """The row's public JWK as published (``use``, ``alg``, ``kid`` set): derived once per
+    process from the sealed key's public members (decrypted, never imported as a private key),
+    then cached (:data:`_PUBLIC`)."""
+    cache_key = (row.id, hashlib.sha256(row.private_key.encode()).hexdigest())
+    with _PUBLIC_LOCK:
+        found = _PUBLIC.get(cache_key)
+    if found is not None:
+        return dict(found)  # a copy: the cached one stays as derived
+    members = _unsealed(row, secret)
+    try:
+        public = RSAKey.import_key({name: members[name] for name in ("kty", "n", "e")}).as_dict(private=False)
+    except (JoseError, ValueError, TypeError, KeyError):
+        raise ToolKeyUnreadable() from None
+    found = {**public, "use": "sig", "alg": ALGORITHM, "kid": row.kid}
+    with _PUBLIC_LOCK:
+        while len(_PUBLIC) >= _PUBLIC_KEPT:
+            del _PUBLIC[next(iter(_PUBLIC))]  # the oldest: a key long rotated out
+        _PUBLIC[cache_key] = found
+    return dict(found)
 
 
 def _new_key(session: Session, secret: bytes) -> LtiToolKey:
@@ -93,19 +136,17 @@ def rotate(session: Session, secret: bytes) -> tuple[str, list[str]]:
 
 
 def published_keys(session: Session, secret: bytes, now: datetime | None = None) -> dict[str, Any]:
-    """``/lti/jwks``: the public JWKs of the signing key and the recently retired ones."""
-    signing_key(session, secret)  # a fresh installation publishes a key before its first launch
+    """``/lti/jwks``: the public JWKs of the signing key and the recently retired ones (no
+    private key opened: :func:`_public_jwk`; the caller commits a key made here)."""
+    if _current(session) is None:  # a fresh installation publishes a key before its first launch
+        _new_key(session, secret)
     since = (now or utcnow()) - RETIRED_KEYS_PUBLISHED_FOR
     rows = session.scalars(
         select(LtiToolKey)
         .where((LtiToolKey.retired_at.is_(None)) | (LtiToolKey.retired_at > since))
         .order_by(LtiToolKey.id.desc())
     )
-    keys = []
-    for row in rows:
-        public = _open(row, secret).as_dict(private=False)
-        keys.append({**public, "use": "sig", "alg": ALGORITHM, "kid": row.kid})
-    return {"keys": keys}
+    return {"keys": [_public_jwk(row, secret) for row in rows]}
 
 
 def sign(session: Session, secret: bytes, claims: dict[str, Any]) -> str:

@@ -288,7 +288,8 @@ class Launch:
 def validate_launch(session: Session, secret: bytes, id_token: str, state: str, now: datetime | None = None) -> Launch:
     """Step 2: the whole validation (module docstring); once the token verifies, its nonce is
     spent whatever the outcome. The caller commits (also after a refusal, so a spent nonce
-    stays spent)."""
+    stays spent); a key-set refresh's claim is committed on the way, before the signature is
+    checked and before anything is written (``server.lti.platforms.platform_key``)."""
     now = now or utcnow()
     if not id_token or not state or len(id_token) > MAX_TOKEN_CHARS or len(state) > MAX_STATE_CHARS:
         raise LaunchRefused("Incomplete launch", "The launch carries no id_token and state. Launch again from the LMS.")

@@ -8,9 +8,13 @@ https (loopback aside: ``server.lti.http``).
 The platform's key set is cached in its row. :func:`platform_key` returns the key a token's
 ``kid`` names; a ``kid`` the cache lacks makes one refresh, unless a refresh in the last
 :data:`MISS_COOLDOWN` did not find an unknown ``kid`` or failed (the LMS down, slow, or
-answering garbage): ``jwks_miss_at``. So an outsider's launches with made-up key ids cost at
-most one fetch a minute per platform, whether the key set answers or not; a real key rotation
-is found at the first launch (or the first after a cooldown an outsider started).
+answering garbage): ``jwks_miss_at``. The refresh is claimed before it is fetched (one
+conditional UPDATE of ``jwks_miss_at``, committed: :func:`_claim_refresh`), so launches at once
+(threads or API processes) make one fetch between them; the others read the set as cached (a
+kid it lacks: refused as an unknown key). So an outsider's launches with made-up key ids cost
+at most one fetch a minute per platform, however many arrive together and whether the key set
+answers or not; a real key rotation is found at the first launch (or the first after a
+cooldown an outsider started), and a refresh that finds its key gives the cooldown back.
 
 A registration's URLs can be wrong (a typo, an LMS moved): each failed call to the platform's
 own token or key set URL is kept on its row (:func:`service_failed`: which one, when, a
@@ -37,7 +41,7 @@ from typing import Any
 
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet, RSAKey
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from server.lti.errors import (
@@ -326,23 +330,50 @@ def refresh_jwks(session: Session, platform: LtiPlatform, now: datetime | None =
     return body
 
 
+def _claim_refresh(session: Session, platform: LtiPlatform, now: datetime) -> bool:
+    """Whether this request may fetch the platform's key set now: one conditional UPDATE sets
+    ``jwks_miss_at`` to ``now`` unless it is within :data:`MISS_COOLDOWN`, committed before
+    anything is fetched, so of concurrent launches (threads or API processes, SQLite or
+    PostgreSQL) exactly one wins and the others see the cooldown. The platform's row is read
+    again either way: a loser sees the key set a winner has stored by now.
+
+    Commits ``session``: the launch has written nothing yet (its nonce is spent after the
+    signature verifies), and an uncommitted claim would hold the row's lock, or SQLite's write
+    lock, for the whole fetch."""
+    claimed = session.execute(
+        update(LtiPlatform)
+        .where(
+            LtiPlatform.id == platform.id,
+            or_(LtiPlatform.jwks_miss_at.is_(None), LtiPlatform.jwks_miss_at <= now - MISS_COOLDOWN),
+        )
+        .values(jwks_miss_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    won = bool(claimed.rowcount == 1)  # type: ignore[attr-defined]
+    session.commit()
+    session.refresh(platform)
+    return won
+
+
 def platform_key(session: Session, platform: LtiPlatform, kid: str, now: datetime | None = None) -> RSAKey:
     """The platform's public key with this ``kid``; refreshes the cache once if it is not
-    there (see the module's note); ``LaunchRefused`` (401) when the platform has no such key."""
+    there and no refresh was claimed within the cooldown (see the module's note; commits the
+    claim: :func:`_claim_refresh`); ``LaunchRefused`` (401) when the platform has no such key."""
     now = now or utcnow()
     found = _by_kid(_cached(platform), kid)
-    if found is None:
-        recently_tried = platform.jwks_miss_at is not None and now - platform.jwks_miss_at < MISS_COOLDOWN
-        if not recently_tried:
+    before = platform.jwks_miss_at
+    recently_tried = before is not None and now - before < MISS_COOLDOWN  # seen without a write
+    if found is None and not recently_tried:
+        if _claim_refresh(session, platform, now):
             try:
                 found = _by_kid(refresh_jwks(session, platform, now), kid)
-            except LmsUnreachable as exc:
-                platform.jwks_miss_at = now  # a failed (or timed-out) fetch counts as a miss
-                session.flush()
+            except LmsUnreachable as exc:  # a failed (or timed-out) fetch counts as a miss: the claim stays
                 raise LaunchRefused("The LMS's keys could not be read", exc.detail, 502) from None
-            if found is None:
-                platform.jwks_miss_at = now
+            if found is not None:
+                platform.jwks_miss_at = before  # a real rotation, found: the cooldown is for misses only
                 session.flush()
+        else:
+            found = _by_kid(_cached(platform), kid)  # what a concurrent refresh has stored, if it is over
     cached = _cached(platform)
     if found is None and (reason := _refused(cached, kid)) is not None:
         raise _too_weak(platform, kid, reason)

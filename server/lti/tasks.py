@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from server.db import SessionFactory, insert_unless_taken, transaction
 from server.lti.errors import LmsUnreachable, LtiError
-from server.lti.grades import LmsReading, lms_columns, read_lms
+from server.lti.grades import LmsReading, finite_number, lms_columns, read_lms
 from server.lti.roster import RosterSync, sync_roster
 from server.lti.services import LmsClient
 from server.models import LtiContext, LtiPlatform, LtiTask, utcnow
@@ -202,11 +202,11 @@ def reading_of(row: LtiTask | None) -> LmsReading | None:
     try:
         data = json.loads(row.lms_results)
         results = {
-            (str(sub), str(exercise)): (float(value) if isinstance(value, int | float) else None)
+            (str(sub), str(exercise)): finite_number(value)  # a stored 10**400 or NaN: unreadable, not a crash
             for sub, exercise, value in data.get("results", [])[:MAX_RESULTS]
         }
         read_at = datetime.fromisoformat(data["read_at"]) if data.get("read_at") else None
-    except (ValueError, TypeError, AttributeError, KeyError):
+    except (ValueError, TypeError, AttributeError, KeyError, RecursionError):
         return None
     error = data.get("error")
     return LmsReading(results, error if isinstance(error, str) else None, read_at)

@@ -105,6 +105,21 @@ def lti(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lti]:
             yield Lti(url, platform, app, cert, grader, settings)
 
 
+def lms_page_button(browser: httpx.Client, lti: Lti, course: str, button: str) -> httpx.Response:
+    """A button of the course's LMS page (``roster``, ``compare``, ``grades``, ``auto``) pressed
+    by its signed-in instructor, as the page's form sends it (its CSRF token, the tool's
+    Origin); the tool's answer, unfollowed (a 303 back to the page once accepted)."""
+    page = browser.get(f"{lti.tool}/dashboard/lti", params={"course": course})
+    assert page.status_code == 200, page.text[-400:]
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    return browser.post(
+        f"{lti.tool}/dashboard/lti/{button}",
+        data={"csrf": unescape(csrf), "course": course},
+        headers={"Origin": lti.tool},
+        follow_redirects=False,
+    )
+
+
 def finished_request(lti: Lti, course: str, kind: str, timeout: float = 60) -> tuple[str, str]:
     """Wait for the background job to finish the course's last ``kind`` request of its LMS page
     (``server.lti.tasks``: ``roster`` or ``compare``); its (state, outcome). A deadline, not a

@@ -47,7 +47,7 @@ from server.lti import claims as c
 from server.lti.platforms import Registration, add_platform
 from server.models import Course, LtiContext, LtiLogin, LtiMember, LtiPlatform, LtiUser, Submission, User, utcnow
 from server.users.service import issue_token
-from tests.lti.conftest import LEARNER, SECRET, STAFF, TA, Lti, finished_request
+from tests.lti.conftest import LEARNER, SECRET, STAFF, TA, Lti, finished_request, lms_page_button
 from tests.lti.servers import free_port, launch, lti_continue, make_certificate
 
 HOSTILE_CLIENT = "tool-at-hostile-lms"
@@ -233,9 +233,8 @@ def people(lti: Lti) -> None:
     lti.platform.people(PEOPLE, CONTEXTS)
 
 
-def hostile_launch(browser: httpx.Client, lti: Lti, evil: Hostile, **claims: Any) -> httpx.Response:
-    """A launch as the hostile LMS makes it: the tool's login (state cookie kept), then a token
-    it signs itself, posted to the tool."""
+def tool_login(browser: httpx.Client, lti: Lti, evil: Hostile) -> tuple[str, str]:
+    """The tool's login for ``evil``, as anyone may start it (state cookie kept): (nonce, state)."""
     login = browser.get(
         f"{lti.tool}/lti/login",
         params={"iss": evil.issuer, "login_hint": "x", "target_link_uri": f"{lti.tool}/lti/launch"},
@@ -243,8 +242,22 @@ def hostile_launch(browser: httpx.Client, lti: Lti, evil: Hostile, **claims: Any
     )
     assert login.status_code == 302, login.text[-400:]
     query = parse_qs(urlsplit(login.headers["location"]).query)
-    body = evil.claims(query["nonce"][0], **claims)
-    return browser.post(f"{lti.tool}/lti/launch", data={"id_token": evil.sign(body), "state": query["state"][0]})
+    return query["nonce"][0], query["state"][0]
+
+
+def hostile_launch(browser: httpx.Client, lti: Lti, evil: Hostile, **claims: Any) -> httpx.Response:
+    """A launch as the hostile LMS makes it: the tool's login (state cookie kept), then a token
+    it signs itself, posted to the tool."""
+    nonce, state = tool_login(browser, lti, evil)
+    return browser.post(f"{lti.tool}/lti/launch", data={"id_token": evil.sign(evil.claims(nonce, **claims)), "state": state})
+
+
+def forged_launch(browser: httpx.Client, lti: Lti, evil: Hostile, kid: str, key: RSAKey) -> httpx.Response:
+    """An outsider's launch: a free login for ``evil``, then a token signed by ``key`` (no LMS's)
+    naming the key ``kid``."""
+    nonce, state = tool_login(browser, lti, evil)
+    token = jwt.encode({"alg": "RS256", "kid": kid}, evil.claims(nonce), key)
+    return browser.post(f"{lti.tool}/lti/launch", data={"id_token": token, "state": state})
 
 
 def signed_in(browser: httpx.Client, lti: Lti, answer: httpx.Response) -> httpx.Response:
@@ -257,15 +270,7 @@ def roster_button(browser: httpx.Client, lti: Lti, course: str) -> httpx.Respons
     """The course LTI page's "pull the roster" button, pressed by its signed-in instructor; once
     pressed (a 303 back to the page), the background job's sync is waited for
     (:func:`roster_outcome` says how it went)."""
-    page = browser.get(f"{lti.tool}/dashboard/lti", params={"course": course})
-    assert page.status_code == 200, page.text[-400:]
-    csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
-    pressed = browser.post(
-        f"{lti.tool}/dashboard/lti/roster",
-        data={"csrf": unescape(csrf), "course": course},
-        headers={"Origin": lti.tool},
-        follow_redirects=False,
-    )
+    pressed = lms_page_button(browser, lti, course, "roster")
     if pressed.status_code == 303:
         finished_request(lti, course, "roster")
     return pressed
@@ -572,14 +577,7 @@ def test_an_outsider_cannot_make_the_tool_fetch_a_failing_key_set_at_will(lti: L
     other = RSAKey.generate_key(2048, auto_kid=True)
     for n in range(10):
         with lti.client() as outsider:  # the login is free; the token is made up, signed by no LMS
-            login = outsider.get(
-                f"{lti.tool}/lti/login",
-                params={"iss": evil.issuer, "login_hint": "x", "target_link_uri": f"{lti.tool}/lti/launch"},
-                follow_redirects=False,
-            )
-            query = parse_qs(urlsplit(login.headers["location"]).query)
-            token = jwt.encode({"alg": "RS256", "kid": f"made-up-{n}"}, evil.claims(query["nonce"][0]), other)
-            outsider.post(f"{lti.tool}/lti/launch", data={"id_token": token, "state": query["state"][0]})
+            forged_launch(outsider, lti, evil, f"made-up-{n}", other)
     assert sum(1 for hit in evil.hits if hit[1].startswith("/jwks")) - fetches <= 2
 
 
