@@ -42,8 +42,7 @@ def change_staff(
             done = staff.add_ta(session, course, login, user)
         else:
             done = staff.remove_ta(session, course, login, user)
-    except GraderError as exc:  # the service's refusal in its words: a TA's 403, an unknown login's 404
-        session.rollback()
+    except GraderError as exc:  # the service's refusal in its words (nothing committed): a TA's 403, a login's 404
         raise PageError(
             exc.status_code, "Staff not changed", exc.detail, user, link=("Back to the course", back)
         ) from None
