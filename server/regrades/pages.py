@@ -270,8 +270,8 @@ def stale_notice(lines: Sequence[StaleLine]) -> str:
     return (
         f'<p id="stale-verdicts" class="notice">{stale} of {total} counted verdicts come from an older version of '
         f"this exercise or of the grader ({on_boards} of them a learner's board score). "
-        f"<code>ppo-grader regrade preview --exercise {e(slug)}</code> grades them again without changing anything "
-        "until you apply it.</p>"
+        f"<code>ppo-grader regrade preview --exercise {e(slug)}</code>, or the Regrades page's preview form, grades "
+        "them again without changing anything until you apply it.</p>"
     )
 
 
