@@ -33,7 +33,7 @@ from server.regrades import service
 from server.regrades.apply import REASON_CHARS, apply_set
 from server.regrades.pages import regrade_page, regrades_page
 from server.regrades.views import diff_public, regrade_public
-from server.text_guard import display_text, is_storable_text
+from server.text_guard import display_text, is_storable_text, printable_text
 from server.users.service import managed_user
 from server.web.deps import WebInstructor
 from server.web.errors import PageError, PageNotFound
@@ -98,8 +98,10 @@ def preview(
     if submission is None:
         return refused(400, f"A submission is a number from 1 to {MAX_ID} (or leave it empty).")
     learner_name = (fields.get("learner") or "").strip()
+    if learner_name and printable_text(learner_name, 64) is None:
+        return refused(400, "A learner is named by their login (at most 64 characters, no control character).")
     try:
-        learner = managed_user(session, None, learner_name[:64]) if learner_name else None
+        learner = managed_user(session, None, learner_name) if learner_name else None
         regrade, ids = service.create_preview(
             session,
             exercise=exercise,

@@ -16,6 +16,7 @@ from server.courses import staff
 from server.dashboard.staff_forms import staff_form_course
 from server.deps import SessionDep, SettingsDep
 from server.errors import GraderError
+from server.text_guard import printable_text
 from server.web.deps import WebInstructor
 from server.web.errors import PageBadRequest, PageError
 from server.web.responses import FormFields, redirect
@@ -35,8 +36,8 @@ def change_staff(
     action, login = fields.get("action"), (fields.get("login") or "").strip()
     if action not in ("add", "remove"):
         raise PageBadRequest(user, "Choose add or remove.")
-    if not login or len(login) > 64:
-        raise PageBadRequest(user, "Name the TA by their login (1 to 64 characters).")
+    if printable_text(login, 64) is None or not login:
+        raise PageBadRequest(user, "Name the TA by their login (1 to 64 characters, no control character).")
     try:
         if action == "add":
             done = staff.add_ta(session, course, login, user)

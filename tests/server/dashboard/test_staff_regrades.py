@@ -208,6 +208,8 @@ def test_the_preview_form_refuses_bad_input_in_words(site: Site) -> None:
         ({"exercise": "actor-loss", "submission": "abc"}, 400, "A submission is a number"),
         ({"exercise": "actor-loss", "submission": "9" * 40}, 400, "A submission is a number"),
         ({"exercise": "actor-loss", "learner": "nobody"}, 404, "No user 'nobody'"),
+        ({"exercise": "actor-loss", "learner": "a\x00b"}, 400, "no control character"),
+        ({"exercise": "actor-loss", "learner": "x" * 65}, 400, "at most 64 characters"),
         ({"exercise": "actor-loss"}, 422, "no stale verdict"),  # every verdict is current
     ):
         sent = client.post(REGRADES, data={"csrf": csrf, "course": COURSE, **fields})
@@ -215,6 +217,8 @@ def test_the_preview_form_refuses_bad_input_in_words(site: Site) -> None:
         assert said.lower() in unescape(sent.text).lower(), (fields, sent.text[:3000])
         assert 'id="regrade-preview"' in sent.text  # the form again, to correct
     assert site.states() == {}
+    nul = client.post(REGRADES, data={"csrf": csrf, "course": "spring\x00", "exercise": "actor-loss"})
+    assert nul.status_code == 404  # a NUL is no course: the same 404 as an unknown one (PostgreSQL included)
     huge = client.get(f"{REGRADES}/{'9' * 40}?course={COURSE}")
     assert huge.status_code == 404
     assert client.get(f"{REGRADES}?course=other").status_code == 404  # a course tara does not teach
@@ -292,6 +296,8 @@ def test_an_instructor_adds_and_removes_a_ta_and_a_ta_cannot(site: Site) -> None
         ({"action": "add", "login": "olga"}, 422, "an instructor account"),
         ({"action": "add", "login": "tara"}, 422, "staff of 'spring' already"),
         ({"action": "add", "login": "x" * 65}, 400, "1 to 64 characters"),
+        ({"action": "add", "login": "bob\x00"}, 400, "no control character"),
+        ({"action": "remove", "login": "\x1b[2Jtara"}, 400, "no control character"),
         ({"action": "add", "login": ""}, 400, "1 to 64 characters"),
         ({"action": "remove", "login": "prof"}, 422, "removes TAs only"),
         ({"action": "remove", "login": "ann"}, 404, "not a TA"),
