@@ -29,7 +29,9 @@ from server.courses.score_router import router as scores_router
 from server.dashboard.assignments import router as assignments_router
 from server.dashboard.corrections import router as corrections_router
 from server.dashboard.extensions import router as extensions_router
+from server.dashboard.regrades import router as regrades_page_router
 from server.dashboard.router import router as dashboard_router
+from server.dashboard.staff import router as staff_page_router
 from server.db import make_engine, make_session_factory, transaction
 from server.errors import GraderError
 from server.gradebook.router import router as gradebook_router
@@ -46,7 +48,6 @@ from server.lti.keys import signing_key
 from server.lti.router import router as lti_router
 from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
-from server.regrades.page_router import router as regrades_page_router
 from server.regrades.router import router as regrades_router
 from server.similarity.jobs import ProcrastinateSimilarity, SimilarityWorker
 from server.similarity.page_router import router as similarity_pages_router
@@ -129,7 +130,8 @@ def create_app(
     app.include_router(assignments_router)  # /dashboard/assignments: a course's set, its instructors' forms
     app.include_router(extensions_router)  # /dashboard/extensions: extensions and corrections, bulk from a CSV
     app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
-    app.include_router(regrades_page_router)  # /dashboard/regrades/{id}: a regrade's diff, instructors only
+    app.include_router(regrades_page_router)  # /dashboard/regrades: a course's regrade sets, diff, apply, cancel
+    app.include_router(staff_page_router)  # POST /dashboard/staff: the course page's add or remove a TA
     app.include_router(terminal_router)  # /dashboard/terminal: "Use from a terminal", a user's own token
     app.include_router(lti_router)  # /lti/...: LTI 1.3 launch, key set, deep linking; /dashboard/lti; /api/v1/lti
     _install_error_handlers(app)

@@ -14,6 +14,14 @@ carries (``ppo-grader scores ... --by``).
   out may be held by one already. Staff are added by login only to the tool's own accounts;
   a login an LMS's account holds is refused, naming the clash (docs/lti.md: nobody is made an
   instructor account, or staff of a course the LMS did not put them in, by an LMS).
+- **From the course page** (``server.dashboard.staff``) an instructor of the course adds a TA
+  by the login of an existing account (:func:`add_ta`, never creating one) and removes a TA
+  (:func:`remove_ta`: their instructor enrollment ends; their past actions stay in the audit
+  log, which keeps the login it was written with). Who may do it is :func:`may_change_staff`:
+  an admin, or an instructor account that teaches the course. Enrollments have one staff role
+  (``instructor``), so a course's TA is told from its instructor by the account: a TA's account
+  is a learner account (an LMS's staff are learner accounts too, so they count as TAs here: an
+  LMS course's staff are the LMS's to change).
 - **Who made a correction** is a staff account of the course, never the operating system's
   user: ``--by NAME``, or else the owner of ``PPO_GRADER_TOKEN`` (the token a staff member's
   ``ppo-submit`` is logged in with, given to this shell). Without either the command is
@@ -27,12 +35,13 @@ import os
 from dataclasses import dataclass
 from typing import Literal
 
+from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from server.courses import audit
 from server.courses.service import INSTRUCTOR, course_role, enroll, members
-from server.errors import InvalidCourse, UserAlreadyExists, UserNotFound
-from server.models import AuditAction, Course, Role, User
+from server.errors import InvalidCourse, NotAllowed, UserAlreadyExists, UserNotFound
+from server.models import AuditAction, Course, Enrollment, Role, User
 from server.users.service import create_user, lms_clash, made_by_lms, managed_user, user_for_token
 
 StaffRole = Literal["ta", "instructor"]
@@ -75,6 +84,75 @@ def add_staff(
         session, course, actor, AuditAction.STAFF_ADD, user.name, role + (" (account created)" if token else "")
     )
     return StaffAdded(user, role, token, raised)
+
+
+def may_change_staff(session: Session, user: User, course: Course) -> bool:
+    """Whether ``user`` may add and remove ``course``'s TAs: an admin, or an instructor (or
+    admin) account that teaches it; a TA (a learner account teaching it) may not. Never on the
+    default course, whose staff are the instructor accounts."""
+    if course.is_default:
+        return False
+    if Role(user.role) is Role.ADMIN:
+        return True
+    return Role(user.role) is Role.INSTRUCTOR and course_role(session, user, course) == INSTRUCTOR
+
+
+def staff_of(session: Session, course: Course) -> list[tuple[User, StaffRole]]:
+    """The course's staff by login, each ``instructor`` or ``ta`` (:func:`may_change_staff`'s rule)."""
+    return [(u, "ta" if Role(u.role) is Role.LEARNER else "instructor") for u in members(session, course, INSTRUCTOR)]
+
+
+def _refuse_unless_staff_changer(session: Session, actor: User, course: Course) -> None:
+    if course.is_default:
+        raise InvalidCourse(
+            "The default course's staff are the instructor accounts: `ppo-grader users add NAME --role instructor`."
+        )
+    if not may_change_staff(session, actor, course):
+        raise NotAllowed(
+            f"Only an instructor of {course.slug!r} may add or remove its TAs; a TA may do everything else "
+            "on its pages. Ask one of its instructors."
+        )
+
+
+def add_ta(session: Session, course: Course, name: str, actor: User) -> User:
+    """Make the existing tool account ``name`` a TA of ``course`` (a learner of it becomes
+    staff); ``actor`` must be allowed (:func:`may_change_staff`, else ``NotAllowed``).
+    ``UserNotFound`` when there is no such account (none is created here), ``UserAlreadyExists``
+    for an account an LMS made, ``InvalidCourse`` for one that is staff already. The caller commits."""
+    _refuse_unless_staff_changer(session, actor, course)
+    user = tool_account(session, name.strip()[:64])
+    if course_role(session, user, course) == INSTRUCTOR:
+        raise InvalidCourse(f"{user.name!r} is staff of {course.slug!r} already.")
+    if Role(user.role) is not Role.LEARNER:
+        # An instructor account is an instructor wherever it teaches (staff_of): not a TA.
+        raise InvalidCourse(
+            f"{user.name!r} is an {user.role} account, so it would be an instructor of {course.slug!r}, not a TA; "
+            f"add instructors at the terminal (`ppo-grader courses staff add {course.slug} {user.name} --role instructor`)."
+        )
+    enroll(session, course, user, INSTRUCTOR)
+    audit.record(session, course, actor.name, AuditAction.STAFF_ADD, user.name, "ta (from the course page)")
+    return user
+
+
+def remove_ta(session: Session, course: Course, name: str, actor: User) -> User:
+    """End the TA ``name``'s staff enrollment in ``course`` (their submissions, and the audit
+    log's rows of what they did, stay); ``actor`` must be allowed (:func:`may_change_staff`).
+    ``UserNotFound`` when ``name`` is not a TA of the course; an instructor is refused
+    (``InvalidCourse``): instructors are changed at the terminal. The caller commits."""
+    _refuse_unless_staff_changer(session, actor, course)
+    found = {u.name: (u, role) for u, role in staff_of(session, course)}.get(name.strip()[:64])
+    if found is None:
+        raise UserNotFound(f"{name[:64]!r} is not a TA of {course.slug!r}.")
+    user, role = found
+    if role != "ta":
+        raise InvalidCourse(f"{user.name!r} is an instructor of {course.slug!r}; the course page removes TAs only.")
+    session.execute(
+        delete(Enrollment).where(
+            Enrollment.course_id == course.id, Enrollment.user_id == user.id, Enrollment.role == INSTRUCTOR
+        )
+    )
+    audit.record(session, course, actor.name, AuditAction.STAFF_REMOVE, user.name, "ta (from the course page)")
+    return user
 
 
 def tool_account(session: Session, name: str) -> User:

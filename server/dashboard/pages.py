@@ -33,6 +33,7 @@ from server.web.charts import Bar, columns, horizontal_bars
 from server.web.html import Viewer, e, format_score, page, time_html
 from server.web.urls import (
     DASHBOARD,
+    STAFF_FORM,
     exercise_url,
     in_course,
     learner_url,
@@ -72,6 +73,7 @@ def class_page(
     courses: Sequence[tuple[str, str]] = (),
     lms_failure: LtiPlatform | None = None,
     audit: AuditPage | None = None,
+    staff: StaffView | None = None,
 ) -> str:
     """Every exercise of one course (its published set only) with its most common
     mistake; the class's top ones first; then ``audit``, the course's latest staff actions
@@ -132,9 +134,60 @@ def class_page(
         '<p class="muted">Learners only; "solved" means the score that counts (after late penalties and '
         "corrections) is 100; a mistake counts a learner once, however often they hit it. "
         "This page reloads by itself when a verdict arrives.</p>"
+        + (staff_section(staff, c) if staff is not None else "")
         + (audit_section(audit, c, viewer.zone) if audit is not None else "")
     )
     return page("Class", body, viewer, current="Class", live=mark)
+
+
+@dataclass(frozen=True)
+class StaffView:
+    """The course page's staff section: (login, display name, ``instructor`` or ``ta``) by login,
+    the form token when the viewer may change them (None: a TA, who only reads the list), and
+    what the last change did or why it was refused."""
+
+    members: Sequence[tuple[str, str, str]]
+    csrf: str | None
+    notice: str = ""
+    error: str = ""
+
+
+def staff_section(staff: StaffView, course: str) -> str:
+    """Who teaches the course; for its instructors, a form to add a TA and a button to remove each."""
+    hidden = f'<input type="hidden" name="csrf" value="{e(staff.csrf or "")}"><input type="hidden" name="course" value="{e(course)}">'
+    rows = "".join(
+        f'<tr data-login="{e(login)}" data-role="{e(role)}"><td>{e(login)}</td><td>{e(name)}</td>'
+        f"<td>{'TA' if role == 'ta' else 'instructor'}</td><td>"
+        + (
+            f'<form class="inline" method="post" action="{STAFF_FORM}">{hidden}'
+            f'<input type="hidden" name="action" value="remove"><input type="hidden" name="login" value="{e(login)}">'
+            f'<button type="submit">Remove TA {e(login)}</button></form>'
+            if staff.csrf is not None and role == "ta"
+            else ""
+        )
+        + "</td></tr>"
+        for login, name, role in staff.members
+    )
+    table = (
+        '<table id="staff"><thead><tr><th scope="col">Login</th><th scope="col">Name</th><th scope="col">Role</th>'
+        f'<th scope="col"></th></tr></thead><tbody>{rows}</tbody></table>'
+        if staff.members
+        else '<p class="muted">No staff enrolled in this course.</p>'
+    )
+    form = (
+        f'<form id="add-ta" method="post" action="{STAFF_FORM}">{hidden}<input type="hidden" name="action" value="add">'
+        '<label for="ta-login">Add a TA by login</label> '
+        '<input id="ta-login" name="login" required maxlength="64" autocomplete="off"> '
+        '<button type="submit">Add TA</button></form>'
+        '<p class="muted">A TA sees and does everything on the course\'s staff pages except change its staff; '
+        "removing one ends their access at once and keeps what they did in the audit log.</p>"
+        if staff.csrf is not None
+        else '<p class="muted" id="staff-readonly">Only the course\'s instructors add or remove its TAs.</p>'
+    )
+    shown = (f'<p class="notice" role="status">{e(staff.notice)}</p>' if staff.notice else "") + (
+        f'<p class="notice error" role="alert">{e(staff.error)}</p>' if staff.error else ""
+    )
+    return f'<section id="staff-section"><h2>Staff</h2>{shown}{table}{form}</section>'
 
 
 def _lms_failure(platform: LtiPlatform | None, viewer: Viewer, course_slug: str) -> str:

@@ -6,7 +6,8 @@ learner page and their own submissions, and gets the same 404 for anything else 
 what does not exist. Each route says who may see it with a dependency (``WebUser``,
 ``WebInstructor`` from ``server.web.deps``; ``DashboardCourse``, an instructor's course).
 
-- ``GET /dashboard``: the class, and the course's audit log (``?audit_page=``, newest first;
+- ``GET /dashboard``: the class, its staff (an instructor's forms to add and remove TAs post
+  to ``server.dashboard.staff``), and the course's audit log (``?audit_page=``, newest first;
   ``server.courses.audit``); a learner is sent to their own page.
 - ``GET /dashboard/exercises/{slug}``: charts of one exercise.
 - ``GET /dashboard/exercises/{slug}/mistake?mistake=``: who hit one mistake (by the mistake's
@@ -62,9 +63,11 @@ from server.courses.service import (
     teaches_course,
 )
 from server.courses.sets import course_exercises, late_notice, released_exercises
+from server.courses.staff import may_change_staff, staff_of
 from server.courses.windows import exercise_windows
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
+from server.dashboard.pages import StaffView
 from server.dashboard.upload import (
     KEY_SEPARATOR,
     LATE_CONFIRMED,
@@ -148,8 +151,27 @@ def _exercise_titles(session: Session, user: User, course: Course, slug: str) ->
     return titles
 
 
+def _staff_view(request: Request, session: Session, user: User, course: Course, secret: bytes) -> StaffView | None:
+    """The class page's staff section (none on the default course, whose staff are the
+    instructor accounts); its forms only for those who may change the staff."""
+    if course.is_default:
+        return None
+    changer = may_change_staff(session, user, course)
+    done = [(key, request.query_params.get(key, "")[:64]) for key in ("staff_added", "staff_removed")]
+    notice = " ".join(
+        f"{login} {'is now a TA of' if key == 'staff_added' else 'is no longer staff of'} this course."
+        for key, login in done
+        if login
+    )
+    return StaffView(
+        members=[(u.name, u.display_name, role) for u, role in staff_of(session, course)],
+        csrf=form_token(request.cookies.get(COOKIE_NAME) or "", secret) if changer else None,
+        notice=notice,
+    )
+
+
 @router.get("/dashboard", response_class=HTMLResponse)
-def class_page(request: Request, session: SessionDep, user: WebUser) -> Response:
+def class_page(request: Request, session: SessionDep, settings: SettingsDep, user: WebUser) -> Response:
     """The class: every exercise and its most common mistake (a learner goes to their own page)."""
     if not teaches_a_course(session, user):
         return redirect(learner_url(user.name))
@@ -171,6 +193,7 @@ def class_page(request: Request, session: SessionDep, user: WebUser) -> Response
         courses=_courses(session, user),
         lms_failure=failing_platform(session, course.id),
         audit=audit.latest(session, course, audit_page),
+        staff=_staff_view(request, session, user, course, settings.secret_bytes),
     )
     return page_course.remember(html_response(body), request)
 

@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session
 
 from server.courses.service import taught_course_named
 from server.models import Course, User
+from server.text_guard import is_storable_text
 from server.web.errors import PageError, PageNotFound
 from server.web.responses import same_origin
 from server.web.session import COOKIE_NAME, form_token_matches
@@ -26,7 +27,9 @@ def staff_form_course(
             f"reload the {page_name} page and try again.",
             user,
         )
-    course = taught_course_named(session, user, fields.get("course") or "")
+    slug = fields.get("course") or ""
+    # A NUL is no slug (and PostgreSQL refuses it in a query): the same 404 as an unknown course.
+    course = taught_course_named(session, user, slug) if is_storable_text(slug) else None
     if course is None:
         raise PageNotFound(user, "No course by that name that you teach.")
     return course

@@ -221,10 +221,13 @@ def _may_read(session: Session, regrade: RegradeSet, taught: set[int] | None) ->
     return courses <= taught  # a cancelled set has no results left: any instructor
 
 
-def list_sets(session: Session, reader: User | None, limit: int = 50) -> list[RegradeSet]:
-    """The newest sets ``reader`` may see."""
+def list_sets(session: Session, reader: User | None, limit: int = 50, course_id: int | None = None) -> list[RegradeSet]:
+    """The newest sets ``reader`` may see (``course_id``: only that course's own sets)."""
     taught = taught_course_ids(session, reader) if reader is not None else None
-    found = session.scalars(select(RegradeSet).order_by(RegradeSet.id.desc()).limit(limit * 4))
+    query = select(RegradeSet).order_by(RegradeSet.id.desc()).limit(limit * 4)
+    if course_id is not None:
+        query = query.where(RegradeSet.course_id == course_id)
+    found = session.scalars(query)
     return [r for r in found if _may_read(session, r, taught)][:limit]
 
 

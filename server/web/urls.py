@@ -7,6 +7,10 @@ from urllib.parse import quote, urlencode
 
 DASHBOARD = "/dashboard"
 LEARNERS = "/dashboard/learners"
+#: The course page's staff form (``server.dashboard.staff``): add or remove a TA.
+STAFF_FORM = "/dashboard/staff"
+#: A course's regrade sets (``server.dashboard.regrades``).
+REGRADES = "/dashboard/regrades"
 
 
 def in_course(path: str, course: str | None, **params: object) -> str:
@@ -45,3 +49,8 @@ def submission_url(submission_id: int) -> str:
 def starter_url(slug: str, suffix: str, course: str | None = None) -> str:
     """An exercise's starter to download (``suffix`` ``.py`` or ``.ipynb``), at the version the course serves."""
     return in_course(f"/dashboard/starter/{quote(slug, safe='')}{suffix}", course)
+
+
+def regrade_url(set_id: int, course: str | None = None, **params: object) -> str:
+    """One regrade set's page (its diff and forms), in one course."""
+    return in_course(f"{REGRADES}/{int(set_id)}", course, **params)

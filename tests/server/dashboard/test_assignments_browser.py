@@ -1,7 +1,9 @@
-"""The assignments page in Debian's headless Chromium (Playwright), against the app served by a
-real uvicorn (``tests.server.live_server``, the fake grader): a TA moves a due date through the
-page, reads how many counted scores change, confirms, and the learner's page shows the new date
-and the re-priced score. Screenshots go to the test's tmp folder."""
+"""The assignments and regrades pages in Debian's headless Chromium (Playwright), against the app
+served by a real uvicorn (``tests.server.live_server``, the fake grader): a TA moves a due date
+through the page, reads how many counted scores change, confirms, and the learner's page shows
+the new date and the re-priced score; then the TA previews a regrade, reads its diff, applies it
+with a reason, and the learner's submission page shows the reason and the new counted score.
+Screenshots go to the test's tmp folder."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from server.db import transaction
 from server.models import Course, Role, User
 from server.users.service import create_user
 from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
-from tests.server.fakes import FakeGrader
+from tests.server.fakes import FakeGrader, FakeReport
 from tests.server.live_server import live_server
 
 COURSE = "browser-36"
@@ -36,7 +38,7 @@ def _local(moment: datetime) -> str:
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_ta_moves_a_due_date_in_chromium(settings: Settings, grader: FakeGrader, tmp_path: Path) -> None:
+def test_a_ta_moves_a_due_date_and_applies_a_regrade_in_chromium(settings: Settings, grader: FakeGrader, tmp_path: Path) -> None:
     assert os.access(CHROMIUM, os.X_OK) and shutil.which("chromium"), "Debian's chromium is needed (apt-get install chromium)"
     from playwright import sync_api
 
@@ -101,9 +103,34 @@ def test_a_ta_moves_a_due_date_in_chromium(settings: Settings, grader: FakeGrade
                 due = learner.wait_for_selector("td.due time")
                 assert due.inner_text().startswith(_local(new_due).replace("T", " "))
                 learner.screenshot(path=str(tmp_path / "learner.png"), full_page=True)
+
+                # The grader is fixed (the clip check passes now): the TA regrades from the browser.
+                grader.report = FakeReport(score=100.0, checks=[
+                    c if c.passed else type(c)(c.name, c.weight, True, "ok", None, check_id=c.check_id)
+                    for c in FakeReport().checks])
+                page.click("nav a:has-text('Regrades')")
+                page.select_option("#rp-exercise", "actor-loss")
+                page.check("#rp-all")
+                page.click("#regrade-preview button[type=submit]")
+                deadline = time.monotonic() + 60
+                while "ready:" not in page.inner_text("#regrade-state"):
+                    assert time.monotonic() < deadline, page.inner_text("#regrade-state")
+                    page.reload()
+                assert "1 up, 0 down" in page.inner_text("#regrade-counts")
+                page.fill("#regrade-reason", "The clip check was too strict.")
+                page.screenshot(path=str(tmp_path / "regrade.png"), full_page=True)
+                page.click("#regrade-apply button[type=submit]")
+                page.wait_for_selector("p.notice[role=status]")
+                assert "applied" in page.inner_text("#regrade-state")
+
+                learner.goto(f"{url}/dashboard/submissions/{done['id']}")
+                regraded = learner.wait_for_selector("#regrades")
+                assert "The clip check was too strict." in regraded.inner_text()
+                assert "(counts 100)" in regraded.inner_text()
+                learner.screenshot(path=str(tmp_path / "learner-regraded.png"), full_page=True)
             finally:
                 browser.close()
-    assert api_after(settings, done["id"]) == 75.0
+    assert api_after(settings, done["id"]) == 100.0
 
 
 def api_after(settings: Settings, submission_id: int) -> float | None:
