@@ -48,6 +48,8 @@ from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
 from server.regrades.page_router import router as regrades_page_router
 from server.regrades.router import router as regrades_router
+from server.review.page_router import router as review_pages_router
+from server.review.router import router as review_router
 from server.similarity.jobs import ProcrastinateSimilarity, SimilarityWorker
 from server.similarity.page_router import router as similarity_pages_router
 from server.similarity.router import router as similarity_router
@@ -118,6 +120,7 @@ def create_app(
         gradebook_router,
         similarity_router,
         regrades_router,
+        review_router,
     ):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
@@ -130,6 +133,7 @@ def create_app(
     app.include_router(extensions_router)  # /dashboard/extensions: extensions and corrections, bulk from a CSV
     app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
     app.include_router(regrades_page_router)  # /dashboard/regrades/{id}: a regrade's diff, instructors only
+    app.include_router(review_pages_router)  # /dashboard/reviews: review requests; the submission page's review forms
     app.include_router(terminal_router)  # /dashboard/terminal: "Use from a terminal", a user's own token
     app.include_router(lti_router)  # /lti/...: LTI 1.3 launch, key set, deep linking; /dashboard/lti; /api/v1/lti
     _install_error_handlers(app)

@@ -27,6 +27,7 @@ from server.dashboard.upload import LateAsk
 from server.lti.platforms import failure_text
 from server.models import LtiPlatform, Submission
 from server.regrades.pages import regrade_notes_html
+from server.review.pages import REVIEW_CSS
 from server.submissions.report_page import FEEDBACK_CSS, feedback_section
 from server.submissions.schemas import SubmissionPublic
 from server.web.charts import Bar, columns, horizontal_bars
@@ -654,9 +655,10 @@ def submission_page(
     visible: SubmissionPublic,
     mark: str | None = None,
     csrf: str = "",
+    review: str = "",
 ) -> str:
     """One submission: who, what, when; applied regrades; the feedback ``ppo-submit`` prints; the
-    source. Every fact of the verdict comes from ``visible``, the record as the viewer may see it
+    human review (``review``: ``server.review.pages.review_section``'s markup); the source. Every fact of the verdict comes from ``visible``, the record as the viewer may see it
     (the exercise set's feedback policy): the stored row gives only its owner and its source,
     which are the learner's own."""
     owner, here = submission.user, viewer.course_slug
@@ -686,7 +688,7 @@ def submission_page(
     notes = regrade_notes_html(visible.regrades, viewer.zone)
     body = (
         f"<h1>Submission #{submission.id}</h1>{facts}{notes}"
-        f"{feedback_section(submission, visible)}"
+        f"{feedback_section(submission, visible)}{review}"
         f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
     )
-    return page(f"Submission {submission.id}", body, viewer, live=mark, styles=FEEDBACK_CSS)
+    return page(f"Submission {submission.id}", body, viewer, live=mark, styles=FEEDBACK_CSS + REVIEW_CSS)

@@ -136,6 +136,7 @@ def site_header(viewer: Viewer | None, current: str) -> str:
                 in_course("/dashboard/assignments", slug),
             ),  # the course's set (server.dashboard.assignments)
             ("Extensions", in_course("/dashboard/extensions", slug)),  # and corrections (server.dashboard.extensions)
+            ("Reviews", in_course("/dashboard/reviews", slug)),  # review requests (server.review.page_router)
             ("Leaderboard", in_course("/leaderboard", slug)),
             ("Similarity", in_course("/dashboard/similarity", slug)),
             ("LMS", in_course("/dashboard/lti", slug)),  # the course's LTI link, roster and grades (server.lti)
