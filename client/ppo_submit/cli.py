@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
 import typer
 from typer.core import TyperGroup
@@ -460,10 +460,12 @@ def show(
         typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback."),
     ] = False,
 ) -> None:
-    """Show one of your submissions, as `ppo-submit FILE` does (same exit codes)."""
+    """Show one of your submissions, as `ppo-submit FILE` does (same exit codes), with the
+    course staff's comments on its lines and the answers to your review requests."""
     with _runtime(ctx).client() as client:
         sub = client.submission(submission_id)
-        # A regrade's time is read in the submission's course's zone, as `history` prints it.
+        review = client.review(submission_id)  # the staff's comments and answers (None: an older server)
+        # A regrade's or a comment's time is read in the submission's course's zone, as `history` prints it.
         zone = (
             next(
                 (
@@ -473,10 +475,13 @@ def show(
                 ),
                 "UTC",
             )
-            if sub.get("regrades")
+            if sub.get("regrades") or review
             else "UTC"
         )
-    _report(sub, json_output, verbose=verbose, notes=render.version_lines(sub, zone))
+    if review is not None and json_output:
+        sub = cast(Submission, {**sub, "review": review})
+    notes = render.version_lines(sub, zone) + render.review_lines(review, zone)
+    _report(sub, json_output, verbose=verbose, notes=notes)
 
 
 @app.command()

@@ -63,14 +63,7 @@ def add_comment(
     """Comment on one line of the submission (its course's instructors and TAs)."""
     comment = service.add_comment(session, user, submission_id, payload.line, payload.body)
     session.commit()
-    return CommentPublic(
-        id=comment.id,
-        submission=comment.submission_id,
-        line=comment.line,
-        body=comment.body,
-        author=comment.author,
-        created_at=comment.created_at,
-    )
+    return service.comment_public(comment, service.readable_submission(session, user, submission_id))
 
 
 @router.post(

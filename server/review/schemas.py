@@ -51,6 +51,8 @@ class CommentPublic(BaseModel):
     id: int
     submission: int
     line: int
+    #: The line of the stored source the comment is on, as it reads there (the learner's own code).
+    source_line: str = ""
     body: str
     author: str
     created_at: datetime

@@ -299,6 +299,20 @@ def public_requests(session: Session, rows: list[ReviewRequest], held: bool = Fa
     ]
 
 
+def comment_public(comment: ReviewComment, submission: Submission) -> CommentPublic:
+    """One comment in wire form, with the source line it is on."""
+    code = submission.source.splitlines()
+    return CommentPublic(
+        id=comment.id,
+        submission=comment.submission_id,
+        line=comment.line,
+        source_line=code[comment.line - 1] if comment.line <= len(code) else "",
+        body=comment.body,
+        author=comment.author,
+        created_at=comment.created_at,
+    )
+
+
 def review_of(session: Session, viewer: User, submission: Submission, now: datetime) -> SubmissionReview:
     """What ``viewer`` (who may read ``submission``) sees of its review: everything for its
     course's staff; for its learner, nothing of the comments and answers while the set's
@@ -309,9 +323,7 @@ def review_of(session: Session, viewer: User, submission: Submission, now: datet
         []
         if held
         else [
-            CommentPublic(
-                id=c.id, submission=c.submission_id, line=c.line, body=c.body, author=c.author, created_at=c.created_at
-            )
+            comment_public(c, submission)
             for c in session.scalars(
                 select(ReviewComment).where(ReviewComment.submission_id == submission.id).order_by(ReviewComment.id)
             )
