@@ -26,6 +26,7 @@ REVIEWS = "/dashboard/reviews"
 REVIEW_CSS = """
 #review .comment{border-left:3px solid #1d4ed8;padding:.3rem .7rem;margin:.5rem 0;list-style:none}
 #review ul{padding:0}
+#review li{list-style:none;margin:.5rem 0}
 #review .said{white-space:pre-wrap}
 #review form{display:flex;flex-direction:column;gap:.4rem;max-width:40rem;margin:.6rem 0}
 #review textarea{font:inherit;min-height:4rem}
@@ -118,6 +119,7 @@ def review_section(viewer: Viewer, source: str, review: SubmissionReview, forms:
     if forms.staff:
         parts.extend(_answer_form(r, forms) for r in review.requests if r.state == "open")
         parts.append(
+            "<h3>Comment on a line</h3>"
             f'<form id="comment-form" method="post" action="{COMMENT_ACTION}">{_hidden("csrf", forms.csrf)}'
             f"{_hidden('course', forms.course)}{_hidden('submission', review.submission)}"
             f'<label for="c-line">Line (1-{forms.lines})</label>'
@@ -125,6 +127,7 @@ def review_section(viewer: Viewer, source: str, review: SubmissionReview, forms:
             f'<label for="c-body">Comment (the learner reads it, as the feedback policy allows)</label>'
             f'<textarea id="c-body" name="body" maxlength="{MAX_COMMENT_CHARS}" required></textarea>'
             '<button type="submit">Comment</button></form>'
+            "<h3>Override the score that counts</h3>"
             f'<form id="override-form" method="post" action="{OVERRIDE_ACTION}">{_hidden("csrf", forms.csrf)}'
             f"{_hidden('course', forms.course)}{_hidden('submission', review.submission)}"
             f'<label for="o-score">Score that counts on {e(forms.exercise)}, 0-100 (an override)</label>'
