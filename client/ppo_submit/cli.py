@@ -501,6 +501,26 @@ def token(
     _report(sub, json_output, verbose=verbose)
 
 
+@app.command("review")
+def request_review(
+    ctx: typer.Context,
+    submission_id: Annotated[str, typer.Argument(metavar="ID", help="Submission id.")],
+    message: Annotated[str, typer.Argument(help="What the staff should look at (at most 1000 characters).")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Ask your course's staff to review one of your graded submissions; `ppo-submit show ID`
+    shows their answer. One request per submission is open at a time."""
+    with _runtime(ctx).client() as client:
+        asked = client.request_review(submission_id, message)
+    if json_output:
+        typer.echo(json.dumps(asked, indent=2))
+        return
+    render.print_out(
+        f"Review request {asked.get('id')} sent for submission {asked.get('submission')}; "
+        f"`ppo-submit show {asked.get('submission')}` shows the answer once the staff give it."
+    )
+
+
 @app.command()
 def history(
     ctx: typer.Context,

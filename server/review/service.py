@@ -190,9 +190,11 @@ def request_review(session: Session, learner: User, submission_id: int, message:
     return row
 
 
-def course_request(session: Session, course: Course, request_id: int) -> ReviewRequest:
-    """``course``'s review request ``request_id``; ``ReviewNotFound`` for any other id."""
-    row = session.get(ReviewRequest, request_id) if 1 <= request_id < 2**31 else None
+def course_request(session: Session, course: Course, request_id: int, *, lock: bool = False) -> ReviewRequest:
+    """``course``'s review request ``request_id``; ``ReviewNotFound`` for any other id. ``lock``:
+    its row locked until the transaction ends (PostgreSQL), so two staff answering at once make
+    one answer and one override, the second told it is resolved."""
+    row = session.get(ReviewRequest, request_id, with_for_update=lock) if 1 <= request_id < 2**31 else None
     if row is None or row.course_id != course.id:
         raise ReviewNotFound(f"No review request {request_id} in {course.slug!r}.")
     return row
@@ -220,7 +222,7 @@ def answer_request(
     answer, is the override's reason)."""
     if not teaches_course(session, staff, course.id):
         raise NotAllowed(f"Only the instructors and TAs of {course.slug!r} answer its review requests.")
-    row = course_request(session, course, request_id)
+    row = course_request(session, course, request_id, lock=True)
     if row.state != RequestState.OPEN.value:
         raise ReviewAlreadyOpen(f"Review request {row.id} is resolved already ({row.answered_by}).")
     text = clean_text(answer, MAX_ANSWER_CHARS, "answer")

@@ -121,10 +121,10 @@ def site(settings: Settings, grader: FakeGrader) -> Iterator[Site]:
         yield s
 
 
-def _show(site: Site, who: str, submission: int, *extra: str) -> Any:
-    """``ppo-submit show`` as the learner runs it, over the network to the live server."""
+def _show(site: Site, who: str, submission: int, *extra: str, command: str = "show") -> Any:
+    """``ppo-submit show`` (or ``command``) as the learner runs it, over the network to the live server."""
     env = {"PPO_GRADER_URL": site.url, "PPO_GRADER_TOKEN": site.tokens[who]}
-    return CliRunner().invoke(submit_app, route(["show", str(submission), *extra]), env=env,
+    return CliRunner().invoke(submit_app, route([command, str(submission), *extra]), env=env,
                               obj=Runtime(sleep=lambda seconds: None), prog_name="ppo-submit")
 
 
@@ -134,14 +134,18 @@ def test_a_ta_comments_on_a_line_and_answers_a_request_with_an_override(site: Si
     assert commented.status_code == 201, commented.text
     assert (commented.json()["line"], commented.json()["source_line"]) == (4, "    return math.nan  # why?")
 
-    asked = site.api("POST", f"/submissions/{ann}/review-requests", "ann", json={"message": "Check 3 is too strict?"})
-    assert asked.status_code == 201, asked.text
+    asked = _show(site, "ann", ann, "Check 3 is too strict?", command="review")  # `ppo-submit review ID MESSAGE`
+    assert asked.exit_code == 0, asked.output
+    twice = _show(site, "ann", ann, "again?", command="review")
+    assert twice.exit_code == 2 and "open review request already" in " ".join(twice.stderr.split())
     queue = site.api("GET", f"/courses/{COURSE}/review-requests", "tara").json()
-    assert [(r["id"], r["learner"], r["submission"], r["state"]) for r in queue["requests"]] == [
-        (asked.json()["id"], "ann", ann, "open")]
+    assert [(r["learner"], r["submission"], r["state"], r["message"]) for r in queue["requests"]] == [
+        ("ann", ann, "open", "Check 3 is too strict?")]
+    rid = queue["requests"][0]["id"]
+    assert f"Review request {rid} sent for submission {ann}" in " ".join(asked.stdout.split())
     assert site.counted("ann") == 75  # the fake grader's score
 
-    answered = site.api("POST", f"/courses/{COURSE}/review-requests/{asked.json()['id']}/answer", "tara",
+    answered = site.api("POST", f"/courses/{COURSE}/review-requests/{rid}/answer", "tara",
                         json={"answer": "Fair point: 90 by hand.", "score": 90})
     assert answered.status_code == 200, answered.text
     assert (answered.json()["state"], answered.json()["override_score"]) == ("resolved", 90)
@@ -149,7 +153,7 @@ def test_a_ta_comments_on_a_line_and_answers_a_request_with_an_override(site: Si
     scores = site.api("GET", f"/courses/{COURSE}/scores", "ann").json()["scores"]
     assert any(s["exercise"] == "actor-loss" and s["counted_score"] == 90 for s in scores)
     assert site.api("GET", f"/courses/{COURSE}/review-requests", "tara").json()["requests"] == []
-    again = site.api("POST", f"/courses/{COURSE}/review-requests/{asked.json()['id']}/answer", "tara",
+    again = site.api("POST", f"/courses/{COURSE}/review-requests/{rid}/answer", "tara",
                      json={"answer": "twice"})
     assert again.status_code == 409 and again.json()["error"] == "ReviewAlreadyOpen"
 
