@@ -349,3 +349,35 @@ def test_hidden_until_due_holds_the_staff_words_until_the_release(site: Site) ->
     assert shown["held"] is False and [c["body"] for c in shown["comments"]] == ["see me"]
     assert "see me" in client.get(f"/dashboard/submissions/{gae}").text
     assert site.api("POST", f"/submissions/{gae}/review-requests", "ann", json={"message": "?"}).status_code == 201
+
+
+def test_requests_sent_at_once_open_one(site: Site) -> None:
+    """Eight requests of one submission at once (real HTTP, threads): one opens, every other is
+    told one is open already (the learner's lock, and the partial unique index beneath it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ann = site.subs["ann"]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda n: site.api("POST", f"/submissions/{ann}/review-requests", "ann",
+                                                   json={"message": f"request {n}"}), range(8)))
+    assert sorted(a.status_code for a in answers) == [201] + [409] * 7
+    assert {a.json()["error"] for a in answers if a.status_code == 409} == {"ReviewAlreadyOpen"}
+    assert site.rows()[1] == 1
+
+
+def test_a_read_only_or_another_courses_token_is_refused(site: Site) -> None:
+    ann = site.subs["ann"]
+    read = site.api("POST", "/me/tokens", "tara", json={"scope": "read"}).json()["token"]
+    other = site.api("POST", "/me/tokens", "prof", json={"course": "other"}).json()["token"]
+    winter = site.api("POST", "/me/tokens", "tara", json={"course": COURSE}).json()["token"]
+    site.tokens.update({"tara-read": read, "prof-other": other, "tara-winter": winter})
+    comment = {"line": 1, "body": "scoped"}
+    refused = site.api("POST", f"/submissions/{ann}/comments", "tara-read", json=comment)
+    assert refused.status_code == 403 and refused.json()["error"] == "OutsideTokenScope"
+    assert site.api("GET", f"/submissions/{ann}/review", "tara-read").status_code == 200  # reading is allowed
+    for path in (f"/submissions/{ann}/review", f"/courses/{COURSE}/review-requests"):
+        answer = site.api("GET", path, "prof-other")
+        assert answer.status_code == 403 and answer.json()["error"] == "OutsideTokenScope", path
+    assert site.api("POST", f"/submissions/{ann}/comments", "prof-other", json=comment).status_code == 403
+    assert site.api("POST", f"/submissions/{ann}/comments", "tara-winter", json=comment).status_code == 201
+    assert site.rows() == (1, 0)
