@@ -73,10 +73,12 @@ def class_page(
     courses: Sequence[tuple[str, str]] = (),
     lms_failure: LtiPlatform | None = None,
     audit: AuditPage | None = None,
+    open_reviews: int = 0,
 ) -> str:
     """Every exercise of one course (its published set only) with its most common
     mistake; the class's top ones first; then ``audit``, the course's latest staff actions
-    (the page is its staff's only). ``lms_failure``: the course's LMS platform, whose
+    (the page is its staff's only). ``open_reviews``: the course's open review requests, linked
+    to their page (``server.review.page_router``). ``lms_failure``: the course's LMS platform, whose
     token or key set URL failed last (``server.lti.platforms.service_failed``)."""
     c = course[0]
     if mistakes:
@@ -89,6 +91,11 @@ def class_page(
         )
     else:
         callout = '<p class="muted">No graded submission has named a mistake yet.</p>'
+    if open_reviews:
+        callout = (
+            f'<p class="notice" id="open-reviews"><a href="{e(in_course("/dashboard/reviews", c))}">'
+            f"{e(_plural(open_reviews, 'review request'))} open</a>: learners are waiting for an answer.</p>"
+        ) + callout
     rows = "".join(
         "<tr>"
         f'<td><a href="{e(exercise_url(line.slug, c))}">{e(titles.get(line.slug, line.slug))}</a></td>'

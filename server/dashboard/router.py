@@ -174,6 +174,7 @@ def class_page(request: Request, session: SessionDep, user: WebUser) -> Response
         courses=_courses(session, user),
         lms_failure=failing_platform(session, course.id),
         audit=audit.latest(session, course, audit_page),
+        open_reviews=review_service.open_count(session, course),
     )
     return page_course.remember(html_response(body), request)
 

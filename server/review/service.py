@@ -358,3 +358,13 @@ def course_requests(session: Session, course: Course, state: RequestState = Requ
         )
     )
     return public_requests(session, rows)
+
+
+def open_count(session: Session, course: Course) -> int:
+    """How many of ``course``'s review requests are open (the class page links them)."""
+    found = session.scalar(
+        select(func.count())
+        .select_from(ReviewRequest)
+        .where(ReviewRequest.course_id == course.id, ReviewRequest.state == RequestState.OPEN.value)
+    )
+    return found or 0

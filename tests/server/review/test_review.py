@@ -316,6 +316,8 @@ def test_the_forms_keep_the_origin_and_form_token_checks(site: Site) -> None:
     queue = tara.get("/dashboard/reviews", params={"course": COURSE}).text
     assert 'aria-current="page">Reviews</a>' in queue and f'href="/dashboard/submissions/{ann}"' in queue
     assert "1 open." in queue
+    klass = tara.get("/dashboard", params={"course": COURSE}).text  # the course page links the queue
+    assert 'id="open-reviews"' in klass and "1 review request open" in klass
     request_id = site.api("GET", f"/courses/{COURSE}/review-requests", "tara").json()["requests"][0]["id"]
     answer = {"course": COURSE, "request": str(request_id), "answer": "Yes: 80.", "score": "80", "reason": "line 2"}
     assert tara.post("/dashboard/reviews/answer", data=answer).status_code == 403
@@ -328,6 +330,7 @@ def test_the_forms_keep_the_origin_and_form_token_checks(site: Site) -> None:
     assert [a for _who, a, _t in site.events()[-4:]] == ["review.comment", "score.override", "review.answer",
                                                           "score.override"]
     klass = tara.get("/dashboard", params={"course": COURSE}).text  # the course page's audit log
+    assert 'id="open-reviews"' not in klass  # none open now
     assert re.findall(r'<tr data-action="([^"]+)">', klass)[:3] == ["score.override", "review.answer", "score.override"]
 
 
