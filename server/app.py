@@ -49,6 +49,8 @@ from server.lti.router import router as lti_router
 from server.migrations import upgrade_to_head
 from server.openapi import use_error_shape_for_validation
 from server.regrades.router import router as regrades_router
+from server.review.page_router import router as review_pages_router
+from server.review.router import router as review_router
 from server.similarity.jobs import ProcrastinateSimilarity, SimilarityWorker
 from server.similarity.page_router import router as similarity_pages_router
 from server.similarity.router import router as similarity_router
@@ -119,6 +121,7 @@ def create_app(
         gradebook_router,
         similarity_router,
         regrades_router,
+        review_router,
     ):
         app.include_router(router, prefix=API_PREFIX)
     app.include_router(metrics_router)  # GET /metrics (Prometheus), at the root by convention
@@ -132,6 +135,7 @@ def create_app(
     app.include_router(similarity_pages_router)  # /dashboard/similarity: similar submissions, instructors only
     app.include_router(regrades_page_router)  # /dashboard/regrades: a course's regrade sets, diff, apply, cancel
     app.include_router(staff_page_router)  # POST /dashboard/staff: the course page's add or remove a TA
+    app.include_router(review_pages_router)  # /dashboard/reviews: review requests; the submission page's review forms
     app.include_router(terminal_router)  # /dashboard/terminal: "Use from a terminal", a user's own token
     app.include_router(lti_router)  # /lti/...: LTI 1.3 launch, key set, deep linking; /dashboard/lti; /api/v1/lti
     _install_error_handlers(app)

@@ -16,6 +16,7 @@ Tree::
     ├── SubmissionNotFound        404  also what a learner gets for someone else's submission
     ├── RegradeNotFound           404  also what a learner or another course's instructor gets
     ├── TokenNotFound             404  no live token of the user with this prefix
+    ├── ReviewNotFound            404  no review request by this id in the course (or not the caller's to answer)
     ├── UserAlreadyExists         409
     ├── CourseAlreadyExists       409
     ├── ExerciseNotVerified       409  a pack exercise without a passed verify at its content version
@@ -25,6 +26,7 @@ Tree::
     ├── RegradeNotReady           409  a regrade set still grading cannot be applied yet
     ├── RegradeClosed             409  a regrade set already applied or cancelled (never twice)
     ├── TokensNotInUse            409  a token spent on a submission whose set's feedback policy takes none
+    ├── ReviewAlreadyOpen         409  a review request of this submission is open already (or its cap is reached)
     ├── TokenPrefixAmbiguous      409  two live tokens of one user share a listed prefix (revoke them all instead)
     ├── SourceTooLarge            413
     ├── EmptySource               422
@@ -34,6 +36,7 @@ Tree::
     ├── InvalidBulkFile           422  a bulk-action CSV too long, not UTF-8, or without its columns (413: too large)
     ├── InvalidCourse             422  a bad course slug or time zone, dates out of order, ...
     ├── CourseRequired            422  the learner is in several courses and named none
+    ├── InvalidReview             422  an empty or too long comment, answer or message; a line the source lacks
     ├── NothingToRegrade          422  no stored verdict matches a regrade's selection
     ├── RateLimited               429  too many submissions in the window (Retry-After)
     ├── TooManyQueued             429  too many of the learner's submissions waiting (Retry-After)
@@ -291,6 +294,24 @@ class RegradeClosed(GraderError):
 
 class NothingToRegrade(GraderError):
     """A regrade's selection matches no stored verdict."""
+
+    status_code = 422
+
+
+class ReviewNotFound(GraderError):
+    """No review request by this id that the caller may answer."""
+
+    status_code = 404
+
+
+class ReviewAlreadyOpen(GraderError):
+    """The submission has an open review request already, or has used every request it may have."""
+
+    status_code = 409
+
+
+class InvalidReview(GraderError):
+    """A comment, answer or request message that is empty or too long, or a line the source lacks."""
 
     status_code = 422
 

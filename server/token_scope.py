@@ -138,6 +138,12 @@ ROUTES: dict[str, Reach] = {
     "server.regrades.router.show": Behind("regrade_id"),
     "server.regrades.router.apply": Behind("regrade_id"),
     "server.regrades.router.cancel": Behind("regrade_id"),
+    # human review
+    "server.review.router.read_review": Behind("submission_id"),
+    "server.review.router.add_comment": Behind("submission_id"),
+    "server.review.router.request_review": Behind("submission_id"),
+    "server.review.router.list_requests": _PATH,
+    "server.review.router.answer_request": _PATH,
     # LTI platforms: the server's, admins only
     "server.lti.router.list_registrations": WIDE,
     "server.lti.router.register": WIDE,

@@ -497,6 +497,27 @@ class Client:
         path = f"/submissions/{quote(str(submission_id), safe='')}"
         return self._submission(self._request("GET", path, params=params))
 
+    def review(self, submission_id: int | str) -> dict[str, Any] | None:
+        """``GET /submissions/{id}/review``: the staff's comments on its lines and its review
+        requests with their answers (as the feedback policy lets the caller see them); None from
+        a server without human review (404 ``NotFound``, the route unknown)."""
+        try:
+            answer = self._request("GET", f"/submissions/{quote(str(submission_id), safe='')}/review")
+        except ApiError as exc:
+            if exc.status == 404 and exc.error == "NotFound":
+                return None
+            raise
+        return answer if isinstance(answer, dict) else None
+
+    def request_review(self, submission_id: int | str, message: str) -> dict[str, Any]:
+        """``POST /submissions/{id}/review-requests``: ask the course's staff to review one of
+        your graded submissions (409 ``ReviewAlreadyOpen`` while one is open)."""
+        path = f"/submissions/{quote(str(submission_id), safe='')}/review-requests"
+        answer = self._request("POST", path, json={"message": message})
+        if not isinstance(answer, dict):
+            raise ServerError(200, "InvalidResponse", "", f"the server at {self.server} sent no review request")
+        return answer
+
     def spend_token(self, submission_id: int | str) -> Submission:
         """``POST /submissions/{id}/token``: spend one of today's feedback tokens on one of your
         submissions (a ``tokens:N`` exercise); the answer shows its report. Spending twice on one

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
 import typer
 from typer.core import TyperGroup
@@ -460,10 +460,12 @@ def show(
         typer.Option("--verbose", "-v", help="Show every failed check in full, with its case, seed and traceback."),
     ] = False,
 ) -> None:
-    """Show one of your submissions, as `ppo-submit FILE` does (same exit codes)."""
+    """Show one of your submissions, as `ppo-submit FILE` does (same exit codes), with the
+    course staff's comments on its lines and the answers to your review requests."""
     with _runtime(ctx).client() as client:
         sub = client.submission(submission_id)
-        # A regrade's time is read in the submission's course's zone, as `history` prints it.
+        review = client.review(submission_id)  # the staff's comments and answers (None: an older server)
+        # A regrade's or a comment's time is read in the submission's course's zone, as `history` prints it.
         zone = (
             next(
                 (
@@ -473,10 +475,13 @@ def show(
                 ),
                 "UTC",
             )
-            if sub.get("regrades")
+            if sub.get("regrades") or review
             else "UTC"
         )
-    _report(sub, json_output, verbose=verbose, notes=render.version_lines(sub, zone))
+    if review is not None and json_output:
+        sub = cast(Submission, {**sub, "review": review})
+    notes = render.version_lines(sub, zone) + render.review_lines(review, zone)
+    _report(sub, json_output, verbose=verbose, notes=notes)
 
 
 @app.command()
@@ -494,6 +499,26 @@ def token(
     with _runtime(ctx).client() as client:
         sub = client.spend_token(submission_id)
     _report(sub, json_output, verbose=verbose)
+
+
+@app.command("review")
+def request_review(
+    ctx: typer.Context,
+    submission_id: Annotated[str, typer.Argument(metavar="ID", help="Submission id.")],
+    message: Annotated[str, typer.Argument(help="What the staff should look at (at most 1000 characters).")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
+) -> None:
+    """Ask your course's staff to review one of your graded submissions; `ppo-submit show ID`
+    shows their answer. One request per submission is open at a time."""
+    with _runtime(ctx).client() as client:
+        asked = client.request_review(submission_id, message)
+    if json_output:
+        typer.echo(json.dumps(asked, indent=2))
+        return
+    render.print_out(
+        f"Review request {asked.get('id')} sent for submission {asked.get('submission')}; "
+        f"`ppo-submit show {asked.get('submission')}` shows the answer once the staff give it."
+    )
 
 
 @app.command()

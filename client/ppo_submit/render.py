@@ -199,6 +199,48 @@ def version_lines(sub: Submission, zone: str = "UTC") -> list[Text]:
     return lines
 
 
+def review_lines(review: dict[str, Any] | None, zone: str = "UTC") -> list[Text]:
+    """The human review of a submission (``GET /submissions/{id}/review``): each staff comment
+    under the line it is on, each review request and its answer (times in ``zone``); a note
+    when the feedback policy holds them back until the score is released."""
+    if not isinstance(review, dict):
+        return []
+    lines: list[Text] = []
+    for c in _dicts(review.get("comments")):
+        at = c.get("line") if isinstance(c.get("line"), int) else 0
+        quoted = str(c.get("source_line") or "").strip()
+        lines.append(
+            Text(f"Comment on line {at} by {c.get('author')}, {local_time(c.get('created_at'), zone)}:", style="cyan")
+        )
+        if quoted:
+            lines.append(Text(f"  {at} | {quoted}", style="dim"))
+        lines.append(Text("  " + str(c.get("body") or "").replace("\n", "\n  ")))
+    for r in _dicts(review.get("requests")):
+        lines.append(
+            Text(
+                f"Review request {r.get('id')} ({r.get('state')}), {local_time(r.get('created_at'), zone)}: {r.get('message')}",
+                style="yellow",
+            )
+        )
+        if r.get("answer"):
+            score = r.get("override_score")
+            counted = f" The score that counts is now {number(score)}." if score is not None else ""
+            lines.append(
+                Text(
+                    f"  Answer by {r.get('answered_by')}, {local_time(r.get('answered_at'), zone)}:{counted}",
+                    style="green",
+                )
+            )
+            lines.append(Text("  " + str(r.get("answer")).replace("\n", "\n  ")))
+    if review.get("held"):
+        lines.append(Text("Staff comments and answers are shown once the score is released.", style="dim"))
+    return lines
+
+
+def _dicts(value: object) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
 def _regrades(sub: Submission) -> list[dict[str, Any]]:
     """The submission's applied regrades as the server sent them (none from older servers)."""
     notes = sub.get("regrades")

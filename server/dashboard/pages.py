@@ -27,6 +27,7 @@ from server.dashboard.upload import LateAsk
 from server.lti.platforms import failure_text
 from server.models import LtiPlatform, Submission
 from server.regrades.pages import regrade_notes_html
+from server.review.pages import REVIEW_CSS
 from server.submissions.report_page import FEEDBACK_CSS, feedback_section
 from server.submissions.schemas import SubmissionPublic
 from server.web.charts import Bar, columns, horizontal_bars
@@ -74,10 +75,12 @@ def class_page(
     lms_failure: LtiPlatform | None = None,
     audit: AuditPage | None = None,
     staff: StaffView | None = None,
+    open_reviews: int = 0,
 ) -> str:
     """Every exercise of one course (its published set only) with its most common
     mistake; the class's top ones first; then ``audit``, the course's latest staff actions
-    (the page is its staff's only). ``lms_failure``: the course's LMS platform, whose
+    (the page is its staff's only). ``open_reviews``: the course's open review requests, linked
+    to their page (``server.review.page_router``). ``lms_failure``: the course's LMS platform, whose
     token or key set URL failed last (``server.lti.platforms.service_failed``)."""
     c = course[0]
     if mistakes:
@@ -90,6 +93,11 @@ def class_page(
         )
     else:
         callout = '<p class="muted">No graded submission has named a mistake yet.</p>'
+    if open_reviews:
+        callout = (
+            f'<p class="notice" id="open-reviews"><a href="{e(in_course("/dashboard/reviews", c))}">'
+            f"{e(_plural(open_reviews, 'review request'))} open</a>: learners are waiting for an answer.</p>"
+        ) + callout
     rows = "".join(
         "<tr>"
         f'<td><a href="{e(exercise_url(line.slug, c))}">{e(titles.get(line.slug, line.slug))}</a></td>'
@@ -707,9 +715,10 @@ def submission_page(
     visible: SubmissionPublic,
     mark: str | None = None,
     csrf: str = "",
+    review: str = "",
 ) -> str:
     """One submission: who, what, when; applied regrades; the feedback ``ppo-submit`` prints; the
-    source. Every fact of the verdict comes from ``visible``, the record as the viewer may see it
+    human review (``review``: ``server.review.pages.review_section``'s markup); the source. Every fact of the verdict comes from ``visible``, the record as the viewer may see it
     (the exercise set's feedback policy): the stored row gives only its owner and its source,
     which are the learner's own."""
     owner, here = submission.user, viewer.course_slug
@@ -739,7 +748,7 @@ def submission_page(
     notes = regrade_notes_html(visible.regrades, viewer.zone)
     body = (
         f"<h1>Submission #{submission.id}</h1>{facts}{notes}"
-        f"{feedback_section(submission, visible)}"
+        f"{feedback_section(submission, visible)}{review}"
         f'<h2>Source</h2><pre id="source"><code>{e(submission.source)}</code></pre>'
     )
-    return page(f"Submission {submission.id}", body, viewer, live=mark, styles=FEEDBACK_CSS)
+    return page(f"Submission {submission.id}", body, viewer, live=mark, styles=FEEDBACK_CSS + REVIEW_CSS)

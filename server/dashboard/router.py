@@ -14,7 +14,8 @@ what does not exist. Each route says who may see it with a dependency (``WebUser
   id, as the exercise page's bars link it); ``.../misconception``, its old address, redirects
   there (308) for one release.
 - ``GET /dashboard/learners``: every learner; ``/dashboard/learners/{login}``: one.
-- ``GET /dashboard/submissions/{id}``: one submission, its feedback and source.
+- ``GET /dashboard/submissions/{id}``: one submission, its feedback, its human review (comments
+  on lines, review requests and answers, and the forms: ``server.review``) and source.
 - ``POST /dashboard/submit``: a submission from the upload form on a learner's own page (a
   ``.py`` or ``.ipynb`` file, or a pasted function; ``server.dashboard.upload``), then 303 to
   its page, which reloads by itself when the verdict arrives.
@@ -94,6 +95,8 @@ from server.lti.platforms import failing_platform
 from server.models import DEFAULT_COURSE_ID, CorrectionKind, Course, Role, ScoreCorrection, Submission, User
 from server.regrades.pages import stale_notice, unverified_notice
 from server.regrades.service import stale_lines
+from server.review import pages as review_pages
+from server.review import service as review_service
 from server.state import AppState
 from server.stats.service import current_mistake_title
 from server.submissions.limits import check_submission_limits
@@ -194,6 +197,7 @@ def class_page(request: Request, session: SessionDep, settings: SettingsDep, use
         lms_failure=failing_platform(session, course.id),
         audit=audit.latest(session, course, audit_page),
         staff=_staff_view(request, session, user, course, settings.secret_bytes),
+        open_reviews=review_service.open_count(session, course),
     )
     return page_course.remember(html_response(body), request)
 
@@ -423,8 +427,25 @@ def submission_page(
     course = session.get(Course, submission.course_id)
     visible = visible_report(to_public(session, submission), access_for(session, user, submission, now))
     csrf = form_token(request.cookies.get(COOKIE_NAME) or "", settings.secret_bytes)
+    viewer = viewer_of(user, course)
+    review = review_service.review_of(session, user, submission, now)
+    staff = teaches_course(session, user, submission.course_id)
+    forms = review_pages.ReviewForms(
+        csrf=csrf,
+        staff=staff,
+        may_request=not staff
+        and submission.user_id == user.id
+        and submission.status == "done"
+        and not review.held
+        and not any(r.state == "open" for r in review.requests)
+        and len(review.requests) < review_service.MAX_REQUESTS_PER_SUBMISSION,
+        course=course.slug if course is not None else "",
+        exercise=title,
+        lines=review_service.source_lines(submission),
+    )
+    section = review_pages.review_section(viewer, submission.source, review, forms)
     return html_response(
-        pages.submission_page(viewer_of(user, course), title, submission, mark=mark, visible=visible, csrf=csrf)
+        pages.submission_page(viewer, title, submission, mark=mark, visible=visible, csrf=csrf, review=section)
     )
 
 

@@ -29,6 +29,7 @@ from server.models.lti import (
     LtiUser,
 )
 from server.models.regrade import RegradeResult, RegradeSet, SupersededVerdict
+from server.models.review import RequestState, ReviewComment, ReviewRequest
 from server.models.similarity import ReviewMark, RunStatus, SimilarityPair, SimilarityReview, SimilarityRun
 from server.models.submission import CheckResult, Submission
 from server.models.user import ApiToken, EndedSession, User
@@ -68,7 +69,10 @@ __all__ = [
     "RegradeResult",
     "RegradeSet",
     "RegradeState",
+    "RequestState",
+    "ReviewComment",
     "ReviewMark",
+    "ReviewRequest",
     "Role",
     "RunStatus",
     "ScoreCorrection",

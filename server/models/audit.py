@@ -42,6 +42,8 @@ class AuditAction(StrEnum):
     STAFF_ADD = "staff.add"
     STAFF_REMOVE = "staff.remove"
     BULK_IMPORT = "bulk.import"
+    REVIEW_COMMENT = "review.comment"
+    REVIEW_ANSWER = "review.answer"
 
 
 _ACTIONS = ", ".join(f"'{a.value}'" for a in AuditAction)

@@ -137,6 +137,7 @@ def site_header(viewer: Viewer | None, current: str) -> str:
             ),  # the course's set (server.dashboard.assignments)
             ("Extensions", in_course("/dashboard/extensions", slug)),  # and corrections (server.dashboard.extensions)
             ("Regrades", in_course("/dashboard/regrades", slug)),  # preview, apply, cancel: server.dashboard.regrades
+            ("Reviews", in_course("/dashboard/reviews", slug)),  # review requests (server.review.page_router)
             ("Leaderboard", in_course("/leaderboard", slug)),
             ("Similarity", in_course("/dashboard/similarity", slug)),
             ("LMS", in_course("/dashboard/lti", slug)),  # the course's LTI link, roster and grades (server.lti)

@@ -68,20 +68,25 @@ def local_path(value: str | None) -> str | None:
     return value if not parts.scheme and not parts.netloc else None
 
 
-async def _form(request: Request) -> dict[str, str] | None:
-    """The url-encoded form body (first value per field); None if too large or not a form."""
+async def read_form(request: Request, limit: int = MAX_FORM_BYTES) -> dict[str, str] | None:
+    """The url-encoded form body (first value per field); None if over ``limit`` bytes or not a
+    form. A form with longer text than the default allows (a review comment) names its own limit."""
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
         return None
     body = b""
     async for chunk in request.stream():
         body += chunk
-        if len(body) > MAX_FORM_BYTES:
+        if len(body) > limit:
             return None
     try:
         fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=20)
     except (UnicodeDecodeError, ValueError):
         return None
     return {k: v[0] for k, v in fields.items()}
+
+
+async def _form(request: Request) -> dict[str, str] | None:
+    return await read_form(request)
 
 
 FormFields = Annotated[dict[str, str] | None, Depends(_form)]

@@ -92,6 +92,8 @@ class FakeGrader:
             return self._create(request)
         if request.method == "GET" and path == "/submissions":
             return httpx.Response(200, json=list(self.submissions.values()))
+        if request.method == "GET" and path.startswith("/submissions/") and path.endswith("/review"):
+            return _error(404, "NotFound", "no route")  # a server from before human review (issue 36)
         if request.method == "GET" and path.startswith("/submissions/"):
             return self._read(int(path.rsplit("/", 1)[1]))
         return _error(404, "NotFound", "no route")

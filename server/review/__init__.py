@@ -1,0 +1,1 @@
+"""Human review of submissions: staff comments on lines, learners' review requests, their answers."""
