@@ -64,7 +64,8 @@ def readings(pool: SandboxPool) -> dict[str, tuple[int, ...]]:
     """What the probe reads of each quota alone, and beside a job that holds part of each (the two
     jails must overlap: under load a try can miss, and the attacker tries again)."""
     alone = _numbers(run_f(pool, PROBE), "GOT")
-    beside, held = alone, (0, 0, 0)
+    beside: tuple[int, ...] = alone
+    held: tuple[int, ...] = (0, 0, 0)
     for _ in range(3):
         holder, probe = run_at_once(pool, HOLDER, PROBE)
         held, beside = _numbers(holder, "HOLDING"), _numbers(probe, "GOT")
