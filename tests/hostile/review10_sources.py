@@ -71,22 +71,22 @@ def _take(hold, most=(200000, 100, 120)):
     return signals, len(queues), len(pipes)
 '''
 
-#: Holds part of each quota (60,000 signals, 5 queues, 30 pipes: about half of each here) for 6 s,
+#: Holds part of each quota (60,000 signals, 5 queues, 30 pipes: about half of each here) for 4.5 s,
 #: then answers (``f(x) = x``). Not all of it: jobs of other tests may run at the same time.
 HOLDER = QUOTAS + r'''
 print("HOLDING %d %d %d" % _take(True, (60000, 5, 30)))
-_time.sleep(6.0)
+_time.sleep(4.5)
 def f(x):
     return x
 '''
 
-#: Reads the three quotas 8 times over 4 s and prints the smallest reading of each.
+#: Reads the three quotas 6 times over 2.4 s and prints the smallest reading of each.
 PROBE = QUOTAS + r'''
 _least = None
-for _ in range(8):
+for _ in range(6):
     _got = _take(False)
     _least = _got if _least is None else tuple(min(a, b) for a, b in zip(_least, _got))
-    _time.sleep(0.5)
+    _time.sleep(0.4)
 print("GOT %d %d %d" % _least)
 def f(x):
     return x
