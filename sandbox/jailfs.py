@@ -171,7 +171,11 @@ def bwrap_command(gpu: bool = False) -> list[str]:
     # stored there (device nodes stay writable).
     # /proc stays writable for the trusted host and managers (a manager writes its job's uid
     # map there); no job sees it: each job's mount namespace covers /proc with an empty tmpfs.
-    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    # Its /dev/pts is a devpts whose ptys count against the machine's one limit (kernel.pty.max),
+    # shared by every jail: covered by an empty read-only tmpfs, /dev/ptmx (a link into it) opens
+    # nothing, and nothing in a job needs a terminal (review 10).
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts"]
+    args += ["--remount-ro", "/dev"]
     if gpu:
         for dev in sorted(glob.glob("/dev/nvidia*")):
             if os.path.exists(dev) and not os.path.isdir(dev):

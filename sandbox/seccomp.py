@@ -72,8 +72,11 @@ def _arg_lo(i: int) -> int:
 #: F_SETOWN_EX 15); record locks (F_GETLK 5, F_SETLK 6, F_SETLKW 7, and the 32-bit LK64 numbers
 #: 12-14); open-file-description locks (F_OFD_GETLK 36, F_OFD_SETLK 37, F_OFD_SETLKW 38);
 #: leases (F_SETLEASE 1024, F_GETLEASE 1025) and dnotify (F_NOTIFY 1026). A lock on a shared
-#: read-only file is visible to every jail at once: a covert channel, one bit per file.
-_FCNTL_DENIED_COMMANDS = (5, 6, 7, 8, 10, 12, 13, 14, 15, 36, 37, 38, 1024, 1025, 1026)
+#: read-only file is visible to every jail at once: a covert channel, one bit per file. Pipe
+#: sizes (F_SETPIPE_SZ 1031, F_GETPIPE_SZ 1032): the pages of every pipe buffer count against one
+#: quota of the outer user (``fs.pipe-user-pages-soft``), the same for every jail, so how far a
+#: pipe could grow read what another jail held (review 10).
+_FCNTL_DENIED_COMMANDS = (5, 6, 7, 8, 10, 12, 13, 14, 15, 36, 37, 38, 1024, 1025, 1026, 1031, 1032)
 #: preadv2/pwritev2 flag that fails instead of waiting for I/O: a probe of the page cache.
 _RWF_NOWAIT = 0x08
 #: madvise advice that evicts or ages pages (MADV_COLD 20, MADV_PAGEOUT 21).
@@ -154,6 +157,12 @@ _ARCHES = {
             "readahead": 187,
             "mincore": 27,
             "sysinfo": 99,
+            "mq_open": 240,
+            "mq_unlink": 241,
+            "mq_timedsend": 242,
+            "mq_timedreceive": 243,
+            "mq_notify": 244,
+            "mq_getsetattr": 245,
         },
         {
             "clone": 56,
@@ -239,6 +248,12 @@ _ARCHES = {
             "readahead": 213,
             "mincore": 232,
             "sysinfo": 179,
+            "mq_open": 180,
+            "mq_unlink": 181,
+            "mq_timedsend": 182,
+            "mq_timedreceive": 183,
+            "mq_notify": 184,
+            "mq_getsetattr": 185,
         },
         {
             "clone": 220,

@@ -1,10 +1,9 @@
 """Review 10: a white-box red team of the jail and the judge, from inside learner code run on real
 jail hosts (bubblewrap, seccomp, cgroups) and graded by the real judge.
 
-Each test asserts what a safe service does; the strict xfails are what worked (they fail today and
-pass once fixed). Sources are in tests/hostile/review10_sources.py.
+Each test asserts what a safe service does. Sources are in tests/hostile/review10_sources.py.
 
-What worked:
+What worked, and is closed now (each test below failed before the fix):
 
 - three clockless channels between jails that run at once (a submission's regular and measured
   visits always do): every job runs as the same user outside its namespaces, and the kernel keeps
@@ -15,7 +14,18 @@ What worked:
   refused past ``fs.pipe-user-pages-soft``: 55 pipes of 1 MiB here). The channels review 8 and 9
   closed (flock, shared futexes) carried review 8's offloaded measured case;
 - a measured case whose result holds more than 64 tensors: the harness writes a digest of each,
-  the trusted side refuses more than 64 and tells the learner the grader failed.
+  the trusted side refuses more than 64 and tells the learner the grader failed;
+- ptys: ``/dev/ptmx`` opened in a job, and every pty counts against one limit of the machine
+  (``kernel.pty.max``).
+
+How they are closed: the learner's process has ``RLIMIT_SIGPENDING`` 64 (the kernel compares a
+job's own count, in its own user namespace, with it, so no job holds more than 64 of the shared
+quota and the probe reads 64 alone and beside the holder), ``RLIMIT_MSGQUEUE`` 0 and seccomp
+refuses the ``mq_*`` calls (EPERM: the probe opens no queue), ``F_SETPIPE_SZ`` and
+``F_GETPIPE_SZ`` answer EPERM (no pipe grows; a default pipe still takes 16 pages of
+``pipe-user-pages-soft``, docs/security.md), the harness digests at most
+``sandbox.protocol.MAX_DIGESTS`` tensors and marks the call, which the trusted side names as the
+learner's output limit, and ``/dev/pts`` is an empty read-only tmpfs in the jail.
 
 What holds (passing, or covered by earlier reviews): pipe buffers count against the job's memory
 cgroup; no writable place outside the job's private ``/tmp``; fds 0-2 only; stdin holds nothing
@@ -29,9 +39,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from sandbox import host
 from sandbox.protocol import JobResult, SandboxLimits
 from sandbox.runner import JailConfig, SandboxPool
-from sandbox.verdicts import MALFORMED
+from sandbox.verdicts import MALFORMED, TOO_MANY_TENSORS
 from tests.hostile import sources as S
 from tests.hostile.conftest import Jail, run_at_once, run_f
 from tests.hostile.review10_sources import HOLDER, PIPE_HOARD, PROBE
@@ -83,19 +94,23 @@ def _leaked(readings: dict[str, tuple[int, ...]], i: int) -> str | None:
     return None
 
 
-@pytest.mark.xfail(strict=True, reason="review 10: RLIMIT_SIGPENDING is one quota for every jail's jobs")
 def test_a_job_cannot_count_the_signals_a_concurrent_job_queued(readings: dict[str, tuple[int, ...]]) -> None:
     assert _leaked(readings, 0) is None, _leaked(readings, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="review 10: RLIMIT_MSGQUEUE is one quota for every jail's jobs")
 def test_a_job_cannot_measure_the_message_queues_a_concurrent_job_holds(readings: dict[str, tuple[int, ...]]) -> None:
     assert _leaked(readings, 1) is None, _leaked(readings, 1)
 
 
-@pytest.mark.xfail(strict=True, reason="review 10: pipe-user-pages-soft is one quota for every jail's jobs")
 def test_a_job_cannot_see_the_pipe_buffers_a_concurrent_job_holds(readings: dict[str, tuple[int, ...]]) -> None:
     assert _leaked(readings, 2) is None, _leaked(readings, 2)
+
+
+def test_a_jobs_share_of_each_quota_is_its_own_cap(readings: dict[str, tuple[int, ...]]) -> None:
+    """The caps that close the three channels: as many signals as RLIMIT_SIGPENDING allows (the
+    same beside the holder), no message queue, no pipe grown."""
+    want = (host.SIGPENDING_LIMIT, 0, 0)
+    assert readings["alone"] == want and readings["beside"] == want and readings["held"] == want, readings
 
 
 def test_pipe_buffers_count_against_the_jobs_memory_cgroup(pool: SandboxPool) -> None:
@@ -119,9 +134,30 @@ def compute_actor_loss(*args, **kwargs):
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="review 10: the trusted side refuses the digests its own harness wrote")
 def test_a_result_the_harness_wrote_is_never_called_the_graders_failure(jail: Jail) -> None:
     report = jail.judge.grade("actor-loss", MANY_TENSORS, 3)  # type: ignore[attr-defined]
     assert report.verdict == "graded", report.message
     memory = next(c for c in report.checks if c.name.startswith("peak memory"))
     assert MALFORMED not in memory.message, memory.message
+    assert TOO_MANY_TENSORS in memory.message, memory.message
+
+
+#: Opens a pty by each way in, and says what happened.
+PTY = r'''
+import os
+for path in ("/dev/ptmx", "/dev/pts/ptmx"):
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_NOCTTY))
+        print("PTY", path, "opened")
+    except OSError as exc:
+        print("PTY", path, "refused", exc.errno)
+def f(x):
+    return x
+'''
+
+
+def test_a_job_cannot_open_a_pty(pool: SandboxPool) -> None:
+    result = run_f(pool, PTY)
+    assert result.status.value == "ok", (result.status, result.message, result.stderr)
+    assert result.stdout.count("PTY ") == 2, result.stdout
+    assert "opened" not in result.stdout, result.stdout
