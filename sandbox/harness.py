@@ -49,7 +49,16 @@ import torch
 from safetensors.torch import load, load_file, save_file
 
 from sandbox.exit_codes import ExitCode
-from sandbox.protocol import MAX_DIGESTS, MAX_REQUEST_BLOB_BYTES, Arg, Backward, Call, JobRequest, ReadExactly, read_frame_fd
+from sandbox.protocol import (
+    MAX_DIGESTS,
+    MAX_REQUEST_BLOB_BYTES,
+    Arg,
+    Backward,
+    Call,
+    JobRequest,
+    ReadExactly,
+    read_frame_fd,
+)
 from sandbox.text import cap
 
 # Captured before any learner code runs (see the module docstring). Builtins cannot be patched.

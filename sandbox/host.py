@@ -14,8 +14,10 @@ ends, every process in the namespace is gone, and when the manager exits the pri
 goes with its mount namespace: nothing a job leaves reaches the next one.
 
 The child, before it reads the learner's source: starts its own session, keeps only its job
-files, the setup pipe and its stdin (the pipe its inputs will come on), sets resource limits, drops every capability, installs the seccomp
-filter, and loads the job. Then it writes one byte on the *setup* pipe and closes it. Only a
+files, the setup pipe and its stdin (the pipe its inputs will come on), sets resource limits
+(CPU, file size, no core, 256 descriptors, 64 queued signals: :data:`SIGPENDING_LIMIT`, no POSIX
+message queue bytes: the last two are per-user quotas shared by every jail, review 10), drops
+every capability, installs the seccomp filter, and loads the job. Then it writes one byte on the *setup* pipe and closes it. Only a
 job whose setup byte never arrived can end as the grader's fault; every later exit is the
 learner's. Init reports how the child ended on a pipe of its own.
 

@@ -10,7 +10,9 @@ configuration are simply not there. Nothing in the jail is writable: the root, `
 its own namespaces (:mod:`sandbox.isolation`). ``/proc`` is the jail's own, and a job sees none
 of it (so it cannot reset memory counters through ``/proc/self/clear_refs`` either). The host is
 pid 1 of the jail (``--as-pid-1``), so no other process of the jail holds its control pipes.
-There is no network, and no environment but what is set here.
+There is no network, and no environment but what is set here. ``/dev/pts`` is an empty
+read-only tmpfs: a pty counts against one limit of the machine (``kernel.pty.max``), shared by
+every jail, and no job needs one (review 10).
 """
 
 from __future__ import annotations

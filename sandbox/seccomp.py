@@ -22,13 +22,17 @@ between concurrent jobs is timing (docs/security.md). Calls that act on another
 process by pid (``prlimit64``, ``setpriority``, the ``sched_set*`` family, ``ioprio_set``,
 ``migrate_pages``, ``move_pages``, ``get_robust_list``) are allowed only on the child itself
 (pid 0 or its own), and ``fcntl`` may not name a process to signal (``F_SETOWN``,
-``F_SETOWN_EX``, ``F_SETSIG``). Syscalls numbered 440 and up (added after the rest of this list
+``F_SETOWN_EX``, ``F_SETSIG``). Per-user quotas, one for every jail's jobs (review 10): the POSIX
+message queue calls (``mq_*``) answer EPERM (``RLIMIT_MSGQUEUE`` is 0 too, ``sandbox.host``), and
+``fcntl`` may neither grow nor read a pipe's size (``F_SETPIPE_SZ``, ``F_GETPIPE_SZ``: the pages of
+every pipe count against ``fs.pipe-user-pages-soft`` of the outer user); queued signals are capped
+by ``RLIMIT_SIGPENDING`` in ``sandbox.host``. Syscalls numbered 440 and up (added after the rest of this list
 was written) are refused with ENOSYS unless allowed by name. ``clone3`` answers ENOSYS so glibc falls back to ``clone``,
 whose flags a classic BPF filter can inspect. A wrong architecture, or the x32 ABI, kills the
 process.
 
 The child is already pid 1 of a pid namespace of its own, so no other pid resolves; the filter
-is defence in depth. It is hand-written classic BPF (about 290 instructions) rather than
+is defence in depth. It is hand-written classic BPF (about 300 instructions) rather than
 libseccomp: the project's interpreter is not Debian's, so Debian's python3-seccomp bindings do
 not load in it, and the PyPI wrapper (pyseccomp) is an unmaintained ctypes shim that still needs
 libseccomp installed. Every rule is exercised by the hostile test suite.
