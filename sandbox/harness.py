@@ -49,7 +49,16 @@ import torch
 from safetensors.torch import load, load_file, save_file
 
 from sandbox.exit_codes import ExitCode
-from sandbox.protocol import MAX_REQUEST_BLOB_BYTES, Arg, Backward, Call, JobRequest, ReadExactly, read_frame_fd
+from sandbox.protocol import (
+    MAX_DIGESTS,
+    MAX_REQUEST_BLOB_BYTES,
+    Arg,
+    Backward,
+    Call,
+    JobRequest,
+    ReadExactly,
+    read_frame_fd,
+)
 from sandbox.text import cap
 
 # Captured before any learner code runs (see the module docstring). Builtins cannot be patched.
@@ -133,6 +142,8 @@ class _Outputs:
         self.digests: dict[str, list[float]] = {}
         self.keep = keep
         self.digest_seed = digest_seed
+        #: A tensor past :data:`~sandbox.protocol.MAX_DIGESTS` was left undigested.
+        self.too_many = False
         #: Each returned tensor described, with its graph state as first read (see :func:`graph_state`).
         self.watched: list[tuple[torch.Tensor, tuple[bool, bool, bool, int]]] = []
 
@@ -140,7 +151,10 @@ class _Outputs:
         if self.keep:
             self.tensors[name] = _CLONE(_CONTIGUOUS(_TO(_DETACH(t), "cpu")))
         elif self.digest_seed is not None:
-            self.digests[name] = digest(t, self.digest_seed)
+            if len(self.digests) < MAX_DIGESTS:
+                self.digests[name] = digest(t, self.digest_seed)
+            else:  # the trusted side reads no more: the call is marked, the learner told so
+                self.too_many = True
         return name
 
     def describe(self, value: Any, prefix: str, depth: int = 0) -> dict[str, Any]:
@@ -454,6 +468,8 @@ def _run_call(
         result["inputs_after"] = {key: out.add(f"{prefix}.in.{key}", v) for key, _, v in named if type(v) is _TENSOR}
     if not call.keep_outputs:
         result["digests"] = {name: [wire_float(x) for x in values] for name, values in out.digests.items()}
+        if out.too_many:
+            result["too_many_tensors"] = True
     # Read again just before the record is written: backward passes and probes ran the learner's
     # hooks, which could have changed what was described (detached it, edited it in place).
     if _graph_changed(out.watched[first_watched:]) and "error" not in result:

@@ -14,8 +14,10 @@ ends, every process in the namespace is gone, and when the manager exits the pri
 goes with its mount namespace: nothing a job leaves reaches the next one.
 
 The child, before it reads the learner's source: starts its own session, keeps only its job
-files, the setup pipe and its stdin (the pipe its inputs will come on), sets resource limits, drops every capability, installs the seccomp
-filter, and loads the job. Then it writes one byte on the *setup* pipe and closes it. Only a
+files, the setup pipe and its stdin (the pipe its inputs will come on), sets resource limits
+(CPU, file size, no core, 256 descriptors, 64 queued signals: :data:`SIGPENDING_LIMIT`, no POSIX
+message queue bytes: the last two are per-user quotas shared by every jail, review 10), drops
+every capability, installs the seccomp filter, and loads the job. Then it writes one byte on the *setup* pipe and closes it. Only a
 job whose setup byte never arrived can end as the grader's fault; every later exit is the
 learner's. Init reports how the child ended on a pipe of its own.
 
@@ -73,6 +75,12 @@ STATUS_RECORD = struct.Struct("=iiddq")
 JOB_DIR = "/tmp/job"
 
 _PR_SET_DUMPABLE = 4
+#: Real-time signals (and POSIX timers) the learner's process may have queued at once. The
+#: kernel counts queued signals per user, level by level up the user namespaces, and compares a
+#: job's own count (its user namespace is its own) with this limit: a job can hold at most this
+#: many of the outer user's quota, which every jail shares, so no job comes near that quota and
+#: none can read what another holds (review 10). Python and torch queue none.
+SIGPENDING_LIMIT = 64
 #: Exit codes of the per-job manager process.
 _MANAGER_DONE = 0
 _MANAGER_STOP = 1
@@ -178,6 +186,11 @@ def _learner(setup_fd: int, feed_fd: int, limits: dict[str, Any], use_seccomp: b
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits["output_bytes"], limits["output_bytes"]))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+        # Per-user kernel quotas, one for every jail's jobs: a job's share of each is capped
+        # (queued signals) or nothing (POSIX message queues; seccomp refuses mq_* too), so what
+        # one job holds never shows in what another may take (review 10).
+        resource.setrlimit(resource.RLIMIT_SIGPENDING, (SIGPENDING_LIMIT, SIGPENDING_LIMIT))
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
         if limits.get("address_space_bytes"):
             aspace = limits["address_space_bytes"]
             resource.setrlimit(resource.RLIMIT_AS, (aspace, aspace))

@@ -10,7 +10,9 @@ configuration are simply not there. Nothing in the jail is writable: the root, `
 its own namespaces (:mod:`sandbox.isolation`). ``/proc`` is the jail's own, and a job sees none
 of it (so it cannot reset memory counters through ``/proc/self/clear_refs`` either). The host is
 pid 1 of the jail (``--as-pid-1``), so no other process of the jail holds its control pipes.
-There is no network, and no environment but what is set here.
+There is no network, and no environment but what is set here. ``/dev/pts`` is an empty
+read-only tmpfs: a pty counts against one limit of the machine (``kernel.pty.max``), shared by
+every jail, and no job needs one (review 10).
 """
 
 from __future__ import annotations
@@ -171,7 +173,11 @@ def bwrap_command(gpu: bool = False) -> list[str]:
     # stored there (device nodes stay writable).
     # /proc stays writable for the trusted host and managers (a manager writes its job's uid
     # map there); no job sees it: each job's mount namespace covers /proc with an empty tmpfs.
-    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev"]
+    # Its /dev/pts is a devpts whose ptys count against the machine's one limit (kernel.pty.max),
+    # shared by every jail: covered by an empty read-only tmpfs, /dev/ptmx (a link into it) opens
+    # nothing, and nothing in a job needs a terminal (review 10).
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts"]
+    args += ["--remount-ro", "/dev"]
     if gpu:
         for dev in sorted(glob.glob("/dev/nvidia*")):
             if os.path.exists(dev) and not os.path.isdir(dev):

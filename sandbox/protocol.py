@@ -26,6 +26,11 @@ _HEADER = struct.Struct(">II")
 MAX_JSON_BYTES = 8 << 20
 #: Hard cap on a request's input blob (the judge's check-sized tensors are far smaller).
 MAX_REQUEST_BLOB_BYTES = 256 << 20
+#: Most tensors one call of a measured case carries back, as digests (its results, gradients,
+#: probes' gradients and inputs after, together). The harness digests no more and marks the call
+#: (``too_many_tensors``), which the trusted side names as the learner's output limit; a record
+#: with more digests was not written by the harness (review 10: one cap, read by both sides).
+MAX_DIGESTS = 64
 
 
 class JobStatus(str, enum.Enum):

@@ -22,13 +22,17 @@ between concurrent jobs is timing (docs/security.md). Calls that act on another
 process by pid (``prlimit64``, ``setpriority``, the ``sched_set*`` family, ``ioprio_set``,
 ``migrate_pages``, ``move_pages``, ``get_robust_list``) are allowed only on the child itself
 (pid 0 or its own), and ``fcntl`` may not name a process to signal (``F_SETOWN``,
-``F_SETOWN_EX``, ``F_SETSIG``). Syscalls numbered 440 and up (added after the rest of this list
+``F_SETOWN_EX``, ``F_SETSIG``). Per-user quotas, one for every jail's jobs (review 10): the POSIX
+message queue calls (``mq_*``) answer EPERM (``RLIMIT_MSGQUEUE`` is 0 too, ``sandbox.host``), and
+``fcntl`` may neither grow nor read a pipe's size (``F_SETPIPE_SZ``, ``F_GETPIPE_SZ``: the pages of
+every pipe count against ``fs.pipe-user-pages-soft`` of the outer user); queued signals are capped
+by ``RLIMIT_SIGPENDING`` in ``sandbox.host``. Syscalls numbered 440 and up (added after the rest of this list
 was written) are refused with ENOSYS unless allowed by name. ``clone3`` answers ENOSYS so glibc falls back to ``clone``,
 whose flags a classic BPF filter can inspect. A wrong architecture, or the x32 ABI, kills the
 process.
 
 The child is already pid 1 of a pid namespace of its own, so no other pid resolves; the filter
-is defence in depth. It is hand-written classic BPF (about 290 instructions) rather than
+is defence in depth. It is hand-written classic BPF (about 300 instructions) rather than
 libseccomp: the project's interpreter is not Debian's, so Debian's python3-seccomp bindings do
 not load in it, and the PyPI wrapper (pyseccomp) is an unmaintained ctypes shim that still needs
 libseccomp installed. Every rule is exercised by the hostile test suite.
@@ -72,8 +76,11 @@ def _arg_lo(i: int) -> int:
 #: F_SETOWN_EX 15); record locks (F_GETLK 5, F_SETLK 6, F_SETLKW 7, and the 32-bit LK64 numbers
 #: 12-14); open-file-description locks (F_OFD_GETLK 36, F_OFD_SETLK 37, F_OFD_SETLKW 38);
 #: leases (F_SETLEASE 1024, F_GETLEASE 1025) and dnotify (F_NOTIFY 1026). A lock on a shared
-#: read-only file is visible to every jail at once: a covert channel, one bit per file.
-_FCNTL_DENIED_COMMANDS = (5, 6, 7, 8, 10, 12, 13, 14, 15, 36, 37, 38, 1024, 1025, 1026)
+#: read-only file is visible to every jail at once: a covert channel, one bit per file. Pipe
+#: sizes (F_SETPIPE_SZ 1031, F_GETPIPE_SZ 1032): the pages of every pipe buffer count against one
+#: quota of the outer user (``fs.pipe-user-pages-soft``), the same for every jail, so how far a
+#: pipe could grow read what another jail held (review 10).
+_FCNTL_DENIED_COMMANDS = (5, 6, 7, 8, 10, 12, 13, 14, 15, 36, 37, 38, 1024, 1025, 1026, 1031, 1032)
 #: preadv2/pwritev2 flag that fails instead of waiting for I/O: a probe of the page cache.
 _RWF_NOWAIT = 0x08
 #: madvise advice that evicts or ages pages (MADV_COLD 20, MADV_PAGEOUT 21).
@@ -154,6 +161,12 @@ _ARCHES = {
             "readahead": 187,
             "mincore": 27,
             "sysinfo": 99,
+            "mq_open": 240,
+            "mq_unlink": 241,
+            "mq_timedsend": 242,
+            "mq_timedreceive": 243,
+            "mq_notify": 244,
+            "mq_getsetattr": 245,
         },
         {
             "clone": 56,
@@ -239,6 +252,12 @@ _ARCHES = {
             "readahead": 213,
             "mincore": 232,
             "sysinfo": 179,
+            "mq_open": 180,
+            "mq_unlink": 181,
+            "mq_timedsend": 182,
+            "mq_timedreceive": 183,
+            "mq_notify": 184,
+            "mq_getsetattr": 185,
         },
         {
             "clone": 220,

@@ -20,7 +20,7 @@ import torch
 from sandbox import host
 from sandbox.exit_codes import ExitCode
 from sandbox.harness import DIGEST_SAMPLES, compile_source
-from sandbox.protocol import CallError, CallResult, JobResult, JobStatus, SandboxLimits
+from sandbox.protocol import MAX_DIGESTS, CallError, CallResult, JobResult, JobStatus, SandboxLimits
 from sandbox.tensors import decode
 from sandbox.text import cut_note
 
@@ -47,6 +47,12 @@ MALFORMED = (
     "The grader could not read the results of your code's run: they are not in the form its "
     "harness writes. If your code does not patch the harness or write its result files, this is "
     "the grader's failure, not yours: submit again, or tell your instructor if it happens again."
+)
+
+#: A measured case's call returned more tensors than the grader digests (the harness marks it).
+TOO_MANY_TENSORS = (
+    f"Your function returned more than {MAX_DIGESTS} tensors (results, gradients and inputs together) "
+    "on a measured case, more than the grader checks. Return only what the exercise asks for."
 )
 
 
@@ -273,6 +279,12 @@ def _read_result(
                     "the grader's harness never does that, so the results were refused. "
                     "Do not patch the harness or write its result files."
                 )
+                return
+            if any(c.get("too_many_tensors") is True for c in data["calls"]):
+                # The harness digested the first MAX_DIGESTS and stopped: the learner's output.
+                res.status = JobStatus.OUTPUT_LIMIT
+                res.calls = []
+                res.message = TOO_MANY_TENSORS
                 return
             res.tensors = decode(files.get("outputs.safetensors", b""), max_bytes=limits.output_bytes)
         else:
@@ -510,7 +522,7 @@ def _call_result(c: Any, nodes: list[int] | None = None) -> CallResult:
     digests = c.get("digests") or {}
     if (
         not isinstance(digests, dict)
-        or len(digests) > 64
+        or len(digests) > MAX_DIGESTS
         or not all(
             isinstance(k, str)
             and isinstance(v, list)

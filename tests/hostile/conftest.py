@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sandbox.protocol import SandboxLimits
+from sandbox.protocol import Arg, Call, JobRequest, JobResult, SandboxLimits
+from sandbox.runner import SandboxPool
 
 REPO = Path(__file__).resolve().parents[2]
 CANARY_NAME = "PPO_GRADER_SECRET_KEY"
@@ -97,3 +100,23 @@ def _track_hosts(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if "jail" in request.fixturenames:
         request.getfixturevalue("jail").track_hosts()
+
+
+def run_f(pool: SandboxPool, source: str) -> JobResult:
+    """One job of ``source`` on ``pool``: a call of its ``f(1)``."""
+    return pool.run(JobRequest(source=source, function="f", calls=[Call(id="1", args=[Arg(value=1)])]), {})
+
+
+def run_at_once(pool: SandboxPool, *sources: str) -> list[JobResult]:
+    """A job of each of ``sources``, started together (one thread each) on ``pool``'s hosts."""
+    results: list[Any] = [None] * len(sources)
+
+    def run(i: int) -> None:
+        results[i] = run_f(pool, sources[i])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(sources))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results

@@ -46,8 +46,10 @@ from typing import Any
 
 import pytest
 
-from sandbox.protocol import Arg, Call, JobRequest, JobResult, SandboxLimits
+from sandbox.protocol import JobResult, SandboxLimits
 from sandbox.runner import JailConfig, SandboxPool
+from tests.hostile.conftest import run_at_once as _at_once
+from tests.hostile.conftest import run_f as _run
 from tests.hostile.review9_sources import (
     IPC_FIND,
     IPC_LEAVE,
@@ -79,24 +81,6 @@ def pool() -> Iterator[SandboxPool]:
         yield p
     finally:
         p.close()
-
-
-def _run(pool: SandboxPool, source: str) -> JobResult:
-    return pool.run(JobRequest(source=source, function="f", calls=[Call(id="1", args=[Arg(value=1)])]), {})
-
-
-def _at_once(pool: SandboxPool, *sources: str) -> list[JobResult]:
-    results: list[Any] = [None] * len(sources)
-
-    def run(i: int) -> None:
-        results[i] = _run(pool, sources[i])
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(sources))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
 
 
 def _got(result: JobResult) -> int:

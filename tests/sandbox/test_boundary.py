@@ -160,7 +160,8 @@ def test_pretend_tensors_are_described_as_objects() -> None:
 def test_nothing_is_writable_in_the_jail_itself() -> None:
     text = " ".join(jailfs.bwrap_command())
     assert "--tmpfs /tmp --remount-ro /tmp" in text and "--remount-ro / --chdir / --" in text
-    assert "--dev /dev --remount-ro /dev" in text
+    # /dev/pts is covered after --dev made it, then /dev is read-only: no pty (review 10)
+    assert "--dev /dev --tmpfs /dev/pts --remount-ro /dev/pts --remount-ro /dev" in text
     # The host is pid 1 (no bubblewrap init holding its pipes) and never root.
     assert "--as-pid-1" in text and f"--uid {jailfs.JAIL_UID}" in text and jailfs.JAIL_UID != 0
 

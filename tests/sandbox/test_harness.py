@@ -17,7 +17,7 @@ import torch
 
 from sandbox import harness
 from sandbox.exit_codes import ExitCode
-from sandbox.protocol import Arg, Backward, Call, JobRequest
+from sandbox.protocol import MAX_DIGESTS, Arg, Backward, Call, JobRequest
 from sandbox.tensors import decode, encode
 
 REPO = Path(__file__).resolve().parents[2]
@@ -339,6 +339,16 @@ def test_execute_calls_digests_instead_of_copies_when_outputs_are_not_kept() -> 
     assert tensors == {} and list(records[0]["digests"]) == ["cm.out"]
     expected = harness.digest(harness.generate_tensor({"shape": [5000], "seed": 1}) + 1, 4)
     assert records[0]["digests"]["cm.out"] == expected
+
+
+@pytest.mark.parametrize("copies, marked", [(63, False), (64, True)])
+def test_a_measured_call_digests_at_most_the_cap_and_marks_the_rest(copies: int, marked: bool) -> None:
+    """The loss and ``copies`` copies of it: 64 tensors are digested whole, 65 are cut at the cap
+    (review 10: the trusted side reads no more, and names the mark as the learner's output)."""
+    call = Call(id="m", args=[Arg(generate={"shape": [8], "seed": 1})], keep_outputs=False, digest_seed=4)
+    records, _ = harness.execute_calls(lambda x: {"loss": x, "copies": [x] * copies}, [call], {}, "submission.py")
+    assert len(records[0]["digests"]) == min(copies + 1, MAX_DIGESTS)
+    assert records[0].get("too_many_tensors", False) is marked
 
 
 def test_probes_ask_the_engine_which_inputs_an_output_reaches() -> None:

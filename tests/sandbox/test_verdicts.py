@@ -11,7 +11,7 @@ import pytest
 
 from sandbox.exit_codes import ExitCode
 from sandbox.harness import DIGEST_SAMPLES
-from sandbox.protocol import JobStatus, SandboxLimits
+from sandbox.protocol import MAX_DIGESTS, JobStatus, SandboxLimits
 from sandbox.tensors import encode
 from sandbox.verdicts import (
     DEVICE_TYPES,
@@ -21,6 +21,7 @@ from sandbox.verdicts import (
     SIGNALLED,
     TENSOR_DTYPES,
     TENSOR_LAYOUTS,
+    TOO_MANY_TENSORS,
     UNNAMED_TYPE,
     interpret,
     type_name,
@@ -260,13 +261,21 @@ def test_a_digest_holds_two_sums_and_at_most_the_samples(length: int, accepted: 
 
 
 def test_at_most_sixty_four_digests_and_sixteen_probes_a_call() -> None:
-    digests = {f"d{i}": [0.0, 0.0] for i in range(65)}
-    assert run(ok({"id": "a", "digests": dict(list(digests.items())[:64])})).status == JobStatus.OK
-    assert run(ok({"id": "a", "digests": digests})).message == MALFORMED
+    digests = {f"d{i}": [0.0, 0.0] for i in range(MAX_DIGESTS + 1)}
+    assert run(ok({"id": "a", "digests": dict(list(digests.items())[:MAX_DIGESTS])})).status == JobStatus.OK
+    assert run(ok({"id": "a", "digests": digests})).message == MALFORMED  # the harness never writes more
     probe = {"requires_grad": True, "grads": {"0": None}}
     assert run(ok({"id": "a", "probes": [probe] * 16})).status == JobStatus.OK
     assert run(ok({"id": "a", "probes": [probe] * 17})).message == MALFORMED
     assert run(ok({"id": "a", "probes": [{"requires_grad": 1, "grads": {}}]})).message == MALFORMED
+
+
+def test_a_call_the_harness_marked_as_too_many_tensors_is_the_learners_output_limit() -> None:
+    digests = {f"d{i}": [0.0, 0.0] for i in range(MAX_DIGESTS)}
+    res = run(ok({"id": "a", "digests": digests, "too_many_tensors": True}))
+    assert res.status == JobStatus.OUTPUT_LIMIT and res.message == TOO_MANY_TENSORS and res.calls == []
+    assert "grader's failure" not in res.message and str(MAX_DIGESTS) in res.message
+    assert run(ok({"id": "a", "digests": digests, "too_many_tensors": False})).status == JobStatus.OK
 
 
 @pytest.mark.parametrize("seconds, kept", [(0.25, 0.25), (0, 0.0), (-1.0, None), (1e400, None)])
