@@ -12,7 +12,9 @@ matches the combination naming the fewest faults overall is kept.
 Learners rarely write a mistake in exactly its switch's form, and often beside one the
 catalogue lacks: a check no combination matches may still show single mistakes case by case
 (:func:`_supports`), and a mistake with a ``signature`` is recognised by what all its forms
-share (:func:`_shows_signature`). Whichever way it was found, a mistake is named only when it
+share (:func:`_shows_signature`). A mistake marked ``exact_only`` (the detached-branch family:
+right values, a gradient wrong in one region) is named only where a combination holding it
+matches every case of the check, values included, never case by case. Whichever way it was found, a mistake is named only when it
 explains most of the failed checks it claims (:func:`_most_claims_explained`).
 
 Runs of the faulty reference are memoised per (switches, case) and the search is bounded by
@@ -472,6 +474,11 @@ def _search(
         outs = runner.outcomes(combo, case_ids)
         if not alike(outs, case_ids):
             continue
+        if any(m.exact_only for m in combo) and not _alike(run, aspects | {"output"}, outs, case_ids):
+            # A gradient-path mistake keeps the values: a combination naming one must give the
+            # learner's values too, not only its gradients (a wrong value with a zero gradient
+            # is no detached branch).
+            continue
         if evaluate_check(chk, run.with_outcomes(outs))[0]:
             continue  # behaves alike within the tolerance, yet passes: not this
         found.append(combo)
@@ -496,6 +503,8 @@ def _supports(chk: Check, run: Run, evidence: tuple[list[str], set[str]], mistak
     mistakes.
     """
     case_ids, aspects = evidence
+    if mistake.exact_only:
+        return False  # named only on a whole check's match (see Mistake.exact_only)
     if mistake.signature:
         return _shows_signature(run, mistake.signature, case_ids)
     outs = runner.outcomes((mistake,), case_ids)
