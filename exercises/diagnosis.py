@@ -588,7 +588,7 @@ def _smallest_union(options: dict[str, list[tuple[Mistake, ...]]], limit: int = 
         return {i: options[i][0] for i in ids}
     best: tuple[tuple[int, int], tuple[tuple[Mistake, ...], ...]] | None = None
     for pick in itertools.product(*choices):
-        union = {m.id for combo in pick for m in combo}
+        union = {m.named_id for combo in pick for m in combo}  # two forms of one mistake are one
         key = (len(union), sum(len(m.explains) for combo in pick for m in combo))
         if best is None or key < best[0]:
             best = (key, pick)
@@ -605,25 +605,31 @@ def _most_claims_explained(
     chosen: dict[str, tuple[Mistake, ...]],
     partial: dict[str, list[Mistake]],
 ) -> set[str]:
-    """The ids of the found mistakes that explain most of the failed checks they claim.
+    """The names (``Mistake.named_id``) of the found mistakes that explain most of the failed
+    checks they claim.
 
     A mistake matched on one check out of the seven it would fail is weak evidence (code with
     no clipping looks like "max instead of min" on the clipped-side check only): it is named
     only when the checks it explains (alone or together with others) are more than half of
     the failed checks it would fail on its own.
     """
+    # Keyed by the name given (Mistake.named_id): two forms of one mistake count together.
     explained: dict[str, set[str]] = {}
+    forms: dict[str, set[Mistake]] = {}
     for cid, combo in chosen.items():
         for m in combo:
-            explained.setdefault(m.id, set()).add(cid)
+            explained.setdefault(m.named_id, set()).add(cid)
+            forms.setdefault(m.named_id, set()).add(m)
     for cid, found_here in partial.items():
         for m in found_here:
-            explained.setdefault(m.id, set()).add(cid)
-    by_id = {m.id: m for m in exercise.mistakes}
+            explained.setdefault(m.named_id, set()).add(cid)
+            forms.setdefault(m.named_id, set()).add(m)
     kept = set()
     for mid, checks in explained.items():
         try:
-            claimed = set(_claims(exercise, run, by_id[mid], failed, evidence, runner)) | checks
+            claimed = set(checks)
+            for m in forms[mid]:
+                claimed |= set(_claims(exercise, run, m, failed, evidence, runner))
         except BudgetExceeded:
             kept.add(mid)  # its claims could not be weighed within the budget: it stays named
             continue
@@ -723,12 +729,12 @@ def _diagnose(
     chosen = _smallest_union(options)
     named = _most_claims_explained(exercise, run, failed, evidence, runner, chosen, partial)
     for cid, combo in chosen.items():
-        if all(m.id in named for m in combo):
-            result.by_check[cid] = sorted(combo, key=lambda m: exercise.mistakes.index(m))
+        if all(m.named_id in named for m in combo):
+            result.by_check[cid] = _as_named(exercise, combo)
     for cid, found_here in partial.items():
-        kept = [m for m in found_here if m.id in named]
+        kept = [m for m in found_here if m.named_id in named]
         if kept:
-            result.by_check[cid] = sorted(kept, key=lambda m: exercise.mistakes.index(m))
+            result.by_check[cid] = _as_named(exercise, kept)
     # A check the learner's own exception failed (where the reference returned) is explained by
     # that exception, which the feedback's root causes show; it is no unknown mistake.
     result.unexplained = [
@@ -738,3 +744,11 @@ def _diagnose(
     result.seconds = time.monotonic() - t0
     result.cpu_seconds = time.thread_time() - cpu0
     return result
+
+
+def _as_named(exercise: Exercise, found: tuple[Mistake, ...] | list[Mistake]) -> list[Mistake]:
+    """The mistakes to name for ``found``, in catalogue order: a form of a mistake (``form_of``)
+    is named as that mistake, once."""
+    by_id = {m.id: m for m in exercise.mistakes}
+    named = {by_id.get(m.named_id, m).id: by_id.get(m.named_id, m) for m in found}
+    return sorted(named.values(), key=lambda m: exercise.mistakes.index(m))

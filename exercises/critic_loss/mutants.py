@@ -116,5 +116,17 @@ FAULTS += detached_branch_faults(
     argument="values",
     explains=("gradient", "edge_rows", "large_padding"),
 )
+# The same family with the clipped value written with tensor bounds, as verl's clip_by_value
+# does: exactly values inside the range, so the ties split the gradient where the form above
+# rounds them to one branch.
+FAULTS += detached_branch_faults(
+    pick="max",
+    clipped="(clamp(values, old_values - c, old_values + c) - R)^2",
+    unclipped="(values - R)^2",
+    argument="values",
+    explains=("gradient", "edge_rows", "large_padding"),
+    form="bounds",
+    form_note="values clipped with tensor bounds",
+)
 
 MUTANTS = fault_mutants(faulty_critic_loss, FAULTS)
