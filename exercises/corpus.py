@@ -118,9 +118,11 @@ def evaluate(exercise: Exercise, entry: Entry) -> Scored:
     failed = [c for c in exercise.checks if c.id in run.failed]
     diag = diagnose(exercise, run.run(), failed, seen=run.seen)
     scored = Scored(entry, unexplained=list(diag.unexplained), seconds=diag.seconds, cpu_seconds=diag.cpu_seconds)
+    # A mistake named for an injected form of it (Mistake.form_of) names that form.
+    forms = {m.named_id: m.key for m in exercise.mistakes if m.form_of and m.key in entry.faults}
     for check_id, named in diag.by_check.items():
         for m in named:
-            scored.named.add(m.key)
+            scored.named.add(forms.get(m.id, m.key))
             if check_id not in m.explains:
                 scored.wrong_check.append((m.key, check_id))
     return scored

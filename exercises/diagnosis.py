@@ -12,7 +12,9 @@ matches the combination naming the fewest faults overall is kept.
 Learners rarely write a mistake in exactly its switch's form, and often beside one the
 catalogue lacks: a check no combination matches may still show single mistakes case by case
 (:func:`_supports`), and a mistake with a ``signature`` is recognised by what all its forms
-share (:func:`_shows_signature`). Whichever way it was found, a mistake is named only when it
+share (:func:`_shows_signature`). A mistake marked ``exact_only`` (the detached-branch family:
+right values, a gradient wrong in one region) is named only where a combination holding it
+matches every case of the check, values included, never case by case. Whichever way it was found, a mistake is named only when it
 explains most of the failed checks it claims (:func:`_most_claims_explained`).
 
 Runs of the faulty reference are memoised per (switches, case) and the search is bounded by
@@ -472,6 +474,11 @@ def _search(
         outs = runner.outcomes(combo, case_ids)
         if not alike(outs, case_ids):
             continue
+        if any(m.exact_only for m in combo) and not _alike(run, aspects | {"output"}, outs, case_ids):
+            # A gradient-path mistake keeps the values: a combination naming one must give the
+            # learner's values too, not only its gradients (a wrong value with a zero gradient
+            # is no detached branch).
+            continue
         if evaluate_check(chk, run.with_outcomes(outs))[0]:
             continue  # behaves alike within the tolerance, yet passes: not this
         found.append(combo)
@@ -496,6 +503,8 @@ def _supports(chk: Check, run: Run, evidence: tuple[list[str], set[str]], mistak
     mistakes.
     """
     case_ids, aspects = evidence
+    if mistake.exact_only:
+        return False  # named only on a whole check's match (see Mistake.exact_only)
     if mistake.signature:
         return _shows_signature(run, mistake.signature, case_ids)
     outs = runner.outcomes((mistake,), case_ids)
@@ -579,7 +588,7 @@ def _smallest_union(options: dict[str, list[tuple[Mistake, ...]]], limit: int = 
         return {i: options[i][0] for i in ids}
     best: tuple[tuple[int, int], tuple[tuple[Mistake, ...], ...]] | None = None
     for pick in itertools.product(*choices):
-        union = {m.id for combo in pick for m in combo}
+        union = {m.named_id for combo in pick for m in combo}  # two forms of one mistake are one
         key = (len(union), sum(len(m.explains) for combo in pick for m in combo))
         if best is None or key < best[0]:
             best = (key, pick)
@@ -596,25 +605,31 @@ def _most_claims_explained(
     chosen: dict[str, tuple[Mistake, ...]],
     partial: dict[str, list[Mistake]],
 ) -> set[str]:
-    """The ids of the found mistakes that explain most of the failed checks they claim.
+    """The names (``Mistake.named_id``) of the found mistakes that explain most of the failed
+    checks they claim.
 
     A mistake matched on one check out of the seven it would fail is weak evidence (code with
     no clipping looks like "max instead of min" on the clipped-side check only): it is named
     only when the checks it explains (alone or together with others) are more than half of
     the failed checks it would fail on its own.
     """
+    # Keyed by the name given (Mistake.named_id): two forms of one mistake count together.
     explained: dict[str, set[str]] = {}
+    forms: dict[str, set[Mistake]] = {}
     for cid, combo in chosen.items():
         for m in combo:
-            explained.setdefault(m.id, set()).add(cid)
+            explained.setdefault(m.named_id, set()).add(cid)
+            forms.setdefault(m.named_id, set()).add(m)
     for cid, found_here in partial.items():
         for m in found_here:
-            explained.setdefault(m.id, set()).add(cid)
-    by_id = {m.id: m for m in exercise.mistakes}
+            explained.setdefault(m.named_id, set()).add(cid)
+            forms.setdefault(m.named_id, set()).add(m)
     kept = set()
     for mid, checks in explained.items():
         try:
-            claimed = set(_claims(exercise, run, by_id[mid], failed, evidence, runner)) | checks
+            claimed = set(checks)
+            for m in forms[mid]:
+                claimed |= set(_claims(exercise, run, m, failed, evidence, runner))
         except BudgetExceeded:
             kept.add(mid)  # its claims could not be weighed within the budget: it stays named
             continue
@@ -714,12 +729,12 @@ def _diagnose(
     chosen = _smallest_union(options)
     named = _most_claims_explained(exercise, run, failed, evidence, runner, chosen, partial)
     for cid, combo in chosen.items():
-        if all(m.id in named for m in combo):
-            result.by_check[cid] = sorted(combo, key=lambda m: exercise.mistakes.index(m))
+        if all(m.named_id in named for m in combo):
+            result.by_check[cid] = _as_named(exercise, combo)
     for cid, found_here in partial.items():
-        kept = [m for m in found_here if m.id in named]
+        kept = [m for m in found_here if m.named_id in named]
         if kept:
-            result.by_check[cid] = sorted(kept, key=lambda m: exercise.mistakes.index(m))
+            result.by_check[cid] = _as_named(exercise, kept)
     # A check the learner's own exception failed (where the reference returned) is explained by
     # that exception, which the feedback's root causes show; it is no unknown mistake.
     result.unexplained = [
@@ -729,3 +744,11 @@ def _diagnose(
     result.seconds = time.monotonic() - t0
     result.cpu_seconds = time.thread_time() - cpu0
     return result
+
+
+def _as_named(exercise: Exercise, found: tuple[Mistake, ...] | list[Mistake]) -> list[Mistake]:
+    """The mistakes to name for ``found``, in catalogue order: a form of a mistake (``form_of``)
+    is named as that mistake, once."""
+    by_id = {m.id: m for m in exercise.mistakes}
+    named = {by_id.get(m.named_id, m).id: by_id.get(m.named_id, m) for m in found}
+    return sorted(named.values(), key=lambda m: exercise.mistakes.index(m))

@@ -66,6 +66,15 @@ class Mistake:
     #: What every learner's form of this mistake shares, beyond its switch's exact behaviour
     #: (one of :data:`SIGNATURES`; "" when only the exact behaviour names it).
     signature: str = ""
+    #: Named only where it matches every case a failed check reads, never from part of them
+    #: (diagnosis's case-by-case support): for a family whose variants differ from each other and
+    #: from uncatalogued forms only in a region of the input (the detached-branch family), a
+    #: match on a few cases is not evidence.
+    exact_only: bool = False
+    #: The id of the mistake this switch is another form of ("" : none): the same misconception
+    #: written so that it behaves differently (its ties round another way, say). Diagnosis names
+    #: that mistake when this form matches, so a learner gets one name whichever form was written.
+    form_of: str = ""
 
     @property
     def key(self) -> str:
@@ -84,7 +93,14 @@ class Mistake:
         """This mistake under its full id ``"<slug>/<key>"`` (the registry calls it once)."""
         if "/" in self.id:
             raise ValueError(f"mistake {self.id!r} is already bound to an exercise")
-        return dataclasses.replace(self, id=f"{slug}/{self.id}")
+        return dataclasses.replace(
+            self, id=f"{slug}/{self.id}", form_of=f"{slug}/{self.form_of}" if self.form_of else ""
+        )
+
+    @property
+    def named_id(self) -> str:
+        """The id diagnosis names when this mistake matches: its own, or the mistake it is a form of."""
+        return self.form_of or self.id
 
     def source(self, function_name: str) -> str:
         """A submittable module whose ``function_name`` is this mistake."""
@@ -101,7 +117,17 @@ class Mistake:
 SIGNATURES = ("edits-inputs", "no-value-error", "wrong-dtype")
 
 
-def fault(id: str, title: str, *, fix: str, explains: Iterable[str], site: str = "", signature: str = "") -> Mistake:
+def fault(
+    id: str,
+    title: str,
+    *,
+    fix: str,
+    explains: Iterable[str],
+    site: str = "",
+    signature: str = "",
+    exact_only: bool = False,
+    form_of: str = "",
+) -> Mistake:
     """Declare a switch ``id`` of the exercise's faulty reference (bound to it by :func:`fault_mutants`)."""
     if signature and signature not in SIGNATURES:
         raise ValueError(f"unknown signature {signature!r} (one of {SIGNATURES})")
@@ -113,6 +139,8 @@ def fault(id: str, title: str, *, fix: str, explains: Iterable[str], site: str =
         site=site or id,
         kind=MistakeKind.SWITCH,
         signature=signature,
+        exact_only=exact_only,
+        form_of=form_of,
     )
 
 
@@ -140,6 +168,71 @@ def inplace_edit_fault(argument: str) -> Mistake:
         site="inplace",
         signature="edits-inputs",
     )
+
+
+#: The keys of the detached-branch family (:func:`detached_branch_faults`), one per branch.
+DETACHED_BRANCHES = ("detached-clipped-branch", "detached-unclipped-branch")
+
+
+def detached_branch_faults(
+    *,
+    pick: str,
+    clipped: str,
+    unclipped: str,
+    argument: str,
+    explains: Iterable[str],
+    form: str = "",
+    form_note: str = "",
+) -> list[Mistake]:
+    """The detached-branch family: one branch of a clipped ``torch.min``/``torch.max`` built
+    from a detached ``argument``, declared alike by every exercise with a clipped objective.
+
+    The values stay right; only the gradient changes, and in a pattern specific to the branch:
+    inside the clip range the two branches tie and ``torch.{pick}`` splits the gradient between
+    them, so the detached branch's half is lost; where the detached branch alone wins, all of
+    it is. Each switch is matched on its exact gradients, on every case of a check
+    (``exact_only``): a name is given only where the learner's gradient is that variant's, not
+    where a few cases agree (a ``torch.where`` sending the ties to the detached branch agrees
+    with it outside the clip range only).
+
+    ``form`` declares the family once more for another way of writing the clipped term whose
+    ties round differently (keys ``"<branch>-<form>"``, same site, so one of them at most):
+    critic-loss's ``old + clamp(values - old, -c, c)`` is a rounding step off ``values`` inside
+    the range (the max then picks one branch per element), ``clamp(values, old - c, old + c)``
+    is ``values`` exactly (the max splits the gradient). ``form_note`` says which, in the titles.
+    Each such switch is a form of its branch's mistake (``form_of``): both forms get one name.
+    """
+    where = {"min": "minimum", "max": "maximum"}[pick]
+    keys = [f"{key}-{form}" if form else key for key in DETACHED_BRANCHES]
+    note = f" ({form_note})" if form_note else ""
+    branch_grad = "branch-grad"  # one site: a learner detaching both branches made another mistake
+    explained = tuple(explains)
+    return [
+        fault(
+            keys[0],
+            f"a detached branch of the {pick}: the clipped term {clipped} is built from a detached {argument}{note}, "
+            f"so inside the clip range, where the two terms tie and torch.{pick} splits the gradient between "
+            "them, half of the gradient is lost",
+            fix=f"Build both terms of the {pick} from the same undetached {argument}: no .detach() inside the clamp; "
+            "clamp already gives zero gradient outside the range.",
+            explains=explained,
+            site=branch_grad,
+            exact_only=True,
+            form_of=DETACHED_BRANCHES[0] if form else "",
+        ),
+        fault(
+            keys[1],
+            f"a detached branch of the {pick}: the unclipped term {unclipped} is built from a detached {argument}{note}, "
+            f"so the gradient is lost where it is the {where} and halved inside the clip range (where the two "
+            "terms tie)",
+            fix=f"Build both terms of the {pick} from the same undetached {argument}: the unclipped term carries "
+            "the gradient wherever it is chosen.",
+            explains=explained,
+            site=branch_grad,
+            exact_only=True,
+            form_of=DETACHED_BRANCHES[1] if form else "",
+        ),
+    ]
 
 
 def fault_mutants(faulty: Callable[..., Any], faults: list[Mistake]) -> list[Mistake]:

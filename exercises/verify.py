@@ -400,7 +400,8 @@ def _fault_on_seed(exercise: Exercise, mistake: Mistake, report: GradeReport, se
     stray = sorted(local - set(mistake.explains) - measured)
     if stray:
         c.add(f"fault {mistake.key} fails {', '.join(stray)} on {{seeds}}, which its explains= does not list", seed)
-    if not any(ch.mistake_id == mistake.id for ch in report.checks if not ch.passed):
+    # A form of another mistake (Mistake.form_of) is named as that mistake.
+    if not any(ch.mistake_id == mistake.named_id for ch in report.checks if not ch.passed):
         c.add(
             f"fault {mistake.key} is caught on {{seeds}} ({', '.join(sorted(local))}) but no failed check names "
             "it: its outcomes must fail a check its explains= lists",

@@ -29,12 +29,15 @@ def faulty_actor_loss(log_probs_new, log_probs_old, advantages, clip_range=0.2, 
         pg_loss1 = ratio * advantages
         pg_loss2 = ratio * torch.clamp(advantages, low, high)
     else:
-        clipped = torch.clamp(ratio, max=high) if "one-sided-clip" in faults else torch.clamp(ratio, low, high)
+        # "detached-clipped-branch": the clamp sees a detached ratio (the values are the same)
+        inner = ratio.detach() if "detached-clipped-branch" in faults else ratio
+        clipped = torch.clamp(inner, max=high) if "one-sided-clip" in faults else torch.clamp(inner, low, high)
         if "no-clip" in faults:
             clipped = ratio
         elif "clipped-grad-leak" in faults:
             clipped = ratio * (clipped / ratio).detach()  # the clipped value, with the unclipped gradient
-        pg_loss1 = ratio * advantages
+        # "detached-unclipped-branch": the unclipped term is built from a detached ratio
+        pg_loss1 = (ratio.detach() if "detached-unclipped-branch" in faults else ratio) * advantages
         pg_loss2 = clipped * advantages
     if "inplace-edit" in faults:
         log_probs_old.sub_(0.5)  # after the ratio: the values are right, the caller's tensor is not

@@ -7,7 +7,7 @@ to it over many seeds. The memory mutant is hand-written: right values, float64 
 import torch
 
 from exercises.actor_loss.faulty import faulty_actor_loss
-from exercises.mistakes import fault, fault_mutants, mutant, wrong_dtype_fault
+from exercises.mistakes import detached_branch_faults, fault, fault_mutants, mutant, wrong_dtype_fault
 
 VALUES = (
     "values_default",
@@ -129,6 +129,16 @@ FAULTS = [
     ),
     wrong_dtype_fault(("dtype_device", "clipped_side", "unclipped_side")),
 ]
+
+# The detached-branch family (issue 37), declared alike in every clipped objective. Built last,
+# so the catalogue's earlier mistakes keep their order.
+FAULTS += detached_branch_faults(
+    pick="min",
+    clipped="clamp(ratio) * A",
+    unclipped="ratio * A",
+    argument="ratio",
+    explains=("gradient", "zero_grad_where_clipped", "any_shape"),
+)
 
 MUTANTS = fault_mutants(faulty_actor_loss, FAULTS)
 

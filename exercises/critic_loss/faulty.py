@@ -31,19 +31,28 @@ def faulty_critic_loss(values, old_values, returns, mask=None, clip_range=None, 
         old = torch.where(valid, old_t, 0.0)
         ret = torch.where(valid, ret_t, 0.0)
     vf_loss1 = (v - ret) ** 2
+    # "detached-clipped-branch": the clamped difference sees detached values
+    v_in = v.detach() if faults & {"detached-clipped-branch", "detached-clipped-branch-bounds"} else v
+    # the "-bounds" forms clip as clamp(values, old - c, old + c): values exactly inside the range
+    bounds = bool(faults & {"detached-clipped-branch-bounds", "detached-unclipped-branch-bounds"})
     clipping = bool(clip_range) if "truthy-clip" in faults else clip_range is not None
     if not clipping:
         per_token = vf_loss1
     else:
         c = 0.2 if "fixed-clip" in faults else clip_range
         if "clip-around-values" in faults:
-            v_clipped = v + torch.clamp(old - v, -c, c)
+            v_clipped = v_in + torch.clamp(old - v_in, -c, c)
         elif "clip-around-returns" in faults:
-            v_clipped = ret + torch.clamp(v - ret, -c, c)
+            v_clipped = ret + torch.clamp(v_in - ret, -c, c)
+        elif bounds:
+            v_clipped = torch.clamp(v_in, old - c, old + c)
         else:
-            v_clipped = old + torch.clamp(v - old, -c, c)
+            v_clipped = old + torch.clamp(v_in - old, -c, c)
         vf_loss2 = (v_clipped - ret) ** 2
-        per_token = torch.min(vf_loss1, vf_loss2) if "min-for-max" in faults else torch.max(vf_loss1, vf_loss2)
+        # "detached-unclipped-branch": the max's unclipped error is built from detached values
+        detached = faults & {"detached-unclipped-branch", "detached-unclipped-branch-bounds"}
+        unclipped = (v.detach() - ret) ** 2 if detached else vf_loss1
+        per_token = torch.min(unclipped, vf_loss2) if "min-for-max" in faults else torch.max(unclipped, vf_loss2)
     counts = valid.to(per_token.dtype)
     if "multiply-by-mask" in faults:
         per_token = per_token * counts

@@ -5,7 +5,7 @@ to it over many seeds.
 """
 
 from exercises.critic_loss.faulty import faulty_critic_loss
-from exercises.mistakes import fault, fault_mutants, inplace_edit_fault, wrong_dtype_fault
+from exercises.mistakes import detached_branch_faults, fault, fault_mutants, inplace_edit_fault, wrong_dtype_fault
 
 UNCLIPPED = ("values_unclipped", "edge_rows", "large_padding", "gradient", "dtype_device")
 CLIPPED = ("values_clipped", "clip_zero", "gradient", "large_padding", "dtype_device", "edge_rows")
@@ -106,5 +106,27 @@ FAULTS = [
         site="clip-center",
     ),
 ]
+
+# The detached-branch family (issue 37), declared alike in every clipped objective. Built last,
+# so the catalogue's earlier mistakes keep their order.
+FAULTS += detached_branch_faults(
+    pick="max",
+    clipped="(v_clipped - R)^2",
+    unclipped="(values - R)^2",
+    argument="values",
+    explains=("gradient", "edge_rows", "large_padding"),
+)
+# The same family with the clipped value written with tensor bounds, as verl's clip_by_value
+# does: exactly values inside the range, so the ties split the gradient where the form above
+# rounds them to one branch.
+FAULTS += detached_branch_faults(
+    pick="max",
+    clipped="(clamp(values, old_values - c, old_values + c) - R)^2",
+    unclipped="(values - R)^2",
+    argument="values",
+    explains=("gradient", "edge_rows", "large_padding"),
+    form="bounds",
+    form_note="values clipped with tensor bounds",
+)
 
 MUTANTS = fault_mutants(faulty_critic_loss, FAULTS)

@@ -40,9 +40,13 @@ def faulty_masked_actor_loss(
         mask = None
         ratio = torch.exp(torch.where(valid, diff, 0.0))
         adv = torch.where(valid, advantages, 0.0)
-    clipped = ratio if "no-clip" in faults else torch.clamp(ratio, low, high)
+    # "detached-clipped-branch" / "detached-unclipped-branch": one term of the min built from a
+    # detached ratio (the values are the same, the gradient is not)
+    inner = ratio.detach() if "detached-clipped-branch" in faults else ratio
+    clipped = ratio if "no-clip" in faults else torch.clamp(inner, low, high)
+    unclipped = ratio.detach() if "detached-unclipped-branch" in faults else ratio
     pick = torch.max if "max-for-min" in faults else torch.min
-    per_token = pick(ratio * adv, clipped * adv)
+    per_token = pick(unclipped * adv, clipped * adv)
     if "missing-minus" not in faults:
         per_token = -per_token
     if mask is not None:

@@ -5,7 +5,7 @@ to it over many seeds.
 """
 
 from exercises.masked_actor_loss.faulty import faulty_masked_actor_loss
-from exercises.mistakes import fault, fault_mutants, wrong_dtype_fault
+from exercises.mistakes import detached_branch_faults, fault, fault_mutants, wrong_dtype_fault
 
 SEQ_VALUES = ("values_seq", "values_custom_clip", "edge_rows", "large_padding", "gradient", "dtype_device")
 TOK_VALUES = ("values_token", "values_custom_clip", "edge_rows", "large_padding", "gradient", "dtype_device")
@@ -126,5 +126,15 @@ FAULTS = [
         site="token-count-clamp",
     ),
 ]
+
+# The detached-branch family (issue 37), declared alike in every clipped objective. Built last,
+# so the catalogue's earlier mistakes keep their order.
+FAULTS += detached_branch_faults(
+    pick="min",
+    clipped="clamp(ratio) * A",
+    unclipped="ratio * A",
+    argument="ratio",
+    explains=("gradient", "edge_rows", "large_padding"),
+)
 
 MUTANTS = fault_mutants(faulty_masked_actor_loss, FAULTS)
