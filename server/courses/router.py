@@ -1,7 +1,7 @@
 """``/courses``: courses, their exercise sets, extensions and rosters.
 
 Who may do what is decided in ``server.courses.service`` (read: members; change: the
-course's instructors; admins: everything). A course the caller is not in answers 404.
+course's staff, instructors and TAs; admins: everything). A course the caller is not in answers 404.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from server.courses.schemas import (
     SetEntryIn,
     Unpublished,
 )
+from server.db import rolled_back
 from server.deps import CurrentUser, InstructorUser, Now, SessionDep, SettingsDep
 from server.errors import InvalidRoster, SourceTooLarge
 from server.models import Course
@@ -169,12 +170,22 @@ def course_set(course: CourseSlug, staff: CurrentUser, session: SessionDep) -> C
     responses=errors(401, 403, 404, notes={404: "`CourseNotFound`, or `ExerciseNotFound`: not in the set"}),
 )
 def unpublish_exercise(
-    course: CourseSlug, exercise: ExerciseSlug, instructor: InstructorUser, session: SessionDep
+    course: CourseSlug,
+    exercise: ExerciseSlug,
+    staff: CurrentUser,
+    session: SessionDep,
+    dry_run: Annotated[bool, Query(description="Only check it could be taken out; nothing is written.")] = False,
 ) -> Unpublished:
-    """Take an exercise out of the course's set; its submissions and scores are kept."""
-    where = service.taught_course(session, instructor, course)
-    sets.unpublish(session, where, exercise, actor=instructor.name)
-    session.commit()
+    """Take an exercise out of the course's set; its submissions and scores are kept. The
+    course's staff (instructors and TAs, as on the assignments page). ``dry_run``: the same
+    refusals, nothing written (a DELETE still: a read-only token may not)."""
+    where = service.taught_course(session, staff, course)
+    if dry_run:
+        with rolled_back(session):
+            sets.unpublish(session, where, exercise, actor=staff.name)
+    else:
+        sets.unpublish(session, where, exercise, actor=staff.name)
+        session.commit()
     return Unpublished(course=where.slug, exercise=exercise)
 
 
