@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from typing import Annotated
 
 import typer
@@ -143,39 +144,86 @@ def show(
     _show(set_id, keep)
 
 
+#: ``--dry-run`` of an apply or a cancel.
+_DRY_RUN = typer.Option("--dry-run", help="Only check it and say what it would do; nothing is written.")
+
+
 @app.command("apply")
 @common.edge
 def apply(
     set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")],
     reason: Annotated[str, typer.Option(help="Shown to each learner whose score changes.")],
     keep: Annotated[Keep, typer.Option(help="new: the regraded verdict; higher: the better of the two.")] = Keep.NEW,
+    dry_run: Annotated[bool, _DRY_RUN] = False,
 ) -> None:
-    """Make a ready set live in one transaction: counted scores, boards and gradebooks follow."""
-    from server.regrades.apply import apply_set
-    from server.regrades.service import readable_set
-
+    """Make a ready set live in one transaction: counted scores, boards and gradebooks follow;
+    runs against a server with --server (an instructor account's token)."""
     if not reason.strip():
         raise typer.BadParameter("say why (learners whose score changes read it)", param_hint="--reason")
-    with common.session() as session:
-        diff = apply_set(session, readable_set(session, set_id, None), keep=keep, reason=reason, actor=common.actor())
-        applied = sum(1 for c in diff.changed if c.kept(keep) is c.new)
+    server = remote.target()
+    if server is not None:
+        from server.regrades.schemas import RegradeDiff
+
+        answer = RegradeDiff.model_validate(
+            server.send(
+                "POST",
+                f"/regrades/{set_id}/apply",
+                {"reason": reason, "keep": keep.value},
+                dry_run="true" if dry_run else None,
+            )
+        )
+        applied, moved = answer.replaced, len(answer.learners)
+    else:
+        from server.db import rolled_back
+        from server.regrades.apply import apply_set
+        from server.regrades.service import readable_set
+        from server.regrades.views import replaced
+
+        with common.session() as session:
+            regrade = readable_set(session, set_id, None)
+            with rolled_back(session) if dry_run else nullcontext():
+                diff = apply_set(session, regrade, keep=keep, reason=reason, actor=common.actor())
+            applied, moved = replaced(diff, keep), len(diff.learners)
+    if dry_run:
+        common.err.print(
+            f"Dry run: applying regrade {set_id} would replace {applied} verdict(s) (old ones kept as superseded), "
+            f"{moved} learner(s)' counted score or rank would move; nothing changed.",
+            highlight=False,
+        )
+        return
     common.err.print(
         f"Applied regrade {set_id}: {applied} verdict(s) replaced (old ones kept as superseded), "
-        f"{len(diff.learners)} learner(s)' counted score or rank moved.",
+        f"{moved} learner(s)' counted score or rank moved.",
         highlight=False,
     )
 
 
 @app.command("cancel")
 @common.edge
-def cancel(set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")]) -> None:
-    """Drop a set that was not applied; nothing learners see changes."""
-    from server.regrades.service import cancel as cancel_set
-    from server.regrades.service import readable_set
+def cancel(
+    set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")],
+    dry_run: Annotated[bool, _DRY_RUN] = False,
+) -> None:
+    """Drop a set that was not applied; nothing learners see changes. Runs against a server
+    with --server (an instructor account's token)."""
+    server = remote.target()
+    if server is not None:
+        server.send("POST", f"/regrades/{set_id}/cancel", {}, dry_run="true" if dry_run else None)
+    else:
+        from server.db import rolled_back
+        from server.regrades.service import cancel as cancel_set
+        from server.regrades.service import readable_set
 
-    with common.session() as session:
-        cancel_set(session, readable_set(session, set_id, None), actor=common.actor())
-    common.err.print(f"Cancelled regrade {set_id}; nothing changed.", highlight=False)
+        with common.session() as session:
+            regrade = readable_set(session, set_id, None)
+            with rolled_back(session) if dry_run else nullcontext():
+                cancel_set(session, regrade, actor=common.actor())
+    common.err.print(
+        f"Dry run: regrade {set_id} would be cancelled; nothing changed."
+        if dry_run
+        else f"Cancelled regrade {set_id}; nothing changed.",
+        highlight=False,
+    )
 
 
 @app.command("list")

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 #: The commands that run against a server, as typed after ``ppo-grader``.
 REMOTE_COMMANDS = (
     "courses gradebook",
+    "courses staff add",
     "extensions grant",
+    "regrade apply",
+    "regrade cancel",
     "regrade list",
     "scores excuse",
     "scores list",

@@ -6,6 +6,7 @@ run changes nothing."""
 
 from __future__ import annotations
 
+import getpass
 import os
 import sqlite3
 import subprocess
@@ -180,7 +181,9 @@ def test_a_read_only_token_is_refused_every_write_and_a_course_limited_one_other
                   ("extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later),
                   ("extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later, "--dry-run"),
                   *CORRECTIONS, *(write + ("--dry-run",) for write in CORRECTIONS),
-                  ("sets", "remove", "rc-a", "actor-loss"), ("sets", "remove", "rc-a", "actor-loss", "--dry-run")):
+                  ("sets", "remove", "rc-a", "actor-loss"), ("sets", "remove", "rc-a", "actor-loss", "--dry-run"),
+                  ("courses", "staff", "add", "rc-a", "rc-zed", "--dry-run"),
+                  ("regrade", "apply", "1", "--reason", "r", "--dry-run"), ("regrade", "cancel", "1", "--dry-run")):
         refused(both.remote(term.reader, *write), "403", "read-only")
     assert both.same(term.limited, "sets", "list", "rc-a").returncode == 0
     for other in (("sets", "list", "rc-b"), ("scores", "list", "rc-b"), ("courses", "gradebook", "rc-b"),
@@ -193,6 +196,8 @@ def test_a_read_only_token_is_refused_every_write_and_a_course_limited_one_other
     unsigned = [write[:-2] for write in CORRECTIONS]  # the token's owner signs (a learner's: refused)
     for write in (*unsigned, ("sets", "remove", "rc-a", "actor-loss", "--dry-run")):
         refused(both.remote(term.learner, *write), "403", "rc-a")
+    refused(both.remote(term.learner, "courses", "staff", "add", "rc-a", "rc-zed", "--dry-run"), "403")
+    refused(both.remote(term.learner, "regrade", "cancel", "1", "--dry-run"), "403")
     refused(both.remote(term.limited, *unsigned[0][:2], "rc-b", *unsigned[0][3:]), "403", "rc-a")
     assert term.state() == before
 
@@ -219,8 +224,8 @@ def test_a_tas_writes_from_a_laptop_say_what_the_host_says(term: Term) -> None:
 
 def test_server_is_refused_for_the_commands_that_need_the_host(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     both = Both(server, tmp_path)
-    for command in (("users", "list"), ("regrade", "apply", "1", "--reason", "r"),
-                    ("courses", "staff", "add", "rc-a", "z"), ("similarity", "rc-a")):
+    for command in (("users", "list"), ("regrade", "preview", "--exercise", "gae"), ("courses", "list"),
+                    ("similarity", "rc-a")):
         done = both.remote("any-token", *command)
         refused(done, "does not run against a server", "scores list", "sets publish")
     assert both.remote("t", "scores", "list", "--help").returncode == 0  # help runs anywhere
@@ -247,7 +252,7 @@ def test_a_tas_corrections_from_a_laptop_say_what_the_host_says(term: Term) -> N
     lena = ("scores", "list", "rc-a", "--learner", "rc-lena")
     before = both.ok(*lena)
     dry = both.same(ta, *override, "--dry-run")
-    assert dry.returncode == 0 and "would make it 55 (override by rc-tina: graded by hand," in words(dry)
+    assert dry.returncode == 0 and "would make it 55 (override by rc-tina: graded by hand" in words(dry)
     assert both.ok(*lena) == before and not audited(both.server, "score.override")
     for write in (override, excuse):  # on the laptop, then the same again on the host: the same words
         there, here = both.remote(ta, *write), both.host(*write)
@@ -285,3 +290,46 @@ def test_a_ta_takes_an_exercise_out_of_the_set_from_a_laptop(term: Term) -> None
     gone = both.remote(ta, "sets", "remove", "rc-a", "gae", "--dry-run")  # not in the set any more
     refused(gone, "404", "not published")
     assert both.host("sets", "remove", "rc-a", "gae", "--dry-run").returncode == 2
+
+
+def test_an_instructor_adds_staff_from_a_laptop_and_a_ta_may_not(term: Term) -> None:
+    both, prof = term.both, term.prof
+    add = ("courses", "staff", "add", "rc-a", "rc-ted")
+    dry = both.same(prof, *add, "--dry-run")
+    assert dry.returncode == 0 and not dry.stdout, dry.stderr
+    assert "'rc-ted' would become a TA of 'rc-a' (a new account, its token shown once); nothing" in words(dry)
+    refused(both.remote(term.ta, *add), "403", "instructor")  # a TA may not change staff
+    assert not audited(both.server, "staff.add")[1:]  # only the fixture's TA so far
+    made = both.remote(prof, *add)
+    assert made.returncode == 0 and said(made) == ["'rc-ted' is now a TA of 'rc-a'. Token (shown once):"], made.stderr
+    ted = made.stdout.strip()
+    assert both.remote(ted, "sets", "list", "rc-a").stdout == both.ok("sets", "list", "rc-a")  # staff of rc-a now
+    again = both.same(prof, *add)  # the account exists: no token
+    assert again.returncode == 0 and not again.stdout and said(again) == ["'rc-ted' is now a TA of 'rc-a'."]
+    raised = both.remote(prof, *add, "--role", "instructor")
+    assert raised.returncode == 0 and "(their account is now an instructor account)." in words(raised)
+    assert [(actor, target) for actor, target, _ in audited(both.server, "staff.add")][1:] == [
+        ("rc-prof", "rc-ted"), ("cli:" + getpass.getuser(), "rc-ted"), ("rc-prof", "rc-ted"), ("rc-prof", "rc-ted")]
+
+
+def test_an_instructor_applies_and_cancels_regrades_from_a_laptop(term: Term) -> None:
+    both, prof = term.both, term.prof
+    graded = both.ok("regrade", "preview", "--exercise", "actor-loss", "--course", "rc-a", "--all-versions", "--wait")
+    ready = graded.splitlines()[0].strip()
+    waiting = both.ok("regrade", "preview", "--exercise", "actor-loss", "--course", "rc-a", "--all-versions").strip()
+    dry = both.same(prof, "regrade", "apply", ready, "--reason", "fixed the grader", "--dry-run")
+    assert dry.returncode == 0 and f"Dry run: applying regrade {ready} would replace 0 verdict(s)" in words(dry)
+    dry = both.same(prof, "regrade", "cancel", waiting, "--dry-run")
+    assert dry.returncode == 0 and f"regrade {waiting} would be cancelled; nothing changed." in words(dry)
+    refused(both.remote(term.ta, "regrade", "cancel", waiting, "--dry-run"), "403", "instructor")  # a TA's account
+    assert not audited(both.server, "regrade.apply") and not audited(both.server, "regrade.cancel")
+    applied = both.remote(prof, "regrade", "apply", ready, "--reason", "fixed the grader")
+    assert words(applied) == (f"Applied regrade {ready}: 0 verdict(s) replaced (old ones kept as superseded), 0 "
+                              "learner(s)' counted score or rank moved."), applied.stderr
+    cancelled = both.remote(prof, "regrade", "cancel", waiting)
+    assert said(cancelled) == [f"Cancelled regrade {waiting}; nothing changed."], cancelled.stderr
+    assert [actor for actor, _, _ in audited(both.server, "regrade.apply") + audited(both.server, "regrade.cancel")] \
+        == ["rc-prof", "rc-prof"]
+    refused(both.remote(prof, "regrade", "apply", ready, "--reason", "again", "--dry-run"), "409", "applied already")
+    assert both.host("regrade", "apply", ready, "--reason", "again", "--dry-run").returncode == 2
+    assert f"Regrade {ready} · actor-loss · version" in both.same(prof, "regrade", "list").stdout
