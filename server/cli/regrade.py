@@ -1,7 +1,8 @@
 """``ppo-grader regrade``: status, preview, show, apply, cancel, list.
 
-The commands work on the database, like the rest of ``ppo-grader``. A preview stores its
-set; on PostgreSQL with procrastinate its jobs are written in the same transaction, and on the
+The commands work on the database, like the rest of ``ppo-grader``, and all but ``status`` on a
+server's API with ``--server`` (``server.cli.remote``): ``show`` prints the diff from the wire
+type the API answers (``RegradeDiff``) on both. A preview stores its set; on PostgreSQL with procrastinate its jobs are written in the same transaction, and on the
 embedded queue the running service finds them within ``REGRADE_POLL_SECONDS``. Either way the
 jobs wait behind every live submission.
 """
@@ -15,12 +16,11 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
-from sqlalchemy.orm import Session
 
 from server.cli import common, remote
 from server.config import Settings
-from server.models import Keep, RegradeSet, RegradeState
-from server.regrades.schemas import RegradePublic
+from server.models import Keep, RegradeState
+from server.regrades.schemas import RegradeDiff, RegradePublic
 from server.terminal import plain
 
 app = typer.Typer(help="Regrade stored submissions after a fix: preview, diff, apply or cancel.", no_args_is_help=True)
@@ -100,7 +100,40 @@ def preview(
         bool, typer.Option("--wait", help="Wait until every result is graded, then print the diff.")
     ] = False,
 ) -> None:
-    """Grade stored sources again into a regrade set, behind live submissions; learners see nothing."""
+    """Grade stored sources again into a regrade set, behind live submissions; learners see nothing.
+    Runs against a server with --server (an instructor account's token; --course is required
+    there unless it is an admin's)."""
+    server = remote.target()
+    if server is not None:
+        body = {
+            "exercise": exercise,
+            "course": course,
+            "learner": learner,
+            "submission": submission,
+            "all_versions": all_versions,
+        }
+        made = RegradePublic.model_validate(server.send("POST", "/regrades", body))
+        set_id, queued, version = made.id, made.total, made.content_version
+    else:
+        set_id, queued, version = _preview_here(exercise, course, learner, submission, all_versions)
+    common.err.print(
+        f"Regrade {set_id}: {queued} submission(s) of {exercise!r} queued behind live submissions, "
+        f"graded with version {version}. "
+        f"`ppo-grader regrade show {set_id}` shows the diff once graded.",
+        highlight=False,
+        soft_wrap=True,
+    )
+    print(set_id)
+    if wait:
+        _wait_ready(set_id)
+        _show(set_id, Keep.NEW)
+
+
+def _preview_here(
+    exercise: str, course: str | None, learner: str | None, submission: int | None, all_versions: bool
+) -> tuple[int, int, str]:
+    """``regrade preview`` on this installation's database: the set's id, how many submissions
+    it queued, the version it grades with."""
     from server.courses.service import find_course
     from server.grading.procrastinate_backend import ProcrastinateQueue
     from server.regrades.service import create_preview
@@ -120,18 +153,7 @@ def preview(
             all_versions=all_versions,
             defer=defer,
         )
-        set_id, version = regrade.id, regrade.content_version
-    common.err.print(
-        f"Regrade {set_id}: {len(ids)} submission(s) of {exercise!r} queued behind live submissions, "
-        f"graded with version {version}. "
-        f"`ppo-grader regrade show {set_id}` shows the diff once graded.",
-        highlight=False,
-        soft_wrap=True,
-    )
-    print(set_id)
-    if wait:
-        _wait_ready(set_id)
-        _show(set_id, Keep.NEW)
+        return regrade.id, len(ids), regrade.content_version
 
 
 @app.command("show")
@@ -140,7 +162,8 @@ def show(
     set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")],
     keep: Annotated[Keep, typer.Option(help="Diff as an apply with this rule would leave it.")] = Keep.NEW,
 ) -> None:
-    """The diff: scores up, down, same; the largest changes; checks and mistakes that moved; learners whose score or rank moves."""
+    """The diff: scores up, down, same; the largest changes; checks and mistakes that moved; learners
+    whose score or rank moves. Runs against a server with --server (an instructor account's token)."""
     _show(set_id, keep)
 
 
@@ -245,28 +268,28 @@ def list_() -> None:
 
 
 def _wait_ready(set_id: int, poll: float = 1.0) -> None:
-    from server.regrades.service import progress, readable_set
-
+    server = remote.target()
     while True:
-        with common.session() as session:
-            regrade = readable_set(session, set_id, None)
-            done, total = progress(session, set_id)
-            if regrade.state != RegradeState.GRADING:
-                return
+        if server is not None:
+            state = RegradePublic.model_validate(server.get(f"/regrades/{set_id}", keep=Keep.NEW.value)["regrade"])
+            regrade_state, done, total = state.state, state.graded, state.total
+        else:
+            from server.regrades.service import progress, readable_set
+
+            with common.session() as session:
+                regrade_state = RegradeState(readable_set(session, set_id, None).state)
+                done, total = progress(session, set_id)
+        if regrade_state != RegradeState.GRADING:
+            return
         common.err.print(f"  {done} of {total} graded...", highlight=False)
         time.sleep(poll)
 
 
-def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Table | str]:
-    """The diff as tables (the CLI's ``show``)."""
-    from server.regrades.diff import compute_diff
-    from server.regrades.views import regrade_public
-
-    diff = compute_diff(session, regrade, keep)
-    yield describe(regrade_public(session, regrade))
-    counts = diff.counts()
+def diff_lines(diff: RegradeDiff) -> Iterator[Table | str]:
+    """The diff as tables (the CLI's ``show``), from what ``GET /regrades/{id}`` answers."""
+    yield describe(diff.regrade)
     yield (
-        f"Scores: {counts['up']} up, {counts['down']} down, {counts['same']} same; "
+        f"Scores: {diff.up} up, {diff.down} down, {diff.same} same; "
         f"{len(diff.changed)} verdict(s) changed"
         + (f"; {len(diff.failed)} could not be regraded (internal_error, left as they are)" if diff.failed else "")
     )
@@ -278,28 +301,21 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
             *map(
                 plain,
                 (
-                    str(c.submission_id),
-                    c.user_name,
-                    _outcome(c.old.verdict, c.old.score),
-                    _outcome(c.new.verdict, c.new.score),
-                    _score(c.old.counted),
-                    _score(c.new.counted),
+                    str(c.submission),
+                    c.learner,
+                    _outcome(c.old_verdict, c.old_score),
+                    _outcome(c.new_verdict, c.new_score),
+                    _score(c.old_counted_score),
+                    _score(c.new_counted_score),
                 ),
             ),
         )
     yield changed
     largest = Table("submission", "learner", "change", title="Largest changes (score that counts)")
-    for c in diff.largest():
-        largest.add_row(
-            *map(
-                plain,
-                (
-                    str(c.submission_id),
-                    c.user_name,
-                    f"{c.delta:+g}",
-                ),
-            )
-        )
+    for c in diff.largest:
+        # the change of the score that counts (a verdict without a score counts 0), as Change.delta
+        delta = (c.new_counted_score or 0.0) - (c.old_counted_score or 0.0)
+        largest.add_row(*map(plain, (str(c.submission), c.learner, f"{delta:+g}")))
     yield largest
     checks = Table("check", "now failing", "now passing", title="Checks that changed")
     for shift in diff.checks:
@@ -332,7 +348,7 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
         "learner",
         "counted score",
         "rank",
-        title=plain(f"Learners whose counted score or board rank changes (keep {keep})"),
+        title=plain(f"Learners whose counted score or board rank changes (keep {diff.keep})"),
     )
     for moved in diff.learners:
         learners.add_row(
@@ -340,7 +356,7 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
                 plain,
                 (
                     moved.course,
-                    moved.user_name,
+                    moved.learner,
                     f"{_score(moved.old_score)} -> {_score(moved.new_score)}",
                     f"{moved.old_rank} -> {moved.new_rank}",
                 ),
@@ -350,10 +366,16 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
 
 
 def _show(set_id: int, keep: Keep) -> None:
-    from server.regrades.service import readable_set
+    server = remote.target()
+    if server is not None:
+        diff = RegradeDiff.model_validate(server.get(f"/regrades/{set_id}", keep=keep.value))
+    else:
+        from server.regrades.service import readable_set
+        from server.regrades.views import diff_public
 
-    with common.session() as session:
-        for part in diff_lines(session, readable_set(session, set_id, None), keep):
-            common.out.print(part) if isinstance(part, Table) else common.out.print(
-                plain(part), highlight=False, soft_wrap=True
-            )
+        with common.session() as session:
+            diff = diff_public(session, readable_set(session, set_id, None), keep)
+    for part in diff_lines(diff):
+        common.out.print(part) if isinstance(part, Table) else common.out.print(
+            plain(part), highlight=False, soft_wrap=True
+        )

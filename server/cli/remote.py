@@ -37,6 +37,8 @@ REMOTE_COMMANDS = (
     "regrade apply",
     "regrade cancel",
     "regrade list",
+    "regrade preview",
+    "regrade show",
     "scores excuse",
     "scores list",
     "scores override",

@@ -224,7 +224,7 @@ def test_a_tas_writes_from_a_laptop_say_what_the_host_says(term: Term) -> None:
 
 def test_server_is_refused_for_the_commands_that_need_the_host(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     both = Both(server, tmp_path)
-    for command in (("users", "list"), ("regrade", "preview", "--exercise", "gae"), ("courses", "list"),
+    for command in (("users", "list"), ("regrade", "status"), ("courses", "list"),
                     ("similarity", "rc-a")):
         done = both.remote("any-token", *command)
         refused(done, "does not run against a server", "scores list", "sets publish")
@@ -314,8 +314,13 @@ def test_an_instructor_adds_staff_from_a_laptop_and_a_ta_may_not(term: Term) -> 
 
 def test_an_instructor_applies_and_cancels_regrades_from_a_laptop(term: Term) -> None:
     both, prof = term.both, term.prof
-    graded = both.ok("regrade", "preview", "--exercise", "actor-loss", "--course", "rc-a", "--all-versions", "--wait")
-    ready = graded.splitlines()[0].strip()
+    graded = both.remote(prof, "regrade", "preview", "--exercise", "actor-loss", "--course", "rc-a",
+                         "--all-versions", "--wait")
+    assert graded.returncode == 0, graded.stderr
+    ready, _, diff = graded.stdout.partition("\n")
+    assert words(graded).startswith(f"Regrade {ready}: 1 submission(s) of 'actor-loss' queued behind live")
+    shown = both.same(prof, "regrade", "show", ready)  # the diff, byte for byte, as --wait printed it
+    assert shown.returncode == 0 and shown.stdout == diff and "1 same; 0 verdict(s) changed" in diff, shown.stdout
     waiting = both.ok("regrade", "preview", "--exercise", "actor-loss", "--course", "rc-a", "--all-versions").strip()
     dry = both.same(prof, "regrade", "apply", ready, "--reason", "fixed the grader", "--dry-run")
     assert dry.returncode == 0 and f"Dry run: applying regrade {ready} would replace 0 verdict(s)" in words(dry)
