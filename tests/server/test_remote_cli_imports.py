@@ -30,7 +30,7 @@ ARGS = {
     "regrade preview": ["--exercise", "gae", "--course", "c1"],
     "regrade show": ["7"],
     "scores excuse": ["c1", "ana", "gae", "--reason", "ill"],
-    "scores override": ["c1", "ana", "gae", "--score", "90", "--reason", "typo"],
+    "scores override": ["c1", "ana", "gae", "90", "--reason", "typo"],
     "scores undo": ["c1", "ana", "gae", "override"],
     "scores list": ["c1"],
     "sets list": ["c1"],
