@@ -198,6 +198,7 @@ class Submission(TypedDict, total=False):
     started_at: str | None
     finished_at: str | None
     queue_position: int | None
+    estimated_seconds: int | None
     course: str
     late: bool
     late_seconds: int | None

@@ -160,21 +160,6 @@ def pick_courses(courses: list[Course], wanted: str | None) -> list[Course]:
     return chosen
 
 
-def window_for(client: Client, course: str | None, exercise: str) -> tuple[str, ExerciseWindow] | None:
-    """(course, the exercise's window) where the submission will go, when the client can tell:
-    the named course, or the learner's only one. None on a server without courses or when
-    the learner is in several courses and named none (the server then says which to pick)."""
-    if course is None:
-        mine = client.courses()
-        if not mine or len(mine) != 1:
-            return None
-        course = str(mine[0].get("slug"))
-    for window in client.course_exercises(course).get("exercises", []):
-        if window.get("exercise") == exercise:
-            return course, window
-    return None
-
-
 def late_warning(course: str, window: ExerciseWindow) -> str | None:
     """The warning shown before a late submission is sent; None when it is on time."""
     if window.get("status") != "late":

@@ -29,7 +29,7 @@ from typing import Any
 
 from notebook_format.errors import SourceError
 
-from .api import Client, ClientError, Submission, UsageError
+from .api import LONG_POLL_SECONDS, CatalogueChanged, Client, ClientError, LateNotConfirmed, Submission, UsageError
 
 __all__ = ["Result", "load_ipython_extension", "source", "submit"]
 
@@ -131,6 +131,41 @@ def _exercise_for(function: str, catalogue: list[Any]) -> str:
     )
 
 
+def _send(
+    client: Client,
+    book: Any,
+    function: str,
+    slug: str,
+    source: str,
+    filename: str,
+    course: str | None,
+    *,
+    timeout: float,
+    yes: bool,
+) -> Submission:
+    """One ``POST /submissions`` holding up to ``LONG_POLL_SECONDS`` for the verdict, as
+    ``ppo-submit FILE`` sends it: ``late=ask`` unless ``yes`` (the server's 409
+    ``LateNotConfirmed`` is the caller's to show), the kept catalogue's version (``book``, a
+    ``catalogue_cache.Catalogue``; None for a named exercise); a 409 ``CatalogueChanged`` reads
+    the catalogue again and sends once more."""
+    for _ in range(2):  # at most one stale catalogue
+        try:
+            return client.submit(
+                slug,
+                source,
+                filename=filename,
+                course=course,
+                wait=min(LONG_POLL_SECONDS, timeout),
+                late="send" if yes else "ask",
+                catalogue=book.version if book is not None else None,
+            )
+        except CatalogueChanged:
+            if book is None:
+                raise
+            slug = _exercise_for(function, book.refresh())
+    raise UsageError("the server refused the submission again; try again")
+
+
 def source(function: Any) -> str:
     """Exactly what ``submit(function)`` would send, sending nothing (no server is needed)."""
     from .kernel import kernel_module
@@ -175,7 +210,7 @@ def _submit(
     timeout: float,
     yes: bool,
 ) -> Result | None:
-    from . import config, html, render
+    from . import catalogue_cache, config, html, render
     from . import courses as course_view
     from .kernel import kernel_module
     from .locations import CellLocator
@@ -187,29 +222,46 @@ def _submit(
     locator = CellLocator(filename, built.line_map)
     assert creds.server is not None
     with Client(creds.server, creds.token) as client:
-        slug = exercise or _exercise_for(name, client.exercises())
         course = config.default_course(course or os.environ.get("PPO_GRADER_COURSE"))
-        found = course_view.window_for(client, course, slug)
-        warning = course_view.late_warning(*found) if found else None
-        if warning is not None and not yes:
-            cell.message(f"{warning} Not sent: pass yes=True (or --yes) to send it late.", kind="warning")
-            return None
-        created = client.submit(slug, built.source, filename=filename, course=course)
 
         def progress(sub: Submission, elapsed: float) -> None:
             line = f"Submission {sub.get('id', '?')} ({slug}): {render.status_text(sub, elapsed)}"
             cell.show(html.progress_html(line), line)
 
-        progress(created, 0.0)
+        # The terminal's one request: the exercise matched in the kept catalogue (none read when
+        # named), the verdict waited for inside the POST, the late question answered by the
+        # server's 409 (LateNotConfirmed) and ``yes``, a stale catalogue by its 409 (CatalogueChanged).
+        book: catalogue_cache.Catalogue | None = None
+        if exercise:
+            slug = exercise
+        else:
+            book = catalogue_cache.Catalogue(client, catalogue_cache.entry_key(client.server, client.token or ""))
+            slug = book.match(lambda exercises: _exercise_for(name, exercises))
+        waiting_line = f"Submission ({slug}): sent, waiting for the verdict…"
+        cell.show(html.progress_html(waiting_line), waiting_line)  # the POST itself may hold a few seconds
+        started = client.now()
         try:
-            final = client.wait(created, timeout=timeout, on_update=progress)
-        except KeyboardInterrupt:
-            cell.message(
-                f"stopped waiting; submission {created.get('id')} is still graded: see "
-                f"`ppo-submit show {created.get('id')}`",
-                kind="note",
+            created = _send(client, book, name, slug, built.source, filename, course, timeout=timeout, yes=yes)
+        except LateNotConfirmed as refused:
+            warning = (
+                course_view.late_warning(refused.course, refused.window) or "This submission is past its due date."
             )
+            cell.message(f"{warning} Not sent: pass yes=True (or --yes) to send it late.", kind="warning")
             return None
+        except KeyboardInterrupt:
+            cell.message("stopped; the submission may be stored and graded: see `ppo-submit history`", kind="note")
+            return None
+        final = created
+        if created.get("status") != "done":
+            try:
+                final = client.wait(created, timeout=timeout, on_update=progress, start=started)
+            except KeyboardInterrupt:
+                cell.message(
+                    f"stopped waiting; submission {created.get('id')} is still graded: see "
+                    f"`ppo-submit show {created.get('id')}`",
+                    kind="note",
+                )
+                return None
     page = html.submission_html(final, locator=locator)
     text = render.plain_text(render.submission_result(final, locator=locator), TEXT_WIDTH)
     note = course_view.late_note(final)

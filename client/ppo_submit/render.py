@@ -464,14 +464,21 @@ def _verdict_line(sub: Submission, checks_line: str = "") -> Text:
 
 
 def status_text(sub: Submission, elapsed: float | None = None) -> str:
-    """The live status line: ``queued (2 ahead) · 3 s`` or ``running… · 5 s``.
+    """The live status line: ``queued: position 3 in the queue, about 12 s · 3 s`` or
+    ``running… · 5 s``.
 
-    ``queue_position`` is read as the number of submissions ahead of this one.
+    ``queue_position`` is read as the number of submissions ahead of this one;
+    ``estimated_seconds`` (the server's, from its measured verdict rate) is shown only when the
+    server sent one: without a measurement nothing claims a time.
     """
     status = str(sub.get("status") or "submitted")
     if status == "queued":
-        ahead = sub.get("queue_position")
-        text = "queued" if ahead is None else ("queued (next)" if ahead == 0 else f"queued ({ahead} ahead)")
+        ahead, estimated = sub.get("queue_position"), sub.get("estimated_seconds")
+        text = "queued"
+        if isinstance(ahead, int) and ahead >= 0:
+            text += f": position {ahead + 1} in the queue"
+            if isinstance(estimated, int) and not isinstance(estimated, bool) and estimated >= 0:
+                text += f", about {estimated} s"
     elif status == "running":
         text = "running…"
     else:

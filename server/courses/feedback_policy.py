@@ -185,6 +185,7 @@ _ALWAYS = frozenset(
         "created_at",
         "course",
         "queue_position",
+        "estimated_seconds",
         "filename",
         "content_version",
         "grader_version",

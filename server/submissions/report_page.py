@@ -208,6 +208,8 @@ def feedback_section(submission: Submission, visible: SubmissionPublic | None = 
     laid out instead of the row's own verdict, checks, feedback and output."""
     if submission.status != Status.DONE.value:
         state = "waiting in the queue" if submission.status == Status.QUEUED.value else "being graded now"
+        if submission.status == Status.QUEUED.value and visible is not None:
+            state += queue_place(visible.queue_position, visible.estimated_seconds)
         return (
             f'<section class="feedback" id="feedback"><p class="muted">This submission is {e(state)}; '
             "the page updates by itself when the verdict arrives.</p></section>"
@@ -225,6 +227,15 @@ def feedback_section(submission: Submission, visible: SubmissionPublic | None = 
     # a row graded before feedback data (migration 0005) shows its checks as they were shown then
     parts.append(_stored_fragment(submission) or _checks_html(submission))
     return _with_output(parts, submission, _resources(submission))
+
+
+def queue_place(ahead: int | None, estimated: int | None) -> str:
+    """``: position 3 in the queue, about 12 s`` (the estimate only when the server measured a
+    rate: ``SubmissionPublic.estimated_seconds``); "" without a position."""
+    if ahead is None:
+        return ""
+    text = f": position {ahead + 1} in the queue"
+    return text if estimated is None else f"{text}, about {estimated} s"
 
 
 def _checks_html(submission: Submission | SubmissionPublic) -> str:

@@ -210,6 +210,13 @@ class SubmissionPublic(LateFields, FeedbackFields, Regraded):
     queue_position: int | None = Field(
         description="Queued submissions ahead of this one; null unless status is queued."
     )
+    estimated_seconds: int | None = Field(
+        default=None,
+        description="While queued: seconds until the verdict at the queue's measured rate (verdicts "
+        "stored in the last 5 minutes), for the submissions ahead and this one; null when there is "
+        "no recent measurement, and unless status is queued.",
+        examples=[12],
+    )
     filename: str | None = Field(default=None, description="The submitted file's base name, when sent.")
     feedback: Feedback | None = Field(
         default=None, description="Root causes, diagnosis and summary; null until done (and for older rows)."

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+import math
+from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -243,6 +245,49 @@ def queue_position(session: Session, submission: Submission) -> int | None:
     )
 
 
+#: The queue's rate is measured over the verdicts stored in the last this many seconds ...
+RATE_WINDOW_SECONDS = 300.0
+#: ... among the newest this many finished rows (one backward scan of ``(status, id)``: the
+#: measurement costs the same however many rows are finished).
+RATE_SAMPLE = 200
+#: Fewer verdicts than this in the window are no measurement: no estimate is given.
+MIN_RATE_VERDICTS = 3
+
+
+def measured_rate(finished: Iterable[datetime], now: datetime) -> float | None:
+    """Verdicts per second over the window: of the ``n`` verdicts finished in the last
+    :data:`RATE_WINDOW_SECONDS`, the ``n - 1`` after the oldest, over the time from it to
+    ``now``. Measuring to ``now`` (not to the newest verdict) lowers the rate while the workers
+    are stalled, so a stalled queue does not keep promising its old speed. None with fewer than
+    :data:`MIN_RATE_VERDICTS` recent verdicts: no measurement, and no number made up."""
+    cutoff = now - timedelta(seconds=RATE_WINDOW_SECONDS)
+    recent = [moment for moment in finished if cutoff <= moment <= now]
+    if len(recent) < MIN_RATE_VERDICTS:
+        return None
+    span = (now - min(recent)).total_seconds()
+    return (len(recent) - 1) / span if span > 0 else None
+
+
+def verdict_rate(session: Session, now: datetime) -> float | None:
+    """The whole queue's recent verdict rate (:func:`measured_rate`) from the database, so
+    verdicts stored by every worker process count: one bounded, indexed query."""
+    finished = session.scalars(
+        select(Submission.finished_at)
+        .where(Submission.status == Status.DONE)
+        .order_by(Submission.id.desc())
+        .limit(RATE_SAMPLE)
+    )
+    return measured_rate((moment for moment in finished if moment is not None), now)
+
+
+def estimated_seconds(ahead: int, rate: float | None) -> int | None:
+    """Seconds until a queued submission's verdict at ``rate``: the ``ahead`` submissions before
+    it and itself, rounded up; None without a measured rate."""
+    if rate is None or rate <= 0:
+        return None
+    return math.ceil(round((ahead + 1) / rate, 6))  # 3 / 0.3 is 10.000000000000002: 10 s, not 11
+
+
 def visible_to(session: Session, viewer: User, submission: Submission, now: datetime) -> SubmissionPublic:
     """The wire form of one submission as ``viewer`` may see it at ``now``: the exercise set's
     feedback policy applied (``server.courses.feedback_policy``)."""
@@ -251,6 +296,7 @@ def visible_to(session: Session, viewer: User, submission: Submission, now: date
 
 def to_public(session: Session, submission: Submission) -> SubmissionPublic:
     """The wire form of one submission, everything in it (``visible_to`` for a viewer)."""
+    ahead = queue_position(session, submission)
     return SubmissionPublic(
         id=submission.id,
         exercise=submission.exercise,
@@ -279,7 +325,8 @@ def to_public(session: Session, submission: Submission) -> SubmissionPublic:
         created_at=submission.created_at,
         started_at=submission.started_at,
         finished_at=submission.finished_at,
-        queue_position=queue_position(session, submission),
+        queue_position=ahead,
+        estimated_seconds=None if ahead is None else estimated_seconds(ahead, verdict_rate(session, utcnow())),
         **_late_fields(session, submission),  # type: ignore[arg-type]
         filename=submission.filename,
         feedback=_feedback(submission.feedback),

@@ -152,7 +152,8 @@ def test_feedback_names_the_cell_and_the_line_and_shows_progress(kernel: Kernel)
     assert f"notebook.ipynb: cell {function_count}, line 3, column" in shown, shown
     assert "3 |     return advantages.not_a_method(), values" in shown
     assert f"cell {function_count}, line 3" in run.html(4)
-    progress = [text for index, kind, text in run.displays if index == 4 and ("queued" in text or "running" in text)]
+    progress = [text for index, kind, text in run.displays
+                if index == 4 and any(word in text for word in ("queued", "running", "waiting for the verdict"))]
     assert progress and progress[0].startswith("Submission "), run.displays
 
 

@@ -160,7 +160,7 @@ def test_submission_public_shape(api: Api) -> None:
     assert set(done) == {
         "id", "exercise", "user", "status", "verdict", "score", "message", "checks", "stdout",
         "stderr", "timings", "peak_memory_bytes", "cpu_seconds", "created_at", "started_at",
-        "finished_at", "queue_position", "filename", "feedback",
+        "finished_at", "queue_position", "estimated_seconds", "filename", "feedback",
         "course", "late", "late_seconds", "penalty_percent", "counted_score",
         "content_version", "grader_version", "regrades",
         "feedback_view", "feedback_policy", "released_at", "token_spent", "tokens_left",
@@ -177,7 +177,7 @@ def test_submission_public_shape(api: Api) -> None:
         "check_id": "actor-loss/clip", "mistake_id": "actor-loss/max-for-min",
         "misconception": "max instead of min",  # mistake_title's old name, deprecated, for one release
     }
-    assert done["queue_position"] is None
+    assert done["queue_position"] is None and done["estimated_seconds"] is None
     assert done["peak_memory_bytes"] == 12345
     assert done["timings"]["jail_start"] == 0.01
     assert done["timings"]["grade_seconds"] >= 0
