@@ -186,6 +186,15 @@ def _form_set(
     return course, regrade
 
 
+def _refused(
+    session: Session, request: Request, user: User, regrade: RegradeSet, secret: bytes, status: int, text: str
+) -> Response:
+    """The set's page again with the refusal in it, once what the form began is rolled back."""
+    session.rollback()
+    body = _set_page(session, request, user, regrade, secret, error=text)
+    return html_response(body, status_code=status)
+
+
 @router.post(REGRADES + "/{set_id}/apply")
 def apply(
     set_id: str, request: Request, form: FormFields, session: SessionDep, settings: SettingsDep, user: WebInstructor
@@ -198,9 +207,7 @@ def apply(
     reason = display_text(sent, REASON_CHARS + 1) or ""
 
     def refused(status: int, text: str) -> Response:
-        session.rollback()
-        body = _set_page(session, request, user, regrade, settings.secret_bytes, error=text)
-        return html_response(body, status_code=status)
+        return _refused(session, request, user, regrade, settings.secret_bytes, status, text)
 
     if keep_text not in (Keep.NEW.value, Keep.HIGHER.value):
         return refused(400, "Keep the regraded verdict (new) or the better of the two (higher).")
@@ -226,8 +233,6 @@ def cancel(
     try:
         service.cancel(session, regrade, actor=user.name)
     except GraderError as exc:
-        session.rollback()
-        body = _set_page(session, request, user, regrade, settings.secret_bytes, error=exc.detail)
-        return html_response(body, status_code=exc.status_code)
+        return _refused(session, request, user, regrade, settings.secret_bytes, exc.status_code, exc.detail)
     session.commit()
     return redirect(in_course(regrade_url(regrade.id), course.slug, done="cancelled"))

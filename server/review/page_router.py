@@ -18,6 +18,8 @@ refused, naming the caps, before anything is read from it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
@@ -107,6 +109,22 @@ def _staff_submission(session: Session, user: User, fields: dict[str, str]) -> t
     return course, submission
 
 
+@contextmanager
+def _refusals_as_page(user: User, back: str) -> Iterator[None]:
+    """The service's refusals (``GraderError``) inside, as the page that says so in its words,
+    linking ``back``; every form of this router refuses the same way."""
+    try:
+        yield
+    except GraderError as exc:
+        raise NotDone(exc.status_code, exc.detail, user, back) from None
+
+
+def _done(session: Session, back: str) -> Response:
+    """Commit the form's change, then 303 to the review section of the page ``back`` names."""
+    session.commit()
+    return redirect(back + "#review")
+
+
 def _score(user: User, text: str | None, back: str) -> float:
     try:
         value = float((text or "").strip())
@@ -128,12 +146,9 @@ def comment(
     line = parse_int(fields.get("line"), 0, 1, 10**6)
     if not line:
         raise NotDone(400, f"Name a line from 1 to {service.source_lines(submission)}.", user, back)
-    try:
+    with _refusals_as_page(user, back):  # the API's refusals, in its words
         service.add_comment(session, user, submission.id, line, fields.get("body", ""))
-    except GraderError as exc:  # the API's refusals, in its words
-        raise NotDone(exc.status_code, exc.detail, user, back) from None
-    session.commit()
-    return redirect(back + "#review")
+    return _done(session, back)
 
 
 @router.post(OVERRIDE_ACTION)
@@ -145,14 +160,11 @@ def override(
     course, submission = _staff_submission(session, user, fields)
     back = submission_url(submission.id)
     score = _score(user, fields.get("score"), back)
-    try:
+    with _refusals_as_page(user, back):
         corrections.override(
             session, course, submission.user.name, submission.exercise, score, fields.get("reason", ""), user.name
         )
-    except GraderError as exc:
-        raise NotDone(exc.status_code, exc.detail, user, back) from None
-    session.commit()
-    return redirect(back + "#review")
+    return _done(session, back)
 
 
 @router.post(ANSWER_ACTION)
@@ -165,17 +177,14 @@ def answer(
     if course is None:
         raise PageNotFound(user, "No course by that name that you teach.")
     number = _number(user, fields.get("request"))
-    back = in_course(REVIEWS, course.slug)
-    try:
+    with _refusals_as_page(user, in_course(REVIEWS, course.slug)):  # no such request: back to the queue
         found = service.course_request(session, course, number)
-        back = submission_url(found.submission_id)
-        text = (fields.get("score") or "").strip()
-        score = _score(user, text, back) if text else None
+    back = submission_url(found.submission_id)
+    text = (fields.get("score") or "").strip()
+    score = _score(user, text, back) if text else None
+    with _refusals_as_page(user, back):
         service.answer_request(session, course, user, number, fields.get("answer", ""), score, fields.get("reason"))
-    except GraderError as exc:
-        raise NotDone(exc.status_code, exc.detail, user, back) from None
-    session.commit()
-    return redirect(back + "#review")
+    return _done(session, back)
 
 
 @router.post(REQUEST_ACTION)
@@ -188,9 +197,6 @@ def ask(
     if submission is None or submission.user_id != user.id:
         raise PageNotFound(user)
     back = submission_url(submission.id)
-    try:
+    with _refusals_as_page(user, back):
         service.request_review(session, user, submission.id, fields.get("message", ""), now)
-    except GraderError as exc:
-        raise NotDone(exc.status_code, exc.detail, user, back) from None
-    session.commit()
-    return redirect(back + "#review")
+    return _done(session, back)

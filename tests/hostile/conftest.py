@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from sandbox.protocol import Arg, Call, JobRequest, JobResult, SandboxLimits
-from sandbox.runner import SandboxPool
+from sandbox.runner import JailConfig, SandboxPool
 
 REPO = Path(__file__).resolve().parents[2]
 CANARY_NAME = "PPO_GRADER_SECRET_KEY"
@@ -100,6 +100,16 @@ def _track_hosts(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if "jail" in request.fixturenames:
         request.getfixturevalue("jail").track_hosts()
+
+
+def two_jail_hosts(limits: SandboxLimits) -> Iterator[SandboxPool]:
+    """Two warm jail hosts under ``limits``, for jobs that run at once; closed when the
+    (module-scoped) fixture that yields from this ends."""
+    p = SandboxPool(2, JailConfig(limits=limits))
+    try:
+        yield p
+    finally:
+        p.close()
 
 
 def run_f(pool: SandboxPool, source: str) -> JobResult:

@@ -41,10 +41,10 @@ import pytest
 
 from sandbox import host
 from sandbox.protocol import JobResult, SandboxLimits
-from sandbox.runner import JailConfig, SandboxPool
+from sandbox.runner import SandboxPool
 from sandbox.verdicts import MALFORMED, TOO_MANY_TENSORS
 from tests.hostile import sources as S
-from tests.hostile.conftest import Jail, run_at_once, run_f
+from tests.hostile.conftest import Jail, run_at_once, run_f, two_jail_hosts
 from tests.hostile.review10_sources import HOLDER, PIPE_HOARD, PROBE
 
 pytestmark = pytest.mark.slow
@@ -58,11 +58,7 @@ QUOTAS = ("queued signals", "message queues", "1 MiB pipes")
 @pytest.fixture(scope="module")
 def pool() -> Iterator[SandboxPool]:
     """Two warm jail hosts, for jobs that run at once."""
-    p = SandboxPool(2, JailConfig(limits=LIMITS))
-    try:
-        yield p
-    finally:
-        p.close()
+    yield from two_jail_hosts(LIMITS)
 
 
 def _numbers(result: JobResult, word: str) -> tuple[int, ...]:

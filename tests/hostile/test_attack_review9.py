@@ -47,9 +47,10 @@ from typing import Any
 import pytest
 
 from sandbox.protocol import JobResult, SandboxLimits
-from sandbox.runner import JailConfig, SandboxPool
+from sandbox.runner import SandboxPool
 from tests.hostile.conftest import run_at_once as _at_once
 from tests.hostile.conftest import run_f as _run
+from tests.hostile.conftest import two_jail_hosts
 from tests.hostile.review9_sources import (
     IPC_FIND,
     IPC_LEAVE,
@@ -76,11 +77,7 @@ LIMITS = SandboxLimits(cpu_seconds=10, wall_seconds=20, memory_bytes=1 << 30, ou
 @pytest.fixture(scope="module")
 def pool() -> Iterator[SandboxPool]:
     """Two warm jail hosts, for jobs that run at once."""
-    p = SandboxPool(2, JailConfig(limits=LIMITS))
-    try:
-        yield p
-    finally:
-        p.close()
+    yield from two_jail_hosts(LIMITS)
 
 
 def _got(result: JobResult) -> int:

@@ -44,15 +44,17 @@ Attempts that failed (the jail held):
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sandbox.protocol import Arg, Call, JobRequest, JobResult, SandboxLimits
-from sandbox.runner import JailConfig, SandboxPool
+from sandbox.protocol import SandboxLimits
+from sandbox.runner import SandboxPool
+from tests.hostile.conftest import run_at_once as _at_once
+from tests.hostile.conftest import run_f as _run
+from tests.hostile.conftest import two_jail_hosts
 from tests.sandbox.review8_sources import FLOAT64_HONEST, OFFLOADED_MEASURED_CASE
 
 pytestmark = pytest.mark.slow
@@ -77,29 +79,7 @@ def judge() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def pool() -> Iterator[SandboxPool]:
     """Two warm jail hosts, for jobs that run at once."""
-    p = SandboxPool(2, JailConfig(limits=LIMITS))
-    try:
-        yield p
-    finally:
-        p.close()
-
-
-def _run(pool: SandboxPool, source: str) -> JobResult:
-    return pool.run(JobRequest(source=source, function="f", calls=[Call(id="1", args=[Arg(value=1)])]), {})
-
-
-def _at_once(pool: SandboxPool, *sources: str) -> list[JobResult]:
-    results: list[Any] = [None] * len(sources)
-
-    def run(i: int) -> None:
-        results[i] = _run(pool, sources[i])
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(sources))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
+    yield from two_jail_hosts(LIMITS)
 
 
 def _memory_check(report: Any) -> Any:

@@ -4,20 +4,24 @@ users with tokens."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 
 from server.app import GraderFactory, create_app
 from server.config import Settings
+from server.courses.service import enroll
 from server.db import transaction
-from server.models import Role
+from server.models import AuditEvent, Course, Role, User
 from server.state import AppState
 from server.users.service import create_user
+from server.web.session import COOKIE_NAME, form_token
 from tests.pg import pg_database, pg_url  # noqa: F401  (fixtures)
 from tests.server.fakes import FakeGrader
 
@@ -147,3 +151,96 @@ def env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
     monkeypatch.delenv("PPO_GRADER_TOKEN", raising=False)
     served_database(settings)
     return settings
+
+
+# Helpers for the tests that serve the app over a real socket (``tests.server.live_server``):
+# the API with a bearer token, a logged-in browser session (httpx or Playwright), the users,
+# their enrolments and a submission graded to the end.
+
+
+def served_api(url: str, token: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    """One request to the served app's API (``url`` is its root) as the holder of ``token``."""
+    return httpx.request(method, f"{url}/api/v1{path}", headers={"Authorization": f"Bearer {token}"},
+                         timeout=30, **kwargs)
+
+
+def logged_in(url: str, token: str, secret: bytes) -> tuple[httpx.Client, str]:
+    """A client logged in to the served app by ``token`` (its cookie jar) and its session's form token."""
+    client = httpx.Client(base_url=url, timeout=30, follow_redirects=False)
+    landed = client.post("/login", data={"token": token})
+    assert landed.status_code == 303, landed.text
+    return client, form_token(client.cookies[COOKIE_NAME], secret)
+
+
+def user_tokens(factory: Any, secret: bytes, roles: Iterable[tuple[str, Role]]) -> dict[str, str]:
+    """Create each named user with its role; their tokens by name."""
+    with transaction(factory) as session:
+        return {name: create_user(session, name, role, secret).token for name, role in roles}
+
+
+def enroll_named(factory: Any, rows: Iterable[tuple[str, str, str]]) -> None:
+    """Enrol users in courses by name: each row is (course slug, user name, course role)."""
+    with transaction(factory) as session:
+        courses = {c.slug: c for c in session.scalars(select(Course))}
+        users = {u.name: u for u in session.scalars(select(User))}
+        for slug, name, role in rows:
+            enroll(session, courses[slug], users[name], role)
+
+
+def audit_events(factory: Any) -> list[tuple[str | None, int | None, str, str]]:
+    """The audit log, oldest first: (actor, actor id, action, target) of each event."""
+    with factory() as session:
+        return [(e.actor, e.actor_id, e.action, e.target)
+                for e in session.scalars(select(AuditEvent).order_by(AuditEvent.id))]
+
+
+def user_id_of(factory: Any, name: str) -> int:
+    """The id of the user by that name (who must exist)."""
+    with factory() as session:
+        found = session.scalar(select(User.id).where(User.name == name))
+        assert found is not None
+        return found
+
+
+def wait_graded(url: str, token: str, submission_id: int) -> Any:
+    """The submission once its status is ``done`` (a minute at most), as its owner reads it."""
+    deadline = time.monotonic() + 60
+    while (found := served_api(url, token, "GET", f"/submissions/{submission_id}").json())["status"] != "done":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return found
+
+
+def browser_login(browser: Any, url: str, token: str) -> Any:
+    """A Playwright page in a new browser context, logged in with ``token`` from the login form
+    the page at ``url`` shows (30 s for each wait)."""
+    page = browser.new_context().new_page()
+    page.set_default_timeout(30_000)
+    page.goto(url)
+    page.fill("#token", token)
+    page.click("button[type=submit]")
+    return page
+
+
+def preview_regrade_in_browser(page: Any, exercise: str) -> None:
+    """On the Regrades page: preview a regrade of every counted verdict of ``exercise``, then reload
+    until the set is ready (a minute at most)."""
+    page.click("nav a:has-text('Regrades')")
+    page.select_option("#rp-exercise", exercise)
+    page.check("#rp-all")
+    page.click("#regrade-preview button[type=submit]")
+    deadline = time.monotonic() + 60
+    while "ready:" not in page.inner_text("#regrade-state"):
+        assert time.monotonic() < deadline, page.inner_text("#regrade-state")
+        page.reload()
+
+
+def answer_in_browser(page: Any, text: str, score: str) -> None:
+    """On a submission's page: answer its open review request with ``text`` and an override to
+    ``score``, then wait until it shows as resolved."""
+    form = page.wait_for_selector("form.answer-form")
+    request_id = (form.get_attribute("id") or "").removeprefix("answer-")
+    page.fill(f"#a-text-{request_id}", text)
+    page.fill(f"#a-score-{request_id}", score)
+    page.click(f"#answer-{request_id} button[type=submit]")
+    page.wait_for_selector("#review-requests li.request[data-state=resolved]")

@@ -9,21 +9,26 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-from sqlalchemy import select
 
 from server.app import create_app
 from server.config import Settings
-from server.courses.service import INSTRUCTOR, enroll
-from server.db import transaction
-from server.models import Course, Role, User
-from server.users.service import create_user
+from server.courses.service import INSTRUCTOR
+from server.models import Role
+from tests.server.conftest import (
+    browser_login,
+    enroll_named,
+    preview_regrade_in_browser,
+    served_api,
+    user_tokens,
+    wait_graded,
+)
 from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
 from tests.server.fakes import FakeGrader, FakeReport
 from tests.server.live_server import live_server
@@ -47,42 +52,27 @@ def test_a_ta_moves_a_due_date_and_applies_a_regrade_in_chromium(settings: Setti
     old_due, new_due = now - timedelta(hours=2), now + timedelta(days=2)
     with live_server(app) as url:
         factory = app.state.grader.session_factory
-        with transaction(factory) as session:
-            prof = create_user(session, "prof", Role.INSTRUCTOR, settings.secret_bytes).token
-            ann = create_user(session, "ann", Role.LEARNER, settings.secret_bytes).token
-            tara = create_user(session, "tara", Role.LEARNER, settings.secret_bytes).token
+        tokens = user_tokens(factory, settings.secret_bytes,
+                             (("prof", Role.INSTRUCTOR), ("ann", Role.LEARNER), ("tara", Role.LEARNER)))
+        prof, ann, tara = tokens["prof"], tokens["ann"], tokens["tara"]
 
-        def api(method: str, path: str, token: str = prof, **kwargs: object) -> httpx.Response:
-            return httpx.request(method, f"{url}/api/v1{path}", headers={"Authorization": f"Bearer {token}"},
-                                 timeout=30, **kwargs)  # type: ignore[arg-type]
+        def api(method: str, path: str, token: str = prof, **kwargs: Any) -> httpx.Response:
+            return served_api(url, token, method, path, **kwargs)
 
         assert api("POST", "/courses", json={"slug": COURSE, "title": "Browser", "time_zone": ZONE}).status_code == 201
-        with transaction(factory) as session:
-            course = session.scalar(select(Course).where(Course.slug == COURSE))
-            assert course is not None
-            for name, role in (("ann", "learner"), ("tara", INSTRUCTOR)):
-                user = session.scalar(select(User).where(User.name == name))
-                assert user is not None
-                enroll(session, course, user, role)
+        enroll_named(factory, [(COURSE, "ann", "learner"), (COURSE, "tara", INSTRUCTOR)])
         rules = {"release_at": (now - timedelta(days=1)).isoformat(), "due_at": old_due.isoformat(),
                  "penalty_percent": 10}
         assert api("PUT", f"/courses/{COURSE}/exercises/actor-loss", json=rules).status_code == 200
         sent = api("POST", "/submissions", ann, json={"exercise": "actor-loss", "source": "x = 1\n", "course": COURSE})
         assert sent.status_code == 202, sent.text
-        deadline = time.monotonic() + 60
-        while (done := api("GET", f"/submissions/{sent.json()['id']}", ann).json())["status"] != "done":
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        done = wait_graded(url, ann, sent.json()["id"])
         assert done["counted_score"] == 67.5  # 75 less 10%: a started day late
 
         with sync_api.sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             try:
-                page = browser.new_context().new_page()
-                page.set_default_timeout(30_000)
-                page.goto(f"{url}/dashboard?course={COURSE}")
-                page.fill("#token", tara)
-                page.click("button[type=submit]")
+                page = browser_login(browser, f"{url}/dashboard?course={COURSE}", tara)
                 page.click("nav a:has-text('Assignments')")
                 page.wait_for_selector("#set-actor-loss")
                 page.fill("#f-actor-loss-due", _local(new_due))
@@ -108,14 +98,7 @@ def test_a_ta_moves_a_due_date_and_applies_a_regrade_in_chromium(settings: Setti
                 grader.report = FakeReport(score=100.0, checks=[
                     c if c.passed else type(c)(c.name, c.weight, True, "ok", None, check_id=c.check_id)
                     for c in FakeReport().checks])
-                page.click("nav a:has-text('Regrades')")
-                page.select_option("#rp-exercise", "actor-loss")
-                page.check("#rp-all")
-                page.click("#regrade-preview button[type=submit]")
-                deadline = time.monotonic() + 60
-                while "ready:" not in page.inner_text("#regrade-state"):
-                    assert time.monotonic() < deadline, page.inner_text("#regrade-state")
-                    page.reload()
+                preview_regrade_in_browser(page, "actor-loss")
                 assert "1 up, 0 down" in page.inner_text("#regrade-counts")
                 page.fill("#regrade-reason", "The clip check was too strict.")
                 page.screenshot(path=str(tmp_path / "regrade.png"), full_page=True)

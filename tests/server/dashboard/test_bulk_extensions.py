@@ -10,7 +10,6 @@ learner gets 404 for every page and post; the course page lists the audit log to
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html import unescape
@@ -24,12 +23,19 @@ from typer.testing import CliRunner
 from server.app import create_app
 from server.cli import app as cli
 from server.config import Settings
-from server.courses.service import INSTRUCTOR, enroll
-from server.db import transaction
-from server.models import AuditEvent, Course, Extension, Role, ScoreCorrection, User
-from server.users.service import create_user
-from server.web.session import COOKIE_NAME, form_token
-from tests.server.courses.conftest import DAY, DUE, HOUR, RELEASE, FakeClock
+from server.courses.service import INSTRUCTOR
+from server.models import AuditEvent, Extension, Role, ScoreCorrection
+from tests.server.conftest import (
+    audit_events,
+    browser_login,
+    enroll_named,
+    logged_in,
+    served_api,
+    user_id_of,
+    user_tokens,
+    wait_graded,
+)
+from tests.server.courses.conftest import DUE, HOUR, RELEASE, FakeClock
 from tests.server.fakes import FakeGrader
 from tests.server.live_server import live_server
 
@@ -47,30 +53,21 @@ class Site:
     tokens: dict[str, str]
 
     def api(self, method: str, path: str, who: str = "prof", **kwargs: Any) -> httpx.Response:
-        return httpx.request(method, f"{self.url}/api/v1{path}", headers={"Authorization": f"Bearer {self.tokens[who]}"},
-                             timeout=30, **kwargs)
+        return served_api(self.url, self.tokens[who], method, path, **kwargs)
 
     def browser(self, who: str) -> tuple[httpx.Client, str]:
         """A logged-in client (its cookie jar) and its session's form token."""
-        client = httpx.Client(base_url=self.url, timeout=30, follow_redirects=False)
-        landed = client.post("/login", data={"token": self.tokens[who]})
-        assert landed.status_code == 303, landed.text
-        return client, form_token(client.cookies[COOKIE_NAME], self.secret)
+        return logged_in(self.url, self.tokens[who], self.secret)
 
     def counted(self) -> dict[tuple[str, str], Any]:
         scores = self.api("GET", f"/courses/{COURSE}/scores").json()["scores"]
         return {(s["learner"], s["exercise"]): ("excused" if s["excused"] else s["counted_score"]) for s in scores}
 
     def events(self) -> list[tuple[str | None, int | None, str, str]]:
-        with self.factory() as session:
-            return [(e.actor, e.actor_id, e.action, e.target)
-                    for e in session.scalars(select(AuditEvent).order_by(AuditEvent.id))]
+        return audit_events(self.factory)
 
     def user_id(self, name: str) -> int:
-        with self.factory() as session:
-            found = session.scalar(select(User.id).where(User.name == name))
-            assert found is not None
-            return found
+        return user_id_of(self.factory, name)
 
 
 @pytest.fixture
@@ -83,20 +80,14 @@ def site(settings: Settings, grader: FakeGrader) -> Iterator[Site]:
     app = create_app(settings, grader.factory, clock=clock)
     with live_server(app) as url:
         factory = app.state.grader.session_factory
-        tokens: dict[str, str] = {}
-        with transaction(factory) as session:
-            for name, role in (("prof", Role.INSTRUCTOR), ("tara", Role.LEARNER), ("ann", Role.LEARNER),
-                               ("bob", Role.LEARNER), ("eve", Role.LEARNER)):
-                tokens[name] = create_user(session, name, role, settings.secret_bytes).token
+        tokens = user_tokens(factory, settings.secret_bytes, (("prof", Role.INSTRUCTOR), ("tara", Role.LEARNER),
+                                                              ("ann", Role.LEARNER), ("bob", Role.LEARNER),
+                                                              ("eve", Role.LEARNER)))
         s = Site(url, factory, settings.secret_bytes, tokens)
         for slug in (COURSE, "other"):
             assert s.api("POST", "/courses", json={"slug": slug, "title": slug, "time_zone": "Europe/Paris"}).status_code == 201
-        with transaction(factory) as session:
-            courses = {c.slug: c for c in session.scalars(select(Course))}
-            users = {u.name: u for u in session.scalars(select(User))}
-            for name, role in (("ann", "learner"), ("bob", "learner"), ("tara", INSTRUCTOR)):
-                enroll(session, courses[COURSE], users[name], role)
-            enroll(session, courses["other"], users["eve"], "learner")
+        enroll_named(factory, [(COURSE, "ann", "learner"), (COURSE, "bob", "learner"), (COURSE, "tara", INSTRUCTOR),
+                               ("other", "eve", "learner")])
         rules = {"release_at": RELEASE.isoformat(), "due_at": DUE.isoformat(), "penalty_percent": 10}
         assert s.api("PUT", f"/courses/{COURSE}/exercises/actor-loss", json=rules).status_code == 200
         assert s.api("PUT", f"/courses/{COURSE}/exercises/gae", json={}).status_code == 200
@@ -105,10 +96,7 @@ def site(settings: Settings, grader: FakeGrader) -> Iterator[Site]:
             sent = s.api("POST", "/submissions", who, json={"exercise": "actor-loss", "source": f"x = {who!r}\n",
                                                             "course": COURSE})
             assert sent.status_code == 202, sent.text
-            deadline = time.monotonic() + 60
-            while s.api("GET", f"/submissions/{sent.json()['id']}", who).json()["status"] != "done":
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+            wait_graded(url, tokens[who], sent.json()["id"])
         assert s.counted()[("ann", "actor-loss")] == 67.5 and s.counted()[("bob", "actor-loss")] == 75
         yield s
 
@@ -343,11 +331,7 @@ def test_a_ta_bulk_extends_from_an_uploaded_file_in_chromium(site: Site, tmp_pat
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            page = browser.new_context().new_page()
-            page.set_default_timeout(30_000)
-            page.goto(f"{site.url}/dashboard?course={COURSE}")
-            page.fill("#token", site.tokens["tara"])
-            page.click("button[type=submit]")
+            page = browser_login(browser, f"{site.url}/dashboard?course={COURSE}", site.tokens["tara"])
             page.click("nav a:has-text('Extensions')")
             page.wait_for_selector("#bulk-form")
             page.set_input_files("#b-file", str(rows))

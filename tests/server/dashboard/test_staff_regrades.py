@@ -24,11 +24,17 @@ from sqlalchemy import select
 
 from server.app import create_app
 from server.config import Settings
-from server.courses.service import INSTRUCTOR, enroll
-from server.db import transaction
-from server.models import AuditEvent, Course, Enrollment, RegradeSet, Role, User
-from server.users.service import create_user
-from server.web.session import COOKIE_NAME, form_token
+from server.courses.service import INSTRUCTOR
+from server.models import Course, Enrollment, RegradeSet, Role, User
+from tests.server.conftest import (
+    audit_events,
+    enroll_named,
+    logged_in,
+    served_api,
+    user_id_of,
+    user_tokens,
+    wait_graded,
+)
 from tests.server.fakes import FakeGrader, FakeReport
 from tests.server.live_server import live_server
 
@@ -53,30 +59,21 @@ class Site:
     submission: int
 
     def api(self, method: str, path: str, who: str = "prof", **kwargs: Any) -> httpx.Response:
-        return httpx.request(method, f"{self.url}/api/v1{path}", headers={"Authorization": f"Bearer {self.tokens[who]}"},
-                             timeout=30, **kwargs)
+        return served_api(self.url, self.tokens[who], method, path, **kwargs)
 
     def browser(self, who: str) -> tuple[httpx.Client, str]:
         """A logged-in client (its cookie jar) and its session's form token."""
-        client = httpx.Client(base_url=self.url, timeout=30, follow_redirects=False)
-        landed = client.post("/login", data={"token": self.tokens[who]})
-        assert landed.status_code == 303, landed.text
-        return client, form_token(client.cookies[COOKIE_NAME], self.secret)
+        return logged_in(self.url, self.tokens[who], self.secret)
 
     def counted(self, learner: str = "ann") -> float | None:
         scores = self.api("GET", f"/courses/{COURSE}/scores").json()["scores"]
         return next(s["counted_score"] for s in scores if (s["learner"], s["exercise"]) == (learner, "actor-loss"))
 
-    def events(self) -> list[tuple[str, int | None, str, str]]:
-        with self.factory() as session:
-            return [(e.actor, e.actor_id, e.action, e.target)
-                    for e in session.scalars(select(AuditEvent).order_by(AuditEvent.id))]
+    def events(self) -> list[tuple[str | None, int | None, str, str]]:
+        return audit_events(self.factory)
 
     def user_id(self, name: str) -> int:
-        with self.factory() as session:
-            found = session.scalar(select(User.id).where(User.name == name))
-            assert found is not None
-            return found
+        return user_id_of(self.factory, name)
 
     def staff(self) -> set[str]:
         with self.factory() as session:
@@ -98,28 +95,19 @@ def site(settings: Settings) -> Iterator[Site]:
     app = create_app(settings, grader.factory)
     with live_server(app) as url:
         factory = app.state.grader.session_factory
-        tokens: dict[str, str] = {}
-        with transaction(factory) as session:
-            for name, role in (("prof", Role.INSTRUCTOR), ("olga", Role.INSTRUCTOR), ("tara", Role.LEARNER),
-                               ("ann", Role.LEARNER), ("bob", Role.LEARNER), ("eve", Role.LEARNER)):
-                tokens[name] = create_user(session, name, role, settings.secret_bytes).token
+        tokens = user_tokens(factory, settings.secret_bytes, (("prof", Role.INSTRUCTOR), ("olga", Role.INSTRUCTOR),
+                                                              ("tara", Role.LEARNER), ("ann", Role.LEARNER),
+                                                              ("bob", Role.LEARNER), ("eve", Role.LEARNER)))
         s = Site(url, factory, settings.secret_bytes, grader, tokens, 0)
         assert s.api("POST", "/courses", json={"slug": COURSE, "title": "Spring"}).status_code == 201
         assert s.api("POST", "/courses", "olga", json={"slug": "other", "title": "Other"}).status_code == 201
-        with transaction(factory) as session:
-            courses = {c.slug: c for c in session.scalars(select(Course))}
-            users = {u.name: u for u in session.scalars(select(User))}
-            for name, role in (("ann", "learner"), ("bob", "learner"), ("tara", INSTRUCTOR)):
-                enroll(session, courses[COURSE], users[name], role)
-            enroll(session, courses["other"], users["eve"], "learner")
+        enroll_named(factory, [(COURSE, "ann", "learner"), (COURSE, "bob", "learner"), (COURSE, "tara", INSTRUCTOR),
+                               ("other", "eve", "learner")])
         assert s.api("PUT", f"/courses/{COURSE}/exercises/actor-loss", json={}).status_code == 200
         sent = s.api("POST", "/submissions", "ann", json={"exercise": "actor-loss", "source": "x = 1\n", "course": COURSE})
         assert sent.status_code == 202, sent.text
         s.submission = sent.json()["id"]
-        deadline = time.monotonic() + 60
-        while s.api("GET", f"/submissions/{s.submission}", "ann").json()["status"] != "done":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_graded(url, tokens["ann"], s.submission)
         yield s
 
 

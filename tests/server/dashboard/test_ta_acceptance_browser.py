@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from server.courses.service import INSTRUCTOR, enroll
 from server.db import transaction
 from server.models import AuditEvent, Course, Role, Submission, User
 from server.users.service import create_user
+from tests.server.conftest import answer_in_browser, browser_login, preview_regrade_in_browser, served_api, wait_graded
 from tests.server.dashboard.test_staff_regrades import FIXED
 from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
 from tests.server.fakes import FakeGrader, FakeReport
@@ -65,8 +65,7 @@ def test_a_ta_walks_issue_36_in_chromium_and_the_learner_sees_each_result(
                                         settings.secret_bytes).token for name in ("prof", "tara", *LEARNERS)}
 
         def api(method: str, path: str, who: str = "prof", **kwargs: Any) -> httpx.Response:
-            return httpx.request(method, f"{url}/api/v1{path}", headers={"Authorization": f"Bearer {tokens[who]}"},
-                                 timeout=30, **kwargs)
+            return served_api(url, tokens[who], method, path, **kwargs)
 
         def counted() -> dict[int, float | None]:
             with factory() as session:
@@ -83,12 +82,7 @@ def test_a_ta_walks_issue_36_in_chromium_and_the_learner_sees_each_result(
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             try:
                 def login(who: str, path: str) -> Any:
-                    page = browser.new_context().new_page()
-                    page.set_default_timeout(30_000)
-                    page.goto(f"{url}{path}")
-                    page.fill("#token", tokens[who])
-                    page.click("button[type=submit]")
-                    return page
+                    return browser_login(browser, f"{url}{path}", tokens[who])
 
                 def shot(page: Any, name: str) -> None:
                     page.screenshot(path=str(tmp_path / f"{name}.png"), full_page=True)
@@ -117,10 +111,7 @@ def test_a_ta_walks_issue_36_in_chromium_and_the_learner_sees_each_result(
                                                                    "course": COURSE})
                     assert sent.status_code == 202, sent.text
                     ids[name] = sent.json()["id"]
-                    deadline = time.monotonic() + 60
-                    while api("GET", f"/submissions/{ids[name]}", name).json()["status"] != "done":
-                        assert time.monotonic() < deadline
-                        time.sleep(0.05)
+                    wait_graded(url, tokens[name], ids[name])
                 before = counted()
                 assert before == {**{ids[n]: 67.5 for n in LEARNERS}, ids["dan"]: 0.0}
                 ann.reload()
@@ -198,14 +189,7 @@ def test_a_ta_walks_issue_36_in_chromium_and_the_learner_sees_each_result(
 
                 # 5. The grader is fixed: preview a regrade of every counted verdict, apply it with a reason.
                 grader.report = FIXED
-                ta.click("nav a:has-text('Regrades')")
-                ta.select_option("#rp-exercise", "actor-loss")
-                ta.check("#rp-all")
-                ta.click("#regrade-preview button[type=submit]")
-                deadline = time.monotonic() + 60
-                while "ready:" not in ta.inner_text("#regrade-state"):
-                    assert time.monotonic() < deadline, ta.inner_text("#regrade-state")
-                    ta.reload()
+                preview_regrade_in_browser(ta, "actor-loss")
                 assert "5 up, 0 down" in ta.inner_text("#regrade-counts")
                 ta.fill("#regrade-reason", "The clip check was too strict.")
                 ta.click("#regrade-apply button[type=submit]")
@@ -234,12 +218,7 @@ def test_a_ta_walks_issue_36_in_chromium_and_the_learner_sees_each_result(
                 ta.click("nav a:has-text('Reviews')")
                 assert "my file is a stub" in ta.inner_text("#open-requests")
                 ta.click("#open-requests a:has-text('Answer')")
-                form = ta.wait_for_selector("form.answer-form")
-                request_id = (form.get_attribute("id") or "").removeprefix("answer-")
-                ta.fill(f"#a-text-{request_id}", "Right: a stub is worth 40 by hand.")
-                ta.fill(f"#a-score-{request_id}", "40")
-                ta.click(f"#answer-{request_id} button[type=submit]")
-                ta.wait_for_selector("#review-requests li.request[data-state=resolved]")
+                answer_in_browser(ta, "Right: a stub is worth 40 by hand.", "40")
                 shot(ta, "7-answered")
                 ann.reload()
                 answer = ann.inner_text("#review-requests li.request[data-state=resolved]")

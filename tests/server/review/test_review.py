@@ -8,7 +8,6 @@ page; hostile input gets a sentence; the forms keep the Origin and form-token ch
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html import unescape
@@ -23,12 +22,10 @@ from ppo_submit.cli import Runtime, route
 from ppo_submit.cli import app as submit_app
 from server.app import create_app
 from server.config import Settings
-from server.courses.service import INSTRUCTOR, enroll
-from server.db import transaction
-from server.models import AuditEvent, Course, ReviewComment, ReviewRequest, Role, User
+from server.courses.service import INSTRUCTOR
+from server.models import AuditEvent, ReviewComment, ReviewRequest, Role
 from server.review.service import MAX_REQUESTS_PER_SUBMISSION
-from server.users.service import create_user
-from server.web.session import COOKIE_NAME, form_token
+from tests.server.conftest import enroll_named, logged_in, served_api, user_tokens, wait_graded
 from tests.server.courses.conftest import DAY, DUE, HOUR, RELEASE, FakeClock
 from tests.server.fakes import FakeGrader
 from tests.server.live_server import live_server
@@ -49,23 +46,16 @@ class Site:
     subs: dict[str, int]
 
     def api(self, method: str, path: str, who: str = "prof", **kwargs: Any) -> httpx.Response:
-        return httpx.request(method, f"{self.url}/api/v1{path}", headers={"Authorization": f"Bearer {self.tokens[who]}"},
-                             timeout=30, **kwargs)
+        return served_api(self.url, self.tokens[who], method, path, **kwargs)
 
     def browser(self, who: str) -> tuple[httpx.Client, str]:
         """A logged-in client (its cookie jar) and its session's form token."""
-        client = httpx.Client(base_url=self.url, timeout=30, follow_redirects=False)
-        landed = client.post("/login", data={"token": self.tokens[who]})
-        assert landed.status_code == 303, landed.text
-        return client, form_token(client.cookies[COOKIE_NAME], self.secret)
+        return logged_in(self.url, self.tokens[who], self.secret)
 
     def submit(self, who: str, exercise: str, source: str = SOURCE) -> int:
         sent = self.api("POST", "/submissions", who, json={"exercise": exercise, "source": source, "course": COURSE})
         assert sent.status_code == 202, sent.text
-        deadline = time.monotonic() + 60
-        while self.api("GET", f"/submissions/{sent.json()['id']}", who).json()["status"] != "done":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_graded(self.url, self.tokens[who], sent.json()["id"])
         return int(sent.json()["id"])
 
     def counted(self, learner: str, exercise: str = "actor-loss") -> Any:
@@ -92,21 +82,15 @@ def site(settings: Settings, grader: FakeGrader) -> Iterator[Site]:
     app = create_app(settings, grader.factory, clock=clock)
     with live_server(app) as url:
         factory = app.state.grader.session_factory
-        tokens: dict[str, str] = {}
-        with transaction(factory) as session:
-            for name, role in (("prof", Role.INSTRUCTOR), ("tara", Role.LEARNER), ("ann", Role.LEARNER),
-                               ("bob", Role.LEARNER), ("eve", Role.LEARNER)):
-                tokens[name] = create_user(session, name, role, settings.secret_bytes).token
+        tokens = user_tokens(factory, settings.secret_bytes, (("prof", Role.INSTRUCTOR), ("tara", Role.LEARNER),
+                                                              ("ann", Role.LEARNER), ("bob", Role.LEARNER),
+                                                              ("eve", Role.LEARNER)))
         s = Site(url, factory, settings.secret_bytes, clock, tokens, {})
         for slug in (COURSE, "other"):
             assert s.api("POST", "/courses", json={"slug": slug, "title": slug, "time_zone": "UTC"}).status_code == 201
-        with transaction(factory) as session:
-            courses = {c.slug: c for c in session.scalars(select(Course))}
-            users = {u.name: u for u in session.scalars(select(User))}
-            for name, role in (("ann", "learner"), ("bob", "learner"), ("tara", INSTRUCTOR), ("prof", INSTRUCTOR)):
-                enroll(session, courses[COURSE], users[name], role)
-            enroll(session, courses["other"], users["eve"], "learner")
-            enroll(session, courses["other"], users["prof"], INSTRUCTOR)
+        enroll_named(factory, [*((COURSE, name, role) for name, role in (
+            ("ann", "learner"), ("bob", "learner"), ("tara", INSTRUCTOR), ("prof", INSTRUCTOR))),
+            ("other", "eve", "learner"), ("other", "prof", INSTRUCTOR)])
         rules = {"release_at": RELEASE.isoformat(), "due_at": DUE.isoformat()}
         for slug, policy in (("actor-loss", "full"), ("gae", "hidden-until-due")):
             put = s.api("PUT", f"/courses/{COURSE}/exercises/{slug}", json={**rules, "feedback_policy": policy})

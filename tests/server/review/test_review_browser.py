@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
 
 from server.app import create_app
 from server.config import Settings
-from server.courses.service import INSTRUCTOR, enroll
-from server.db import transaction
-from server.models import Course, Role, User
-from server.users.service import create_user
+from server.courses.service import INSTRUCTOR
+from server.models import Role
+from tests.server.conftest import answer_in_browser, browser_login, enroll_named, served_api, user_tokens, wait_graded
 from tests.server.dashboard.test_web import CHROMIUM, CHROMIUM_ARGS
 from tests.server.fakes import FakeGrader
 from tests.server.live_server import live_server
@@ -39,32 +37,21 @@ def test_a_ta_comments_and_answers_with_an_override_in_chromium(
     app = create_app(settings, grader.factory)
     with live_server(app) as url:
         factory = app.state.grader.session_factory
-        with transaction(factory) as session:
-            prof = create_user(session, "prof", Role.INSTRUCTOR, settings.secret_bytes).token
-            ann = create_user(session, "ann", Role.LEARNER, settings.secret_bytes).token
-            tara = create_user(session, "tara", Role.LEARNER, settings.secret_bytes).token
+        tokens = user_tokens(factory, settings.secret_bytes,
+                             (("prof", Role.INSTRUCTOR), ("ann", Role.LEARNER), ("tara", Role.LEARNER)))
+        prof, ann, tara = tokens["prof"], tokens["ann"], tokens["tara"]
 
-        def api(method: str, path: str, token: str = prof, **kwargs: object) -> httpx.Response:
-            return httpx.request(method, f"{url}/api/v1{path}", headers={"Authorization": f"Bearer {token}"},
-                                 timeout=30, **kwargs)  # type: ignore[arg-type]
+        def api(method: str, path: str, token: str = prof, **kwargs: Any) -> httpx.Response:
+            return served_api(url, token, method, path, **kwargs)
 
         assert api("POST", "/courses", json={"slug": COURSE, "title": "Review", "time_zone": "UTC"}).status_code == 201
-        with transaction(factory) as session:
-            course = session.scalar(select(Course).where(Course.slug == COURSE))
-            assert course is not None
-            for name, role in (("ann", "learner"), ("tara", INSTRUCTOR)):
-                user = session.scalar(select(User).where(User.name == name))
-                assert user is not None
-                enroll(session, course, user, role)
+        enroll_named(factory, [(COURSE, "ann", "learner"), (COURSE, "tara", INSTRUCTOR)])
         assert api("PUT", f"/courses/{COURSE}/exercises/actor-loss", json={}).status_code == 200
         source = "import math\nloss = math.nan\n"
         sent = api("POST", "/submissions", ann, json={"exercise": "actor-loss", "source": source, "course": COURSE})
         assert sent.status_code == 202, sent.text
         sub = sent.json()["id"]
-        deadline = time.monotonic() + 60
-        while api("GET", f"/submissions/{sub}", ann).json()["status"] != "done":
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_graded(url, ann, sub)
 
         def counted() -> float:
             scores = api("GET", f"/courses/{COURSE}/scores", ann).json()["scores"]
@@ -75,21 +62,13 @@ def test_a_ta_comments_and_answers_with_an_override_in_chromium(
         with sync_api.sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             try:
-                learner = browser.new_context().new_page()
-                learner.set_default_timeout(30_000)
-                learner.goto(f"{url}/dashboard/submissions/{sub}")
-                learner.fill("#token", ann)
-                learner.click("button[type=submit]")
+                learner = browser_login(browser, f"{url}/dashboard/submissions/{sub}", ann)
                 learner.fill("#r-message", "Line 2 is on purpose: is NaN really wrong?")
                 learner.click("#request-form button[type=submit]")
                 learner.wait_for_selector("#review-requests li.request[data-state=open]")
                 assert learner.query_selector("#request-form") is None  # one open request at a time
 
-                staff = browser.new_context().new_page()
-                staff.set_default_timeout(30_000)
-                staff.goto(f"{url}/dashboard?course={COURSE}")
-                staff.fill("#token", tara)
-                staff.click("button[type=submit]")
+                staff = browser_login(browser, f"{url}/dashboard?course={COURSE}", tara)
                 staff.click("nav a:has-text('Reviews')")
                 staff.wait_for_selector("#open-requests")
                 assert "is NaN really wrong?" in staff.inner_text("#open-requests")
@@ -100,12 +79,7 @@ def test_a_ta_comments_and_answers_with_an_override_in_chromium(
                 staff.fill("#c-body", "NaN is never a loss: return a number.")
                 staff.click("#comment-form button[type=submit]")
                 staff.wait_for_selector("#review-comments li.comment[data-line='2']")
-                form = staff.wait_for_selector("form.answer-form")
-                request_id = (form.get_attribute("id") or "").removeprefix("answer-")
-                staff.fill(f"#a-text-{request_id}", "Fair: the check is too strict here. 90 by hand.")
-                staff.fill(f"#a-score-{request_id}", "90")
-                staff.click(f"#answer-{request_id} button[type=submit]")
-                staff.wait_for_selector("#review-requests li.request[data-state=resolved]")
+                answer_in_browser(staff, "Fair: the check is too strict here. 90 by hand.", "90")
                 staff.screenshot(path=str(tmp_path / "staff.png"), full_page=True)
 
                 learner.reload()
