@@ -84,3 +84,16 @@ def dialect_insert(dialect: str) -> Callable[[Any], Any]:
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
     return sqlite_insert
+
+
+@contextmanager
+def rolled_back(session: Session) -> Iterator[None]:
+    """A block whose writes are undone when it ends, whatever happens in it: a dry run runs the
+    same services (so the same refusals and the same result, read inside the block) and keeps
+    nothing. A savepoint, so the session and its transaction go on afterwards."""
+    savepoint = session.begin_nested()
+    try:
+        yield
+    finally:
+        if savepoint.is_active:
+            savepoint.rollback()

@@ -109,6 +109,7 @@ ROUTES: dict[str, Reach] = {
     "server.courses.router.course_set": _PATH,
     "server.courses.router.unpublish_exercise": _PATH,
     "server.courses.router.grant_extension": _PATH,
+    "server.courses.router.add_course_staff": _PATH,  # a login made staff of this course only
     "server.courses.router.import_course_roster": WIDE,  # creates logins; a row may name any course
     "server.courses.score_router.list_scores": _PATH,
     "server.courses.score_router.set_override": _PATH,

@@ -183,8 +183,12 @@ class _Root(TyperGroup):
         for the root's callback, which runs next and decides where it runs (``remote.choose``)."""
         name, command, rest = super().resolve_command(ctx, args)
         words = [name] if name else []
-        if rest and not rest[0].startswith("-") and isinstance(command, TyperGroup):
-            words.append(rest[0])
+        group: Command | None = command
+        for word in rest:  # down the sub-apps it names (``courses staff add``), to its command
+            if word.startswith("-") or not isinstance(group, TyperGroup):
+                break
+            words.append(word)
+            group = group.get_command(ctx, word)
         ctx.meta[_COMMAND_LINE] = None if "--help" in rest else " ".join(words)  # help runs anywhere
         return name, command, rest
 

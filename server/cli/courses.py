@@ -4,7 +4,8 @@ add staff, real names on the boards."""
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -12,6 +13,9 @@ from rich.table import Table
 from server.cli import common, remote
 from server.cli.users import roster_import
 from server.terminal import plain
+
+if TYPE_CHECKING:
+    from server.courses.schemas import StaffAddedPublic
 
 app = typer.Typer(help="Courses: create, list, enroll a roster, export a gradebook.", no_args_is_help=True)
 staff_app = typer.Typer(help="A course's staff: add a TA or an instructor.", no_args_is_help=True)
@@ -121,34 +125,71 @@ def courses_staff_add(
     role: Annotated[
         str, typer.Option(help="ta (this course's staff only) or instructor (also an instructor account).")
     ] = "ta",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only check and say what it would do (no token); nothing is written.")
+    ] = False,
 ) -> None:
-    """Add a TA or an instructor to a course (server/courses/staff.py says what each may do)."""
-    from server.courses.service import find_course
-    from server.courses.staff import add_staff
+    """Add a TA or an instructor to a course (server/courses/staff.py says what each may do);
+    runs against a server with --server (an instructor's token: a TA may not change staff)."""
+    from server.courses.schemas import StaffAddedPublic
 
     if role not in ("ta", "instructor"):
         raise typer.BadParameter("use ta or instructor", param_hint="--role")
-    settings = common.settings()
-    with common.session() as session:
-        added = add_staff(
-            session,
-            find_course(session, course),
-            name,
-            role,  # type: ignore[arg-type]
-            settings.secret_bytes,
-            actor=common.actor(),
+    server = remote.target()
+    if server is not None:
+        added = StaffAddedPublic.model_validate(
+            server.send(
+                "POST",
+                f"/courses/{remote.part(course)}/staff",
+                {"name": name, "role": role},
+                dry_run="true" if dry_run else None,
+            )
         )
-        token, raised = added.token, added.account_raised
+    else:
+        added = _staff_here(course, name, role, dry_run)
+    what = f"{'a TA' if role == 'ta' else 'an instructor'} of {plain(repr(course))}"
+    if dry_run:
+        common.err.print(
+            f"Dry run: {plain(repr(name))} would become {what}"
+            + (" (a new account, its token shown once)" if added.created else "")
+            + (" (their account would become an instructor account)" if added.account_raised else "")
+            + "; nothing changed.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
     common.err.print(
-        f"{plain(repr(name))} is now {'a TA' if role == 'ta' else 'an instructor'} of {plain(repr(course))}"
-        + (" (their account is now an instructor account)" if raised else "")
-        + (". Token (shown once):" if token else "."),
+        f"{plain(repr(name))} is now {what}"
+        + (" (their account is now an instructor account)" if added.account_raised else "")
+        + (". Token (shown once):" if added.token else "."),
         highlight=False,
         soft_wrap=True,
     )
-    if token:
+    if added.token:
         # The token alone on stdout, as `users add` prints it.
-        print(token)
+        print(added.token)
+
+
+def _staff_here(course: str, name: str, role: str, dry_run: bool) -> StaffAddedPublic:
+    """``courses staff add`` on this installation's database, answered as the API answers it."""
+    from server.courses.schemas import StaffAddedPublic
+    from server.courses.service import find_course
+    from server.courses.staff import add_staff
+    from server.db import rolled_back
+
+    settings = common.settings()
+    with common.session() as session:
+        where = find_course(session, course)
+        with rolled_back(session) if dry_run else nullcontext():
+            added = add_staff(session, where, name, role, settings.secret_bytes, actor=common.actor())  # type: ignore[arg-type]
+            return StaffAddedPublic(
+                course=where.slug,
+                name=added.user.name,
+                role=role,  # type: ignore[arg-type]
+                token=None if dry_run else added.token,
+                created=added.token is not None,
+                account_raised=added.account_raised,
+            )
 
 
 @app.command("real-names")

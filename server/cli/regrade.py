@@ -1,7 +1,8 @@
 """``ppo-grader regrade``: status, preview, show, apply, cancel, list.
 
-The commands work on the database, like the rest of ``ppo-grader``. A preview stores its
-set; on PostgreSQL with procrastinate its jobs are written in the same transaction, and on the
+The commands work on the database, like the rest of ``ppo-grader``, and all but ``status`` on a
+server's API with ``--server`` (``server.cli.remote``): ``show`` prints the diff from the wire
+type the API answers (``RegradeDiff``) on both. A preview stores its set; on PostgreSQL with procrastinate its jobs are written in the same transaction, and on the
 embedded queue the running service finds them within ``REGRADE_POLL_SECONDS``. Either way the
 jobs wait behind every live submission.
 """
@@ -10,20 +11,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Annotated
+from contextlib import nullcontext
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from server.cli import common, remote
-from server.regrades.schemas import RegradePublic
+from server.regrades.schemas import RegradeDiff, RegradePublic
 from server.terminal import plain
 from server.vocabulary import Keep, RegradeState
-
-if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
-
-    from server.models import RegradeSet
 
 app = typer.Typer(help="Regrade stored submissions after a fix: preview, diff, apply or cancel.", no_args_is_help=True)
 
@@ -102,7 +99,40 @@ def preview(
         bool, typer.Option("--wait", help="Wait until every result is graded, then print the diff.")
     ] = False,
 ) -> None:
-    """Grade stored sources again into a regrade set, behind live submissions; learners see nothing."""
+    """Grade stored sources again into a regrade set, behind live submissions; learners see nothing.
+    Runs against a server with --server (an instructor account's token; --course is required
+    there unless it is an admin's)."""
+    server = remote.target()
+    if server is not None:
+        body = {
+            "exercise": exercise,
+            "course": course,
+            "learner": learner,
+            "submission": submission,
+            "all_versions": all_versions,
+        }
+        made = RegradePublic.model_validate(server.send("POST", "/regrades", body))
+        set_id, queued, version = made.id, made.total, made.content_version
+    else:
+        set_id, queued, version = _preview_here(exercise, course, learner, submission, all_versions)
+    common.err.print(
+        f"Regrade {set_id}: {queued} submission(s) of {exercise!r} queued behind live submissions, "
+        f"graded with version {version}. "
+        f"`ppo-grader regrade show {set_id}` shows the diff once graded.",
+        highlight=False,
+        soft_wrap=True,
+    )
+    print(set_id)
+    if wait:
+        _wait_ready(set_id)
+        _show(set_id, Keep.NEW)
+
+
+def _preview_here(
+    exercise: str, course: str | None, learner: str | None, submission: int | None, all_versions: bool
+) -> tuple[int, int, str]:
+    """``regrade preview`` on this installation's database: the set's id, how many submissions
+    it queued, the version it grades with."""
     from server.courses.service import find_course
     from server.grading.procrastinate_backend import ProcrastinateQueue
     from server.regrades.service import create_preview
@@ -122,18 +152,7 @@ def preview(
             all_versions=all_versions,
             defer=defer,
         )
-        set_id, version = regrade.id, regrade.content_version
-    common.err.print(
-        f"Regrade {set_id}: {len(ids)} submission(s) of {exercise!r} queued behind live submissions, "
-        f"graded with version {version}. "
-        f"`ppo-grader regrade show {set_id}` shows the diff once graded.",
-        highlight=False,
-        soft_wrap=True,
-    )
-    print(set_id)
-    if wait:
-        _wait_ready(set_id)
-        _show(set_id, Keep.NEW)
+        return regrade.id, len(ids), regrade.content_version
 
 
 @app.command("show")
@@ -142,8 +161,13 @@ def show(
     set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")],
     keep: Annotated[Keep, typer.Option(help="Diff as an apply with this rule would leave it.")] = Keep.NEW,
 ) -> None:
-    """The diff: scores up, down, same; the largest changes; checks and mistakes that moved; learners whose score or rank moves."""
+    """The diff: scores up, down, same; the largest changes; checks and mistakes that moved; learners
+    whose score or rank moves. Runs against a server with --server (an instructor account's token)."""
     _show(set_id, keep)
+
+
+#: ``--dry-run`` of an apply or a cancel.
+_DRY_RUN = typer.Option("--dry-run", help="Only check it and say what it would do; nothing is written.")
 
 
 @app.command("apply")
@@ -152,33 +176,76 @@ def apply(
     set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")],
     reason: Annotated[str, typer.Option(help="Shown to each learner whose score changes.")],
     keep: Annotated[Keep, typer.Option(help="new: the regraded verdict; higher: the better of the two.")] = Keep.NEW,
+    dry_run: Annotated[bool, _DRY_RUN] = False,
 ) -> None:
-    """Make a ready set live in one transaction: counted scores, boards and gradebooks follow."""
-    from server.regrades.apply import apply_set
-    from server.regrades.service import readable_set
-
+    """Make a ready set live in one transaction: counted scores, boards and gradebooks follow;
+    runs against a server with --server (an instructor account's token)."""
     if not reason.strip():
         raise typer.BadParameter("say why (learners whose score changes read it)", param_hint="--reason")
-    with common.session() as session:
-        diff = apply_set(session, readable_set(session, set_id, None), keep=keep, reason=reason, actor=common.actor())
-        applied = sum(1 for c in diff.changed if c.kept(keep) is c.new)
+    server = remote.target()
+    if server is not None:
+        from server.regrades.schemas import RegradeDiff
+
+        answer = RegradeDiff.model_validate(
+            server.send(
+                "POST",
+                f"/regrades/{set_id}/apply",
+                {"reason": reason, "keep": keep.value},
+                dry_run="true" if dry_run else None,
+            )
+        )
+        applied, moved = answer.replaced, len(answer.learners)
+    else:
+        from server.db import rolled_back
+        from server.regrades.apply import apply_set
+        from server.regrades.service import readable_set
+        from server.regrades.views import replaced
+
+        with common.session() as session:
+            regrade = readable_set(session, set_id, None)
+            with rolled_back(session) if dry_run else nullcontext():
+                diff = apply_set(session, regrade, keep=keep, reason=reason, actor=common.actor())
+            applied, moved = replaced(diff, keep), len(diff.learners)
+    if dry_run:
+        common.err.print(
+            f"Dry run: applying regrade {set_id} would replace {applied} verdict(s) (old ones kept as superseded), "
+            f"{moved} learner(s)' counted score or rank would move; nothing changed.",
+            highlight=False,
+        )
+        return
     common.err.print(
         f"Applied regrade {set_id}: {applied} verdict(s) replaced (old ones kept as superseded), "
-        f"{len(diff.learners)} learner(s)' counted score or rank moved.",
+        f"{moved} learner(s)' counted score or rank moved.",
         highlight=False,
     )
 
 
 @app.command("cancel")
 @common.edge
-def cancel(set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")]) -> None:
-    """Drop a set that was not applied; nothing learners see changes."""
-    from server.regrades.service import cancel as cancel_set
-    from server.regrades.service import readable_set
+def cancel(
+    set_id: Annotated[int, typer.Argument(metavar="ID", help="Regrade set id.")],
+    dry_run: Annotated[bool, _DRY_RUN] = False,
+) -> None:
+    """Drop a set that was not applied; nothing learners see changes. Runs against a server
+    with --server (an instructor account's token)."""
+    server = remote.target()
+    if server is not None:
+        server.send("POST", f"/regrades/{set_id}/cancel", {}, dry_run="true" if dry_run else None)
+    else:
+        from server.db import rolled_back
+        from server.regrades.service import cancel as cancel_set
+        from server.regrades.service import readable_set
 
-    with common.session() as session:
-        cancel_set(session, readable_set(session, set_id, None), actor=common.actor())
-    common.err.print(f"Cancelled regrade {set_id}; nothing changed.", highlight=False)
+        with common.session() as session:
+            regrade = readable_set(session, set_id, None)
+            with rolled_back(session) if dry_run else nullcontext():
+                cancel_set(session, regrade, actor=common.actor())
+    common.err.print(
+        f"Dry run: regrade {set_id} would be cancelled; nothing changed."
+        if dry_run
+        else f"Cancelled regrade {set_id}; nothing changed.",
+        highlight=False,
+    )
 
 
 @app.command("list")
@@ -200,28 +267,28 @@ def list_() -> None:
 
 
 def _wait_ready(set_id: int, poll: float = 1.0) -> None:
-    from server.regrades.service import progress, readable_set
-
+    server = remote.target()
     while True:
-        with common.session() as session:
-            regrade = readable_set(session, set_id, None)
-            done, total = progress(session, set_id)
-            if regrade.state != RegradeState.GRADING:
-                return
+        if server is not None:
+            state = RegradePublic.model_validate(server.get(f"/regrades/{set_id}", keep=Keep.NEW.value)["regrade"])
+            regrade_state, done, total = state.state, state.graded, state.total
+        else:
+            from server.regrades.service import progress, readable_set
+
+            with common.session() as session:
+                regrade_state = RegradeState(readable_set(session, set_id, None).state)
+                done, total = progress(session, set_id)
+        if regrade_state != RegradeState.GRADING:
+            return
         common.err.print(f"  {done} of {total} graded...", highlight=False)
         time.sleep(poll)
 
 
-def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Table | str]:
-    """The diff as tables (the CLI's ``show``)."""
-    from server.regrades.diff import compute_diff
-    from server.regrades.views import regrade_public
-
-    diff = compute_diff(session, regrade, keep)
-    yield describe(regrade_public(session, regrade))
-    counts = diff.counts()
+def diff_lines(diff: RegradeDiff) -> Iterator[Table | str]:
+    """The diff as tables (the CLI's ``show``), from what ``GET /regrades/{id}`` answers."""
+    yield describe(diff.regrade)
     yield (
-        f"Scores: {counts['up']} up, {counts['down']} down, {counts['same']} same; "
+        f"Scores: {diff.up} up, {diff.down} down, {diff.same} same; "
         f"{len(diff.changed)} verdict(s) changed"
         + (f"; {len(diff.failed)} could not be regraded (internal_error, left as they are)" if diff.failed else "")
     )
@@ -233,28 +300,21 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
             *map(
                 plain,
                 (
-                    str(c.submission_id),
-                    c.user_name,
-                    _outcome(c.old.verdict, c.old.score),
-                    _outcome(c.new.verdict, c.new.score),
-                    _score(c.old.counted),
-                    _score(c.new.counted),
+                    str(c.submission),
+                    c.learner,
+                    _outcome(c.old_verdict, c.old_score),
+                    _outcome(c.new_verdict, c.new_score),
+                    _score(c.old_counted_score),
+                    _score(c.new_counted_score),
                 ),
             ),
         )
     yield changed
     largest = Table("submission", "learner", "change", title="Largest changes (score that counts)")
-    for c in diff.largest():
-        largest.add_row(
-            *map(
-                plain,
-                (
-                    str(c.submission_id),
-                    c.user_name,
-                    f"{c.delta:+g}",
-                ),
-            )
-        )
+    for c in diff.largest:
+        # the change of the score that counts (a verdict without a score counts 0), as Change.delta
+        delta = (c.new_counted_score or 0.0) - (c.old_counted_score or 0.0)
+        largest.add_row(*map(plain, (str(c.submission), c.learner, f"{delta:+g}")))
     yield largest
     checks = Table("check", "now failing", "now passing", title="Checks that changed")
     for shift in diff.checks:
@@ -287,7 +347,7 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
         "learner",
         "counted score",
         "rank",
-        title=plain(f"Learners whose counted score or board rank changes (keep {keep})"),
+        title=plain(f"Learners whose counted score or board rank changes (keep {diff.keep})"),
     )
     for moved in diff.learners:
         learners.add_row(
@@ -295,7 +355,7 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
                 plain,
                 (
                     moved.course,
-                    moved.user_name,
+                    moved.learner,
                     f"{_score(moved.old_score)} -> {_score(moved.new_score)}",
                     f"{moved.old_rank} -> {moved.new_rank}",
                 ),
@@ -305,10 +365,16 @@ def diff_lines(session: Session, regrade: RegradeSet, keep: Keep) -> Iterator[Ta
 
 
 def _show(set_id: int, keep: Keep) -> None:
-    from server.regrades.service import readable_set
+    server = remote.target()
+    if server is not None:
+        diff = RegradeDiff.model_validate(server.get(f"/regrades/{set_id}", keep=keep.value))
+    else:
+        from server.regrades.service import readable_set
+        from server.regrades.views import diff_public
 
-    with common.session() as session:
-        for part in diff_lines(session, readable_set(session, set_id, None), keep):
-            common.out.print(part) if isinstance(part, Table) else common.out.print(
-                plain(part), highlight=False, soft_wrap=True
-            )
+        with common.session() as session:
+            diff = diff_public(session, readable_set(session, set_id, None), keep)
+    for part in diff_lines(diff):
+        common.out.print(part) if isinstance(part, Table) else common.out.print(
+            plain(part), highlight=False, soft_wrap=True
+        )

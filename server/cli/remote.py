@@ -30,7 +30,23 @@ if TYPE_CHECKING:
     import httpx
 
 #: The commands that run against a server, as typed after ``ppo-grader``.
-REMOTE_COMMANDS = ("courses gradebook", "extensions grant", "regrade list", "scores list", "sets list", "sets publish")
+REMOTE_COMMANDS = (
+    "courses gradebook",
+    "courses staff add",
+    "extensions grant",
+    "regrade apply",
+    "regrade cancel",
+    "regrade list",
+    "regrade preview",
+    "regrade show",
+    "scores excuse",
+    "scores list",
+    "scores override",
+    "scores undo",
+    "sets list",
+    "sets publish",
+    "sets remove",
+)
 URL_ENV = "PPO_GRADER_URL"
 TOKEN_ENV = "PPO_GRADER_TOKEN"
 API_PREFIX = "/api/v1"
@@ -56,6 +72,10 @@ class Server:
     def send(self, method: str, path: str, body: dict[str, Any], **params: str | None) -> Any:
         """``PUT`` or ``POST`` a JSON body; the answer's JSON."""
         return self._call(method, path, params, body).json()
+
+    def delete(self, path: str, **params: str | None) -> Any:
+        """``DELETE`` the API's ``path``; the answer's JSON."""
+        return self._call("DELETE", path, params).json()
 
     def _call(
         self, method: str, path: str, params: dict[str, str | None], body: dict[str, Any] | None = None

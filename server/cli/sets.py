@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -181,11 +182,30 @@ def sets_list(course: Annotated[str, typer.Argument(help="Course slug.")]) -> No
 def sets_remove(
     course: Annotated[str, typer.Argument(help="Course slug.")],
     exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only check it could be taken out (same refusals); nothing is written.")
+    ] = False,
 ) -> None:
-    """Take an exercise out of a course's set (its submissions and scores are kept)."""
-    from server.courses.service import find_course
-    from server.courses.sets import unpublish
+    """Take an exercise out of a course's set (its submissions and scores are kept); runs against
+    a server with --server."""
+    server = remote.target()
+    if server is not None:
+        server.delete(
+            f"/courses/{remote.part(course)}/exercises/{remote.part(exercise)}", dry_run="true" if dry_run else None
+        )
+    else:
+        from server.courses.service import find_course
+        from server.courses.sets import unpublish
+        from server.db import rolled_back
 
-    with common.session() as session:
-        unpublish(session, find_course(session, course), exercise, actor=common.actor())
-    common.err.print(f"Removed {exercise!r} from {course!r}.", highlight=False)
+        with common.session() as session:
+            where = find_course(session, course)
+            with rolled_back(session) if dry_run else nullcontext():
+                unpublish(session, where, exercise, actor=common.actor())
+    common.err.print(
+        f"Dry run: {exercise!r} would be taken out of {course!r} (its submissions and scores are kept); nothing changed."
+        if dry_run
+        else f"Removed {exercise!r} from {course!r}.",
+        highlight=False,
+        soft_wrap=True,
+    )

@@ -1,7 +1,7 @@
 """``/courses``: courses, their exercise sets, extensions and rosters.
 
 Who may do what is decided in ``server.courses.service`` (read: members; change: the
-course's instructors; admins: everything). A course the caller is not in answers 404.
+course's staff, instructors and TAs; admins: everything). A course the caller is not in answers 404.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 
-from server.courses import service, sets, windows
+from server.courses import service, sets, staff, windows
 from server.courses.schemas import (
     CourseCreate,
     CourseExercises,
@@ -22,8 +22,11 @@ from server.courses.schemas import (
     ExtensionPublic,
     RepricingPublic,
     SetEntryIn,
+    StaffAddedPublic,
+    StaffIn,
     Unpublished,
 )
+from server.db import rolled_back
 from server.deps import CurrentUser, InstructorUser, Now, SessionDep, SettingsDep
 from server.errors import InvalidRoster, SourceTooLarge
 from server.models import Course
@@ -169,12 +172,22 @@ def course_set(course: CourseSlug, staff: CurrentUser, session: SessionDep) -> C
     responses=errors(401, 403, 404, notes={404: "`CourseNotFound`, or `ExerciseNotFound`: not in the set"}),
 )
 def unpublish_exercise(
-    course: CourseSlug, exercise: ExerciseSlug, instructor: InstructorUser, session: SessionDep
+    course: CourseSlug,
+    exercise: ExerciseSlug,
+    staff: CurrentUser,
+    session: SessionDep,
+    dry_run: Annotated[bool, Query(description="Only check it could be taken out; nothing is written.")] = False,
 ) -> Unpublished:
-    """Take an exercise out of the course's set; its submissions and scores are kept."""
-    where = service.taught_course(session, instructor, course)
-    sets.unpublish(session, where, exercise, actor=instructor.name)
-    session.commit()
+    """Take an exercise out of the course's set; its submissions and scores are kept. The
+    course's staff (instructors and TAs, as on the assignments page). ``dry_run``: the same
+    refusals, nothing written (a DELETE still: a read-only token may not)."""
+    where = service.taught_course(session, staff, course)
+    if dry_run:
+        with rolled_back(session):
+            sets.unpublish(session, where, exercise, actor=staff.name)
+    else:
+        sets.unpublish(session, where, exercise, actor=staff.name)
+        session.commit()
     return Unpublished(course=where.slug, exercise=exercise)
 
 
@@ -225,6 +238,57 @@ def grant_extension(
         due_at=service.local(due_at, where),  # type: ignore[arg-type]
         recomputed=count,
         time_zone=where.time_zone,
+    )
+
+
+@router.post(
+    "/{course}/staff",
+    response_model=StaffAddedPublic,
+    responses=errors(
+        401,
+        403,
+        404,
+        409,
+        422,
+        notes={
+            403: "`NotAllowed`: not an instructor of this course (a TA may not change staff)",
+            409: "`UserAlreadyExists`: the login is an account an LMS made",
+            422: "`ValidationError`, `InvalidUser` (a bad login) or `InvalidCourse` (the default course)",
+        },
+    ),
+)
+def add_course_staff(
+    course: CourseSlug,
+    payload: StaffIn,
+    instructor: InstructorUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    dry_run: Annotated[bool, Query(description="Only check and say what it would do; nothing is written.")] = False,
+) -> StaffAddedPublic:
+    """Make a login a TA or an instructor of the course (``server.courses.staff``); its
+    instructors only, never its TAs (learner accounts). The account is created when there is
+    none, its token in the answer once. ``dry_run``: the same refusals, no token, nothing
+    written (a POST still: a read-only token may not)."""
+    where = service.taught_course(session, instructor, course)
+    if dry_run:
+        with rolled_back(session):
+            added = staff.add_staff(
+                session, where, payload.name, payload.role, settings.secret_bytes, actor=instructor.name
+            )
+            return _staff_added(where, payload, added, shown=False)
+    added = staff.add_staff(session, where, payload.name, payload.role, settings.secret_bytes, actor=instructor.name)
+    session.commit()
+    return _staff_added(where, payload, added, shown=True)
+
+
+def _staff_added(course: Course, payload: StaffIn, added: staff.StaffAdded, *, shown: bool) -> StaffAddedPublic:
+    return StaffAddedPublic(
+        course=course.slug,
+        name=added.user.name,
+        role=payload.role,
+        token=added.token if shown else None,
+        created=added.token is not None,
+        account_raised=added.account_raised,
     )
 
 

@@ -147,3 +147,23 @@ class Unpublished(BaseModel):
 
     course: str
     exercise: str
+
+
+class StaffIn(BaseModel):
+    """``POST /courses/{course}/staff``: who becomes staff of the course, and as what."""
+
+    name: str = Field(min_length=1, max_length=64, description="Their login (an account is created when none has it).")
+    role: Literal["ta", "instructor"] = Field(
+        default="ta", description="`ta`: this course's staff only; `instructor`: also an instructor account."
+    )
+
+
+class StaffAddedPublic(BaseModel):
+    """What ``POST /courses/{course}/staff`` did."""
+
+    course: str
+    name: str
+    role: Literal["ta", "instructor"]
+    token: str | None = Field(description="The new account's token, shown once (null: the account existed; a dry run).")
+    created: bool = Field(description="The account was created (a dry run: would be).")
+    account_raised: bool = Field(description="Their account became an instructor account (would, in a dry run).")

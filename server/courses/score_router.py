@@ -1,9 +1,12 @@
 """``/courses/{course}/scores``: the score that counts per learner and exercise, and its
 corrections (override, excuse, taking either back); ``/courses/{course}/settings``.
 
-Learners read their own scores only (with every correction's reason); the course's
-instructors read everyone's and correct them. Same rules and words as ``ppo-grader scores``,
-which calls the same services (``server.courses.corrections``, ``server.courses.counted``).
+Learners read their own scores only (with every correction's reason); the course's staff
+(instructors and TAs, as on the dashboard's learner page) read everyone's and correct them.
+Same rules and words as ``ppo-grader scores``, which calls the same services
+(``server.courses.corrections``, ``server.courses.counted``). Each correction takes
+``?dry_run=true``: the same refusals and the score it would leave, nothing written (a PUT or a
+DELETE still: a read-only token may not).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from server.courses.score_schemas import (
 )
 from server.courses.score_views import scores_of
 from server.courses.sets import listing
+from server.db import rolled_back
 from server.deps import CurrentUser, InstructorUser, Now, SessionDep
 from server.errors import UserNotFound
 from server.models import CorrectionKind, Course
@@ -99,6 +103,10 @@ def _one(session: Session, course: Course, learner: str, exercise: str) -> Score
     return scores_of(session, course, [user], exercise)[0]
 
 
+#: ``?dry_run=true`` of the corrections.
+DryRun = Annotated[bool, Query(description="Only answer the score it would leave (same refusals); nothing is written.")]
+
+
 @router.put(
     "/{course}/scores/{learner}/{exercise}/override", response_model=ScorePublic, responses=errors(401, 403, 404, 422)
 )
@@ -107,12 +115,18 @@ def set_override(
     learner: LearnerName,
     exercise: ExerciseSlug,
     payload: OverrideIn,
-    instructor: InstructorUser,
+    staff: CurrentUser,
     session: SessionDep,
+    dry_run: DryRun = False,
 ) -> ScorePublic:
-    """Set the learner's score that counts on one exercise by hand, with a reason they will read."""
-    where = service.taught_course(session, instructor, course)
-    corrections.override(session, where, learner, exercise, payload.score, payload.reason, instructor.name)
+    """Set the learner's score that counts on one exercise by hand, with a reason they will read;
+    the course's staff (instructors and TAs), signed with the caller's name."""
+    where = service.taught_course(session, staff, course)
+    if dry_run:
+        with rolled_back(session):
+            corrections.override(session, where, learner, exercise, payload.score, payload.reason, staff.name)
+            return _one(session, where, learner, exercise)
+    corrections.override(session, where, learner, exercise, payload.score, payload.reason, staff.name)
     session.commit()
     return _one(session, where, learner, exercise)
 
@@ -125,12 +139,18 @@ def set_excuse(
     learner: LearnerName,
     exercise: ExerciseSlug,
     payload: ExcuseIn,
-    instructor: InstructorUser,
+    staff: CurrentUser,
     session: SessionDep,
+    dry_run: DryRun = False,
 ) -> ScorePublic:
-    """Take one exercise out of the learner's average, with a reason they will read."""
-    where = service.taught_course(session, instructor, course)
-    corrections.excuse(session, where, learner, exercise, payload.reason, instructor.name)
+    """Take one exercise out of the learner's average, with a reason they will read; the
+    course's staff (instructors and TAs)."""
+    where = service.taught_course(session, staff, course)
+    if dry_run:
+        with rolled_back(session):
+            corrections.excuse(session, where, learner, exercise, payload.reason, staff.name)
+            return _one(session, where, learner, exercise)
+    corrections.excuse(session, where, learner, exercise, payload.reason, staff.name)
     session.commit()
     return _one(session, where, learner, exercise)
 
@@ -143,12 +163,18 @@ def take_back(
     learner: LearnerName,
     exercise: ExerciseSlug,
     kind: CorrectionKind,
-    instructor: InstructorUser,
+    staff: CurrentUser,
     session: SessionDep,
+    dry_run: DryRun = False,
 ) -> TakenBack:
-    """Take an override or an excuse back (it stays on record, revoked); the graded score counts again."""
-    where = service.taught_course(session, instructor, course)
-    undone = corrections.take_back(session, where, learner, exercise, kind, instructor.name)
+    """Take an override or an excuse back (it stays on record, revoked); the graded score counts
+    again. The course's staff (instructors and TAs); ``revoked`` 0: none was in force."""
+    where = service.taught_course(session, staff, course)
+    if dry_run:
+        with rolled_back(session):
+            undone = corrections.take_back(session, where, learner, exercise, kind, staff.name)
+            return TakenBack(kind=kind.value, revoked=undone.revoked, score=_one(session, where, learner, exercise))
+    undone = corrections.take_back(session, where, learner, exercise, kind, staff.name)
     session.commit()
     return TakenBack(kind=kind.value, revoked=undone.revoked, score=_one(session, where, learner, exercise))
 

@@ -244,6 +244,49 @@ def unpublish(session: Session, course: Course, exercise: str, *, actor: str = "
     audit.record(session, course, actor, AuditAction.SET_UNPUBLISH, exercise)
 
 
+#: The policy "release scores now" leaves: every learner sees the whole report at once.
+RELEASED_POLICY = PolicyKind.FULL.value
+
+
+def release_scores(
+    session: Session, course: Course, exercise: str, *, hold: bool = False, actor: str = "unknown"
+) -> SetEntry:
+    """Release the held-back scores of ``exercise`` in ``course`` now (its feedback policy
+    becomes ``full``), or, with ``hold``, hold them again until each learner's due date
+    (``hidden-until-due``, which needs a due date). The caller commits.
+
+    The policy is the set's and its submissions' (as :func:`publish` writes it), so no new
+    column is needed: a release is a policy change that re-prices nothing, recorded as
+    ``scores.release`` / ``scores.hold`` in the audit log."""
+    entry = session.get(SetEntry, (course.id, exercise))
+    if entry is None:
+        raise ExerciseNotFound(f"{exercise!r} is not published in {course.slug!r}.")
+    held = entry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
+    if hold == held:
+        raise InvalidCourse(
+            f"The scores of {exercise!r} are {'already held until the due date' if held else 'not held back'}."
+        )
+    if hold and entry.due_at is None:
+        raise InvalidCourse("The feedback policy hidden-until-due releases scores at the due date: give a due date.")
+    entry.feedback_policy = PolicyKind.HIDDEN_UNTIL_DUE.value if hold else RELEASED_POLICY
+    session.execute(
+        update(Submission)
+        .where(Submission.course_id == course.id, Submission.exercise == exercise)
+        .values(feedback_policy=entry.feedback_policy, feedback_due_at=entry.due_at)
+    )
+    session.flush()
+    log.info("set %s/%s scores %s by %s", course.slug, exercise, "held" if hold else "released", actor)
+    audit.record(
+        session,
+        course,
+        actor,
+        AuditAction.SCORES_HOLD if hold else AuditAction.SCORES_RELEASE,
+        exercise,
+        f"feedback {entry.feedback_policy}",
+    )
+    return entry
+
+
 @dataclass(frozen=True)
 class Granted:
     """An extension, and how many of the learner's graded submissions it re-priced."""

@@ -3,7 +3,8 @@
 - ``GET /dashboard/assignments?course=``: every catalogue exercise with its set state
   (published or not, release/due/close dates in the course's zone, late rule, attempt limit,
   feedback policy, the version served) and a form per exercise.
-- ``POST /dashboard/assignments``: publish (or edit) one exercise, or take it out of the set.
+- ``POST /dashboard/assignments``: publish (or edit) one exercise, or take it out of the set;
+  release its held-back (``hidden-until-due``) scores now, or hold them again.
   Each post carries the session's form token (``server.web.session.form_token``) beside the
   ``Origin`` check, as the corrections forms do (``server.dashboard.corrections``).
 
@@ -26,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from server.catalogue.service import list_exercises
 from server.courses import sets
+from server.courses.feedback_policy import PolicyKind
 from server.courses.page_course import DashboardCourse
 from server.courses.service import read_time
 from server.dashboard.staff_forms import staff_form_course
@@ -212,7 +214,24 @@ def _form(token: str, course: Course, slug: str, entry: SetEntry | None, fields:
         if entry is not None
         else ""
     )
-    return publish + remove
+    return publish + remove + _release_form(token, course, slug, entry)
+
+
+def _release_form(token: str, course: Course, slug: str, entry: SetEntry | None) -> str:
+    """The button that releases the held-back scores now, while the set holds them until the
+    due date; else, when the set has a due date, the one that holds them until it."""
+    if entry is None:
+        return ""
+    if entry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value:
+        action, label = "release", "Release hidden scores now"
+    elif entry.due_at is not None:
+        action, label = "hold", "Hold scores until the due date"
+    else:
+        return ""
+    return (
+        f'<form class="{action} inline" method="post" action="{ASSIGNMENTS}">{_hidden(token, course, slug)}'
+        f'<input type="hidden" name="action" value="{action}"><button type="submit">{label}</button></form>'
+    )
 
 
 def assignments_page(
@@ -322,8 +341,12 @@ def change_set(
             sets.unpublish(session, course, slug, actor=user.name)
             session.commit()
             return redirect(in_course(ASSIGNMENTS, course.slug, done=slug))
+        if action in ("release", "hold"):
+            sets.release_scores(session, course, slug, hold=action == "hold", actor=user.name)
+            session.commit()
+            return redirect(in_course(ASSIGNMENTS, course.slug, done=slug) + f"#set-{slug}")
         if action != "publish":
-            return refused(400, "Choose publish or unpublish.")
+            return refused(400, "Choose publish, unpublish, release or hold.")
         try:
             wanted = read_form(fields, course)
         except FormInvalid as exc:

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, status
 
 from server.courses.service import taught_course
+from server.db import rolled_back
 from server.deps import InstructorUser, SessionDep, StateDep
 from server.models import Keep, Role
 from server.openapi import errors
@@ -68,19 +69,42 @@ def show(
     return diff_public(session, regrade, keep)
 
 
+#: ``?dry_run=true`` of an apply or a cancel.
+DryRun = Annotated[bool, Query(description="Only check it and answer what it would do; nothing is written.")]
+
+
 @router.post("/{regrade_id}/apply", response_model=RegradeDiff, responses=errors(401, 403, 404, 409))
-def apply(regrade_id: RegradeId, payload: RegradeApply, instructor: InstructorUser, session: SessionDep) -> RegradeDiff:
-    """Make a ready set live in one transaction (refused twice, and while grading)."""
+def apply(
+    regrade_id: RegradeId,
+    payload: RegradeApply,
+    instructor: InstructorUser,
+    session: SessionDep,
+    dry_run: DryRun = False,
+) -> RegradeDiff:
+    """Make a ready set live in one transaction (refused twice, and while grading). ``dry_run``:
+    the same refusals and the diff it would apply (``replaced``: would replace), nothing written
+    (a POST still: a read-only token may not)."""
     regrade = service.readable_set(session, regrade_id, instructor)
+    if dry_run:
+        with rolled_back(session):
+            diff = apply_set(session, regrade, keep=payload.keep, reason=payload.reason, actor=instructor.name)
+        return diff_public(session, regrade, payload.keep, diff)
     diff = apply_set(session, regrade, keep=payload.keep, reason=payload.reason, actor=instructor.name)
     session.commit()
     return diff_public(session, regrade, payload.keep, diff)
 
 
 @router.post("/{regrade_id}/cancel", response_model=RegradePublic, responses=errors(401, 403, 404, 409))
-def cancel(regrade_id: RegradeId, instructor: InstructorUser, session: SessionDep) -> RegradePublic:
-    """Drop a set that was not applied; nothing learners see changes."""
+def cancel(
+    regrade_id: RegradeId, instructor: InstructorUser, session: SessionDep, dry_run: DryRun = False
+) -> RegradePublic:
+    """Drop a set that was not applied; nothing learners see changes. ``dry_run``: the same
+    refusals, nothing written."""
     regrade = service.readable_set(session, regrade_id, instructor)
+    if dry_run:
+        with rolled_back(session):
+            service.cancel(session, regrade, actor=instructor.name)
+        return regrade_public(session, regrade)
     service.cancel(session, regrade, actor=instructor.name)
     session.commit()
     return regrade_public(session, regrade)

@@ -101,3 +101,6 @@ class RegradeDiff(BaseModel):
     checks: list[ShiftPublic]
     mistakes: list[ShiftPublic]
     learners: list[LearnerShiftPublic]
+    replaced: int = Field(
+        default=0, description="Verdicts an apply with `keep` replaces (replaced, for an apply's answer)."
+    )

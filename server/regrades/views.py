@@ -75,4 +75,10 @@ def diff_public(session: Session, regrade: RegradeSet, keep: Keep = Keep.NEW, di
             )
             for s in diff.learners
         ],
+        replaced=replaced(diff, keep),
     )
+
+
+def replaced(diff: Diff, keep: Keep) -> int:
+    """How many verdicts an apply of ``diff`` with ``keep`` replaces (``ppo-grader regrade apply`` says it)."""
+    return sum(1 for c in diff.changed if c.kept(keep) is c.new)

@@ -6,9 +6,12 @@ run changes nothing."""
 
 from __future__ import annotations
 
+import getpass
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -99,6 +102,22 @@ READS = [("scores", "list", "rc-a"), ("scores", "list", "rc-a", "--learner", "rc
          ("courses", "gradebook", "rc-a", "--format", "moodle")]
 
 
+#: The corrections, as a TA types them (``--by``: the host has no token to sign with; on a server
+#: it must name the token's owner).
+CORRECTIONS = [("scores", "override", "rc-a", "rc-lena", "actor-loss", "55", "--reason", "graded by hand",
+                "--by", "rc-tina"),
+               ("scores", "excuse", "rc-a", "rc-lena", "actor-loss", "--reason", "medical note", "--by", "rc-tina"),
+               ("scores", "undo", "rc-a", "rc-lena", "actor-loss", "override", "--by", "rc-tina")]
+
+
+def audited(server, action: str) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
+    """The audit log's (actor, target, detail) of ``action``, from the server's database."""
+    path = server.env["PPO_GRADER_DATABASE_URL"].removeprefix("sqlite:///")
+    with closing(sqlite3.connect(path)) as db:
+        return db.execute("SELECT actor, target, detail FROM audit_events WHERE action = ? ORDER BY id",
+                          (action,)).fetchall()
+
+
 @pytest.fixture(scope="module")
 def term(server, tmp_path_factory: pytest.TempPathFactory) -> Term:  # type: ignore[no-untyped-def]
     tmp = tmp_path_factory.mktemp("remote")
@@ -160,7 +179,11 @@ def test_a_read_only_token_is_refused_every_write_and_a_course_limited_one_other
     for write in (("sets", "publish", "rc-a", "actor-loss", "--due", later),
                   ("sets", "publish", "rc-a", "actor-loss", "--due", later, "--dry-run"),
                   ("extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later),
-                  ("extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later, "--dry-run")):
+                  ("extensions", "grant", "rc-a", "rc-lena", "actor-loss", "--due", later, "--dry-run"),
+                  *CORRECTIONS, *(write + ("--dry-run",) for write in CORRECTIONS),
+                  ("sets", "remove", "rc-a", "actor-loss"), ("sets", "remove", "rc-a", "actor-loss", "--dry-run"),
+                  ("courses", "staff", "add", "rc-a", "rc-zed", "--dry-run"),
+                  ("regrade", "apply", "1", "--reason", "r", "--dry-run"), ("regrade", "cancel", "1", "--dry-run")):
         refused(both.remote(term.reader, *write), "403", "read-only")
     assert both.same(term.limited, "sets", "list", "rc-a").returncode == 0
     for other in (("sets", "list", "rc-b"), ("scores", "list", "rc-b"), ("courses", "gradebook", "rc-b"),
@@ -170,6 +193,12 @@ def test_a_read_only_token_is_refused_every_write_and_a_course_limited_one_other
     # A learner's token is no staff token.
     refused(both.remote(term.learner, "sets", "list", "rc-a"), "403")
     refused(both.remote(term.learner, "courses", "gradebook", "rc-a"), "403")
+    unsigned = [write[:-2] for write in CORRECTIONS]  # the token's owner signs (a learner's: refused)
+    for write in (*unsigned, ("sets", "remove", "rc-a", "actor-loss", "--dry-run")):
+        refused(both.remote(term.learner, *write), "403", "rc-a")
+    refused(both.remote(term.learner, "courses", "staff", "add", "rc-a", "rc-zed", "--dry-run"), "403")
+    refused(both.remote(term.learner, "regrade", "cancel", "1", "--dry-run"), "403")
+    refused(both.remote(term.limited, *unsigned[0][:2], "rc-b", *unsigned[0][3:]), "403", "rc-a")
     assert term.state() == before
 
 
@@ -195,8 +224,8 @@ def test_a_tas_writes_from_a_laptop_say_what_the_host_says(term: Term) -> None:
 
 def test_server_is_refused_for_the_commands_that_need_the_host(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     both = Both(server, tmp_path)
-    for command in (("users", "list"), ("scores", "override", "rc-a", "x", "y", "50", "--reason", "r"),
-                    ("courses", "staff", "add", "rc-a", "z"), ("similarity", "rc-a")):
+    for command in (("users", "list"), ("regrade", "status"), ("courses", "list"),
+                    ("similarity", "rc-a")):
         done = both.remote("any-token", *command)
         refused(done, "does not run against a server", "scores list", "sets publish")
     assert both.remote("t", "scores", "list", "--help").returncode == 0  # help runs anywhere
@@ -215,3 +244,97 @@ def test_the_environment_names_the_server_for_the_commands_that_run_there(term: 
     alone = run(env, "users", "list", cwd=both.laptop)
     assert alone.returncode == 2 and "does not run against a server" not in alone.stderr, alone.stderr
     assert not (both.laptop / "data").exists()
+
+
+def test_a_tas_corrections_from_a_laptop_say_what_the_host_says(term: Term) -> None:
+    both, ta = term.both, term.ta
+    override, excuse, undo = CORRECTIONS
+    lena = ("scores", "list", "rc-a", "--learner", "rc-lena")
+    before = both.ok(*lena)
+    dry = both.same(ta, *override, "--dry-run")
+    assert dry.returncode == 0 and "would make it 55 (override by rc-tina: graded by hand" in words(dry)
+    assert both.ok(*lena) == before and not audited(both.server, "score.override")
+    for write in (override, excuse):  # on the laptop, then the same again on the host: the same words
+        there, here = both.remote(ta, *write), both.host(*write)
+        assert there.returncode == here.returncode == 0 and said(there) == said(here), (there.stderr, here.stderr)
+    assert "now excused (by rc-tina: medical note)" in words(there)
+    assert [actor for actor, _, _ in audited(both.server, "score.override")] == ["rc-tina", "rc-tina"]
+    dry = both.same(ta, *undo, "--dry-run")
+    assert dry.returncode == 0 and "Dry run: taking back the override" in words(dry)
+    taken = both.remote(ta, *undo)
+    assert taken.returncode == 0 and "Took back the override" in words(taken), taken.stderr
+    again = both.same(ta, *undo)  # nothing in force any more: the same refusal on both
+    assert again.returncode == 2 and "has no override in force" in words(again)
+    assert both.remote(ta, "scores", "undo", "rc-a", "rc-lena", "actor-loss", "excuse", "--by", "rc-tina").returncode == 0
+    assert both.ok(*lena) == before
+    # On a server the token's owner signs: --by may name no one else; a learner is no one to correct.
+    refused(both.remote(ta, *override[:-1], "rc-prof"), "signed by the owner", "rc-tina")
+    refused(both.remote(ta, "scores", "excuse", "rc-a", "rc-max-not", "actor-loss", "--reason", "x"), "404")
+    assert both.host("scores", "excuse", "rc-a", "rc-max-not", "actor-loss", "--reason", "x",
+                     "--by", "rc-tina").returncode == 2
+
+
+def test_a_ta_takes_an_exercise_out_of_the_set_from_a_laptop(term: Term) -> None:
+    both, ta = term.both, term.ta
+    listed = both.ok("sets", "list", "rc-a")
+    both.ok("sets", "publish", "rc-a", "gae")
+    dry = both.same(ta, "sets", "remove", "rc-a", "gae", "--dry-run")
+    assert dry.returncode == 0 and "'gae' would be taken out of 'rc-a'" in words(dry)
+    assert "gae: " in both.ok("sets", "list", "rc-a")
+    there = both.remote(ta, "sets", "remove", "rc-a", "gae")
+    assert there.returncode == 0 and both.ok("sets", "list", "rc-a") == listed, there.stderr
+    both.ok("sets", "publish", "rc-a", "gae")
+    here = both.host("sets", "remove", "rc-a", "gae")
+    assert here.returncode == 0 and said(here) == said(there) == ["Removed 'gae' from 'rc-a'."]
+    assert audited(both.server, "set.unpublish")[0][0] == "rc-tina"
+    gone = both.remote(ta, "sets", "remove", "rc-a", "gae", "--dry-run")  # not in the set any more
+    refused(gone, "404", "not published")
+    assert both.host("sets", "remove", "rc-a", "gae", "--dry-run").returncode == 2
+
+
+def test_an_instructor_adds_staff_from_a_laptop_and_a_ta_may_not(term: Term) -> None:
+    both, prof = term.both, term.prof
+    add = ("courses", "staff", "add", "rc-a", "rc-ted")
+    dry = both.same(prof, *add, "--dry-run")
+    assert dry.returncode == 0 and not dry.stdout, dry.stderr
+    assert "'rc-ted' would become a TA of 'rc-a' (a new account, its token shown once); nothing" in words(dry)
+    refused(both.remote(term.ta, *add), "403", "instructor")  # a TA may not change staff
+    assert not audited(both.server, "staff.add")[1:]  # only the fixture's TA so far
+    made = both.remote(prof, *add)
+    assert made.returncode == 0 and said(made) == ["'rc-ted' is now a TA of 'rc-a'. Token (shown once):"], made.stderr
+    ted = made.stdout.strip()
+    assert both.remote(ted, "sets", "list", "rc-a").stdout == both.ok("sets", "list", "rc-a")  # staff of rc-a now
+    again = both.same(prof, *add)  # the account exists: no token
+    assert again.returncode == 0 and not again.stdout and said(again) == ["'rc-ted' is now a TA of 'rc-a'."]
+    raised = both.remote(prof, *add, "--role", "instructor")
+    assert raised.returncode == 0 and "(their account is now an instructor account)." in words(raised)
+    assert [(actor, target) for actor, target, _ in audited(both.server, "staff.add")][1:] == [
+        ("rc-prof", "rc-ted"), ("cli:" + getpass.getuser(), "rc-ted"), ("rc-prof", "rc-ted"), ("rc-prof", "rc-ted")]
+
+
+def test_an_instructor_applies_and_cancels_regrades_from_a_laptop(term: Term) -> None:
+    both, prof = term.both, term.prof
+    graded = both.remote(prof, "regrade", "preview", "--exercise", "actor-loss", "--course", "rc-a",
+                         "--all-versions", "--wait")
+    assert graded.returncode == 0, graded.stderr
+    ready, _, diff = graded.stdout.partition("\n")
+    assert words(graded).startswith(f"Regrade {ready}: 1 submission(s) of 'actor-loss' queued behind live")
+    shown = both.same(prof, "regrade", "show", ready)  # the diff, byte for byte, as --wait printed it
+    assert shown.returncode == 0 and shown.stdout == diff and "1 same; 0 verdict(s) changed" in diff, shown.stdout
+    waiting = both.ok("regrade", "preview", "--exercise", "actor-loss", "--course", "rc-a", "--all-versions").strip()
+    dry = both.same(prof, "regrade", "apply", ready, "--reason", "fixed the grader", "--dry-run")
+    assert dry.returncode == 0 and f"Dry run: applying regrade {ready} would replace 0 verdict(s)" in words(dry)
+    dry = both.same(prof, "regrade", "cancel", waiting, "--dry-run")
+    assert dry.returncode == 0 and f"regrade {waiting} would be cancelled; nothing changed." in words(dry)
+    refused(both.remote(term.ta, "regrade", "cancel", waiting, "--dry-run"), "403", "instructor")  # a TA's account
+    assert not audited(both.server, "regrade.apply") and not audited(both.server, "regrade.cancel")
+    applied = both.remote(prof, "regrade", "apply", ready, "--reason", "fixed the grader")
+    assert words(applied) == (f"Applied regrade {ready}: 0 verdict(s) replaced (old ones kept as superseded), 0 "
+                              "learner(s)' counted score or rank moved."), applied.stderr
+    cancelled = both.remote(prof, "regrade", "cancel", waiting)
+    assert said(cancelled) == [f"Cancelled regrade {waiting}; nothing changed."], cancelled.stderr
+    assert [actor for actor, _, _ in audited(both.server, "regrade.apply") + audited(both.server, "regrade.cancel")] \
+        == ["rc-prof", "rc-prof"]
+    refused(both.remote(prof, "regrade", "apply", ready, "--reason", "again", "--dry-run"), "409", "applied already")
+    assert both.host("regrade", "apply", ready, "--reason", "again", "--dry-run").returncode == 2
+    assert f"Regrade {ready} · actor-loss · version" in both.same(prof, "regrade", "list").stdout

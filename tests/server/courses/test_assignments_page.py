@@ -143,7 +143,7 @@ def test_the_forms_need_the_token_the_origin_and_a_teacher(winter: Term) -> None
         ({"feedback": "whenever"}, 422, "whenever"),
         ({"feedback": "hidden-until-due", "due": ""}, 422, "give a due date"),
         ({"version": "deadbeef"}, 409, "deadbeef"),
-        ({"action": "delete"}, 400, "Choose publish or unpublish."),
+        ({"action": "delete"}, 400, "Choose publish, unpublish, release or hold."),
         ({"exercise": "no-such"}, 404, "There is no exercise &#x27;no-such&#x27; in the catalogue."),
     ],
 )
