@@ -3,8 +3,8 @@ the course page's staff section, bulk CSV corrections, the assignments page, the
 scoped tokens), driven over real HTTP against a real uvicorn (``tests.server.live_server``, the
 fake grader) on SQLite or the local PostgreSQL.
 
-Each test asserts what a safe service does; each is ``xfail(strict=True)`` while the attack
-works (branch staff-attack: nothing in server/ is fixed here). What held (no test here): IDOR
+Each test asserts what a safe service does; each was ``xfail(strict=True)`` while the attack
+worked (branch staff-attack), and is a plain test since its fix (branch staff-fix). What held (no test here): IDOR
 on submission, request and regrade ids across courses; learners and another course's TAs on
 staff forms and routes; a TA changing staff; a removed TA's cookie and token; CSRF (no token,
 another session's token, a foreign or ``null`` Origin, text/plain or JSON bodies); stored XSS
@@ -132,7 +132,6 @@ def pg_world(pg_url: str) -> Iterator[World]:  # noqa: F811  (the fixture import
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="staff surfaces: a NUL in an answer's override reason reaches PostgreSQL (500)")
 def test_a_nul_in_the_override_reason_of_an_answer_is_a_named_refusal(pg_world: World) -> None:
     """The answer itself is checked for NUL (``clean_text``); its ``reason`` goes to
     ``corrections.override`` as sent, and the audit row's insert fails on PostgreSQL."""
@@ -144,7 +143,6 @@ def test_a_nul_in_the_override_reason_of_an_answer_is_a_named_refusal(pg_world: 
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="staff surfaces: a NUL in a review form's override reason reaches PostgreSQL (500)")
 @pytest.mark.parametrize("form", ["override", "answer"])
 def test_a_nul_in_the_reason_of_a_review_form_is_a_named_refusal(pg_world: World, form: str) -> None:
     submission = pg_world.graded()
@@ -158,7 +156,6 @@ def test_a_nul_in_the_reason_of_a_review_form_is_a_named_refusal(pg_world: World
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="staff surfaces: a NUL in a review form's course field reaches PostgreSQL (500)")
 @pytest.mark.parametrize("form", ["comment", "override", "answer"])
 def test_a_nul_in_the_course_of_a_review_form_is_the_404_page(pg_world: World, form: str) -> None:
     """``staff_form_course`` turns a NUL slug into the 404 page; the review forms call
@@ -172,7 +169,6 @@ def test_a_nul_in_the_course_of_a_review_form_is_the_404_page(pg_world: World, f
     assert sent.status_code == 404, sent.status_code
 
 
-@pytest.mark.xfail(strict=True, reason="staff surfaces: a pasted CSV over the cap gets Starlette's JSON 400, not the page")
 def test_a_pasted_bulk_csv_over_the_cap_gets_the_named_413_page(sqlite_world: World) -> None:
     """A file over the cap gets the 413 page naming it; the same CSV pasted (a text part over
     ``max_part_size``) escapes as Starlette's ``HTTPException``, which the route's
@@ -188,7 +184,6 @@ def test_a_pasted_bulk_csv_over_the_cap_gets_the_named_413_page(sqlite_world: Wo
 # --- races ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="staff surfaces: two answers at once both resolve (SQLite: no row lock)")
 def test_staff_answering_one_request_at_once_make_one_answer_and_one_override(sqlite_world: World) -> None:
     """``course_request(lock=True)`` is ``SELECT ... FOR UPDATE``, which SQLite ignores: each
     of the answers read the request open, so each makes an override and an audit row."""
@@ -215,7 +210,6 @@ def test_staff_answering_one_request_at_once_make_one_answer_and_one_override(sq
         assert len(live) == 1 and len(answers) == 3
 
 
-@pytest.mark.xfail(strict=True, reason="staff surfaces: a burst of comments passes the per-submission cap")
 def test_a_burst_of_comments_stays_within_the_cap(sqlite_world: World) -> None:
     """``add_comment`` counts, then inserts, with nothing held between (PostgreSQL too: 207
     there as well): each comment of a burst at 195 reads a count under 200."""
@@ -247,7 +241,6 @@ def test_a_burst_of_comments_stays_within_the_cap(sqlite_world: World) -> None:
 # --- what a page shows ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="staff surfaces: a link makes the course page say a staff change happened")
 def test_a_link_cannot_make_the_course_page_announce_a_staff_change(sqlite_world: World) -> None:
     """The notice after the staff form is drawn from ``?staff_added=`` / ``?staff_removed=``,
     so any page may link an instructor to "profb is no longer staff of this course"."""
@@ -257,7 +250,6 @@ def test_a_link_cannot_make_the_course_page_announce_a_staff_change(sqlite_world
     assert "is no longer staff of" not in page.text and "is now a TA of" not in page.text
 
 
-@pytest.mark.xfail(strict=True, reason="staff surfaces: a comment of zero-width characters only is taken")
 def test_a_comment_of_invisible_characters_only_is_refused(sqlite_world: World) -> None:
     """``clean_text`` removes control characters and blank space but keeps format characters
     (U+200B, U+2060, U+FEFF): a comment the learner cannot see is stored, counted and audited."""
