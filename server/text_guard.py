@@ -23,6 +23,7 @@ wrote it (``server.terminal``).
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # types only: the CLI and the services import this module, and need no HTTP
@@ -63,6 +64,13 @@ def _has_nul(scope: Scope) -> bool:
 def is_storable_text(text: str) -> bool:
     """False for text that PostgreSQL or SQLite's driver refuses: a NUL or a lone surrogate."""
     return _UNSTORABLE.search(text) is None
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` shows nothing: only white space and format characters (Unicode
+    category Cf: U+200B, U+2060, U+FEFF ...), which a reader cannot see, so a comment,
+    answer or reason made of them says nothing."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
 
 
 def is_printable_text(text: str) -> bool:

@@ -20,6 +20,7 @@ from server.courses.service import LEARNER, course_role
 from server.courses.sets import rules_for
 from server.errors import InvalidCourse, UserNotFound
 from server.models import AuditAction, CorrectionKind, Course, Extension, ScoreCorrection, User, utcnow
+from server.text_guard import is_blank, is_storable_text
 from server.vocabulary import MAX_REASON_CHARS
 
 
@@ -41,8 +42,10 @@ def course_learner(session: Session, course: Course, name: str) -> User:
 def _check(session: Session, course: Course, user: User, exercise: str, reason: str) -> str:
     if rules_for(session, course, user.id, exercise) is None:
         raise InvalidCourse(f"{exercise!r} is not part of the course {course.slug!r}.")
+    if not is_storable_text(reason):  # a NUL or a lone surrogate: PostgreSQL refuses the row (a 500)
+        raise InvalidCourse("The reason holds a NUL byte or a lone surrogate, which cannot be stored.")
     reason = " ".join(reason.split())
-    if not reason:
+    if is_blank(reason):
         raise InvalidCourse("Say why (--reason): the learner reads it beside the score.")
     if len(reason) > MAX_REASON_CHARS:
         raise InvalidCourse(f"A reason is at most {MAX_REASON_CHARS} characters.")

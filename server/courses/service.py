@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from server.db import insert_unless_taken
 from server.errors import CourseAlreadyExists, CourseNotFound, CourseRequired, InvalidCourse, NotAllowed
 from server.models import DEFAULT_COURSE_ID, Course, Enrollment, LtiUser, Role, User
+from server.text_guard import is_storable_text
 from server.times import zoned_time
 
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
@@ -186,7 +187,11 @@ def default_course(session: Session) -> Course:
 
 def taught_course_named(session: Session, user: User, slug: str) -> Course | None:
     """The course called ``slug`` if ``user`` teaches it (admins: any course); None otherwise,
-    so a page answers the same for a course that does not exist and one taught by others."""
+    so a page answers the same for a course that does not exist and one taught by others.
+    A slug holding a NUL or a lone surrogate names no course (PostgreSQL refuses it in a query):
+    None as well, so every form naming a course answers it with the same 404."""
+    if not is_storable_text(slug):
+        return None
     course = session.scalar(select(Course).where(Course.slug == slug[:64]))
     if course is None:
         return None

@@ -34,6 +34,7 @@ from server.errors import (
     UserNotFound,
 )
 from server.models import DEFAULT_COURSE_ID, AuditAction, Course, Extension, SetEntry, Submission, User, Verdict, utcnow
+from server.text_guard import is_storable_text
 from server.vocabulary import MAX_REASON_CHARS
 
 log = logging.getLogger(__name__)
@@ -296,7 +297,10 @@ class Granted:
 
 
 def extension_reason(reason: str) -> str:
-    """An extension's reason on one line, or ``InvalidCourse`` when it is too long (it may be empty)."""
+    """An extension's reason on one line, or ``InvalidCourse`` when it is too long or cannot be
+    stored (it may be empty)."""
+    if not is_storable_text(reason):  # a NUL or a lone surrogate: PostgreSQL refuses the row (a 500)
+        raise InvalidCourse("The reason holds a NUL byte or a lone surrogate, which cannot be stored.")
     reason = " ".join(reason.split())
     if len(reason) > MAX_REASON_CHARS:
         raise InvalidCourse(f"A reason is at most {MAX_REASON_CHARS} characters.")

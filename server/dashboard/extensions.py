@@ -25,10 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
 
 from server.config import Settings
@@ -95,6 +96,8 @@ async def _bulk_form(request: Request) -> BulkForm:
         form = await Request(request.scope, replay).form(
             max_files=1, max_fields=len(_FIELDS), max_part_size=bulk.MAX_CSV_BYTES + 1
         )
+    # Starlette's own HTTPException (the base of FastAPI's): a text part over ``max_part_size``
+    # (a pasted CSV) raises it, not ``MultiPartException``.
     except (MultiPartException, HTTPException):
         return too_large if len(sent) > bulk.MAX_CSV_BYTES else BulkForm({}, refused="The form could not be read.")
     try:

@@ -69,6 +69,7 @@ from server.courses.windows import exercise_windows
 from server.dashboard import corrections as correction_pages
 from server.dashboard import pages, service
 from server.dashboard.pages import StaffView
+from server.dashboard.staff import staff_notice
 from server.dashboard.upload import (
     KEY_SEPARATOR,
     LATE_CONFIRMED,
@@ -115,7 +116,7 @@ from server.web.responses import (
     viewer_of,
 )
 from server.web.responses import teaches as teaches_a_course
-from server.web.session import COOKIE_NAME, form_token, form_token_matches, user_for_cookie
+from server.web.session import COOKIE_NAME, form_token, form_token_matches, notice_token_matches, user_for_cookie
 from server.web.urls import learner_url, submission_url
 
 router = APIRouter(include_in_schema=False)
@@ -160,11 +161,14 @@ def _staff_view(request: Request, session: Session, user: User, course: Course, 
     if course.is_default:
         return None
     changer = may_change_staff(session, user, course)
+    # The notice after the staff form, only when the redirect signed it for this viewer: a
+    # link made elsewhere (``?staff_removed=profb``) shows nothing.
+    signed = request.query_params.get("notice")
     done = [(key, request.query_params.get(key, "")[:64]) for key in ("staff_added", "staff_removed")]
     notice = " ".join(
         f"{login} {'is now a TA of' if key == 'staff_added' else 'is no longer staff of'} this course."
         for key, login in done
-        if login
+        if login and notice_token_matches(signed, user.id, staff_notice(course.slug, key, login), secret)
     )
     return StaffView(
         members=[(u.name, u.display_name, role) for u, role in staff_of(session, course)],

@@ -20,6 +20,7 @@ from server.text_guard import printable_text
 from server.web.deps import WebInstructor
 from server.web.errors import PageBadRequest, PageError
 from server.web.responses import FormFields, redirect
+from server.web.session import notice_token
 from server.web.urls import DASHBOARD, STAFF_FORM, in_course
 
 router = APIRouter(include_in_schema=False)
@@ -49,4 +50,12 @@ def change_staff(
         ) from None
     session.commit()
     key = "staff_added" if action == "add" else "staff_removed"
-    return redirect(in_course(DASHBOARD, course.slug, **{key: done.name}) + "#staff-section")
+    # The course page shows the notice only with this signature (``staff_notice``): a link
+    # made elsewhere cannot make it announce a staff change.
+    signed = notice_token(user.id, staff_notice(course.slug, key, done.name), settings.secret_bytes)
+    return redirect(in_course(DASHBOARD, course.slug, **{key: done.name, "notice": signed}) + "#staff-section")
+
+
+def staff_notice(course: str, key: str, login: str) -> str:
+    """What the signature of a staff change's notice covers: the course, the change, the login."""
+    return f"{course}\x00{key}\x00{login}"

@@ -8,7 +8,6 @@ from sqlalchemy.orm import Session
 
 from server.courses.service import taught_course_named
 from server.models import Course, User
-from server.text_guard import is_storable_text
 from server.web.errors import PageError, PageNotFound
 from server.web.responses import same_origin
 from server.web.session import COOKIE_NAME, form_token_matches
@@ -28,8 +27,8 @@ def staff_form_course(
             user,
         )
     slug = fields.get("course") or ""
-    # A NUL is no slug (and PostgreSQL refuses it in a query): the same 404 as an unknown course.
-    course = taught_course_named(session, user, slug) if is_storable_text(slug) else None
+    # A NUL is no slug: ``taught_course_named`` answers None, the same 404 as an unknown course.
+    course = taught_course_named(session, user, slug)
     if course is None:
         raise PageNotFound(user, "No course by that name that you teach.")
     return course

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from server.courses import audit
 from server.courses.best_scores import backfill_best_scores
 from server.courses.counted import submission_board, submission_counted
-from server.errors import RegradeClosed, RegradeNotReady
+from server.errors import InvalidCourse, RegradeClosed, RegradeNotReady
 from server.grading.persistence import check_results
 from server.grading.regrade_jobs import settle
 from server.models import (
@@ -37,6 +37,7 @@ from server.models import (
     utcnow,
 )
 from server.regrades.diff import Diff, compute_diff
+from server.text_guard import is_blank, is_storable_text
 
 #: Longest reason stored (shown to learners next to their score).
 REASON_CHARS = 500
@@ -52,6 +53,8 @@ def apply_set(
     Refused with ``RegradeClosed`` when it was applied or cancelled already (never twice) and
     with ``RegradeNotReady`` while results are still being graded.
     """
+    if not is_storable_text(reason) or is_blank(reason):  # learners read it; PostgreSQL refuses a NUL (a 500)
+        raise InvalidCourse("Say why, in text that can be stored (no NUL byte): learners read the reason.")
     settle(session, regrade.id)
     # The compare-and-set first: a second apply (or a cancel) racing this one finds the set
     # no longer ``ready``; on PostgreSQL it waits on this row's lock until we commit.

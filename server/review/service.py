@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -53,7 +53,7 @@ from server.models import (
 from server.models.correction import MAX_REASON_CHARS
 from server.models.review import MAX_ANSWER_CHARS, MAX_COMMENT_CHARS, MAX_REQUEST_CHARS
 from server.review.schemas import CommentPublic, RequestPublic, SubmissionReview
-from server.text_guard import CONTROL, is_storable_text
+from server.text_guard import CONTROL, is_blank, is_storable_text
 from server.users.service import lock_learner
 
 #: Requests one submission may ever have (answered ones count): asking again after an answer
@@ -69,13 +69,14 @@ LIST_LIMIT = 200
 
 def clean_text(text: str | None, limit: int, what: str) -> str:
     """``text`` as stored: line ends made ``\\n``, tabs spaces, every other control character
-    taken out, outer blank space stripped. Empty, too long or unstorable: ``InvalidReview``."""
+    taken out, outer blank space stripped. Empty (nothing a reader sees: :func:`is_blank`), too
+    long or unstorable: ``InvalidReview``."""
     raw = (text or "").replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
     if not is_storable_text(raw):
         raise InvalidReview(f"The {what} holds a NUL byte or a lone surrogate, which cannot be stored.")
     cleaned = "\n".join(CONTROL.sub("", line).rstrip() for line in raw.split("\n")).strip()
-    if not cleaned:
-        raise InvalidReview(f"Write the {what}: it is empty.")
+    if is_blank(cleaned):
+        raise InvalidReview(f"Write the {what}: it is empty (or only invisible characters).")
     if len(cleaned) > limit:
         raise InvalidReview(f"A {what} is at most {limit} characters (this one has {len(cleaned)}).")
     return cleaned
@@ -111,20 +112,7 @@ def add_comment(session: Session, staff: User, submission_id: int, line: int, bo
     if not 1 <= line <= lines:
         raise InvalidReview(f"Submission {submission.id} has lines 1 to {lines}; there is no line {line}.")
     text = clean_text(body, MAX_COMMENT_CHARS, "comment")
-    count = session.scalar(
-        select(func.count()).select_from(ReviewComment).where(ReviewComment.submission_id == submission.id)
-    )
-    if (count or 0) >= MAX_COMMENTS_PER_SUBMISSION:
-        raise InvalidReview(f"Submission {submission.id} has {MAX_COMMENTS_PER_SUBMISSION} comments, the most it may.")
-    comment = ReviewComment(
-        submission_id=submission.id,
-        course_id=submission.course_id,
-        line=line,
-        body=text,
-        author=staff.name[:128],
-        created_at=utcnow(),
-    )
-    session.add(comment)
+    comment = _insert_within_cap(session, submission, line, text, staff.name[:128])
     audit.record(
         session,
         submission.course_id,
@@ -134,6 +122,42 @@ def add_comment(session: Session, staff: User, submission_id: int, line: int, bo
         f"line {line}: {text}",
     )
     session.flush()
+    return comment
+
+
+def _insert_within_cap(session: Session, submission: Submission, line: int, text: str, author: str) -> ReviewComment:
+    """Insert one comment unless the submission has :data:`MAX_COMMENTS_PER_SUBMISSION`; the
+    count and the insert held together, so a burst of comments cannot pass the cap.
+
+    PostgreSQL: the submission's row is locked (``FOR UPDATE``) first, so comments on one
+    submission take turns, and each count (a new snapshot per statement) sees the ones before.
+    SQLite ignores ``FOR UPDATE``; there the one ``INSERT ... SELECT ... WHERE (count) < cap``
+    statement is the transaction's first write, so it runs under the database's write lock and
+    counts what every earlier writer committed."""
+    session.execute(select(Submission.id).where(Submission.id == submission.id).with_for_update())
+    count = (
+        select(func.count())
+        .select_from(ReviewComment)
+        .where(ReviewComment.submission_id == submission.id)
+        .scalar_subquery()
+    )
+    row = {
+        "submission_id": submission.id,
+        "course_id": submission.course_id,
+        "line": line,
+        "body": text,
+        "author": author,
+        "created_at": utcnow(),
+    }
+    columns = ReviewComment.__table__.c
+    values = select(*(literal(value, columns[name].type) for name, value in row.items())).where(
+        count < MAX_COMMENTS_PER_SUBMISSION
+    )
+    made = session.execute(insert(ReviewComment).from_select(list(row), values).returning(ReviewComment.id)).scalar()
+    if made is None:
+        raise InvalidReview(f"Submission {submission.id} has {MAX_COMMENTS_PER_SUBMISSION} comments, the most it may.")
+    comment = session.get(ReviewComment, made)
+    assert comment is not None  # inserted just now, in this transaction
     return comment
 
 
@@ -200,6 +224,24 @@ def course_request(session: Session, course: Course, request_id: int, *, lock: b
     return row
 
 
+def _claim(session: Session, row: ReviewRequest, text: str, staff: User) -> None:
+    """Resolve ``row`` with one compare-and-set (``UPDATE ... WHERE state = 'open'``), before
+    the override, in the same transaction: of staff answering at once, one changes the row and
+    the others are refused (``ReviewAlreadyOpen``, 409) and make no override. The earlier
+    ``FOR UPDATE`` is no lock on SQLite, and there a read is outside any transaction; this
+    UPDATE is the first write, so it waits for the database's write lock and then sees the
+    winner's commit. On PostgreSQL it waits on the winner's row lock, then finds the row resolved."""
+    claimed = session.execute(
+        update(ReviewRequest)
+        .where(ReviewRequest.id == row.id, ReviewRequest.state == RequestState.OPEN.value)
+        .values(state=RequestState.RESOLVED.value, answer=text, answered_by=staff.name[:128], answered_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    session.refresh(row)
+    if claimed.rowcount != 1:  # type: ignore[attr-defined]
+        raise ReviewAlreadyOpen(f"Review request {row.id} is resolved already ({row.answered_by}).")
+
+
 @dataclass(frozen=True)
 class Answered:
     """A resolved request and the override its answer made, if any."""
@@ -229,16 +271,15 @@ def answer_request(
     submission = session.get(Submission, row.submission_id)
     learner = session.get(User, row.user_id)
     assert submission is not None and learner is not None  # both cascade onto the request
+    _claim(session, row, text, staff)
     made = None
     if score is not None:
-        why = reason if reason and reason.strip() else text
+        why = reason if reason and not is_blank(reason) else text
         if len(" ".join(why.split())) > MAX_REASON_CHARS:
             raise InvalidReview(
                 f"The override needs a reason of at most {MAX_REASON_CHARS} characters (the answer is longer): give one."
             )
         made = corrections.override(session, course, learner.name, submission.exercise, score, why, staff.name)
-    row.state = RequestState.RESOLVED.value
-    row.answer, row.answered_by, row.answered_at = text, staff.name[:128], utcnow()
     row.correction_id = made.id if made is not None else None
     outcome = f"override {made.score:g}" if made is not None and made.score is not None else "no correction"
     audit.record(

@@ -41,6 +41,7 @@ SESSION_SECONDS = 12 * 3600
 _VERSION = "v2"
 _KEY_LABEL = b"ppo-grader/web-session/v1"
 _FORM_LABEL = b"ppo-grader/web-form/v1"
+_NOTICE_LABEL = b"ppo-grader/web-notice/v1"
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,23 @@ def form_token(cookie: str, secret: bytes) -> str:
     key = hmac.new(secret, _FORM_LABEL, hashlib.sha256).digest()
     digest = hmac.new(key, cookie.encode(), hashlib.sha256).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def notice_token(user_id: int, notice: str, secret: bytes) -> str:
+    """The signature a redirect carries beside the notice it asks the next page to show
+    ("x is now a TA of this course"): an HMAC of the notice and who it is for, so a link made
+    anywhere else cannot make a page announce what did not happen (nor show one user's notice
+    to another)."""
+    key = hmac.new(secret, _NOTICE_LABEL, hashlib.sha256).digest()
+    digest = hmac.new(key, f"{user_id}\x00{notice}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def notice_token_matches(sent: str | None, user_id: int, notice: str, secret: bytes) -> bool:
+    """Whether ``sent`` is :func:`notice_token` of this notice for this user."""
+    if not sent:
+        return False
+    return hmac.compare_digest(sent.encode(), notice_token(user_id, notice, secret).encode())
 
 
 def form_token_matches(sent: str | None, cookie: str | None, secret: bytes) -> bool:

@@ -121,6 +121,12 @@ def test_corrections_are_recorded_reversible_and_only_for_instructors(fall: Term
     bad = fall.client.put(f"/api/v1/courses/{COURSE}/scores/ann/dpo-loss/override", json={"score": 100, "reason": "x"},
                           headers=fall.instructor)
     assert bad.status_code == 422 and bad.json()["error"] == "InvalidCourse"  # not in the course
+    # A reason the learner would read that cannot be stored (a NUL) or shows nothing (format characters only).
+    for reason in ('"a \\u0000 b"', '"\\u200b\\u2060\\ufeff"'):
+        for kind, body in (("override", f'{{"score": 90, "reason": {reason}}}'), ("excuse", f'{{"reason": {reason}}}')):
+            sent = fall.client.put(f"/api/v1/courses/{COURSE}/scores/ann/gae/{kind}", content=body,
+                                   headers={**fall.instructor, "Content-Type": "application/json"})
+            assert sent.status_code == 422 and sent.json()["error"] == "InvalidCourse", (kind, reason, sent.text)
     undone = fall.client.delete(f"/api/v1/courses/{COURSE}/scores/ann/gae/override", headers=fall.instructor)
     assert undone.status_code == 200 and undone.json()["revoked"] == 1
     assert undone.json()["score"]["counted_score"] == 75.0  # the graded run counts again

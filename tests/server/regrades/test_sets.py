@@ -125,6 +125,12 @@ def test_preview_is_invisible_to_learners_then_apply_changes_scores_once(start_a
     assert re.search(r"Requested</th><td><time [^>]+>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d E[SD]T</time>", shown.text)
     assert _snapshot(api) == before
 
+    # A reason learners would read that cannot be stored (a NUL) or shows nothing: refused, nothing applied.
+    for reason in ("a \u0000 b", "\u200b\ufeff "):
+        refused = api.client.post(f"/api/v1/regrades/{set_id}/apply", json={"reason": reason}, headers=prof)
+        assert refused.status_code == 422 and "Say why" in refused.text, refused.text
+    assert _snapshot(api) == before
+
     applied = cli("regrade", "apply", str(set_id), "--reason", "The clip check was too strict.")
     assert applied.exit_code == 0, applied.output
     again = cli("regrade", "apply", str(set_id), "--reason", "twice")
