@@ -86,7 +86,8 @@ def claim_course(session: Session, slug: str, title: str, time_zone: str = "UTC"
 
 def find_course(session: Session, slug: str) -> Course:
     """The course called ``slug`` (no access check: the CLI's view); 404 otherwise."""
-    course = session.scalar(select(Course).where(Course.slug == slug))
+    # A slug holding a NUL or a lone surrogate names no course (PostgreSQL refuses it in a query).
+    course = session.scalar(select(Course).where(Course.slug == slug)) if is_storable_text(slug) else None
     if course is None:
         raise CourseNotFound(f"No course called {slug!r}.")
     return course
@@ -121,6 +122,8 @@ def readable_course(session: Session, user: User, slug: str | None) -> Course:
         session.get(Course, DEFAULT_COURSE_ID)
         if slug is None
         else session.scalar(select(Course).where(Course.slug == slug))
+        if is_storable_text(slug)
+        else None  # no course is called that, and PostgreSQL refuses it in a query
     )
     if course is None or course_role(session, user, course) is None:
         raise CourseNotFound(f"No course called {slug!r} that you belong to.")

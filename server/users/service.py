@@ -279,7 +279,8 @@ def managed_user(session: Session, actor: User | None, name: str) -> User:
 
     Someone the actor may not manage answers 404 like a missing one, so names do not leak.
     """
-    user = session.scalar(select(User).where(User.name == name))
+    # a name holding a NUL or a lone surrogate is no one's (PostgreSQL refuses it in a query)
+    user = session.scalar(select(User).where(User.name == name)) if is_storable_text(name) else None
     if user is None or (actor is not None and not may_manage(actor, user)):
         raise UserNotFound(f"No user {name!r} that you can manage.")
     return user

@@ -218,7 +218,10 @@ def browser_login(browser: Any, url: str, token: str) -> Any:
     page.set_default_timeout(30_000)
     page.goto(url)
     page.fill("#token", token)
-    page.click("button[type=submit]")
+    # the page the login leads to has loaded before the caller acts on it (a reload() during the
+    # login's own navigation fails: "Not attached to an active page")
+    with page.expect_navigation():
+        page.click("button[type=submit]")
     return page
 
 

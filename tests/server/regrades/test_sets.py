@@ -235,3 +235,13 @@ def test_an_apply_killed_halfway_leaves_nothing_half_applied(start_api: StartApi
     after = _snapshot(api)
     assert {r[2] for r in after["submissions"]} == {10.0}
     assert {b.best_score for b in after["best"] if b.attempts} == {10.0}
+
+
+def test_a_nul_in_a_previews_course_or_learner_names_nothing(api: Api) -> None:
+    """PostgreSQL refuses a NUL in a query: the course and the learner are then no one's (404),
+    never a 500 (the OpenAPI fuzz found it on PostgreSQL; a lone surrogate is pydantic's 422)."""
+    prof = api.user("prof", Role.INSTRUCTOR)
+    for body in ('{"exercise": "actor-loss", "course": "c\\u0000"}', '{"exercise": "actor-loss", "learner": "a\\u0000"}'):
+        refused = api.client.post("/api/v1/regrades", content=body,
+                                  headers={**prof, "Content-Type": "application/json"})
+        assert refused.status_code == 404, (body, refused.text)
