@@ -16,7 +16,9 @@ from tests.server.live_server import live_server
 
 
 def test_the_docs_page_and_every_asset_it_names_come_from_this_server(settings: Settings) -> None:
-    with live_server(create_app(settings, FakeGrader().factory)) as base, httpx.Client(base_url=base) as http:
+    # a deadline, not a measure: the first /openapi.json builds the whole schema, seconds on a
+    # loaded machine (httpx's default 5 s ran out in CI at load 7)
+    with live_server(create_app(settings, FakeGrader().factory)) as base, httpx.Client(base_url=base, timeout=120) as http:
         page = http.get("/api/v1/docs")
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         html = page.text
