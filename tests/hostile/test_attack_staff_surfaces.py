@@ -18,7 +18,6 @@ previews naming another course's submission or learner; hostile query parameters
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from server.review.service import MAX_COMMENTS_PER_SUBMISSION
 from server.users.service import create_user
 from server.web.session import COOKIE_NAME, form_token
 from tests.pg import pg_database, pg_url  # noqa: F401  (fixtures)
+from tests.server.conftest import wait_graded
 from tests.server.fakes import FakeGrader
 from tests.server.live_server import live_server
 
@@ -75,10 +75,7 @@ class World:
                         json={"exercise": "actor-loss", "source": "import math\nloss = 1\n", "course": course})
         assert sent.status_code == 202, sent.text
         number = int(sent.json()["id"])
-        deadline = time.monotonic() + 60
-        while self.api("GET", f"/submissions/{number}", who).json()["status"] != "done":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_graded(self.url, self.tokens[who], number)
         return number
 
     def request(self, submission: int, who: str = "ann") -> int:
