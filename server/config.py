@@ -63,8 +63,8 @@ class Settings(BaseSettings):
     RATE_LIMIT: str = Field(default="30/minute", pattern=r"^\s*\d+\s*/\s*(second|minute|hour|day)\s*$")
     MAX_QUEUED_PER_USER: int = Field(default=5, ge=1)
     #: Long polls (``GET /submissions/{id}?wait=S``) one user may keep waiting at once; one
-    #: beyond them answers at once with the submission as it is (review 8: one learner's 200
-    #: idle polls held the API).
+    #: beyond them answers with the submission as it is after a short pause that holds no
+    #: thread (review 8: one learner's 200 idle polls held the API).
     MAX_LONG_POLLS_PER_USER: int = Field(default=4, ge=1)
     #: The in-process similarity worker looks for passed due dates and runs queued by
     #: another process this often (issue 27; procrastinate workers look every 5 minutes).

@@ -23,7 +23,7 @@ from server.openapi import errors
 from server.state import AppState
 from server.submissions import service
 from server.submissions.schemas import SubmissionCreate, SubmissionPublic, SubmissionSummary
-from server.submissions.waiting import MAX_WAIT_SECONDS
+from server.submissions.waiting import MAX_WAIT_SECONDS, OVER_CAP_PAUSE_SECONDS
 
 #: Ids and offsets past a 32-bit integer cannot exist: refuse them before PostgreSQL overflows.
 MAX_ID = 2**31 - 1
@@ -174,7 +174,8 @@ async def create_submission(
     if wait > 0 and public.status != Status.DONE:
         stored = public
         try:
-            public = await _wait_for(session, user, user_id, stored.id, state, deadline, long_poll=True)
+            public = await _wait_for(session, user, user_id, stored.id, state, deadline, long_poll=True,
+                                     pause_beyond_cap=False)
             # The token may have been revoked while the request waited (as a GET long poll checks).
             await run_in_threadpool(_sign_in, session, state, credentials, request)
         except ShuttingDown:
@@ -273,7 +274,8 @@ async def read_submission(
             description=(
                 "Long poll: wait up to this many seconds for the verdict and answer as soon as it is stored "
                 "(0, the default, answers at once). A user keeps at most `MAX_LONG_POLLS_PER_USER` (4) long "
-                "polls waiting at once; one beyond them answers at once with the submission as it is."
+                "polls waiting at once; one beyond them answers after a pause of at most "
+                "`OVER_CAP_PAUSE_SECONDS` (5) with the submission as it is (at once when it is done)."
             ),
         ),
     ] = 0,
@@ -287,7 +289,8 @@ async def read_submission(
     try:
         with state.session_factory() as session:
             user, user_id = await run_in_threadpool(_sign_in, session, state, credentials, request)
-            public = await _wait_for(session, user, user_id, submission_id, state, deadline, long_poll=wait > 0)
+            public = await _wait_for(session, user, user_id, submission_id, state, deadline, long_poll=wait > 0,
+                                     pause_beyond_cap=True)
             if wait > 0:
                 # The token may have been revoked (or narrowed away) while the poll waited: a
                 # revoked token is refused at once, so it gets no verdict either.
@@ -303,22 +306,41 @@ async def read_submission(
 
 
 async def _wait_for(
-    session: Session, user: User, user_id: int, submission_id: int, state: AppState, deadline: float, *, long_poll: bool
+    session: Session,
+    user: User,
+    user_id: int,
+    submission_id: int,
+    state: AppState,
+    deadline: float,
+    *,
+    long_poll: bool,
+    pause_beyond_cap: bool,
 ) -> SubmissionPublic:
     # Subscribed before the first read, so that a verdict stored right after it still wakes
     # us; woken by an announcement (in-process worker, or PostgreSQL's NOTIFY), and without a
     # listener re-read every POLL_SECONDS (server.submissions.waiting).
-    # One user waits in at most MAX_LONG_POLLS_PER_USER requests at once: beyond them a poll
-    # answers at once with the row as it is (the client then polls with backoff).
+    # One user waits in at most MAX_LONG_POLLS_PER_USER requests at once: beyond them a GET
+    # pauses once, costing no thread, before it answers with the row as it is (answered at once,
+    # a hostile client's polls beyond the cap were a flood as fast as the API answered); a POST
+    # answers at once (the submit rate limit bounds it).
     most = state.settings.MAX_LONG_POLLS_PER_USER
     with state.announcer.slot(user_id, most) as may_wait, state.announcer.subscribe(submission_id) as announced:
+        paused = False
         while True:
             public = await run_in_threadpool(_read_fresh, session, user, submission_id, state, long_poll=long_poll)
             if public is None:
                 raise ShuttingDown()
             left = deadline - time.monotonic()
-            if public.status == Status.DONE or left <= 0 or not may_wait:
+            if public.status == Status.DONE or left <= 0:
                 return public
+            if not may_wait:
+                if paused or not pause_beyond_cap:
+                    return public
+                paused = True
+                await announced.pause(min(left, OVER_CAP_PAUSE_SECONDS))
+                if state.announcer.closed:
+                    raise ShuttingDown()
+                continue
             await announced.wait(left)
             if state.announcer.closed:
                 raise ShuttingDown()  # SIGTERM: answer now, without another read

@@ -22,10 +22,14 @@ through a verdict whose ``NOTIFY`` was lost. A waiting request holds no database
 no thread: only its re-reads do, each for one lookup.
 
 One user keeps at most ``MAX_LONG_POLLS_PER_USER`` (a setting, 4) long polls waiting at once
-(:meth:`VerdictAnnouncer.slot`); a poll beyond them answers at once with the row as it is (the
-client then polls politely, with backoff). Without the cap, one learner's 200 idle polls on an
-unfinished submission re-read their rows every 50 ms and held the thread pool and the database
-pool: another learner's verdict was not answered (review 8).
+(:meth:`VerdictAnnouncer.slot`); a ``GET`` beyond them reads the row once, and when it is not
+done pauses :data:`OVER_CAP_PAUSE_SECONDS` (no thread, no re-read; a verdict wakes it) before it
+answers with the row as it is; a ``POST`` beyond them answers at once (it is rate-limited). Without
+the cap, one learner's 200 idle polls on an unfinished submission re-read their rows every 50 ms
+and held the thread pool and the database pool: another learner's verdict was not answered
+(review 8). Answered at once instead of after the pause, the 196 polls beyond the cap became a
+flood of requests as fast as the API could answer them: another learner's verdict took 44 s
+instead of 0.4 s in a CI run at load 5.
 
 When the server stops (SIGTERM), :meth:`VerdictAnnouncer.close` wakes every waiter at once, and
 any that subscribes later does not sleep at all: each long poll ends with 503 ``ShuttingDown``
@@ -59,6 +63,9 @@ POLL_SECONDS = 0.05
 RECHECK_SECONDS = 1.0
 #: The longest wait a request may ask for.
 MAX_WAIT_SECONDS = 30.0
+#: How long a ``GET`` long poll beyond its user's cap waits, without a thread or a re-read,
+#: before it answers with the row as it is (woken at once by a verdict of this process).
+OVER_CAP_PAUSE_SECONDS = 5.0
 
 #: How long a listener waits before connecting again after losing its connection.
 RECONNECT_SECONDS = 1.0
@@ -74,6 +81,18 @@ class Subscription:
     def __init__(self, announcer: VerdictAnnouncer, entry: _Entry) -> None:
         self._announcer = announcer
         self._event = entry[1]
+
+    async def pause(self, seconds: float) -> None:
+        """Sleep ``seconds``, or until announced or the announcer closes, whatever the
+        announcer's kind: the caller re-reads once afterwards, not every recheck."""
+        if self._announcer.closed:
+            return
+        try:
+            await asyncio.wait_for(self._event.wait(), seconds)
+        except TimeoutError:
+            pass
+        finally:
+            self._event.clear()
 
     async def wait(self, timeout: float) -> bool:
         """Sleep until announced, or ``timeout`` seconds (at most :data:`RECHECK_SECONDS` when

@@ -96,7 +96,9 @@ class Term:
         stricter than the reads' output, and one query instead of seven commands."""
         path = self.both.server.env["PPO_GRADER_DATABASE_URL"].removeprefix("sqlite:///")
         with closing(sqlite3.connect(path)) as db:
-            return list(db.iterdump())
+            # The server's own clock requests a similarity run once a due date passed (its sweep
+            # ticks every 30 s, so at any moment of this module): that is not the command's write.
+            return [line for line in db.iterdump() if not line.startswith('INSERT INTO "similarity_')]
 
 
 #: The reads compared byte for byte.

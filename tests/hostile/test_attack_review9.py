@@ -407,7 +407,7 @@ def test_long_polls_on_another_learners_submission_leave_nothing_behind(api: tup
     assert waiting_after == 0 and not slots, (waiting_after, slots)
 
 
-def test_long_polls_beyond_the_cap_answer_at_once(api: tuple[str, Any, Any]) -> None:
+def test_long_polls_beyond_the_cap_take_no_waiting_place(api: tuple[str, Any, Any]) -> None:
     import httpx
 
     url, state, headers = api
@@ -424,8 +424,8 @@ def test_long_polls_beyond_the_cap_answer_at_once(api: tuple[str, Any, Any]) -> 
                      for _ in range(60)]
             peak = 0
             while not all(p.done() for p in polls):
-                # the places taken: each is a request allowed to sleep (a poll beyond the cap
-                # subscribes too, for its one read, and answers at once)
+                # the places taken: each is a request allowed to wait (a poll beyond the cap
+                # subscribes too, for its two reads and the pause between them)
                 peak = max([peak, *state.announcer._slots.values()])
                 await asyncio.sleep(0.005)
             return peak, sorted({p.result().status_code for p in polls})

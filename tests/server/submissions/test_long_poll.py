@@ -62,9 +62,33 @@ def test_a_long_poll_never_reveals_someone_elses_submission(api: Api, grader: Fa
     grader.gate.set()
 
 
-def test_one_user_keeps_at_most_the_cap_of_long_polls_waiting(api: Api, grader: FakeGrader) -> None:
+#: The pause of a long poll beyond the cap, shortened for the tests (5 s when served).
+PAUSE = 0.5
+
+
+@pytest.fixture
+def pauses(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The length of every pause a long poll beyond its user's cap takes."""
+    from server.submissions import router, waiting
+
+    taken: list[float] = []
+    pause = waiting.Subscription.pause
+
+    async def counted(self: waiting.Subscription, seconds: float) -> None:
+        taken.append(seconds)
+        await pause(self, seconds)
+
+    monkeypatch.setattr(router, "OVER_CAP_PAUSE_SECONDS", PAUSE)
+    monkeypatch.setattr(waiting.Subscription, "pause", counted)
+    return taken
+
+
+def test_one_user_keeps_at_most_the_cap_of_long_polls_waiting(
+    api: Api, grader: FakeGrader, pauses: list[float]
+) -> None:
     """Review 8: one learner's idle long polls held the API. Beyond MAX_LONG_POLLS_PER_USER
-    waiting at once, a poll answers at once with the row as it is; another user still waits."""
+    waiting at once, a poll answers with the row as it is after a pause (answered at once, a
+    hostile client's extra polls were a request flood); another user still waits."""
     most = api.state.settings.MAX_LONG_POLLS_PER_USER
     ada, bob = api.user("ada"), api.user("bob")
     sid = api.submit(ada).json()["id"]
@@ -87,7 +111,8 @@ def test_one_user_keeps_at_most_the_cap_of_long_polls_waiting(api: Api, grader: 
         time.sleep(0.05)
     assert api.state.announcer.waiting() == most + 1  # ada's cap, and bob's own poll, all wait
     beyond = api.client.get(f"/api/v1/submissions/{sid}?wait=20", headers=ada).json()
-    assert beyond["status"] in ("queued", "running")  # answered at once: the gate is still shut
+    assert beyond["status"] in ("queued", "running")  # answered before the verdict: the gate is still shut
+    assert pauses == [PAUSE]  # one pause between its two reads, of the pause's length, not the 20 s asked
     assert api.state.announcer.waiting() == most + 1 and not answers
     grader.gate.set()
     for poll in polls:
@@ -131,7 +156,7 @@ def test_a_post_whose_wait_runs_out_answers_with_the_stored_row(api: Api, grader
     assert api.wait_done(learner, body["id"])["status"] == "done"
 
 
-def test_a_post_beyond_the_long_poll_cap_answers_at_once(api: Api, grader: FakeGrader) -> None:
+def test_a_post_beyond_the_long_poll_cap_answers_at_once(api: Api, grader: FakeGrader, pauses: list[float]) -> None:
     """The POST's wait takes one of the user's MAX_LONG_POLLS_PER_USER places: with all taken
     it stores the submission and answers at once (the client then waits on GET)."""
     most = api.state.settings.MAX_LONG_POLLS_PER_USER
@@ -156,6 +181,7 @@ def test_a_post_beyond_the_long_poll_cap_answers_at_once(api: Api, grader: FakeG
     assert api.state.announcer.waiting() == most
     beyond = _post(api, ada, "?wait=20", source="x = 2\n")
     assert beyond["status"] == "queued" and beyond["id"] != first["id"]  # stored, answered at once
+    assert pauses == []  # the submit rate limit bounds a POST: it does not pause
     grader.gate.set()
     for poll in polls:
         poll.join(30)
