@@ -20,6 +20,10 @@ Attacks that worked (strict xfails), most severe first:
   then the picker's answer dies on ``UnicodeEncodeError`` signing it back (joserfc encodes
   claims with ``ensure_ascii=False``): a 500 with a traceback, not a page that says why.
   Low-medium.
+- a deep-linking request whose ``accept_types`` holds no ``ltiResourceLink`` (the LMS asks for
+  a file or HTML here) is answered with resource links anyway, and the exercises are published
+  in the course: ``accept_types`` is read and never used (Deep Linking 2.0 §4.4.1). Low: the
+  LMS refuses or misplaces the answer; nothing crosses a trust boundary.
 - the picker offers, and the deep-linking answer publishes, a pack exercise that never passed
   ``exercises verify``: ``publish`` refuses it with ``ExerciseNotVerified``, which escapes the
   LTI page as the API's JSON 409 (no LTI page, the LMS never gets its answer; the JSON names
@@ -194,13 +198,15 @@ def test_after_a_rotation_a_real_launch_refreshes_once_and_the_old_key_is_refuse
 # --- deep linking ---------------------------------------------------------------------------------
 
 
-def _deep_linking_request(lms: Hostile, nonce: str, context: str, data: Any) -> dict[str, Any]:
+def _deep_linking_request(
+    lms: Hostile, nonce: str, context: str, data: Any, accept: tuple[str, ...] = ("ltiResourceLink",)
+) -> dict[str, Any]:
     body = lms.claims(nonce, sub=f"h-prof-{context}", context=context)
     del body[c.RESOURCE_LINK]
     body[c.MESSAGE_TYPE] = c.DEEP_LINKING_REQUEST
     body[c.DEEP_LINKING_SETTINGS] = {
         "deep_link_return_url": f"{lms.url}/dl-return",
-        "accept_types": ["ltiResourceLink"],
+        "accept_types": list(accept),
         "accept_multiple": True,
         "data": data,
     }
@@ -273,6 +279,27 @@ def test_deep_linking_data_that_is_no_json_number_never_makes_an_answer_that_is_
         answer = _send_picker(browser, lti, picker, EXERCISE)
     assert answer.status_code == 200, answer.text[-300:]
     _strict_json(_answer_claims(answer))  # RFC 7519: the claims are a JSON object
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="LTI round 9: a deep-linking request that accepts no ltiResourceLink still gets resource links back",
+)
+def test_a_deep_linking_request_that_accepts_no_resource_links_gets_none(lti: Lti, evil: Hostile) -> None:
+    with lti.client() as browser:
+        _hostile_course(browser, lti, evil, "R9-dl-types")
+        nonce, state = tool_login(browser, lti, evil)
+        body = _deep_linking_request(evil, nonce, "R9-dl-types", None, accept=("file", "html"))
+        picker = _post(browser, lti, _signed(evil, body), state)
+        if picker.status_code != 200:  # refused at the launch, with a page that says why: safe
+            assert picker.status_code < 500 and "text/html" in picker.headers["content-type"]
+            return
+        answer = _send_picker(browser, lti, picker, EXERCISE)
+    if answer.status_code == 200:
+        items = json.loads(_answer_claims(answer))[c.CONTENT_ITEMS]
+        assert all(item["type"] in ("file", "html") for item in items), items
+    else:
+        assert answer.status_code < 500 and "text/html" in answer.headers["content-type"]
 
 
 @pytest.fixture
