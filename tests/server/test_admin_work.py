@@ -198,15 +198,17 @@ def test_columns_align_by_terminal_cells_and_show_stored_text_as_itself() -> Non
 
 @pytest.mark.slow
 def test_the_admin_benchmark_runs_at_a_tiny_size() -> None:
-    """``bench/admin.py`` end to end on three learners, each command once: it builds the course
-    through the real commands, every timed command exits 0, and the table has a row for each
-    (the figures in docs/benchmarks.md come from a 200-learner run; none is asserted here)."""
+    """``bench/admin.py`` end to end on three learners and three exercises, each command once
+    and no warm-up (each command is a Python start, ~1 s of CPU): it builds the course through
+    the real commands, every timed command exits 0, and the table has a row for each (the
+    figures in docs/benchmarks.md come from a 200-learner run; none is asserted here)."""
     from bench.admin import commands
 
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PPO_GRADER_")}
     before = (root / "docs" / "benchmarks.md").read_bytes()
-    run = subprocess.run([sys.executable, str(root / "bench" / "admin.py"), "--learners", "3", "--repeats", "1"],
+    run = subprocess.run([sys.executable, str(root / "bench" / "admin.py"), "--learners", "3", "--repeats", "1",
+                          "--exercises", "3", "--warm-ups", "0"],
                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
     rows = [line for line in run.stdout.splitlines() if line.startswith("| `ppo-grader ")]
