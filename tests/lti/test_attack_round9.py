@@ -5,7 +5,7 @@ platform registered with the tool as an administrator would, whose launches, key
 service answers the attacker writes). An attack that worked is a strict xfail asserting what a
 safe tool does; an attack the tool held is a plain test asserting that it holds.
 
-Attacks that worked (strict xfails), most severe first:
+Attacks that worked (strict xfails when found; fixed since, now plain tests), most severe first:
 
 - a platform's key set is cached with no age limit (``jwks_fetched_at`` is written, never
   read): a key the LMS has taken out of its set (rotated away after a leak) keeps verifying
@@ -138,10 +138,6 @@ def _post(browser: httpx.Client, lti: Lti, token: str, state: str) -> httpx.Resp
 # --- key rotation -------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LTI round 9: a key the LMS removed from its set still verifies launches from a cache of any age",
-)
 def test_a_key_removed_from_the_lms_set_stops_verifying_once_the_cache_is_old(lti: Lti, rotating: Hostile) -> None:
     with lti.client() as browser:
         _hostile_course(browser, lti, rotating, "R9-stale")  # the tool caches the LMS's key K1
@@ -160,10 +156,6 @@ def test_a_key_removed_from_the_lms_set_stops_verifying_once_the_cache_is_old(lt
     assert _jwks_fetches(rotating) == fetches + 1  # the month-old set was read again, once
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LTI round 9: an LMS key rotated under the same kid locks the LMS out (no refresh on a bad signature)",
-)
 def test_a_key_rotated_under_the_same_kid_is_picked_up(lti: Lti, rotating: Hostile) -> None:
     with lti.client() as browser:
         _hostile_course(browser, lti, rotating, "R9-samekid")
@@ -228,10 +220,6 @@ def _send_picker(browser: httpx.Client, lti: Lti, picker: httpx.Response, *slugs
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LTI round 9: a lone surrogate in deep-linking data is stored, then the picker's answer is a 500",
-)
 def test_a_lone_surrogate_in_deep_linking_data_is_a_page_not_a_500(lti: Lti, evil: Hostile) -> None:
     with lti.client() as browser:
         _hostile_course(browser, lti, evil, "R9-dl-data")
@@ -258,10 +246,6 @@ def _strict_json(text: str) -> Any:
     return json.loads(text, parse_constant=refuse)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LTI round 9: deep-linking data NaN comes back in the signed answer as NaN, which is not JSON",
-)
 def test_deep_linking_data_that_is_no_json_number_never_makes_an_answer_that_is_not_json(
     lti: Lti, evil: Hostile
 ) -> None:
@@ -281,10 +265,6 @@ def test_deep_linking_data_that_is_no_json_number_never_makes_an_answer_that_is_
     _strict_json(_answer_claims(answer))  # RFC 7519: the claims are a JSON object
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LTI round 9: a deep-linking request that accepts no ltiResourceLink still gets resource links back",
-)
 def test_a_deep_linking_request_that_accepts_no_resource_links_gets_none(lti: Lti, evil: Hostile) -> None:
     with lti.client() as browser:
         _hostile_course(browser, lti, evil, "R9-dl-types")
@@ -312,10 +292,6 @@ def unverified_pack(tmp_path: Path) -> Iterator[str]:
     registry.load()  # the test run's own catalogue again
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LTI round 9: deep linking offers an unverified pack exercise, then answers with the API's JSON 409",
-)
 def test_deep_linking_an_unverified_pack_exercise_is_an_lti_page(lti: Lti, evil: Hostile, unverified_pack: str) -> None:
     with lti.client() as browser:
         slug = _hostile_course(browser, lti, evil, "R9-dl-pack")
