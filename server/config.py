@@ -78,6 +78,10 @@ class Settings(BaseSettings):
     #: How often the in-process LTI thread sends the grades that changed of courses in automatic
     #: mode, and those an instructor asked to send (issue 35; procrastinate workers: every minute).
     LTI_POLL_SECONDS: float = Field(default=15, gt=0)
+    #: How long an LMS's key set (JWKS), cached at a launch, verifies launches before it is
+    #: fetched again (6 hours; a minute to a week): a key the LMS took out of its set (a leaked
+    #: one, rotated away) stops verifying within this long (``server.lti.platforms``).
+    LTI_JWKS_MAX_AGE_SECONDS: float = Field(default=6 * 3600, ge=60, le=7 * 86400)
     #: The tool's public address (``https://grader.example.edu``): what ``/lti/config.json``
     #: names. Unset, that page answers 404 and says to set it (it never copies a request's
     #: Host header, which anyone sending the request chooses).

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from exercises.packs import BUILTIN
 from exercises.versions import content_version, grader_version
-from server.catalogue.versions import newest_verified, passed, record_served, served_version, store_version
+from server.catalogue.versions import newest_verified, passed, record_served, served_version, store_version, stored
 from server.errors import ExerciseNotVerified
 from server.models import ExerciseVerification
 
@@ -81,6 +81,16 @@ def serve_first(session: Session, exercise: Exercise, verification: Verification
         f"exercise {exercise.slug}: the pack folder's content version {version} fails verify and no verified version "
         "of it is stored: nothing grades it (submissions are refused) until one passes `ppo-grader exercises verify`"
     )
+
+
+def publishable(session: Session, exercise: Exercise) -> bool:
+    """Whether ``sets publish`` takes ``exercise`` as it is now (no version named): built in, or
+    a pack exercise verified and stored at its content version (what :func:`require_verified`
+    and ``server.catalogue.versions.pin`` ask). Reads only; says nothing of why not."""
+    if exercise.pack == BUILTIN:
+        return True
+    version = content_version(exercise)
+    return passed(session, exercise.slug, version) and stored(session, exercise.slug, version) is not None
 
 
 def require_verified(session: Session, exercise: Exercise) -> None:

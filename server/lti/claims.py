@@ -42,6 +42,8 @@ LTI_VERSION = "1.3.0"
 RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest"
 DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest"
 DEEP_LINKING_RESPONSE = "LtiDeepLinkingResponse"
+#: The one content item type a deep-linking answer holds (an exercise as an LTI link).
+RESOURCE_LINK_TYPE = "ltiResourceLink"
 MESSAGE_TYPES = (RESOURCE_LINK_REQUEST, DEEP_LINKING_REQUEST)
 
 #: The OAuth2 scopes the tool asks for (NRPS read, AGS line items, scores, results).

@@ -27,14 +27,16 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from server.catalogue.service import list_exercises
+from server.catalogue.service import find_exercise, list_exercises
+from server.catalogue.verification import publishable
 from server.courses.service import INSTRUCTOR, course_role
 from server.courses.sets import course_exercises, publish
 from server.db import insert_unless_taken
+from server.errors import ExerciseNotVerified
 from server.lti import claims as c
 from server.lti import keys
 from server.lti.errors import LaunchRefused, LmsUnreachable
-from server.lti.launch import Launch
+from server.lti.launch import Launch, StrictJSON
 from server.lti.lineitems import line_item_spec, lookup, remembered
 from server.lti.services import ColumnUnusable, LmsClient
 from server.models import Course, LtiContext, LtiDeepLink, LtiLineItem, LtiPlatform, User, utcnow
@@ -77,9 +79,15 @@ def open_request(
 
 
 def offers(session: Session, course: Course) -> list[Offer]:
-    """Every catalogue exercise, with whether the course already publishes it."""
+    """Every catalogue exercise the course publishes or may publish (a pack exercise that never
+    passed ``exercises verify`` at its version is left out: ``publish`` would refuse it), with
+    whether the course already publishes it."""
     published = set(course_exercises(session, course))
-    return [Offer(x.slug, x.title, x.slug in published) for x in list_exercises()]
+    return [
+        Offer(x.slug, x.title, x.slug in published)
+        for x in list_exercises()
+        if x.slug in published or publishable(session, find_exercise(x.slug))
+    ]
 
 
 def pending(session: Session, token: str, now: datetime | None = None) -> LtiDeepLink:
@@ -140,8 +148,15 @@ def answer(
     course = session.get(Course, link.course_id)
     platform = session.get(LtiPlatform, link.platform_id)
     assert course is not None and platform is not None
-    titles = {x.slug: x.title for x in list_exercises()}
+    titles = {x.slug: x.title for x in offers(session, course)}
     picked = [slug for slug in dict.fromkeys(chosen) if slug in titles][:MAX_CHOSEN]
+    if not picked:  # each one chosen has left the catalogue, or is no longer verified, since the picker
+        raise LaunchRefused(
+            "Nothing to send",
+            "None of the exercises chosen can be added now (removed from the catalogue, or not verified at its "
+            "current version). Open the picker again from the LMS.",
+            409,
+        )
     if not request.accept_multiple:
         picked = picked[:1]
     known = {slug: row.url for slug, row in remembered(session, link).items()}
@@ -165,7 +180,7 @@ def answer(
         if slug not in published:
             _publish_once(session, course, slug)
         item: dict[str, Any] = {
-            "type": "ltiResourceLink",
+            "type": c.RESOURCE_LINK_TYPE,
             "title": titles[slug],
             "url": launch_url,
             "custom": {c.CUSTOM_EXERCISE: slug},
@@ -199,20 +214,45 @@ def answer(
         c.DL_MESSAGE: f"Added {len(items)} exercise{'s' if len(items) != 1 else ''} from ppo-grader.",
     }
     if request.data is not None:
-        claims[c.DEEP_LINKING_DATA] = json.loads(request.data)  # given back as the platform sent it
+        claims[c.DEEP_LINKING_DATA] = _given_back(request.data)  # as the platform sent it
     session.flush()
     return Answer(request.return_url, keys.sign(session, secret, claims), len(items), asked)
+
+
+def _given_back(data: str) -> Any:
+    """The platform's ``data``, as stored at the request, to sign back: JSON (no NaN or
+    Infinity) whose text is all encodable (no lone surrogate), as the launch checks it
+    (``server.lti.launch._opaque``); a request stored before that check is refused by name."""
+    try:
+        value = json.loads(data, cls=StrictJSON)
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode()
+    except (ValueError, RecursionError, UnicodeError):
+        raise LaunchRefused(
+            "Unreadable deep-linking data",
+            "The LMS's data for this request is not JSON ppo-grader can sign back (NaN, or a lone surrogate). "
+            "Open the picker again from the LMS.",
+        ) from None
+    return value
 
 
 def _publish_once(session: Session, course: Course, slug: str) -> None:
     """Publish ``slug`` in ``course`` unless another answer (or a staff member) published it at
     the same moment: in a savepoint, so the other's set entry (its primary key) stands and this
-    answer goes on (on SQLite writers queue, so only PostgreSQL meets this)."""
+    answer goes on (on SQLite writers queue, so only PostgreSQL meets this). An exercise whose
+    verify lapsed since the picker was opened is refused with a page (never the API's JSON, which
+    names the pack's folder on the server)."""
     try:
         with session.begin_nested():
             publish(session, course, slug, actor="lti-deep-link")
     except IntegrityError:
         log.info("deep linking: %s/%s was published by another answer at the same moment", course.slug, slug)
+    except ExerciseNotVerified:
+        raise LaunchRefused(
+            "Exercise not verified",
+            f"The exercise {slug[:64]!r} has not passed ppo-grader's checks at its current version, so it cannot "
+            "be added to a course. Ask the grader's administrator to verify it, then open the picker again.",
+            409,
+        ) from None
 
 
 def _line_item_added(session: Session, link: LtiContext, slug: str, url: str | None) -> bool:

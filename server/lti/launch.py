@@ -14,7 +14,9 @@
 
    - the state is ours (its signature verifies) and unexpired;
    - the token's header names RS256 and a ``kid`` the platform publishes (its key set is
-     refreshed once on an unknown ``kid``: ``server.lti.platforms``), and the signature verifies;
+     refreshed once on an unknown ``kid``, on a signature the cached key does not verify, and
+     when older than its maximum age: ``server.lti.platforms``), and the signature verifies;
+     the claims are JSON (no ``NaN`` or ``Infinity``: :class:`StrictJSON`);
    - ``iss`` is the platform's issuer, ``aud`` holds our client id (with several audiences,
      ``azp`` is our client id), ``exp`` has not passed, ``iat`` is not in the future nor older
      than :data:`MAX_TOKEN_AGE`, ``nonce`` is the one the state carries, ``sub`` is present;
@@ -52,7 +54,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from joserfc import jwt
 from joserfc.errors import BadSignatureError, ExpiredTokenError, JoseError, MissingClaimError
-from joserfc.jwk import OctKey
+from joserfc.jwk import OctKey, RSAKey
 from joserfc.jws import extract_compact
 from joserfc.jwt import JWTClaimsRegistry
 from publicsuffixlist import PublicSuffixList
@@ -63,7 +65,7 @@ from server.db import insert_unless_taken
 from server.lti import claims as c
 from server.lti.errors import LaunchRefused, PlatformNotFound
 from server.lti.http import quoted_url, url_problem
-from server.lti.platforms import find_platform, has_deployment, platform_key
+from server.lti.platforms import JWKS_MAX_AGE, find_platform, has_deployment, platform_key, rotated_key
 from server.models import LtiDeepLink, LtiLogin, LtiPlatform, LtiTicket, utcnow
 from server.models.lti import MAX_URL_CHARS
 from server.text_guard import display_text, is_printable_text, is_storable_text
@@ -285,11 +287,19 @@ class Launch:
     claims: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
-def validate_launch(session: Session, secret: bytes, id_token: str, state: str, now: datetime | None = None) -> Launch:
+def validate_launch(
+    session: Session,
+    secret: bytes,
+    id_token: str,
+    state: str,
+    now: datetime | None = None,
+    jwks_max_age: timedelta = JWKS_MAX_AGE,
+) -> Launch:
     """Step 2: the whole validation (module docstring); once the token verifies, its nonce is
     spent whatever the outcome. The caller commits (also after a refusal, so a spent nonce
     stays spent); a key-set refresh's claim is committed on the way, before the signature is
-    checked and before anything is written (``server.lti.platforms.platform_key``)."""
+    checked and before anything is written (``server.lti.platforms.platform_key``). A cached key
+    set older than ``jwks_max_age`` (the ``LTI_JWKS_MAX_AGE_SECONDS`` setting) is fetched again."""
     now = now or utcnow()
     if not id_token or not state or len(id_token) > MAX_TOKEN_CHARS or len(state) > MAX_STATE_CHARS:
         raise LaunchRefused("Incomplete launch", "The launch carries no id_token and state. Launch again from the LMS.")
@@ -297,7 +307,7 @@ def validate_launch(session: Session, secret: bytes, id_token: str, state: str, 
     platform = session.get(LtiPlatform, login.platform_id)
     if platform is None:
         raise LaunchRefused("Unknown LMS", "The LMS this login began with is no longer registered.", 403)
-    token = _verified(session, platform, id_token, now)
+    token = _verified(session, platform, id_token, now, jwks_max_age)
     body = dict(token.claims)
     _check_claims(body, platform, login.nonce, now)
     _spend_nonce(session, state, login, now)
@@ -307,7 +317,40 @@ def validate_launch(session: Session, secret: bytes, id_token: str, state: str, 
     return _launch(platform, deployment, body)
 
 
-def _verified(session: Session, platform: LtiPlatform, id_token: str, now: datetime) -> jwt.Token:
+class NotJsonNumber(ValueError):
+    """A JSON text holds ``NaN``, ``Infinity`` or ``-Infinity``: Python's ``json`` reads them,
+    JSON (RFC 8259) has no such number."""
+
+
+class StrictJSON(json.JSONDecoder):
+    """The decoder of a launch's claims: JSON as RFC 8259 has it, no ``NaN``/``Infinity``, so
+    what the tool gives back of the claims (the deep-linking ``data``) is JSON too."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["parse_constant"] = _refuse_constant
+        super().__init__(**kwargs)
+
+
+def _refuse_constant(constant: str) -> Any:
+    raise NotJsonNumber(f"{constant} is not a JSON number")
+
+
+def _signed_by(id_token: str, key: RSAKey) -> jwt.Token | None:
+    """The token's claims if ``key`` signed it (None: another key did, or nobody); its other
+    faults are ``LaunchRefused``."""
+    try:
+        return jwt.decode(id_token, key, algorithms=["RS256"], decoder_cls=StrictJSON)
+    except BadSignatureError:
+        return None
+    except (JoseError, ValueError, RecursionError, UnicodeError) as exc:  # RecursionError: JSON nested too deep
+        if isinstance(exc, NotJsonNumber) or isinstance(exc.__cause__, NotJsonNumber):  # joserfc wraps it
+            raise LaunchRefused(
+                "Malformed launch", "The id_token's claims hold NaN or Infinity, which is not JSON (RFC 7519).", 400
+            ) from None
+        raise LaunchRefused("Malformed launch", "The id_token could not be read.", 400) from None
+
+
+def _verified(session: Session, platform: LtiPlatform, id_token: str, now: datetime, max_age: timedelta) -> jwt.Token:
     try:
         header = extract_compact(id_token.encode()).protected
     except (JoseError, ValueError, UnicodeError, RecursionError):
@@ -317,17 +360,17 @@ def _verified(session: Session, platform: LtiPlatform, id_token: str, now: datet
     kid = header.get("kid")
     if not isinstance(kid, str) or not kid or len(kid) > 200:
         raise LaunchRefused("Unknown signing key", "The id_token does not name its key (kid).", 401)
-    key = platform_key(session, platform, kid, now)
-    try:
-        return jwt.decode(id_token, key, algorithms=["RS256"])
-    except BadSignatureError:
+    key = platform_key(session, platform, kid, now, max_age)
+    token = _signed_by(id_token, key)
+    if token is None:  # the LMS may have rotated its key under the same kid: one refresh, rate-limited
+        token = rotated_key(session, platform, kid, key, lambda fresh: _signed_by(id_token, fresh), now)
+    if token is None:
         raise LaunchRefused(
             "Signature does not verify",
             f"The launch is not signed by {platform.name}'s key {kid[:80]!r} (forged or altered).",
             401,
-        ) from None
-    except (JoseError, ValueError, RecursionError, UnicodeError):  # RecursionError: JSON nested too deep
-        raise LaunchRefused("Malformed launch", "The id_token could not be read.", 400) from None
+        )
+    return token
 
 
 _CLAIM_PROBLEMS = {
@@ -409,9 +452,20 @@ def _opaque(value: Any) -> str | None:
     if value is None:
         return None
     try:
-        text = json.dumps(value)  # ASCII: a lone surrogate travels escaped
+        text = json.dumps(value, allow_nan=False)  # ASCII: a lone surrogate travels escaped
+        signed = json.dumps(value, ensure_ascii=False)  # as joserfc writes it when it signs it back
     except (ValueError, RecursionError):
-        raise LaunchRefused("Invalid launch", "The deep-linking request's data is not storable JSON.") from None
+        raise LaunchRefused(
+            "Unreadable deep-linking data",
+            "The deep-linking request's data is not JSON (it holds NaN or Infinity, or is nested too deep).",
+        ) from None
+    if not is_storable_text(signed):  # a lone surrogate ("\ud83d" is valid JSON): no UTF-8 to sign back
+        raise LaunchRefused(
+            "Unreadable deep-linking data",
+            "The deep-linking request's data holds text that is not valid Unicode (a lone surrogate, as where "
+            "an LMS cut an emoji in half), which ppo-grader cannot give back to the LMS. Fix the item's title "
+            "in the LMS, then add ppo-grader again.",
+        )
     if len(text) > 2000:
         raise LaunchRefused("Invalid launch", "The deep-linking request's data is longer than 2000 characters.")
     return text
@@ -531,6 +585,19 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
         if not isinstance(settings, dict):
             raise LaunchRefused("Invalid launch", "A deep-linking request must carry its settings.")
         types = settings.get("accept_types", [])
+        accepted = (
+            tuple(t for t in types[:20] if isinstance(t, str) and is_printable_text(t))
+            if isinstance(types, list)
+            else ()
+        )
+        if accepted and c.RESOURCE_LINK_TYPE not in accepted:  # Deep Linking 2.0 §4.4.1
+            raise LaunchRefused(
+                "Content ppo-grader does not offer",
+                "The LMS asked for content of a kind ppo-grader does not make here ("
+                + ", ".join(t[:40] for t in accepted[:5])
+                + "); ppo-grader adds exercises as LTI links. Add it where the LMS offers external tool links "
+                "(an assignment or a module item).",
+            )
         deep = DeepLinking(
             return_url=return_url_on_site(
                 _string(settings.get("deep_link_return_url"), "deep-linking return URL", required=True, longest=2000),
@@ -538,9 +605,7 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
             ),
             data=_opaque(settings.get("data")),
             accept_multiple=settings.get("accept_multiple") is not False,
-            accept_types=tuple(t for t in types[:20] if isinstance(t, str) and is_printable_text(t))
-            if isinstance(types, list)
-            else (),
+            accept_types=accepted,
         )
     return Launch(
         platform=platform,

@@ -16,6 +16,14 @@ at most one fetch a minute per platform, however many arrive together and whethe
 answers or not; a real key rotation is found at the first launch (or the first after a
 cooldown an outsider started), and a refresh that finds its key gives the cooldown back.
 
+The cache has a maximum age (:data:`JWKS_MAX_AGE`, the ``LTI_JWKS_MAX_AGE_SECONDS`` setting):
+a launch that finds it older refreshes it the same way (claimed, so a burst makes one fetch),
+so a key the LMS took out of its set stops verifying within that long; a launch that loses the
+claim meanwhile uses the set as cached, unless it is older than twice the limit (then refused,
+502). A launch whose signature the cached key does not verify makes one refresh too
+(:func:`rotated_key`, claimed as a miss: an LMS that rotated its key under the same ``kid``),
+and is verified again with the key the set now names, if it is another.
+
 A registration's URLs can be wrong (a typo, an LMS moved): each failed call to the platform's
 own token or key set URL is kept on its row (:func:`service_failed`: which one, when, a
 message capped at :data:`FAILURE_CHARS`), shown by ``ppo-grader lti platforms`` and on the
@@ -35,9 +43,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet, RSAKey
@@ -56,6 +65,10 @@ from server.models import LtiContext, LtiDeployment, LtiPlatform, utcnow
 from server.text_guard import is_storable_text
 
 MISS_COOLDOWN = timedelta(seconds=60)
+#: How long a cached key set verifies launches before it is fetched again (the default of the
+#: ``LTI_JWKS_MAX_AGE_SECONDS`` setting): a key the LMS took out of its set stops verifying
+#: within this long.
+JWKS_MAX_AGE = timedelta(hours=6)
 #: The platform's services whose failures are kept (``LtiPlatform.failed_service``), as people read them.
 TOKEN, JWKS = "token", "jwks"
 SERVICE_NAMES = {TOKEN: "token URL", JWKS: "key set (JWKS) URL"}
@@ -70,6 +83,8 @@ MAX_JWKS_CHARS = 64 * 1024
 MIN_RSA_BITS, MAX_RSA_BITS = 2048, 8192
 #: The members of an RSA public key kept (and each value's longest text).
 _KEPT = {"kty": 8, "kid": 200, "alg": 16, "use": 16, "n": MAX_RSA_BITS // 6 + 4, "e": 12}
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -355,15 +370,35 @@ def _claim_refresh(session: Session, platform: LtiPlatform, now: datetime) -> bo
     return won
 
 
-def platform_key(session: Session, platform: LtiPlatform, kid: str, now: datetime | None = None) -> RSAKey:
+def cache_age(platform: LtiPlatform, now: datetime) -> timedelta | None:
+    """How long ago the platform's cached key set was fetched (None: never, or a set kept by a
+    version that did not note it: read as too old)."""
+    fetched = platform.jwks_fetched_at
+    return None if fetched is None else now - fetched
+
+
+def _too_old(platform: LtiPlatform, now: datetime, max_age: timedelta) -> bool:
+    age = cache_age(platform, now)
+    return platform.jwks is not None and (age is None or age > max_age)
+
+
+def platform_key(
+    session: Session,
+    platform: LtiPlatform,
+    kid: str,
+    now: datetime | None = None,
+    max_age: timedelta = JWKS_MAX_AGE,
+) -> RSAKey:
     """The platform's public key with this ``kid``; refreshes the cache once if it is not
-    there and no refresh was claimed within the cooldown (see the module's note; commits the
-    claim: :func:`_claim_refresh`); ``LaunchRefused`` (401) when the platform has no such key."""
+    there, or if the cache is older than ``max_age``, and no refresh was claimed within the
+    cooldown (see the module's note; commits the claim: :func:`_claim_refresh`);
+    ``LaunchRefused`` (401) when the platform has no such key, (502) when a set too old to
+    use could not be read again."""
     now = now or utcnow()
     found = _by_kid(_cached(platform), kid)
     before = platform.jwks_miss_at
     recently_tried = before is not None and now - before < MISS_COOLDOWN  # seen without a write
-    if found is None and not recently_tried:
+    if (found is None or _too_old(platform, now, max_age)) and not recently_tried:
         if _claim_refresh(session, platform, now):
             try:
                 found = _by_kid(refresh_jwks(session, platform, now), kid)
@@ -374,6 +409,59 @@ def platform_key(session: Session, platform: LtiPlatform, kid: str, now: datetim
                 session.flush()
         else:
             found = _by_kid(_cached(platform), kid)  # what a concurrent refresh has stored, if it is over
+    if found is not None and _too_old(platform, now, 2 * max_age):
+        # not refreshed (another launch is fetching it, or a fetch failed within the cooldown),
+        # and too old even for that: the LMS may have taken this key out long ago
+        raise LaunchRefused(
+            "The LMS's keys could not be read",
+            f"The key set of {platform.name} kept here is too old to verify launches and could not be read "
+            "again just now. Launch again in a minute; if this persists, the LMS's key set URL may be wrong.",
+            502,
+        )
+    return _usable(platform, kid, found)
+
+
+def rotated_key(
+    session: Session,
+    platform: LtiPlatform,
+    kid: str,
+    used: RSAKey,
+    verifies: Callable[[RSAKey], T | None],
+    now: datetime | None = None,
+) -> T | None:
+    """After a launch's signature failed with the cached key ``kid`` (``used``): the set is
+    fetched again, once, in case the LMS rotated its key under the same ``kid``, and what
+    ``verifies`` makes of the key it now publishes under ``kid`` if that is another key (None:
+    no other key, no refresh allowed, or it does not verify either). The refresh is claimed as
+    a miss (:func:`_claim_refresh`: at most one a :data:`MISS_COOLDOWN` per platform, so an
+    outsider's bad signatures cannot make the tool fetch on every request), none is made for a
+    set this launch has fetched already, and a key found that verifies gives the cooldown back."""
+    now = now or utcnow()
+    before = platform.jwks_miss_at
+    age = cache_age(platform, now)
+    if (before is not None and now - before < MISS_COOLDOWN) or (age is not None and age <= timedelta(0)):
+        return None
+    if _claim_refresh(session, platform, now):
+        try:
+            found = _by_kid(refresh_jwks(session, platform, now), kid)
+        except LmsUnreachable:  # kept on the platform (service_failed); the launch is refused for its signature
+            return None
+    else:
+        found = _by_kid(_cached(platform), kid)  # what a concurrent refresh has stored, if it is over
+    if found is None or _weakness(found) is not None:
+        return None
+    key = _usable(platform, kid, found)
+    if key.as_dict(private=False) == used.as_dict(private=False):
+        return None  # the same key: the signature is bad
+    result = verifies(key)
+    if result is not None and platform.jwks_miss_at != before:
+        platform.jwks_miss_at = before  # a real rotation under the same kid: the cooldown is for misses only
+        session.flush()
+    return result
+
+
+def _usable(platform: LtiPlatform, kid: str, found: dict[str, Any] | None) -> RSAKey:
+    """The key set's JWK ``found`` for ``kid`` as a key that may verify a launch, else ``LaunchRefused``."""
     cached = _cached(platform)
     if found is None and (reason := _refused(cached, kid)) is not None:
         raise _too_weak(platform, kid, reason)

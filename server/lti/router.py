@@ -198,7 +198,14 @@ def launch(request: Request, form: LaunchForm, session: SessionDep, settings: Se
                 403,
             )
         try:
-            checked = validate_launch(session, settings.secret_bytes, id_token, state, now)
+            checked = validate_launch(
+                session,
+                settings.secret_bytes,
+                id_token,
+                state,
+                now,
+                jwks_max_age=timedelta(seconds=settings.LTI_JWKS_MAX_AGE_SECONDS),
+            )
         finally:
             session.commit()  # the nonce is spent, and the key-set cache kept, whatever the outcome
         answer = _accept(request, session, settings.secret_bytes, checked)

@@ -45,9 +45,11 @@ class LtiToolKey(Base):
 class LtiPlatform(Base):
     """An LMS registration: who it is (issuer, the client id it gave us) and its endpoints.
 
-    ``jwks`` caches the platform's key set (refreshed when a launch names an unknown key id);
-    ``jwks_miss_at`` is when a refresh last failed to find one, so an attacker's made-up key
-    ids cannot make the tool fetch the set on every request.
+    ``jwks`` caches the platform's key set (refreshed when a launch names an unknown key id,
+    its signature fails with the cached key, or ``jwks_fetched_at`` is older than the
+    ``LTI_JWKS_MAX_AGE_SECONDS`` setting); ``jwks_miss_at`` is when a refresh last failed to
+    find one, so an attacker's made-up key ids or bad signatures cannot make the tool fetch the
+    set on every request.
     """
 
     __tablename__ = "lti_platforms"
