@@ -135,6 +135,8 @@ class Diagnosis:
     exhausted: bool = False
     #: Why diagnosis was dropped (it raised), or None: verdict and score never depend on it.
     skipped: str | None = None
+    #: The checks the diagnosis was asked about (those that failed on the run it looked at).
+    probed: set[str] = field(default_factory=set)
 
     def findings(self, checks: list[Check]) -> list[Finding]:
         """Each named mistake once, with the checks it explains, in check order."""
