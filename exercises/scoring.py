@@ -10,7 +10,8 @@ Which checks failed, and so the score, comes from the run's (seeded) cases only.
 named come from the submission's :class:`Probes` when the judge supplies them: a fixed
 diagnostic probe set per exercise version, the same whatever the grading seed, so the same file
 gets the same names on every seed (issue 37). Each failed check of the seeded run is given what
-the probes show on that check; a check the probes pass is left unexplained.
+the probes show on that check; a check the probes pass is given only mistakes the probes named
+(:func:`on_failed`).
 """
 
 from __future__ import annotations
@@ -91,19 +92,42 @@ class Probes:
         return diag
 
 
-def on_failed(diag: Diagnosis, failed: list[Check]) -> Diagnosis:
-    """The probes' diagnosis as it bears on the checks that failed in this grading: what it names
-    on them, and as unexplained those it found nothing for (or that the probes passed)."""
+def on_failed(exercise: Exercise, run: Run, seen: dict[str, Evidence], diag: Diagnosis, failed: list[Check]) -> Diagnosis:
+    """The probes' diagnosis as it bears on the checks that failed in this grading.
+
+    A check the probes fail gets what they name there (or is unexplained, as there). A check
+    the probes pass (a failure only this seed's cases show) is searched on this run's cases,
+    but only for the mistakes the probes named elsewhere: the probes decide which mistakes a
+    file has, the seeded cases only where else they show. No other name can come from the
+    grading seed. This second search spends a budget of its own (at most two per grading).
+    """
     if diag.skipped is not None:
         return replace(diag, by_check={}, unexplained=[])
     ids = {c.id for c in failed}
     by_check = {cid: list(named) for cid, named in diag.by_check.items() if cid in ids}
-    # A check the probes fail but leave out of ``unexplained`` was failed by the learner's own
-    # exception there (its root cause is shown); one the probes pass is simply unexplained.
-    unexplained = [
-        c.id for c in failed if c.id not in by_check and (c.id in diag.unexplained or c.id not in diag.probed)
-    ]
-    return replace(diag, by_check=by_check, unexplained=unexplained)
+    unexplained = [c.id for c in failed if c.id in diag.unexplained]
+    seconds, runs, elements, exhausted = diag.seconds, diag.runs, diag.elements, diag.exhausted
+    leftover = [c for c in failed if c.id not in diag.probed]
+    if leftover:
+        found = {m.named_id for named in diag.by_check.values() for m in named}
+        extra = safe_diagnose(exercise, run, leftover, seen, only=found)
+        if extra.skipped is None:
+            by_check.update(extra.by_check)
+            unexplained += extra.unexplained
+        else:
+            unexplained += [c.id for c in leftover]
+        seconds += extra.seconds
+        runs, elements, exhausted = runs + extra.runs, elements + extra.elements, exhausted or extra.exhausted
+    order = [c.id for c in failed]
+    return replace(
+        diag,
+        by_check=by_check,
+        unexplained=sorted(set(unexplained), key=order.index),
+        seconds=seconds,
+        runs=runs,
+        elements=elements,
+        exhausted=exhausted,
+    )
 
 
 def evaluate(
@@ -141,7 +165,7 @@ def evaluate(
     elif probes is None:
         diag = safe_diagnose(exercise, run, failed, seen)
     else:
-        diag = on_failed(probes.diagnosis(exercise), failed)
+        diag = on_failed(exercise, run, seen, probes.diagnosis(exercise), failed)
     diag.by_check.update({cid: [m] for cid, m in memory_named.items()})
     name_mistakes(exercise.checks, outcomes, diag)
     withhold_contract_points(exercise.checks, outcomes)
@@ -155,12 +179,14 @@ def evaluate(
 DIAGNOSIS_SKIPPED = " (Diagnosis skipped: the grader could not look for known mistakes on this submission.)"
 
 
-def safe_diagnose(exercise: Exercise, run: Run, failed: list[Check], seen: dict[str, Evidence]) -> Diagnosis:
+def safe_diagnose(
+    exercise: Exercise, run: Run, failed: list[Check], seen: dict[str, Evidence], only: set[str] | None = None
+) -> Diagnosis:
     """:func:`~exercises.diagnosis.diagnose`, which can only drop itself: anything it raises
     (a MemoryError included) leaves the checks, the verdict and the score as they are, and the
     diagnosis is marked skipped. Naming mistakes is a courtesy; grading never depends on it."""
     try:
-        return diagnose(exercise, run, failed, seen=seen)
+        return diagnose(exercise, run, failed, seen=seen, only=only)
     except Exception as exc:  # MemoryError and RecursionError are Exceptions too
         return Diagnosis(skipped=type(exc).__name__)
 

@@ -12,7 +12,7 @@ import pytest
 
 from bench.diagnosis import BLIND, STABILITY_SEEDS, blind_files
 from exercises.corpus import _faulty
-from exercises.diagnosis import Budget
+from exercises.diagnosis import Budget, Diagnosis
 from exercises.framework import Exercise, Run
 from exercises.judge import Judge, mix_seed, probe_seed
 from exercises.mistakes import with_faults
@@ -89,6 +89,35 @@ def test_a_probe_visit_that_fails_skips_the_names_never_the_score() -> None:
     assert skipped.diagnosis == [] and skipped.diagnosis_skipped == "probes: timeout"
     failed = [c for c in skipped.checks if not c.passed and not c.message.startswith("Not counted yet")]
     assert failed and all(c.message.endswith(DIAGNOSIS_SKIPPED) for c in failed)
+
+
+class _Found(Probes):
+    """Probes whose diagnosis is given: they failed (and named on) ``check`` alone."""
+
+    def __init__(self, diagnosis: Diagnosis) -> None:
+        super().__init__(lambda: "never made")
+        self._given = diagnosis
+
+    def diagnosis(self, exercise: Exercise) -> Diagnosis:
+        return self._given
+
+
+def test_a_check_only_the_seed_fails_gets_only_mistakes_the_probes_named() -> None:
+    ex = get_exercise("whiten")
+    mistake = next(m for m in ex.mistakes if m.key == "eps-outside-sqrt")
+    run = _mutant_run(ex, ["eps-outside-sqrt"], 3)
+    plain = evaluate(ex, run, _no_memory_naming)
+    failed = [c.check_id.split("/", 1)[1] for c in plain.checks if c.mistake_id == mistake.id]
+    assert "unbiased" in failed and len(failed) > 1, failed
+    # the probes failed "unbiased" alone and named the mistake there: the seed's other failures get it too
+    named = evaluate(ex, run, _no_memory_naming, _Found(Diagnosis(by_check={"unbiased": [mistake]}, probed={"unbiased"})))
+    assert [c.mistake_id for c in named.checks] == [c.mistake_id for c in plain.checks]
+    assert [d["mistake_id"] for d in named.diagnosis] == [mistake.id]
+    # the probes failed "unbiased" and named nothing: no name comes from the seed's cases
+    nothing = evaluate(ex, run, _no_memory_naming, _Found(Diagnosis(unexplained=["unbiased"], probed={"unbiased"})))
+    assert {c.mistake_id for c in nothing.checks} == {None}
+    assert [d["mistake_id"] for d in nothing.diagnosis] == ["whiten/unexplained"]
+    assert nothing.score == named.score == plain.score
 
 
 def test_a_passing_run_never_visits_the_probes() -> None:
