@@ -107,7 +107,7 @@ def test_a_check_only_the_seed_fails_gets_only_mistakes_the_probes_named() -> No
     mistake = next(m for m in ex.mistakes if m.key == "eps-outside-sqrt")
     run = _mutant_run(ex, ["eps-outside-sqrt"], 3)
     plain = evaluate(ex, run, _no_memory_naming)
-    failed = [c.check_id.split("/", 1)[1] for c in plain.checks if c.mistake_id == mistake.id]
+    failed = [str(c.check_id).split("/", 1)[1] for c in plain.checks if c.mistake_id == mistake.id]
     assert "unbiased" in failed and len(failed) > 1, failed
     # the probes failed "unbiased" alone and named the mistake there: the seed's other failures get it too
     named = evaluate(ex, run, _no_memory_naming, _Found(Diagnosis(by_check={"unbiased": [mistake]}, probed={"unbiased"})))
