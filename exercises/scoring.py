@@ -92,7 +92,9 @@ class Probes:
         return diag
 
 
-def on_failed(exercise: Exercise, run: Run, seen: dict[str, Evidence], diag: Diagnosis, failed: list[Check]) -> Diagnosis:
+def on_failed(
+    exercise: Exercise, run: Run, seen: dict[str, Evidence], diag: Diagnosis, failed: list[Check]
+) -> Diagnosis:
     """The probes' diagnosis as it bears on the checks that failed in this grading.
 
     A check the probes fail gets what they name there (or is unexplained, as there). A check
