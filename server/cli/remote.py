@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 REMOTE_COMMANDS = (
     "courses gradebook",
     "courses staff add",
+    "courses staff remove",
     "extensions grant",
     "regrade apply",
     "regrade cancel",
@@ -43,8 +44,10 @@ REMOTE_COMMANDS = (
     "scores list",
     "scores override",
     "scores undo",
+    "sets hold",
     "sets list",
     "sets publish",
+    "sets release",
     "sets remove",
 )
 URL_ENV = "PPO_GRADER_URL"

@@ -249,9 +249,18 @@ def unpublish(session: Session, course: Course, exercise: str, *, actor: str = "
 RELEASED_POLICY = PolicyKind.FULL.value
 
 
+@dataclass(frozen=True)
+class Released:
+    """What :func:`release_scores` did: the entry under its new policy, and how many of the
+    exercise's submissions in the course it covers (their scores shown now, or held again)."""
+
+    entry: SetEntry
+    submissions: int
+
+
 def release_scores(
     session: Session, course: Course, exercise: str, *, hold: bool = False, actor: str = "unknown"
-) -> SetEntry:
+) -> Released:
     """Release the held-back scores of ``exercise`` in ``course`` now (its feedback policy
     becomes ``full``), or, with ``hold``, hold them again until each learner's due date
     (``hidden-until-due``, which needs a due date). The caller commits.
@@ -270,6 +279,11 @@ def release_scores(
     if hold and entry.due_at is None:
         raise InvalidCourse("The feedback policy hidden-until-due releases scores at the due date: give a due date.")
     entry.feedback_policy = PolicyKind.HIDDEN_UNTIL_DUE.value if hold else RELEASED_POLICY
+    covered = session.scalar(
+        select(func.count())
+        .select_from(Submission)
+        .where(Submission.course_id == course.id, Submission.exercise == exercise)
+    )
     session.execute(
         update(Submission)
         .where(Submission.course_id == course.id, Submission.exercise == exercise)
@@ -285,7 +299,7 @@ def release_scores(
         exercise,
         f"feedback {entry.feedback_policy}",
     )
-    return entry
+    return Released(entry, covered or 0)
 
 
 @dataclass(frozen=True)
