@@ -49,6 +49,7 @@ REMOTE_COMMANDS = (
     "sets publish",
     "sets release",
     "sets remove",
+    "similarity",
 )
 URL_ENV = "PPO_GRADER_URL"
 TOKEN_ENV = "PPO_GRADER_TOKEN"

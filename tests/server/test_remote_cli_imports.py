@@ -39,6 +39,7 @@ ARGS = {
     "sets publish": ["c1", "gae"],
     "sets release": ["c1", "gae"],
     "sets remove": ["c1", "gae"],
+    "similarity": ["c1", "--exercise", "gae"],
 }
 _PROBE = """
 import json, sys
