@@ -268,7 +268,8 @@ def release_scores(
     The policy is the set's and its submissions' (as :func:`publish` writes it), so no new
     column is needed: a release is a policy change that re-prices nothing, recorded as
     ``scores.release`` / ``scores.hold`` in the audit log."""
-    entry = session.get(SetEntry, (course.id, exercise))
+    # a NUL names no exercise (PostgreSQL refuses it in a query): the same 404 as an unknown one
+    entry = session.get(SetEntry, (course.id, exercise)) if is_storable_text(exercise) else None
     if entry is None:
         raise ExerciseNotFound(f"{exercise!r} is not published in {course.slug!r}.")
     held = entry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value

@@ -191,7 +191,6 @@ def test_a_read_only_token_is_refused_every_write_and_a_course_limited_one_other
                   ("courses", "staff", "add", "rc-a", "rc-zed", "--dry-run"),
                   ("courses", "staff", "remove", "rc-a", "rc-tina", "--dry-run"),
                   ("sets", "hold", "rc-a", "actor-loss"), ("sets", "release", "rc-a", "actor-loss", "--dry-run"),
-                  ("similarity", "rc-a", "--refresh"),
                   ("regrade", "apply", "1", "--reason", "r", "--dry-run"), ("regrade", "cancel", "1", "--dry-run")):
         refused(both.remote(term.reader, *write), "403", "read-only")
     assert both.same(term.limited, "sets", "list", "rc-a").returncode == 0
@@ -411,6 +410,9 @@ def test_an_instructors_similarity_from_a_laptop_is_the_hosts(term: Term) -> Non
         shown = both.same(prof, *command)  # the same newest run, table and summary, byte for byte
         assert shown.returncode == 0 and f" · run {run} of " in shown.stdout, (shown.stdout, shown.stderr)
     refused(both.remote(term.ta, "similarity", "rc-a"), "403", "instructor")  # a TA's account
+    reader = both.ok("users", "token", "rc-prof", "--read-only").strip()
+    assert both.same(reader, "similarity", "rc-a").returncode == 0
+    refused(both.remote(reader, "similarity", "rc-a", "--refresh"), "403", "read-only")  # asking for a run writes
     refused(both.remote(term.learner, "similarity", "rc-a"), "403")
     refused(both.remote(term.limited, "similarity", "rc-b"), "403", "rc-a")
     refused(both.remote(prof, "similarity", "no-such-course"), "404")

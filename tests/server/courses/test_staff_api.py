@@ -87,6 +87,7 @@ def test_an_instructor_removes_staff_and_nobody_else_may(team: Team) -> None:
     assert read.status_code == 403 and read.json()["error"] == "OutsideTokenScope"
     assert team.call("DELETE", f"/courses/{COURSE}/staff/ann", team.prof).status_code == 404  # a learner
     assert team.call("DELETE", f"/courses/{COURSE}/staff/nobody", team.prof).status_code == 404
+    assert team.call("DELETE", f"/courses/{COURSE}/staff/ta%00ra", team.prof).json()["error"] == "InvalidText"
     assert team.staff() == before and team.audited("staff.remove") == []
 
     gone = team.call("DELETE", tara, team.prof)
@@ -137,6 +138,7 @@ def test_a_ta_releases_and_holds_hidden_scores_through_the_api(team: Team) -> No
         got = team.call("POST", release, who)
         assert got.status_code == status, (got.status_code, got.text)
     assert team.call("POST", f"/courses/{COURSE}/exercises/gae/release", team.tara).status_code == 404
+    assert team.call("POST", f"/courses/{COURSE}/exercises/actor%00loss/hold", team.tara).json()["error"] == "InvalidText"
     assert team.call("POST", release.replace("/release", "/hold"), team.tara).status_code == 422  # held already
     assert _policy(team) == held and team.audited("scores.") == []
 
