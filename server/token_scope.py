@@ -139,6 +139,7 @@ ROUTES: dict[str, Reach] = {
     # regrades
     "server.regrades.router.preview": Named("body", "regrade"),
     "server.regrades.router.list_regrades": WIDE,
+    "server.regrades.router.stale": WIDE,  # every course the caller teaches
     "server.regrades.router.show": Behind("regrade_id"),
     "server.regrades.router.apply": Behind("regrade_id"),
     "server.regrades.router.cancel": Behind("regrade_id"),

@@ -40,6 +40,7 @@ REMOTE_COMMANDS = (
     "regrade list",
     "regrade preview",
     "regrade show",
+    "regrade status",
     "scores excuse",
     "scores list",
     "scores override",

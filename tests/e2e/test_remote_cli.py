@@ -236,7 +236,7 @@ def test_a_tas_writes_from_a_laptop_say_what_the_host_says(term: Term) -> None:
 
 def test_server_is_refused_for_the_commands_that_need_the_host(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     both = Both(server, tmp_path)
-    for command in (("users", "list"), ("regrade", "status"), ("courses", "list"),
+    for command in (("users", "list"), ("submissions", "export", "rc-a"), ("courses", "list"),
                     ("courses", "real-names", "rc-a", "on")):
         done = both.remote("any-token", *command)
         refused(done, "does not run against a server", "scores list", "sets publish")
@@ -398,6 +398,15 @@ def test_an_instructor_applies_and_cancels_regrades_from_a_laptop(term: Term) ->
     refused(both.remote(prof, "regrade", "apply", ready, "--reason", "again", "--dry-run"), "409", "applied already")
     assert both.host("regrade", "apply", ready, "--reason", "again", "--dry-run").returncode == 2
     assert f"Regrade {ready} · actor-loss · version" in both.same(prof, "regrade", "list").stdout
+    # The stale verdicts: an admin's token reads every course, as the host does, byte for byte;
+    # an instructor's the courses they teach; a TA's learner account none.
+    root = both.ok("users", "add", "rc-root", "--role", "admin").strip().splitlines()[-1]
+    for command in (("regrade", "status"), ("regrade", "status", "--exercise", "actor-loss")):
+        shown = both.same(root, *command)
+        assert shown.returncode == 0 and "Stale verdicts" in shown.stdout and "stale verdict(s)" in words(shown)
+    mine = both.remote(prof, "regrade", "status", "--exercise", "actor-loss")
+    assert mine.returncode == 0 and "rc-a" in mine.stdout and "actor-loss" in mine.stdout, mine.stderr
+    refused(both.remote(term.ta, "regrade", "status"), "403", "instructor")
 
 
 def test_an_instructors_similarity_from_a_laptop_is_the_hosts(term: Term) -> None:

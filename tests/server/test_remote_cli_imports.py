@@ -30,6 +30,7 @@ ARGS = {
     "regrade list": [],
     "regrade preview": ["--exercise", "gae", "--course", "c1"],
     "regrade show": ["7"],
+    "regrade status": ["--exercise", "gae"],
     "scores excuse": ["c1", "ana", "gae", "--reason", "ill"],
     "scores override": ["c1", "ana", "gae", "90", "--reason", "typo"],
     "scores undo": ["c1", "ana", "gae", "override"],

@@ -154,3 +154,20 @@ def test_a_ta_releases_and_holds_hidden_scores_through_the_api(team: Team) -> No
         ("tara", "scores.release", "actor-loss"),
         ("tara", "scores.hold", "actor-loss"),
     ]
+
+
+def test_stale_verdicts_are_read_per_course_taught(team: Team) -> None:
+    """``GET /regrades/stale`` (``regrade status --server``): the courses the caller teaches."""
+    assert team.call("PUT", f"/courses/{COURSE}/exercises/actor-loss", team.prof, json={}).status_code == 200
+    sent = team.api.submit(team.ann, course=COURSE)
+    team.api.wait_done(team.ann, sent.json()["id"])
+    lines = team.call("GET", "/regrades/stale", team.prof).json()
+    assert [(x["course"], x["exercise"], x["verdicts"]) for x in lines] == [(COURSE, "actor-loss", 1)]
+    assert set(lines[0]) == {"course", "exercise", "verdicts", "stale", "stale_on_boards", "current_version"}
+    assert team.call("GET", "/regrades/stale", team.olga).json() == []  # she teaches another course
+    assert team.call("GET", "/regrades/stale?exercise=gae", team.prof).json() == []
+    for who in (team.tara, team.ann):  # a TA's learner account, a learner: no regrades
+        assert team.call("GET", "/regrades/stale", who).status_code == 403
+    limited = team.call("POST", "/me/tokens", team.prof, json={"course": COURSE})
+    got = team.call("GET", "/regrades/stale", bearer(limited.json()["token"]))
+    assert got.status_code == 403 and got.json()["error"] == "OutsideTokenScope"
