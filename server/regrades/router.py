@@ -16,6 +16,7 @@ from server.regrades import service
 from server.regrades.apply import apply_set
 from server.regrades.schemas import RegradeApply, RegradeCreate, RegradeDiff, RegradePublic, StalePublic
 from server.regrades.views import diff_public, regrade_public
+from server.text_guard import is_storable_text
 from server.users.service import managed_user
 
 router = APIRouter(prefix="/regrades", tags=["regrades"])
@@ -65,6 +66,8 @@ def stale(
     """Counted verdicts per course and exercise that come from an older exercise or grader
     version, in the courses you teach (admins: every course), as ``ppo-grader regrade status``
     prints them."""
+    if exercise is not None and not is_storable_text(exercise):
+        return []  # no exercise is called that (PostgreSQL refuses a NUL or a lone surrogate in a query)
     return [
         StalePublic(
             course=line.course,
