@@ -94,11 +94,12 @@ def _children_cpu() -> float:
     return spent
 
 
-def build(cli: Cli, url: str, learners: int, seed: int) -> dict[str, object]:
-    """The course, through the commands where a course team would use them; the submissions in bulk."""
+def build(cli: Cli, url: str, learners: int, seed: int, exercise_count: int | None) -> dict[str, object]:
+    """The course, through the commands where a course team would use them; the submissions in
+    bulk. ``exercise_count``: the catalogue's first N exercises (None: all of them)."""
     from server.catalogue.service import list_exercises
 
-    exercises = [e.slug for e in list_exercises()]
+    exercises = [e.slug for e in list_exercises()][:exercise_count]
     cli.run("migrate")
     cli.run("users", "add", "prof", "--role", "instructor")
     cli.run("courses", "create", COURSE, "--title", "Bench A", "--time-zone", "Europe/Paris", "--instructor", "prof")
@@ -234,16 +235,20 @@ def main() -> None:
     parser.add_argument("--learners", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=34)
+    parser.add_argument("--exercises", type=int, default=None, help="publish the catalogue's first N (default: all)")
+    parser.add_argument("--warm-ups", type=int, default=1, help="untimed runs of each command before the timed ones")
     parser.add_argument("--write", action="store_true", help="record the table in docs/benchmarks.md")
     args = parser.parse_args()
-    if args.learners < 3 or args.repeats < 1:
-        parser.error("--learners is at least 3 (the corrections need three learners), --repeats at least 1")
+    if args.learners < 3 or args.repeats < 1 or (args.exercises is not None and args.exercises < 3):
+        parser.error(
+            "--learners and --exercises are at least 3 (the corrections need three of each), --repeats at least 1"
+        )
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         url = f"sqlite:///{folder}/admin.db"
         cli = Cli(url, folder)
-        built = build(cli, url, args.learners, args.seed)
+        built = build(cli, url, args.learners, args.seed, args.exercises)
         exercises = built["exercises"]
         assert isinstance(exercises, list)
         cli.run("similarity", COURSE, "--refresh")  # the run the timed `similarity` reads
@@ -252,7 +257,8 @@ def main() -> None:
         load_before = os.getloadavg()
         results = []
         for command in commands(exercises, folder, args.learners):
-            cli.run(*command)  # warm the page cache: every figure is a warm start
+            for _ in range(args.warm_ups):
+                cli.run(*command)  # warm the page cache: every figure is a warm start
             runs = [cli.run(*command)[1:] for _ in range(args.repeats)]
             walls, cpus = [w for w, _ in runs], [c for _, c in runs]
             results.append((command, statistics.median(walls), min(walls), statistics.median(cpus)))

@@ -70,8 +70,28 @@ def _unsealed(row: LtiToolKey, secret: bytes) -> dict[str, Any]:
     return members
 
 
+#: Private keys already opened in this process, by (key row id, SHA-256 of its sealed blob,
+#: SHA-256 of the secret that opened it): importing one is a full RSA key check (~40-100 ms of
+#: CPU), and every client assertion and deep-linking answer is signed (a grade sync of a course
+#: signs one per token request). A blob replaced, or another SECRET_KEY, opens anew.
+_OPENED: dict[tuple[int, str, str], RSAKey] = {}
+_OPENED_KEPT = 16
+#: Guards both caches (:data:`_OPENED`, :data:`_PUBLIC`): requests run on many threads.
+_KEYS_LOCK = threading.Lock()
+
+
 def _open(row: LtiToolKey, secret: bytes) -> RSAKey:
-    return RSAKey.import_key(_unsealed(row, secret))
+    cache_key = (row.id, hashlib.sha256(row.private_key.encode()).hexdigest(), hashlib.sha256(secret).hexdigest())
+    with _KEYS_LOCK:
+        found = _OPENED.get(cache_key)
+    if found is not None:
+        return found
+    key = RSAKey.import_key(_unsealed(row, secret))
+    with _KEYS_LOCK:
+        while len(_OPENED) >= _OPENED_KEPT:
+            del _OPENED[next(iter(_OPENED))]  # the oldest: a key long rotated out
+        _OPENED[cache_key] = key
+    return key
 
 
 #: Public JWKs already derived in this process, by (key row id, SHA-256 of its sealed blob):
@@ -80,7 +100,6 @@ def _open(row: LtiToolKey, secret: bytes) -> RSAKey:
 #: of CPU), so it opens none per request. A few entries per key ever made by this process.
 _PUBLIC: dict[tuple[int, str], dict[str, Any]] = {}
 _PUBLIC_KEPT = 64
-_PUBLIC_LOCK = threading.Lock()
 
 
 def _public_jwk(row: LtiToolKey, secret: bytes) -> dict[str, Any]:
@@ -88,7 +107,7 @@ def _public_jwk(row: LtiToolKey, secret: bytes) -> dict[str, Any]:
     process from the sealed key's public members (decrypted, never imported as a private key),
     then cached (:data:`_PUBLIC`)."""
     cache_key = (row.id, hashlib.sha256(row.private_key.encode()).hexdigest())
-    with _PUBLIC_LOCK:
+    with _KEYS_LOCK:
         found = _PUBLIC.get(cache_key)
     if found is not None:
         return dict(found)  # a copy: the cached one stays as derived
@@ -98,7 +117,7 @@ def _public_jwk(row: LtiToolKey, secret: bytes) -> dict[str, Any]:
     except (JoseError, ValueError, TypeError, KeyError):
         raise ToolKeyUnreadable() from None
     found = {**public, "use": "sig", "alg": ALGORITHM, "kid": row.kid}
-    with _PUBLIC_LOCK:
+    with _KEYS_LOCK:
         while len(_PUBLIC) >= _PUBLIC_KEPT:
             del _PUBLIC[next(iter(_PUBLIC))]  # the oldest: a key long rotated out
         _PUBLIC[cache_key] = found

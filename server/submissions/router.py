@@ -174,8 +174,9 @@ async def create_submission(
     if wait > 0 and public.status != Status.DONE:
         stored = public
         try:
-            public = await _wait_for(session, user, user_id, stored.id, state, deadline, long_poll=True,
-                                     pause_beyond_cap=False)
+            public = await _wait_for(
+                session, user, user_id, stored.id, state, deadline, long_poll=True, pause_beyond_cap=False
+            )
             # The token may have been revoked while the request waited (as a GET long poll checks).
             await run_in_threadpool(_sign_in, session, state, credentials, request)
         except ShuttingDown:
@@ -289,8 +290,9 @@ async def read_submission(
     try:
         with state.session_factory() as session:
             user, user_id = await run_in_threadpool(_sign_in, session, state, credentials, request)
-            public = await _wait_for(session, user, user_id, submission_id, state, deadline, long_poll=wait > 0,
-                                     pause_beyond_cap=True)
+            public = await _wait_for(
+                session, user, user_id, submission_id, state, deadline, long_poll=wait > 0, pause_beyond_cap=True
+            )
             if wait > 0:
                 # The token may have been revoked (or narrowed away) while the poll waited: a
                 # revoked token is refused at once, so it gets no verdict either.

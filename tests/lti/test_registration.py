@@ -10,6 +10,7 @@ import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from joserfc import jwt
@@ -75,6 +76,35 @@ def test_the_key_set_is_made_once_encrypted_and_verifies_what_the_tool_signs(api
             keys.signing_key(session, b"another-secret-entirely-" * 2)
     claims = jwt.decode(token, KeySet.import_key_set(published)).claims
     assert claims["iss"] == "me" and claims["exp"] - claims["iat"] == keys.SIGNED_SECONDS
+
+
+def test_signing_opens_the_private_key_once_per_process(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Each client assertion is signed: the private key is imported (a full RSA check, ~40-100 ms
+    of CPU) once, not per signature; a rotated key is opened anew, and another secret still fails."""
+    from joserfc.jwk import RSAKey
+
+    imported: list[int] = []
+    real = RSAKey.import_key
+
+    def counted(value: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(value, dict) and "d" in value:  # a private key (a public JWK is derived apart)
+            imported.append(1)
+        return real(value, *args, **kwargs)
+
+    monkeypatch.setattr(keys, "_OPENED", {})
+    monkeypatch.setattr(keys.RSAKey, "import_key", counted)
+    secret = api.state.settings.secret_bytes
+    with api.state.session_factory() as session:
+        tokens = [keys.sign(session, secret, {"n": n}) for n in range(5)]
+        session.commit()
+        assert len(imported) == 1
+        new, _ = keys.rotate(session, secret)
+        session.commit()
+        assert jwt.decode(keys.sign(session, secret, {}), KeySet.import_key_set(keys.published_keys(session, secret))).header["kid"] == new
+        with pytest.raises(ToolKeyUnreadable):
+            keys.signing_key(session, b"another-secret-entirely-" * 2)
+    assert len(imported) == 2  # the new key opened once
+    assert len(set(tokens)) == 5
 
 
 def test_rotating_keeps_the_old_key_published_for_a_while(api: Api) -> None:  # noqa: F811

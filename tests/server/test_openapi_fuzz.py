@@ -40,13 +40,15 @@ def test_schemathesis_finds_no_server_error(api: Api, role: Role | None) -> None
     schema = schemathesis.openapi.from_dict(raw)
     failures: list[str] = []
 
+    # Anonymous, most cases stop at the 401 before any parameter is read: fewer of them find as much.
+    examples = int(os.environ.get("PPO_FUZZ_EXAMPLES", "25")) // (1 if role else 2)
     for operation in schema.get_all_operations():
         op = operation.ok()
         if op.path in {"/metrics"}:
             continue
 
         @given(case=op.as_strategy())
-        @settings(max_examples=int(os.environ.get("PPO_FUZZ_EXAMPLES", "25")), deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
         def run(case: schemathesis.Case) -> None:
             kwargs = case.as_transport_kwargs(base_url="http://testserver", headers=headers)
             kwargs.pop("base_url", None)
