@@ -17,7 +17,9 @@ would show major faults: whether a page of a shared file was cached, review 9). 
 allowed only with ``FUTEX_PRIVATE_FLAG``: a shared futex on a mapping of a ``/jail`` file is keyed
 by the inode, the same in every jail, so a waiter was a bit another jail counted with
 ``FUTEX_REQUEUE`` (review 9); shared ones answer EINVAL, and the futex2 calls (449, 454-456)
-ENOSYS. ``sysinfo`` (the machine's thread count and free memory) answers EPERM. What is left
+ENOSYS. ``sysinfo`` (the machine's thread count and free memory) answers EPERM. ``statfs``, ``fstatfs``
+and ``ustat`` (a filesystem's size and free blocks: the system folders are the host's disk)
+answer ENOSYS and ``quotactl`` EPERM (review 11). What is left
 between concurrent jobs is timing (docs/security.md). Calls that act on another
 process by pid (``prlimit64``, ``setpriority``, the ``sched_set*`` family, ``ioprio_set``,
 ``migrate_pages``, ``move_pages``, ``get_robust_list``) are allowed only on the child itself
@@ -102,6 +104,12 @@ _FUTEX_PRIVATE_FLAG = 128
 #: RUSAGE_THREAD would show major faults and block reads: whether a page of a shared file was
 #: cached (review 9).
 _RUSAGE_CHILDREN = -1
+#: Calls that tell a filesystem's size and free blocks and inodes (``statvfs``, ``df``): the
+#: read-only system folders are binds of the host's root filesystem, so they read the host disk's
+#: usage, which moves with whatever the host writes (another learner's stored verdict included):
+#: a slow channel and machine state without a clock (review 11). They answer ENOSYS (``quotactl``,
+#: a user's usage on a filesystem, EPERM with the denied calls).
+_FILESYSTEM_USAGE = ("statfs", "fstatfs", "ustat")
 
 _ARCHES = {
     "x86_64": (
@@ -167,6 +175,7 @@ _ARCHES = {
             "mq_timedreceive": 243,
             "mq_notify": 244,
             "mq_getsetattr": 245,
+            "quotactl": 179,
         },
         {
             "clone": 56,
@@ -181,6 +190,9 @@ _ARCHES = {
             "madvise": 28,
             "futex": 202,
             "getrusage": 98,
+            "statfs": 137,
+            "fstatfs": 138,
+            "ustat": 136,
         },
         {
             "prlimit64": (302, 0),
@@ -258,6 +270,7 @@ _ARCHES = {
             "mq_timedreceive": 183,
             "mq_notify": 184,
             "mq_getsetattr": 185,
+            "quotactl": 60,
         },
         {
             "clone": 220,
@@ -272,6 +285,8 @@ _ARCHES = {
             "madvise": 233,
             "futex": 98,
             "getrusage": 165,
+            "statfs": 43,
+            "fstatfs": 44,
         },
         {
             "prlimit64": (261, 0),
@@ -342,6 +357,11 @@ def build_filter(own_pid: int, machine: str | None = None) -> bytes:
     for nr in sorted(denied.values()):
         prog += [_insn(_JEQ_K, 0, 1, nr), eperm]
     prog += [_insn(_JEQ_K, 0, 1, special["clone3"]), _ret(_RET_ERRNO | errno.ENOSYS)]
+    # A filesystem's size and free blocks: ENOSYS, which glibc's pathconf takes for "use the
+    # default" (EPERM would fail it). aarch64 has no ustat.
+    for name in _FILESYSTEM_USAGE:
+        if name in special:
+            prog += [_insn(_JEQ_K, 0, 1, special[name]), _ret(_RET_ERRNO | errno.ENOSYS)]
     # Calls newer than this filter: an allow list (the A register still holds the number).
     allowed_new = list(_NEW_SYSCALLS_ALLOWED)
     prog.append(_insn(_JGE_K, 0, len(allowed_new) + 2, _NEW_SYSCALLS_FROM))

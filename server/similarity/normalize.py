@@ -115,7 +115,10 @@ def normalize(source: str) -> list[Token]:
     fstring_depth = 0
     fstring_first = 0
     after_docstring = False
+    resume = 0  # the first raw token not yet visited (a dropped docstring's run is skipped whole)
     for index, tok in enumerate(raw):
+        if index < resume:
+            continue
         kind = tok.type
         if kind in _SKIPPED:
             continue
@@ -137,7 +140,12 @@ def normalize(source: str) -> list[Token]:
                     previous = STRING
             continue
         if kind == tokenize.STRING:
-            if _is_docstring(raw, index, out):
+            end = _docstring_end(raw, index, out)
+            if end is not None:
+                # Every literal of the docstring (adjacent ones included) is dropped at once:
+                # each raw token is visited once, so the work is linear in the raw tokens,
+                # which ``_raw_tokens`` caps at 4 x MAX_TOKENS (dropped ones count there).
+                resume = end
                 after_docstring = True
                 continue
             # Adjacent literals ("a" "b") are one string.
@@ -168,16 +176,18 @@ def _name(name: str, previous: str, defined: set[str] | None) -> str:
     return RENAMED if name in defined else name
 
 
-def _is_docstring(raw: list[tokenize.TokenInfo], index: int, emitted: list[Token]) -> bool:
-    """A string alone on its statement: what comes before is a statement boundary (or
-    nothing) and what comes after ends the statement."""
-    before_ok = not emitted or emitted[-1].text in (";", "{", "}")
-    if not before_ok:
-        return False
-    for tok in raw[index + 1 :]:
-        if tok.type in (tokenize.COMMENT, tokenize.NL):
+def _docstring_end(raw: list[tokenize.TokenInfo], index: int, emitted: list[Token]) -> int | None:
+    """Where a docstring starting at ``raw[index]`` ends, or None when that string is no
+    docstring. A docstring is a string alone on its statement: what comes before is a statement
+    boundary (or nothing) and what comes after, past adjacent literals, comments and blank lines,
+    ends the statement. The answer is the index of that end (its NEWLINE or ENDMARKER, or
+    ``len(raw)`` when the tokens stop first): the caller skips the whole run up to it, so each
+    raw token is looked at once (rescanning the run for each literal was quadratic: review 11)."""
+    if emitted and emitted[-1].text not in (";", "{", "}"):
+        return None
+    for position in range(index + 1, len(raw)):
+        kind = raw[position].type
+        if kind in (tokenize.COMMENT, tokenize.NL, tokenize.STRING):  # implicit concatenation: look past it
             continue
-        if tok.type == tokenize.STRING:  # implicit concatenation: look past it
-            continue
-        return tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER)
-    return True
+        return position if kind in (tokenize.NEWLINE, tokenize.ENDMARKER) else None
+    return len(raw)

@@ -181,7 +181,7 @@ def test_syscalls_newer_than_the_filter_are_refused(jail: Jail) -> None:
 def test_a_poisoned_control_pipe_fails_no_later_learner(jail: Jail, lead: float) -> None:
     from tests.hostile.conftest import LIMITS
 
-    attacker = grade(jail, fill(A.POISON_THE_PIPE, wall=LIMITS.wall_seconds, lead=lead))  # never internal_error
+    attacker = grade(jail, fill(A.POISON_THE_PIPE, wall=LIMITS.wall_seconds, lead=lead, tmp=LIMITS.tmp_bytes))  # never internal_error
     assert attacker.verdict in ("crashed", "time_limit"), attacker.message
     victim = grade(jail, S.HONEST, seed=91)
     assert victim.score == 100, victim.message

@@ -136,6 +136,12 @@ PROBES = {
     "mq_unlink": sys_call(241, b"probe"),  # glibc would turn EPERM into EACCES
     "fcntl_setpipe_sz": lambda: fcntl.fcntl(os.pipe()[1], 1031, 1 << 20),
     "fcntl_getpipe_sz": lambda: fcntl.fcntl(os.pipe()[1], 1032),
+    # review 11: the system folders are binds of the host disk, whose usage moves with its writes
+    "statvfs": lambda: os.statvfs("/"),
+    "fstatvfs": lambda: os.fstatvfs(probe_fd),
+    "ustat": sys_call(136, os.stat("/").st_dev, ctypes.create_string_buffer(64)),
+    "quotactl": sys_call(179, 0x800007, b"/", 0, 0),
+    "pathconf_name_max": lambda: os.pathconf("/", "PC_NAME_MAX"),
 }
 
 def attempt(fn):
@@ -167,7 +173,8 @@ EXPECTED = {
     "fcntl_setlease": "EPERM", "fadvise": "EPERM", "readahead": "EPERM", "cachestat": "ENOSYS",
     "preadv2_nowait": "EPERM", "preadv2_plain": "ok", "madvise_pageout": "EPERM", "madvise_dontneed": "ok",
     "mincore": "EPERM", "mq_open": "EPERM", "mq_unlink": "EPERM", "fcntl_setpipe_sz": "EPERM",
-    "fcntl_getpipe_sz": "EPERM",
+    "fcntl_getpipe_sz": "EPERM", "statvfs": "ENOSYS", "fstatvfs": "ENOSYS", "ustat": "ENOSYS", "quotactl": "EPERM",
+    "pathconf_name_max": "ok",
 }
 
 needs_table = pytest.mark.skipif(platform.machine() != "x86_64", reason="the probes use x86_64 syscall numbers")
