@@ -135,6 +135,8 @@ class Diagnosis:
     exhausted: bool = False
     #: Why diagnosis was dropped (it raised), or None: verdict and score never depend on it.
     skipped: str | None = None
+    #: The checks the diagnosis was asked about (those that failed on the run it looked at).
+    probed: set[str] = field(default_factory=set)
 
     def findings(self, checks: list[Check]) -> list[Finding]:
         """Each named mistake once, with the checks it explains, in check order."""
@@ -646,12 +648,15 @@ def diagnose(
     max_faults: int = 3,
     budget: Budget | None = None,
     seen: dict[str, Evidence] | None = None,
+    only: set[str] | None = None,
 ) -> Diagnosis:
     """Name the mistakes behind ``failed`` (non-memory checks that failed on their own).
 
     ``seen`` maps a check id to the evidence it read on the learner's outcomes (recorded
     while grading), which saves running the check again. ``budget`` bounds the work (a
-    fresh :class:`Budget` by default); comparisons in this thread spend from it.
+    fresh :class:`Budget` by default); comparisons in this thread spend from it. ``only``
+    restricts the candidates to these mistakes (by ``Mistake.named_id``, forms included): the
+    judge's probes found them, the run's own cases only say where else they show.
 
     Pass 1 tries every single fault that explains a failed check (cheapest checks first;
     faults already found elsewhere first). Pass 2, for the checks no
@@ -666,18 +671,25 @@ def diagnose(
     budget.start()
     _LOCAL.budget = budget
     try:
-        return _diagnose(exercise, run, failed, max_faults, budget, seen)
+        return _diagnose(exercise, run, failed, max_faults, budget, seen, only)
     finally:
         _LOCAL.budget = None
 
 
 def _diagnose(
-    exercise: Exercise, run: Run, failed: list[Check], max_faults: int, budget: Budget, seen: dict[str, Evidence] | None
+    exercise: Exercise,
+    run: Run,
+    failed: list[Check],
+    max_faults: int,
+    budget: Budget,
+    seen: dict[str, Evidence] | None,
+    only: set[str] | None = None,
 ) -> Diagnosis:
     t0, cpu0 = time.monotonic(), time.thread_time()
     runner = _Runner(run.cases, budget)
     result = Diagnosis()
-    candidates = {chk.id: [m for m in exercise.mistakes if not m.is_memory and chk.id in m.explains] for chk in failed}
+    mistakes = [m for m in exercise.mistakes if not m.is_memory and (only is None or m.named_id in only)]
+    candidates = {chk.id: [m for m in mistakes if chk.id in m.explains] for chk in failed}
     evidence = {}
     for chk in failed:
         cases, aspects = _evidence(chk, run, (seen or {}).get(chk.id))

@@ -5,6 +5,13 @@ server secret, sends only the inputs and the learner's source to the jail while 
 reference computes the expected outcomes *in this process* (:mod:`exercises.measurement`),
 reads the measured cases' peaks, evaluates each weighted check and names the mistakes behind
 the failures (:mod:`exercises.scoring`), and returns a :class:`~exercises.report.GradeReport`.
+
+The mistakes are named from a fixed diagnostic probe set (:func:`probe_seed`): the exercise's
+cases built from a seed that mixes the server secret with the exercise's content version, not
+with the grading seed. When a check fails, the probe cases go to the jail in a visit of their
+own (after the graded visit, which is exactly what it was without probes, so no score can
+move), their outcomes come back through the same decoder, the reference computes the expected
+ones here, and diagnosis names what the probes show (:class:`exercises.scoring.Probes`).
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ from exercises.measurement import Pools, Visit
 from exercises.outcomes import outcomes_from
 from exercises.registry import get_exercise
 from exercises.report import MESSAGE_CAP, OUTPUT_CAP, GradeReport
-from exercises.scoring import Evaluation, evaluate
+from exercises.scoring import Evaluation, Probes, evaluate
+from exercises.versions import content_version
 from sandbox.protocol import JobResult, JobStatus, SandboxLimits
 from sandbox.runner import JailConfig
 from sandbox.text import cap
@@ -33,6 +41,12 @@ def mix_seed(secret: bytes, slug: str, seed: int | str) -> int:
     """A case seed that a learner cannot predict without the server secret."""
     digest = hmac.new(secret, f"{slug}:{seed}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+
+
+def probe_seed(secret: bytes, exercise: Exercise) -> int:
+    """The case seed of an exercise's diagnostic probe set: fixed per exercise version and server
+    secret (a learner cannot predict it), the same whatever seed the submission is graded on."""
+    return mix_seed(secret, exercise.slug, f"diagnostic-probes@{content_version(exercise)}")
 
 
 class Judge:
@@ -83,7 +97,8 @@ class Judge:
             self.device,
         )
         t_measured = time.monotonic()
-        evaluation = evaluate(exercise, run, self.pools.name_memory_mistake)
+        probes = self._probes(exercise, source)
+        evaluation = evaluate(exercise, run, self.pools.name_memory_mistake, probes)
         t_end = time.monotonic()
         timings = {
             "build_cases": t_built - t0,
@@ -91,6 +106,7 @@ class Judge:
             "memory_cases": t_measured - t_built - visit.jail_seconds,
             "checks": t_end - t_measured,
             "diagnosis": evaluation.diagnosis_seconds,
+            **({"probe_visit": probes.seconds} if probes.made else {}),
             "total": t_end - t0,
         }
         if evaluation.diagnosis_skipped is not None:
@@ -120,6 +136,7 @@ class Judge:
         got, want = outcomes_from(visit.job.calls, visit.job.tensors), visit.want.result()
         memory = self.pools.readings(exercise, visit, measured)
         reports = []
+        probes = self._probes(exercise, source)  # one probe visit and diagnosis for every seed
         for i, cases in enumerate(per_seed):
             ids = [c.id for c in cases if not c.memory]
             run = Run(
@@ -129,7 +146,7 @@ class Judge:
                 memory,
                 self.device,
             )
-            evaluation = evaluate(exercise, run, self.pools.name_memory_mistake)
+            evaluation = evaluate(exercise, run, self.pools.name_memory_mistake, probes)
             timings = {
                 "build_cases": 0.0,
                 "learner_jail": visit.jail_seconds,
@@ -140,6 +157,44 @@ class Judge:
             }
             reports.append(_graded(exercise, source, visit, run, evaluation, measured, timings))
         return reports
+
+    def _probes(self, exercise: Exercise, source: str) -> _JudgeProbes:
+        """The submission's diagnostic probes, visited only if diagnosis asks for them."""
+        return _JudgeProbes(self, exercise, source)
+
+    def probe_run(self, exercise: Exercise, source: str) -> Run | str:
+        """The learner's outcomes on the exercise's diagnostic probe set (:func:`probe_seed`), in a
+        jail visit of their regular cases alone; or why none came back (the visit's status)."""
+        cases = exercise.build_cases(CaseGen(probe_seed(self.secret, exercise), self.device))
+        regular = [c for c in cases if not c.memory]
+        visit = self.pools.visit(exercise, source, regular, [])
+        if visit.job.status != JobStatus.OK:
+            return visit.job.status.value
+        return Run(
+            {c.id: c for c in cases},  # as the graded run's: measured cases listed, not visited
+            outcomes_from(visit.job.calls, visit.job.tensors),
+            visit.want.result(),
+            {},
+            self.device,
+        )
+
+
+class _JudgeProbes(Probes):
+    """:class:`~exercises.scoring.Probes` made by a judge's jail visit, timed."""
+
+    def __init__(self, judge: Judge, exercise: Exercise, source: str) -> None:
+        super().__init__(self._visit)
+        self._judge, self._exercise, self._source = judge, exercise, source
+        self.made = False
+        self.seconds = 0.0
+
+    def _visit(self) -> Run | str:
+        t0 = time.monotonic()
+        try:
+            return self._judge.probe_run(self._exercise, self._source)
+        finally:
+            self.made = True
+            self.seconds = time.monotonic() - t0
 
 
 def _report(visit: Visit) -> GradeReport:

@@ -5,12 +5,19 @@ asks diagnosis to name the mistakes behind the failed value checks (and a memory
 measured-peak naming, supplied by the judge, behind a failed memory check), appends each
 named mistake to its check's message, withholds the points of contract details until the
 core values are right (docs/contract.md, "Numbers" and "Gradients"), and scores what is left.
+
+Which checks failed, and so the score, comes from the run's (seeded) cases only. The mistakes
+named come from the submission's :class:`Probes` when the judge supplies them: a fixed
+diagnostic probe set per exercise version, the same whatever the grading seed, so the same file
+gets the same names on every seed (issue 37). Each failed check of the seeded run is given what
+the probes show on that check; a check the probes pass is given only mistakes the probes named
+(:func:`on_failed`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from exercises.diagnosis import Diagnosis, diagnose
@@ -45,8 +52,93 @@ class Evaluation:
         return f"All {total} checks passed." if passed == total else f"{passed} of {total} checks passed."
 
 
-def evaluate(exercise: Exercise, run: Run, name_memory_mistake: MemoryNaming) -> Evaluation:
-    """Every check of ``exercise`` on ``run``, the mistakes behind the failures, gated and capped."""
+class Probes:
+    """A submission's diagnostic probe run, made on first need, and the diagnosis it gives.
+
+    ``make`` returns the probe run (the exercise's cases built from a seed that depends on the
+    exercise's version and the server secret, never on the grading seed; the learner's outcomes
+    from a jail visit of their own, validated as any other), or a reason it could not be made.
+    It is called at most once, only when a check failed; the diagnosis is computed once too, so
+    grading one file on several seeds diagnoses it once.
+    """
+
+    def __init__(self, make: Callable[[], Run | str]) -> None:
+        self._make = make
+        self._diagnosis: Diagnosis | None = None
+
+    def diagnosis(self, exercise: Exercise) -> Diagnosis:
+        """Every non-memory check on the probe run, and the mistakes behind those that fail there."""
+        if self._diagnosis is None:
+            self._diagnosis = self._diagnose(exercise)
+        return self._diagnosis
+
+    def _diagnose(self, exercise: Exercise) -> Diagnosis:
+        try:
+            run = self._make()
+        except Exception as exc:  # naming mistakes is a courtesy: grading never depends on it
+            return Diagnosis(skipped=f"probes: {type(exc).__name__}")
+        if isinstance(run, str):
+            return Diagnosis(skipped=f"probes: {run}")
+        seen: dict[str, Evidence] = {}
+        failed = []
+        for chk in exercise.checks:
+            if chk.needs_memory:
+                continue  # named from measured peaks of the graded run (MemoryNaming)
+            passed, _, seen[chk.id] = evaluate_check(chk, run)
+            if not passed:
+                failed.append(chk)
+        diag = safe_diagnose(exercise, run, failed, seen) if failed else Diagnosis()
+        diag.probed = {c.id for c in failed}
+        return diag
+
+
+def on_failed(
+    exercise: Exercise, run: Run, seen: dict[str, Evidence], diag: Diagnosis, failed: list[Check]
+) -> Diagnosis:
+    """The probes' diagnosis as it bears on the checks that failed in this grading.
+
+    A check the probes fail gets what they name there (or is unexplained, as there). A check
+    the probes pass (a failure only this seed's cases show) is searched on this run's cases,
+    but only for the mistakes the probes named elsewhere: the probes decide which mistakes a
+    file has, the seeded cases only where else they show. No other name can come from the
+    grading seed. This second search spends a budget of its own (at most two per grading).
+    """
+    if diag.skipped is not None:
+        return replace(diag, by_check={}, unexplained=[])
+    ids = {c.id for c in failed}
+    by_check = {cid: list(named) for cid, named in diag.by_check.items() if cid in ids}
+    unexplained = [c.id for c in failed if c.id in diag.unexplained]
+    seconds, runs, elements, exhausted = diag.seconds, diag.runs, diag.elements, diag.exhausted
+    leftover = [c for c in failed if c.id not in diag.probed]
+    if leftover:
+        found = {m.named_id for named in diag.by_check.values() for m in named}
+        extra = safe_diagnose(exercise, run, leftover, seen, only=found)
+        if extra.skipped is None:
+            by_check.update(extra.by_check)
+            unexplained += extra.unexplained
+        else:
+            unexplained += [c.id for c in leftover]
+        seconds += extra.seconds
+        runs, elements, exhausted = runs + extra.runs, elements + extra.elements, exhausted or extra.exhausted
+    order = [c.id for c in failed]
+    return replace(
+        diag,
+        by_check=by_check,
+        unexplained=sorted(set(unexplained), key=order.index),
+        seconds=seconds,
+        runs=runs,
+        elements=elements,
+        exhausted=exhausted,
+    )
+
+
+def evaluate(
+    exercise: Exercise, run: Run, name_memory_mistake: MemoryNaming, probes: Probes | None = None
+) -> Evaluation:
+    """Every check of ``exercise`` on ``run``, the mistakes behind the failures, gated and capped.
+
+    With ``probes``, the mistakes are named from the diagnostic probe run (see :class:`Probes`);
+    without, from ``run`` itself (in-process tools)."""
     outcomes: list[CheckOutcome] = []
     failed: list[Check] = []
     memory_named: dict[str, Mistake] = {}
@@ -70,7 +162,12 @@ def evaluate(exercise: Exercise, run: Run, name_memory_mistake: MemoryNaming) ->
                 memory_named[chk.id] = found
         elif not passed:
             failed.append(chk)
-    diag = safe_diagnose(exercise, run, failed, seen) if failed else Diagnosis()
+    if not failed:
+        diag = Diagnosis()
+    elif probes is None:
+        diag = safe_diagnose(exercise, run, failed, seen)
+    else:
+        diag = on_failed(exercise, run, seen, probes.diagnosis(exercise), failed)
     diag.by_check.update({cid: [m] for cid, m in memory_named.items()})
     name_mistakes(exercise.checks, outcomes, diag)
     withhold_contract_points(exercise.checks, outcomes)
@@ -84,12 +181,14 @@ def evaluate(exercise: Exercise, run: Run, name_memory_mistake: MemoryNaming) ->
 DIAGNOSIS_SKIPPED = " (Diagnosis skipped: the grader could not look for known mistakes on this submission.)"
 
 
-def safe_diagnose(exercise: Exercise, run: Run, failed: list[Check], seen: dict[str, Evidence]) -> Diagnosis:
+def safe_diagnose(
+    exercise: Exercise, run: Run, failed: list[Check], seen: dict[str, Evidence], only: set[str] | None = None
+) -> Diagnosis:
     """:func:`~exercises.diagnosis.diagnose`, which can only drop itself: anything it raises
     (a MemoryError included) leaves the checks, the verdict and the score as they are, and the
     diagnosis is marked skipped. Naming mistakes is a courtesy; grading never depends on it."""
     try:
-        return diagnose(exercise, run, failed, seen=seen)
+        return diagnose(exercise, run, failed, seen=seen, only=only)
     except Exception as exc:  # MemoryError and RecursionError are Exceptions too
         return Diagnosis(skipped=type(exc).__name__)
 

@@ -110,6 +110,9 @@ ROUTES: dict[str, Reach] = {
     "server.courses.router.unpublish_exercise": _PATH,
     "server.courses.router.grant_extension": _PATH,
     "server.courses.router.add_course_staff": _PATH,  # a login made staff of this course only
+    "server.courses.router.remove_course_staff": _PATH,
+    "server.courses.router.release_scores": _PATH,
+    "server.courses.router.hold_scores": _PATH,
     "server.courses.router.import_course_roster": WIDE,  # creates logins; a row may name any course
     "server.courses.score_router.list_scores": _PATH,
     "server.courses.score_router.set_override": _PATH,
@@ -136,6 +139,7 @@ ROUTES: dict[str, Reach] = {
     # regrades
     "server.regrades.router.preview": Named("body", "regrade"),
     "server.regrades.router.list_regrades": WIDE,
+    "server.regrades.router.stale": WIDE,  # every course the caller teaches
     "server.regrades.router.show": Behind("regrade_id"),
     "server.regrades.router.apply": Behind("regrade_id"),
     "server.regrades.router.cancel": Behind("regrade_id"),

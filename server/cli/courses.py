@@ -1,5 +1,5 @@
 """``ppo-grader courses``: create, list, enroll a roster, print a gradebook (long, Canvas or Moodle),
-add staff, real names on the boards."""
+add and remove staff, real names on the boards."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from server.cli.users import roster_import
 from server.terminal import plain
 
 if TYPE_CHECKING:
-    from server.courses.schemas import StaffAddedPublic
+    from server.courses.schemas import StaffAddedPublic, StaffRemovedPublic
 
 app = typer.Typer(help="Courses: create, list, enroll a roster, export a gradebook.", no_args_is_help=True)
-staff_app = typer.Typer(help="A course's staff: add a TA or an instructor.", no_args_is_help=True)
+staff_app = typer.Typer(help="A course's staff: add or remove a TA or an instructor.", no_args_is_help=True)
 app.add_typer(staff_app, name="staff")
 
 
@@ -190,6 +190,53 @@ def _staff_here(course: str, name: str, role: str, dry_run: bool) -> StaffAddedP
                 created=added.token is not None,
                 account_raised=added.account_raised,
             )
+
+
+@staff_app.command("remove")
+@common.edge
+def courses_staff_remove(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    name: Annotated[str, typer.Argument(help="The staff member's login.")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only check and say what it would do; nothing is written.")
+    ] = False,
+) -> None:
+    """Take a TA or an instructor off a course's staff (their account, submissions and past
+    actions in the audit log stay; a course keeps its last instructor); runs against a server
+    with --server (an instructor's token: a TA may not change staff)."""
+    from server.courses.schemas import StaffRemovedPublic
+
+    server = remote.target()
+    if server is not None:
+        removed = StaffRemovedPublic.model_validate(
+            server.delete(
+                f"/courses/{remote.part(course)}/staff/{remote.part(name)}", dry_run="true" if dry_run else None
+            )
+        )
+    else:
+        removed = _staff_removed_here(course, name, dry_run)
+    what = f"{'a TA' if removed.role == 'ta' else 'an instructor'} of {plain(repr(removed.course))}"
+    common.err.print(
+        f"Dry run: {plain(repr(removed.name))} would no longer be {what}; nothing changed."
+        if dry_run
+        else f"{plain(repr(removed.name))} is no longer {what}.",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _staff_removed_here(course: str, name: str, dry_run: bool) -> StaffRemovedPublic:
+    """``courses staff remove`` on this installation's database, answered as the API answers it."""
+    from server.courses.schemas import StaffRemovedPublic
+    from server.courses.service import find_course
+    from server.courses.staff import remove_staff
+    from server.db import rolled_back
+
+    with common.session() as session:
+        where = find_course(session, course)
+        with rolled_back(session) if dry_run else nullcontext():
+            removed = remove_staff(session, where, name, actor=common.actor())
+            return StaffRemovedPublic(course=where.slug, name=removed.user.name, role=removed.role)
 
 
 @app.command("real-names")

@@ -1,6 +1,6 @@
 """``ppo-grader regrade``: status, preview, show, apply, cancel, list.
 
-The commands work on the database, like the rest of ``ppo-grader``, and all but ``status`` on a
+The commands work on the database, like the rest of ``ppo-grader``, and on a
 server's API with ``--server`` (``server.cli.remote``): ``show`` prints the diff from the wire
 type the API answers (``RegradeDiff``) on both. A preview stores its set; on PostgreSQL with procrastinate its jobs are written in the same transaction, and on the
 embedded queue the running service finds them within ``REGRADE_POLL_SECONDS``. Either way the
@@ -18,7 +18,7 @@ import typer
 from rich.table import Table
 
 from server.cli import common, remote
-from server.regrades.schemas import RegradeDiff, RegradePublic
+from server.regrades.schemas import RegradeDiff, RegradePublic, StalePublic
 from server.terminal import plain
 from server.vocabulary import Keep, RegradeState
 
@@ -48,11 +48,13 @@ def describe(regrade: RegradePublic) -> str:
 @app.command("status")
 @common.edge
 def status(exercise: Annotated[str | None, typer.Option(help="Only this exercise.")] = None) -> None:
-    """Counted verdicts per course and exercise that come from an older exercise or grader version."""
-    from server.regrades.service import stale_lines
-
-    with common.session() as session:
-        lines = stale_lines(session, exercise=exercise)
+    """Counted verdicts per course and exercise that come from an older exercise or grader version;
+    runs against a server with --server (an instructor account's token: the courses it teaches)."""
+    server = remote.target()
+    if server is not None:
+        lines = [StalePublic.model_validate(line) for line in server.get("/regrades/stale", exercise=exercise)]
+    else:
+        lines = _stale_here(exercise)
     table = Table(
         "course",
         "exercise",
@@ -72,7 +74,7 @@ def status(exercise: Annotated[str | None, typer.Option(help="Only this exercise
                     str(line.verdicts),
                     str(line.stale),
                     str(line.stale_on_boards),
-                    line.content_version,
+                    line.current_version,
                 ),
             ),
         )
@@ -83,6 +85,24 @@ def status(exercise: Annotated[str | None, typer.Option(help="Only this exercise
         + (": `ppo-grader regrade preview --exercise SLUG` grades them again." if stale else "."),
         highlight=False,
     )
+
+
+def _stale_here(exercise: str | None) -> list[StalePublic]:
+    """``regrade status`` on this installation's database (every course), as the API answers it."""
+    from server.regrades.service import stale_lines
+
+    with common.session() as session:
+        return [
+            StalePublic(
+                course=line.course,
+                exercise=line.exercise,
+                verdicts=line.verdicts,
+                stale=line.stale,
+                stale_on_boards=line.stale_on_boards,
+                current_version=line.content_version,
+            )
+            for line in stale_lines(session, exercise=exercise)
+        ]
 
 
 @app.command("preview")

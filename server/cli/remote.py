@@ -33,19 +33,24 @@ if TYPE_CHECKING:
 REMOTE_COMMANDS = (
     "courses gradebook",
     "courses staff add",
+    "courses staff remove",
     "extensions grant",
     "regrade apply",
     "regrade cancel",
     "regrade list",
     "regrade preview",
     "regrade show",
+    "regrade status",
     "scores excuse",
     "scores list",
     "scores override",
     "scores undo",
+    "sets hold",
     "sets list",
     "sets publish",
+    "sets release",
     "sets remove",
+    "similarity",
 )
 URL_ENV = "PPO_GRADER_URL"
 TOKEN_ENV = "PPO_GRADER_TOKEN"

@@ -1,4 +1,5 @@
-"""``ppo-grader sets``: publish an exercise in a course with its dates and policies, list, remove."""
+"""``ppo-grader sets``: publish an exercise in a course with its dates and policies, list, remove,
+release its hidden scores now or hold them again."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import typer
 
 from server.cli import common, remote
 from server.courses.policy import late_rule
+from server.terminal import plain
 from server.times import zoned_time
 
 if TYPE_CHECKING:
-    from server.courses.schemas import CourseSet, SetEntryPublic
+    from server.courses.schemas import CourseSet, ScoresReleasedPublic, SetEntryPublic
 
 app = typer.Typer(
     help="Exercise sets: publish an exercise in a course with its dates and late policy.", no_args_is_help=True
@@ -209,3 +211,84 @@ def sets_remove(
         highlight=False,
         soft_wrap=True,
     )
+
+
+@app.command("release")
+@common.edge
+def sets_release(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only check and say what it would do; nothing is written.")
+    ] = False,
+) -> None:
+    """Release an exercise's hidden scores now (feedback hidden-until-due becomes full), as the
+    assignments page's button does; runs against a server with --server (a TA's token may)."""
+    _release_or_hold(course, exercise, hold=False, dry_run=dry_run)
+
+
+@app.command("hold")
+@common.edge
+def sets_hold(
+    course: Annotated[str, typer.Argument(help="Course slug.")],
+    exercise: Annotated[str, typer.Argument(help="Exercise slug.")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only check and say what it would do; nothing is written.")
+    ] = False,
+) -> None:
+    """Hold an exercise's scores again until each learner's due date (feedback hidden-until-due,
+    which needs a due date); runs against a server with --server."""
+    _release_or_hold(course, exercise, hold=True, dry_run=dry_run)
+
+
+def _release_or_hold(course: str, exercise: str, *, hold: bool, dry_run: bool) -> None:
+    """``sets release`` and ``sets hold``, on a server or here; the same words on both."""
+    from server.courses.schemas import ScoresReleasedPublic
+
+    server = remote.target()
+    if server is not None:
+        done = ScoresReleasedPublic.model_validate(
+            server.send(
+                "POST",
+                f"/courses/{remote.part(course)}/exercises/{remote.part(exercise)}/{'hold' if hold else 'release'}",
+                {},
+                dry_run="true" if dry_run else None,
+            )
+        )
+    else:
+        done = _release_here(course, exercise, hold, dry_run)
+    covered = f"{done.submissions} submission{'s' if done.submissions != 1 else ''}"
+    which = f"of {plain(repr(done.exercise))} in {plain(repr(done.course))}"
+    if dry_run:
+        said = (
+            f"Dry run: the scores {which} would be held until each learner's due date ({covered}); nothing changed."
+            if hold
+            else f"Dry run: the hidden scores {which} would be released ({covered}); nothing changed."
+        )
+    elif hold:
+        said = f"Held the scores {which} until each learner's due date ({covered}); feedback: {done.feedback_policy}."
+    else:
+        said = (
+            f"Released the hidden scores {which}: learners see them now ({covered}); feedback: {done.feedback_policy}."
+        )
+    common.err.print(said, highlight=False, soft_wrap=True)
+
+
+def _release_here(course: str, exercise: str, hold: bool, dry_run: bool) -> ScoresReleasedPublic:
+    """``sets release``/``hold`` on this installation's database, answered as the API answers it."""
+    from server.courses.schemas import ScoresReleasedPublic
+    from server.courses.service import find_course
+    from server.courses.sets import release_scores
+    from server.db import rolled_back
+
+    with common.session() as session:
+        where = find_course(session, course)
+        with rolled_back(session) if dry_run else nullcontext():
+            done = release_scores(session, where, exercise, hold=hold, actor=common.actor())
+            return ScoresReleasedPublic(
+                course=where.slug,
+                exercise=exercise,
+                held=hold,
+                feedback_policy=done.entry.feedback_policy,
+                submissions=done.submissions,
+            )

@@ -6,10 +6,12 @@ course's staff, instructors and TAs; admins: everything). A course the caller is
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.orm import Session
 
 from server.courses import service, sets, staff, windows
 from server.courses.schemas import (
@@ -21,15 +23,17 @@ from server.courses.schemas import (
     ExtensionIn,
     ExtensionPublic,
     RepricingPublic,
+    ScoresReleasedPublic,
     SetEntryIn,
     StaffAddedPublic,
     StaffIn,
+    StaffRemovedPublic,
     Unpublished,
 )
 from server.db import rolled_back
 from server.deps import CurrentUser, InstructorUser, Now, SessionDep, SettingsDep
 from server.errors import InvalidRoster, SourceTooLarge
-from server.models import Course
+from server.models import Course, User
 from server.openapi import errors
 from server.users import service as users_service
 from server.users.router import ROSTER_MAX_BYTES, roster_report
@@ -40,6 +44,7 @@ router = APIRouter(prefix="/courses", tags=["courses"])
 CourseSlug = Annotated[str, Path(max_length=64, description="Course slug.")]
 ExerciseSlug = Annotated[str, Path(max_length=64, description="Exercise slug.")]
 LearnerName = Annotated[str, Path(max_length=64, description="The learner's login name.")]
+StaffName = Annotated[str, Path(max_length=64, description="The staff member's login name.")]
 
 
 def _public(course: Course, role: str) -> CoursePublic:
@@ -191,6 +196,61 @@ def unpublish_exercise(
     return Unpublished(course=where.slug, exercise=exercise)
 
 
+def _release(
+    course: str, exercise: str, staff: User, session: Session, *, hold: bool, dry_run: bool
+) -> ScoresReleasedPublic:
+    """``sets.release_scores`` for the course's staff (instructors and TAs); in a dry run, rolled back."""
+    where = service.taught_course(session, staff, course)
+    with rolled_back(session) if dry_run else nullcontext():
+        done = sets.release_scores(session, where, exercise, hold=hold, actor=staff.name)
+        answer = ScoresReleasedPublic(
+            course=where.slug,
+            exercise=exercise,
+            held=hold,
+            feedback_policy=done.entry.feedback_policy,
+            submissions=done.submissions,
+        )
+    if not dry_run:
+        session.commit()
+    return answer
+
+
+_RELEASE_ERRORS = errors(
+    401,
+    403,
+    404,
+    422,
+    notes={
+        403: "`NotAllowed`: not staff of this course (or a read-only token)",
+        404: "`CourseNotFound`, or `ExerciseNotFound`: not in the set",
+        422: "`InvalidCourse`: released or held already, or a hold with no due date",
+    },
+)
+#: ``?dry_run=true`` of a release or a hold.
+ReleaseDryRun = Annotated[bool, Query(description="Only check and say what it would do; nothing is written.")]
+
+
+@router.post("/{course}/exercises/{exercise}/release", response_model=ScoresReleasedPublic, responses=_RELEASE_ERRORS)
+def release_scores(
+    course: CourseSlug, exercise: ExerciseSlug, staff: CurrentUser, session: SessionDep, dry_run: ReleaseDryRun = False
+) -> ScoresReleasedPublic:
+    """Release the exercise's held-back scores now (its feedback policy becomes ``full``), as the
+    assignments page's "Release hidden scores now" does; the course's staff (instructors and
+    TAs). 422 ``InvalidCourse`` when they are not held back. ``dry_run``: the same refusals and
+    the count, nothing written (a POST still: a read-only token may not)."""
+    return _release(course, exercise, staff, session, hold=False, dry_run=dry_run)
+
+
+@router.post("/{course}/exercises/{exercise}/hold", response_model=ScoresReleasedPublic, responses=_RELEASE_ERRORS)
+def hold_scores(
+    course: CourseSlug, exercise: ExerciseSlug, staff: CurrentUser, session: SessionDep, dry_run: ReleaseDryRun = False
+) -> ScoresReleasedPublic:
+    """Hold the exercise's scores again until each learner's due date (``hidden-until-due``,
+    which needs a due date); the course's staff. 422 ``InvalidCourse`` when they are held
+    already or there is no due date. ``dry_run``: the same refusals, nothing written."""
+    return _release(course, exercise, staff, session, hold=True, dry_run=dry_run)
+
+
 @router.put(
     "/{course}/extensions/{user}/{exercise}",
     response_model=ExtensionPublic,
@@ -279,6 +339,41 @@ def add_course_staff(
     added = staff.add_staff(session, where, payload.name, payload.role, settings.secret_bytes, actor=instructor.name)
     session.commit()
     return _staff_added(where, payload, added, shown=True)
+
+
+@router.delete(
+    "/{course}/staff/{user}",
+    response_model=StaffRemovedPublic,
+    responses=errors(
+        401,
+        403,
+        404,
+        422,
+        notes={
+            403: "`NotAllowed`: not an instructor of this course (a TA may not change staff)",
+            404: "`CourseNotFound`, or `UserNotFound`: not staff of the course",
+            422: "`InvalidCourse`: the default course, or the course's last instructor",
+        },
+    ),
+)
+def remove_course_staff(
+    course: CourseSlug,
+    user: StaffName,
+    instructor: InstructorUser,
+    session: SessionDep,
+    dry_run: Annotated[bool, Query(description="Only check and say what it would do; nothing is written.")] = False,
+) -> StaffRemovedPublic:
+    """Take a TA or an instructor off the course's staff (``server.courses.staff.remove_staff``:
+    their account, submissions and past actions stay; the last instructor stays); its
+    instructors only, never its TAs. ``dry_run``: the same refusals, nothing written (a DELETE
+    still: a read-only token may not)."""
+    where = service.taught_course(session, instructor, course)
+    with rolled_back(session) if dry_run else nullcontext():
+        removed = staff.remove_staff(session, where, user, actor=instructor.name)
+        answer = StaffRemovedPublic(course=where.slug, name=removed.user.name, role=removed.role)
+    if not dry_run:
+        session.commit()
+    return answer
 
 
 def _staff_added(course: Course, payload: StaffIn, added: staff.StaffAdded, *, shown: bool) -> StaffAddedPublic:

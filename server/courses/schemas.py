@@ -167,3 +167,22 @@ class StaffAddedPublic(BaseModel):
     token: str | None = Field(description="The new account's token, shown once (null: the account existed; a dry run).")
     created: bool = Field(description="The account was created (a dry run: would be).")
     account_raised: bool = Field(description="Their account became an instructor account (would, in a dry run).")
+
+
+class StaffRemovedPublic(BaseModel):
+    """What ``DELETE /courses/{course}/staff/{user}`` did (a dry run: would do)."""
+
+    course: str
+    name: str
+    role: Literal["ta", "instructor"] = Field(description="What they were in the course.")
+
+
+class ScoresReleasedPublic(BaseModel):
+    """``POST /courses/{course}/exercises/{exercise}/release`` or ``/hold``: the exercise's
+    hidden scores released now, or held again until each learner's due date."""
+
+    course: str
+    exercise: str
+    held: bool = Field(description="true: held until the due date; false: released (a dry run: would be).")
+    feedback_policy: str = Field(description="The exercise's feedback policy now (`full` or `hidden-until-due`).")
+    submissions: int = Field(description="How many of the exercise's submissions in the course it covers.")

@@ -249,9 +249,18 @@ def unpublish(session: Session, course: Course, exercise: str, *, actor: str = "
 RELEASED_POLICY = PolicyKind.FULL.value
 
 
+@dataclass(frozen=True)
+class Released:
+    """What :func:`release_scores` did: the entry under its new policy, and how many of the
+    exercise's submissions in the course it covers (their scores shown now, or held again)."""
+
+    entry: SetEntry
+    submissions: int
+
+
 def release_scores(
     session: Session, course: Course, exercise: str, *, hold: bool = False, actor: str = "unknown"
-) -> SetEntry:
+) -> Released:
     """Release the held-back scores of ``exercise`` in ``course`` now (its feedback policy
     becomes ``full``), or, with ``hold``, hold them again until each learner's due date
     (``hidden-until-due``, which needs a due date). The caller commits.
@@ -259,7 +268,8 @@ def release_scores(
     The policy is the set's and its submissions' (as :func:`publish` writes it), so no new
     column is needed: a release is a policy change that re-prices nothing, recorded as
     ``scores.release`` / ``scores.hold`` in the audit log."""
-    entry = session.get(SetEntry, (course.id, exercise))
+    # a NUL names no exercise (PostgreSQL refuses it in a query): the same 404 as an unknown one
+    entry = session.get(SetEntry, (course.id, exercise)) if is_storable_text(exercise) else None
     if entry is None:
         raise ExerciseNotFound(f"{exercise!r} is not published in {course.slug!r}.")
     held = entry.feedback_policy == PolicyKind.HIDDEN_UNTIL_DUE.value
@@ -270,6 +280,11 @@ def release_scores(
     if hold and entry.due_at is None:
         raise InvalidCourse("The feedback policy hidden-until-due releases scores at the due date: give a due date.")
     entry.feedback_policy = PolicyKind.HIDDEN_UNTIL_DUE.value if hold else RELEASED_POLICY
+    covered = session.scalar(
+        select(func.count())
+        .select_from(Submission)
+        .where(Submission.course_id == course.id, Submission.exercise == exercise)
+    )
     session.execute(
         update(Submission)
         .where(Submission.course_id == course.id, Submission.exercise == exercise)
@@ -285,7 +300,7 @@ def release_scores(
         exercise,
         f"feedback {entry.feedback_policy}",
     )
-    return entry
+    return Released(entry, covered or 0)
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """A course's staff from the command line: adding a teaching assistant or an instructor to a
-course (``ppo-grader courses staff add``), and whose name a correction made at a terminal
+course (``ppo-grader courses staff add``) and taking one off it (``courses staff remove``:
+:func:`remove_staff`, which keeps each course's last instructor), and whose name a correction made at a terminal
 carries (``ppo-grader scores ... --by``).
 
 - **Staff** of a course are its members with the course role ``instructor`` (admins teach
@@ -86,6 +87,45 @@ def add_staff(
     return StaffAdded(user, role, token, raised)
 
 
+@dataclass(frozen=True)
+class StaffRemoved:
+    """What ``remove_staff`` did: whose staff enrollment ended, and what they were."""
+
+    user: User
+    role: StaffRole
+
+
+def remove_staff(session: Session, course: Course, name: str, *, actor: str = "unknown") -> StaffRemoved:
+    """End ``name``'s staff enrollment in ``course``, a TA's or an instructor's (their account
+    keeps its role; their submissions and the audit log's rows of what they did stay).
+    ``UserNotFound`` when ``name`` is not staff of the course; ``InvalidCourse`` for the default
+    course and for the course's last instructor (a course keeps one who may change its staff).
+    ``actor`` goes to the audit log. The caller commits."""
+    if course.is_default:
+        raise InvalidCourse("The default course's staff are the instructor accounts: nobody is taken off it as staff.")
+    staff = staff_of(session, course)
+    found = {u.name: (u, role) for u, role in staff}.get(name.strip()[:64])
+    if found is None:
+        raise UserNotFound(f"{name[:64]!r} is not staff of {course.slug!r}.")
+    user, role = found
+    if role == "instructor" and [r for _, r in staff].count("instructor") == 1:
+        raise InvalidCourse(
+            f"{user.name!r} is the last instructor of {course.slug!r}: add another one first "
+            f"(`ppo-grader courses staff add {course.slug} NAME --role instructor`)."
+        )
+    _end_staff(session, course, user)
+    audit.record(session, course, actor, AuditAction.STAFF_REMOVE, user.name, role)
+    return StaffRemoved(user, role)
+
+
+def _end_staff(session: Session, course: Course, user: User) -> None:
+    session.execute(
+        delete(Enrollment).where(
+            Enrollment.course_id == course.id, Enrollment.user_id == user.id, Enrollment.role == INSTRUCTOR
+        )
+    )
+
+
 def may_change_staff(session: Session, user: User, course: Course) -> bool:
     """Whether ``user`` may add and remove ``course``'s TAs: an admin, or an instructor (or
     admin) account that teaches it; a TA (a learner account teaching it) may not. Never on the
@@ -146,11 +186,7 @@ def remove_ta(session: Session, course: Course, name: str, actor: User) -> User:
     user, role = found
     if role != "ta":
         raise InvalidCourse(f"{user.name!r} is an instructor of {course.slug!r}; the course page removes TAs only.")
-    session.execute(
-        delete(Enrollment).where(
-            Enrollment.course_id == course.id, Enrollment.user_id == user.id, Enrollment.role == INSTRUCTOR
-        )
-    )
+    _end_staff(session, course, user)
     audit.record(session, course, actor.name, AuditAction.STAFF_REMOVE, user.name, "ta (from the course page)")
     return user
 

@@ -7,15 +7,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, status
 
-from server.courses.service import taught_course
+from server.courses.service import taught_course, taught_course_ids
 from server.db import rolled_back
 from server.deps import InstructorUser, SessionDep, StateDep
 from server.models import Keep, Role
 from server.openapi import errors
 from server.regrades import service
 from server.regrades.apply import apply_set
-from server.regrades.schemas import RegradeApply, RegradeCreate, RegradeDiff, RegradePublic
+from server.regrades.schemas import RegradeApply, RegradeCreate, RegradeDiff, RegradePublic, StalePublic
 from server.regrades.views import diff_public, regrade_public
+from server.text_guard import is_storable_text
 from server.users.service import managed_user
 
 router = APIRouter(prefix="/regrades", tags=["regrades"])
@@ -54,6 +55,30 @@ def preview(payload: RegradeCreate, instructor: InstructorUser, session: Session
 def list_regrades(instructor: InstructorUser, session: SessionDep) -> list[RegradePublic]:
     """The newest sets you may read."""
     return [regrade_public(session, r) for r in service.list_sets(session, instructor)]
+
+
+@router.get("/stale", response_model=list[StalePublic], responses=errors(401, 403))
+def stale(
+    instructor: InstructorUser,
+    session: SessionDep,
+    exercise: Annotated[str | None, Query(max_length=64, description="Only this exercise.")] = None,
+) -> list[StalePublic]:
+    """Counted verdicts per course and exercise that come from an older exercise or grader
+    version, in the courses you teach (admins: every course), as ``ppo-grader regrade status``
+    prints them."""
+    if exercise is not None and not is_storable_text(exercise):
+        return []  # no exercise is called that (PostgreSQL refuses a NUL or a lone surrogate in a query)
+    return [
+        StalePublic(
+            course=line.course,
+            exercise=line.exercise,
+            verdicts=line.verdicts,
+            stale=line.stale,
+            stale_on_boards=line.stale_on_boards,
+            current_version=line.content_version,
+        )
+        for line in service.stale_lines(session, taught_course_ids(session, instructor), exercise)
+    ]
 
 
 @router.get("/{regrade_id}", response_model=RegradeDiff, responses=errors(401, 403, 404))

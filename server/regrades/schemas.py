@@ -104,3 +104,15 @@ class RegradeDiff(BaseModel):
     replaced: int = Field(
         default=0, description="Verdicts an apply with `keep` replaces (replaced, for an apply's answer)."
     )
+
+
+class StalePublic(BaseModel):
+    """``GET /regrades/stale``: one course's one exercise, its counted verdicts and how many of
+    them come from an older exercise or grader version (``ppo-grader regrade status``)."""
+
+    course: str
+    exercise: str
+    verdicts: int
+    stale: int
+    stale_on_boards: int = Field(description="Of the stale ones, those a learner's board score comes from.")
+    current_version: str = Field(description="The content version the course's set serves.")

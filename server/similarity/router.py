@@ -69,6 +69,7 @@ def report(
     pairs = [] if pairs_run is None else service.ranked_pairs(session, pairs_run, exercise, limit)
     return SimilarityReport(
         course=where.slug,
+        time_zone=where.time_zone,
         exercise=exercise,
         latest=run_public(service.latest_run(session, where)),
         pairs_run=run_public(pairs_run),

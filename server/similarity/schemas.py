@@ -57,6 +57,7 @@ class SimilarityReport(RenamedFields):
     renamed: ClassVar[Mapping[str, str]] = {"shown": "pairs_run"}
 
     course: str
+    time_zone: str = Field(default="UTC", description="The course's time zone (what `ppo-grader similarity` shows).")
     exercise: str | None = Field(description="Ranked by this exercise alone; null: over the course.")
     latest: RunPublic | None = Field(description="The newest run, whatever its state.")
     pairs_run: RunPublic | None = Field(description="The run the pairs come from: the newest finished one.")

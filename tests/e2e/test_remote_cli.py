@@ -189,20 +189,26 @@ def test_a_read_only_token_is_refused_every_write_and_a_course_limited_one_other
                   *CORRECTIONS, *(write + ("--dry-run",) for write in CORRECTIONS),
                   ("sets", "remove", "rc-a", "actor-loss"), ("sets", "remove", "rc-a", "actor-loss", "--dry-run"),
                   ("courses", "staff", "add", "rc-a", "rc-zed", "--dry-run"),
+                  ("courses", "staff", "remove", "rc-a", "rc-tina", "--dry-run"),
+                  ("sets", "hold", "rc-a", "actor-loss"), ("sets", "release", "rc-a", "actor-loss", "--dry-run"),
                   ("regrade", "apply", "1", "--reason", "r", "--dry-run"), ("regrade", "cancel", "1", "--dry-run")):
         refused(both.remote(term.reader, *write), "403", "read-only")
     assert both.same(term.limited, "sets", "list", "rc-a").returncode == 0
     for other in (("sets", "list", "rc-b"), ("scores", "list", "rc-b"), ("courses", "gradebook", "rc-b"),
                   ("sets", "publish", "rc-b", "actor-loss", "--due", later),
-                  ("extensions", "grant", "rc-b", "rc-lena", "actor-loss", "--due", later)):
+                  ("extensions", "grant", "rc-b", "rc-lena", "actor-loss", "--due", later),
+                  ("sets", "hold", "rc-b", "actor-loss", "--dry-run"),
+                  ("courses", "staff", "remove", "rc-b", "rc-prof", "--dry-run")):
         refused(both.remote(term.limited, *other), "403", "rc-a")
     # A learner's token is no staff token.
     refused(both.remote(term.learner, "sets", "list", "rc-a"), "403")
     refused(both.remote(term.learner, "courses", "gradebook", "rc-a"), "403")
     unsigned = [write[:-2] for write in CORRECTIONS]  # the token's owner signs (a learner's: refused)
-    for write in (*unsigned, ("sets", "remove", "rc-a", "actor-loss", "--dry-run")):
+    for write in (*unsigned, ("sets", "remove", "rc-a", "actor-loss", "--dry-run"),
+                  ("sets", "hold", "rc-a", "actor-loss", "--dry-run"), ("sets", "release", "rc-a", "actor-loss")):
         refused(both.remote(term.learner, *write), "403", "rc-a")
     refused(both.remote(term.learner, "courses", "staff", "add", "rc-a", "rc-zed", "--dry-run"), "403")
+    refused(both.remote(term.learner, "courses", "staff", "remove", "rc-a", "rc-tina", "--dry-run"), "403")
     refused(both.remote(term.learner, "regrade", "cancel", "1", "--dry-run"), "403")
     refused(both.remote(term.limited, *unsigned[0][:2], "rc-b", *unsigned[0][3:]), "403", "rc-a")
     assert term.state() == before
@@ -230,8 +236,8 @@ def test_a_tas_writes_from_a_laptop_say_what_the_host_says(term: Term) -> None:
 
 def test_server_is_refused_for_the_commands_that_need_the_host(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     both = Both(server, tmp_path)
-    for command in (("users", "list"), ("regrade", "status"), ("courses", "list"),
-                    ("similarity", "rc-a")):
+    for command in (("users", "list"), ("submissions", "export", "rc-a"), ("courses", "list"),
+                    ("courses", "real-names", "rc-a", "on")):
         done = both.remote("any-token", *command)
         refused(done, "does not run against a server", "scores list", "sets publish")
     assert both.remote("t", "scores", "list", "--help").returncode == 0  # help runs anywhere
@@ -316,6 +322,54 @@ def test_an_instructor_adds_staff_from_a_laptop_and_a_ta_may_not(term: Term) -> 
     assert raised.returncode == 0 and "(their account is now an instructor account)." in words(raised)
     assert [(actor, target) for actor, target, _ in audited(both.server, "staff.add")][1:] == [
         ("rc-prof", "rc-ted"), ("cli:" + getpass.getuser(), "rc-ted"), ("rc-prof", "rc-ted"), ("rc-prof", "rc-ted")]
+    # ... and takes them off again: a TA may not; the last instructor stays.
+    remove = ("courses", "staff", "remove", "rc-a", "rc-ted")
+    dry = both.same(prof, *remove, "--dry-run")
+    assert dry.returncode == 0 and said(dry) == ["Dry run: 'rc-ted' would no longer be an instructor of 'rc-a'; nothing "
+                                                 "changed."], dry.stderr
+    refused(both.remote(term.ta, *remove), "403", "instructor")
+    refused(both.remote(term.ta, *remove, "--dry-run"), "403", "instructor")
+    assert not audited(both.server, "staff.remove")
+    there = both.remote(prof, *remove)
+    assert there.returncode == 0 and said(there) == ["'rc-ted' is no longer an instructor of 'rc-a'."], there.stderr
+    refused(both.remote(ted, "sets", "list", "rc-a"), "404")  # no longer in rc-a
+    both.ok(*add)  # back on the host, and off again there: the same words
+    here = both.host(*remove)
+    assert here.returncode == 0 and said(here) == said(there), here.stderr
+    refused(both.remote(prof, *remove), "404", "not staff of 'rc-a'")
+    assert both.host(*remove).returncode == 2
+    refused(both.remote(prof, "courses", "staff", "remove", "rc-a", "rc-prof", "--dry-run"), "422", "last instructor")
+    assert both.host("courses", "staff", "remove", "rc-a", "rc-prof", "--dry-run").returncode == 2
+    assert [(actor, target, detail) for actor, target, detail in audited(both.server, "staff.remove")] == [
+        ("rc-prof", "rc-ted", "instructor"), ("cli:" + getpass.getuser(), "rc-ted", "instructor")]
+
+
+def test_a_ta_holds_and_releases_the_scores_from_a_laptop(term: Term) -> None:
+    both, ta = term.both, term.ta
+    hold, release = ("sets", "hold", "rc-a", "actor-loss"), ("sets", "release", "rc-a", "actor-loss")
+    before = both.ok("sets", "list", "rc-a")
+    assert "actor-loss: " in before and "feedback: full" in before
+    dry = both.same(ta, *hold, "--dry-run")
+    assert dry.returncode == 0 and said(dry) == ["Dry run: the scores of 'actor-loss' in 'rc-a' would be held until each "
+                                                 "learner's due date (1 submission); nothing changed."], dry.stderr
+    refused(both.remote(ta, *release, "--dry-run"), "422", "not held back")
+    assert both.host(*release, "--dry-run").returncode == 2
+    assert both.ok("sets", "list", "rc-a") == before and not audited(both.server, "scores.hold")
+    there = both.remote(ta, *hold)
+    assert said(there) == ["Held the scores of 'actor-loss' in 'rc-a' until each learner's due date (1 submission); "
+                           "feedback: hidden-until-due."], there.stderr
+    assert "feedback: hidden-until-due" in both.same(ta, "sets", "list", "rc-a").stdout
+    dry = both.same(ta, *release, "--dry-run")
+    assert dry.returncode == 0 and "would be released (1 submission); nothing changed." in words(dry)
+    released = both.remote(ta, *release)
+    assert released.returncode == 0 and both.ok("sets", "list", "rc-a") == before, released.stderr
+    for write, done in ((hold, there), (release, released)):  # the host says what the laptop said
+        here = both.host(*write)
+        assert here.returncode == 0 and said(here) == said(done), (here.stderr, done.stderr)
+    host = "cli:" + getpass.getuser()
+    assert [(actor, target) for actor, target, _ in audited(both.server, "scores.hold") + audited(both.server,
+            "scores.release")] == [("rc-tina", "actor-loss"), (host, "actor-loss"), ("rc-tina", "actor-loss"),
+                                   (host, "actor-loss")]
 
 
 def test_an_instructor_applies_and_cancels_regrades_from_a_laptop(term: Term) -> None:
@@ -344,3 +398,31 @@ def test_an_instructor_applies_and_cancels_regrades_from_a_laptop(term: Term) ->
     refused(both.remote(prof, "regrade", "apply", ready, "--reason", "again", "--dry-run"), "409", "applied already")
     assert both.host("regrade", "apply", ready, "--reason", "again", "--dry-run").returncode == 2
     assert f"Regrade {ready} · actor-loss · version" in both.same(prof, "regrade", "list").stdout
+    # The stale verdicts: an admin's token reads every course, as the host does, byte for byte;
+    # an instructor's the courses they teach; a TA's learner account none.
+    root = both.ok("users", "add", "rc-root", "--role", "admin").strip().splitlines()[-1]
+    for command in (("regrade", "status"), ("regrade", "status", "--exercise", "actor-loss")):
+        shown = both.same(root, *command)
+        assert shown.returncode == 0 and "Stale verdicts" in shown.stdout and "stale verdict(s)" in words(shown)
+    mine = both.remote(prof, "regrade", "status", "--exercise", "actor-loss")
+    assert mine.returncode == 0 and "rc-a" in mine.stdout and "actor-loss" in mine.stdout, mine.stderr
+    refused(both.remote(term.ta, "regrade", "status"), "403", "instructor")
+
+
+def test_an_instructors_similarity_from_a_laptop_is_the_hosts(term: Term) -> None:
+    both, prof = term.both, term.prof
+    fresh = both.remote(prof, "similarity", "rc-a", "--refresh")  # asked of the server, waited for
+    assert fresh.returncode == 0 and said(fresh)[0] == "Comparing the submissions of 'rc-a'...", fresh.stderr
+    assert fresh.stdout.lstrip().startswith("rc-a · run ") and "Nothing here changes a score." in words(fresh)
+    run = fresh.stdout.split(" · run ")[1].split()[0]
+    for command in (("similarity", "rc-a"), ("similarity", "rc-a", "--exercise", "actor-loss", "--top", "3")):
+        shown = both.same(prof, *command)  # the same newest run, table and summary, byte for byte
+        assert shown.returncode == 0 and f" · run {run} of " in shown.stdout, (shown.stdout, shown.stderr)
+    refused(both.remote(term.ta, "similarity", "rc-a"), "403", "instructor")  # a TA's account
+    reader = both.ok("users", "token", "rc-prof", "--read-only").strip()
+    assert both.same(reader, "similarity", "rc-a").returncode == 0
+    refused(both.remote(reader, "similarity", "rc-a", "--refresh"), "403", "read-only")  # asking for a run writes
+    refused(both.remote(term.learner, "similarity", "rc-a"), "403")
+    refused(both.remote(term.limited, "similarity", "rc-b"), "403", "rc-a")
+    refused(both.remote(prof, "similarity", "no-such-course"), "404")
+    assert both.host("similarity", "no-such-course").returncode == 2

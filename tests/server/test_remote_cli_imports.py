@@ -23,19 +23,24 @@ ROOT = Path(__file__).resolve().parents[2]
 ARGS = {
     "courses gradebook": ["c1"],
     "courses staff add": ["c1", "tara"],
+    "courses staff remove": ["c1", "tara"],
     "extensions grant": ["c1", "ana", "gae", "--due", "2030-01-01T00:00"],
     "regrade apply": ["7", "--reason", "fixed"],
     "regrade cancel": ["7"],
     "regrade list": [],
     "regrade preview": ["--exercise", "gae", "--course", "c1"],
     "regrade show": ["7"],
+    "regrade status": ["--exercise", "gae"],
     "scores excuse": ["c1", "ana", "gae", "--reason", "ill"],
     "scores override": ["c1", "ana", "gae", "90", "--reason", "typo"],
     "scores undo": ["c1", "ana", "gae", "override"],
     "scores list": ["c1"],
+    "sets hold": ["c1", "gae"],
     "sets list": ["c1"],
     "sets publish": ["c1", "gae"],
+    "sets release": ["c1", "gae"],
     "sets remove": ["c1", "gae"],
+    "similarity": ["c1", "--exercise", "gae"],
 }
 _PROBE = """
 import json, sys

@@ -11,7 +11,7 @@ from typer.testing import CliRunner, Result
 from server.cli import app
 from server.config import Settings
 from server.db import make_engine, make_session_factory
-from server.models import Enrollment, ScoreCorrection, User
+from server.models import AuditEvent, Enrollment, ScoreCorrection, User
 
 
 def run(*args: str, code: int = 0) -> Result:
@@ -69,3 +69,47 @@ def test_an_instructor_added_to_a_course_gets_an_instructor_account(env: Setting
     assert rows(env, select(User.role).where(User.name == "gus")) == [("instructor",)]
     run("courses", "staff", "add", "rlhf-b", "gus", "--role", "boss", code=2)
     assert "default course" in run("courses", "staff", "add", "default", "gus", code=2).stderr
+
+
+def test_staff_are_removed_at_the_terminal_and_the_last_instructor_stays(env: Settings) -> None:
+    run("users", "add", "prof", "--role", "instructor")
+    run("courses", "create", "rlhf-c", "--instructor", "prof")
+    run("courses", "staff", "add", "rlhf-c", "tara")
+    dry = run("courses", "staff", "remove", "rlhf-c", "tara", "--dry-run")
+    assert dry.stdout == "" and "Dry run: 'tara' would no longer be a TA of 'rlhf-c'; nothing changed." in dry.stderr
+    staff = select(User.name).join(Enrollment, Enrollment.user_id == User.id).where(Enrollment.role == "instructor")
+    assert sorted(r[0] for r in rows(env, staff)) == ["prof", "tara"]
+    done = run("courses", "staff", "remove", "rlhf-c", "tara")
+    assert "'tara' is no longer a TA of 'rlhf-c'." in done.stderr
+    assert [r[0] for r in rows(env, staff)] == ["prof"]
+    assert "'tara' is not staff of 'rlhf-c'" in run("courses", "staff", "remove", "rlhf-c", "tara", code=2).stderr
+    last = run("courses", "staff", "remove", "rlhf-c", "prof", "--dry-run", code=2)
+    assert "'prof' is the last instructor of 'rlhf-c'" in last.stderr and "Traceback" not in last.output
+    assert "default course" in run("courses", "staff", "remove", "default", "prof", code=2).stderr
+    assert "No course called 'nope'" in run("courses", "staff", "remove", "nope", "prof", code=2).stderr
+    logged = rows(env, select(AuditEvent.actor, AuditEvent.action, AuditEvent.target).where(
+        AuditEvent.action == "staff.remove"))
+    assert [(action, target) for _, action, target in logged] == [("staff.remove", "tara")]
+    assert logged[0][0].startswith("cli:")
+
+
+def test_hidden_scores_are_released_and_held_at_the_terminal(env: Settings) -> None:
+    run("courses", "create", "rlhf-d")
+    refused = run("sets", "release", "rlhf-d", "gae", code=2)
+    assert "'gae' is not published in 'rlhf-d'" in refused.stderr
+    run("sets", "publish", "rlhf-d", "gae", "--due", "2031-01-01T17:00", "--feedback", "hidden-until-due")
+    dry = run("sets", "release", "rlhf-d", "gae", "--dry-run")
+    assert "Dry run: the hidden scores of 'gae' in 'rlhf-d' would be released (0 submissions); nothing" in dry.stderr
+    assert "feedback: hidden-until-due" in run("sets", "list", "rlhf-d").stdout
+    done = run("sets", "release", "rlhf-d", "gae")
+    assert "Released the hidden scores of 'gae' in 'rlhf-d': learners see them now (0 submissions); feedback: full." \
+        in " ".join(done.stderr.split())
+    assert "feedback: full" in run("sets", "list", "rlhf-d").stdout
+    assert "are not held back" in run("sets", "release", "rlhf-d", "gae", code=2).stderr
+    assert "would be held until each learner's due date" in run("sets", "hold", "rlhf-d", "gae", "--dry-run").stderr
+    assert "feedback: full" in run("sets", "list", "rlhf-d").stdout
+    held = run("sets", "hold", "rlhf-d", "gae")
+    assert "Held the scores of 'gae' in 'rlhf-d' until each learner's due date" in held.stderr
+    assert "feedback: hidden-until-due" in run("sets", "list", "rlhf-d").stdout
+    logged = rows(env, select(AuditEvent.action).where(AuditEvent.action.like("scores.%")).order_by(AuditEvent.id))
+    assert [r[0] for r in logged] == ["scores.release", "scores.hold"]

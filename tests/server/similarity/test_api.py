@@ -53,6 +53,7 @@ def test_instructors_request_a_run_and_read_ranked_pairs(term: Term) -> None:
     small_course(term)
     empty = term.client.get("/api/v1/courses/rlhf-a/similarity", headers=term.instructor).json()
     assert empty["latest"] is None and empty["pairs"] == []
+    assert empty["time_zone"] == "Europe/Paris"  # what `ppo-grader --server ... similarity` dates the run in
 
     answer = term.client.post("/api/v1/courses/rlhf-a/similarity", headers=term.instructor)
     assert answer.status_code == 202 and answer.json()["status"] in ("queued", "running", "done")
