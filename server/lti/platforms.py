@@ -19,10 +19,14 @@ cooldown an outsider started), and a refresh that finds its key gives the cooldo
 The cache has a maximum age (:data:`JWKS_MAX_AGE`, the ``LTI_JWKS_MAX_AGE_SECONDS`` setting):
 a launch that finds it older refreshes it the same way (claimed, so a burst makes one fetch),
 so a key the LMS took out of its set stops verifying within that long; a launch that loses the
-claim meanwhile uses the set as cached, unless it is older than twice the limit (then refused,
-502). A launch whose signature the cached key does not verify makes one refresh too
-(:func:`rotated_key`, claimed as a miss: an LMS that rotated its key under the same ``kid``),
-and is verified again with the key the set now names, if it is another.
+claim meanwhile uses the set as cached, unless it is older than twice the limit: then it waits
+for the refresh in flight (:func:`_await_refresh`, at most :data:`REFRESH_WAIT` from the claim,
+no fetch of its own) and verifies with the set it stored; refused (502) if that refresh failed,
+took longer, or none is in flight. A launch whose signature the cached keys do not verify makes
+one refresh too (:func:`rotated_key`, claimed as a miss: an LMS that rotated its key under the
+same ``kid``), and is verified again with the keys the set now names, if they are others. A set
+may list several keys under one ``kid`` (a rotation's overlap): each is tried, at most
+:data:`MAX_KEYS_PER_KID`.
 
 A registration's URLs can be wrong (a typo, an LMS moved): each failed call to the platform's
 own token or key set URL is kept on its row (:func:`service_failed`: which one, when, a

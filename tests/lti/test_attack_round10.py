@@ -5,7 +5,8 @@ registered with the tool as an administrator would, whose launches, key set and 
 attacker writes, and whose key set can be held back or list extra keys). An attack that works is
 a strict xfail asserting what a safe tool does; one the tool holds is a plain test.
 
-Attacks that worked (strict xfails), most severe first:
+Attacks that worked (strict xfails, fixed on ``lti10fix``: now plain tests, with the edges of
+each fix at the end of the file), most severe first:
 
 - after an idle night (the cached key set older than twice ``LTI_JWKS_MAX_AGE_SECONDS``:
   12 h by default, a course launched once a day), the launches that arrive while the one that
