@@ -360,10 +360,10 @@ def _verified(session: Session, platform: LtiPlatform, id_token: str, now: datet
     kid = header.get("kid")
     if not isinstance(kid, str) or not kid or len(kid) > 200:
         raise LaunchRefused("Unknown signing key", "The id_token does not name its key (kid).", 401)
-    key = platform_key(session, platform, kid, now, max_age)
-    token = _signed_by(id_token, key)
+    keys = platform_key(session, platform, kid, now, max_age)  # several under one kid: a rotation's overlap
+    token = next((t for key in keys if (t := _signed_by(id_token, key)) is not None), None)
     if token is None:  # the LMS may have rotated its key under the same kid: one refresh, rate-limited
-        token = rotated_key(session, platform, kid, key, lambda fresh: _signed_by(id_token, fresh), now)
+        token = rotated_key(session, platform, kid, keys, lambda fresh: _signed_by(id_token, fresh), now)
     if token is None:
         raise LaunchRefused(
             "Signature does not verify",
@@ -532,6 +532,45 @@ def return_url_on_site(url: str, platform: LtiPlatform) -> str:
     return url
 
 
+#: Most content types a deep-linking request's ``accept_types`` may name, and each one's longest text.
+MAX_ACCEPT_TYPES, MAX_ACCEPT_TYPE_CHARS = 20, 200
+
+
+def _accept_types(value: Any) -> tuple[str, ...]:
+    """A deep-linking request's ``accept_types``: an array of strings (Deep Linking 2.0 §4.4.1);
+    a bare string is the one type it names, absent (or null) names none; anything else, or an
+    array holding something other than short printable strings, is refused."""
+    if value is None:
+        return ()
+    types = [value] if isinstance(value, str) else value
+    if (
+        not isinstance(types, list)
+        or len(types) > MAX_ACCEPT_TYPES
+        or not all(isinstance(t, str) and 0 < len(t) <= MAX_ACCEPT_TYPE_CHARS and is_printable_text(t) for t in types)
+    ):
+        raise LaunchRefused(
+            "Invalid launch",
+            f"The deep-linking request's accept_types must be a list of at most {MAX_ACCEPT_TYPES} content types "
+            '(short texts such as "ltiResourceLink").',
+        )
+    return tuple(types)
+
+
+def _accept_multiple(value: Any) -> bool:
+    """A deep-linking request's ``accept_multiple``: a JSON boolean (Deep Linking 2.0 §4.4.1),
+    or the text ``"true"``/``"false"``, read as that boolean; absent (or null) is true, as
+    before; anything else is refused (never read as true because it is not empty)."""
+    if value is None:
+        return True
+    if isinstance(value, bool):
+        return value
+    if value in ("true", "false"):
+        return value == "true"
+    raise LaunchRefused(
+        "Invalid launch", "The deep-linking request's accept_multiple must be true or false (a JSON boolean)."
+    )
+
+
 def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Launch:
     message = str(body[c.MESSAGE_TYPE])
     roles = body.get(c.ROLES, [])
@@ -584,12 +623,7 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
         settings = body.get(c.DEEP_LINKING_SETTINGS)
         if not isinstance(settings, dict):
             raise LaunchRefused("Invalid launch", "A deep-linking request must carry its settings.")
-        types = settings.get("accept_types", [])
-        accepted = (
-            tuple(t for t in types[:20] if isinstance(t, str) and is_printable_text(t))
-            if isinstance(types, list)
-            else ()
-        )
+        accepted = _accept_types(settings.get("accept_types"))
         if accepted and c.RESOURCE_LINK_TYPE not in accepted:  # Deep Linking 2.0 §4.4.1
             raise LaunchRefused(
                 "Content ppo-grader does not offer",
@@ -604,7 +638,7 @@ def _launch(platform: LtiPlatform, deployment: str, body: dict[str, Any]) -> Lau
                 platform,
             ),
             data=_opaque(settings.get("data")),
-            accept_multiple=settings.get("accept_multiple") is not False,
+            accept_multiple=_accept_multiple(settings.get("accept_multiple")),
             accept_types=accepted,
         )
     return Launch(

@@ -19,10 +19,14 @@ cooldown an outsider started), and a refresh that finds its key gives the cooldo
 The cache has a maximum age (:data:`JWKS_MAX_AGE`, the ``LTI_JWKS_MAX_AGE_SECONDS`` setting):
 a launch that finds it older refreshes it the same way (claimed, so a burst makes one fetch),
 so a key the LMS took out of its set stops verifying within that long; a launch that loses the
-claim meanwhile uses the set as cached, unless it is older than twice the limit (then refused,
-502). A launch whose signature the cached key does not verify makes one refresh too
-(:func:`rotated_key`, claimed as a miss: an LMS that rotated its key under the same ``kid``),
-and is verified again with the key the set now names, if it is another.
+claim meanwhile uses the set as cached, unless it is older than twice the limit: then it waits
+for the refresh in flight (:func:`_await_refresh`, at most :data:`REFRESH_WAIT` from the claim,
+no fetch of its own) and verifies with the set it stored; refused (502) if that refresh failed,
+took longer, or none is in flight. A launch whose signature the cached keys do not verify makes
+one refresh too (:func:`rotated_key`, claimed as a miss: an LMS that rotated its key under the
+same ``kid``), and is verified again with the keys the set now names, if they are others. A set
+may list several keys under one ``kid`` (a rotation's overlap): each is tried, at most
+:data:`MAX_KEYS_PER_KID`.
 
 A registration's URLs can be wrong (a typo, an LMS moved): each failed call to the platform's
 own token or key set URL is kept on its row (:func:`service_failed`: which one, when, a
@@ -43,6 +47,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -60,7 +65,7 @@ from server.lti.errors import (
     PlatformAlreadyExists,
     PlatformNotFound,
 )
-from server.lti.http import call, checked_url
+from server.lti.http import TIMEOUT, call, checked_url
 from server.models import LtiContext, LtiDeployment, LtiPlatform, utcnow
 from server.text_guard import is_storable_text
 
@@ -76,6 +81,15 @@ SERVICE_NAMES = {TOKEN: "token URL", JWKS: "key set (JWKS) URL"}
 FAILURE_CHARS = 300
 #: Most keys a platform's set may hold (more: the set is refused, nothing kept).
 MAX_KEYS = 20
+#: Most keys listed under one ``kid`` that a launch's signature is tried with (an LMS rotating
+#: its key under a fixed ``kid`` lists the old and the new side by side for the overlap).
+MAX_KEYS_PER_KID = 4
+#: Longest a launch that lost the refresh claim of a set too old to use waits for that refresh,
+#: counted from the claim: the fetch's own deadline (``server.lti.http.TIMEOUT``), and a moment
+#: for the launch that fetches to store what it read.
+REFRESH_WAIT = timedelta(seconds=(TIMEOUT.read or 15.0) + 2.0)
+#: How often a waiting launch reads the platform's row again.
+REFRESH_POLL_SECONDS = 0.2
 #: Most characters of the key set kept in a platform's row (what a launch reads back).
 MAX_JWKS_CHARS = 64 * 1024
 #: RSA moduli a launch may be verified with: under 2048 bits a key is factorable (a 512-bit
@@ -208,11 +222,12 @@ def _cached(platform: LtiPlatform) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _by_kid(jwks: dict[str, Any], kid: str) -> dict[str, Any] | None:
+def _by_kid(jwks: dict[str, Any], kid: str) -> list[dict[str, Any]]:
+    """The set's keys listed under ``kid``, in the set's order, at most :data:`MAX_KEYS_PER_KID`."""
     keys = jwks.get("keys")
     if not isinstance(keys, list):
-        return None
-    return next((k for k in keys[:MAX_KEYS] if isinstance(k, dict) and k.get("kid") == kid), None)
+        return []
+    return [k for k in keys[:MAX_KEYS] if isinstance(k, dict) and k.get("kid") == kid][:MAX_KEYS_PER_KID]
 
 
 def service_failed(session: Session, platform_id: int, service: str, detail: str, now: datetime) -> None:
@@ -382,35 +397,69 @@ def _too_old(platform: LtiPlatform, now: datetime, max_age: timedelta) -> bool:
     return platform.jwks is not None and (age is None or age > max_age)
 
 
+def _refresh_in_flight(platform: LtiPlatform, now: datetime) -> bool:
+    """Whether another launch claimed a refresh of the platform's key set within
+    :data:`REFRESH_WAIT` and has neither stored a set since nor kept a failure of it."""
+    claimed, fetched = platform.jwks_miss_at, platform.jwks_fetched_at
+    if claimed is None or now - claimed >= REFRESH_WAIT or (fetched is not None and fetched >= claimed):
+        return False
+    failed = platform.failed_service == JWKS and platform.failed_at is not None and platform.failed_at >= claimed
+    return not failed
+
+
+def _await_refresh(session: Session, platform: LtiPlatform, now: datetime) -> None:
+    """Wait, at most until :data:`REFRESH_WAIT` after its claim, for the refresh another launch
+    is making of the platform's key set (:func:`_refresh_in_flight`), reading the row again every
+    :data:`REFRESH_POLL_SECONDS`; ``platform`` is then as stored. Commits ``session`` before each
+    read (the launch has written nothing yet; a read transaction kept open would not see the
+    other launch's commit on SQLite)."""
+    claimed = platform.jwks_miss_at
+    if claimed is None:
+        return
+    deadline = time.monotonic() + max(0.0, (claimed + REFRESH_WAIT - now).total_seconds())
+    while _refresh_in_flight(platform, now) and time.monotonic() < deadline:
+        time.sleep(REFRESH_POLL_SECONDS)
+        session.commit()
+        session.refresh(platform)
+
+
 def platform_key(
     session: Session,
     platform: LtiPlatform,
     kid: str,
     now: datetime | None = None,
     max_age: timedelta = JWKS_MAX_AGE,
-) -> RSAKey:
-    """The platform's public key with this ``kid``; refreshes the cache once if it is not
-    there, or if the cache is older than ``max_age``, and no refresh was claimed within the
-    cooldown (see the module's note; commits the claim: :func:`_claim_refresh`);
-    ``LaunchRefused`` (401) when the platform has no such key, (502) when a set too old to
-    use could not be read again."""
+) -> list[RSAKey]:
+    """The platform's public keys with this ``kid`` (at least one; several when the set lists
+    several under it, at most :data:`MAX_KEYS_PER_KID`); refreshes the cache once if it has none,
+    or if the cache is older than ``max_age``, and no refresh was claimed within the cooldown
+    (see the module's note; commits the claim: :func:`_claim_refresh`). A set older than twice
+    ``max_age`` that another launch is refreshing is waited for (:func:`_await_refresh`).
+    ``LaunchRefused`` (401) when the platform has no such key, (502) when a set too old to use
+    could not be read again."""
     now = now or utcnow()
     found = _by_kid(_cached(platform), kid)
     before = platform.jwks_miss_at
     recently_tried = before is not None and now - before < MISS_COOLDOWN  # seen without a write
-    if (found is None or _too_old(platform, now, max_age)) and not recently_tried:
+    refreshed = False
+    if (not found or _too_old(platform, now, max_age)) and not recently_tried:
         if _claim_refresh(session, platform, now):
             try:
                 found = _by_kid(refresh_jwks(session, platform, now), kid)
             except LmsUnreachable as exc:  # a failed (or timed-out) fetch counts as a miss: the claim stays
                 raise LaunchRefused("The LMS's keys could not be read", exc.detail, 502) from None
-            if found is not None:
+            refreshed = True
+            if found:
                 platform.jwks_miss_at = before  # a real rotation, found: the cooldown is for misses only
                 session.flush()
         else:
             found = _by_kid(_cached(platform), kid)  # what a concurrent refresh has stored, if it is over
-    if found is not None and _too_old(platform, now, 2 * max_age):
-        # not refreshed (another launch is fetching it, or a fetch failed within the cooldown),
+    if not refreshed and _too_old(platform, now, 2 * max_age) and _refresh_in_flight(platform, now):
+        # too old to use, and another launch is reading it again this moment: wait for that
+        _await_refresh(session, platform, now)
+        found = _by_kid(_cached(platform), kid)
+    if found and _too_old(platform, now, 2 * max_age):
+        # not refreshed (a fetch failed within the cooldown, or another launch's took too long),
         # and too old even for that: the LMS may have taken this key out long ago
         raise LaunchRefused(
             "The LMS's keys could not be read",
@@ -425,17 +474,18 @@ def rotated_key(
     session: Session,
     platform: LtiPlatform,
     kid: str,
-    used: RSAKey,
+    used: list[RSAKey],
     verifies: Callable[[RSAKey], T | None],
     now: datetime | None = None,
 ) -> T | None:
-    """After a launch's signature failed with the cached key ``kid`` (``used``): the set is
-    fetched again, once, in case the LMS rotated its key under the same ``kid``, and what
-    ``verifies`` makes of the key it now publishes under ``kid`` if that is another key (None:
-    no other key, no refresh allowed, or it does not verify either). The refresh is claimed as
-    a miss (:func:`_claim_refresh`: at most one a :data:`MISS_COOLDOWN` per platform, so an
-    outsider's bad signatures cannot make the tool fetch on every request), none is made for a
-    set this launch has fetched already, and a key found that verifies gives the cooldown back."""
+    """After a launch's signature failed with each cached key ``kid`` names (``used``): the set
+    is fetched again, once, in case the LMS rotated its key under the same ``kid``, and the first
+    of what ``verifies`` makes of each key it now publishes under ``kid`` that is not one of
+    ``used`` (None: no other key, no refresh allowed, or none verifies either). The refresh is
+    claimed as a miss (:func:`_claim_refresh`: at most one a :data:`MISS_COOLDOWN` per platform,
+    so an outsider's bad signatures cannot make the tool fetch on every request), none is made
+    for a set this launch has fetched already, and a key found that verifies gives the cooldown
+    back."""
     now = now or utcnow()
     before = platform.jwks_miss_at
     age = cache_age(platform, now)
@@ -448,42 +498,61 @@ def rotated_key(
             return None
     else:
         found = _by_kid(_cached(platform), kid)  # what a concurrent refresh has stored, if it is over
-    if found is None or _weakness(found) is not None:
-        return None
-    key = _usable(platform, kid, found)
-    if key.as_dict(private=False) == used.as_dict(private=False):
-        return None  # the same key: the signature is bad
-    result = verifies(key)
+    tried = [key.as_dict(private=False) for key in used]
+    result = None
+    for candidate in found:
+        if _weakness(candidate) is not None:
+            continue
+        key = _imported(candidate)
+        if key is None or key.as_dict(private=False) in tried:
+            continue  # not a key, or one already tried: the signature is bad for it
+        result = verifies(key)
+        if result is not None:
+            break
     if result is not None and platform.jwks_miss_at != before:
         platform.jwks_miss_at = before  # a real rotation under the same kid: the cooldown is for misses only
         session.flush()
     return result
 
 
-def _usable(platform: LtiPlatform, kid: str, found: dict[str, Any] | None) -> RSAKey:
-    """The key set's JWK ``found`` for ``kid`` as a key that may verify a launch, else ``LaunchRefused``."""
+def _imported(found: dict[str, Any]) -> RSAKey | None:
+    """The JWK ``found`` as an RSA key (None: not a valid RSA JWK)."""
+    try:
+        key = KeySet.import_key_set({"keys": [found]}).keys[0]
+    except (JoseError, ValueError, TypeError, KeyError):
+        return None
+    return key if isinstance(key, RSAKey) else None
+
+
+def _usable(platform: LtiPlatform, kid: str, found: list[dict[str, Any]]) -> list[RSAKey]:
+    """The key set's JWKs ``found`` for ``kid`` as keys that may verify a launch (at least one),
+    else ``LaunchRefused`` for the first one's fault."""
     cached = _cached(platform)
-    if found is None and (reason := _refused(cached, kid)) is not None:
+    if not found and (reason := _refused(cached, kid)) is not None:
         raise _too_weak(platform, kid, reason)
-    if found is None:
+    if not found:
         raise LaunchRefused(
             "Unknown signing key",
             f"The launch was signed with a key ({kid[:80]!r}) that {platform.name} does not publish. "
             "Launch again from the LMS; if this persists, the LMS's key set URL may be wrong.",
             401,
         )
-    try:
-        key = KeySet.import_key_set({"keys": [found]}).keys[0]
-    except (JoseError, ValueError, TypeError, KeyError):
-        raise LaunchRefused(
-            "Unusable signing key", f"{platform.name} publishes a key that is not a valid JWK.", 401
-        ) from None
-    if not isinstance(key, RSAKey):
-        raise LaunchRefused("Unusable signing key", "LTI 1.3 launches are signed with RSA keys (RS256).", 401)
-    reason = _weakness(found)  # also for a set cached by an earlier version, whole
-    if reason is not None:
-        raise _too_weak(platform, kid, reason)
-    return key
+    keys: list[RSAKey] = []
+    fault: LaunchRefused | None = None
+    for jwk in found:
+        key = _imported(jwk)
+        reason = _weakness(jwk)  # also for a set cached by an earlier version, whole
+        if key is None:
+            fault = fault or LaunchRefused(
+                "Unusable signing key", f"{platform.name} publishes a key that is not a valid RSA JWK (RS256).", 401
+            )
+        elif reason is not None:
+            fault = fault or _too_weak(platform, kid, reason)
+        else:
+            keys.append(key)
+    if keys:
+        return keys
+    raise fault or LaunchRefused("Unusable signing key", f"{platform.name} publishes no usable key {kid[:80]!r}.", 401)
 
 
 def _too_weak(platform: LtiPlatform, kid: str, reason: str) -> LaunchRefused:
