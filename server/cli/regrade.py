@@ -92,17 +92,7 @@ def _stale_here(exercise: str | None) -> list[StalePublic]:
     from server.regrades.service import stale_lines
 
     with common.session() as session:
-        return [
-            StalePublic(
-                course=line.course,
-                exercise=line.exercise,
-                verdicts=line.verdicts,
-                stale=line.stale,
-                stale_on_boards=line.stale_on_boards,
-                current_version=line.content_version,
-            )
-            for line in stale_lines(session, exercise=exercise)
-        ]
+        return [line.public() for line in stale_lines(session, exercise=exercise)]
 
 
 @app.command("preview")

@@ -68,17 +68,7 @@ def stale(
     prints them."""
     if exercise is not None and not is_storable_text(exercise):
         return []  # no exercise is called that (PostgreSQL refuses a NUL or a lone surrogate in a query)
-    return [
-        StalePublic(
-            course=line.course,
-            exercise=line.exercise,
-            verdicts=line.verdicts,
-            stale=line.stale,
-            stale_on_boards=line.stale_on_boards,
-            current_version=line.content_version,
-        )
-        for line in service.stale_lines(session, taught_course_ids(session, instructor), exercise)
-    ]
+    return [line.public() for line in service.stale_lines(session, taught_course_ids(session, instructor), exercise)]
 
 
 @router.get("/{regrade_id}", response_model=RegradeDiff, responses=errors(401, 403, 404))

@@ -39,6 +39,7 @@ from server.models import (
     User,
     utcnow,
 )
+from server.regrades.schemas import StalePublic
 
 #: Defers the set's jobs in its transaction (procrastinate); None for the in-process queue.
 Defer = Callable[[Session, RegradeSet], None]
@@ -62,6 +63,17 @@ class StaleLine:
     stale: int
     stale_on_boards: int
     content_version: str
+
+    def public(self) -> StalePublic:
+        """As ``GET /regrades/stale`` answers it and ``ppo-grader regrade status`` prints it."""
+        return StalePublic(
+            course=self.course,
+            exercise=self.exercise,
+            verdicts=self.verdicts,
+            stale=self.stale,
+            stale_on_boards=self.stale_on_boards,
+            current_version=self.content_version,
+        )
 
 
 def stale_lines(session: Session, course_ids: set[int] | None = None, exercise: str | None = None) -> list[StaleLine]:
