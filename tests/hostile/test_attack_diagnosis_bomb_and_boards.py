@@ -50,23 +50,30 @@ def service(tmp_path_factory: pytest.TempPathFactory, jail: Any) -> Iterator[tup
         client.__exit__(None, None, None)
 
 
-def grade(service: Any, user: str, exercise: str, source: str, timeout: float = 120) -> tuple[dict[str, Any], float]:
-    """Submit and wait for the verdict, /health answering all along; (the body, seconds taken)."""
+class Graded:
+    """A verdict fetched through the API, with what waiting for it cost."""
+
+    def __init__(self, body: dict[str, Any], seconds: float, worst_health: float) -> None:
+        self.body, self.seconds, self.worst_health = body, seconds, worst_health
+
+
+def grade(service: Any, user: str, exercise: str, source: str, timeout: float = 120) -> Graded:
+    """Submit and wait for the verdict, asking /health all along; the slowest /health is kept
+    so a test can compare a hostile submission's with an honest one's measured under the same
+    load (a fixed bound fails on a loaded CI machine, where one slow answer is not a freeze)."""
     client, headers = service
     t0 = time.monotonic()
-    idle_t0 = time.monotonic()  # the baseline: /health before the submission, under this load
-    assert client.get("/api/v1/health").status_code == 200
-    idle_health = time.monotonic() - idle_t0
     response = client.post("/api/v1/submissions", json={"exercise": exercise, "source": source}, headers=headers[user])
     assert response.status_code == 202, response.text
     sid = response.json()["id"]
+    worst_health = 0.0
     while time.monotonic() - t0 < timeout:
         health_t0 = time.monotonic()
-        health = client.get("/api/v1/health")
-        assert health.status_code == 200 and time.monotonic() - health_t0 < 1.0 + 10 * idle_health
+        assert client.get("/api/v1/health").status_code == 200
+        worst_health = max(worst_health, time.monotonic() - health_t0)
         body = client.get(f"/api/v1/submissions/{sid}", headers=headers[user]).json()
         if body["status"] == "done":
-            return body, time.monotonic() - t0
+            return Graded(body, time.monotonic() - t0, worst_health)
         time.sleep(0.05)
     raise AssertionError(f"submission {sid} not done in {timeout}s")
 
@@ -97,15 +104,16 @@ class PeakRss:
 
 def test_the_diagnosis_bomb_leaves_the_server_memory_and_time_alone(service: Any) -> None:
     ex = get_exercise("gae")
-    honest, honest_seconds = grade(service, "zed", "gae", ex.reference_source)
-    assert honest["score"] == 100
+    honest = grade(service, "zed", "gae", ex.reference_source)  # the baseline, under this load
+    assert honest.body["score"] == 100
     bombs = {
         "forged tree": S.FORGE_ONE_TENSOR_NAMED_MANY_TIMES.format(elements=1 << 21, copies=300),
         "return big, big": S.RETURN_BIG_BIG.format(function=ex.function_name, elements=1 << 16),
     }
     for name, source in bombs.items():
         with PeakRss() as rss:
-            body, seconds = grade(service, "zed", "gae", source)
+            bomb = grade(service, "zed", "gae", source)
+        body, seconds = bomb.body, bomb.seconds
         assert body["verdict"] in ("crashed", "graded") and body["score"] == 0, (name, body["message"])
         # The forged tree is written at import, before any input was given: since the jail gets
         # its inputs only when the module asks for them, such an "ok" is refused as malformed
@@ -114,9 +122,13 @@ def test_the_diagnosis_bomb_leaves_the_server_memory_and_time_alone(service: Any
             why in body["message"] for why in ("more than once", "could not read the results")
         ), body["message"]
         print(f"{name}: RSS {rss.before >> 20} MiB before, peak {rss.peak >> 20} MiB, {seconds:.2f} s "
-              f"(honest {honest_seconds:.2f} s)")
+              f"(honest {honest.seconds:.2f} s); slowest /health {bomb.worst_health:.2f} s "
+              f"(honest {honest.worst_health:.2f} s)")
         assert rss.peak - rss.before < 200 << 20, (name, rss.before >> 20, rss.peak >> 20)
-        assert seconds < honest_seconds + 10, (name, seconds, honest_seconds)
+        assert seconds < honest.seconds + 10, (name, seconds, honest.seconds)
+        # A frozen API misses /health for the whole diagnosis (seconds); a loaded machine
+        # slows the honest run's /health as much as the bomb's.
+        assert bomb.worst_health < 2.0 + 5 * honest.worst_health, (name, bomb.worst_health, honest.worst_health)
 
 
 def _board(service: Any, exercise: str) -> list[dict[str, Any]]:
@@ -137,8 +149,8 @@ def test_forged_detachment_probes_gain_no_board_place(service: Any) -> None:
     honest = attached_gae()  # the baseline: outputs left attached, the detachment check fails
     forged = S.FRAME_WALK_FORGE_PROBES + honest.replace(
         "    dtype = rewards.dtype", "    _forge_probes()\n    dtype = rewards.dtype", 1)
-    ann, _ = grade(service, "ann", "gae", honest)
-    mallory, _ = grade(service, "mallory", "gae", forged)
+    ann = grade(service, "ann", "gae", honest).body
+    mallory = grade(service, "mallory", "gae", forged).body
     assert ann["score"] < 100 and mallory["score"] == 100  # the forgery still fools the detachment check
     rows = {r["name"]: r for r in _board(service, "gae")}
     assert rows["mallory"]["board_score"] == rows["ann"]["board_score"]
@@ -149,8 +161,8 @@ def test_forged_detachment_probes_gain_no_board_place(service: Any) -> None:
 
 
 def test_numpy_loss_with_forged_gradients_gains_no_board_place(service: Any) -> None:
-    bob, _ = grade(service, "bob", "actor-loss", H.HONEST)
-    eve, _ = grade(service, "eve", "actor-loss", S.NUMPY_LOSS_WITH_FORGED_GRADIENTS)
+    bob = grade(service, "bob", "actor-loss", H.HONEST).body
+    eve = grade(service, "eve", "actor-loss", S.NUMPY_LOSS_WITH_FORGED_GRADIENTS).body
     assert bob["score"] == 100 and eve["verdict"] == "graded"
     rows = {r["name"]: r for r in _board(service, "actor-loss")}
     assert rows["eve"]["board_score"] <= rows["bob"]["board_score"]

@@ -90,7 +90,9 @@ def test_a_verdict_from_another_process_wakes_the_long_poll_without_polling(
     _wait_pushed(api)
     body, late, reads = _long_poll_while_stored_elsewhere(api, remote_settings.DATABASE_URL)
     assert body["status"] == "done" and body["verdict"] == "internal_error"
-    assert late < 0.5  # woken by the NOTIFY, not by the 20 s limit
+    # Woken by the NOTIFY, not by the 20 s limit (the margin is wide for a loaded machine: the
+    # counted reads below are what tells NOTIFY from polling).
+    assert late < 5
     # Before the wait one read of the row, its queue position and the queue's rate (the estimate),
     # and one after the wake-up (polling would make DELAY / 50 ms = 20 rounds of them).
     assert reads <= 4, reads
@@ -103,7 +105,7 @@ def test_without_listen_notify_the_long_poll_polls(start_api: StartApi, remote_s
     assert api.state.listener is None
     body, late, reads = _long_poll_while_stored_elsewhere(api, remote_settings.DATABASE_URL)
     assert body["status"] == "done"
-    assert late < 0.5
+    assert late < 5  # found by polling, long before the 20 s limit
     assert reads >= DELAY / POLL_SECONDS / 2, reads  # about one read per POLL_SECONDS
 
 
@@ -125,7 +127,7 @@ def test_the_listener_reconnects_and_wakes_waiters_again(start_api: StartApi, re
     _wait_pushed(api, False)
     _wait_pushed(api, True)
     body, late, reads = _long_poll_while_stored_elsewhere(api, remote_settings.DATABASE_URL)
-    assert body["status"] == "done" and late < 0.5 and reads <= 4, (late, reads)
+    assert body["status"] == "done" and late < 5 and reads <= 4, (late, reads)
 
 
 @pytest.mark.postgres
@@ -169,14 +171,12 @@ def test_an_announcement_between_the_read_and_the_wait_is_not_lost() -> None:
     announcer = VerdictAnnouncer()
     announcer.set_pushed(True)
 
-    async def scenario() -> tuple[bool, float]:
+    async def scenario() -> bool:
         with announcer.subscribe(3) as sub:
             announcer.announce(3)  # the verdict lands after our read, before we wait
-            t0 = time.monotonic()
-            return await sub.wait(5), time.monotonic() - t0
+            return await sub.wait(5)
 
-    woken, took = asyncio.run(scenario())
-    assert woken and took < 2.5  # woken by the announcement, not by the 5 s timeout
+    assert asyncio.run(scenario())  # woken by the announcement (a timeout answers False)
     assert announcer.waiting() == 0
 
 
@@ -189,7 +189,7 @@ def test_a_pushed_wait_sleeps_until_woken_and_an_unpushed_one_polls() -> None:
             await sub.wait(timeout)
             return time.monotonic() - t0
 
-    assert asyncio.run(wait_once(2)) < 0.5  # not pushed: back after POLL_SECONDS to re-read
+    assert asyncio.run(wait_once(2)) < 1.5  # not pushed: back after POLL_SECONDS to re-read
     announcer.set_pushed(True)
     assert asyncio.run(wait_once(0.6)) >= 0.55  # pushed: no re-read before the time is up
     local = VerdictAnnouncer(local=True)  # in-process workers announce: a slow re-check only
@@ -201,7 +201,7 @@ def test_a_pushed_wait_sleeps_until_woken_and_an_unpushed_one_polls() -> None:
             return time.monotonic() - t0
 
     assert asyncio.run(wait_local(0.6)) >= 0.55  # not every POLL_SECONDS
-    assert asyncio.run(wait_local(5)) < RECHECK_SECONDS + 1.0  # but within RECHECK_SECONDS
+    assert asyncio.run(wait_local(5)) < RECHECK_SECONDS + 3.0  # but within RECHECK_SECONDS, not 5 s
 
 
 def test_a_listener_state_change_wakes_every_waiter() -> None:
