@@ -45,10 +45,11 @@ def _child(request: dict[str, Any], out: str, err: str) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     random.seed()  # a forked child would otherwise repeat its siblings' random numbers
-    sys.argv = [str(ROOT / "server" / "cli" / "__main__.py"), *request["argv"]]
+    entry = "python -m server.cli" if request["script"] is None else Path(request["script"]).name
+    sys.argv = [request["script"] or str(ROOT / "server" / "cli" / "__main__.py"), *request["argv"]]
     code: Any = 0
     try:
-        app(request["argv"], prog_name="python -m server.cli")
+        app(request["argv"], prog_name=entry)
     except SystemExit as exit_:
         code = exit_.code
     except BaseException:  # what an uncaught exception does to a process: its hook's traceback, exit 1
@@ -122,17 +123,19 @@ def _forker(pythonpath: str) -> _Forker:
         return forker
 
 
-def run_cli(argv: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 180
-            ) -> subprocess.CompletedProcess[str]:
-    """``python -m server.cli *argv`` in ``env`` (complete, as for ``subprocess.run``) and
-    ``cwd``, as a forked process of its own; what ``subprocess.run(capture_output=True,
-    text=True)`` would return."""
+def run_cli(argv: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 180,
+            script: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m server.cli *argv`` (or the ``ppo-grader`` entry point ``script``) in ``env``
+    (complete, as for ``subprocess.run``) and ``cwd``, as a forked process of its own; what
+    ``subprocess.run(capture_output=True, text=True)`` would return."""
     forker = _forker(env.get("PYTHONPATH", ""))
+    command = ["python", "-m", "server.cli", *argv] if script is None else [str(script), *argv]
     with tempfile.TemporaryDirectory() as tmp, forker.lock:
         out, err = Path(tmp) / "out", Path(tmp) / "err"
         out.touch()
         err.touch()
-        request = {"argv": list(argv), "env": env, "cwd": str(cwd or Path.cwd()), "out": str(out), "err": str(err)}
+        request = {"argv": list(argv), "env": env, "cwd": str(cwd or Path.cwd()), "out": str(out), "err": str(err),
+                   "script": None if script is None else str(script)}
         assert forker.proc.stdin is not None and forker.proc.stdout is not None
         forker.proc.stdin.write(json.dumps(request) + "\n")
         forker.proc.stdin.flush()
@@ -142,7 +145,6 @@ def run_cli(argv: list[str], env: dict[str, str], cwd: Path | None = None, timeo
         reader.join(timeout)
         if not answer or not answer[0]:
             forker.proc.kill()
-            raise subprocess.TimeoutExpired(["python", "-m", "server.cli", *argv], timeout)
+            raise subprocess.TimeoutExpired(command, timeout)
         code = json.loads(answer[0])["code"]
-        return subprocess.CompletedProcess(["python", "-m", "server.cli", *argv], code,
-                                           out.read_text(), err.read_text())
+        return subprocess.CompletedProcess(command, code, out.read_text(), err.read_text())

@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.cli_forks import run_cli
+
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[3]
 RLOO_PACK = REPO / "examples" / "packs" / "rloo"
@@ -31,8 +33,9 @@ class Cli:
         env = dict(self.env)
         if packs is not None:
             env["PPO_GRADER_EXERCISE_PACKS"] = os.pathsep.join(str(p) for p in packs)
-        return subprocess.run([str(BIN / "ppo-grader"), *args], env=env, capture_output=True, text=True,
-                              timeout=timeout)
+        # A process of its own per command, forked from one that imported the server once
+        # (tests/cli_forks.py): the pack suites run about fifty commands.
+        return run_cli(list(args), env, timeout=timeout, script=BIN / "ppo-grader")
 
 
 @pytest.fixture
