@@ -94,3 +94,34 @@ def {name}(*args, **kwargs):
 def bit_channel(name: str, zero: str, one: str, bit: int) -> str:
     """A submission whose named mistake tells bit ``bit`` of the first probe input's sum."""
     return _BIT_CHANNEL.format(name=name, zero=zero, one=one, bit=bit)
+
+
+_TIMED = """
+import time as _time
+
+_mode = []
+
+
+def _load(text):
+    ns = {{}}
+    exec(compile(text, "<part>", "exec"), ns)
+    return ns[{name!r}]
+
+
+_inner = _load({inner!r})
+
+
+def {name}(*args, **kwargs):
+    if not _mode:
+        _mode.append((int(abs(float(args[0].detach().double().sum())) * 1e6) >> {bit}) & 1)
+        if _mode[0]:
+            _time.sleep({nap!r})
+    return _inner(*args, **kwargs)
+"""
+
+
+def timed(name: str, inner: str, bit: int, nap: float) -> str:
+    """``inner``, after sleeping ``nap`` seconds in a visit whose first input's bit ``bit`` is set:
+    the probe visit's duration (``timings["probe_visit"]``, shown under the ``full`` policy)
+    tells that bit of the hidden probe input."""
+    return _TIMED.format(name=name, inner=inner, bit=bit, nap=nap)

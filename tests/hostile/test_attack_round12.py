@@ -22,7 +22,9 @@ What worked (strict xfails, severity order):
 4. **The named mistake carries the hidden probe inputs out** (low, hidden-input leak): a file
    that behaves as one mistake or another by a bit of its first input's value has the bit named
    back in the probe visit, whatever the grading seed (the probe set never changes): the
-   fingerprint items 2 and 3 need, a bit or more per submission.
+   fingerprint items 2 and 3 need, a bit or more per submission. Wider still: the report's
+   ``timings["probe_visit"]`` (shown under the ``full`` feedback policy) is the probe visit's
+   duration, which the file sets from the probe inputs (a sleep per bit: 1.5 s told apart).
 5. **The job's clocks are the host's** (low, host state): no time namespace, so
    ``CLOCK_MONOTONIC`` and ``CLOCK_BOOTTIME`` in a job read the host's uptime.
 
@@ -158,6 +160,22 @@ def test_the_named_mistake_tells_nothing_of_the_hidden_probe_inputs(jail: Jail) 
     r1 = _grade(jail, S.bit_channel("compute_actor_loss", zero, one, k1), seed=22)
     # the attacker reads the bit: no-clip named where it is 0, one-sided-clip where it is 1
     assert _ids(r0) == _ids(r1), (k0, _ids(r0), k1, _ids(r1))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="round 12: the report's timings carry the probe visit's duration, which the file picks "
+    "from the hidden probe inputs (and the full policy shows timings): a wide channel for them",
+)
+def test_the_probe_visits_duration_tells_nothing_of_its_inputs(jail: Jail) -> None:
+    value = _first_probe_sum(jail)
+    k0 = next(k for k in range(4, 30) if not (value >> k) & 1)
+    k1 = next(k for k in range(4, 30) if (value >> k) & 1)
+    nap = 1.5
+    quiet = _grade(jail, S.timed("compute_actor_loss", _mutant("no-clip"), k0, nap), seed=23)
+    slow = _grade(jail, S.timed("compute_actor_loss", _mutant("no-clip"), k1, nap), seed=24)
+    told = slow.timings.get("probe_visit", 0.0) - quiet.timings.get("probe_visit", 0.0)
+    assert abs(told) < nap / 3, (told, quiet.timings, slow.timings)
 
 
 def test_no_probe_trick_moves_a_score_or_a_verdict(jail: Jail, plain: Any) -> None:
