@@ -5,28 +5,32 @@ A failing submission is run a second time, on the exercise's fixed diagnostic pr
 mistake. The attacks drive the real judge and jail (the hostile suite's shared ``jail``
 fixture). Sources are in tests/hostile/round12_sources.py.
 
-What worked (strict xfails, severity order):
+What worked, and how each is closed (fix12; they were strict xfails, severity order):
 
-1. **One grading holds a worker for two wall limits** (low-medium, DoS): the probe visit runs
+1. **One grading holds a worker for two wall limits** (low-medium, DoS): the probe visit ran
    under the same limits as the graded visit, so a file that sleeps just under the wall limit on
-   its first call and then fails a check is held twice as long as any single verdict can be
-   (``LIMITS.wall_seconds`` 3 s: ~5 s per grading), and no knowledge of the probes is needed.
+   its first call and then fails a check was held twice as long as any single verdict can be.
+   Now the probe visit gets what the graded visit's job left of the wall and CPU limits, and is
+   not made with less than a quarter of either left (``exercises.judge.probe_limits``).
 2. **A probe-aware file hides its mistake** (low, forged feedback): the probe inputs are the same
-   for every submission of an exercise version and the judge names mistakes only from them, so a
-   file that recognises them (a fingerprint of each probe case, learnable a bit per submission
-   from the mistakes the report names) behaves correctly there and wrongly on graded inputs: the
-   graded failures are reported "No known mistake explains this failure" instead of its mistake.
-3. **A probe-aware file gets a mistake it does not make named** (low, forged feedback): the same
-   file behaving as another known mistake on the probe inputs has that mistake named on the
-   checks its real mistake fails.
+   for every submission of an exercise version and the judge named mistakes only from them, so a
+   file that recognises them (a fingerprint of each probe case) behaving correctly there had its
+   graded failures reported "No known mistake explains this failure". Now a file the probes find
+   no failure in has the graded run's own diagnosis (``exercises.scoring.on_failed``).
+3. **A probe-aware file gets a mistake it does not make named** (low, forged feedback): now every
+   probe-named mistake is searched on the graded run's outputs too, and one they show on no
+   failed check is dropped; the checks it was named on get the graded run's own diagnosis.
 4. **The named mistake carries the hidden probe inputs out** (low, hidden-input leak): a file
-   that behaves as one mistake or another by a bit of its first input's value has the bit named
-   back in the probe visit, whatever the grading seed (the probe set never changes): the
-   fingerprint items 2 and 3 need, a bit or more per submission. Wider still: the report's
-   ``timings["probe_visit"]`` (shown under the ``full`` feedback policy) is the probe visit's
-   duration, which the file sets from the probe inputs (a sleep per bit: 1.5 s told apart).
+   behaving as one mistake or another by a bit of its first input had the probe input's bit
+   named back. With 2 and 3 the names follow the graded outputs: on grading seeds whose own bit
+   is the same, files reading different probe bits get the same names on the same checks.
+   Wider still: the report's ``timings["probe_visit"]`` (shown under the ``full`` feedback policy)
+   is the probe visit's duration, which the file sets from the probe inputs; it is now a
+   staff-only timing (``server.courses.feedback_policy.STAFF_ONLY_TIMINGS``) no learner view shows.
 5. **The job's clocks are the host's** (low, host state): no time namespace, so
-   ``CLOCK_MONOTONIC`` and ``CLOCK_BOOTTIME`` in a job read the host's uptime.
+   ``CLOCK_MONOTONIC`` and ``CLOCK_BOOTTIME`` in a job read the host's uptime. Now each job's
+   manager makes a time namespace of its own whose clocks start at about 0
+   (``sandbox.isolation``; bubblewrap has no option for one, the nested namespaces need none).
 
 What holds (passing tests): no probe-aware trick moves a score or a verdict (the graded visit
 decides them); a probe visit that crashes only drops the diagnosis (said so in the messages);
@@ -111,22 +115,12 @@ def test_the_honest_failing_file_gets_its_mistake_named(plain: Any) -> None:
     assert NO_CLIP in _ids(plain)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 12: a probe-aware file is correct on the fixed probe inputs, "
-    "so its graded failures are reported unexplained instead of naming its mistake",
-)
 def test_a_probe_aware_file_cannot_hide_its_mistake(jail: Jail, plain: Any) -> None:
     report = _grade(jail, S.dispatcher("compute_actor_loss", _mutant("no-clip"), _reference(), _fingerprints(jail)))
     assert report.score == plain.score
     assert NO_CLIP in _ids(report), report.diagnosis
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 12: a probe-aware file behaving as another mistake on the "
-    "probe inputs gets that mistake named on the checks its own mistake fails",
-)
 def test_a_probe_aware_file_cannot_get_another_mistake_named(jail: Jail, plain: Any) -> None:
     source = S.dispatcher("compute_actor_loss", _mutant("no-clip"), _mutant(FORGED), _fingerprints(jail))
     report = _grade(jail, source)
@@ -137,45 +131,76 @@ def test_a_probe_aware_file_cannot_get_another_mistake_named(jail: Jail, plain: 
 FORGED = "one-sided-clip"
 
 
-def _first_probe_sum(jail: Jail) -> int:
-    ex = get_exercise(SLUG)
-    cases = ex.build_cases(CaseGen(probe_seed(jail.judge.secret, ex), "cpu"))  # type: ignore[attr-defined]
+def _first_sum(seed: int) -> int:
+    cases = get_exercise(SLUG).build_cases(CaseGen(seed, "cpu"))
     first = next(c for c in cases if not c.memory).args[0]
     assert isinstance(first, torch.Tensor)
     return int(abs(float(first.double().sum())) * 1e6)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 12: the probe inputs are the same for every submission and "
-    "mistakes are named only from the learner's outputs on them: the named mistake carries "
-    "bits of the hidden probe inputs out, a bit or more per submission, on any grading seed",
-)
-def test_the_named_mistake_tells_nothing_of_the_hidden_probe_inputs(jail: Jail) -> None:
+def _first_probe_sum(jail: Jail) -> int:
+    return _first_sum(probe_seed(jail.judge.secret, get_exercise(SLUG)))  # type: ignore[attr-defined]
+
+
+def _graded_seed(jail: Jail, bit: int, value: int, skip: set[int]) -> int:
+    """A grading seed whose first input has ``value`` at ``bit`` (the attacker's graded visit)."""
+    secret = jail.judge.secret  # type: ignore[attr-defined]
+    return next(s for s in range(21, 200) if s not in skip and (_first_sum(mix_seed(secret, SLUG, s)) >> bit) & 1 == value)
+
+
+@pytest.mark.parametrize("graded_bit", [0, 1])
+def test_the_named_mistake_tells_nothing_of_the_hidden_probe_inputs(jail: Jail, graded_bit: int) -> None:
+    """Round 12's bit channel, on grading seeds whose own bit is the same for both files while the
+    probe inputs' bits differ: the names (and the checks they are given on) follow the graded
+    outputs, which the judge checks every probe-named mistake against, not the probe inputs."""
     value = _first_probe_sum(jail)
     k0 = next(k for k in range(4, 30) if not (value >> k) & 1)
     k1 = next(k for k in range(4, 30) if (value >> k) & 1)
+    s0 = _graded_seed(jail, k0, graded_bit, set())
+    s1 = _graded_seed(jail, k1, graded_bit, {s0})
     zero, one = _mutant("no-clip"), _mutant(FORGED)
-    r0 = _grade(jail, S.bit_channel("compute_actor_loss", zero, one, k0), seed=21)
-    r1 = _grade(jail, S.bit_channel("compute_actor_loss", zero, one, k1), seed=22)
-    # the attacker reads the bit: no-clip named where it is 0, one-sided-clip where it is 1
-    assert _ids(r0) == _ids(r1), (k0, _ids(r0), k1, _ids(r1))
+    r0 = _grade(jail, S.bit_channel("compute_actor_loss", zero, one, k0), seed=s0)
+    r1 = _grade(jail, S.bit_channel("compute_actor_loss", zero, one, k1), seed=s1)
+    # the attacker would read the probe input's bit: no-clip named where it is 0, one-sided-clip where it is 1
+    assert _ids(r0) == _ids(r1), (k0, s0, _ids(r0), k1, s1, _ids(r1))
+    assert [d["checks"] for d in r0.diagnosis] == [d["checks"] for d in r1.diagnosis], (r0.diagnosis, r1.diagnosis)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 12: the report's timings carry the probe visit's duration, which the file picks "
-    "from the hidden probe inputs (and the full policy shows timings): a wide channel for them",
-)
+def _timings_seen(report: Any, access: Any) -> dict[str, float]:
+    """The report's timings as stored and shown to ``access`` (the server's one visibility rule)."""
+    from datetime import UTC, datetime
+
+    from server.courses.feedback_policy import visible_report
+    from server.grading.sanitize import clean_timings
+    from server.submissions.schemas import SubmissionPublic
+
+    now = datetime(2026, 12, 8, tzinfo=UTC)
+    record = SubmissionPublic(
+        id=1, exercise=SLUG, user="ann", status="done", verdict=report.verdict, score=report.score, message="",
+        checks=[], stdout="", stderr="", timings=clean_timings(report.timings), peak_memory_bytes=None,
+        cpu_seconds=None, created_at=now, started_at=now, finished_at=now, queue_position=None, course="rlhf-a",
+        late=False, late_seconds=None, penalty_percent=0, counted_score=report.score, regrades=[],
+    )
+    return dict(visible_report(record, access).timings)
+
+
 def test_the_probe_visits_duration_tells_nothing_of_its_inputs(jail: Jail) -> None:
+    """Round 12: the probe visit's duration is set by the file from the hidden probe inputs. It is
+    a staff-only timing: no learner view shows it, ``full`` included (staff still see it)."""
+    from server.courses.feedback_policy import EVERYTHING, LEARNER_FULL
+
     value = _first_probe_sum(jail)
     k0 = next(k for k in range(4, 30) if not (value >> k) & 1)
     k1 = next(k for k in range(4, 30) if (value >> k) & 1)
     nap = 1.5
     quiet = _grade(jail, S.timed("compute_actor_loss", _mutant("no-clip"), k0, nap), seed=23)
     slow = _grade(jail, S.timed("compute_actor_loss", _mutant("no-clip"), k1, nap), seed=24)
-    told = slow.timings.get("probe_visit", 0.0) - quiet.timings.get("probe_visit", 0.0)
-    assert abs(told) < nap / 3, (told, quiet.timings, slow.timings)
+    shown = [_timings_seen(r, LEARNER_FULL) for r in (quiet, slow)]
+    told = shown[1].get("probe_visit", 0.0) - shown[0].get("probe_visit", 0.0)
+    assert abs(told) < nap / 3, (told, shown)
+    assert not any({"probe_visit", "diagnosis"} & set(t) for t in shown), shown
+    staff = _timings_seen(slow, EVERYTHING)
+    assert "probe_visit" in staff  # staff see what the probe visit took
 
 
 def test_no_probe_trick_moves_a_score_or_a_verdict(jail: Jail, plain: Any) -> None:
@@ -195,9 +220,9 @@ def test_one_grading_makes_at_most_one_probe_visit(jail: Jail, monkeypatch: pyte
     visits: list[int] = []
     real = pools.visit
 
-    def counted(exercise: Any, source: str, regular: list[Any], measured: list[Any]) -> Any:
+    def counted(exercise: Any, source: str, regular: list[Any], measured: list[Any], **limits: Any) -> Any:
         visits.append(len(measured))
-        return real(exercise, source, regular, measured)
+        return real(exercise, source, regular, measured, **limits)
 
     monkeypatch.setattr(pools, "visit", counted)
     _grade(jail, _reference())
@@ -210,11 +235,6 @@ def test_one_grading_makes_at_most_one_probe_visit(jail: Jail, monkeypatch: pyte
     assert len(visits) == 2  # one probe visit for every seed of a sweep
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 12: the probe visit has the graded visit's limits, so a file "
-    "sleeping just under the wall limit, then failing, holds a worker for two wall limits",
-)
 def test_one_grading_holds_a_worker_no_longer_than_one_verdict_can(jail: Jail, plain: Any) -> None:
     t0 = time.monotonic()
     baseline = _grade(jail, _mutant("no-clip"))
@@ -230,9 +250,6 @@ def test_one_grading_holds_a_worker_no_longer_than_one_verdict_can(jail: Jail, p
     assert held <= honest + LIMITS.wall_seconds, (held, honest, report.timings)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="round 12: no time namespace: a job's CLOCK_MONOTONIC and CLOCK_BOOTTIME read the host's uptime"
-)
 def test_a_jobs_clocks_do_not_read_the_hosts_uptime(jail: Jail) -> None:
     result = run_f(jail.judge.pools.learners, S.CLOCKS)  # type: ignore[attr-defined]
     line = next(x for x in result.stdout.splitlines() if x.startswith("CLOCKS"))
