@@ -118,8 +118,10 @@ def on_failed(
     - a check the probes pass (a failure only this seed's cases show) gets the confirmed
       mistakes this run shows on it, or is unexplained;
     - this run's own diagnosis decides a check where the probes give nothing to stand on: they
-      named only contradicted mistakes there, or the learner's call raised there only in the
-      probe visit, or it is a check they pass while they confirmed no mistake at all (every
+      named only contradicted mistakes there, or the learner's call raised there in the probe
+      visit and on no graded case of a failed check (where it raised in both visits, its
+      exception explains the failure, as the report's root causes say), or it is a check they
+      pass while they confirmed no mistake at all (every
       name contradicted, or no check failed on the probes: a file correct on the probe inputs
       and wrong on the graded ones).
 
@@ -135,6 +137,11 @@ def on_failed(
     # the probes stand for the checks they pass when a mistake they named is confirmed, or when
     # they saw failures and honestly named none (nothing to contradict)
     stand = bool(confirmed) or (bool(diag.probed) and not found)
+    # whether the learner's call raised on the graded cases of some failed check (one neither
+    # named nor unexplained there): a crash the probes saw is then no contradiction
+    raises = confirmation.skipped is None and any(
+        c.id not in confirmation.unexplained and not confirmation.by_check.get(c.id) for c in failed
+    )
     by_check: dict[str, list[Mistake]] = {}
     unexplained: list[str] = []
     left: list[Check] = []
@@ -146,8 +153,13 @@ def on_failed(
                 by_check[chk.id] = kept
             elif not named and chk.id in diag.unexplained:
                 unexplained.append(chk.id)
-            else:
+            elif named or not raises:
+                # contradicted names; or the learner's call raised there on the probes (neither
+                # named nor unexplained) and never on the graded cases of a failed check
                 left.append(chk)
+            elif confirmation.by_check.get(chk.id):
+                by_check[chk.id] = confirmation.by_check[chk.id]
+            # else: the learner's call raised in both visits; its exception explains the failure
         elif not stand or confirmation.skipped is not None:
             left.append(chk)
         elif confirmation.by_check.get(chk.id):

@@ -229,3 +229,27 @@ def test_a_confirmed_probe_name_stays_seed_stable() -> None:
     assert cross_checked(probed, Diagnosis(by_check={"c": [eps]})) == {eps.named_id}
     assert cross_checked(probed, Diagnosis()) == set()
     assert cross_checked(probed, Diagnosis(by_check={"c": [eps]}, skipped="MemoryError")) == set()
+
+
+def _raises(*args: object, **kwargs: object) -> None:
+    raise IndexError("only on the probe inputs")
+
+
+def test_a_file_that_raises_only_on_the_probe_inputs_has_the_graded_runs_own_diagnosis() -> None:
+    """Raising on every probe call (no name, no "unexplained" there) hides nothing when the graded
+    calls never raise: the probes' crash is contradicted and the graded run names its mistake."""
+    ex = get_exercise("actor-loss")
+    probes = _Counted(grade_offline(ex, _raises, probe_seed(SECRET, ex)).run())
+    run = _mutant_run(ex, ["no-clip"], 3)
+    ids = sorted(d["mistake_id"] for d in evaluate(ex, run, _no_memory_naming, probes).diagnosis)
+    assert "actor-loss/no-clip" in ids and ids == _plain_ids(ex, run), ids
+
+
+def test_a_file_that_raises_in_both_visits_is_explained_by_its_exception() -> None:
+    """Raising on the probe inputs and on the graded ones: the exception explains the failures
+    (the report's root causes), no name is looked for on the graded cases."""
+    ex = get_exercise("actor-loss")
+    probes = _Counted(grade_offline(ex, _raises, probe_seed(SECRET, ex)).run())
+    run = grade_offline(ex, _raises, 3).run()
+    ids = [d["mistake_id"] for d in evaluate(ex, run, _no_memory_naming, probes).diagnosis]
+    assert ids == ["actor-loss/unexplained"] == _plain_ids(ex, run)  # the ValueError check alone
