@@ -11,7 +11,14 @@ cases built from a seed that mixes the server secret with the exercise's content
 with the grading seed. When a check fails, the probe cases go to the jail in a visit of their
 own (after the graded visit, which is exactly what it was without probes, so no score can
 move), their outcomes come back through the same decoder, the reference computes the expected
-ones here, and diagnosis names what the probes show (:class:`exercises.scoring.Probes`).
+ones here, and diagnosis names what the probes show (:class:`exercises.scoring.Probes`), each name checked
+against the graded run's own outputs (:func:`exercises.scoring.on_failed`: a file can recognise the
+fixed probe inputs, so the probe visit alone is never believed).
+
+The probe visit spends what the graded visit left of one job's wall and CPU limits
+(:func:`probe_limits`), and is not made when too little is left (diagnosis then looks at the graded
+run itself): one grading holds a worker for about one wall limit plus set-up, however the file
+spends its time.
 """
 
 from __future__ import annotations
@@ -49,6 +56,23 @@ def probe_seed(secret: bytes, exercise: Exercise) -> int:
     return mix_seed(secret, exercise.slug, f"diagnostic-probes@{content_version(exercise)}")
 
 
+#: The least share of a job's wall and CPU limits a probe visit is made with: with less left
+#: after the graded visit, there is no probe visit and the graded run's own diagnosis is given.
+PROBE_MIN_SHARE = 0.25
+
+
+def probe_limits(limits: SandboxLimits, graded: JobResult) -> SandboxLimits | None:
+    """The probe visit's limits: ``limits`` with the wall and CPU time the ``graded`` visit's job
+    spent taken off (a figure it lacks counts as all of it); None when less than
+    :data:`PROBE_MIN_SHARE` of either limit is left (no probe visit). The two visits of one
+    grading so spend at most one job's wall and CPU limits together."""
+    wall = limits.wall_seconds - (graded.wall_seconds if graded.wall_seconds is not None else limits.wall_seconds)
+    cpu = limits.cpu_seconds - (graded.cpu_seconds if graded.cpu_seconds is not None else limits.cpu_seconds)
+    if wall < PROBE_MIN_SHARE * limits.wall_seconds or cpu < PROBE_MIN_SHARE * limits.cpu_seconds:
+        return None
+    return replace(limits, wall_seconds=wall, cpu_seconds=cpu)
+
+
 class Judge:
     """Grades submissions. Thread-safe; owns the jail pools (:class:`~exercises.measurement.Pools`).
 
@@ -72,6 +96,7 @@ class Judge:
         # avoids intra-op thread hand-offs that cost milliseconds per op on a loaded machine.
         torch.set_num_threads(1)
         config = JailConfig(limits=limits or SandboxLimits(), jailed=jailed, reuse=reuse, gpu=device == "cuda")
+        self.limits = config.limits
         self.pools = Pools(config, pool_size, device)
 
     def close(self) -> None:
@@ -97,7 +122,7 @@ class Judge:
             self.device,
         )
         t_measured = time.monotonic()
-        probes = self._probes(exercise, source)
+        probes = self._probes(exercise, source, visit.job)
         evaluation = evaluate(exercise, run, self.pools.name_memory_mistake, probes)
         t_end = time.monotonic()
         timings = {
@@ -136,7 +161,7 @@ class Judge:
         got, want = outcomes_from(visit.job.calls, visit.job.tensors), visit.want.result()
         memory = self.pools.readings(exercise, visit, measured)
         reports = []
-        probes = self._probes(exercise, source)  # one probe visit and diagnosis for every seed
+        probes = self._probes(exercise, source, visit.job)  # one probe visit and diagnosis for every seed
         for i, cases in enumerate(per_seed):
             ids = [c.id for c in cases if not c.memory]
             run = Run(
@@ -158,16 +183,18 @@ class Judge:
             reports.append(_graded(exercise, source, visit, run, evaluation, measured, timings))
         return reports
 
-    def _probes(self, exercise: Exercise, source: str) -> _JudgeProbes:
-        """The submission's diagnostic probes, visited only if diagnosis asks for them."""
-        return _JudgeProbes(self, exercise, source)
+    def _probes(self, exercise: Exercise, source: str, graded: JobResult) -> _JudgeProbes:
+        """The submission's diagnostic probes, visited only if diagnosis asks for them, within
+        what the ``graded`` visit's job left of the limits (:func:`probe_limits`)."""
+        return _JudgeProbes(self, exercise, source, probe_limits(self.limits, graded))
 
-    def probe_run(self, exercise: Exercise, source: str) -> Run | str:
+    def probe_run(self, exercise: Exercise, source: str, limits: SandboxLimits | None = None) -> Run | str:
         """The learner's outcomes on the exercise's diagnostic probe set (:func:`probe_seed`), in a
-        jail visit of their regular cases alone; or why none came back (the visit's status)."""
+        jail visit of their regular cases alone (under ``limits``, no higher than the judge's);
+        or why none came back (the visit's status)."""
         cases = exercise.build_cases(CaseGen(probe_seed(self.secret, exercise), self.device))
         regular = [c for c in cases if not c.memory]
-        visit = self.pools.visit(exercise, source, regular, [])
+        visit = self.pools.visit(exercise, source, regular, [], limits=limits)
         if visit.job.status != JobStatus.OK:
             return visit.job.status.value
         return Run(
@@ -180,18 +207,21 @@ class Judge:
 
 
 class _JudgeProbes(Probes):
-    """:class:`~exercises.scoring.Probes` made by a judge's jail visit, timed."""
+    """:class:`~exercises.scoring.Probes` made by a judge's jail visit under ``limits``, timed;
+    none made when ``limits`` is None (too little of the job's limits left)."""
 
-    def __init__(self, judge: Judge, exercise: Exercise, source: str) -> None:
+    def __init__(self, judge: Judge, exercise: Exercise, source: str, limits: SandboxLimits | None) -> None:
         super().__init__(self._visit)
-        self._judge, self._exercise, self._source = judge, exercise, source
+        self._judge, self._exercise, self._source, self._limits = judge, exercise, source, limits
         self.made = False
         self.seconds = 0.0
 
-    def _visit(self) -> Run | str:
+    def _visit(self) -> Run | str | None:
+        if self._limits is None:
+            return None
         t0 = time.monotonic()
         try:
-            return self._judge.probe_run(self._exercise, self._source)
+            return self._judge.probe_run(self._exercise, self._source, self._limits)
         finally:
             self.made = True
             self.seconds = time.monotonic() - t0

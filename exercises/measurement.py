@@ -28,7 +28,7 @@ from exercises.framework import Case, Check, Exercise, MemoryReading, Outcome, R
 from exercises.mistakes import Mistake
 from exercises.outcomes import run_in_process, to_call
 from sandbox.harness import execute_calls
-from sandbox.protocol import JobRequest, JobResult, JobStatus
+from sandbox.protocol import JobRequest, JobResult, JobStatus, SandboxLimits
 from sandbox.runner import JailConfig, SandboxPool
 from sandbox.text import cap
 
@@ -143,9 +143,17 @@ class Pools:
 
     # -- the learner's visits ------------------------------------------------------------------
 
-    def visit(self, exercise: Exercise, source: str, regular: list[Case], measured: list[Case]) -> Visit:
+    def visit(
+        self,
+        exercise: Exercise,
+        source: str,
+        regular: list[Case],
+        measured: list[Case],
+        limits: SandboxLimits | None = None,
+    ) -> Visit:
         """The learner's regular calls in one visit, each measured case in one of its own; the
-        reference's outcomes and digests are computed meanwhile."""
+        reference's outcomes and digests are computed meanwhile. ``limits``: the regular visit's,
+        when lower than the pool's (the probe visit: what the graded visit left of one job's)."""
         want = self._reference_work.submit(run_in_process, exercise.reference, regular, "reference.py")
         digests_pending = self._reference_work.submit(reference_digests, exercise, measured)
         tensors: dict[str, torch.Tensor] = {}
@@ -155,7 +163,7 @@ class Pools:
             pending = None
             if measured and self._visits is not None and self._measured is not None:
                 pending = self._visits.submit(self._measure_learner, self._measured.run, exercise, source, measured)
-            job = box.run(JobRequest(source=source, function=exercise.function_name, calls=calls), tensors)
+            job = box.run(JobRequest(source=source, function=exercise.function_name, calls=calls), tensors, limits)
             t_jail = time.monotonic()
             # While the measured visit may still run: what the reference's results digest to on
             # the same inputs, so the measured run is graded and not only measured.

@@ -9,8 +9,10 @@ core values are right (docs/contract.md, "Numbers" and "Gradients"), and scores 
 Which checks failed, and so the score, comes from the run's (seeded) cases only. The mistakes
 named come from the submission's :class:`Probes` when the judge supplies them: a fixed
 diagnostic probe set per exercise version, the same whatever the grading seed, so the same file
-gets the same names on every seed (issue 37). Each failed check of the seeded run is given what
-the probes show on that check; a check the probes pass is given only mistakes the probes named
+gets the same names on every seed (issue 37). The probe inputs are the same for every
+submission, so a file can learn to recognise them and behave otherwise there: the probes alone
+are never believed. A mistake they name is kept only where the seeded run's own outputs show it
+too, and a failed check they leave without a name gets the seeded run's own diagnosis
 (:func:`on_failed`).
 """
 
@@ -57,14 +59,18 @@ class Probes:
 
     ``make`` returns the probe run (the exercise's cases built from a seed that depends on the
     exercise's version and the server secret, never on the grading seed; the learner's outcomes
-    from a jail visit of their own, validated as any other), or a reason it could not be made.
+    from a jail visit of their own, validated as any other), or a reason it could not be made,
+    or None when none was made (too little of the job's limits left): then :attr:`unmade`, and
+    the graded run's own diagnosis names the mistakes.
     It is called at most once, only when a check failed; the diagnosis is computed once too, so
     grading one file on several seeds diagnoses it once.
     """
 
-    def __init__(self, make: Callable[[], Run | str]) -> None:
+    def __init__(self, make: Callable[[], Run | str | None]) -> None:
         self._make = make
         self._diagnosis: Diagnosis | None = None
+        #: Whether ``make`` made no probe run (diagnosis then looks at the graded run alone).
+        self.unmade = False
 
     def diagnosis(self, exercise: Exercise) -> Diagnosis:
         """Every non-memory check on the probe run, and the mistakes behind those that fail there."""
@@ -77,6 +83,9 @@ class Probes:
             run = self._make()
         except Exception as exc:  # naming mistakes is a courtesy: grading never depends on it
             return Diagnosis(skipped=f"probes: {type(exc).__name__}")
+        if run is None:
+            self.unmade = True
+            return Diagnosis()
         if isinstance(run, str):
             return Diagnosis(skipped=f"probes: {run}")
         seen: dict[str, Evidence] = {}
@@ -95,41 +104,97 @@ class Probes:
 def on_failed(
     exercise: Exercise, run: Run, seen: dict[str, Evidence], diag: Diagnosis, failed: list[Check]
 ) -> Diagnosis:
-    """The probes' diagnosis as it bears on the checks that failed in this grading.
+    """The probes' diagnosis as it bears on the checks that failed in this grading, checked
+    against this run's own outputs.
 
-    A check the probes fail gets what they name there (or is unexplained, as there). A check
-    the probes pass (a failure only this seed's cases show) is searched on this run's cases,
-    but only for the mistakes the probes named elsewhere: the probes decide which mistakes a
-    file has, the seeded cases only where else they show. No other name can come from the
-    grading seed. This second search spends a budget of its own (at most two per grading).
+    The probe inputs are the same for every submission of an exercise version, so a file that
+    recognises them can behave there as it does not on the graded inputs; the probes alone are
+    not believed. First the mistakes the probes named are searched on this run's cases
+    (``only``): a mistake this run shows on no failed check is contradicted by the learner's
+    own outputs and is dropped everywhere (:func:`cross_checked`). Then, per failed check:
+
+    - a check the probes fail keeps the confirmed mistakes they name there (the seed-stable
+      names); one they found unexplained stays so (no name is guessed from the seed's cases);
+    - a check the probes pass (a failure only this seed's cases show) gets the confirmed
+      mistakes this run shows on it, or is unexplained;
+    - this run's own diagnosis decides a check where the probes give nothing to stand on: they
+      named only contradicted mistakes there, or the learner's call raised there in the probe
+      visit and on no graded case of a failed check (where it raised in both visits, its
+      exception explains the failure, as the report's root causes say), or it is a check they
+      pass while they confirmed no mistake at all (every
+      name contradicted, or no check failed on the probes: a file correct on the probe inputs
+      and wrong on the graded ones).
+
+    Besides the probes' diagnosis (once per file), a grading spends at most two searches of
+    its own: the confirmation (the probes' mistakes only) and the own diagnosis of the checks left.
     """
     if diag.skipped is not None:
         return replace(diag, by_check={}, unexplained=[])
-    ids = {c.id for c in failed}
-    by_check = {cid: list(named) for cid, named in diag.by_check.items() if cid in ids}
-    unexplained = [c.id for c in failed if c.id in diag.unexplained]
-    seconds, runs, elements, exhausted = diag.seconds, diag.runs, diag.elements, diag.exhausted
-    leftover = [c for c in failed if c.id not in diag.probed]
-    if leftover:
-        found = {m.named_id for named in diag.by_check.values() for m in named}
-        extra = safe_diagnose(exercise, run, leftover, seen, only=found)
-        if extra.skipped is None:
-            by_check.update(extra.by_check)
-            unexplained += extra.unexplained
-        else:
-            unexplained += [c.id for c in leftover]
-        seconds += extra.seconds
-        runs, elements, exhausted = runs + extra.runs, elements + extra.elements, exhausted or extra.exhausted
     order = [c.id for c in failed]
+    found = {m.named_id for named in diag.by_check.values() for m in named}
+    confirmation = safe_diagnose(exercise, run, failed, seen, only=found)
+    confirmed = cross_checked(diag, confirmation)
+    # the probes stand for the checks they pass when a mistake they named is confirmed, or when
+    # they saw failures and honestly named none (nothing to contradict)
+    stand = bool(confirmed) or (bool(diag.probed) and not found)
+    # whether the learner's call raised on the graded cases of some failed check (one neither
+    # named nor unexplained there): a crash the probes saw is then no contradiction
+    raises = confirmation.skipped is None and any(
+        c.id not in confirmation.unexplained and not confirmation.by_check.get(c.id) for c in failed
+    )
+    by_check: dict[str, list[Mistake]] = {}
+    unexplained: list[str] = []
+    left: list[Check] = []
+    for chk in failed:
+        if chk.id in diag.probed:
+            named = diag.by_check.get(chk.id, [])
+            kept = [m for m in named if m.named_id in confirmed]
+            if kept:
+                by_check[chk.id] = kept
+            elif not named and chk.id in diag.unexplained:
+                unexplained.append(chk.id)
+            elif named or not raises:
+                # contradicted names; or the learner's call raised there on the probes (neither
+                # named nor unexplained) and never on the graded cases of a failed check
+                left.append(chk)
+            elif confirmation.by_check.get(chk.id):
+                by_check[chk.id] = confirmation.by_check[chk.id]
+            # else: the learner's call raised in both visits; its exception explains the failure
+        elif not stand or confirmation.skipped is not None:
+            left.append(chk)
+        elif confirmation.by_check.get(chk.id):
+            by_check[chk.id] = confirmation.by_check[chk.id]
+        elif chk.id in confirmation.unexplained:
+            unexplained.append(chk.id)
+    totals = [diag, confirmation]
+    if left:
+        own = safe_diagnose(exercise, run, left, seen)
+        totals.append(own)
+        if own.skipped is None:
+            by_check.update(own.by_check)
+            unexplained += own.unexplained
+        else:
+            unexplained += [c.id for c in left]
     return replace(
         diag,
-        by_check=by_check,
+        by_check={cid: by_check[cid] for cid in order if cid in by_check},
         unexplained=sorted(set(unexplained), key=order.index),
-        seconds=seconds,
-        runs=runs,
-        elements=elements,
-        exhausted=exhausted,
+        seconds=sum(d.seconds for d in totals),
+        runs=sum(d.runs for d in totals),
+        elements=sum(d.elements for d in totals),
+        exhausted=any(d.exhausted for d in totals),
     )
+
+
+def cross_checked(probed: Diagnosis, confirmation: Diagnosis) -> set[str]:
+    """The names (``Mistake.named_id``) of the probes' mistakes that the graded run's own outputs
+    show on some failed check (``confirmation``: the graded run searched for those mistakes
+    only). The others are contradicted by what the learner's code did on the graded inputs.
+    A confirmation that could not be made confirms nothing."""
+    if confirmation.skipped is not None:
+        return set()
+    shown = {m.named_id for named in confirmation.by_check.values() for m in named}
+    return {m.named_id for named in probed.by_check.values() for m in named} & shown
 
 
 def evaluate(
@@ -167,7 +232,13 @@ def evaluate(
     elif probes is None:
         diag = safe_diagnose(exercise, run, failed, seen)
     else:
-        diag = on_failed(exercise, run, seen, probes.diagnosis(exercise), failed)
+        probed = probes.diagnosis(exercise)
+        # no probe visit made (too little of the job's limits left): the run's own diagnosis
+        diag = (
+            safe_diagnose(exercise, run, failed, seen)
+            if probes.unmade
+            else on_failed(exercise, run, seen, probed, failed)
+        )
     diag.by_check.update({cid: [m] for cid, m in memory_named.items()})
     name_mistakes(exercise.checks, outcomes, diag)
     withhold_contract_points(exercise.checks, outcomes)

@@ -6,6 +6,9 @@ mount namespace a private size-capped tmpfs covers ``/tmp`` and an empty read-on
 ``/proc``. The child it forks next is pid 1 of the new pid namespace: it can name no process but
 itself (there is no ``/proc`` to list, and no pid outside its namespace resolves), it sees only
 its own job's files, and everything it left dies with the namespace when the manager exits.
+Where the kernel has time namespaces (:data:`TIME_NAMESPACES`) it gets a new one too, whose
+``CLOCK_MONOTONIC`` and ``CLOCK_BOOTTIME`` start at about 0 for the child: the job cannot read
+the host's uptime (bubblewrap has no option for a time namespace; this nested one needs none).
 :func:`drop_capabilities` then takes away the capabilities that creating a user namespace grants.
 
 Python 3.11 has no ``os.unshare`` and no ``mount``: ctypes calls libc directly.
@@ -16,7 +19,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util  # pre-imported: the child may not be able to read it later
 import os
+import time
 
+CLONE_NEWTIME = 0x00000080
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
@@ -47,6 +52,10 @@ JOB_UID = 1000
 JOB_GID = 1000
 
 _libc = ctypes.CDLL(None, use_errno=True)
+
+#: Whether the kernel has time namespaces (Linux 5.6 and later, ``CONFIG_TIME_NS``), read once
+#: in the jail host before any job: then every job's clocks are its own (:func:`clock_offsets`).
+TIME_NAMESPACES = os.path.exists("/proc/self/ns/time")
 
 
 class IsolationError(OSError):
@@ -93,10 +102,14 @@ def enter_job_namespaces(tmp_bytes: int) -> None:
     dumpable = _libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
     _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
-        _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
+        flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
+        _check(_libc.unshare(flags | (CLONE_NEWTIME if TIME_NAMESPACES else 0)), "unshare")
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{JOB_UID} {uid} 1")
         _write("/proc/self/gid_map", f"{JOB_GID} {gid} 1")
+        if TIME_NAMESPACES:
+            # The new time namespace is the next child's: set its clocks before it exists.
+            _write("/proc/self/timens_offsets", clock_offsets())
     finally:
         _libc.prctl(_PR_SET_DUMPABLE, 1 if dumpable == 1 else 0, 0, 0, 0)
     # Nothing mounted here may propagate anywhere else.
@@ -104,6 +117,16 @@ def enter_job_namespaces(tmp_bytes: int) -> None:
     _mount("tmpfs", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"size={max(1 << 20, tmp_bytes)},mode=0700")
     # bubblewrap's /proc has locked submounts, so a fresh procfs is refused; cover it instead.
     _mount("tmpfs", "/proc", "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=4k,mode=0555")
+
+
+def clock_offsets() -> str:
+    """What ``/proc/self/timens_offsets`` is given: the offsets that set ``CLOCK_MONOTONIC`` (1)
+    and ``CLOCK_BOOTTIME`` (7) of a new time namespace to within a second of 0 now (an offset
+    may not make a clock negative: the whole seconds read now are taken off)."""
+    lines = []
+    for clock in (time.CLOCK_MONOTONIC, time.CLOCK_BOOTTIME):
+        lines.append(f"{clock} {-(time.clock_gettime_ns(clock) // 1_000_000_000)} 0")
+    return "\n".join(lines) + "\n"
 
 
 class _CapHeader(ctypes.Structure):

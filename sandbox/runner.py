@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -269,10 +269,13 @@ class JailHost:
         self.proc = None
 
     # -- one job ---------------------------------------------------------------------------
-    def run(self, request: JobRequest, inputs: dict[str, torch.Tensor]) -> JobResult:
-        """Run one job on this host. Raises :class:`HostFailure` when the host breaks."""
+    def run(
+        self, request: JobRequest, inputs: dict[str, torch.Tensor], limits: SandboxLimits | None = None
+    ) -> JobResult:
+        """Run one job on this host, under ``limits`` (the host's own by default: a caller may
+        only lower them, never raise them). Raises :class:`HostFailure` when the host breaks."""
         assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
-        limits = self.config.limits
+        limits = self.config.limits if limits is None else _lowered(self.config.limits, limits)
         timings = {"jail_start": self.start_seconds if self._started_since_last_job else 0.0}
         self._started_since_last_job = False
         t0 = time.monotonic()
@@ -423,6 +426,11 @@ class JailHost:
             time.sleep(0.001)
 
 
+def _lowered(own: SandboxLimits, asked: SandboxLimits) -> SandboxLimits:
+    """``asked``, never above the host's ``own`` limits (each limit the lower of the two)."""
+    return SandboxLimits(**{f.name: min(getattr(own, f.name), getattr(asked, f.name)) for f in fields(SandboxLimits)})
+
+
 def _send(stream: Any, header: dict[str, Any], blob: bytes = b"") -> None:
     data = json.dumps(header).encode()
     stream.write(len(data).to_bytes(4, "big") + len(blob).to_bytes(4, "big") + data + blob)
@@ -450,8 +458,11 @@ class SandboxSession:
         self._host = host
         self._closed = closed
 
-    def run(self, request: JobRequest, inputs: dict[str, torch.Tensor]) -> JobResult:
-        """Run a job on the held host and return what the jail produced, as a named status."""
+    def run(
+        self, request: JobRequest, inputs: dict[str, torch.Tensor], limits: SandboxLimits | None = None
+    ) -> JobResult:
+        """Run a job on the held host and return what the jail produced, as a named status
+        (under ``limits``, lower than the pool's: :meth:`JailHost.run`)."""
         h = self._host
         if self._closed():  # the pool was closed (shutdown): start no host again
             return JobResult(status=JobStatus.INTERNAL_ERROR, message=_STOPPING)
@@ -459,7 +470,7 @@ class SandboxSession:
             if not h.alive():
                 h.stop()
                 h.start()
-            return h.run(request, inputs)
+            return h.run(request, inputs, limits)
         except (HostFailure, jailfs.JailUnavailable, OSError) as exc:
             if self._closed():  # the pool was closed under the job (shutdown), and stopped its host
                 log.info("jail host stopped under its job: the pool was closed")
@@ -523,10 +534,12 @@ class SandboxPool:
                 h.stop()
             self._idle.put(h)
 
-    def run(self, request: JobRequest, inputs: dict[str, torch.Tensor]) -> JobResult:
+    def run(
+        self, request: JobRequest, inputs: dict[str, torch.Tensor], limits: SandboxLimits | None = None
+    ) -> JobResult:
         """Run one job on an idle host (a session of one visit)."""
         with self.session() as box:
-            return box.run(request, inputs)
+            return box.run(request, inputs, limits)
 
     def close(self) -> None:
         """Stop every host; a visit asked for afterwards ends as ``internal_error`` at once."""

@@ -10,7 +10,8 @@ each submission keeps the policy and due date it was last given, so that an exer
 of its set hides what it hid: :func:`stated_for`):
 
 ``full``
-    Everything, as before policies existed (the default, and the default course's).
+    Everything, as before policies existed (the default, and the default course's), but the
+    timings only staff see (:data:`STAFF_ONLY_TIMINGS`: the probe visit's and diagnosis's).
 ``score``
     The verdict, the score (raw and counted) and each check's name, points and pass/fail:
     no messages (no expected/got, no inputs), no named mistakes, no captured output, no
@@ -40,7 +41,7 @@ no check was reached (the file did not parse or import, named no exercise functi
 hit a limit or crashed first: :data:`UNCHECKED_VERDICTS`) is shown under every view, its message and
 feedback cut as the report view cuts them (the syntax error's line and caret stay).
 
-Instructors of the submission's course (and admins) always see everything.
+Instructors of the submission's course (and admins) always see everything (:data:`EVERYTHING`).
 """
 
 from __future__ import annotations
@@ -149,9 +150,20 @@ class Access:
     #: The stored source (report view, or a verdict every view shows: :data:`UNCHECKED_VERDICTS`):
     #: what a cut traceback and location are built from.
     source: SourceFacts | None = None
+    #: The viewer is the course's staff (an instructor, an admin): :data:`STAFF_ONLY_TIMINGS` too.
+    staff: bool = False
 
 
-EVERYTHING = Access(View.FULL)
+#: What staff see: everything stored.
+EVERYTHING = Access(View.FULL, staff=True)
+#: What a learner sees of their own submission under ``full``: everything stored but the
+#: staff-only timings.
+LEARNER_FULL = Access(View.FULL)
+
+#: Timings no learner view shows, ``full`` included (staff see them): the probe visit's duration,
+#: which the learner's file sets from the hidden diagnostic probe inputs (round 12), and the
+#: diagnosis's, which depends on what the file did in the probe visit.
+STAFF_ONLY_TIMINGS = frozenset({"probe_visit", "diagnosis"})
 
 
 def view_of(policy: FeedbackPolicy, *, now: datetime, due_at: datetime | None, token_spent: bool) -> View:
@@ -245,7 +257,8 @@ def visible_report(report: R, access: Access) -> R:
 
     Visibility is an allow-list (:data:`ALLOWED`): under every view but ``full`` a field is
     shown as stored only when the view lists it, rewritten when the view says how (messages
-    cut, checks without their messages, times to the minute), and blanked otherwise."""
+    cut, checks without their messages, times to the minute), and blanked otherwise. A learner's
+    ``full`` view is everything stored but :data:`STAFF_ONLY_TIMINGS`."""
     changes: dict[str, Any] = {
         "feedback_view": access.view.value,
         "feedback_policy": str(access.policy),
@@ -254,6 +267,9 @@ def visible_report(report: R, access: Access) -> R:
         "tokens_left": access.tokens_left,
     }
     if access.view is View.FULL:
+        timings = _get(report, "timings")
+        if not access.staff and isinstance(timings, dict):
+            changes["timings"] = {k: v for k, v in timings.items() if k not in STAFF_ONLY_TIMINGS}
         return _replace(report, **changes)
     view = access.view
     verdict = _get(report, "verdict")
@@ -509,7 +525,7 @@ def access_for(
             memo.sets[key] = (stated.policy, course, due)
     policy, course, due = memo.sets[key]
     if policy.kind is PolicyKind.FULL:
-        return EVERYTHING
+        return LEARNER_FULL
     token_spent = policy.kind is PolicyKind.TOKENS and (
         submission.id in memo.tokened
         if memo.tokened is not None

@@ -155,3 +155,101 @@ def test_a_blind_file_names_exactly_the_same_mistakes_on_three_seeds(judge: Judg
     for seen in per_check[1:]:
         common = seen.keys() & per_check[0].keys()
         assert {k: seen[k] for k in common} == {k: per_check[0][k] for k in common}
+
+
+# --- round 12: the probe visit's budget, and probe names checked against the graded outputs ---
+
+
+def test_the_probe_visit_gets_what_the_graded_visit_left_of_one_jobs_limits() -> None:
+    from exercises.judge import PROBE_MIN_SHARE, probe_limits
+    from sandbox.protocol import JobResult, JobStatus, SandboxLimits
+
+    limits = SandboxLimits(cpu_seconds=10, wall_seconds=20)
+
+    def graded(wall: float | None, cpu: float | None) -> JobResult:
+        return JobResult(status=JobStatus.OK, wall_seconds=wall, cpu_seconds=cpu)
+
+    left = probe_limits(limits, graded(3.0, 2.0))
+    assert left is not None and (left.wall_seconds, left.cpu_seconds) == (17.0, 8.0)
+    assert left.memory_bytes == limits.memory_bytes  # only the clocks are shared between the visits
+    # exactly the least share left of either: still a visit; any less: none
+    assert probe_limits(limits, graded(20 * (1 - PROBE_MIN_SHARE), 0.0)) is not None
+    assert probe_limits(limits, graded(20 * (1 - PROBE_MIN_SHARE) + 0.01, 0.0)) is None
+    assert probe_limits(limits, graded(0.5, 10 * (1 - PROBE_MIN_SHARE) + 0.01)) is None
+    # a figure the job lacks counts as all of the limit
+    assert probe_limits(limits, graded(None, 1.0)) is None and probe_limits(limits, graded(1.0, None)) is None
+
+
+def _plain_ids(ex: Exercise, run: Run) -> list[str]:
+    return sorted(d["mistake_id"] for d in evaluate(ex, run, _no_memory_naming).diagnosis)
+
+
+def test_probes_that_show_another_mistake_are_contradicted_by_the_graded_outputs() -> None:
+    """A file that behaves as one-sided-clip on the probe inputs and as no-clip on the graded
+    ones: the probes' name is not shown by the graded outputs, so the graded run names its own."""
+    ex = get_exercise("actor-loss")
+    probes = _Counted(_mutant_run(ex, ["one-sided-clip"], probe_seed(SECRET, ex)))
+    run = _mutant_run(ex, ["no-clip"], 3)
+    probed = evaluate(ex, run, _no_memory_naming, probes)
+    ids = sorted(d["mistake_id"] for d in probed.diagnosis)
+    assert "actor-loss/one-sided-clip" not in ids and ids == _plain_ids(ex, run), ids
+    assert "actor-loss/no-clip" in ids
+    assert probed.score == evaluate(ex, run, _no_memory_naming).score
+
+
+def test_probes_a_file_passes_leave_its_graded_failures_to_the_graded_run() -> None:
+    """A file correct on the probe inputs and wrong on the graded ones has the graded run's own
+    diagnosis, not "no known mistake"."""
+    ex = get_exercise("actor-loss")
+    probes = _Counted(grade_offline(ex, ex.reference, probe_seed(SECRET, ex)).run())
+    run = _mutant_run(ex, ["no-clip"], 3)
+    ids = sorted(d["mistake_id"] for d in evaluate(ex, run, _no_memory_naming, probes).diagnosis)
+    assert "actor-loss/no-clip" in ids and ids == _plain_ids(ex, run), ids
+
+
+def test_no_probe_run_made_is_the_graded_runs_own_diagnosis() -> None:
+    """Too little of the job's limits left for a probe visit (``make`` gives None): the names are
+    the graded run's, not skipped."""
+    ex = get_exercise("gae")
+    run = _mutant_run(ex, ["returns-not-masked"], 3)
+    probes = Probes(lambda: None)
+    unmade = evaluate(ex, run, _no_memory_naming, probes)
+    assert probes.unmade and unmade.diagnosis_skipped is None
+    assert sorted(d["mistake_id"] for d in unmade.diagnosis) == _plain_ids(ex, run) != []
+
+
+def test_a_confirmed_probe_name_stays_seed_stable() -> None:
+    """cross_checked keeps the probes' mistakes the graded run shows somewhere, and only those."""
+    from exercises.scoring import cross_checked
+
+    ex = get_exercise("whiten")
+    by_key = {m.key: m for m in ex.mistakes}
+    eps, shape = by_key["eps-outside-sqrt"], by_key["no-shape-check"]
+    probed = Diagnosis(by_check={"a": [eps], "b": [shape]}, probed={"a", "b"})
+    assert cross_checked(probed, Diagnosis(by_check={"c": [eps]})) == {eps.named_id}
+    assert cross_checked(probed, Diagnosis()) == set()
+    assert cross_checked(probed, Diagnosis(by_check={"c": [eps]}, skipped="MemoryError")) == set()
+
+
+def _raises(*args: object, **kwargs: object) -> None:
+    raise IndexError("only on the probe inputs")
+
+
+def test_a_file_that_raises_only_on_the_probe_inputs_has_the_graded_runs_own_diagnosis() -> None:
+    """Raising on every probe call (no name, no "unexplained" there) hides nothing when the graded
+    calls never raise: the probes' crash is contradicted and the graded run names its mistake."""
+    ex = get_exercise("actor-loss")
+    probes = _Counted(grade_offline(ex, _raises, probe_seed(SECRET, ex)).run())
+    run = _mutant_run(ex, ["no-clip"], 3)
+    ids = sorted(d["mistake_id"] for d in evaluate(ex, run, _no_memory_naming, probes).diagnosis)
+    assert "actor-loss/no-clip" in ids and ids == _plain_ids(ex, run), ids
+
+
+def test_a_file_that_raises_in_both_visits_is_explained_by_its_exception() -> None:
+    """Raising on the probe inputs and on the graded ones: the exception explains the failures
+    (the report's root causes), no name is looked for on the graded cases."""
+    ex = get_exercise("actor-loss")
+    probes = _Counted(grade_offline(ex, _raises, probe_seed(SECRET, ex)).run())
+    run = grade_offline(ex, _raises, 3).run()
+    ids = [d["mistake_id"] for d in evaluate(ex, run, _no_memory_naming, probes).diagnosis]
+    assert ids == ["actor-loss/unexplained"] == _plain_ids(ex, run)  # the ValueError check alone

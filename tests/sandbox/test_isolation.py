@@ -14,7 +14,7 @@ from sandbox import isolation, jailfs
 
 #: Runs as pid 1 of a bubblewrap jail, like the jail host: forks managers as the host does.
 INSIDE = r"""
-import ctypes, errno, json, os, sys, threading
+import ctypes, errno, json, os, sys, threading, time
 sys.path[:0] = ["/jail/lib", "/jail/site"]
 from sandbox import isolation
 
@@ -41,7 +41,8 @@ def manager(tag, w):
     if pid == 0:
         report = {"pid": os.getpid(), "ppid": os.getppid(), "uid": os.getuid(), "gid": os.getgid(),
                   "proc": os.listdir("/proc"), "tmp_before": tmp_before, "tmp": sorted(os.listdir("/tmp")),
-                  "queue": libc.msgget(KEY, 0) >= 0, "caps_before": caps()}
+                  "queue": libc.msgget(KEY, 0) >= 0, "caps_before": caps(),
+                  "clocks": [time.clock_gettime(time.CLOCK_MONOTONIC), time.clock_gettime(time.CLOCK_BOOTTIME)]}
         st = os.statvfs("/tmp")
         report["tmp_bytes"] = st.f_blocks * st.f_frsize
         with open("/tmp/work", "wb") as fh:
@@ -86,6 +87,7 @@ for tag, target in (("first", manager), ("second", manager), ("threaded", thread
     os.close(r)
     reports[tag] = data.decode()
 reports["jail_tmp"] = sorted(os.listdir("/tmp"))
+reports["jail_clocks"] = [time.clock_gettime(time.CLOCK_MONOTONIC), time.clock_gettime(time.CLOCK_BOOTTIME)]
 print(json.dumps(reports))
 """
 
@@ -138,3 +140,23 @@ def test_dropping_capabilities_leaves_none_and_locks_them_out(jobs: dict) -> Non
 
 def test_a_multithreaded_process_is_refused_with_an_isolation_error(jobs: dict) -> None:
     assert jobs["threaded"] == "EINVAL"
+
+
+@pytest.mark.parametrize("tag", ["first", "second"])
+def test_the_jobs_clocks_start_at_0_not_at_the_hosts_uptime(jobs: dict, tag: str) -> None:
+    """Round 12: in a time namespace of its own, a job's CLOCK_MONOTONIC and CLOCK_BOOTTIME start
+    at about 0 (the jail's own, as the host's, read the machine's uptime)."""
+    if not isolation.TIME_NAMESPACES:
+        pytest.skip("this kernel has no time namespaces")
+    assert all(0 <= c < 10 for c in jobs[tag]["clocks"]), jobs[tag]["clocks"]
+    assert all(c > 60 for c in jobs["jail_clocks"])  # the machine has been up longer than a job
+
+
+def test_the_clock_offsets_take_the_whole_seconds_off_each_clock() -> None:
+    import time
+
+    lines = isolation.clock_offsets().splitlines()
+    assert [line.split()[0] for line in lines] == [str(time.CLOCK_MONOTONIC), str(time.CLOCK_BOOTTIME)]
+    for line, clock in zip(lines, (time.CLOCK_MONOTONIC, time.CLOCK_BOOTTIME)):
+        _, secs, nsecs = line.split()
+        assert nsecs == "0" and 0 <= time.clock_gettime(clock) + int(secs) < 5

@@ -8,6 +8,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 import torch
@@ -47,6 +48,20 @@ def test_a_trivial_job_returns_its_values_gradients_and_measurements(pool: runne
     assert res.cpu_seconds is not None and res.cpu_seconds >= 0
     assert set(res.timings) == {"jail_start", "fork_and_setup", "run", "collect"}
     assert res.timings["jail_start"] == 0.0  # warmed when the pool was made: no job waited for it
+
+
+def test_a_job_may_be_given_lower_limits_than_the_pools_never_higher(pool: runner.SandboxPool) -> None:
+    """Round 12: the probe visit runs under what the graded visit left (``limits``): lower clocks
+    stop the job sooner; a limit asked above the pool's is the pool's."""
+    sleepy = job("import time\ntime.sleep(1.2)")
+    lower = pool.run(sleepy, {"x": X}, replace(LIMITS, wall_seconds=0.4))
+    assert lower.status == JobStatus.TIME_LIMIT and "0.4 s" in lower.message, lower.message
+    assert pool.run(job(""), {"x": X}, replace(LIMITS, wall_seconds=0.4)).status == JobStatus.OK
+    higher = pool.run(job("import time\ntime.sleep(2.5)"), {"x": X}, replace(LIMITS, wall_seconds=100))
+    assert higher.status == JobStatus.TIME_LIMIT and f"{LIMITS.wall_seconds:g} s" in higher.message, higher.message
+    assert runner._lowered(LIMITS, replace(LIMITS, cpu_seconds=0.5, memory_bytes=1 << 40)) == replace(
+        LIMITS, cpu_seconds=0.5
+    )
 
 
 def test_a_session_keeps_one_host_and_forks_a_fresh_child_per_visit(pool: runner.SandboxPool) -> None:

@@ -350,6 +350,29 @@ def test_a_held_back_verdict_says_nothing_of_its_regrades() -> None:
     assert scored.regrades == [note] and scored.score == 60
 
 
+def test_no_learner_view_shows_the_probe_visits_timings_staff_do() -> None:
+    """Round 12: the probe visit's duration (set by the file from the hidden probe inputs) and
+    diagnosis's are staff-only timings: a learner's ``full`` view drops them, staff see them."""
+    from datetime import UTC, datetime
+
+    from server.courses.feedback_policy import EVERYTHING, LEARNER_FULL, STAFF_ONLY_TIMINGS, Access, View, visible_report
+    from server.submissions.schemas import SubmissionPublic
+
+    now = datetime(2026, 12, 8, tzinfo=UTC)
+    timings = {"grade_seconds": 1.0, "learner_jail": 0.2, "probe_visit": 1.5, "diagnosis": 0.1}
+    record = SubmissionPublic(
+        id=1, exercise="gae", user="ann", status="done", verdict="graded", score=60.0, message="", checks=[],
+        stdout="", stderr="", timings=timings, peak_memory_bytes=10, cpu_seconds=1.0, created_at=now,
+        started_at=now, finished_at=now, queue_position=None, course="rlhf-a", late=False, late_seconds=None,
+        penalty_percent=0, counted_score=60.0, regrades=[])
+    assert STAFF_ONLY_TIMINGS == {"probe_visit", "diagnosis"}
+    assert visible_report(record, EVERYTHING).timings == timings
+    assert visible_report(record, LEARNER_FULL).timings == {"grade_seconds": 1.0, "learner_jail": 0.2}
+    assert visible_report(record, LEARNER_FULL).stdout == record.stdout  # the rest of full stays
+    for view in (View.REPORT, View.SCORE, View.HIDDEN):
+        assert visible_report(record, Access(view, FeedbackPolicy.parse("score"))).timings == {}
+
+
 def test_a_hidden_exercise_in_one_course_shows_its_score_in_another(term: Term) -> None:
     """Issue 33, item 3: the same exercise in two courses, hidden-until-due in A, full in B. Before
     A's due date ann's course-B page and scores show her B score; her course-A page holds it back."""
