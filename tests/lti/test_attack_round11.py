@@ -30,6 +30,18 @@ Attacks that worked (strict xfails):
   of the whole tool, from a registered LMS (or a slow one, the instructor's page hanging).
   (``test_a_deep_linking_answer_waits_on_a_slow_lms_within_one_budget``: driven with the budget
   scaled to 0.4 s; the count of budget-long reads waited out is what is asserted)
+- the same answer writes in the middle of its LMS calls: ``LmsClient`` is given the request's
+  own session, so a token request that fails (or the first that works while an earlier token
+  failure is kept on the platform) is written there (``service_failed`` / ``service_worked``,
+  an UPDATE of the platform's row) and stays uncommitted while the answer goes on calling the
+  LMS for every other exercise, against ``deeplink.answer``'s "never inside a transaction while
+  the LMS answers". On SQLite (WAL: one writer) that is the whole database's write lock: every
+  write of the tool (a launch spending its nonce, a submission, a verdict) waits for it, and
+  after ``busy_timeout`` (30 s) fails; with the slow lookups above, for minutes. On PostgreSQL,
+  the platform's row (its launches' key-set claims, its jobs' notes). Medium on SQLite, low on
+  PostgreSQL; from a registered LMS whose token URL fails once, or any with a failure kept.
+  (``test_a_deep_linking_answer_holds_no_write_lock_while_the_lms_answers``: the LMS, at its
+  second token request, cannot begin a write on the tool's database; at its first, it can)
 
 Attempts the tool held (plain tests): a weak (1024-bit) key listed first under the LMS's real
 ``kid`` beside its real key (the overlap of a rotation): a launch signed by the weak key is
@@ -54,11 +66,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from html import unescape
 from typing import Any, TypeVar, cast
@@ -69,9 +82,11 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from joserfc import jwt
 from joserfc.jwk import KeyParameters, RSAKey
 from sqlalchemy import select, update
+from sqlalchemy.engine import make_url
 
 from server.db import transaction
 from server.lti import claims as c
@@ -371,6 +386,77 @@ def test_a_deep_linking_answer_waits_on_a_slow_lms_within_one_budget(
     # counted: the slow reads the answer waited out (each a whole budget); one budget for the
     # answer would wait out one or two, not one per exercise ticked
     assert lms.lookups <= 2, (lms.lookups, len(offered))
+
+
+@dataclass
+class TokenTrouble(Scripted):
+    """A hostile LMS whose token URL fails its first request (HTTP 500) and answers the later
+    ones; each first tries to begin a write on the tool's database (``database``, a SQLite file:
+    another request of the tool writing at that moment), what it found kept in ``writable``."""
+
+    database: str = ""
+    tokens: int = 0
+    writable: list[bool] = field(default_factory=list)
+
+    def app(self) -> FastAPI:
+        app = super().app()
+
+        def try_to_write() -> bool:
+            probe = sqlite3.connect(self.database, timeout=0.5)
+            try:
+                probe.execute("BEGIN IMMEDIATE")  # what any write of the tool begins with
+                probe.rollback()
+                return True
+            except sqlite3.OperationalError:  # "database is locked"
+                return False
+            finally:
+                probe.close()
+
+        @app.middleware("http")
+        async def token(request: Request, call_next: Any) -> Any:
+            if request.method == "POST" and request.url.path == "/token":
+                self.tokens += 1
+                self.writable.append(await asyncio.to_thread(try_to_write))
+                if self.tokens == 1:
+                    return JSONResponse({"error": "temporarily_unavailable"}, status_code=500)
+            return await call_next(request)
+
+        return app
+
+
+@pytest.fixture
+def token_trouble(lti: Lti) -> Iterator[TokenTrouble]:
+    yield from served_and_registered(lti, TokenTrouble)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a deep-linking answer keeps a failed token request on the platform (service_failed) in "
+    "the request's own session and goes on calling the LMS: the database's write lock (SQLite) or "
+    "the platform's row lock is held across every later LMS call of the answer",
+)
+def test_a_deep_linking_answer_holds_no_write_lock_while_the_lms_answers(lti: Lti, token_trouble: TokenTrouble) -> None:
+    lms = token_trouble
+    lms.database = make_url(lti.settings.DATABASE_URL).database or ""
+    assert lms.database.endswith("tool.db"), lms.database
+    with lti.client() as browser:
+        _hostile_course(browser, lti, lms, "R11-dl-lock")
+        body = _deep_linking_request(lms, "__NONCE__", "R11-dl-lock", None, ["ltiResourceLink"])
+        picker = _picker(browser, lti, lms, "R11-dl-lock", json.dumps(body))
+        assert picker.status_code == 200, re.sub(r"\s+", " ", picker.text)[-300:]
+        offered = re.findall(r'name="exercise" value="([^"]+)"', picker.text)
+        action = re.search(r'<form id="lti-picker" method="post" action="([^"]+)"', picker.text)
+        assert action and len(offered) >= 2, offered
+        lms.tokens = 0
+        answer = browser.post(
+            lti.tool + unescape(action.group(1)),
+            content=urlencode([("exercise", slug) for slug in offered[:3]]),
+            headers={"Origin": lti.tool, "Content-Type": "application/x-www-form-urlencoded"},
+        )
+    assert answer.status_code == 200, answer.text[-300:]
+    assert lms.tokens >= 2 and lms.writable[0], (lms.tokens, lms.writable)  # writable before the failure
+    # while the tool waited on the LMS after it (its next token request), another request could write
+    assert all(lms.writable), lms.writable
 
 
 # --- roster ---------------------------------------------------------------------------------------
