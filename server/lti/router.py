@@ -132,7 +132,9 @@ def _first(form: dict[str, list[str]] | None, name: str) -> str:
 
 
 def _refused(exc: LaunchRefused) -> Response:
-    return pages.lti_response(pages.refused_page(exc.title, exc.detail), exc.status_code)
+    response = pages.lti_response(pages.refused_page(exc.title, exc.detail), exc.status_code)
+    response.headers.update(exc.headers or {})  # a 503's Retry-After
+    return response
 
 
 def _launch_url(request: Request, settings: Settings) -> str:

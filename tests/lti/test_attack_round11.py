@@ -220,19 +220,14 @@ def _during_a_burst(
             thread.join(60)
         for client, _, _ in logins:
             client.close()
-    assert all(code in (401, 502) for code in answers), answers  # none of the forgeries got in
+    # none of the forgeries got in; those past the few that may wait are refused at once (503)
+    assert all(code in (401, 502, 503) for code in answers), answers
     # the claimed refresh, and one on a bad signature (the refresh found the kid, so it gave the
     # cooldown back): the burst costs the LMS little; its cost is the tool's threads held
     assert _fetches(lms) <= fetches + 2
     return result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="launches that lost the refresh claim of a night-old key set all wait for it (up to 17 s), "
-    "unbounded in number, each holding a worker thread and a pooled connection: an outsider's burst "
-    "stalls every page of the tool",
-)
 def test_launches_waiting_on_a_slow_key_set_refresh_do_not_hold_every_worker(
     lti: Lti, rotating: Scripted, monkeypatch: pytest.MonkeyPatch
 ) -> None:
