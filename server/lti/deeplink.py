@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from server.catalogue.service import find_exercise, list_exercises
 from server.catalogue.verification import publishable
@@ -162,7 +162,9 @@ def answer(
     known = {slug: row.url for slug, row in remembered(session, link).items()}
     keys.signing_key(session, secret)
     session.commit()  # ends the read (and stores a first key): no transaction across the LMS's answers
-    with LmsClient(session, secret, platform) as client:
+    # the client signs, and keeps its token requests' outcomes, in short transactions of its own
+    # on the request's database: nothing of this session's is open (or written) while the LMS answers
+    with LmsClient(sessionmaker(bind=session.get_bind(), expire_on_commit=False), secret, platform) as client:
         found = {slug: _column(client, link, known, slug) for slug in picked}
     spent = session.execute(
         update(LtiDeepLink)

@@ -3,9 +3,11 @@ scores, results).
 
 The token is bought with a client assertion (IMS security framework §4.1): a JWT the tool
 signs (``server.lti.keys``) with ``iss`` and ``sub`` its client id and ``aud`` the platform's
-token URL. A client given a session factory (a background job) signs each assertion in a
-short transaction of its own, so a job holds no transaction while the LMS answers; given a
-session, it signs in that one. One :class:`LmsClient` serves one job (a roster sync, a preview, an apply): it keeps
+token URL. A client is given a session factory, never a caller's session: it signs each
+assertion, and keeps each token request's outcome on the platform (``service_failed`` /
+``service_worked``), in a short transaction of its own, so nobody holds a transaction (on
+SQLite the database's one write lock; on PostgreSQL the platform's row) while the LMS
+answers. One :class:`LmsClient` serves one job (a roster sync, a preview, an apply): it keeps
 its tokens and its HTTP connection for that job only, never between jobs (no global state).
 Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`,
 :data:`MAX_PAGED_BYTES` and :data:`MAX_PAGED_SECONDS` in all; a longer list, or a next link
@@ -96,8 +98,8 @@ class ColumnUnusable(LmsUnreachable):
 class LmsClient:
     """Calls to one platform's services on behalf of the tool, for one job."""
 
-    def __init__(self, session: Session | SessionFactory, secret: bytes, platform: LtiPlatform) -> None:
-        self._session = session
+    def __init__(self, sessions: SessionFactory, secret: bytes, platform: LtiPlatform) -> None:
+        self._sessions = sessions
         self._secret = secret
         self.platform = platform
         self._tokens: dict[tuple[str, ...], str] = {}
@@ -131,11 +133,8 @@ class LmsClient:
             return self._tokens[scopes]
         platform = self.platform
         claims = {"iss": platform.client_id, "sub": platform.client_id, "aud": platform.auth_token_url}
-        if isinstance(self._session, Session):
-            assertion = keys.sign(self._session, self._secret, claims)
-        else:  # a first key is made and committed here, before the LMS sees it
-            with transaction(self._session) as session:
-                assertion = keys.sign(session, self._secret, claims)
+        with transaction(self._sessions) as session:  # a first key is made and committed here, before the LMS sees it
+            assertion = keys.sign(session, self._secret, claims)
         try:
             answer = self._call(
                 "POST",
@@ -170,13 +169,10 @@ class LmsClient:
 
     def _token_health(self, failure: str | None) -> None:
         """Keep a failed token request on the platform, or clear the one kept
-        (``server.lti.platforms.service_failed``): in the client's session (its caller
-        commits), or, for a job, in a short transaction of its own."""
-        if isinstance(self._session, Session):
-            self._note(self._session, failure)
-        else:
-            with transaction(self._session) as session:
-                self._note(session, failure)
+        (``server.lti.platforms.service_failed``), in a short transaction of its own: committed
+        before the client calls the LMS again."""
+        with transaction(self._sessions) as session:
+            self._note(session, failure)
 
     def _note(self, session: Session, failure: str | None) -> None:
         if failure is None:
