@@ -423,7 +423,9 @@ def deep_link_answer(
         session.rollback()
         return _refused(exc)
     session.commit()
-    return pages.lti_response(pages.answer_page(sent.return_url, sent.jwt, sent.items), answer_to=sent.return_url)
+    return pages.lti_response(
+        pages.answer_page(sent.return_url, sent.jwt, sent.items, sent.note), answer_to=sent.return_url
+    )
 
 
 @html.get("/lti/jwks")
