@@ -176,11 +176,13 @@ def preview_command(course: Annotated[str, typer.Argument(help="Course slug.")])
 
     settings = Settings()
     _published_key(settings)
-    with common.session() as session:
+    with common.sessions() as sessions, sessions() as session:
         _, link = _link(session, course)
         platform = session.get(LtiPlatform, link.platform_id)
         assert platform is not None
-        with LmsClient(session, settings.secret_bytes, platform) as client:
+        with LmsClient(
+            sessions, settings.secret_bytes, platform
+        ) as client:  # writes (token outcomes) in its own transactions
             planned = plan(session, link, client=client)
     table = Table(
         "learner",

@@ -7,8 +7,10 @@ instructor chooses exercises; the tool answers with one content item per exercis
   and only by the instructor whose launch opened it: from the browser that launch came to (a
   cookie holding the token's MAC, set with the picker: ``server.lti.router``) and while they
   still teach the course (:func:`pending`; a TA the LMS drops meanwhile cannot send it).
-- :func:`answer` asks the LMS for the chosen exercises' columns outside any transaction,
-  then publishes each chosen exercise in the course (if it is not in its set yet) and signs the ``LtiDeepLinkingResponse``: an ``ltiResourceLink`` per exercise whose custom
+- :func:`answer` asks the LMS for the chosen exercises' columns outside any transaction, in
+  one listing of the course's line items (one token, one paged read within one budget for the
+  whole answer, however many are ticked; a failure stops it, and the answer says so: see
+  :func:`_columns`), then publishes each chosen exercise in the course (if it is not in its set yet) and signs the ``LtiDeepLinkingResponse``: an ``ltiResourceLink`` per exercise whose custom
   parameter ``exercise`` says what it opens, and a ``lineItem`` (``resourceId`` = the slug,
   ``tag`` ppo-grader) only when the LMS has no such column yet (looked up first), so the LMS
   shows one assignment per exercise however often it is linked.
@@ -25,7 +27,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from server.catalogue.service import find_exercise, list_exercises
 from server.catalogue.verification import publishable
@@ -37,8 +39,8 @@ from server.lti import claims as c
 from server.lti import keys
 from server.lti.errors import LaunchRefused, LmsUnreachable
 from server.lti.launch import Launch, StrictJSON
-from server.lti.lineitems import line_item_spec, lookup, remembered
-from server.lti.services import ColumnUnusable, LmsClient
+from server.lti.lineitems import line_item_spec, listed_columns, remembered
+from server.lti.services import LmsClient
 from server.models import Course, LtiContext, LtiDeepLink, LtiLineItem, LtiPlatform, User, utcnow
 
 log = logging.getLogger(__name__)
@@ -125,6 +127,8 @@ class Answer:
     jwt: str
     items: int
     line_items_asked: int
+    #: What the instructor is told besides (the LMS's columns could not be read), or None.
+    note: str | None = None
 
 
 def answer(
@@ -162,8 +166,10 @@ def answer(
     known = {slug: row.url for slug, row in remembered(session, link).items()}
     keys.signing_key(session, secret)
     session.commit()  # ends the read (and stores a first key): no transaction across the LMS's answers
-    with LmsClient(session, secret, platform) as client:
-        found = {slug: _column(client, link, known, slug) for slug in picked}
+    # the client signs, and keeps its token requests' outcomes, in short transactions of its own
+    # on the request's database: nothing of this session's is open (or written) while the LMS answers
+    with LmsClient(sessionmaker(bind=session.get_bind(), expire_on_commit=False), secret, platform) as client:
+        found, trouble = _columns(client, link, known, picked)
     spent = session.execute(
         update(LtiDeepLink)
         .where(LtiDeepLink.id == request.id, LtiDeepLink.used_at.is_(None))
@@ -213,10 +219,15 @@ def answer(
         c.CONTENT_ITEMS: items,
         c.DL_MESSAGE: f"Added {len(items)} exercise{'s' if len(items) != 1 else ''} from ppo-grader.",
     }
+    note = None
+    if trouble is not None:
+        note = _trouble_note(trouble, picked, [i["custom"][c.CUSTOM_EXERCISE] for i in items if "lineItem" in i])
+        claims[c.DL_MESSAGE] += " " + note
+        log.warning("deep linking %s: %s", course.slug, note)
     if request.data is not None:
         claims[c.DEEP_LINKING_DATA] = _given_back(request.data)  # as the platform sent it
     session.flush()
-    return Answer(request.return_url, keys.sign(session, secret, claims), len(items), asked)
+    return Answer(request.return_url, keys.sign(session, secret, claims), len(items), asked, note)
 
 
 def _given_back(data: str) -> Any:
@@ -262,25 +273,57 @@ def _line_item_added(session: Session, link: LtiContext, slug: str, url: str | N
     return insert_unless_taken(session, LtiLineItem, {"context_id": link.id, "exercise": slug, "url": url}) is not None
 
 
-#: What :func:`_column` found out: the column's URL, :data:`EXISTS` (the LMS has one the tool
+#: What :func:`_columns` found out: the column's URL, :data:`EXISTS` (the LMS has one the tool
 #: cannot call, or the tool is waiting for one it asked for), or None (none: ask for it).
 EXISTS = True
 
 
-def _column(client: LmsClient, link: LtiContext, known: dict[str, str | None], slug: str) -> str | bool | None:
-    """Whether the LMS has (or is making) the exercise's column, asked of the LMS alone (no
-    database): remembered with a URL, else looked up by resource id and tag. When the LMS
-    cannot be asked, a remembered row decides; with none, the item asks for a column. A column
-    the LMS lists with an id the tool cannot call exists: none is asked for (nothing is
-    remembered; the grades job reports the id)."""
-    if known.get(slug):
-        return EXISTS
+def _columns(
+    client: LmsClient, link: LtiContext, known: dict[str, str | None], picked: list[str]
+) -> tuple[dict[str, str | bool | None], str | None]:
+    """Whether the LMS has (or is making) each exercise's column, asked of the LMS alone (no
+    database), and why it could not be asked (None: it was). Remembered with a URL: it exists;
+    the others are looked up by resource id and tag in one listing of the course's columns
+    (``server.lti.lineitems.listed_columns``: one token, one paged read within one budget for
+    the whole answer, however many exercises are ticked). When that fails, nothing more is
+    asked of the LMS: a remembered row decides, and with none the item asks for a column
+    (which the answer's message names). A column the LMS lists with an id the tool cannot call
+    exists: none is asked for (nothing is remembered; the grades job reports the id)."""
+    found: dict[str, str | bool | None] = {slug: EXISTS for slug in picked if known.get(slug)}
+    wanted = [slug for slug in picked if slug not in found]
     try:
-        url = lookup(client, link, slug)
-    except ColumnUnusable:  # listed, with an id the tool cannot call: it exists; the grades job says why
-        return EXISTS
-    except LmsUnreachable:
-        return EXISTS if slug in known else None
-    if url is None:
-        return EXISTS if slug in known else None  # asked for by an earlier answer the LMS has not acted on yet
-    return url
+        listed = listed_columns(client, link, wanted)
+    except LmsUnreachable as exc:
+        found.update({slug: EXISTS if slug in known else None for slug in wanted})
+        return found, exc.detail
+    for slug in wanted:
+        if slug in listed.unusable:
+            found[slug] = EXISTS  # listed, with an id the tool cannot call: it exists; the grades job says why
+        elif slug in listed.urls:
+            found[slug] = listed.urls[slug]
+        else:  # none, or asked for by an earlier answer the LMS has not acted on yet
+            found[slug] = EXISTS if slug in known else None
+    return found, None
+
+
+def _trouble_note(trouble: str, picked: list[str], asked: list[str]) -> str:
+    """What the instructor is told when the LMS's columns could not be read: every exercise is
+    linked, and which of them ask the LMS for a new column (one it may already have)."""
+    parts = [f"The LMS's gradebook columns could not be read ({trouble[:200]}), so none was looked up."]
+    if asked:
+        parts.append(
+            f"A new column was asked for {_names(asked)}: if the LMS had one for any of these already, "
+            "it may now show two (remove the newer)."
+        )
+    others = [slug for slug in picked if slug not in asked]
+    if others:
+        parts.append(
+            f"No new column was asked for {_names(others)}: ppo-grader knows of one already, or asked for it before."
+        )
+    return " ".join(parts)
+
+
+def _names(slugs: list[str], most: int = 10) -> str:
+    """Up to ``most`` exercise slugs, then how many more."""
+    shown = ", ".join(slugs[:most])
+    return shown + (f" and {len(slugs) - most} more" if len(slugs) > most else "")

@@ -6,7 +6,9 @@ print any other; the launch pages show ``title`` and ``detail`` on a short page)
     LtiError
     ├── LaunchRefused            400/401/403  a login or launch that fails validation (forged,
     │                                          replayed, expired, unknown key, unregistered deployment,
-    │                                          not a member of the course): ``title`` names why
+    │                                          not a member of the course): ``title`` names why;
+    │                            503           too many launches waiting on the LMS's key set
+    │                                          (``retry_after``: sent as ``Retry-After``)
     ├── PlatformNotFound         404  no registration for that issuer (and client id)
     ├── PlatformAlreadyExists    409
     ├── InvalidRegistration      422  what an administrator entered: a URL that is not https
@@ -29,8 +31,10 @@ class LtiError(GraderError):
 class LaunchRefused(LtiError):
     """A login or launch refused: ``title`` is the page's heading, ``detail`` what to do."""
 
-    def __init__(self, title: str, detail: str, status_code: int = 400) -> None:
-        super().__init__(detail, status_code=status_code)
+    def __init__(self, title: str, detail: str, status_code: int = 400, *, retry_after: int | None = None) -> None:
+        """``retry_after``: seconds after which the same launch may work (a 503), sent as ``Retry-After``."""
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+        super().__init__(detail, status_code=status_code, headers=headers)
         self.title = title
 
 

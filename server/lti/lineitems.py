@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 from server.db import SessionFactory, insert_unless_taken, transaction
 from server.lti.claims import LINE_ITEM_TAG, SCOPE_LINEITEM, SCOPE_RESULT_READ, SCOPE_SCORE
 from server.lti.errors import LmsUnreachable
+from server.lti.http import lms_url
 from server.lti.services import LmsClient
 from server.models import LtiContext, LtiDeepLink, LtiLineItem, utcnow
 
@@ -73,6 +74,41 @@ def lookup(client: LmsClient, link: LtiContext, exercise: str) -> str | None:
         return None
     found = client.line_items(link.lineitems_url, AGS_SCOPES, resource_id=exercise, tag=LINE_ITEM_TAG)
     return str(found[0]["id"]) if found else None
+
+
+@dataclass(frozen=True)
+class Listed:
+    """What one listing of the course's columns found for some exercises: each one's column URL
+    (``urls``), and those listed with an id the tool cannot call (``unusable``: exercise -> why;
+    the column exists, so none is asked for)."""
+
+    urls: dict[str, str]
+    unusable: dict[str, str]
+
+
+def listed_columns(client: LmsClient, link: LtiContext, exercises: list[str]) -> Listed:
+    """The LMS's columns for ``exercises`` (by resource id and tag), from one listing of the
+    course's line items tagged ppo-grader: one token and one paged read for them all, within
+    one ``server.lti.services.MAX_PAGED_SECONDS`` budget, however many exercises (a deep-linking
+    answer's). ``LmsUnreachable`` when it cannot be read (nothing is taken from part of it)."""
+    if not link.lineitems_url or not exercises:
+        return Listed({}, {})
+    wanted = set(exercises)
+    urls: dict[str, str] = {}
+    unusable: dict[str, str] = {}
+    for item in client.tagged_line_items(link.lineitems_url, AGS_SCOPES, tag=LINE_ITEM_TAG):
+        slug = item.get("resourceId")
+        if not isinstance(slug, str) or slug not in wanted:
+            continue
+        try:  # every listed column of the exercise, as lookup checks them: none is skipped
+            lms_url(item.get("id"), f"the gradebook column {slug!r} on {client.platform.name}")
+        except LmsUnreachable as exc:
+            unusable.setdefault(slug, exc.detail)
+            continue
+        urls.setdefault(slug, str(item["id"]))
+    for slug in unusable:
+        urls.pop(slug, None)
+    return Listed(urls, unusable)
 
 
 def line_item_url(sessions: SessionFactory, client: LmsClient, link: LtiContext, exercise: str, title: str) -> str:

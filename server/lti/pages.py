@@ -126,12 +126,14 @@ def picker_page(course_title: str, offers: Sequence[Offer], action: str, multipl
     )
 
 
-def answer_page(return_url: str, token: str, count: int) -> str:
-    """The signed deep-linking answer, posted back to the LMS (by the script, or the button)."""
+def answer_page(return_url: str, token: str, count: int, note: str | None = None) -> str:
+    """The signed deep-linking answer, posted back to the LMS (by the script, or the button;
+    with a ``note`` for the instructor, by the button only, once they have read it)."""
+    said = f'<p id="lti-answer-note">{e(note)}</p>' if note else ""
     return _shell(
         "Back to the LMS",
-        f"<h1>Sending {count} exercise{'s' if count != 1 else ''} to the LMS</h1>"
-        f'<form id="lti-answer" method="post" action="{e(return_url)}" data-autosubmit>'
+        f"<h1>Sending {count} exercise{'s' if count != 1 else ''} to the LMS</h1>{said}"
+        f'<form id="lti-answer" method="post" action="{e(return_url)}"{"" if note else " data-autosubmit"}>'
         f'<input type="hidden" name="JWT" value="{e(token)}"><button type="submit">Back to the LMS</button></form>',
     )
 

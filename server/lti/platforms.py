@@ -21,8 +21,11 @@ a launch that finds it older refreshes it the same way (claimed, so a burst make
 so a key the LMS took out of its set stops verifying within that long; a launch that loses the
 claim meanwhile uses the set as cached, unless it is older than twice the limit: then it waits
 for the refresh in flight (:func:`_await_refresh`, at most :data:`REFRESH_WAIT` from the claim,
-no fetch of its own) and verifies with the set it stored; refused (502) if that refresh failed,
-took longer, or none is in flight. A launch whose signature the cached keys do not verify makes
+no fetch of its own, no database connection held while it waits) and verifies with the set it
+stored; refused (502) if that refresh failed, took longer, or none is in flight. At most
+:data:`MAX_REFRESH_WAITERS` launches of a platform wait at once (per process); the others are
+refused at once (503, ``Retry-After``), so a burst of launches (forged ones need no key: the
+wait comes before the signature) holds a few worker threads, never all of them. A launch whose signature the cached keys do not verify makes
 one refresh too (:func:`rotated_key`, claimed as a miss: an LMS that rotated its key under the
 same ``kid``), and is verified again with the keys the set now names, if they are others. A set
 may list several keys under one ``kid`` (a rotation's overlap): each is tried, at most
@@ -47,6 +50,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -90,6 +94,12 @@ MAX_KEYS_PER_KID = 4
 REFRESH_WAIT = timedelta(seconds=(TIMEOUT.read or 15.0) + 2.0)
 #: How often a waiting launch reads the platform's row again.
 REFRESH_POLL_SECONDS = 0.2
+#: Most launches of one platform that wait for its key-set refresh at once, in one process
+#: (:func:`_await_refresh`): each holds a worker thread meanwhile. The others are refused at
+#: once (503, ``Retry-After``: :data:`BUSY_RETRY_SECONDS`).
+MAX_REFRESH_WAITERS = 4
+#: When a launch refused for the waiters being full is told to try again (seconds).
+BUSY_RETRY_SECONDS = 20
 #: Most characters of the key set kept in a platform's row (what a launch reads back).
 MAX_JWKS_CHARS = 64 * 1024
 #: RSA moduli a launch may be verified with: under 2048 bits a key is factorable (a 512-bit
@@ -407,20 +417,64 @@ def _refresh_in_flight(platform: LtiPlatform, now: datetime) -> bool:
     return not failed
 
 
+#: Launches waiting on one platform's key-set refresh now, in this process (:func:`_await_refresh`).
+_waiting: dict[int, int] = {}
+_waiting_lock = threading.Lock()
+
+
+def _wait_slot(platform_id: int) -> bool:
+    """Take one of the platform's :data:`MAX_REFRESH_WAITERS` places to wait (False: all taken)."""
+    with _waiting_lock:
+        if _waiting.get(platform_id, 0) >= MAX_REFRESH_WAITERS:
+            return False
+        _waiting[platform_id] = _waiting.get(platform_id, 0) + 1
+        return True
+
+
+def _free_slot(platform_id: int) -> None:
+    with _waiting_lock:
+        left = _waiting.get(platform_id, 0) - 1
+        if left > 0:
+            _waiting[platform_id] = left
+        else:
+            _waiting.pop(platform_id, None)
+
+
 def _await_refresh(session: Session, platform: LtiPlatform, now: datetime) -> None:
     """Wait, at most until :data:`REFRESH_WAIT` after its claim, for the refresh another launch
     is making of the platform's key set (:func:`_refresh_in_flight`), reading the row again every
-    :data:`REFRESH_POLL_SECONDS`; ``platform`` is then as stored. Commits ``session`` before each
-    read (the launch has written nothing yet; a read transaction kept open would not see the
-    other launch's commit on SQLite)."""
+    :data:`REFRESH_POLL_SECONDS`; ``platform`` is then as stored. At most
+    :data:`MAX_REFRESH_WAITERS` launches of one platform wait at once (in this process); any
+    other is refused at once, 503 with ``Retry-After`` (:data:`BUSY_RETRY_SECONDS`): a burst of
+    launches (an outsider's forgeries need no key: the wait comes before the signature) holds
+    that many worker threads, not all of them. A waiting launch holds no database connection:
+    ``session`` is committed (the launch has written nothing yet; a read transaction kept open
+    would not see the other launch's commit on SQLite, and would keep its pooled connection)
+    before each sleep, and each read of the row is a transaction that ends at once."""
     claimed = platform.jwks_miss_at
     if claimed is None:
         return
-    deadline = time.monotonic() + max(0.0, (claimed + REFRESH_WAIT - now).total_seconds())
-    while _refresh_in_flight(platform, now) and time.monotonic() < deadline:
-        time.sleep(REFRESH_POLL_SECONDS)
+    if not _wait_slot(platform.id):
+        session.commit()  # hands the connection back before the refusal is written
+        raise LaunchRefused(
+            "The LMS's keys are being refreshed",
+            f"ppo-grader is reading {platform.name}'s signing keys again just now, and enough launches are "
+            f"waiting for them already. Launch again from the LMS in {BUSY_RETRY_SECONDS} seconds.",
+            503,
+            retry_after=BUSY_RETRY_SECONDS,
+        )
+    platform_id = platform.id
+    try:
+        waiting = _refresh_in_flight(platform, now)  # read before the commit: nothing is loaded after it
         session.commit()
-        session.refresh(platform)
+        deadline = time.monotonic() + max(0.0, (claimed + REFRESH_WAIT - now).total_seconds())
+        while waiting and time.monotonic() < deadline:
+            time.sleep(REFRESH_POLL_SECONDS)
+            session.refresh(platform)
+            waiting = _refresh_in_flight(platform, now)
+            session.commit()  # the read ends: no connection is held while this launch sleeps
+    finally:
+        _free_slot(platform_id)
 
 
 def platform_key(

@@ -132,7 +132,9 @@ def _first(form: dict[str, list[str]] | None, name: str) -> str:
 
 
 def _refused(exc: LaunchRefused) -> Response:
-    return pages.lti_response(pages.refused_page(exc.title, exc.detail), exc.status_code)
+    response = pages.lti_response(pages.refused_page(exc.title, exc.detail), exc.status_code)
+    response.headers.update(exc.headers or {})  # a 503's Retry-After
+    return response
 
 
 def _launch_url(request: Request, settings: Settings) -> str:
@@ -421,7 +423,9 @@ def deep_link_answer(
         session.rollback()
         return _refused(exc)
     session.commit()
-    return pages.lti_response(pages.answer_page(sent.return_url, sent.jwt, sent.items), answer_to=sent.return_url)
+    return pages.lti_response(
+        pages.answer_page(sent.return_url, sent.jwt, sent.items, sent.note), answer_to=sent.return_url
+    )
 
 
 @html.get("/lti/jwks")

@@ -3,12 +3,14 @@ scores, results).
 
 The token is bought with a client assertion (IMS security framework §4.1): a JWT the tool
 signs (``server.lti.keys``) with ``iss`` and ``sub`` its client id and ``aud`` the platform's
-token URL. A client given a session factory (a background job) signs each assertion in a
-short transaction of its own, so a job holds no transaction while the LMS answers; given a
-session, it signs in that one. One :class:`LmsClient` serves one job (a roster sync, a preview, an apply): it keeps
+token URL. A client is given a session factory, never a caller's session: it signs each
+assertion, and keeps each token request's outcome on the platform (``service_failed`` /
+``service_worked``), in a short transaction of its own, so nobody holds a transaction (on
+SQLite the database's one write lock; on PostgreSQL the platform's row) while the LMS
+answers. One :class:`LmsClient` serves one job (a roster sync, a preview, an apply): it keeps
 its tokens and its HTTP connection for that job only, never between jobs (no global state).
 Paged answers (``Link: <...>; rel="next"``) are followed up to :data:`MAX_PAGES`,
-:data:`MAX_PAGED_BYTES` and :data:`MAX_PAGED_SECONDS` in all; a longer list, or a next link
+:data:`MAX_PAGED_BYTES` and :data:`MAX_PAGED_SECONDS` in all (its token request included); a longer list, or a next link
 back to a page already read, is ``LmsUnreachable`` (never a cut list
 taken as whole: a roster cut short would mark everyone after the cut as dropped). Every URL an
 answer names (a next page, a line item's ``id``) is checked (``server.lti.http.lms_url``)
@@ -96,8 +98,8 @@ class ColumnUnusable(LmsUnreachable):
 class LmsClient:
     """Calls to one platform's services on behalf of the tool, for one job."""
 
-    def __init__(self, session: Session | SessionFactory, secret: bytes, platform: LtiPlatform) -> None:
-        self._session = session
+    def __init__(self, sessions: SessionFactory, secret: bytes, platform: LtiPlatform) -> None:
+        self._sessions = sessions
         self._secret = secret
         self.platform = platform
         self._tokens: dict[tuple[str, ...], str] = {}
@@ -125,23 +127,22 @@ class LmsClient:
         allowed = self._token_allowed if registered else self._allowed
         return call(method, url, what, client=self._http, allowed=allowed, **kwargs)
 
-    def token(self, scopes: tuple[str, ...]) -> str:
-        """An access token for ``scopes`` (bought once per client)."""
+    def token(self, scopes: tuple[str, ...], seconds: float | None = None) -> str:
+        """An access token for ``scopes`` (bought once per client; ``seconds``: a shorter
+        deadline for the request, what is left of a paged read's budget)."""
         if scopes in self._tokens:
             return self._tokens[scopes]
         platform = self.platform
         claims = {"iss": platform.client_id, "sub": platform.client_id, "aud": platform.auth_token_url}
-        if isinstance(self._session, Session):
-            assertion = keys.sign(self._session, self._secret, claims)
-        else:  # a first key is made and committed here, before the LMS sees it
-            with transaction(self._session) as session:
-                assertion = keys.sign(session, self._secret, claims)
+        with transaction(self._sessions) as session:  # a first key is made and committed here, before the LMS sees it
+            assertion = keys.sign(session, self._secret, claims)
         try:
             answer = self._call(
                 "POST",
                 platform.auth_token_url,
                 f"an access token from {platform.name}",
                 registered=True,
+                seconds=seconds,
                 form={
                     "grant_type": "client_credentials",
                     "client_assertion_type": ASSERTION_TYPE,
@@ -170,13 +171,10 @@ class LmsClient:
 
     def _token_health(self, failure: str | None) -> None:
         """Keep a failed token request on the platform, or clear the one kept
-        (``server.lti.platforms.service_failed``): in the client's session (its caller
-        commits), or, for a job, in a short transaction of its own."""
-        if isinstance(self._session, Session):
-            self._note(self._session, failure)
-        else:
-            with transaction(self._session) as session:
-                self._note(session, failure)
+        (``server.lti.platforms.service_failed``), in a short transaction of its own: committed
+        before the client calls the LMS again."""
+        with transaction(self._sessions) as session:
+            self._note(session, failure)
 
     def _note(self, session: Session, failure: str | None) -> None:
         if failure is None:
@@ -184,8 +182,10 @@ class LmsClient:
         else:
             service_failed(session, self.platform.id, TOKEN, failure, utcnow())
 
-    def _headers(self, scopes: tuple[str, ...], accept: str, content_type: str | None = None) -> dict[str, str]:
-        headers = {"Authorization": f"Bearer {self.token(scopes)}", "Accept": accept}
+    def _headers(
+        self, scopes: tuple[str, ...], accept: str, content_type: str | None = None, seconds: float | None = None
+    ) -> dict[str, str]:
+        headers = {"Authorization": f"Bearer {self.token(scopes, seconds)}", "Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type
         return headers
@@ -223,9 +223,11 @@ class LmsClient:
             try:
                 if left <= 0:
                     raise LmsUnreachable(what)
-                answer = self._call(
-                    "GET", page, what, headers=self._headers(scopes, accept), params=params, seconds=left
-                )
+                headers = self._headers(scopes, accept, seconds=left)  # the token too, within the read's budget
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise LmsUnreachable(what)
+                answer = self._call("GET", page, what, headers=headers, params=params, seconds=left)
             except LmsUnreachable:
                 if time.monotonic() < end:
                     raise
@@ -272,6 +274,21 @@ class LmsClient:
             except LmsUnreachable as exc:
                 raise ColumnUnusable(exc.detail) from None
         return ours
+
+    def tagged_line_items(self, lineitems_url: str, scopes: tuple[str, ...], *, tag: str) -> list[dict[str, Any]]:
+        """AGS: every line item of the course with this tag, in one paged read (one
+        :data:`MAX_PAGED_SECONDS` budget for all of them; filtered here too: a platform may
+        ignore the query). Their ids are not checked here: the caller checks the ones it uses
+        (``server.lti.lineitems.listed_columns``)."""
+        found = self._pages(
+            lineitems_url,
+            f"the gradebook columns from {self.platform.name}",
+            scopes,
+            LINE_ITEMS,
+            None,
+            params={"tag": tag},
+        )
+        return [i for i in found if i.get("tag") == tag]
 
     def create_line_item(self, lineitems_url: str, scopes: tuple[str, ...], item: dict[str, Any]) -> dict[str, Any]:
         """AGS: create a line item; returns it (with its ``id`` URL)."""

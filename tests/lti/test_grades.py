@@ -103,7 +103,7 @@ def test_the_score_that_counts_goes_back_once_with_its_late_penalty_and_time(lti
     with lti.state.session_factory() as session:
         where, link = _link(session)
         platform = session.get(LtiPlatform, link.platform_id)
-        with LmsClient(session, SECRET.encode(), platform) as client:  # type: ignore[arg-type]
+        with LmsClient(lti.state.session_factory, SECRET.encode(), platform) as client:
             preview = plan(session, link, client=client)
         counted = course_scores(session, where)
         bob_id = session.scalar(select(User.id).where(User.name == "bob"))
@@ -137,7 +137,7 @@ def test_a_second_apply_sends_nothing(lti: Lti, course: dict[str, str]) -> None:
     with lti.state.session_factory() as session:
         _, link = _link(session)
         platform = session.get(LtiPlatform, link.platform_id)
-        with LmsClient(session, SECRET.encode(), platform) as client:  # type: ignore[arg-type]
+        with LmsClient(lti.state.session_factory, SECRET.encode(), platform) as client:
             shown = plan(session, link, client=client)
     assert {(line.login, line.lms, line.action) for line in shown.lines} == {
         ("ada", 75.0, Action.UP_TO_DATE),
