@@ -13,7 +13,8 @@ what one command leaves in memory (caches, engines, Rich's state) dies with its 
 What differs from a cold start, and why it does not matter here: modules imported before the
 fork read the environment of the forking process, not the command's. The CLI reads its
 settings, its server URL and its token when a command runs (``server.config.Settings`` and
-``server.cli.remote``), and Rich's consoles read ``os.environ`` itself, which the child replaces.
+``server.cli.remote``); Rich's consoles, which read the environment when they are made
+(``COLUMNS``: the width of a table), are made again in the child.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ def _child(request: dict[str, Any], out: str, err: str) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     random.seed()  # a forked child would otherwise repeat its siblings' random numbers
+    # Rich reads the environment (COLUMNS, LINES, NO_COLOR, TERM, ...) when a console is made:
+    # the CLI's two consoles are made again in the command's environment, as a cold start makes them.
+    from server import terminal
+
+    for console in (terminal.out, terminal.err):
+        console.__init__(stderr=console.stderr, emoji=False)  # type: ignore[misc]
     entry = "python -m server.cli" if request["script"] is None else Path(request["script"]).name
     sys.argv = [request["script"] or str(ROOT / "server" / "cli" / "__main__.py"), *request["argv"]]
     code: Any = 0

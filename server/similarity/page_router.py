@@ -74,14 +74,14 @@ def list_page(
 ) -> Response:
     """The course's top pairs."""
     course = page_course.course
-    run = service.latest_done_run(session, course)
+    latest, run = service.newest_runs(session, course)
     if exercise is not None and (run is None or exercise not in run.summary.get("exercises", [])):
         raise PageBadRequest(user, f"{exercise[:64]!r} is not one of the exercises compared.")
     pairs = [] if run is None else [pair_public(p) for p in service.ranked_pairs(session, run, exercise, LISTED_PAIRS)]
     body = pages.list_page(
         viewer_of(user, course),
         (course.slug, course.title),
-        run_public(service.latest_run(session, course)),
+        run_public(latest),
         run_public(run),
         pairs,
         exercise,

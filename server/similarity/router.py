@@ -65,13 +65,13 @@ def report(
     """The ranked pairs of the newest finished run (over the course, or one exercise), with
     each pair's review mark, and the state of the newest run."""
     where = taught_course(session, instructor, course)
-    pairs_run = service.latest_done_run(session, where)
+    latest, pairs_run = service.newest_runs(session, where)
     pairs = [] if pairs_run is None else service.ranked_pairs(session, pairs_run, exercise, limit)
     return SimilarityReport(
         course=where.slug,
         time_zone=where.time_zone,
         exercise=exercise,
-        latest=run_public(service.latest_run(session, where)),
+        latest=run_public(latest),
         pairs_run=run_public(pairs_run),
         pairs=[pair_public(p) for p in pairs],
     )

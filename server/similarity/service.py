@@ -340,6 +340,17 @@ def latest_done_run(session: Session, course: Course) -> SimilarityRun | None:
     )
 
 
+def newest_runs(session: Session, course: Course) -> tuple[SimilarityRun | None, SimilarityRun | None]:
+    """(the course's newest run, the newest finished one: the run whose pairs are shown). The
+    newest is read first and is the finished one when it is done: on PostgreSQL each statement
+    sees what was committed before it, so the other order could read "no finished run", then
+    the run finishing, and show "done" beside no pairs."""
+    newest = latest_run(session, course)
+    if newest is not None and newest.status == RunStatus.DONE:
+        return newest, newest
+    return newest, latest_done_run(session, course)
+
+
 @dataclass(frozen=True)
 class RankedPair:
     """One stored pair with the names and the review mark, for the views."""

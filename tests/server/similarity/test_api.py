@@ -139,3 +139,24 @@ def test_hostile_sources_do_not_fail_a_run(term: Term) -> None:
     term.client.post("/api/v1/courses/rlhf-a/similarity", headers=term.instructor)
     body = wait_run(term)
     assert body["latest"]["status"] == "done", body["latest"]["message"]
+
+
+def test_the_newest_run_when_done_is_the_one_whose_pairs_are_shown(term: Term) -> None:
+    """``newest_runs`` reads the newest run first: a run finishing between two reads can no
+    longer make a report say "done" beside no pairs (on PostgreSQL each read sees new commits)."""
+    from server.db import transaction
+    from server.models import Course, RunStatus, SimilarityRun
+    from server.similarity.service import newest_runs
+
+    term.course("rlhf-a")
+    with transaction(term.api.state.session_factory) as session:
+        course = session.query(Course).filter_by(slug="rlhf-a").one()
+        assert newest_runs(session, course) == (None, None)
+        older = SimilarityRun(course_id=course.id, status=RunStatus.DONE)
+        newer = SimilarityRun(course_id=course.id, status=RunStatus.RUNNING)
+        session.add_all([older, newer])
+        session.flush()
+        assert newest_runs(session, course) == (newer, older)
+        newer.status = RunStatus.DONE
+        session.flush()
+        assert newest_runs(session, course) == (newer, newer)
