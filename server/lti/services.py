@@ -259,14 +259,7 @@ class LmsClient:
     ) -> list[dict[str, Any]]:
         """AGS: the course's line items with this resource id and tag (filtered here too: a
         platform may ignore the query)."""
-        found = self._pages(
-            lineitems_url,
-            f"the gradebook columns from {self.platform.name}",
-            scopes,
-            LINE_ITEMS,
-            None,
-            params={"resource_id": resource_id, "tag": tag},
-        )
+        found = self._columns(lineitems_url, scopes, {"resource_id": resource_id, "tag": tag})
         ours = [i for i in found if i.get("resourceId") == resource_id and i.get("tag") == tag]
         for item in ours:  # never skipped: the tool would then make a second column for the exercise
             try:
@@ -280,15 +273,13 @@ class LmsClient:
         :data:`MAX_PAGED_SECONDS` budget for all of them; filtered here too: a platform may
         ignore the query). Their ids are not checked here: the caller checks the ones it uses
         (``server.lti.lineitems.listed_columns``)."""
-        found = self._pages(
-            lineitems_url,
-            f"the gradebook columns from {self.platform.name}",
-            scopes,
-            LINE_ITEMS,
-            None,
-            params={"tag": tag},
+        return [i for i in self._columns(lineitems_url, scopes, {"tag": tag}) if i.get("tag") == tag]
+
+    def _columns(self, lineitems_url: str, scopes: tuple[str, ...], params: dict[str, str]) -> list[dict[str, Any]]:
+        """AGS: the course's line items the query ``params`` asks for, every page of them."""
+        return self._pages(
+            lineitems_url, f"the gradebook columns from {self.platform.name}", scopes, LINE_ITEMS, None, params=params
         )
-        return [i for i in found if i.get("tag") == tag]
 
     def create_line_item(self, lineitems_url: str, scopes: tuple[str, ...], item: dict[str, Any]) -> dict[str, Any]:
         """AGS: create a line item; returns it (with its ``id`` URL)."""
