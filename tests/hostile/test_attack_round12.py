@@ -245,6 +245,7 @@ def test_one_grading_holds_a_worker_no_longer_than_one_verdict_can(jail: Jail, p
     t0 = time.monotonic()
     report = _grade(jail, source)
     held = time.monotonic() - t0
+    print(f"honest failing file {honest:.2f} s; sleeper {held:.2f} s (wall limit {LIMITS.wall_seconds} s)")
     assert report.verdict == "graded"  # the sleep stays under the limit: an ordinary verdict
     # what one verdict can hold a worker for: the honest run's cost plus one wall limit
     assert held <= honest + LIMITS.wall_seconds, (held, honest, report.timings)
